@@ -1,0 +1,18 @@
+/**
+ * Every migration, in order, listed statically so a build needs no file-system scan.
+ * Migrations take Kysely<any> and import nothing of the application: frozen in time.
+ * Add new ones at the end with the next number; never edit one that has shipped.
+ */
+import { Migrator, type Kysely, type Migration, type MigrationResultSet } from 'kysely';
+import * as m0001 from './0001_spine.js';
+
+const MIGRATIONS: Record<string, Migration> = {
+  '0001_spine': m0001,
+};
+
+export async function migrateToLatest(db: Kysely<any>): Promise<MigrationResultSet> {
+  const migrator = new Migrator({ db, provider: { getMigrations: async () => MIGRATIONS } });
+  const result = await migrator.migrateToLatest();
+  if (result.error) throw result.error instanceof Error ? result.error : new Error(String(result.error));
+  return result;
+}

@@ -1,0 +1,49 @@
+/**
+ * Postgres through kysely and pg. The pool is declared here, narrowly: callers get a
+ * Kysely handle and close it; nothing else touches pg directly.
+ */
+import { Kysely, PostgresDialect } from 'kysely';
+import pg from 'pg';
+import type { Database } from './schema.js';
+
+// int8 and numeric arrive as strings: amounts are u64 and must not pass through a double.
+pg.types.setTypeParser(pg.types.builtins.INT8, (v) => v);
+pg.types.setTypeParser(pg.types.builtins.NUMERIC, (v) => v);
+
+export type Db = Kysely<Database>;
+
+export function createDb(url: string, poolMax = 10, applicationName = 'tributary'): Db {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: poolMax,
+    application_name: applicationName,
+    connectionTimeoutMillis: 5000,
+    idleTimeoutMillis: 30_000,
+  });
+  // A dropped server connection is reported on the pool; without a listener it would crash the process.
+  pool.on('error', () => undefined);
+  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+}
+
+/** Creates the database named in `url` when it does not exist (connecting to `postgres`). */
+export async function ensureDatabase(url: string): Promise<boolean> {
+  const target = new URL(url);
+  const name = decodeURIComponent(target.pathname.replace(/^\//, ''));
+  if (name === '') throw new Error('DATABASE_URL names no database');
+  const admin = new URL(url);
+  admin.pathname = '/postgres';
+  const client = new pg.Client({ connectionString: admin.toString() });
+  await client.connect();
+  try {
+    const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    if (found.rowCount) return false;
+    await client.query(`CREATE DATABASE "${name.replace(/"/g, '""')}"`);
+    return true;
+  } catch (err) {
+    // Two processes migrating at once: the loser sees duplicate_database, which is fine.
+    if ((err as { code?: string }).code === '42P04') return false;
+    throw err;
+  } finally {
+    await client.end();
+  }
+}

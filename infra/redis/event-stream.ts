@@ -1,0 +1,41 @@
+/**
+ * Appending events to the stream. The indexer may see a transaction twice (live and
+ * backfill overlap, a restart, gap repair): an event whose identity was appended within
+ * the dedup window is not appended again. Consumers still deduplicate on identity, so
+ * the window is an optimisation of the stream, not the guarantee.
+ */
+import type { Redis } from 'ioredis';
+import { serializeEvent, STREAM_FIELD, type TributaryEvent } from '../../src/events/envelope.js';
+import type { StreamKeys } from './client.js';
+
+/**
+ * Atomically: for each event, SET seen-key NX EX ttl, and XADD only when it was new.
+ * KEYS[1] = stream; KEYS[2..n+1] = seen keys.  ARGV[1] = ttl seconds; ARGV[2] = field;
+ * ARGV[3..n+2] = payloads. Returns the number appended.
+ */
+const APPEND_SCRIPT = `
+local appended = 0
+for i = 2, #KEYS do
+  if redis.call('SET', KEYS[i], '1', 'NX', 'EX', ARGV[1]) then
+    redis.call('XADD', KEYS[1], '*', ARGV[2], ARGV[i + 1])
+    appended = appended + 1
+  end
+end
+return appended
+`;
+
+export const DEDUP_WINDOW_SECONDS = 7 * 24 * 3600;
+
+export async function appendEvents(redis: Redis, keys: StreamKeys, events: readonly TributaryEvent[]): Promise<number> {
+  if (events.length === 0) return 0;
+  const keyList = [keys.events, ...events.map((e) => keys.seen(e.id))];
+  const args = [String(DEDUP_WINDOW_SECONDS), STREAM_FIELD, ...events.map(serializeEvent)];
+  return (await redis.eval(APPEND_SCRIPT, keyList.length, ...keyList, ...args)) as number;
+}
+
+/** Appends without the dedup window: for tests that feed duplicates on purpose. */
+export async function appendRaw(redis: Redis, keys: StreamKeys, payloads: readonly string[]): Promise<void> {
+  const pipe = redis.pipeline();
+  for (const p of payloads) pipe.xadd(keys.events, '*', STREAM_FIELD, p);
+  await pipe.exec();
+}

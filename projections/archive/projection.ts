@@ -1,0 +1,47 @@
+/**
+ * The archive: every event, once, in the append-only `events` table, the replay source of
+ * every other read model (the stream is trimmed; this table is the history).
+ */
+import { textToFixedBytes } from '../../src/events/codec.js';
+import type { TributaryEvent } from '../../src/events/envelope.js';
+import type { Projection, Trx } from '../runner/projection.js';
+
+/** The 64-byte memo of an event, for trackingId lookups through the memo encoding. */
+export function memoBytes(e: TributaryEvent): Buffer | null {
+  const hex = e.data['memo_hex'];
+  if (typeof hex === 'string') return Buffer.from(hex, 'hex');
+  const memo = e.data['memo'];
+  return typeof memo === 'string' ? (textToFixedBytes(memo, 64) ?? null) : null;
+}
+
+export function archiveRow(e: TributaryEvent) {
+  return {
+    id: e.id,
+    name: e.name,
+    signature: e.signature,
+    slot: e.slot,
+    block_time: e.blockTime,
+    ix_path: e.ixPath,
+    event_index: e.index,
+    memo: memoBytes(e),
+    data: JSON.stringify(e.data),
+  };
+}
+
+const CHUNK = 1000;
+
+export const archiveProjection: Projection = {
+  name: 'archive',
+  tables: [{ name: 'events', orderBy: 'id', volatile: ['seq'] }],
+  selfDeduplicating: true,
+  replayable: false,
+  async apply(trx: Trx, events: readonly TributaryEvent[]): Promise<void> {
+    for (let i = 0; i < events.length; i += CHUNK) {
+      await trx
+        .insertInto('events')
+        .values(events.slice(i, i + CHUNK).map(archiveRow))
+        .onConflict((oc) => oc.column('id').doNothing())
+        .execute();
+    }
+  },
+};

@@ -1,0 +1,102 @@
+/**
+ * Replay: rebuilds a read model from the archive while the service runs.
+ *
+ * One transaction holds the projection's exclusive lock (live batches of that projection
+ * wait on its shared side), empties its tables and its dedup set, and refills them from
+ * the archive in archive order. Readers see the old model until the commit (MVCC), then
+ * the new one: never a half-built model. Live events that arrive meanwhile wait in the
+ * stream; when the lock is released they are applied, and those the replay already
+ * applied are absorbed by the dedup set. Before it starts, the replay waits until the
+ * archive holds every event the live projection has applied, so none is dropped.
+ */
+import { createHash } from 'node:crypto';
+import { sql } from 'kysely';
+import type { Db } from '../infra/postgres/database.js';
+import type { TributaryEvent } from '../src/events/envelope.js';
+import type { Projection, Trx } from './runner/projection.js';
+import { filterNew, lockExclusive } from './runner/checkpoint.js';
+
+const PAGE = 5000;
+
+interface ArchivedRow { seq: string; id: string; name: string; signature: string; slot: string; block_time: string | null; ix_path: string; event_index: number; data: TributaryEvent['data'] }
+
+export function rowToEvent(r: Omit<ArchivedRow, 'seq'>): TributaryEvent {
+  return {
+    id: r.id,
+    name: r.name as TributaryEvent['name'],
+    signature: r.signature,
+    slot: Number(r.slot),
+    blockTime: r.block_time === null ? null : Number(r.block_time),
+    ixPath: r.ix_path,
+    index: r.event_index,
+    data: r.data,
+  };
+}
+
+async function archiveBehind(trx: Trx, projection: string): Promise<number> {
+  const r = await sql<{ n: string }>`
+    SELECT count(*) AS n FROM projection_dedup d
+    WHERE d.projection = ${projection} AND NOT EXISTS (SELECT 1 FROM events e WHERE e.id = d.event_id)`.execute(trx);
+  return Number(r.rows[0]?.n ?? 0);
+}
+
+async function rebuild(trx: Trx, projection: Projection): Promise<number> {
+  for (const t of [...projection.tables].reverse()) await sql`DELETE FROM ${sql.table(t.name)}`.execute(trx);
+  await trx.deleteFrom('projection_dedup').where('projection', '=', projection.name).execute();
+  let after = '0';
+  let total = 0;
+  for (;;) {
+    const page = await sql<ArchivedRow>`
+      SELECT seq, id, name, signature, slot, block_time, ix_path, event_index, data
+      FROM events WHERE seq > ${after}::bigint ORDER BY seq LIMIT ${PAGE}`.execute(trx);
+    const rows = page.rows;
+    if (rows.length === 0) break;
+    const fresh = await filterNew(trx, projection.name, rows.map(rowToEvent));
+    if (fresh.length > 0) await projection.apply(trx, fresh);
+    total += fresh.length;
+    after = rows[rows.length - 1]!.seq;
+  }
+  await sql`
+    INSERT INTO projection_checkpoints (projection, last_stream_id, events_applied, updated_at)
+    VALUES (${projection.name}, '0-0', ${total}, now())
+    ON CONFLICT (projection) DO UPDATE SET events_applied = EXCLUDED.events_applied, updated_at = now()`.execute(trx);
+  return total;
+}
+
+export interface ReplayResult { projection: string; events: number; digest: string; ms: number }
+
+export async function replayProjection(db: Db, projection: Projection, opts: { waitMs?: number } = {}): Promise<ReplayResult> {
+  if (!projection.replayable) throw new Error(`${projection.name} is the replay source and cannot be replayed`);
+  const started = Date.now();
+  const deadline = started + (opts.waitMs ?? 60_000);
+  for (;;) {
+    const events = await db.transaction().execute(async (trx) => {
+      await lockExclusive(trx, projection.name);
+      if ((await archiveBehind(trx, projection.name)) > 0) return undefined;
+      return rebuild(trx, projection);
+    });
+    if (events !== undefined) {
+      const digest = await projectionDigest(db, projection);
+      await db.insertInto('replay_runs').values({ projection: projection.name, events, digest, finished_at: new Date() }).execute();
+      return { projection: projection.name, events, digest, ms: Date.now() - started };
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`the archive is behind ${projection.name}; is the archive projection running?`);
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** A digest of a projection's tables: equal digests, equal read models. */
+export async function projectionDigest(db: Db | Trx, projection: Projection): Promise<string> {
+  const h = createHash('sha256');
+  for (const t of projection.tables) {
+    const drop = (t.volatile ?? []).map((c) => sql`- ${c}::text`);
+    const row = sql`(to_jsonb(x) ${sql.join(drop, sql` `)})`;
+    const r = await sql<{ d: string | null; n: string }>`
+      SELECT md5(string_agg(${row}::text, E'\n' ORDER BY ${row}::text)) AS d, count(*) AS n
+      FROM ${sql.table(t.name)} x`.execute(db);
+    h.update(`${t.name}:${r.rows[0]?.n}:${r.rows[0]?.d ?? ''}\n`);
+  }
+  return h.digest('hex');
+}

@@ -1,0 +1,53 @@
+/** Per-group lag and pending counts from XINFO GROUPS, and the trim that follows them. */
+import type { Redis } from 'ioredis';
+import { compareStreamIds } from './stream-reader.js';
+
+export interface GroupInfo { name: string; consumers: number; pending: number; lastDeliveredId: string; lag: number | null }
+
+export async function groupInfo(redis: Redis, stream: string): Promise<GroupInfo[]> {
+  let raw: unknown[];
+  try {
+    raw = (await redis.xinfo('GROUPS', stream)) as unknown[];
+  } catch (err) {
+    if (String(err).includes('no such key')) return [];
+    throw err;
+  }
+  return raw.map((g) => {
+    const arr = g as (string | number | null)[];
+    const m = new Map<string, string | number | null>();
+    for (let i = 0; i + 1 < arr.length; i += 2) m.set(String(arr[i]), arr[i + 1] ?? null);
+    const lag = m.get('lag');
+    return {
+      name: String(m.get('name')),
+      consumers: Number(m.get('consumers') ?? 0),
+      pending: Number(m.get('pending') ?? 0),
+      lastDeliveredId: String(m.get('last-delivered-id') ?? '0-0'),
+      lag: lag === null || lag === undefined ? null : Number(lag),
+    };
+  });
+}
+
+/**
+ * Trims the stream below the oldest entry some group still needs: its oldest pending
+ * entry, or what follows its last delivery. Needs every required group to exist, so
+ * a projection that has not started yet still finds its entries.
+ */
+export async function trimAcknowledged(redis: Redis, stream: string, requiredGroups: readonly string[]): Promise<number> {
+  const groups = await groupInfo(redis, stream);
+  const present = new Set(groups.map((g) => g.name));
+  if (groups.length === 0 || requiredGroups.some((g) => !present.has(g))) return 0;
+  let floor: string | undefined;
+  for (const g of groups) {
+    let needed = g.lastDeliveredId;
+    if (g.pending > 0) {
+      const summary = (await redis.xpending(stream, g.name)) as [number, string | null, string | null, unknown];
+      if (summary[1]) needed = summary[1];
+    } else {
+      const [ms = 0, seq = 0] = needed.split('-').map(Number);
+      needed = `${ms}-${seq + 1}`;
+    }
+    if (floor === undefined || compareStreamIds(needed, floor) < 0) floor = needed;
+  }
+  if (!floor) return 0;
+  return (await redis.xtrim(stream, 'MINID', floor)) as number;
+}

@@ -1,0 +1,25 @@
+/**
+ * What a projection is: a name (its consumer group and checkpoint), the tables it owns,
+ * and an apply function that folds a batch of new events into them inside the runner's
+ * transaction. Apply never reads the clock: everything it writes is derived from
+ * events, so a replay builds exactly what the live run built.
+ */
+import type { Transaction } from 'kysely';
+import type { Database } from '../../infra/postgres/schema.js';
+import type { TributaryEvent } from '../../src/events/envelope.js';
+
+export type Trx = Transaction<Database>;
+
+export interface Projection {
+  readonly name: string;
+  /** tables it owns, parents first; emptied and rebuilt by replay, hashed by the digest */
+  readonly tables: readonly { name: string; orderBy: string; volatile?: readonly string[] }[];
+  /**
+   * True when the projection's own rows absorb duplicates (the archive's primary key).
+   * Otherwise the runner filters batches through projection_dedup before apply.
+   */
+  readonly selfDeduplicating?: boolean;
+  /** False for the replay source itself. */
+  readonly replayable: boolean;
+  apply(trx: Trx, events: readonly TributaryEvent[]): Promise<void>;
+}

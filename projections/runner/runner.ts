@@ -1,0 +1,173 @@
+/**
+ * The projector runner, shared by every projection. Per projection: a consumer group;
+ * batches applied and checkpointed in ONE Postgres transaction, acknowledged after
+ * commit; a dead consumer's pending entries reclaimed; an entry that fails N times sent
+ * to the dead-letter stream while the projection goes on; a stop that finishes the batch
+ * in flight. A failure of Postgres itself is waited out, never charged to the entries.
+ */
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { sql } from 'kysely';
+import type { Redis } from 'ioredis';
+import type { Db } from '../../infra/postgres/database.js';
+import type { StreamKeys } from '../../infra/redis/client.js';
+import type { Logger } from '../../infra/log/logger.js';
+import { parseEvent, type TributaryEvent } from '../../src/events/envelope.js';
+import type { Projection } from './projection.js';
+import { advanceCheckpoint, filterNew, lockShared } from './checkpoint.js';
+import { ack, autoClaim, compareStreamIds, ensureGroup, readGroup, type StreamEntry } from './stream-reader.js';
+import { clearAttempts, countAttempt, deadLetter } from './dead-letter.js';
+
+export interface RunnerOptions {
+  batchSize: number;
+  blockMs: number;
+  maxAttempts: number;
+  claimIdleMs: number;
+}
+
+export interface RunnerDeps {
+  db: Db;
+  /** for acks, claims and dead letters */
+  redis: Redis;
+  /** a connection of its own for the blocking reads */
+  blockingRedis: Redis;
+  keys: StreamKeys;
+  logger: Logger;
+}
+
+export interface RunningProjection {
+  readonly name: string;
+  stop(): Promise<void>;
+  stats(): { applied: number; batches: number; deadLettered: number; failures: number };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export function consumerName(): string {
+  return `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
+}
+
+async function applyBatch(db: Db, projection: Projection, entries: readonly { streamId: string; event: TributaryEvent }[]): Promise<number> {
+  const last = entries.reduce((m, e) => (compareStreamIds(e.streamId, m) > 0 ? e.streamId : m), '0-0');
+  return db.transaction().execute(async (trx) => {
+    await lockShared(trx, projection.name);
+    const events = entries.map((e) => e.event);
+    const fresh = projection.selfDeduplicating ? events : await filterNew(trx, projection.name, events);
+    if (fresh.length > 0) await projection.apply(trx, fresh);
+    await advanceCheckpoint(trx, projection.name, last, fresh.length);
+    return fresh.length;
+  });
+}
+
+async function databaseAnswers(db: Db): Promise<boolean> {
+  try {
+    await sql`SELECT 1`.execute(db);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export function startProjection(deps: RunnerDeps, projection: Projection, opts: RunnerOptions): RunningProjection {
+  const { db, redis, blockingRedis, keys, logger } = deps;
+  const group = projection.name;
+  const consumer = consumerName();
+  const log = logger.child({ projection: group, consumer });
+  const stats = { applied: 0, batches: 0, deadLettered: 0, failures: 0 };
+  let stopping = false;
+  let readPending = true;
+  let lastClaim = 0;
+
+  async function deadLetterEntry(entry: StreamEntry, error: string, attempts: number): Promise<void> {
+    await deadLetter(redis, keys, group, entry.streamId, entry.payload, error, attempts);
+    stats.deadLettered += 1;
+    log.error({ streamId: entry.streamId, error, attempts }, 'entry sent to the dead-letter stream');
+  }
+
+  /** Applies a batch; on failure isolates the poison entries one by one. */
+  async function process(entries: StreamEntry[]): Promise<void> {
+    const parsed: { streamId: string; event: TributaryEvent }[] = [];
+    for (const entry of entries) {
+      try {
+        parsed.push({ streamId: entry.streamId, event: parseEvent(entry.payload ?? '') });
+      } catch (err) {
+        await deadLetterEntry(entry, `unparseable entry: ${(err as Error).message}`, 1);
+      }
+    }
+    if (parsed.length === 0) return;
+    try {
+      stats.applied += await applyBatch(db, projection, parsed);
+      stats.batches += 1;
+      await ack(redis, keys.events, group, parsed.map((p) => p.streamId));
+      if (readPending) await clearAttempts(redis, keys, group, parsed.map((p) => p.streamId));
+      return;
+    } catch (err) {
+      stats.failures += 1;
+      if (!(await databaseAnswers(db))) {
+        log.warn({ err }, 'postgres unavailable; batch will be retried');
+        readPending = true;
+        await sleep(500);
+        return;
+      }
+      log.warn({ err: (err as Error).message }, 'batch failed; applying its entries one by one');
+    }
+    for (const p of parsed) {
+      try {
+        stats.applied += await applyBatch(db, projection, [p]);
+        await ack(redis, keys.events, group, [p.streamId]);
+      } catch (err) {
+        if (!(await databaseAnswers(db))) { readPending = true; return; }
+        const attempts = await countAttempt(redis, keys, group, p.streamId);
+        if (attempts >= opts.maxAttempts) {
+          await deadLetterEntry({ streamId: p.streamId, payload: JSON.stringify(p.event) }, (err as Error).message, attempts);
+        } else {
+          readPending = true;
+          await sleep(Math.min(100 * attempts, 2000));
+        }
+      }
+    }
+  }
+
+  async function step(): Promise<void> {
+    const now = Date.now();
+    if (now - lastClaim > Math.max(1000, opts.claimIdleMs / 2)) {
+      lastClaim = now;
+      const claimed = await autoClaim(redis, keys.events, group, consumer, opts.claimIdleMs, opts.batchSize);
+      if (claimed.length > 0) {
+        log.info({ count: claimed.length }, 'reclaimed pending entries of a dead consumer');
+        await process(claimed);
+        return;
+      }
+    }
+    if (readPending) {
+      const mine = await readGroup(redis, keys.events, group, consumer, opts.batchSize, 0, '0');
+      if (mine.length > 0) { await process(mine); return; }
+      readPending = false;
+    }
+    const fresh = await readGroup(blockingRedis, keys.events, group, consumer, opts.batchSize, opts.blockMs, '>');
+    if (fresh.length > 0) await process(fresh);
+  }
+
+  const loop = (async () => {
+    await ensureGroup(redis, keys.events, group);
+    while (!stopping) {
+      try {
+        await step();
+      } catch (err) {
+        // Redis unreachable or a read failed: nothing was acknowledged, so wait and go on.
+        log.warn({ err: (err as Error).message }, 'projection step failed; retrying');
+        readPending = true;
+        await sleep(500);
+      }
+    }
+  })();
+
+  return {
+    name: group,
+    async stop() {
+      stopping = true;
+      await loop;
+    },
+    stats: () => ({ ...stats }),
+  };
+}

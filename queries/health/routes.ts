@@ -1,0 +1,48 @@
+/** GET /v1/health: whether this node reaches Postgres and Redis, and the API version. */
+import { sql } from 'kysely';
+import type { AppContext } from '../../src/app/context.js';
+import { envelope, envelopeSchema } from '../../src/http/envelope.js';
+import { API_VERSION } from '../../src/http/version.js';
+import type { Api } from '../../src/http/routes.js';
+
+export const healthSchema = {
+  type: 'object',
+  required: ['status', 'service', 'version'],
+  properties: {
+    status: { type: 'string', enum: ['ok', 'degraded'], description: 'ok when Postgres and Redis both answer' },
+    service: { type: 'string' },
+    version: { type: 'string' },
+    checks: { type: 'object', properties: { postgres: { type: 'boolean' }, redis: { type: 'boolean' } } },
+  },
+};
+
+async function within<T>(p: Promise<T>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([p, new Promise((_, rej) => { timer = setTimeout(() => rej(new Error('timeout')), ms); })]);
+    return true;
+  } catch {
+    return false;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export function registerHealthRoutes(api: Api, ctx: AppContext): void {
+  api.route({
+    method: 'get',
+    path: '/v1/health',
+    summary: 'Health of this node',
+    tags: ['health'],
+    query: { type: 'object', additionalProperties: false, properties: {} },
+    responses: { 200: { description: 'health', schema: envelopeSchema(healthSchema) } },
+    async handler() {
+      const [postgres, redis] = await Promise.all([
+        within(sql`SELECT 1`.execute(ctx.dbRead), 2000),
+        within(ctx.redis.ping(), 2000),
+      ]);
+      const status = postgres && redis ? 'ok' : 'degraded';
+      return { body: envelope({ status, service: 'tributary', version: API_VERSION, checks: { postgres, redis } }) };
+    },
+  });
+}

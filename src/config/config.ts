@@ -1,0 +1,169 @@
+/**
+ * The one configuration object, read once from the environment at start, validated,
+ * and frozen. Only this module reads process.env (through the caller passing it in).
+ */
+import { ConfigError, EnvReader, type VarDoc } from './env-reader.js';
+
+export const CLUSTERS = ['mainnet', 'devnet', 'localnet'] as const;
+export type Cluster = (typeof CLUSTERS)[number];
+
+/** CAIP-2 ids. The localnet has no genesis hash of note, so it is named plainly. */
+export const NETWORKS: Readonly<Record<Cluster, string>> = {
+  mainnet: 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp',
+  devnet: 'solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1',
+  localnet: 'solana:localnet',
+};
+
+export const USDC_MAINNET = 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v';
+export const USDC_DEVNET = '4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU';
+const DEFAULT_STABLECOIN: Readonly<Record<Cluster, string>> = {
+  mainnet: USDC_MAINNET,
+  devnet: USDC_DEVNET,
+  localnet: USDC_DEVNET,
+};
+
+const ms = (list: string[], name: string, r: EnvReader): number[] =>
+  list.map((s) => {
+    const n = Number(s);
+    r.check(name, Number.isSafeInteger(n) && n >= 0, 'a comma-separated list of milliseconds', s);
+    return n;
+  });
+
+function build(r: EnvReader) {
+  const localnetPort = r.int('LOCALNET_PORT', 8899, 'localnet JSON-RPC port; its websocket listens on the next port', 1, 65534);
+  const rpcUrlSet = r.url('SOLANA_RPC_URL', undefined, ['http:', 'https:'], 'Solana JSON-RPC endpoint; unset = start and use the built-in localnet');
+  const rpcUrl = rpcUrlSet ?? `http://127.0.0.1:${localnetPort}`;
+  const wsDefault = rpcUrlSet ? deriveWsUrl(rpcUrlSet) : `ws://127.0.0.1:${localnetPort + 1}`;
+  const cluster = r.oneOf('SOLANA_CLUSTER', CLUSTERS, rpcUrlSet ? 'mainnet' : 'localnet', 'cluster: the CAIP-2 network reported and the default stablecoin mint (default: localnet without SOLANA_RPC_URL, else mainnet)');
+  const encKeyRaw = r.optStr('SIGNING_KEY_ENCRYPTION_KEY', '32-byte key (64 hex chars or base64) that encrypts signing keys at rest (AES-256-GCM)');
+  const encryptionKey = encKeyRaw === undefined ? undefined : parseKey32(encKeyRaw);
+  if (encKeyRaw !== undefined) r.check('SIGNING_KEY_ENCRYPTION_KEY', encryptionKey !== undefined, '32 bytes as 64 hex characters or base64', '<redacted>');
+  const prefix = r.str('REDIS_PREFIX', 'tributary:', 'prefix of every Redis key (the stream is <prefix>events)');
+
+  return {
+    logLevel: r.oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info', 'pino log level'),
+    http: {
+      port: r.int('PORT', 3002, 'HTTP port of the API node', 0, 65535),
+      host: r.str('HOST', '0.0.0.0', 'interface the API node listens on'),
+      publicUrl: r.optStr('PUBLIC_BASE_URL', 'external base URL (used in 402 resource URLs and issuer); default http://localhost:PORT'),
+      bodyLimit: r.str('HTTP_BODY_LIMIT', '64kb', 'largest accepted request body'),
+      trustProxy: r.str('TRUST_PROXY', 'false', "express 'trust proxy' setting: false, true, a hop count or a list of proxy addresses; the client IP comes from X-Forwarded-For only when set"),
+      corsOrigins: r.list('CORS_ORIGINS', '*', 'allowed CORS origins for HTTP and Socket.IO, comma-separated, * for any'),
+      requestTimeoutMs: r.int('HTTP_REQUEST_TIMEOUT_MS', 30_000, 'server-side request timeout', 1000),
+      maxLimit: r.int('API_MAX_LIMIT', 1000, 'largest limit accepted by paginated endpoints', 1, 100_000),
+    },
+    db: {
+      url: r.url('DATABASE_URL', 'postgres://root@127.0.0.1:5432/tributary', ['postgres:', 'postgresql:'], 'PostgreSQL primary (writes, projections)') ?? '',
+      readUrl: r.url('DATABASE_READ_URL', undefined, ['postgres:', 'postgresql:'], 'optional PostgreSQL replica for query routes'),
+      poolMax: r.int('DATABASE_POOL_MAX', 10, 'connections per pool per process', 1, 500),
+    },
+    redis: {
+      url: r.url('REDIS_URL', 'redis://127.0.0.1:6379', ['redis:', 'rediss:'], 'Redis (streams, nonces, rate limits, caches, Socket.IO adapter)') ?? '',
+      prefix,
+      sentinels: r.list('REDIS_SENTINELS', '', 'optional Sentinel nodes host:port,host:port; when set, REDIS_URL gives only password and db'),
+      sentinelName: r.str('REDIS_SENTINEL_NAME', 'mymaster', 'Sentinel master name'),
+    },
+    solana: {
+      rpcUrl,
+      wsUrl: r.url('SOLANA_WS_URL', wsDefault, ['ws:', 'wss:'], 'Solana websocket endpoint (default derived from SOLANA_RPC_URL)') ?? wsDefault,
+      useLocalnet: rpcUrlSet === undefined,
+      cluster,
+      network: NETWORKS[cluster],
+      defaultStablecoin: DEFAULT_STABLECOIN[cluster],
+      commitment: r.oneOf('SOLANA_COMMITMENT', ['processed', 'confirmed', 'finalized'] as const, 'confirmed', 'commitment of subscriptions and reads'),
+      programId: r.str('TRIBUTARY_PROGRAM_ID', 'TRibg8W8zmPHQqWtyAD1rEBRXEdyU13Mu6qX1Sg42tJ', 'Tributary program id'),
+      rpcTimeoutMs: r.int('SOLANA_RPC_TIMEOUT_MS', 10_000, 'timeout of each RPC call', 100),
+    },
+    localnet: {
+      port: localnetPort,
+      seed: r.str('LOCALNET_SEED', 'tributary', 'seed of the localnet keys and workload'),
+      rate: r.int('LOCALNET_RATE', 5, 'localnet workload events per second (0 = none)', 0, 100_000),
+      fixturesPath: r.str('LOCALNET_FIXTURES', '.localnet/fixtures.json', 'where the localnet writes its mints, gateways and wallets'),
+    },
+    projector: {
+      batchSize: r.int('PROJECTOR_BATCH_SIZE', 500, 'stream entries read per batch', 1, 10_000),
+      blockMs: r.int('PROJECTOR_BLOCK_MS', 1000, 'XREADGROUP BLOCK time', 10, 60_000),
+      maxAttempts: r.int('PROJECTOR_MAX_ATTEMPTS', 5, 'failed attempts before an entry goes to the dead-letter stream', 1, 100),
+      claimIdleMs: r.int('PROJECTOR_CLAIM_IDLE_MS', 30_000, 'idle time after which a dead consumer\'s pending entries are reclaimed (above the longest batch)', 100),
+      trimIntervalMs: r.int('STREAM_TRIM_INTERVAL_MS', 10_000, 'how often the stream is trimmed below what every group acknowledged', 100),
+      only: r.list('PROJECTIONS', '', 'projections this projector process runs, comma-separated (default: all)'),
+    },
+    indexer: {
+      backfillIntervalMs: r.int('INDEXER_BACKFILL_INTERVAL_MS', 30_000, 'period of gap repair', 100),
+      pageSize: r.int('INDEXER_PAGE_SIZE', 1000, 'getSignaturesForAddress page size', 1, 1000),
+    },
+    keys: {
+      encryptionKey,
+      devMode: r.bool('TRIBUTARY_DEV_MODE', false, 'development mode: signing keys stored unencrypted when SIGNING_KEY_ENCRYPTION_KEY is unset (logged loudly)'),
+      gracePeriodSeconds: r.int('KEY_GRACE_PERIOD_SECONDS', 86_400, 'how long a rotated-out key stays in the JWKS', 0),
+      adminApiKey: r.optStr('ADMIN_API_KEY', 'administrator key for x-admin-key; unset = admin routes refuse'),
+      issuer: r.str('JWT_ISSUER', 'tributary', 'iss of issued JWTs'),
+      audience: r.str('JWT_AUDIENCE', 'tributary-api', 'aud of issued JWTs'),
+      tokenMaxTtlSeconds: r.int('TOKEN_MAX_TTL_SECONDS', 3600, 'cap on the lifetime of issued tokens', 60),
+      gatewayTokenTtlSeconds: r.int('GATEWAY_TOKEN_TTL_SECONDS', 3600, 'lifetime of gateway JWTs', 60),
+      nonceTtlSeconds: r.int('GATEWAY_NONCE_TTL_SECONDS', 300, 'lifetime of a gateway sign-in nonce', 5),
+    },
+    webhooks: {
+      allowPrivateTargets: r.bool('WEBHOOK_ALLOW_PRIVATE_TARGETS', false, 'allow webhook targets on private, loopback and link-local addresses (localnet and tests)'),
+      timeoutMs: r.int('WEBHOOK_TIMEOUT_MS', 10_000, 'timeout of one delivery attempt', 10),
+      retryDelaysMs: ms(r.list('WEBHOOK_RETRY_DELAYS_MS', '1000,2000,3000', 'quick retries after a failed attempt'), 'WEBHOOK_RETRY_DELAYS_MS', r),
+      slowScheduleMs: ms(r.list('WEBHOOK_SLOW_SCHEDULE_MS', '60000,300000,1800000,7200000,21600000', 'later retries after the quick ones, then dead'), 'WEBHOOK_SLOW_SCHEDULE_MS', r),
+      concurrency: r.int('WEBHOOK_CONCURRENCY', 16, 'deliveries in flight per worker', 1, 1000),
+      pollMs: r.int('WEBHOOK_POLL_MS', 200, 'outbox poll period when idle', 10),
+    },
+    ws: {
+      maxConnectionsPerTrackingId: r.int('WS_MAX_CONNECTIONS_PER_TRACKING_ID', 10, 'cap on sockets subscribed to one trackingId across all nodes', 1),
+      leaseSeconds: r.int('WS_LEASE_SECONDS', 30, 'lease of a connection slot; a dead node\'s slots free within it', 2),
+      sharded: r.bool('WS_SHARDED_ADAPTER', false, 'use the sharded Redis adapter (Redis 7 sharded pub/sub)'),
+    },
+    upstream: {
+      tokensApiUrl: r.url('TOKENS_API_URL', undefined, ['http:', 'https:'], 'token catalog base URL'),
+      tokensApiKey: r.optStr('TOKENS_API_KEY', 'token catalog credential, sent only by the server'),
+      timeoutMs: r.int('UPSTREAM_TIMEOUT_MS', 5000, 'timeout of upstream catalog and venue calls', 10),
+    },
+    rateLimit: {
+      standardPerMinute: r.int('RATE_LIMIT_PER_MINUTE', 600, 'standard per-IP limit on routes without one of their own', 1),
+      tokensIssuePerMinute: r.int('RATE_LIMIT_TOKENS_ISSUE_PER_MINUTE', 200, 'POST /v1/tokens/issue per wallet', 1),
+      catalogPerMinute: r.int('RATE_LIMIT_CATALOG_PER_MINUTE', 120, 'assets and pools search per IP', 1),
+    },
+  };
+}
+
+export type Config = Readonly<ReturnType<typeof build>>;
+
+function deriveWsUrl(rpc: string): string {
+  const u = new URL(rpc);
+  u.protocol = u.protocol === 'https:' ? 'wss:' : 'ws:';
+  if (u.port !== '') u.port = String(Number(u.port) + 1);
+  return u.toString().replace(/\/$/, '');
+}
+
+function parseKey32(s: string): Buffer | undefined {
+  const b = /^[0-9a-fA-F]{64}$/.test(s) ? Buffer.from(s, 'hex') : Buffer.from(s, 'base64');
+  return b.length === 32 ? b : undefined;
+}
+
+function deepFreeze<T>(o: T): T {
+  if (o && typeof o === 'object' && !Buffer.isBuffer(o)) {
+    for (const v of Object.values(o)) deepFreeze(v);
+    Object.freeze(o);
+  }
+  return o;
+}
+
+/** Builds the configuration or throws a ConfigError naming every bad variable. */
+export function loadConfig(env: Readonly<Record<string, string | undefined>>): Config {
+  const r = new EnvReader(env);
+  const cfg = build(r);
+  if (r.problems.length > 0) throw new ConfigError(r.problems);
+  return deepFreeze(cfg);
+}
+
+/** Every variable with its default and meaning, for the README and `tributary config`. */
+export function configDocs(): VarDoc[] {
+  const r = new EnvReader({});
+  build(r);
+  return r.docs;
+}
+
+export { ConfigError };

@@ -1,0 +1,92 @@
+/**
+ * The HTTP application: express 5 with request ids, structured logs, security headers,
+ * CORS, a body limit, every route module, the OpenAPI document, and one error handler
+ * that maps typed errors to SPEC's error envelope and never shows a 5xx message.
+ */
+import { randomUUID } from 'node:crypto';
+import express, { type ErrorRequestHandler, type Express } from 'express';
+import helmet from 'helmet';
+import cors from 'cors';
+import { pinoHttp } from 'pino-http';
+import { stringify } from 'yaml';
+import type { AppContext } from '../app/context.js';
+import { errorEnvelope } from './envelope.js';
+import { AppError } from './errors.js';
+import { Api } from './routes.js';
+
+export { API_VERSION } from './version.js';
+import { API_VERSION } from './version.js';
+
+export type RouteModule = (api: Api, ctx: AppContext) => void;
+
+export function createHttpApp(ctx: AppContext, modules: readonly RouteModule[]): { app: Express; api: Api } {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', parseTrustProxy(ctx.config.http.trustProxy));
+  app.set('query parser', 'simple');
+
+  app.use((req, res, next) => {
+    const incoming = req.get('x-request-id');
+    const id = incoming && /^[\w.:-]{1,128}$/.test(incoming) ? incoming : randomUUID();
+    res.set('X-Request-Id', id);
+    (req as { id?: string }).id = id;
+    next();
+  });
+  app.use(pinoHttp({
+    logger: ctx.logger,
+    genReqId: (req) => (req as { id?: string }).id ?? randomUUID(),
+    customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'info' : 'debug'),
+    serializers: { req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: req.url }) },
+  }));
+  app.use(helmet({ contentSecurityPolicy: false }));
+  const origins = ctx.config.http.corsOrigins;
+  app.use(cors({ origin: origins.includes('*') ? true : origins, exposedHeaders: ['Payment-Required', 'Payment-Response', 'X-Request-Id', 'Retry-After', 'RateLimit', 'RateLimit-Policy'] }));
+  app.use(express.json({ limit: ctx.config.http.bodyLimit, type: ['application/json', 'application/*+json'] }));
+
+  const router = express.Router();
+  const api = new Api(router, {
+    title: 'Tributary payment service',
+    version: API_VERSION,
+    description: 'Subscription and pay-per-request payments on Solana: HTTP 402 protocol, REST API, webhooks, WebSocket notifications.',
+  });
+  for (const register of modules) register(api, ctx);
+  app.use(router);
+
+  const doc = stringify(api.openapi([{ url: ctx.config.http.publicUrl ?? `http://localhost:${ctx.config.http.port}`, description: 'this node' }]));
+  app.get('/openapi.yaml', (_req, res) => { res.type('application/yaml').send(doc); });
+
+  app.use((req, res) => {
+    res.status(404).json(errorEnvelope(`no route for ${req.method} ${req.path}`, 'not_found'));
+  });
+  app.use(errorHandler(ctx));
+  return { app, api };
+}
+
+function errorHandler(ctx: AppContext): ErrorRequestHandler {
+  return (err, req, res, _next) => {
+    if (res.headersSent) return;
+    const e = toAppError(err);
+    if (e.status >= 500 && e.kind !== 'upstream_unavailable') ctx.logger.error({ err, reqId: (req as { id?: string }).id }, 'request failed');
+    res.set(e.headers);
+    const message = e.kind === 'internal' ? 'internal error' : e.message;
+    res.status(e.status).json(errorEnvelope(message, e.kind));
+  };
+}
+
+/** Body-parser and express errors carry a status; anything else is internal. */
+function toAppError(err: unknown): AppError {
+  if (err instanceof AppError) return err;
+  const e = err as { status?: number; type?: string; message?: string };
+  if (e.type === 'entity.too.large') return new AppError('payload_too_large', 'request body too large');
+  if (e.type === 'entity.parse.failed') return new AppError('invalid_input', 'request body is not valid JSON');
+  if (e.type === 'encoding.unsupported' || e.type === 'charset.unsupported') return new AppError('invalid_input', 'unsupported body encoding');
+  if (typeof e.status === 'number' && e.status >= 400 && e.status < 500) return new AppError('invalid_input', e.message ?? 'bad request');
+  return new AppError('internal', 'internal error');
+}
+
+function parseTrustProxy(v: string): boolean | number | string {
+  if (v === 'true') return true;
+  if (v === 'false' || v === '') return false;
+  if (/^\d+$/.test(v)) return Number(v);
+  return v;
+}

@@ -1,0 +1,32 @@
+/** SPEC.md's envelopes. Some endpoints answer bare arrays or objects instead (per route). */
+import type { JsonSchema } from './schema.js';
+
+export interface SuccessEnvelope<T> { success: true; data: T; timestamp: number }
+export interface ErrorEnvelope { error: string; code: string; success: false; timestamp: number }
+
+export function envelope<T>(data: T, now = Date.now()): SuccessEnvelope<T> {
+  return { success: true, data, timestamp: now };
+}
+
+export function errorEnvelope(message: string, code: string, now = Date.now()): ErrorEnvelope {
+  return { error: message, code, success: false, timestamp: now };
+}
+
+export const errorEnvelopeSchema: JsonSchema = {
+  type: 'object',
+  required: ['error'],
+  properties: {
+    error: { type: 'string', description: 'human-readable message' },
+    code: { type: 'string', description: 'machine-readable kind: invalid_input, unauthorized, payment_required, forbidden, not_found, conflict, payload_too_large, rate_limited, upstream_unavailable, internal' },
+    success: { type: 'boolean', enum: [false] },
+    timestamp: { type: 'integer', description: 'Unix epoch milliseconds' },
+  },
+};
+
+export function envelopeSchema(data: JsonSchema): JsonSchema {
+  return {
+    type: 'object',
+    required: ['success', 'data', 'timestamp'],
+    properties: { success: { type: 'boolean', enum: [true] }, data, timestamp: { type: 'integer' } },
+  };
+}

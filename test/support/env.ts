@@ -1,0 +1,93 @@
+/**
+ * Test infrastructure: each test file gets its own Postgres database and Redis key
+ * prefix on the machine's services (DATABASE_URL / REDIS_URL, defaulting to the local
+ * ones). Where a Docker engine exists and TEST_CONTAINERS=1, testcontainers starts them.
+ */
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { createDb, ensureDatabase, type Db } from '../../infra/postgres/database.js';
+import { migrateToLatest } from '../../infra/migrations/index.js';
+import { createRedis, streamKeys, type StreamKeys } from '../../infra/redis/client.js';
+import type { Redis } from 'ioredis';
+
+const BASE_DB_URL = process.env['DATABASE_URL'] ?? 'postgres://root@127.0.0.1:5432/postgres';
+const BASE_REDIS_URL = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379';
+
+let containers: Promise<{ dbUrl: string; redisUrl: string }> | undefined;
+
+async function serviceUrls(): Promise<{ dbUrl: string; redisUrl: string }> {
+  if (process.env['TEST_CONTAINERS'] !== '1') return { dbUrl: BASE_DB_URL, redisUrl: BASE_REDIS_URL };
+  containers ??= (async () => {
+    const { PostgreSqlContainer } = await import('@testcontainers/postgresql');
+    const { RedisContainer } = await import('@testcontainers/redis');
+    const [p, r] = await Promise.all([new PostgreSqlContainer('postgres:15').start(), new RedisContainer('redis:7').start()]);
+    return { dbUrl: p.getConnectionUri(), redisUrl: r.getConnectionUrl() };
+  })();
+  return containers;
+}
+
+export function uniqueName(tag: string): string {
+  return `t_${tag.replace(/[^a-z0-9]/gi, '_').toLowerCase().slice(0, 30)}_${randomBytes(4).toString('hex')}`;
+}
+
+export interface TestEnv {
+  name: string;
+  dbUrl: string;
+  redisUrl: string;
+  prefix: string;
+  db: Db;
+  redis: Redis;
+  keys: StreamKeys;
+  /** environment for a child process of the service bound to this test's database and prefix */
+  env: Record<string, string>;
+  close(): Promise<void>;
+}
+
+/** A fresh, migrated database and a fresh key prefix for one test file. */
+export async function createTestEnv(tag: string): Promise<TestEnv> {
+  const { dbUrl: base, redisUrl } = await serviceUrls();
+  const name = uniqueName(tag);
+  const u = new URL(base);
+  u.pathname = `/${name}`;
+  const dbUrl = u.toString();
+  await ensureDatabase(dbUrl);
+  const db = createDb(dbUrl, 10, name);
+  await migrateToLatest(db);
+  const redis = createRedis({ url: redisUrl, sentinels: [], sentinelName: '' });
+  const prefix = `${name}:`;
+  return {
+    name, dbUrl, redisUrl, prefix, db, redis, keys: streamKeys(prefix),
+    env: { DATABASE_URL: dbUrl, REDIS_URL: redisUrl, REDIS_PREFIX: prefix, LOG_LEVEL: 'warn', TRIBUTARY_DEV_MODE: 'true' },
+    async close() {
+      await db.destroy();
+      const keys = await scanKeys(redis, `${prefix}*`);
+      for (let i = 0; i < keys.length; i += 500) await redis.del(...keys.slice(i, i + 500));
+      redis.disconnect();
+      await dropDatabase(base, name);
+    },
+  };
+}
+
+async function scanKeys(redis: Redis, pattern: string): Promise<string[]> {
+  const out: string[] = [];
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+    cursor = next;
+    out.push(...keys);
+  } while (cursor !== '0');
+  return out;
+}
+
+async function dropDatabase(base: string, name: string): Promise<void> {
+  if (process.env['KEEP_TEST_DB'] === '1') return;
+  const admin = new URL(base);
+  admin.pathname = '/postgres';
+  const c = new pg.Client({ connectionString: admin.toString() });
+  await c.connect();
+  try {
+    await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+  } finally {
+    await c.end();
+  }
+}
