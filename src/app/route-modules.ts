@@ -1,0 +1,9 @@
+/**
+ * Every route module of the API node, in registration order. A new area adds one line.
+ */
+import type { RouteModule } from '../http/app.js';
+import { registerHealthRoutes } from '../../queries/health/routes.js';
+
+export const ROUTE_MODULES: readonly RouteModule[] = [
+  registerHealthRoutes,
+];
