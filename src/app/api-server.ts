@@ -1,0 +1,50 @@
+/**
+ * The API node's HTTP server: explicit timeouts, and a graceful close that stops
+ * accepting, lets requests in flight finish, then ends idle keep-alive sockets.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { AppContext } from './context.js';
+import { createHttpApp, type RouteModule } from '../http/app.js';
+import { ROUTE_MODULES } from './route-modules.js';
+
+export interface ApiServer {
+  server: Server;
+  port: number;
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Hooks that attach to the raw server (Socket.IO) and are closed with it. */
+export type ServerAttachment = (server: Server, ctx: AppContext) => Promise<{ close(): Promise<void> }>;
+
+export async function startApiServer(
+  ctx: AppContext,
+  opts: { port?: number; host?: string; modules?: readonly RouteModule[]; attachments?: readonly ServerAttachment[] } = {},
+): Promise<ApiServer> {
+  const { app } = createHttpApp(ctx, opts.modules ?? ROUTE_MODULES);
+  const server = createServer(app);
+  server.requestTimeout = ctx.config.http.requestTimeoutMs;
+  server.headersTimeout = Math.min(ctx.config.http.requestTimeoutMs, 60_000);
+  server.keepAliveTimeout = 65_000;
+  const attached = [];
+  for (const attach of opts.attachments ?? []) attached.push(await attach(server, ctx));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? ctx.config.http.port, opts.host ?? ctx.config.http.host, () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  return {
+    server,
+    port,
+    url: `http://127.0.0.1:${port}`,
+    async close() {
+      for (const a of attached) await a.close();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+        setTimeout(() => server.closeAllConnections(), 5000).unref();
+      });
+    },
+  };
+}

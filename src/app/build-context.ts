@@ -1,0 +1,20 @@
+/** Builds the per-process dependencies from the configuration, and tears them down. */
+import type { Config } from '../config/config.js';
+import { createDb } from '../../infra/postgres/database.js';
+import { createRedis, streamKeys } from '../../infra/redis/client.js';
+import type { Logger } from '../../infra/log/logger.js';
+import { systemClock, type AppContext, type Clock } from './context.js';
+
+export function buildContext(config: Config, logger: Logger, role: string, clock: Clock = systemClock): AppContext {
+  const db = createDb(config.db.url, config.db.poolMax, `tributary-${role}`);
+  const dbRead = config.db.readUrl ? createDb(config.db.readUrl, config.db.poolMax, `tributary-${role}-read`) : db;
+  const redis = createRedis(config.redis);
+  redis.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis connection error'));
+  return { config, db, dbRead, redis, keys: streamKeys(config.redis.prefix), logger, clock };
+}
+
+export async function closeContext(ctx: AppContext): Promise<void> {
+  if (ctx.dbRead !== ctx.db) await ctx.dbRead.destroy();
+  await ctx.db.destroy();
+  ctx.redis.disconnect();
+}
