@@ -27,7 +27,7 @@ export async function startApiServer(
   server.requestTimeout = ctx.config.http.requestTimeoutMs;
   server.headersTimeout = Math.min(ctx.config.http.requestTimeoutMs, 60_000);
   server.keepAliveTimeout = 65_000;
-  const attached = [];
+  const attached: { close(): Promise<void> }[] = [];
   for (const attach of opts.attachments ?? []) attached.push(await attach(server, ctx));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
