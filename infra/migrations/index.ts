@@ -5,9 +5,11 @@
  */
 import { Migrator, type Kysely, type Migration, type MigrationResultSet } from 'kysely';
 import * as m0001 from './0001_spine.js';
+import * as m0200 from './0200_signing_keys.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '0001_spine': m0001,
+  '0200_signing_keys': m0200,
 };
 
 export async function migrateToLatest(db: Kysely<any>): Promise<MigrationResultSet> {

@@ -4,5 +4,6 @@
  */
 import type { ArchiveTables } from '../../projections/archive/tables.js';
 import type { RunnerTables } from '../../projections/runner/tables.js';
+import type { KeysTables } from '../../commands/keys/tables.js';
 
-export interface Database extends RunnerTables, ArchiveTables {}
+export interface Database extends RunnerTables, ArchiveTables, KeysTables {}
