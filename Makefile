@@ -1,0 +1,52 @@
+# The two commands that matter: `make start` (the service) and `make test` (the tests).
+# Each installs what is missing first, so both work on a fresh machine.
+SHELL := /bin/bash
+.DEFAULT_GOAL := start
+NODE_BIN := node_modules/.bin
+export PATH := $(CURDIR)/$(NODE_BIN):$(PATH)
+
+.PHONY: start test install build services typecheck lint circular unit integration e2e bench cluster soak clean
+
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund
+	@touch $@
+
+install: node_modules/.installed
+
+dist/.built: node_modules/.installed tsconfig.json tsconfig.build.json $(shell find src projections commands queries infra -name '*.ts' -o -name '*.json' 2>/dev/null)
+	$(NODE_BIN)/tsc -p tsconfig.build.json
+	@touch $@
+
+build: dist/.built
+
+# PostgreSQL and Redis as this kind of machine runs them; started when they are down.
+services:
+	@bash infra/scripts/services-up.sh
+
+# Without SIGNING_KEY_ENCRYPTION_KEY, `make start` runs in the loudly announced development mode.
+start: build services
+	@if [ -z "$$SIGNING_KEY_ENCRYPTION_KEY" ]; then export TRIBUTARY_DEV_MODE=$${TRIBUTARY_DEV_MODE:-true}; fi; \
+	  exec node dist/src/cli/bin.js start
+
+typecheck: install
+	$(NODE_BIN)/tsc --noEmit -p tsconfig.json
+
+lint: install
+	$(NODE_BIN)/eslint --max-warnings 0 .
+
+circular: install
+	$(NODE_BIN)/madge --circular --extensions ts --ts-config tsconfig.json src projections commands queries infra test
+
+TESTS := 'test/unit/**/*.test.ts' 'test/integration/**/*.test.ts' 'test/e2e/**/*.test.ts'
+
+test: install services typecheck lint circular
+	$(NODE_BIN)/mocha $(TESTS)
+
+unit: install
+	$(NODE_BIN)/mocha 'test/unit/**/*.test.ts'
+
+bench: build services
+	node --import tsx test/bench/run.ts
+
+clean:
+	rm -rf dist

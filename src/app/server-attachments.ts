@@ -1,0 +1,4 @@
+/** What attaches to the API node's raw HTTP server besides express (Socket.IO). */
+import type { ServerAttachment } from './api-server.js';
+
+export const SERVER_ATTACHMENTS: readonly ServerAttachment[] = [];

@@ -1,0 +1,9 @@
+/**
+ * Commands contributed by the areas: start, localnet, keys, pay. Each adds an entry.
+ */
+import type { ExtraCommand } from './command.js';
+import { startCommand } from './start.js';
+
+export const EXTRA_COMMANDS: Readonly<Record<string, ExtraCommand>> = {
+  start: startCommand,
+};

@@ -1,0 +1,9 @@
+/** Every role a process can run: `tributary serve --role <name>`. */
+import type { RoleStarter } from './role.js';
+import { startApiRole } from './api.js';
+import { startProjectorRole } from './projector.js';
+
+export const ROLES: Readonly<Record<string, RoleStarter>> = {
+  api: (ctx) => startApiRole(ctx),
+  projector: startProjectorRole,
+};
