@@ -120,6 +120,13 @@ function build(r: EnvReader) {
       tokensApiUrl: r.url('TOKENS_API_URL', undefined, ['http:', 'https:'], 'token catalog base URL'),
       tokensApiKey: r.optStr('TOKENS_API_KEY', 'token catalog credential, sent only by the server'),
       timeoutMs: r.int('UPSTREAM_TIMEOUT_MS', 5000, 'timeout of upstream catalog and venue calls', 10),
+      breakerResetMs: r.int('UPSTREAM_BREAKER_RESET_MS', 30_000, 'how long an open upstream circuit waits before a trial call', 100),
+      meteoraApiUrl: r.url('METEORA_API_URL', 'https://dlmm-api.meteora.ag', ['http:', 'https:'], 'Meteora DLMM public API base URL') ?? '',
+      raydiumApiUrl: r.url('RAYDIUM_API_URL', 'https://api-v3.raydium.io', ['http:', 'https:'], 'Raydium API v3 base URL') ?? '',
+      orcaApiUrl: r.url('ORCA_API_URL', 'https://api.orca.so/v2/solana', ['http:', 'https:'], 'Orca whirlpool public API base URL') ?? '',
+      poolSyncIntervalMs: r.int('POOL_SYNC_INTERVAL_MS', 300_000, 'period of the pool sync worker (0 = no sync)', 0),
+      poolSyncMaxPerVenue: r.int('POOL_SYNC_MAX_PER_VENUE', 500, 'pools kept per venue by the sync worker, by TVL', 1, 100_000),
+      poolSearchCacheSeconds: r.int('POOL_SEARCH_CACHE_SECONDS', 60, 'cache of a pool search per (q, venue, limit)', 1),
     },
     rateLimit: {
       standardPerMinute: r.int('RATE_LIMIT_PER_MINUTE', 600, 'standard per-IP limit on routes without one of their own', 1),
