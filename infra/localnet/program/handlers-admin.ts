@@ -1,0 +1,133 @@
+/** Program administration and gateway management instructions. */
+import BN from 'bn.js';
+import { bumpOf } from '../keys.js';
+import { load, liveConfig, mustBeFree, requireKey } from './accounts.js';
+import type { IxContext } from './context.js';
+import { programError } from './errors.js';
+import { zeros, type PaymentGateway } from './model.js';
+import { closeAccount, writeProgramAccount } from './store.js';
+
+/** Protocol share of every payment set by initialize (the real program's default). */
+const DEFAULT_PROTOCOL_SHARE_BPS = 50;
+
+export function initialize(ctx: IxContext): void {
+  const address = ctx.account('config');
+  mustBeFree(ctx, address);
+  const admin = ctx.account('admin');
+  writeProgramAccount(ctx.view, address, 'ProgramConfig', {
+    admin, fee_recipient: admin, protocol_share_bps: DEFAULT_PROTOCOL_SHARE_BPS, _deprecated: 0,
+    emergency_pause: false, bump: bumpOf(address), padding: zeros(256),
+  });
+  ctx.emit('ProgramConfigCreated', { admin, fee_recipient: admin, protocol_share_bps: DEFAULT_PROTOCOL_SHARE_BPS });
+}
+
+export function setEmergencyPause(ctx: IxContext): void {
+  const config = load(ctx, 'config', 'ProgramConfig');
+  requireKey(ctx.account('admin'), config.admin);
+  const paused = ctx.args.paused as boolean;
+  writeProgramAccount(ctx.view, ctx.account('config'), 'ProgramConfig', { ...config, emergency_pause: paused });
+  ctx.emit('EmergencyPauseChanged', { admin: config.admin, was_paused: config.emergency_pause, is_paused: paused });
+}
+
+export function changeProgramAuthority(ctx: IxContext): void {
+  const config = load(ctx, 'config', 'ProgramConfig');
+  requireKey(ctx.account('admin'), config.admin);
+  const newAdmin = ctx.account('new_admin');
+  writeProgramAccount(ctx.view, ctx.account('config'), 'ProgramConfig', { ...config, admin: newAdmin });
+  ctx.emit('ProgramAuthorityChanged', { old_admin: config.admin, new_admin: newAdmin });
+}
+
+export function createPaymentGateway(ctx: IxContext): void {
+  const config = liveConfig(ctx);
+  requireKey(ctx.account('admin'), config.admin);
+  const address = ctx.account('gateway');
+  mustBeFree(ctx, address);
+  const feeBps = ctx.args.gateway_fee_bps as number;
+  const schedulerBps = ctx.args.scheduler_share_bps as number;
+  if (feeBps > 10_000 || schedulerBps > 10_000) throw programError('InvalidFeeBps');
+  if (feeBps + config.protocol_share_bps >= 10_000) throw programError('CombinedFeeBpsExceedsMax');
+  const authority = ctx.account('authority');
+  const feeRecipient = ctx.account('fee_recipient');
+  const name = ctx.args.name as number[];
+  const url = ctx.args.url as number[];
+  writeProgramAccount(ctx.view, address, 'PaymentGateway', {
+    authority, fee_recipient: feeRecipient, gateway_fee_bps: feeBps, is_active: true, padding1: new BN(0),
+    created_at: new BN(ctx.clock.now), bump: bumpOf(address), name, url, signer: authority,
+    feature_flags: ctx.args.initial_feature_flags as number, referral_allocation_bps: 0,
+    referral_tiers_bps: [0, 0, 0], custom_protocol_share_bps: 0, scheduler_share_bps: schedulerBps,
+    padding: zeros(115),
+  });
+  ctx.emit('PaymentGatewayCreated', { authority, fee_recipient: feeRecipient, gateway_fee_bps: feeBps, name, url });
+}
+
+export function deletePaymentGateway(ctx: IxContext): void {
+  const config = load(ctx, 'config', 'ProgramConfig');
+  requireKey(ctx.account('admin'), config.admin);
+  const gateway = load(ctx, 'gateway', 'PaymentGateway');
+  closeAccount(ctx.view, ctx.account('gateway'));
+  ctx.emit('PaymentGatewayDeleted', { gateway: ctx.account('gateway'), authority: gateway.authority, name: gateway.name });
+}
+
+/** The gateway of an authority-signed instruction (its PDA already ties it to the authority). */
+function ownGateway(ctx: IxContext): PaymentGateway {
+  const gateway = load(ctx, 'gateway', 'PaymentGateway');
+  requireKey(ctx.account('authority'), gateway.authority);
+  return gateway;
+}
+
+function saveGateway(ctx: IxContext, gateway: PaymentGateway): void {
+  writeProgramAccount(ctx.view, ctx.account('gateway'), 'PaymentGateway', gateway);
+}
+
+export function changeGatewayFeeBps(ctx: IxContext): void {
+  const config = load(ctx, 'config', 'ProgramConfig');
+  const gateway = ownGateway(ctx);
+  const next = ctx.args.new_fee_bps as number;
+  if (next > 10_000) throw programError('InvalidFeeBps');
+  if (next + config.protocol_share_bps >= 10_000) throw programError('CombinedFeeBpsExceedsMax');
+  saveGateway(ctx, { ...gateway, gateway_fee_bps: next });
+  ctx.emit('GatewayFeeBpsChanged', { gateway: ctx.account('gateway'), old_fee_bps: gateway.gateway_fee_bps, new_fee_bps: next });
+}
+
+export function changeGatewayFeeRecipient(ctx: IxContext): void {
+  const gateway = ownGateway(ctx);
+  const next = ctx.account('new_fee_recipient');
+  saveGateway(ctx, { ...gateway, fee_recipient: next });
+  ctx.emit('GatewayFeeRecipientChanged', {
+    gateway: ctx.account('gateway'), old_fee_recipient: gateway.fee_recipient, new_fee_recipient: next,
+  });
+}
+
+export function changeGatewaySigner(ctx: IxContext): void {
+  const gateway = ownGateway(ctx);
+  const next = ctx.account('new_signer');
+  saveGateway(ctx, { ...gateway, signer: next });
+  ctx.emit('GatewaySignerChanged', { gateway: ctx.account('gateway'), old_signer: gateway.signer, new_signer: next });
+}
+
+interface ReferralSettings { feature_flags: number | null; referral_allocation_bps: number | null; referral_tiers_bps: number[] | null }
+
+export function updateGatewayReferralSettings(ctx: IxContext): void {
+  const gateway = ownGateway(ctx);
+  const args = ctx.args.args as ReferralSettings;
+  const allocation = args.referral_allocation_bps ?? gateway.referral_allocation_bps;
+  const tiers = args.referral_tiers_bps ?? gateway.referral_tiers_bps;
+  if (allocation > 2_500) throw programError('InvalidReferralAllocation');
+  if (allocation > 0 && tiers.reduce((a, b) => a + b, 0) !== 10_000) throw programError('InvalidReferralTiers');
+  saveGateway(ctx, {
+    ...gateway, feature_flags: args.feature_flags ?? gateway.feature_flags,
+    referral_allocation_bps: allocation, referral_tiers_bps: tiers,
+  });
+}
+
+export function updateGatewayFeatureFlags(ctx: IxContext): void {
+  const gateway = ownGateway(ctx);
+  saveGateway(ctx, { ...gateway, feature_flags: (ctx.args.args as { feature_flags: number }).feature_flags });
+}
+
+export function updateGatewaySchedulerShare(ctx: IxContext): void {
+  const gateway = ownGateway(ctx);
+  const bps = ctx.args.scheduler_share_bps as number;
+  if (bps > 10_000) throw programError('InvalidFeeBps');
+  saveGateway(ctx, { ...gateway, scheduler_share_bps: bps });
+}

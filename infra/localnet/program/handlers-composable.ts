@@ -1,0 +1,102 @@
+/** Composable policies: a payment policy whose funds are forwarded through a pinned CPI. */
+import { PublicKey } from '@solana/web3.js';
+import BN from 'bn.js';
+import { bumpOf, pdas } from '../keys.js';
+import { load, liveConfig, mustBeFree, requireKey } from './accounts.js';
+import type { IxContext } from './context.js';
+import { frameworkError, programError } from './errors.js';
+import { status, zeros, type ForwardConfig, type PolicyStatus, type PolicyType, type ValidationSpec } from './model.js';
+import { requireChargeable } from './handlers-payments.js';
+import { checkTransition } from './handlers-user.js';
+import { admitPolicyType, charge } from './schedule.js';
+import { closeAccount, writeProgramAccount } from './store.js';
+
+const isProgramCall = (v: ValidationSpec): boolean => 'ProgramCall' in v;
+
+export function createComposablePolicy(ctx: IxContext): void {
+  liveConfig(ctx);
+  const upAddress = ctx.account('user_payment');
+  const up = load(ctx, 'user_payment', 'UserPayment');
+  requireKey(ctx.account('user'), up.owner);
+  const gateway = load(ctx, 'gateway', 'PaymentGateway');
+  if (!gateway.is_active) throw programError('Unauthorized', 'gateway');
+  const policyId = up.created_composable_count + 1;
+  const address = ctx.account('composable_policy');
+  if (!address.equals(pdas.composablePolicy(upAddress, policyId))) throw frameworkError('ConstraintSeeds', 'composable_policy');
+  mustBeFree(ctx, address);
+  const forward = ctx.args.forward_config as ForwardConfig;
+  const pre = ctx.args.pre_validation as ValidationSpec;
+  const post = ctx.args.post_validation as ValidationSpec;
+  if ('Inline' in pre || 'Inline' in post) throw programError('InlineValidationNotImplemented');
+  const forwardDisabled = forward.instruction_constraint.program_id.equals(PublicKey.default);
+  if (forwardDisabled && !forward.input_mint.equals(forward.output_mint)) throw programError('ForwardDisabledRequiresSameMint');
+  const policyType: PolicyType = admitPolicyType(ctx.args.policy_type as PolicyType, ctx.clock.now);
+  const memo = ctx.args.memo as number[];
+  const recipient = ctx.account('recipient');
+  const now = new BN(ctx.clock.now);
+  writeProgramAccount(ctx.view, address, 'ComposablePolicy', {
+    bump: bumpOf(address), user_payment: upAddress, gateway: ctx.account('gateway'), status: status('Active'),
+    rent_payer: ctx.account('fee_payer'), policy_type: policyType, forward_config: forward, pre_validation: pre,
+    post_validation: post, memo, recipient, total_input: new BN(0), total_output: new BN(0), payment_count: 0,
+    policy_id: policyId, created_at: now, updated_at: now, padding: zeros(192),
+  });
+  writeProgramAccount(ctx.view, upAddress, 'UserPayment', {
+    ...up, created_composable_count: policyId, active_composable_count: up.active_composable_count + 1, updated_at: now,
+  });
+  ctx.emit('ComposablePolicyCreated', {
+    composable_policy: address, user_payment: upAddress, gateway: ctx.account('gateway'), recipient,
+    policy_id: policyId, policy_type: policyType, memo, forward_config: forward, pre_validation: pre,
+    post_validation: post, has_pre_validation_pda: isProgramCall(pre), has_post_validation_pda: isProgramCall(post),
+  });
+}
+
+export function changeComposableStatus(ctx: IxContext): void {
+  load(ctx, 'user_payment', 'UserPayment');
+  const policy = load(ctx, 'composable_policy', 'ComposablePolicy');
+  const next = ctx.args.new_status as PolicyStatus;
+  checkTransition(policy.status, next);
+  const address = ctx.account('composable_policy');
+  writeProgramAccount(ctx.view, address, 'ComposablePolicy', { ...policy, status: next, updated_at: new BN(ctx.clock.now) });
+  ctx.emit('ComposablePolicyStatusChanged', { composable_policy: address, old_status: policy.status, new_status: next });
+}
+
+export function deleteComposablePolicy(ctx: IxContext): void {
+  const up = load(ctx, 'user_payment', 'UserPayment');
+  const policy = load(ctx, 'composable_policy', 'ComposablePolicy');
+  requireKey(ctx.account('rent_payer'), policy.rent_payer, 'InvalidRentPayer');
+  const address = ctx.account('composable_policy');
+  closeAccount(ctx.view, address);
+  writeProgramAccount(ctx.view, ctx.account('user_payment'), 'UserPayment', {
+    ...up, active_composable_count: Math.max(0, up.active_composable_count - 1), updated_at: new BN(ctx.clock.now),
+  });
+  ctx.emit('ComposablePolicyDeleted', { composable_policy: address, user_payment: ctx.account('user_payment'), policy_id: policy.policy_id });
+}
+
+export function executeComposable(ctx: IxContext): void {
+  const config = liveConfig(ctx);
+  const address = ctx.account('composable_policy');
+  const policy = load(ctx, 'composable_policy', 'ComposablePolicy');
+  const up = load(ctx, 'user_payment', 'UserPayment');
+  const gateway = load(ctx, 'gateway', 'PaymentGateway');
+  if (!policy.gateway.equals(ctx.account('gateway'))) throw frameworkError('ConstraintHasOne', 'gateway');
+  requireKey(ctx.account('mint'), up.token_mint, 'TokenMintMismatch');
+  requireChargeable(policy.status);
+  const forwardAmount = (ctx.args.forward_amount as BN | null) ?? null;
+  const c = charge(policy.policy_type, policy.payment_count, forwardAmount, ctx.clock.scheduleNow);
+  const gatewayFee = c.amount.muln(gateway.gateway_fee_bps).divn(10_000);
+  const protocolFee = c.amount.muln(config.protocol_share_bps).divn(10_000);
+  const output = c.amount.sub(gatewayFee).sub(protocolFee);
+  const now = new BN(ctx.clock.now);
+  const count = policy.payment_count + 1;
+  writeProgramAccount(ctx.view, address, 'ComposablePolicy', {
+    ...policy, policy_type: c.next, status: c.completes ? status('Completed') : policy.status,
+    total_input: policy.total_input.add(c.amount), total_output: policy.total_output.add(output),
+    payment_count: count, updated_at: now,
+  });
+  ctx.emit('ComposableExecuted', {
+    composable_policy: address, gateway: ctx.account('gateway'),
+    target_program: policy.forward_config.instruction_constraint.program_id, input_amount: c.amount,
+    output_amount: output, gateway_fee: gatewayFee, protocol_fee: protocolFee, recipient: policy.recipient,
+    timestamp: now, record_id: count,
+  });
+}

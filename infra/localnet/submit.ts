@@ -1,0 +1,78 @@
+/**
+ * Landing a transaction on the emulated cluster: the checks the bank makes before
+ * executing (signatures, blockhash, duplicates, fee payer), execution, and on success or
+ * program failure the record that getTransaction, getSignaturesForAddress and the
+ * subscriptions then see. The same path serves the workload and sendTransaction.
+ */
+import type { VersionedTransaction } from '@solana/web3.js';
+import bs58 from 'bs58';
+import { normalizeIdlValue } from '../../src/events/codec.js';
+import { eventId, type TributaryEvent } from '../../src/events/envelope.js';
+import { isEventName } from '../../src/events/catalog.js';
+import type { Chain, TxRecord } from './chain.js';
+import { LAMPORTS_PER_SIGNATURE } from './constants.js';
+import { executeMessage, type ExecOptions, type ExecResult } from './executor.js';
+import { decodeEventBody } from './program/encoding.js';
+import { verifyTransaction } from './signatures.js';
+
+export type Rejection = 'SignatureFailure' | 'BlockhashNotFound' | 'AlreadyProcessed' | 'AccountNotFound' | 'UnsupportedVersion';
+
+export type SubmitOutcome =
+  | { kind: 'rejected'; reason: Rejection }
+  | { kind: 'executed'; result: ExecResult; record?: TxRecord };
+
+export interface SubmitOptions {
+  verifySignatures: boolean;
+  /** false for preflight and simulation: execute, report, keep nothing */
+  commit: boolean;
+  /** simulateTransaction's replaceRecentBlockhash */
+  ignoreBlockhash?: boolean;
+  exec?: Partial<ExecOptions>;
+}
+
+export function submitTransaction(chain: Chain, tx: VersionedTransaction, opts: SubmitOptions): SubmitOutcome {
+  const message = tx.message;
+  if (message.version !== 'legacy' && message.addressTableLookups.length > 0) return { kind: 'rejected', reason: 'UnsupportedVersion' };
+  if (opts.verifySignatures && !verifyTransaction(tx)) return { kind: 'rejected', reason: 'SignatureFailure' };
+  if (!opts.ignoreBlockhash && chain.blockhashSlot(message.recentBlockhash) === undefined) return { kind: 'rejected', reason: 'BlockhashNotFound' };
+  const signature = bs58.encode(tx.signatures[0] ?? new Uint8Array(64));
+  if (opts.commit && chain.transaction(signature)) return { kind: 'rejected', reason: 'AlreadyProcessed' };
+  const keys = message.staticAccountKeys.map((k) => k.toBase58());
+  const feePayer = keys[0] ?? '';
+  const fee = LAMPORTS_PER_SIGNATURE * message.header.numRequiredSignatures;
+  const payer = chain.store.get(feePayer);
+  if (!payer || payer.lamports < fee) return { kind: 'rejected', reason: 'AccountNotFound' };
+
+  const now = chain.blockTime();
+  const result = executeMessage(chain.store, message, {
+    clock: opts.exec?.clock ?? { now, scheduleNow: now },
+    ...(opts.exec?.viaCpi ? { viaCpi: opts.exec.viaCpi } : {}),
+  });
+  if (!opts.commit) return { kind: 'executed', result };
+
+  const preBalances = keys.map((k) => chain.store.get(k)?.lamports ?? 0);
+  if (result.err === null) result.overlay.commit();
+  const payerNow = chain.store.get(feePayer);
+  if (payerNow) chain.store.set(feePayer, { ...payerNow, lamports: payerNow.lamports - fee });
+  const slot = chain.slot();
+  const blockTime = chain.blockTime(slot);
+  const record: TxRecord = {
+    seq: chain.nextSeq(), signature, signatures: tx.signatures.map((s) => bs58.encode(s)), slot, blockTime,
+    version: message.version === 'legacy' ? 'legacy' : 0, message, wire: Buffer.from(tx.serialize()), accountKeys: keys, err: result.err,
+    logs: result.logs, innerInstructions: result.innerInstructions, fee, preBalances,
+    postBalances: keys.map((k) => chain.store.get(k)?.lamports ?? 0), unitsConsumed: result.unitsConsumed,
+    events: result.err === null ? result.events.map((e) => toEnvelope(e, signature, slot, blockTime)) : [],
+  };
+  chain.append(record);
+  return { kind: 'executed', result, record };
+}
+
+function toEnvelope(
+  e: { name: string; payload: Buffer; ixPath: string; index: number }, signature: string, slot: number, blockTime: number,
+): TributaryEvent {
+  if (!isEventName(e.name)) throw new Error(`program emitted an event missing from the catalog: ${e.name}`);
+  return {
+    id: eventId(signature, e.ixPath, e.index), name: e.name, signature, slot, blockTime, ixPath: e.ixPath,
+    index: e.index, data: normalizeIdlValue(e.name, decodeEventBody(e.name, e.payload)),
+  };
+}
