@@ -3,7 +3,9 @@
  */
 import type { RouteModule } from '../http/app.js';
 import { registerHealthRoutes } from '../../queries/health/routes.js';
+import { registerEventRoutes } from '../../queries/events/routes.js';
 
 export const ROUTE_MODULES: readonly RouteModule[] = [
   registerHealthRoutes,
+  registerEventRoutes,
 ];

@@ -1,0 +1,131 @@
+/**
+ * Reads of the archive `events` table for the events API. Every list is newest first
+ * (slot DESC, seq DESC: the order of the chain, then of arrival) and paginated. Filters on
+ * event fields use jsonb containment (`data @> {...}`) so the GIN jsonb_path_ops index
+ * answers them; the other conditions each have a btree index (migration 0001).
+ */
+import { sql, type ExpressionBuilder, type Expression, type SqlBool } from 'kysely';
+import type { Db } from '../../infra/postgres/database.js';
+import type { Database } from '../../infra/postgres/schema.js';
+import type { EventName } from '../../src/events/catalog.js';
+import type { EventData } from '../../src/events/codec.js';
+import type { TimeRange } from './params.js';
+
+export interface Page { limit: number; offset: number }
+
+/** Conditions, all ANDed; the route decides which ones a request sets. */
+export interface EventWhere {
+  name?: EventName;
+  slot?: number;
+  minSlot?: number;
+  maxSlot?: number;
+  /** memo encodings, any of which matches */
+  memos?: readonly Buffer[];
+  time?: TimeRange;
+  /** exact values of top-level data fields (snake_case IDL names) */
+  fields?: Readonly<Record<string, string>>;
+}
+
+export interface ApiEvent {
+  id: string;
+  name: string;
+  signature: string;
+  slot: number;
+  blockTime: number | null;
+  timestamp: string | null;
+  ixPath: string;
+  index: number;
+  data: EventData;
+}
+
+const COLUMNS = ['id', 'name', 'signature', 'slot', 'block_time', 'ix_path', 'event_index', 'data'] as const;
+
+interface EventRow {
+  id: string; name: string; signature: string; slot: string; block_time: string | null;
+  ix_path: string; event_index: number; data: EventData;
+}
+
+export function toApiEvent(r: EventRow): ApiEvent {
+  const blockTime = r.block_time === null ? null : Number(r.block_time);
+  return {
+    id: r.id,
+    name: r.name,
+    signature: r.signature,
+    slot: Number(r.slot),
+    blockTime,
+    timestamp: blockTime === null ? null : new Date(blockTime * 1000).toISOString(),
+    ixPath: r.ix_path,
+    index: r.event_index,
+    data: r.data,
+  };
+}
+
+function conditions(w: EventWhere) {
+  return (eb: ExpressionBuilder<Database, 'events'>): Expression<SqlBool> => {
+    const all: Expression<SqlBool>[] = [];
+    if (w.name !== undefined) all.push(eb('name', '=', w.name));
+    if (w.slot !== undefined) all.push(eb('slot', '=', String(w.slot)));
+    if (w.minSlot !== undefined) all.push(eb('slot', '>=', String(w.minSlot)));
+    if (w.maxSlot !== undefined) all.push(eb('slot', '<=', String(w.maxSlot)));
+    if (w.memos !== undefined) all.push(eb('memo', 'in', [...w.memos]));
+    if (w.time?.from !== undefined) all.push(eb('block_time', '>=', String(w.time.from)));
+    if (w.time?.to !== undefined) all.push(eb('block_time', '<=', String(w.time.to)));
+    if (w.fields !== undefined && Object.keys(w.fields).length > 0) {
+      all.push(sql<SqlBool>`data @> ${JSON.stringify(w.fields)}::jsonb`);
+    }
+    return eb.and(all);
+  };
+}
+
+export async function listEvents(db: Db, where: EventWhere, page: Page): Promise<ApiEvent[]> {
+  const rows = await db
+    .selectFrom('events')
+    .select(COLUMNS)
+    .where(conditions(where))
+    .orderBy('slot', 'desc')
+    .orderBy('seq', 'desc')
+    .limit(page.limit)
+    .offset(page.offset)
+    .execute();
+  return rows.map(toApiEvent);
+}
+
+export async function countEvents(db: Db, where: EventWhere): Promise<number> {
+  const row = await db
+    .selectFrom('events')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where(conditions(where))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/**
+ * The event of a transaction signature. A transaction may emit several events; SPEC
+ * answers one object, so it is the first in log order (the lowest index).
+ */
+export async function findBySignature(db: Db, signature: string): Promise<ApiEvent | undefined> {
+  const row = await db
+    .selectFrom('events')
+    .select(COLUMNS)
+    .where('signature', '=', signature)
+    .orderBy('event_index', 'asc')
+    .limit(1)
+    .executeTakeFirst();
+  return row ? toApiEvent(row) : undefined;
+}
+
+/**
+ * Distinct names in the archive, alphabetically. A loose index scan over the
+ * (name, slot, seq) index: one probe per distinct name instead of reading every row.
+ */
+export async function distinctNames(db: Db): Promise<string[]> {
+  const { rows } = await sql<{ name: string }>`
+    WITH RECURSIVE n(name) AS (
+      (SELECT name FROM events ORDER BY name LIMIT 1)
+      UNION ALL
+      SELECT (SELECT e.name FROM events e WHERE e.name > n.name ORDER BY e.name LIMIT 1)
+      FROM n WHERE n.name IS NOT NULL
+    )
+    SELECT name FROM n WHERE name IS NOT NULL`.execute(db);
+  return rows.map((r) => r.name);
+}

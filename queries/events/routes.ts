@@ -1,0 +1,152 @@
+/**
+ * The events API (SPEC "Events"): GET /v1/events with its filter modes, counts, names,
+ * payment stats, the per-kind lists and /typed/{eventName}. These endpoints answer bare
+ * arrays and objects, as SPEC says; errors use the error envelope.
+ */
+import type { AppContext } from '../../src/app/context.js';
+import { EVENT_NAMES } from '../../src/events/catalog.js';
+import { notFound } from '../../src/http/errors.js';
+import type { Api } from '../../src/http/routes.js';
+import { base58Key, limitSchema, offsetSchema, signatureSchema, type JsonSchema } from '../../src/http/schema.js';
+import { anyTypedEventListSchema, apiEventListSchema, apiEventSchema } from './event-schema.js';
+import { countEvents, distinctNames, findBySignature, listEvents, type EventWhere } from './events-query.js';
+import { registerKindRoutes } from './kind-routes.js';
+import { checkSlotRange, EVENT_NAME_INPUTS, eventNameParam, hasTimeRange, parseTimeRange, trackingIdMemos } from './params.js';
+import { paymentStats } from './payment-stats-query.js';
+
+const TIME_HELP = 'ISO 8601 (e.g. 2024-05-01T12:00:00Z; without an offset, UTC) or unix seconds; compared with the block time, inclusive';
+const timeParam: JsonSchema = { type: 'string', minLength: 1, maxLength: 40, description: TIME_HELP };
+const slotParam = (d: string): JsonSchema => ({ type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: d });
+const eventNameSchema: JsonSchema = {
+  type: 'string', enum: [...EVENT_NAME_INPUTS], description: 'canonical IDL name, or one of SPEC\'s short aliases (PolicyCreated, GatewayCreated, …)',
+};
+const stringArray: JsonSchema = { type: 'array', items: { type: 'string' } };
+
+interface EventsQuery {
+  signature?: string; slot?: number; trackingId?: string; eventName?: string;
+  startTime?: string; endTime?: string; minSlot?: number; maxSlot?: number; limit: number; offset: number;
+}
+
+export function registerEventRoutes(api: Api, ctx: AppContext): void {
+  const page = { limit: limitSchema(100, ctx.config.http.maxLimit), offset: offsetSchema };
+
+  api.route<EventsQuery>({
+    method: 'get',
+    path: '/v1/events',
+    summary: 'Search archived events',
+    description: 'Exactly one filter mode applies, in this priority order: signature (one event object, the first of the transaction; 404 when none), slot, trackingId (matched through its memo encodings: 64 bytes zero-padded, and 32 bytes as on composable policies), eventName, startTime/endTime; with none of them, a generic search bounded by minSlot/maxSlot. Every parameter given is validated even when its mode does not apply. Lists are newest first (slot, then arrival), bare arrays.',
+    tags: ['events'],
+    query: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        signature: signatureSchema,
+        slot: slotParam('events of this slot'),
+        trackingId: { type: 'string', minLength: 1, maxLength: 64, description: 'tracking id (a memo of at most 64 UTF-8 bytes)' },
+        eventName: eventNameSchema,
+        startTime: timeParam,
+        endTime: timeParam,
+        minSlot: slotParam('generic search: lowest slot'),
+        maxSlot: slotParam('generic search: highest slot'),
+        ...page,
+      },
+    },
+    responses: {
+      200: { description: 'an event (signature mode) or a list of events', schema: { oneOf: [apiEventSchema, apiEventListSchema] } },
+      404: { description: 'no event with this signature' },
+    },
+    async handler({ query: q }) {
+      const range = parseTimeRange(q.startTime, q.endTime);
+      checkSlotRange(q.minSlot, q.maxSlot);
+      const memos = q.trackingId !== undefined ? trackingIdMemos(q.trackingId) : undefined;
+      const name = q.eventName !== undefined ? eventNameParam(q.eventName) : undefined;
+      if (q.signature !== undefined) {
+        const event = await findBySignature(ctx.dbRead, q.signature);
+        if (!event) throw notFound(`no event with signature ${q.signature}`);
+        return { body: event };
+      }
+      const where: EventWhere = q.slot !== undefined ? { slot: q.slot }
+        : memos ? { memos }
+          : name ? { name }
+            : hasTimeRange(range) ? { time: range }
+              : { ...(q.minSlot !== undefined ? { minSlot: q.minSlot } : {}), ...(q.maxSlot !== undefined ? { maxSlot: q.maxSlot } : {}) };
+      return { body: await listEvents(ctx.dbRead, where, { limit: q.limit, offset: q.offset }) };
+    },
+  });
+
+  api.route<{ eventName?: string; startTime?: string; endTime?: string }>({
+    method: 'get',
+    path: '/v1/events/count',
+    summary: 'Count archived events',
+    description: 'Number of events matching all the filters given (AND).',
+    tags: ['events'],
+    query: { type: 'object', additionalProperties: false, properties: { eventName: eventNameSchema, startTime: timeParam, endTime: timeParam } },
+    responses: { 200: { description: 'count', schema: { type: 'object', required: ['count'], properties: { count: { type: 'integer', minimum: 0 } } } } },
+    async handler({ query: q }) {
+      const range = parseTimeRange(q.startTime, q.endTime);
+      const where: EventWhere = { time: range, ...(q.eventName !== undefined ? { name: eventNameParam(q.eventName) } : {}) };
+      return { body: { count: await countEvents(ctx.dbRead, where) } };
+    },
+  });
+
+  api.route({
+    method: 'get',
+    path: '/v1/events/names',
+    summary: 'Event names present in the archive',
+    tags: ['events'],
+    query: { type: 'object', additionalProperties: false, properties: {} },
+    responses: { 200: { description: 'distinct names, alphabetical', schema: stringArray } },
+    async handler() {
+      return { body: await distinctNames(ctx.dbRead) };
+    },
+  });
+
+  api.route({
+    method: 'get',
+    path: '/v1/events/names/tributary',
+    summary: 'Canonical event names of the on-chain program',
+    tags: ['events'],
+    query: { type: 'object', additionalProperties: false, properties: {} },
+    responses: { 200: { description: 'the IDL\'s 19 event names', schema: { ...stringArray, items: { type: 'string', enum: [...EVENT_NAMES] } } } },
+    handler() {
+      return Promise.resolve({ body: [...EVENT_NAMES] });
+    },
+  });
+
+  api.route<{ gateway?: string; startTime?: string; endTime?: string }>({
+    method: 'get',
+    path: '/v1/events/payments/stats',
+    summary: 'Payment count and volume',
+    description: 'Over PaymentRecord events matching all the filters given. volume is the exact sum of amounts in base units (decimal string).',
+    tags: ['events'],
+    query: { type: 'object', additionalProperties: false, properties: { gateway: base58Key, startTime: timeParam, endTime: timeParam } },
+    responses: {
+      200: {
+        description: 'aggregates',
+        schema: { type: 'object', required: ['count', 'volume'], properties: { count: { type: 'integer', minimum: 0 }, volume: { type: 'string', pattern: '^[0-9]+$' } } },
+      },
+    },
+    async handler({ query: q }) {
+      const time = parseTimeRange(q.startTime, q.endTime);
+      return { body: await paymentStats(ctx.dbRead, { time, ...(q.gateway !== undefined ? { gateway: q.gateway } : {}) }) };
+    },
+  });
+
+  // before the per-kind lists only for readability: no path below overlaps another
+  registerKindRoutes(api, ctx);
+
+  api.route<{ limit: number; offset: number }, { eventName: string }>({
+    method: 'get',
+    path: '/v1/events/typed/:eventName',
+    summary: 'Events of one kind, fully typed',
+    description: 'Events of the kind named in the path (a name from /v1/events/names/tributary, or an alias), newest first; data follows the kind\'s schema.',
+    tags: ['events'],
+    params: { type: 'object', required: ['eventName'], properties: { eventName: eventNameSchema } },
+    query: { type: 'object', additionalProperties: false, properties: page },
+    responses: { 200: { description: 'typed events', schema: anyTypedEventListSchema } },
+    async handler({ query, params }) {
+      const name = eventNameParam(params.eventName);
+      return { body: await listEvents(ctx.dbRead, { name }, { limit: query.limit, offset: query.offset }) };
+    },
+  });
+}
