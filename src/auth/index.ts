@@ -1,0 +1,7 @@
+/** Shared request authentication: bearer parsing, gateway JWTs, the admin key. */
+export { parseBearer } from './bearer.js';
+export { ADMIN_KEY_HEADER, adminKeyMatches, checkAdminKey, requireAdminKey } from './admin-key.js';
+export {
+  GATEWAY_ROLE, requireGatewayToken, verifyGatewayToken,
+  type GatewayClaims, type RequestAuth, type RequireGatewayOptions, type TokenVerifier,
+} from './gateway-token.js';
