@@ -5,7 +5,7 @@
  */
 import { parseArgs, flagValues } from './args.js';
 import { contextFor, loadConfigOrExit, runUntilSignalled } from './process.js';
-import { configTable, migrate, projectionStatus, replay } from './commands.js';
+import { configTable, migrate, projectionStatus, replay, writeReadmeTable } from './commands.js';
 import { closeContext } from '../app/build-context.js';
 import { ROLES } from '../roles/registry.js';
 import { EXTRA_COMMANDS } from './extra-commands.js';
@@ -15,7 +15,7 @@ const USAGE = `usage: tributary <command>
   migrate                       create the database if missing and apply migrations
   replay <projection>|all       rebuild read models from the archive while the service runs
   status                        each projection's checkpoint, lag, pending entries and dead letters
-  config                        every configuration variable with its default
+  config [--write-readme]       every configuration variable with its default
 ${Object.entries(EXTRA_COMMANDS).map(([n, c]) => `  ${c.usage.padEnd(30)}${c.summary}`).join('\n')}`;
 
 const out = (s: string) => process.stdout.write(`${s}\n`);
@@ -24,9 +24,12 @@ async function main(argv: string[]): Promise<void> {
   const args = parseArgs(argv);
   const [command, ...rest] = args.positionals;
   switch (command) {
-    case 'config':
-      out(configTable());
+    case 'config': {
+      const readme = args.flags.get('write-readme')?.[0];
+      if (readme) await writeReadmeTable(readme === 'true' ? 'README.md' : readme);
+      else out(configTable());
       return;
+    }
     case 'migrate':
       await migrate(loadConfigOrExit(process.env), out);
       return;

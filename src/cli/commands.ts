@@ -1,4 +1,5 @@
 /** The short-lived commands: migrate, replay, status, config. */
+import { readFile, writeFile } from 'node:fs/promises';
 import { createDb, ensureDatabase } from '../../infra/postgres/database.js';
 import { migrateToLatest } from '../../infra/migrations/index.js';
 import { PROJECTIONS, findProjection } from '../../projections/registry.js';
@@ -56,4 +57,12 @@ export async function projectionStatus(ctx: AppContext): Promise<ProjectionStatu
 export function configTable(): string {
   const rows = configDocs().map((d) => `| \`${d.name}\` | \`${d.default}\` | ${d.description} |`);
   return ['| variable | default | meaning |', '|---|---|---|', ...rows].join('\n');
+}
+
+/** Rewrites the table between the README's config-table markers. */
+export async function writeReadmeTable(file: string): Promise<void> {
+  const text = await readFile(file, 'utf8');
+  const re = /(<!-- config-table:start -->\n)[\s\S]*?(\n<!-- config-table:end -->)/;
+  if (!re.test(text)) throw new Error(`${file} has no config-table markers`);
+  await writeFile(file, text.replace(re, (_m, a: string, b: string) => `${a}${configTable()}${b}`));
 }

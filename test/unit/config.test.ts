@@ -1,0 +1,35 @@
+import { expect } from 'chai';
+import { ConfigError, loadConfig, NETWORKS, USDC_DEVNET, USDC_MAINNET } from '../../src/config/config.js';
+
+describe('configuration', () => {
+  it('has working defaults and is frozen', () => {
+    const c = loadConfig({});
+    expect(c.http.port).to.equal(3002);
+    expect(c.solana.useLocalnet).to.equal(true);
+    expect(c.solana.network).to.equal(NETWORKS.localnet);
+    expect(c.solana.defaultStablecoin).to.equal(USDC_DEVNET);
+    expect(Object.isFrozen(c.http)).to.equal(true);
+  });
+
+  it('selects the mainnet network and USDC when a cluster URL is given', () => {
+    const c = loadConfig({ SOLANA_RPC_URL: 'https://rpc.example:8899' });
+    expect(c.solana.cluster).to.equal('mainnet');
+    expect(c.solana.defaultStablecoin).to.equal(USDC_MAINNET);
+    expect(c.solana.wsUrl).to.equal('wss://rpc.example:8900');
+  });
+
+  it('names every bad variable and what it expects', () => {
+    try {
+      loadConfig({ PORT: 'eighty', SOLANA_CLUSTER: 'moon', REDIS_URL: 'http://x', SIGNING_KEY_ENCRYPTION_KEY: 'short' });
+      expect.fail('should throw');
+    } catch (err) {
+      expect(err).to.be.instanceOf(ConfigError);
+      const msg = (err as Error).message;
+      expect(msg).to.contain('PORT: expected an integer');
+      expect(msg).to.contain('SOLANA_CLUSTER: expected one of mainnet, devnet, localnet');
+      expect(msg).to.contain('REDIS_URL: expected a URL with scheme redis: or rediss:');
+      expect(msg).to.contain('SIGNING_KEY_ENCRYPTION_KEY: expected 32 bytes');
+      expect(msg).not.to.contain('short');
+    }
+  });
+});
