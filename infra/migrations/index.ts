@@ -5,16 +5,18 @@
  */
 import { Migrator, type Kysely, type Migration, type MigrationResultSet } from 'kysely';
 import * as m0001 from './0001_spine.js';
+import * as m0100 from './0100_read_models.js';
 import * as m0200 from './0200_signing_keys.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '0001_spine': m0001,
+  '0100_read_models': m0100,
   '0200_signing_keys': m0200,
 };
 
 export async function migrateToLatest(db: Kysely<any>): Promise<MigrationResultSet> {
   const migrator = new Migrator({ db, provider: { getMigrations: async () => MIGRATIONS } });
   const result = await migrator.migrateToLatest();
-  if (result.error) throw result.error instanceof Error ? result.error : new Error(String(result.error));
+  if (result.error) throw result.error instanceof Error ? result.error : new Error(`migration failed: ${JSON.stringify(result.error)}`);
   return result;
 }

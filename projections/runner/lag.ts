@@ -40,7 +40,7 @@ export async function trimAcknowledged(redis: Redis, stream: string, requiredGro
   for (const g of groups) {
     let needed = g.lastDeliveredId;
     if (g.pending > 0) {
-      const summary = (await redis.xpending(stream, g.name)) as [number, string | null, string | null, unknown];
+      const summary = (await redis.xpending(stream, g.name)) as unknown as [number, string | null];
       if (summary[1]) needed = summary[1];
     } else {
       const [ms = 0, seq = 0] = needed.split('-').map(Number);

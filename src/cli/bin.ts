@@ -16,7 +16,7 @@ const USAGE = `usage: tributary <command>
   replay <projection>|all       rebuild read models from the archive while the service runs
   status                        each projection's checkpoint, lag, pending entries and dead letters
   config [--write-readme]       every configuration variable with its default
-${Object.entries(EXTRA_COMMANDS).map(([n, c]) => `  ${c.usage.padEnd(30)}${c.summary}`).join('\n')}`;
+${Object.values(EXTRA_COMMANDS).map((c) => `  ${c.usage.padEnd(30)}${c.summary}`).join('\n')}`;
 
 const out = (s: string) => process.stdout.write(`${s}\n`);
 

@@ -74,7 +74,7 @@ export class Api {
     this.document(def);
   }
 
-  private document(def: RouteDef<any, any, any>): void {
+  private document<Q, P, B>(def: RouteDef<Q, P, B>): void {
     const path = def.path.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
     const parameters = [
       ...schemaParams(def.params, 'path'),

@@ -8,7 +8,6 @@ import { sql } from 'kysely';
 import { createTestEnv, type TestEnv } from '../support/env.js';
 import { appendEvents } from '../../infra/redis/event-stream.js';
 import { runCli, startCli, waitFor, type Proc } from '../support/process.js';
-import { syntheticEvents } from '../support/synthetic-events.js';
 import { PROJECTIONS } from '../../projections/registry.js';
 import { projectionDigest, replayProjection } from '../../projections/replay.js';
 import { groupInfo } from '../../projections/runner/lag.js';
