@@ -49,5 +49,5 @@ export async function trimAcknowledged(redis: Redis, stream: string, requiredGro
     if (floor === undefined || compareStreamIds(needed, floor) < 0) floor = needed;
   }
   if (!floor) return 0;
-  return (await redis.xtrim(stream, 'MINID', floor)) as number;
+  return redis.xtrim(stream, 'MINID', floor);
 }
