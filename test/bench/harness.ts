@@ -1,0 +1,57 @@
+/**
+ * The benchmark harness: each bench measures a figure and its baseline in the same run
+ * and reports their ratio (machines differ; ratios travel). Run with `make bench`.
+ */
+import { spawn } from 'node:child_process';
+import autocannon from 'autocannon';
+
+export interface Figure { name: string; value: number; unit: string; baseline?: { name: string; value: number }; goal?: number; higherIsBetter?: boolean }
+
+export function report(f: Figure): void {
+  const v = `${f.value.toFixed(f.value < 10 ? 2 : 0)} ${f.unit}`;
+  if (!f.baseline) { process.stdout.write(`  ${f.name}: ${v}\n`); return; }
+  const ratio = (f.higherIsBetter ?? true) ? f.value / f.baseline.value : f.baseline.value / f.value;
+  const goal = f.goal === undefined ? '' : ratio >= f.goal ? `  (goal ≥ ${f.goal}: met)` : `  (goal ≥ ${f.goal}: NOT met)`;
+  process.stdout.write(`  ${f.name}: ${v} vs ${f.baseline.name} ${f.baseline.value.toFixed(0)} ${f.unit} → ratio ${ratio.toFixed(2)}${goal}\n`);
+}
+
+export async function timed<T>(fn: () => Promise<T>): Promise<{ ms: number; result: T }> {
+  const t = process.hrtime.bigint();
+  const result = await fn();
+  return { ms: Number(process.hrtime.bigint() - t) / 1e6, result };
+}
+
+export interface HttpLoad { rps: number; p50: number; p99: number; errors: number; non2xx: number }
+
+export async function httpLoad(url: string, connections: number, seconds: number, headers: Record<string, string> = {}): Promise<HttpLoad> {
+  const r = await autocannon({ url, connections, duration: seconds, headers });
+  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors, non2xx: r.non2xx };
+}
+
+export interface PgbenchResult { tps: number; latencyMs: number }
+
+/** pgbench running one SQL script at the given concurrency against the given database. */
+export async function pgbench(dbUrl: string, sqlText: string, clients: number, seconds: number): Promise<PgbenchResult> {
+  const { writeFile, mkdtemp } = await import('node:fs/promises');
+  const { tmpdir } = await import('node:os');
+  const path = await import('node:path');
+  const dir = await mkdtemp(path.join(tmpdir(), 'pgbench-'));
+  const file = path.join(dir, 'q.sql');
+  await writeFile(file, `${sqlText};\n`);
+  const threads = Math.min(clients, 2);
+  const out = await new Promise<string>((resolve, reject) => {
+    const p = spawn('pgbench', ['-n', '-f', file, '-c', String(clients), '-j', String(threads), '-T', String(seconds), '-M', 'prepared', dbUrl]);
+    let text = '';
+    p.stdout.on('data', (d: Buffer) => { text += d.toString(); });
+    p.stderr.on('data', (d: Buffer) => { text += d.toString(); });
+    p.on('exit', (code) => (code === 0 ? resolve(text) : reject(new Error(`pgbench failed: ${text}`))));
+  });
+  const tps = Number(/tps = ([\d.]+)/.exec(out)?.[1] ?? 0);
+  const latencyMs = Number(/latency average = ([\d.]+) ms/.exec(out)?.[1] ?? 0);
+  return { tps, latencyMs };
+}
+
+export function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}

@@ -1,0 +1,13 @@
+/** `make bench`: every benchmark, each figure a ratio to a baseline measured in this run. */
+import { benchSpine } from './spine.js';
+
+const BENCHES: Record<string, () => Promise<void>> = {
+  spine: benchSpine,
+};
+
+const only = process.argv.slice(2);
+for (const [name, bench] of Object.entries(BENCHES)) {
+  if (only.length > 0 && !only.includes(name)) continue;
+  await bench();
+}
+process.exit(0);
