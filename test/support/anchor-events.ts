@@ -147,7 +147,7 @@ function toBytes(v: Plain, size: number, field: string): number[] {
 function toAnchor(type: IdlTypeRef, v: Plain, field: string): unknown {
   if (typeof type === 'string') {
     if (type === 'pubkey') return new PublicKey(v as string);
-    if (['u64', 'i64', 'u128', 'i128'].includes(type)) return new BN(String(v as string | bigint | number), 10);
+    if (['u64', 'i64', 'u128', 'i128'].includes(type)) return new BN(String(v), 10);
     if (type === 'bytes') return Buffer.from(v as number[]);
     return v;
   }
