@@ -5,5 +5,12 @@
 import type { ArchiveTables } from '../../projections/archive/tables.js';
 import type { RunnerTables } from '../../projections/runner/tables.js';
 import type { KeysTables } from '../../commands/keys/tables.js';
+import type { GatewaysTables } from '../../projections/gateways/tables.js';
+import type { UserPaymentsTables } from '../../projections/user-payments/tables.js';
+import type { PolicyTables } from '../../projections/policies/tables.js';
+import type { ComposableTables } from '../../projections/composable/tables.js';
+import type { PaymentsTables } from '../../projections/payments/tables.js';
+import type { StatsTables } from '../../projections/stats/tables.js';
 
-export interface Database extends RunnerTables, ArchiveTables, KeysTables {}
+export interface Database extends RunnerTables, ArchiveTables, KeysTables,
+  GatewaysTables, UserPaymentsTables, PolicyTables, ComposableTables, PaymentsTables, StatsTables {}

@@ -5,7 +5,7 @@
  *   - u64, i64, u128, i128 as decimal strings (JSON numbers lose precision past 2^53);
  *   - smaller integers as numbers;
  *   - text byte arrays (memo, name, url, referral_code) as UTF-8 with trailing NULs
- *     stripped; memos also keep their raw bytes as `<field>_hex`;
+ *     stripped (a NUL inside becomes U+FFFD); memos also keep their raw bytes as `<field>_hex`;
  *   - unit enum variants as their name; variants with fields as `{kind, ...fields}`,
  *     a single tuple field as `{kind, value}`;
  *   - Option as the value or null; padding fields dropped.
@@ -27,7 +27,8 @@ const isPadding = (name: string): boolean => /^_?padding/.test(name) || name.sta
 export function bytesToText(bytes: ArrayLike<number>): string {
   let end = bytes.length;
   while (end > 0 && bytes[end - 1] === 0) end -= 1;
-  return utf8.decode(Uint8Array.from(Array.prototype.slice.call(bytes, 0, end) as number[]));
+  // A NUL inside the text cannot travel in JSON stored as jsonb; the raw bytes stay in <field>_hex.
+  return utf8.decode(Uint8Array.from(Array.prototype.slice.call(bytes, 0, end) as number[])).replace(/\u0000/g, '\uFFFD');
 }
 
 /** Encodes a text as its zero-padded fixed-size memo (the program's encoding); undefined if too long. */

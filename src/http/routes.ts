@@ -57,8 +57,12 @@ export class Api {
     const vBody = def.body ? this.ajv.compile(def.body) : undefined;
     const handler: RequestHandler = async (req, res, next) => {
       try {
-        const query = validate(vQuery, { ...(req.query as object) }, 'query');
-        const params = validate(vParams, { ...req.params }, 'path');
+        const rawQuery = { ...(req.query as Record<string, unknown>) };
+        const rawParams: Record<string, unknown> = { ...req.params };
+        checkSpelling(def.query, rawQuery, 'query');
+        checkSpelling(def.params, rawParams, 'path');
+        const query = validate(vQuery, rawQuery, 'query');
+        const params = validate(vParams, rawParams, 'path');
         const body = vBody ? validate(vBody, req.body ?? {}, 'body') : undefined;
         const reply = await def.handler({ query: query as Q, params: params as P, body: body as B, req, res });
         if (!reply || res.headersSent) return;
@@ -113,6 +117,20 @@ export class Api {
         },
       },
     };
+  }
+}
+
+/**
+ * ajv coerces strings the way JavaScript does ("0x10" → 16, " " → 0). Query and path
+ * values of integer or boolean type must be spelled plainly; anything else is a 400.
+ */
+function checkSpelling(schema: JsonSchema | undefined, data: Record<string, unknown>, where: string): void {
+  const props = (schema?.['properties'] ?? {}) as Record<string, JsonSchema>;
+  for (const [name, value] of Object.entries(data)) {
+    const type = props[name]?.['type'];
+    if (typeof value !== 'string') continue;
+    if (type === 'integer' && !/^-?\d{1,16}$/.test(value)) throw invalid(`${where} '${name}' must be an integer`);
+    if (type === 'boolean' && !/^(true|false)$/.test(value)) throw invalid(`${where} '${name}' must be true or false`);
   }
 }
 
