@@ -4,8 +4,17 @@
  */
 import { archiveProjection } from './archive/projection.js';
 import type { Projection } from './runner/projection.js';
+import { gatewaysProjection } from './gateways/projection.js';
+import { userPaymentsProjection } from './user-payments/projection.js';
+import { paymentPoliciesProjection } from './policies/projection.js';
+import { composablePoliciesProjection } from './composable/projection.js';
+import { paymentsProjection } from './payments/projection.js';
+import { statsProjection } from './stats/projection.js';
 
-export const PROJECTIONS: readonly Projection[] = [archiveProjection];
+export const PROJECTIONS: readonly Projection[] = [
+  archiveProjection,
+  gatewaysProjection, userPaymentsProjection, paymentPoliciesProjection, composablePoliciesProjection, paymentsProjection, statsProjection,
+];
 
 export function findProjection(name: string): Projection | undefined {
   return PROJECTIONS.find((p) => p.name === name);

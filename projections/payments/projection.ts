@@ -1,0 +1,97 @@
+/**
+ * Payments: one row per PaymentRecord and per ComposableExecuted, with the trackingId of
+ * the policy's memo. A PaymentRecord carries its memo; a ComposableExecuted does not, so
+ * this model remembers each composable policy's 32-byte memo from its creation event (in
+ * a table of its own, never another model's) and fills executions seen before it.
+ */
+import { sql } from 'kysely';
+import { big, field, int, paymentAt, text } from '../../src/domain/event-data.js';
+import { COMPOSABLE_MEMO_BYTES, PAYMENT_MEMO_BYTES, memoFromData, memoToTrackingId } from '../../src/domain/memo.js';
+import type { TributaryEvent } from '../../src/events/envelope.js';
+import type { Projection, Trx } from '../runner/projection.js';
+
+interface Memo { memo: Buffer; tracking_id: string; input_mint: string | null }
+
+const CHUNK = 1000;
+
+function base(e: TributaryEvent, kind: string, policy: string) {
+  return {
+    event_id: e.id, kind, policy, gateway: text(e.data, 'gateway'), signature: e.signature, slot: e.slot,
+    event_index: e.index, block_time: e.blockTime, timestamp: big(e.data, 'timestamp').toString(),
+    at: paymentAt(e).toString(), recipient: text(e.data, 'recipient'), record_id: int(e.data, 'record_id'),
+  };
+}
+
+function paymentRow(e: TributaryEvent) {
+  const memo = memoFromData(e.data, PAYMENT_MEMO_BYTES);
+  return {
+    ...base(e, 'PaymentRecord', text(e.data, 'payment_policy')),
+    amount: big(e.data, 'amount').toString(), output_amount: null, gateway_fee: null, protocol_fee: null,
+    payer: text(e.data, 'payer'), token_mint: text(e.data, 'token_mint'), target_program: null,
+    memo, tracking_id: memoToTrackingId(memo),
+  };
+}
+
+function composableRow(e: TributaryEvent, memo: Memo | undefined) {
+  return {
+    ...base(e, 'ComposableExecuted', text(e.data, 'composable_policy')),
+    amount: big(e.data, 'input_amount').toString(), output_amount: big(e.data, 'output_amount').toString(),
+    gateway_fee: big(e.data, 'gateway_fee').toString(), protocol_fee: big(e.data, 'protocol_fee').toString(),
+    payer: null, token_mint: memo?.input_mint ?? null, target_program: text(e.data, 'target_program'),
+    memo: memo?.memo ?? null, tracking_id: memo?.tracking_id ?? null,
+  };
+}
+
+function memoOfCreated(e: TributaryEvent): Memo {
+  const memo = memoFromData(e.data, COMPOSABLE_MEMO_BYTES);
+  const fc = field(e.data, 'forward_config') as { input_mint?: unknown };
+  return { memo, tracking_id: memoToTrackingId(memo), input_mint: typeof fc.input_mint === 'string' ? fc.input_mint : null };
+}
+
+async function loadMemos(trx: Trx, policies: readonly string[]): Promise<Map<string, Memo>> {
+  const out = new Map<string, Memo>();
+  for (let i = 0; i < policies.length; i += CHUNK) {
+    const rows = await trx.selectFrom('payment_composable_memos').selectAll()
+      .where('composable_policy', 'in', policies.slice(i, i + CHUNK)).execute();
+    for (const r of rows) out.set(r.composable_policy, { memo: r.memo, tracking_id: r.tracking_id, input_mint: r.input_mint });
+  }
+  return out;
+}
+
+async function apply(trx: Trx, events: readonly TributaryEvent[]): Promise<void> {
+  const executedPolicies = [...new Set(events.filter((e) => e.name === 'ComposableExecuted').map((e) => text(e.data, 'composable_policy')))];
+  const memos = executedPolicies.length > 0 ? await loadMemos(trx, executedPolicies) : new Map<string, Memo>();
+  const rows: (ReturnType<typeof paymentRow> | ReturnType<typeof composableRow>)[] = [];
+  const created: { composable_policy: string; memo: Buffer; tracking_id: string; input_mint: string | null }[] = [];
+  for (const e of events) {
+    if (e.name === 'PaymentRecord') rows.push(paymentRow(e));
+    else if (e.name === 'ComposableExecuted') rows.push(composableRow(e, memos.get(text(e.data, 'composable_policy'))));
+    else if (e.name === 'ComposablePolicyCreated') {
+      const m = memoOfCreated(e);
+      const policy = text(e.data, 'composable_policy');
+      memos.set(policy, m);
+      created.push({ composable_policy: policy, ...m });
+    }
+  }
+  for (let i = 0; i < rows.length; i += CHUNK) {
+    await trx.insertInto('payments').values(rows.slice(i, i + CHUNK)).onConflict((oc) => oc.column('event_id').doNothing()).execute();
+  }
+  for (const c of created) {
+    await trx.insertInto('payment_composable_memos').values(c)
+      .onConflict((oc) => oc.column('composable_policy').doUpdateSet({ memo: c.memo, tracking_id: c.tracking_id, input_mint: c.input_mint })).execute();
+    // executions indexed before the creation (a stream out of chain order)
+    await trx.updateTable('payments')
+      .set({ memo: c.memo, tracking_id: c.tracking_id, token_mint: sql<string>`coalesce(token_mint, ${c.input_mint})` })
+      .where('policy', '=', c.composable_policy).where('kind', '=', 'ComposableExecuted').where('memo', 'is', null).execute();
+  }
+}
+
+export const paymentsProjection: Projection = {
+  name: 'payments',
+  tables: [
+    { name: 'payment_composable_memos', orderBy: 'composable_policy' },
+    { name: 'payments', orderBy: 'event_id' },
+  ],
+  replayable: true,
+  apply,
+};

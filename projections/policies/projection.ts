@@ -1,0 +1,46 @@
+/**
+ * Payment policies of all five variants: parameters as the chain holds them (evolved by
+ * every PaymentRecord with the program's own schedule rules), status and its history,
+ * totals, last payment, next payment due, memo/trackingId, owner and mint of the user
+ * payment. Each batch: load the touched rows, fold the events (pure), save the changes.
+ * The composable policy model is the same machinery with another spec.
+ */
+import { PROGRAM_ID } from '../../src/idl/index.js';
+import { createPdaDeriver, type PdaDeriver } from '../../src/domain/pda.js';
+import { text } from '../../src/domain/event-data.js';
+import type { Projection } from '../runner/projection.js';
+import { foldPolicies, paymentPolicySpec, policyAddressOf, type PolicyKindSpec } from './fold.js';
+import { loadState, saveState } from './store.js';
+
+export function createPolicyProjection(name: string, spec: PolicyKindSpec, pda: PdaDeriver): Projection {
+  return {
+    name,
+    tables: [
+      { name: spec.tables.owners, orderBy: 'user_payment' },
+      { name: spec.tables.policies, orderBy: 'address' },
+      { name: spec.tables.history, orderBy: 'policy, slot, event_id' },
+    ],
+    replayable: true,
+    async apply(trx, events) {
+      const addresses = new Set<string>();
+      const userPayments = new Set<string>();
+      for (const e of events) {
+        const a = policyAddressOf(spec, pda, e);
+        if (a === undefined) continue;
+        addresses.add(a);
+        if (e.name === spec.events.created) userPayments.add(text(e.data, 'user_payment'));
+      }
+      const hasOwners = events.some((e) => e.name === 'UserPaymentCreated');
+      if (addresses.size === 0 && !hasOwners) return;
+      const state = await loadState(trx, spec, [...addresses], [...userPayments]);
+      const result = foldPolicies(spec, pda, state, events);
+      await saveState(trx, spec, state, result);
+    },
+  };
+}
+
+export function createPaymentPoliciesProjection(pda: PdaDeriver): Projection {
+  return createPolicyProjection('payment-policies', paymentPolicySpec, pda);
+}
+
+export const paymentPoliciesProjection = createPaymentPoliciesProjection(createPdaDeriver(PROGRAM_ID));

@@ -1,0 +1,36 @@
+/**
+ * Payment stats per gateway per UTC day: count and exact volume of PaymentRecord amounts
+ * (numeric, never a double). Addition commutes, so a batch is summed in memory and
+ * written as one upsert per (gateway, day) it touches.
+ */
+import { sql } from 'kysely';
+import { big, epochDay, paymentAt, text } from '../../src/domain/event-data.js';
+import type { Projection } from '../runner/projection.js';
+
+export const statsProjection: Projection = {
+  name: 'payment-stats',
+  tables: [{ name: 'payment_stats_daily', orderBy: 'gateway, day' }],
+  replayable: true,
+  async apply(trx, events) {
+    const sums = new Map<string, { gateway: string; day: string; payments: number; volume: bigint }>();
+    for (const e of events) {
+      if (e.name !== 'PaymentRecord') continue;
+      const gateway = text(e.data, 'gateway');
+      const day = epochDay(paymentAt(e)).toString();
+      const key = `${gateway}|${day}`;
+      const s = sums.get(key) ?? { gateway, day, payments: 0, volume: 0n };
+      s.payments += 1;
+      s.volume += big(e.data, 'amount');
+      sums.set(key, s);
+    }
+    const rows = [...sums.values()].map((s) => ({ gateway: s.gateway, day: s.day, payments: s.payments, volume: s.volume.toString() }));
+    for (let i = 0; i < rows.length; i += 1000) {
+      await trx.insertInto('payment_stats_daily').values(rows.slice(i, i + 1000))
+        .onConflict((oc) => oc.columns(['gateway', 'day']).doUpdateSet({
+          payments: sql`payment_stats_daily.payments + excluded.payments`,
+          volume: sql`payment_stats_daily.volume + excluded.volume`,
+        }))
+        .execute();
+    }
+  },
+};
