@@ -7,11 +7,13 @@ import { Migrator, type Kysely, type Migration, type MigrationResultSet } from '
 import * as m0001 from './0001_spine.js';
 import * as m0100 from './0100_read_models.js';
 import * as m0200 from './0200_signing_keys.js';
+import * as m0300 from './0300_pools.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '0001_spine': m0001,
   '0100_read_models': m0100,
   '0200_signing_keys': m0200,
+  '0300_pools': m0300,
 };
 
 export async function migrateToLatest(db: Kysely<any>): Promise<MigrationResultSet> {

@@ -1,0 +1,18 @@
+/**
+ * The catalog routes' limit: RATE_LIMIT_CATALOG_PER_MINUTE (120) per client IP, counted
+ * in Redis so every node draws on one budget. One budget for the two asset routes and one
+ * for pool search (SPEC's Limits table lists them as two rows). The client IP is express's
+ * req.ip, which honours X-Forwarded-For only as far as TRUST_PROXY trusts the proxies.
+ */
+import type { RequestHandler } from 'express';
+import type { AppContext } from '../../src/app/context.js';
+import { createRateLimit } from '../../infra/redis/rate-limit.js';
+
+export function catalogRateLimit(ctx: AppContext, bucket: 'assets' | 'pools'): RequestHandler {
+  return createRateLimit(ctx.redis, {
+    keyPrefix: `${ctx.config.redis.prefix}rl:catalog:${bucket}`,
+    points: ctx.config.rateLimit.catalogPerMinute,
+    durationSeconds: 60,
+    logger: ctx.logger,
+  }).middleware((req) => req.ip ?? req.socket.remoteAddress ?? 'unknown');
+}

@@ -1,0 +1,104 @@
+/**
+ * GET /v1/skill/{encoded}: the checkout session → the mint's decimals from the chain →
+ * the exact integer amount → a markdown skill document.
+ */
+import type { Request } from 'express';
+import type { AppContext } from '../../src/app/context.js';
+import { invalid, notFound, upstreamUnavailable } from '../../src/http/errors.js';
+import type { Api } from '../../src/http/routes.js';
+import { createRpcClient, type RpcClient } from '../../infra/solana/rpc-client.js';
+import { MintNotFoundError, readMintDecimals } from '../../infra/solana/mint.js';
+import { createSharedCache, type SharedCache } from '../../infra/upstream/shared-cache.js';
+import { WELL_KNOWN } from '../assets/overrides.js';
+import type { AssetResolveData } from '../assets/model.js';
+import { mintKey } from '../assets/lookup.js';
+import { AmountError, toBaseUnits, U64_MAX } from './amount.js';
+import { parseSession, SessionError } from './session.js';
+import { renderSkill } from './document.js';
+
+/** decimals never change once a mint exists; an hour keeps the chain out of repeat views */
+const DECIMALS_TTL_SECONDS = 3600;
+
+async function mintDecimals(rpc: RpcClient, cache: SharedCache, mint: string, commitment: string): Promise<number> {
+  const key = `mint:decimals:${mint}`;
+  const hit = await cache.get<number>(key);
+  if (typeof hit === 'number') return hit;
+  try {
+    const decimals = await readMintDecimals(rpc, mint, commitment);
+    await cache.set(key, decimals, DECIMALS_TTL_SECONDS);
+    return decimals;
+  } catch (err) {
+    if (err instanceof MintNotFoundError) throw notFound(`unknown mint ${mint}: not a token mint on this chain`);
+    throw upstreamUnavailable('the chain did not answer; retry later');
+  }
+}
+
+/** PUBLIC_BASE_URL, else the request's own origin when its Host is a plain host[:port]. */
+function baseUrlOf(ctx: AppContext, req: Request): string {
+  if (ctx.config.http.publicUrl) return ctx.config.http.publicUrl.replace(/\/+$/, '');
+  const host = req.get('host') ?? '';
+  return /^[A-Za-z0-9.-]+(:\d{1,5})?$/.test(host) || /^\[[0-9a-fA-F:.]+\](:\d{1,5})?$/.test(host)
+    ? `${req.protocol}://${host}`
+    : `http://localhost:${ctx.config.http.port}`;
+}
+
+export function registerSkillRoutes(api: Api, ctx: AppContext): void {
+  const rpc = createRpcClient({ url: ctx.config.solana.rpcUrl, timeoutMs: ctx.config.solana.rpcTimeoutMs });
+  const cache = createSharedCache(ctx.redis, ctx.config.redis.prefix);
+
+  api.route<Record<string, never>, { encoded: string }>({
+    method: 'get',
+    path: '/v1/skill/:encoded',
+    summary: 'Agent skill document for a checkout session',
+    description: 'encoded: the checkout session as base64 or base64url JSON, with the compact keys of the checkout links '
+      + '(tm token mint, r recipient, g gateway, a amount, pf payment frequency, ar auto renew, mr max renewals, tid tracking id, '
+      + 'memo, su success URL, cu cancel URL) or the same names spelled out (tokenMint, recipient, ...). tm, r, g and a are required; '
+      + 'pf defaults to Monthly, ar to true, mr to unlimited. The mint\'s decimals are read from the chain and the amount converted '
+      + 'exactly ("1.5" with 6 decimals = 1500000). 400: bad encoding, missing or invalid field, more decimal places than the mint has; '
+      + '404: the mint does not exist on the chain; 503: the chain is unreachable.',
+    tags: ['skill'],
+    params: {
+      type: 'object',
+      required: ['encoded'],
+      properties: { encoded: { type: 'string', minLength: 1, maxLength: 4096, description: 'base64 or base64url JSON checkout session' } },
+    },
+    query: { type: 'object', additionalProperties: false, properties: {} },
+    responses: {
+      200: { description: 'the skill document', contentType: 'text/markdown; charset=utf-8', schema: { type: 'string' } },
+      400: { description: 'bad session' },
+      404: { description: 'unknown mint' },
+      503: { description: 'chain unreachable' },
+    },
+    async handler({ params, req }) {
+      let session;
+      try {
+        session = parseSession(params.encoded);
+      } catch (err) {
+        if (err instanceof SessionError) throw invalid(`invalid checkout session: ${err.message}`);
+        throw err;
+      }
+      const decimals = await mintDecimals(rpc, cache, session.tokenMint, ctx.config.solana.commitment);
+      let units: bigint;
+      try {
+        units = toBaseUnits(session.amount, decimals);
+      } catch (err) {
+        if (err instanceof AmountError) throw invalid(err.message);
+        throw err;
+      }
+      if (units > U64_MAX) throw invalid(`amount ${session.amount} exceeds the largest u64 amount for ${decimals} decimals`);
+      // The symbol is cosmetic: the well-known map or a catalog answer already cached, never a new upstream call.
+      const symbol = WELL_KNOWN[session.tokenMint]?.symbol ?? (await cache.get<AssetResolveData>(mintKey(session.tokenMint)))?.symbol;
+      const baseUrl = baseUrlOf(ctx, req);
+      const body = renderSkill({
+        session,
+        decimals,
+        baseUnits: units.toString(),
+        symbol: symbol && /^[\w.$+-]{1,16}$/.test(symbol) ? symbol : null,
+        network: ctx.config.solana.network,
+        baseUrl,
+        skillUrl: `${baseUrl}/v1/skill/${encodeURIComponent(params.encoded)}`,
+      });
+      return { body, contentType: 'text/markdown; charset=utf-8' };
+    },
+  });
+}
