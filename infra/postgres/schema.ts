@@ -11,6 +11,7 @@ import type { PolicyTables } from '../../projections/policies/tables.js';
 import type { ComposableTables } from '../../projections/composable/tables.js';
 import type { PaymentsTables } from '../../projections/payments/tables.js';
 import type { StatsTables } from '../../projections/stats/tables.js';
+import type { PoolTables } from '../../queries/pools/tables.js';
 
 export interface Database extends RunnerTables, ArchiveTables, KeysTables,
-  GatewaysTables, UserPaymentsTables, PolicyTables, ComposableTables, PaymentsTables, StatsTables {}
+  GatewaysTables, UserPaymentsTables, PolicyTables, ComposableTables, PaymentsTables, StatsTables, PoolTables {}
