@@ -8,7 +8,7 @@
 import { sql } from 'kysely';
 import { PROGRAM_ID } from '../../src/idl/index.js';
 import { createPdaDeriver, type PdaDeriver } from '../../src/domain/pda.js';
-import { int, text } from '../../src/domain/event-data.js';
+import { int, pgText, text } from '../../src/domain/event-data.js';
 import type { EventName } from '../../src/events/catalog.js';
 import type { TributaryEvent } from '../../src/events/envelope.js';
 import type { Projection, Trx } from '../runner/projection.js';
@@ -25,7 +25,7 @@ const HANDLERS: Partial<Record<EventName, Handler>> = {
     const at = e.blockTime;
     const row = {
       address: pda.gateway(authority), authority, fee_recipient: text(d, 'fee_recipient'), signer: authority,
-      fee_bps: int(d, 'gateway_fee_bps'), name: text(d, 'name'), url: text(d, 'url'), active: true, deleted: false,
+      fee_bps: int(d, 'gateway_fee_bps'), name: pgText(text(d, 'name')), url: pgText(text(d, 'url')), active: true, deleted: false,
       created_at: at, updated_at: at, deleted_at: null, created_slot: e.slot, created_signature: e.signature,
     };
     const { address: _a, ...rest } = row;

@@ -5,7 +5,7 @@
  * a table of its own, never another model's) and fills executions seen before it.
  */
 import { sql } from 'kysely';
-import { big, field, int, paymentAt, text } from '../../src/domain/event-data.js';
+import { big, field, int, paymentAt, pgText, text } from '../../src/domain/event-data.js';
 import { COMPOSABLE_MEMO_BYTES, PAYMENT_MEMO_BYTES, memoFromData, memoToTrackingId } from '../../src/domain/memo.js';
 import type { TributaryEvent } from '../../src/events/envelope.js';
 import type { Projection, Trx } from '../runner/projection.js';
@@ -28,7 +28,7 @@ function paymentRow(e: TributaryEvent) {
     ...base(e, 'PaymentRecord', text(e.data, 'payment_policy')),
     amount: big(e.data, 'amount').toString(), output_amount: null, gateway_fee: null, protocol_fee: null,
     payer: text(e.data, 'payer'), token_mint: text(e.data, 'token_mint'), target_program: null,
-    memo, tracking_id: memoToTrackingId(memo),
+    memo, tracking_id: pgText(memoToTrackingId(memo)),
   };
 }
 
@@ -45,7 +45,7 @@ function composableRow(e: TributaryEvent, memo: Memo | undefined) {
 function memoOfCreated(e: TributaryEvent): Memo {
   const memo = memoFromData(e.data, COMPOSABLE_MEMO_BYTES);
   const fc = field(e.data, 'forward_config') as { input_mint?: unknown };
-  return { memo, tracking_id: memoToTrackingId(memo), input_mint: typeof fc.input_mint === 'string' ? fc.input_mint : null };
+  return { memo, tracking_id: pgText(memoToTrackingId(memo)), input_mint: typeof fc.input_mint === 'string' ? fc.input_mint : null };
 }
 
 async function loadMemos(trx: Trx, policies: readonly string[]): Promise<Map<string, Memo>> {

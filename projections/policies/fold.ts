@@ -8,7 +8,7 @@
 import type { EventName } from '../../src/events/catalog.js';
 import type { EventData, Json } from '../../src/events/codec.js';
 import type { TributaryEvent } from '../../src/events/envelope.js';
-import { big, field, int, text } from '../../src/domain/event-data.js';
+import { big, field, int, pgText, text } from '../../src/domain/event-data.js';
 import { memoFromData, memoToTrackingId } from '../../src/domain/memo.js';
 import type { PdaDeriver } from '../../src/domain/pda.js';
 import { asPolicyType, asStatus, type PolicyStatus, type PolicyType } from '../../src/domain/policy-type.js';
@@ -102,7 +102,7 @@ function created(spec: PolicyKindSpec, address: string, e: TributaryEvent, owner
     address, policy_id: String(spec.policyIdOfCreated(d)), user_payment: text(d, 'user_payment'),
     owner: owner?.owner ?? null, token_mint: owner?.token_mint ?? null,
     gateway: text(d, 'gateway'), recipient: text(d, 'recipient'), variant: policyType.kind, policy_type: policyType,
-    memo, tracking_id: memoToTrackingId(memo), status: 'Active', total_paid: '0',
+    memo, tracking_id: pgText(memoToTrackingId(memo)), status: 'Active', total_paid: '0',
     total_output: spec.kind === 'composable' ? '0' : null, extra: spec.extraOfCreated(d), payment_count: 0,
     last_payment_at: null, last_payment_signature: null, next_payment_due: nextPaymentDue(policyType, 'Active'),
     created_at: at, updated_at: at, created_slot: String(e.slot), created_signature: e.signature, deleted: false, deleted_at: null,

@@ -43,3 +43,8 @@ export function epochDay(seconds: bigint): bigint {
   const q = seconds / 86_400n;
   return seconds < 0n && q * 86_400n !== seconds ? q - 1n : q;
 }
+
+/** Text for a Postgres text column, which cannot hold NUL: a memo or name with inner NULs keeps the rest. */
+export function pgText(s: string): string {
+  return s.includes('\u0000') ? s.replace(/\u0000/g, '') : s;
+}
