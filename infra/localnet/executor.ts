@@ -42,20 +42,25 @@ export interface ExecResult {
   overlay: Overlay;
 }
 
+const SELF = PROGRAM_ID.toBase58();
+const EVENT_AUTHORITY = pdas.eventAuthority().toBase58();
+const NOISE = OTHER_PROGRAM_ID.toBase58();
+
 interface Pending { name: string; payload: Buffer; outer: number; inner?: number }
 
 export function executeMessage(base: AccountView, message: VersionedMessage, opts: ExecOptions): ExecResult {
   const overlay = createOverlay(base);
   const keys = message.staticAccountKeys;
-  const keyIndex = (k: string): number => keys.findIndex((p) => p.toBase58() === k);
+  const keyStrings = keys.map((k) => k.toBase58());
+  const keyIndex = (k: string): number => keyStrings.indexOf(k);
   const logs: string[] = [];
   const inner: InnerInstructions[] = [];
   const pending: Pending[] = [];
   let units = 0;
   let emitted = 0;
-  const id = (i: number): string => keys[i]?.toBase58() ?? '';
-  const eventAuthorityIdx = keyIndex(pdas.eventAuthority().toBase58());
-  const selfIdx = keyIndex(PROGRAM_ID.toBase58());
+  const id = (i: number): string => keyStrings[i] ?? '';
+  const eventAuthorityIdx = keyIndex(EVENT_AUTHORITY);
+  const selfIdx = keyIndex(SELF);
 
   for (const [outer, ix] of message.compiledInstructions.entries()) {
     const program = id(ix.programIdIndex);
@@ -64,7 +69,7 @@ export function executeMessage(base: AccountView, message: VersionedMessage, opt
     }));
     const data = Buffer.from(ix.data);
     logs.push(`Program ${program} invoke [1]`);
-    if (program === PROGRAM_ID.toBase58()) {
+    if (program === SELF) {
       const outcome = invokeTributary(overlay, opts.clock, metas, data);
       logs.push(...outcome.logs);
       const cost = 4_000 + 1_500 * outcome.events.length + data.length * 10;
@@ -90,11 +95,11 @@ export function executeMessage(base: AccountView, message: VersionedMessage, opt
         });
         logs.push(`Program ${program} invoke [2]`, `Program ${program} consumed 1200 of ${COMPUTE_UNIT_LIMIT - units - 1200} compute units`, `Program ${program} success`);
       }
-      const noiseIdx = keyIndex(OTHER_PROGRAM_ID.toBase58());
+      const noiseIdx = keyIndex(NOISE);
       if (noiseIdx >= 0 && outcome.events[0]) {
         // a program we CPI into logging data of its own; only Tributary's frames are events
         innerList.push({ programIdIndex: noiseIdx, accounts: [], data: bs58.encode(outcome.events[0].payload), stackHeight: 2 });
-        logs.push(`Program ${OTHER_PROGRAM_ID.toBase58()} invoke [2]`, 'Program log: noise', `Program data: ${outcome.events[0].payload.toString('base64')}`, `Program ${OTHER_PROGRAM_ID.toBase58()} success`);
+        logs.push(`Program ${NOISE} invoke [2]`, 'Program log: noise', `Program data: ${outcome.events[0].payload.toString('base64')}`, `Program ${NOISE} success`);
       }
       if (innerList.length > 0) inner.push({ index: outer, instructions: innerList });
       logs.push(`Program ${program} consumed ${cost} of ${COMPUTE_UNIT_LIMIT - units + cost} compute units`, `Program ${program} success`);

@@ -1,16 +1,44 @@
 /**
- * ed25519 signature checks for transactions sent to the localnet. @noble/ed25519 needs a
- * synchronous SHA-512 for its sync API; Node's own is the obvious one to give it.
+ * ed25519 for transactions: Node's native implementation (OpenSSL) through KeyObjects
+ * built from raw keys, an order of magnitude faster than pure-JS signing, which matters
+ * when the workload signs hundreds of transactions a second.
  */
-import { createHash } from 'node:crypto';
-import * as ed from '@noble/ed25519';
+import { createPrivateKey, createPublicKey, sign, verify, type KeyObject } from 'node:crypto';
 import type { VersionedTransaction } from '@solana/web3.js';
 
-ed.hashes.sha512 = (msg: Uint8Array): Uint8Array<ArrayBuffer> => {
-  const out = new Uint8Array(64);
-  out.set(createHash('sha512').update(msg).digest());
-  return out;
-};
+// DER prefixes of PKCS#8 (private) and SPKI (public) wrappers for a raw Ed25519 key
+const PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
+const SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
+
+const privateKeys = new Map<string, KeyObject>();
+const publicKeys = new Map<string, KeyObject>();
+
+function privateKeyOf(secretKey: Uint8Array): KeyObject {
+  const seed = Buffer.from(secretKey.subarray(0, 32));
+  const id = seed.toString('hex');
+  let key = privateKeys.get(id);
+  if (!key) {
+    key = createPrivateKey({ key: Buffer.concat([PKCS8_PREFIX, seed]), format: 'der', type: 'pkcs8' });
+    privateKeys.set(id, key);
+  }
+  return key;
+}
+
+function publicKeyOf(raw: Uint8Array): KeyObject {
+  const id = Buffer.from(raw).toString('hex');
+  let key = publicKeys.get(id);
+  if (!key) {
+    key = createPublicKey({ key: Buffer.concat([SPKI_PREFIX, raw]), format: 'der', type: 'spki' });
+    if (publicKeys.size > 100_000) publicKeys.clear();
+    publicKeys.set(id, key);
+  }
+  return key;
+}
+
+/** Signs as a Solana wallet does: ed25519 over the serialized message. */
+export function signMessage(message: Uint8Array, secretKey: Uint8Array): Uint8Array {
+  return new Uint8Array(sign(null, message, privateKeyOf(secretKey)));
+}
 
 /** Every required signer signed the serialized message. */
 export function verifyTransaction(tx: VersionedTransaction): boolean {
@@ -22,15 +50,10 @@ export function verifyTransaction(tx: VersionedTransaction): boolean {
     const key = tx.message.staticAccountKeys[i];
     if (!sig || !key) return false;
     try {
-      if (!ed.verify(sig, message, key.toBytes())) return false;
+      if (!verify(null, message, publicKeyOf(key.toBytes()), sig)) return false;
     } catch {
       return false;
     }
   }
   return true;
-}
-
-/** Signs a message as web3.js would, but with the sync noble implementation (the workload signs many). */
-export function signMessage(message: Uint8Array, secretKey: Uint8Array): Uint8Array {
-  return ed.sign(message, secretKey.subarray(0, 32));
 }

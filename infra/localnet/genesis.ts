@@ -1,0 +1,110 @@
+/**
+ * The cluster's starting state, the same for a seed: funded wallets with token accounts
+ * of every well-known mint, the mints themselves, the program account, and then, as
+ * real transactions with their events, the program's initialization and the fixture
+ * gateways (so that clients can create policies even with the workload off).
+ */
+import { Keypair, PublicKey } from '@solana/web3.js';
+import type { Chain } from './chain.js';
+import {
+  BPF_UPGRADEABLE_LOADER_ID, PROGRAM_ID, SYSTEM_PROGRAM_ID, TOKEN_PROGRAM_ID, WELL_KNOWN_MINTS,
+} from './constants.js';
+import { tributaryIx } from './instructions.js';
+import { deriveKeypair, pdas } from './keys.js';
+import { fixedText } from './program/model.js';
+import { encodeMint, encodeTokenAccount, MINT_SIZE, TOKEN_ACCOUNT_SIZE } from './spl.js';
+import { rentExempt } from './program/encoding.js';
+import { submitTransaction } from './submit.js';
+import { signedTransaction } from './transactions.js';
+
+export interface GatewayActor { authority: Keypair; feeRecipient: Keypair; address: PublicKey; name: string; feeBps: number }
+
+export interface Actors {
+  admin: Keypair;
+  gateways: GatewayActor[];
+  /** the workload's policy owners */
+  users: Keypair[];
+  /** funded wallets that own nothing, for tests and users to act as */
+  spare: Keypair[];
+  referrers: Keypair[];
+}
+
+const GATEWAYS = [
+  { name: 'Acme Streaming', feeBps: 100 },
+  { name: 'Borealis Data', feeBps: 200 },
+  { name: 'Cobalt API', feeBps: 250 },
+];
+export const USER_COUNT = 6;
+const SOL = 1_000_000_000;
+
+export function deriveActors(seed: string): Actors {
+  return {
+    admin: deriveKeypair(seed, 'admin'),
+    gateways: GATEWAYS.map((g, i) => {
+      const authority = deriveKeypair(seed, `gateway-authority-${i}`);
+      return { ...g, authority, feeRecipient: deriveKeypair(seed, `gateway-fee-${i}`), address: pdas.gateway(authority.publicKey) };
+    }),
+    users: Array.from({ length: USER_COUNT }, (_, i) => deriveKeypair(seed, `user-${i}`)),
+    spare: [0, 1].map((i) => deriveKeypair(seed, `wallet-spare-${i}`)),
+    referrers: [0, 1, 2].map((i) => deriveKeypair(seed, `referrer-${i}`)),
+  };
+}
+
+/** SOL and 1,000,000 whole tokens of every well-known mint, in associated token accounts. */
+export function fundWallet(chain: Chain, owner: PublicKey): void {
+  chain.store.set(owner.toBase58(), { lamports: 1_000 * SOL, owner: SYSTEM_PROGRAM_ID.toBase58(), executable: false, data: Buffer.alloc(0) });
+  for (const m of WELL_KNOWN_MINTS) {
+    const mint = new PublicKey(m.address);
+    chain.store.set(pdas.associatedToken(owner, mint).toBase58(), {
+      lamports: rentExempt(TOKEN_ACCOUNT_SIZE), owner: TOKEN_PROGRAM_ID.toBase58(), executable: false,
+      data: encodeTokenAccount({ mint, owner, amount: 1_000_000n * 10n ** BigInt(m.decimals) }),
+    });
+  }
+}
+
+export function createGenesisAccounts(chain: Chain, actors: Actors): void {
+  const mintAuthority = deriveKeypair(chain.seed, 'mint-authority').publicKey;
+  for (const m of WELL_KNOWN_MINTS) {
+    chain.store.set(m.address, {
+      lamports: rentExempt(MINT_SIZE), owner: TOKEN_PROGRAM_ID.toBase58(), executable: false,
+      data: encodeMint({ authority: mintAuthority, supply: 10n ** 15n, decimals: m.decimals }),
+    });
+  }
+  chain.store.set(PROGRAM_ID.toBase58(), { lamports: 1_141_440, owner: BPF_UPGRADEABLE_LOADER_ID.toBase58(), executable: true, data: Buffer.alloc(36) });
+  const wallets = [
+    actors.admin, ...actors.users, ...actors.spare, ...actors.referrers,
+    ...actors.gateways.flatMap((g) => [g.authority, g.feeRecipient]),
+  ];
+  for (const w of wallets) fundWallet(chain, w.publicKey);
+}
+
+/** initialize + the fixture gateways, the first referral-enabled; throws if any fails (a bug). */
+export function runGenesisTransactions(chain: Chain, actors: Actors): void {
+  const admin = actors.admin;
+  const land = (signers: Keypair[], ixs: ReturnType<typeof tributaryIx>[]): void => {
+    const tx = signedTransaction(admin, signers, ixs, chain.latestBlockhash().blockhash);
+    const out = submitTransaction(chain, tx, { verifySignatures: false, commit: true });
+    if (out.kind !== 'executed' || out.result.err !== null) {
+      throw new Error(`genesis transaction failed: ${JSON.stringify(out.kind === 'executed' ? out.result.logs : out.reason)}`);
+    }
+  };
+  land([], [tributaryIx('initialize', {
+    authority: admin.publicKey, admin: admin.publicKey, config: pdas.config(),
+    program_data: deriveKeypair(chain.seed, 'program-data').publicKey,
+  })]);
+  for (const g of actors.gateways) {
+    land([], [tributaryIx('create_payment_gateway', {
+      admin: admin.publicKey, authority: g.authority.publicKey, gateway: g.address, config: pdas.config(),
+      fee_recipient: g.feeRecipient.publicKey,
+    }, {
+      gateway_fee_bps: g.feeBps, scheduler_share_bps: 0, name: fixedText(g.name, 32),
+      url: fixedText(`https://${g.name.toLowerCase().replace(/ /g, '-')}.localnet.test`, 64), initial_feature_flags: 0,
+    })]);
+  }
+  const first = actors.gateways[0];
+  if (first) {
+    land([first.authority], [tributaryIx('update_gateway_referral_settings', {
+      gateway: first.address, authority: first.authority.publicKey, config: pdas.config(),
+    }, { args: { feature_flags: null, referral_allocation_bps: 1_000, referral_tiers_bps: [6_000, 3_000, 1_000] } })]);
+  }
+}

@@ -1,0 +1,136 @@
+/**
+ * `tributary localnet`: a Solana cluster of one program, for machines that reach no real
+ * cluster. JSON-RPC on `port`, WebSocket pubsub on `port + 1`, an emulation of the
+ * Tributary program, and a seeded workload of `rate` events per second.
+ *
+ * Port 0 picks a free pair of consecutive ports (tests run many localnets side by side).
+ */
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
+import type { TributaryEvent } from '../../src/events/envelope.js';
+import { createChain, type Chain } from './chain.js';
+import { SLOT_MS } from './constants.js';
+import { buildFixtures, writeFixtures, type LocalnetFixtures } from './fixtures.js';
+import { createGenesisAccounts, deriveActors, runGenesisTransactions } from './genesis.js';
+import { createRpcHttpServer } from './http-server.js';
+import { createRpcMethods, stateSummary } from './rpc-methods.js';
+import { createWorkload, type Workload } from './workload.js';
+import { createPubsubServer, type PubsubServer } from './ws-server.js';
+
+export type { LocalnetFixtures } from './fixtures.js';
+export type LedgerEvent = TributaryEvent;
+
+export interface LocalnetOptions {
+  port: number;
+  seed: string;
+  /** workload events per second, 0 = none */
+  rate: number;
+  fixturesPath?: string;
+  host?: string;
+  logger?: Logger;
+  /** share of events emitted through a self-CPI (emit_cpi!) instead of a log line; default 0.1 */
+  cpiEventShare?: number;
+}
+
+export interface Localnet {
+  rpcUrl: string;
+  wsUrl: string;
+  fixtures: LocalnetFixtures;
+  close(): Promise<void>;
+  ledger(): LedgerEvent[];
+  /** closes every websocket client server-side; returns how many */
+  dropWebsockets(): number;
+  state(): Record<string, unknown>;
+  /** the emulated chain itself, for tests that need to look inside */
+  chain: Chain;
+  workload: Workload;
+}
+
+function listen(server: Server, port: number, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve((server.address() as AddressInfo).port);
+    });
+  });
+}
+
+const closeServer = (server: Server): Promise<void> => new Promise((resolve) => {
+  server.closeAllConnections();
+  server.close(() => resolve());
+});
+
+async function bindPair(
+  http: Server, chain: Chain, opts: { port: number; host: string; logger?: Logger },
+): Promise<{ port: number; pubsub: PubsubServer }> {
+  for (let attempt = 0; ; attempt += 1) {
+    const port = await listen(http, opts.port, opts.host);
+    const pubsub = createPubsubServer(chain, port + 1, opts.host, opts.logger);
+    try {
+      await pubsub.ready;
+      return { port, pubsub };
+    } catch (err) {
+      await pubsub.close().catch(() => undefined);
+      if (opts.port !== 0 || attempt >= 20) {
+        await closeServer(http);
+        throw err;
+      }
+      await closeServer(http);
+    }
+  }
+}
+
+export async function startLocalnet(opts: LocalnetOptions): Promise<Localnet> {
+  const host = opts.host ?? '127.0.0.1';
+  const chain = createChain(opts.seed);
+  const actors = deriveActors(opts.seed);
+  createGenesisAccounts(chain, actors);
+  runGenesisTransactions(chain, actors);
+  const workload = createWorkload(chain, actors, {
+    rate: opts.rate, cpiEventShare: opts.cpiEventShare ?? 0.1, ...(opts.logger ? { logger: opts.logger } : {}),
+  });
+
+  const ref: { pubsub?: PubsubServer } = {};
+  const methods = createRpcMethods(chain, {
+    // NON-STANDARD, for fault-injection tests: drop every websocket client
+    tributary_dropWebsockets: () => ref.pubsub?.dropConnections() ?? 0,
+  });
+  const http = createRpcHttpServer(methods, opts.logger);
+  const bound = await bindPair(http, chain, { port: opts.port, host, ...(opts.logger ? { logger: opts.logger } : {}) });
+  ref.pubsub = bound.pubsub;
+  const rpcUrl = `http://${host}:${bound.port}`;
+  const wsUrl = `ws://${host}:${bound.port + 1}`;
+  const fixtures = buildFixtures(actors, rpcUrl, wsUrl);
+  if (opts.fixturesPath) await writeFixtures(opts.fixturesPath, fixtures);
+
+  let last = Date.now();
+  const timer = setInterval(() => {
+    const now = Date.now();
+    chain.advanceSlot();
+    try {
+      workload.tick(now - last);
+    } catch (err) {
+      opts.logger?.error({ err }, 'localnet workload step failed');
+    }
+    last = now;
+  }, SLOT_MS);
+  opts.logger?.info({ rpcUrl, wsUrl, seed: opts.seed, rate: opts.rate }, 'localnet listening');
+
+  return {
+    rpcUrl,
+    wsUrl,
+    fixtures,
+    chain,
+    workload,
+    ledger: () => [...chain.ledger()],
+    dropWebsockets: () => bound.pubsub.dropConnections(),
+    state: () => stateSummary(chain),
+    close: async () => {
+      clearInterval(timer);
+      await bound.pubsub.close();
+      await closeServer(http);
+    },
+  };
+}

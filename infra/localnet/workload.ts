@@ -1,0 +1,119 @@
+/**
+ * The workload generator: on every slot it spends a budget of `rate` events per second
+ * on actions drawn from a seeded PRNG (so a seed replays the same story), preferring
+ * policies that are due on the accelerated schedule clock. Each landed event moves that
+ * clock on by SCHEDULE_STEP seconds: a month of renewals plays out in a few thousand
+ * events, while block times stay real.
+ */
+import type { Logger } from 'pino';
+import type { Chain } from './chain.js';
+import type { Actors } from './genesis.js';
+import { deriveKeypair } from './keys.js';
+import { createPrng } from './prng.js';
+import { submitTransaction } from './submit.js';
+import { signedTransaction } from './transactions.js';
+import * as admin from './workload-admin-actions.js';
+import { duePolicies, type WorkloadModel } from './workload-model.js';
+import type { Action, Plan, WorkloadEnv } from './workload-plan.js';
+import * as policy from './workload-policy-actions.js';
+
+export const SCHEDULE_STEP = 1_800;
+
+export interface WorkloadOptions { rate: number; cpiEventShare: number; logger?: Logger }
+
+export interface Workload {
+  /** spend the budget accrued over `elapsedMs` */
+  tick(elapsedMs: number): void;
+  stats(): { transactions: number; failed: number; events: number };
+}
+
+type Weight = number | ((m: WorkloadModel) => number);
+const composables = (m: WorkloadModel): number => [...m.policies.values()].filter((p) => p.kind === 'composable').length;
+const hasUsers = (m: WorkloadModel): boolean => m.userPayments.size > 0;
+
+const TABLE: readonly [Weight, Action][] = [
+  [(m) => (m.userPayments.size < 12 ? 4 : 0.2), policy.createUserPayment],
+  [(m) => (!hasUsers(m) ? 0 : m.policies.size < 200 ? 6 : 0.5), policy.createPaymentPolicy],
+  [(m) => (!hasUsers(m) ? 0 : composables(m) < 40 ? 1.2 : 0.1), policy.createComposablePolicy],
+  [2, policy.pausePolicy],
+  [2.5, policy.resumePolicy],
+  [(m) => (m.policies.size > 150 ? 4 : 0.8), policy.deletePolicy],
+  [0.3, policy.deleteUserPayment],
+  [0.4, admin.changeFeeBps],
+  [0.25, admin.changeFeeRecipient],
+  [0.25, admin.changeSigner],
+  [0.1, admin.createExtraGateway],
+  [0.06, admin.deleteExtraGateway],
+  [0.03, admin.setEmergencyPause(true)],
+  [0.02, admin.changeProgramAuthority],
+  [0.3, admin.failingTransaction],
+  [0.25, admin.noiseTransaction],
+];
+
+export function createWorkload(chain: Chain, actors: Actors, opts: WorkloadOptions): Workload {
+  const prng = createPrng(`workload:${chain.seed}`);
+  const model: WorkloadModel = {
+    admin: actors.admin,
+    gateways: actors.gateways.map((g, i) => ({
+      address: g.address, authority: g.authority, signer: g.authority, feeRecipient: g.feeRecipient.publicKey, fixture: true, referral: i === 0,
+    })),
+    userPayments: new Map(),
+    policies: new Map(),
+    scheduleNow: chain.blockTime(),
+    counter: 0,
+    programPaused: false,
+  };
+  const env: WorkloadEnv = {
+    chain, model, prng, actors, merchants: [0, 1, 2, 3].map((i) => deriveKeypair(chain.seed, `merchant-${i}`)),
+  };
+  const stats = { transactions: 0, failed: 0, events: 0 };
+  let budget = 0;
+
+  const choose = (): Plan | undefined => {
+    if (model.programPaused) return admin.setEmergencyPause(false)(env);
+    const due = duePolicies(model);
+    if (due.length > 0 && prng.chance(0.55)) {
+      const plan = policy.executeDue(env, prng.pick(due));
+      if (plan) return plan;
+    }
+    for (let attempt = 0; attempt < 6; attempt += 1) {
+      const weights = TABLE.map(([w]) => (typeof w === 'number' ? w : w(model)));
+      let r = prng.next() * weights.reduce((a, b) => a + b, 0);
+      const idx = weights.findIndex((w) => (r -= w) < 0);
+      const plan = TABLE[idx === -1 ? 0 : idx]?.[1](env);
+      if (plan) return plan;
+    }
+    return undefined;
+  };
+
+  const step = (): number => {
+    const plan = choose();
+    if (!plan) return 1;
+    const tx = signedTransaction(plan.payer, plan.signers, plan.ixs, chain.latestBlockhash().blockhash);
+    const out = submitTransaction(chain, tx, {
+      verifySignatures: false,
+      commit: true,
+      exec: { clock: { now: chain.blockTime(), scheduleNow: model.scheduleNow }, viaCpi: () => prng.chance(opts.cpiEventShare) },
+    });
+    if (out.kind !== 'executed' || !out.record) return 1;
+    stats.transactions += 1;
+    if (out.result.err === null) plan.after?.();
+    else stats.failed += 1;
+    const events = out.record.events.length;
+    stats.events += events;
+    model.scheduleNow += SCHEDULE_STEP * Math.max(1, events);
+    if (out.result.err !== null && !plan.label.startsWith('failed')) {
+      opts.logger?.debug({ label: plan.label, err: out.result.err, logs: out.result.logs }, 'workload transaction failed');
+    }
+    return Math.max(1, events);
+  };
+
+  return {
+    tick: (elapsedMs) => {
+      if (opts.rate <= 0) return;
+      budget = Math.min(budget + (opts.rate * elapsedMs) / 1000, opts.rate * 2 + 5);
+      for (let guard = 0; budget >= 1 && guard < 100_000; guard += 1) budget -= step();
+    },
+    stats: () => ({ ...stats }),
+  };
+}
