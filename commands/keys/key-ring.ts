@@ -148,9 +148,14 @@ export function createKeyRing(ctx: RingCtx): KeyRing {
       return { keys: keys.filter((k) => live(k, now)).map((k) => ({ ...k.publicJwk })) };
     },
     async rotate() {
-      const out = await rotateKeys(ctx);
-      invalidate();
-      return out;
+      try {
+        return await rotateKeys(ctx);
+      } catch (err) {
+        ctx.logger.error({ err }, 'key rotation failed');
+        throw upstreamUnavailable('key store unavailable: rotation not done');
+      } finally {
+        invalidate();
+      }
     },
     async warmUp() {
       const { kid, created } = await ensureActiveKey(ctx.db, { nowMs: clock.now(), encryptionKey: config.keys.encryptionKey });

@@ -29,12 +29,15 @@ function toStored(r: { kid: string; public_jwk: Record<string, unknown>; private
   return { kid: r.kid, publicJwk: r.public_jwk as unknown as PublicJwk, sealedPrivate: r.private_jwk, createdAt: r.created_at, retiresAt: r.retires_at };
 }
 
-/** The active key and every key still in its grace period at `nowMs`, newest first. */
+/** The active key and every key still in its grace period at `nowMs`, active first. */
 export async function loadPublishedKeys(db: Db, nowMs: number): Promise<StoredKey[]> {
   const rows = await db
     .selectFrom('signing_keys')
     .select(['kid', 'public_jwk', 'private_jwk', 'created_at', 'retires_at'])
     .where((eb) => eb.or([eb('retires_at', 'is', null), eb('retires_at', '>', new Date(nowMs))]))
+    // the active key first, then the most recently retired (times can tie under a test clock)
+    .orderBy(sql`retires_at IS NULL`, 'desc')
+    .orderBy('retires_at', 'desc')
     .orderBy('created_at', 'desc')
     .execute();
   return rows.map(toStored);

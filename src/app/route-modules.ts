@@ -4,8 +4,10 @@
 import type { RouteModule } from '../http/app.js';
 import { registerHealthRoutes } from '../../queries/health/routes.js';
 import { registerEventRoutes } from '../../queries/events/routes.js';
+import { registerSigningRoutes } from '../../commands/keys/register.js';
 
 export const ROUTE_MODULES: readonly RouteModule[] = [
   registerHealthRoutes,
   registerEventRoutes,
+  registerSigningRoutes,
 ];

@@ -102,6 +102,7 @@ function build(r: EnvReader) {
       tokenMaxTtlSeconds: r.int('TOKEN_MAX_TTL_SECONDS', 3600, 'cap on the lifetime of issued tokens', 60),
       gatewayTokenTtlSeconds: r.int('GATEWAY_TOKEN_TTL_SECONDS', 3600, 'lifetime of gateway JWTs', 60),
       nonceTtlSeconds: r.int('GATEWAY_NONCE_TTL_SECONDS', 300, 'lifetime of a gateway sign-in nonce', 5),
+      paymentProofMaxAgeSeconds: r.int('TOKEN_PAYMENT_MAX_AGE_SECONDS', 600, 'how recent a payment must be for its transactionSignature to earn a token (POST /v1/tokens/issue)', 1),
     },
     webhooks: {
       allowPrivateTargets: r.bool('WEBHOOK_ALLOW_PRIVATE_TARGETS', false, 'allow webhook targets on private, loopback and link-local addresses (localnet and tests)'),

@@ -1,0 +1,93 @@
+/**
+ * POST /v1/gateway/{gateway}/auth/challenge and /auth/verify: gateway sign-in.
+ */
+import type { AppContext } from '../../src/app/context.js';
+import type { Api } from '../../src/http/routes.js';
+import { base58Key, type JsonSchema } from '../../src/http/schema.js';
+import { keyRingOf } from '../keys/key-ring.js';
+import type { GatewayLookup } from './gateway-lookup.js';
+import { createNonceStore } from './nonces.js';
+import { createChallenge, verifyChallenge, type SignInDeps } from './sign-in.js';
+
+const gatewayParams: JsonSchema = {
+  type: 'object',
+  required: ['gateway'],
+  properties: { gateway: { ...base58Key, description: 'gateway account address (base58)' } },
+};
+
+export const challengeSchema: JsonSchema = {
+  type: 'object',
+  required: ['nonce', 'gateway', 'expiresAt'],
+  properties: {
+    nonce: { type: 'string', description: 'the text to sign: ed25519 over its UTF-8 bytes. Single use.' },
+    gateway: { type: 'string' },
+    expiresAt: { type: 'integer', description: 'Unix epoch milliseconds (as the envelopes\' timestamp) after which the nonce is refused' },
+  },
+};
+
+export const verifyBodySchema: JsonSchema = {
+  type: 'object',
+  required: ['signer', 'signature'],
+  additionalProperties: false,
+  properties: {
+    signer: { ...base58Key, description: 'base58 public key of the gateway authority or of its signer' },
+    signature: {
+      type: 'array', minItems: 64, maxItems: 64,
+      items: { type: 'integer', minimum: 0, maximum: 255 },
+      description: '64-byte ed25519 signature of the nonce\'s UTF-8 bytes, as an array of integers',
+    },
+  },
+};
+
+export const gatewayTokenSchema: JsonSchema = {
+  type: 'object',
+  required: ['token', 'expiresIn'],
+  properties: {
+    token: { type: 'string', description: 'gateway JWT (ES256, verifiable through /v1/jwks): sub = the gateway, role = "gateway", signer' },
+    expiresIn: { type: 'integer', description: 'lifetime of the token in seconds (OAuth 2.0 expires_in)' },
+  },
+};
+
+export function registerGatewayAuthRoutes(api: Api, ctx: AppContext, lookup: GatewayLookup): void {
+  const deps: SignInDeps = {
+    lookup,
+    nonces: createNonceStore(ctx.redis, ctx.config.redis.prefix, ctx.config.keys.nonceTtlSeconds),
+    ring: keyRingOf(ctx),
+    now: () => ctx.clock.now(),
+    tokenTtlSeconds: ctx.config.keys.gatewayTokenTtlSeconds,
+  };
+  api.route<Record<string, never>, { gateway: string }>({
+    method: 'post',
+    path: '/v1/gateway/:gateway/auth/challenge',
+    summary: 'Gateway sign-in, step 1: a nonce to sign',
+    description: `The nonce lives GATEWAY_NONCE_TTL_SECONDS (${ctx.config.keys.nonceTtlSeconds} s here) and is accepted once, on any node.`,
+    tags: ['gateway'],
+    params: gatewayParams,
+    responses: {
+      200: { description: 'challenge', schema: challengeSchema },
+      400: { description: 'malformed gateway address' },
+      404: { description: 'unknown gateway' },
+    },
+    async handler({ params }) {
+      return { body: await createChallenge(deps, params.gateway) };
+    },
+  });
+  api.route<Record<string, never>, { gateway: string }, { signer: string; signature: number[] }>({
+    method: 'post',
+    path: '/v1/gateway/:gateway/auth/verify',
+    summary: 'Gateway sign-in, step 2: the signed nonce for a gateway JWT',
+    tags: ['gateway'],
+    params: gatewayParams,
+    body: verifyBodySchema,
+    responses: {
+      200: { description: 'gateway JWT', schema: gatewayTokenSchema },
+      400: { description: 'malformed gateway, signer or signature' },
+      401: { description: 'signature matches no outstanding nonce: bad, reused or expired' },
+      403: { description: 'signer is neither the gateway authority nor its signer' },
+      404: { description: 'unknown gateway' },
+    },
+    async handler({ params, body }) {
+      return { body: await verifyChallenge(deps, params.gateway, body) };
+    },
+  });
+}

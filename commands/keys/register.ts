@@ -1,0 +1,36 @@
+/**
+ * The route module of signing keys and everything signed with them: JWKS, key rotation,
+ * gateway sign-in, the merchant policy listing, token issuance. One ring per node is
+ * shared by all of them (keyRingOf); its first key is made at start.
+ */
+import type { AppContext } from '../../src/app/context.js';
+import type { Api } from '../../src/http/routes.js';
+import type { RouteModule } from '../../src/http/app.js';
+import { registerJwksRoutes } from '../../queries/jwks/routes.js';
+import { registerMerchantRoutes } from '../../queries/merchant/routes.js';
+import { readModelGatewayLookup } from '../../queries/merchant/gateways.js';
+import { readModelMerchantPolicies, type MerchantPolicies } from '../../queries/merchant/policies.js';
+import type { GatewayLookup } from '../gateway-auth/gateway-lookup.js';
+import { registerGatewayAuthRoutes } from '../gateway-auth/routes.js';
+import { registerTokenRoutes } from '../tokens/routes.js';
+import { keyRingOf } from './key-ring.js';
+import { registerKeyAdminRoutes } from './routes.js';
+
+export interface SigningRoutesOptions {
+  gatewayLookup?: (ctx: AppContext) => GatewayLookup;
+  merchantPolicies?: (ctx: AppContext) => MerchantPolicies;
+}
+
+export function signingRoutes(opts: SigningRoutesOptions = {}): RouteModule {
+  return (api: Api, ctx: AppContext) => {
+    const ring = keyRingOf(ctx); // refuses to start without SIGNING_KEY_ENCRYPTION_KEY outside development mode
+    ring.warmUp().catch((err: Error) => ctx.logger.error({ err: err.message }, 'could not create the first signing key; retried on first use'));
+    registerJwksRoutes(api, ctx);
+    registerKeyAdminRoutes(api, ctx);
+    registerGatewayAuthRoutes(api, ctx, (opts.gatewayLookup ?? ((c) => readModelGatewayLookup(c.dbRead)))(ctx));
+    registerMerchantRoutes(api, ctx, (opts.merchantPolicies ?? ((c) => readModelMerchantPolicies(c.dbRead)))(ctx));
+    registerTokenRoutes(api, ctx);
+  };
+}
+
+export const registerSigningRoutes: RouteModule = signingRoutes();

@@ -1,0 +1,177 @@
+/**
+ * What a token bundle proves, as plain functions of the read model and the clock:
+ * PolicyClaim (authorization proof, one shape per variant with the state a merchant
+ * needs) and PaymentRecordClaim (payment proof). Times are unix seconds (the chain's
+ * unit, and the JWT's NumericDate); amounts are decimal strings.
+ *
+ * validUntil: until when the policy, by its own terms, is known to hold without another
+ * on-chain event; null when its terms set no end (the token cap then applies):
+ *   Subscription  next payment due (paid through then); when due already, DUE_GRACE_SECONDS
+ *   Milestone     the next milestone's time; when due already, DUE_GRACE_SECONDS
+ *   PayAsYouGo    expiry_date, else null
+ *   OneTime       expiry_date, else null
+ *   UpTo          deadline
+ * A claim whose validUntil has passed is not an active authorization and is left out.
+ */
+import { frequencyName, frequencySeconds } from '../../src/domain/frequency.js';
+import type { PolicyType } from '../../src/domain/policy-type.js';
+
+/** How long a token lasts on a subscription or milestone whose payment is due now. */
+export const DUE_GRACE_SECONDS = 300;
+
+interface ClaimBase {
+  address: string;
+  gateway: string;
+  recipient: string;
+  tokenMint: string | null;
+  trackingId: string;
+  status: 'Active';
+  totalPaid: string;
+  paymentCount: number;
+  /** unix seconds; null when the policy's terms set no end */
+  validUntil: number | null;
+}
+
+export interface SubscriptionClaim extends ClaimBase {
+  variant: 'Subscription';
+  amount: string;
+  paymentFrequency: string;
+  frequencySeconds: string;
+  autoRenew: boolean;
+  maxRenewals: number | null;
+  /** null when unlimited */
+  renewalsRemaining: number | null;
+  nextPaymentDue: number;
+}
+export interface MilestoneClaim extends ClaimBase {
+  variant: 'Milestone';
+  currentMilestone: number;
+  totalMilestones: number;
+  nextMilestoneAmount: string | null;
+  nextMilestoneAt: number | null;
+  escrowAmount: string;
+}
+export interface PayAsYouGoClaim extends ClaimBase {
+  variant: 'PayAsYouGo';
+  maxAmountPerPeriod: string;
+  maxChunkAmount: string;
+  periodLengthSeconds: string;
+  /** the period the clock is in (rolled forward if no payment has rolled it yet) */
+  currentPeriodStart: number;
+  currentPeriodEnd: number;
+  /** what may still be charged in the current period */
+  remainingThisPeriod: string;
+  expiryDate: number | null;
+}
+export interface OneTimeClaim extends ClaimBase { variant: 'OneTime'; amount: string; dueDate: number; expiryDate: number | null }
+export interface UpToClaim extends ClaimBase { variant: 'UpTo'; maxAmount: string; validAfter: number; deadline: number }
+
+export type PolicyClaim = SubscriptionClaim | MilestoneClaim | PayAsYouGoClaim | OneTimeClaim | UpToClaim;
+
+export interface PaymentRecordClaim {
+  signature: string;
+  slot: number;
+  /** unix seconds (the program's clock at the payment) */
+  timestamp: number;
+  amount: string;
+  gateway: string;
+  paymentPolicy: string;
+  payer: string;
+  recipient: string;
+  tokenMint: string;
+  recordId: number;
+  trackingId: string;
+}
+
+/** The policy facts a claim is made from (a payment_policies row, decoded). */
+export interface ActivePolicy {
+  address: string;
+  gateway: string;
+  recipient: string;
+  tokenMint: string | null;
+  trackingId: string;
+  totalPaid: string;
+  paymentCount: number;
+  policyType: PolicyType;
+}
+
+const n = (s: string): number => Number(s);
+const dueOr = (at: number, now: number): number => (at > now ? at : now + DUE_GRACE_SECONDS);
+
+/** The claim of an Active policy at `now` (unix s), or undefined when its terms have ended. */
+export function policyClaim(p: ActivePolicy, now: number): PolicyClaim | undefined {
+  const base = {
+    address: p.address, gateway: p.gateway, recipient: p.recipient, tokenMint: p.tokenMint,
+    trackingId: p.trackingId, status: 'Active' as const, totalPaid: p.totalPaid, paymentCount: p.paymentCount,
+  };
+  const t = p.policyType;
+  let claim: PolicyClaim;
+  switch (t.kind) {
+    case 'Subscription': {
+      const due = n(t.next_payment_due);
+      claim = {
+        ...base, variant: 'Subscription', amount: t.amount, paymentFrequency: frequencyName(t.payment_frequency),
+        frequencySeconds: frequencySeconds(t.payment_frequency).toString(), autoRenew: t.auto_renew, maxRenewals: t.max_renewals,
+        renewalsRemaining: t.max_renewals === null ? null : Math.max(0, t.max_renewals - p.paymentCount),
+        nextPaymentDue: due, validUntil: dueOr(due, now),
+      };
+      break;
+    }
+    case 'Milestone': {
+      const pending = t.current_milestone < t.total_milestones;
+      const at = pending ? t.milestone_timestamps[t.current_milestone] : undefined;
+      claim = {
+        ...base, variant: 'Milestone', currentMilestone: t.current_milestone, totalMilestones: t.total_milestones,
+        nextMilestoneAmount: pending ? (t.milestone_amounts[t.current_milestone] ?? null) : null,
+        nextMilestoneAt: at === undefined ? null : n(at), escrowAmount: t.escrow_amount,
+        validUntil: at === undefined ? null : dueOr(n(at), now),
+      };
+      break;
+    }
+    case 'PayAsYouGo': {
+      const period = BigInt(t.period_length_seconds);
+      let start = BigInt(t.current_period_start);
+      let used = BigInt(t.current_period_total);
+      const nowBig = BigInt(now);
+      // The program rolls the period on the next charge; the claim shows the period the clock is in.
+      if (period > 0n && nowBig >= start + period) {
+        start += ((nowBig - start) / period) * period;
+        used = 0n;
+      }
+      const cap = BigInt(t.max_amount_per_period);
+      claim = {
+        ...base, variant: 'PayAsYouGo', maxAmountPerPeriod: t.max_amount_per_period, maxChunkAmount: t.max_chunk_amount,
+        periodLengthSeconds: t.period_length_seconds, currentPeriodStart: Number(start), currentPeriodEnd: Number(start + period),
+        remainingThisPeriod: (cap > used ? cap - used : 0n).toString(),
+        expiryDate: t.expiry_date === null ? null : n(t.expiry_date), validUntil: t.expiry_date === null ? null : n(t.expiry_date),
+      };
+      break;
+    }
+    case 'OneTime':
+      claim = {
+        ...base, variant: 'OneTime', amount: t.amount, dueDate: n(t.due_date),
+        expiryDate: t.expiry_date === null ? null : n(t.expiry_date), validUntil: t.expiry_date === null ? null : n(t.expiry_date),
+      };
+      break;
+    case 'UpTo':
+      claim = { ...base, variant: 'UpTo', maxAmount: t.max_amount, validAfter: n(t.valid_after), deadline: n(t.deadline), validUntil: n(t.deadline) };
+      break;
+    default: {
+      const never: never = t;
+      throw new Error(`unknown policy type ${JSON.stringify(never)}`);
+    }
+  }
+  return claim.validUntil !== null && claim.validUntil <= now ? undefined : claim;
+}
+
+/**
+ * The token's exp (unix s): the latest moment any proof holds (a policy's validUntil,
+ * null meaning unbounded; a payment's time plus the cap), never past now + cap.
+ */
+export function tokenExpiry(claims: readonly PolicyClaim[], paymentProofAt: number | undefined, now: number, capSeconds: number): number {
+  const cap = now + capSeconds;
+  const ends: number[] = claims.map((c) => c.validUntil ?? cap);
+  if (paymentProofAt !== undefined) ends.push(paymentProofAt + capSeconds);
+  const latest = ends.length === 0 ? now : Math.max(...ends);
+  return Math.max(now + 1, Math.min(cap, latest));
+}

@@ -1,0 +1,114 @@
+/**
+ * POST /v1/tokens/issue as a function: prove an Active payment policy (any of the five
+ * variants, optionally narrowed by mint, policy, recipient, trackingId) or a recent
+ * payment (its transaction signature, found in the archive), get a JWT bound to the
+ * wallet that carries the proof.
+ *
+ * Errors (all in the error envelope):
+ *   400 invalid input (neither wallet nor signature; a trackingId longer than 64 bytes)
+ *   404 the signature names no PaymentRecord (of this wallet, matching the filters) in
+ *       the index, or the payment is older than TOKEN_PAYMENT_MAX_AGE_SECONDS
+ *   403 no Active policy matches, and no payment proof was given
+ *   429 over 200 requests per minute for the wallet (all nodes together), Retry-After
+ *   503 the read model or the signing keys are unavailable
+ */
+import type { Response } from 'express';
+import type { Db } from '../../infra/postgres/database.js';
+import type { RateLimit } from '../../infra/redis/rate-limit.js';
+import { AppError, forbidden, invalid, notFound, upstreamUnavailable } from '../../src/http/errors.js';
+import { trackingIdToMemo, PAYMENT_MEMO_BYTES } from '../../src/domain/memo.js';
+import type { KeyRing } from '../keys/key-ring.js';
+import { policyClaim, tokenExpiry, type PaymentRecordClaim, type PolicyClaim } from './claims.js';
+import { activePolicies, MAX_LAST_PAYMENTS, MAX_POLICY_CLAIMS, paymentsOfTransaction, recentPayments, type IssueFilters } from './store.js';
+
+export interface IssueRequest {
+  walletPublicKey?: string;
+  tokenMint?: string;
+  policyAddress?: string;
+  recipient?: string;
+  transactionSignature?: string;
+  trackingId?: string;
+}
+
+export interface TokenBundle {
+  token: string;
+  /** unix milliseconds */
+  expiresAt: number;
+  wallet: string;
+  policies: PolicyClaim[];
+  lastPayments: PaymentRecordClaim[];
+}
+
+export interface IssueDeps {
+  db: Db;
+  ring: KeyRing;
+  limit: RateLimit;
+  now: () => number;
+  maxTtlSeconds: number;
+  paymentMaxAgeSeconds: number;
+}
+
+export const WALLET_ROLE = 'wallet';
+
+/** Read-model failures are the service's, not the caller's: 503, never a 500. */
+async function read<T>(p: Promise<T>): Promise<T> {
+  try {
+    return await p;
+  } catch (err) {
+    if (err instanceof AppError) throw err;
+    throw upstreamUnavailable('payment index unavailable');
+  }
+}
+
+function filtersOf(req: IssueRequest): IssueFilters {
+  let memo: Buffer | undefined;
+  if (req.trackingId !== undefined) {
+    memo = trackingIdToMemo(req.trackingId, PAYMENT_MEMO_BYTES);
+    if (!memo) throw invalid(`trackingId must be 1 to ${PAYMENT_MEMO_BYTES} bytes of UTF-8`);
+  }
+  return {
+    ...(req.tokenMint !== undefined ? { tokenMint: req.tokenMint } : {}),
+    ...(req.policyAddress !== undefined ? { policyAddress: req.policyAddress } : {}),
+    ...(req.recipient !== undefined ? { recipient: req.recipient } : {}),
+    ...(memo ? { memo } : {}),
+  };
+}
+
+export async function issueToken(deps: IssueDeps, req: IssueRequest, res: Response): Promise<TokenBundle> {
+  if (req.walletPublicKey === undefined && req.transactionSignature === undefined) {
+    throw invalid('walletPublicKey is required unless transactionSignature is given');
+  }
+  const filters = filtersOf(req);
+  const nowS = Math.floor(deps.now() / 1000);
+  // Count before any database work when the wallet is known; otherwise once the payment names it.
+  if (req.walletPublicKey !== undefined) await deps.limit.enforce(req.walletPublicKey, res);
+
+  let proof: PaymentRecordClaim | undefined;
+  if (req.transactionSignature !== undefined) {
+    const found = await read(paymentsOfTransaction(deps.db, req.transactionSignature, req.walletPublicKey, filters));
+    proof = found[0];
+    if (!proof) throw notFound('no payment with that transaction signature in the index (for this wallet and filters)');
+    if (nowS - proof.timestamp > deps.paymentMaxAgeSeconds) {
+      throw notFound(`payment too old: a transactionSignature earns a token for ${deps.paymentMaxAgeSeconds} s after the payment`);
+    }
+    if (req.walletPublicKey === undefined) await deps.limit.enforce(proof.payer, res);
+  }
+  const wallet = req.walletPublicKey ?? proof?.payer ?? '';
+
+  const [policies, payments] = await Promise.all([
+    read(activePolicies(deps.db, wallet, filters)),
+    read(recentPayments(deps.db, wallet, filters)),
+  ]);
+  const claims = policies
+    .map((p) => policyClaim(p, nowS))
+    .filter((c): c is PolicyClaim => c !== undefined)
+    .slice(0, MAX_POLICY_CLAIMS);
+  if (claims.length === 0 && !proof) throw forbidden('no active payment policy for this wallet (and filters)');
+
+  const lastPayments = proof && !payments.some((p) => p.signature === proof.signature && p.recordId === proof.recordId)
+    ? [proof, ...payments].slice(0, MAX_LAST_PAYMENTS)
+    : payments;
+  const exp = tokenExpiry(claims, proof?.timestamp, nowS, deps.maxTtlSeconds);
+  const { token } = await deps.ring.sign({ role: WALLET_ROLE, policies: claims, lastPayments }, { subject: wallet, expiresAt: exp });
+  return { token, expiresAt: exp * 1000, wallet, policies: claims, lastPayments };
+}
