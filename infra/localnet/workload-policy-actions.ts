@@ -13,6 +13,12 @@ import type { Action, Plan, WorkloadEnv } from './workload-plan.js';
 const WORKLOAD_MINTS = WELL_KNOWN_MINTS.filter((m) => m.symbol !== 'USDC-dev').map((m) => ({ ...m, key: new PublicKey(m.address) }));
 
 const cpi = { eventCpi: true } as const;
+
+/** mostly the fixture gateways, so that extra ones stay idle enough to be deleted now and then */
+function pickGateway(env: WorkloadEnv): WorkloadEnv['model']['gateways'][number] {
+  const fixtures = env.model.gateways.filter((g) => g.fixture);
+  return env.prng.pick(env.prng.chance(0.9) && fixtures.length > 0 ? fixtures : env.model.gateways);
+}
 const prefix = (env: WorkloadEnv): Plan['ixs'] => (env.prng.chance(0.15) ? [computeUnitLimitIx(400_000)] : []);
 
 export const createUserPayment: Action = (env) => {
@@ -51,7 +57,7 @@ export const createPaymentPolicy: Action = (env) => {
   const up = prng.pick([...model.userPayments.values()]);
   const c = counts(env, up);
   if (!c) return undefined;
-  const gateway = prng.pick(model.gateways);
+  const gateway = pickGateway(env);
   const policyId = c.policies + 1;
   const address = pdas.paymentPolicy(up.address, policyId);
   const recipient = prng.pick(env.merchants).publicKey;
@@ -74,7 +80,7 @@ export const createComposablePolicy: Action = (env) => {
   const up = prng.pick([...model.userPayments.values()]);
   const c = counts(env, up);
   if (!c) return undefined;
-  const gateway = prng.pick(model.gateways);
+  const gateway = pickGateway(env);
   const policyId = c.composables + 1;
   const address = pdas.composablePolicy(up.address, policyId);
   const recipient = prng.pick(env.merchants).publicKey;
