@@ -61,8 +61,9 @@ function parameters(f: SkillFacts): string {
   ]);
 }
 
+/** a shell block indented to sit inside a numbered step */
 function fence(lines: readonly string[]): string {
-  return ['```sh', ...lines, '```'].join('\n');
+  return ['```sh', ...lines, '```'].map((l) => `   ${l}`).join('\n');
 }
 
 export function renderSkill(f: SkillFacts): string {
@@ -102,12 +103,14 @@ Use ${code(f.baseUnits)} wherever a program or API wants the integer amount.
 
 ## Steps
 
-1. **Check the token.** Its decimals must be ${code(String(f.decimals))}:
+1. **Check the token** in the asset catalog:
 
 ${fence([`curl -s ${sh(`${b}/v1/assets/resolve?mint=${s.tokenMint}`)}`])}
 
-   Expect \`"success": true\` and \`data.decimals\` = ${f.decimals}. A different value means the
-   amount above is wrong: stop and report it.
+   Expect \`"success": true\` and \`data.decimals\` = ${f.decimals} (read from the chain for this
+   document). A different value means the amount above is wrong: stop and report it. HTTP 404
+   means the catalog does not list the token; the chain does, so you may go on, but tell the
+   payer the token is unlisted.
 
 2. **Check for an existing subscription** (so that a retry never creates a second one).
    Replace \`<PAYER_PUBKEY>\` with the payer's public key:
@@ -145,7 +148,7 @@ ${s.successUrl ? `\n6. **Finish:** open the success URL ${code(s.successUrl)}.\n
 |---|---|---|
 | any | HTTP 429 | wait the \`Retry-After\` seconds, then repeat the same request |
 | any | HTTP 5xx, timeout, connection refused | wait 5 s and retry, at most 5 times with doubling waits; then stop and report |
-| 1 | HTTP 404 | the token is unknown: stop and report; do not pay |
+| 1 | \`data.decimals\` is not ${f.decimals} | stop and report: do not pay an amount computed with other decimals |
 | 3 | insufficient funds, or a token account missing | fund the payer (token and SOL), then go back to step 2 |
 | 3 | blockhash expired, timeout, or no confirmation | do not resend blindly: go back to step 2; only if no subscription exists, run step 3 again |
 | 3 | gateway inactive or program paused | stop and report: this gateway cannot take subscriptions now${s.cancelUrl ? `; open the cancel URL ${code(s.cancelUrl)}` : ''} |
