@@ -4,10 +4,16 @@
 import type { RouteModule } from '../http/app.js';
 import { registerHealthRoutes } from '../../queries/health/routes.js';
 import { registerEventRoutes } from '../../queries/events/routes.js';
+import { registerAssetRoutes } from '../../queries/assets/routes.js';
+import { registerPoolRoutes } from '../../queries/pools/routes.js';
+import { registerSkillRoutes } from '../../queries/skill/routes.js';
 import { registerSigningRoutes } from '../../commands/keys/register.js';
 
 export const ROUTE_MODULES: readonly RouteModule[] = [
   registerHealthRoutes,
   registerEventRoutes,
+  registerAssetRoutes,
+  registerPoolRoutes,
+  registerSkillRoutes,
   registerSigningRoutes,
 ];

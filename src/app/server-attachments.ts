@@ -1,4 +1,5 @@
 /** What attaches to the API node's raw HTTP server besides express (Socket.IO). */
 import type { ServerAttachment } from './api-server.js';
+import { poolSyncAttachment } from '../../queries/pools/sync.js';
 
-export const SERVER_ATTACHMENTS: readonly ServerAttachment[] = [];
+export const SERVER_ATTACHMENTS: readonly ServerAttachment[] = [poolSyncAttachment];
