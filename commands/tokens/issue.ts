@@ -105,8 +105,9 @@ export async function issueToken(deps: IssueDeps, req: IssueRequest, res: Respon
     .slice(0, MAX_POLICY_CLAIMS);
   if (claims.length === 0 && !proof) throw forbidden('no active payment policy for this wallet (and filters)');
 
-  const lastPayments = proof && !payments.some((p) => p.signature === proof.signature && p.recordId === proof.recordId)
-    ? [proof, ...payments].slice(0, MAX_LAST_PAYMENTS)
+  // the proven payment first, then the latest others
+  const lastPayments = proof
+    ? [proof, ...payments.filter((p) => p.signature !== proof.signature || p.recordId !== proof.recordId)].slice(0, MAX_LAST_PAYMENTS)
     : payments;
   const exp = tokenExpiry(claims, proof?.timestamp, nowS, deps.maxTtlSeconds);
   const { token } = await deps.ring.sign({ role: WALLET_ROLE, policies: claims, lastPayments }, { subject: wallet, expiresAt: exp });
