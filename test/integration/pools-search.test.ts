@@ -140,6 +140,17 @@ describe('GET /v1/pools/search', function () {
     expect(venues.whirlpool.calls.length).to.equal(before + 1);
   });
 
+  it('answers within the timeout when a venue is slow, with what the others found', async () => {
+    venues.whirlpool.setMode({ kind: 'slow', ms: 3000 });
+    const started = Date.now();
+    const res = await search('q=SOL-USDC&limit=11');
+    venues.whirlpool.setMode({ kind: 'ok' });
+    expect(Date.now() - started).to.be.below(2000);
+    expect(res.status).to.equal(200);
+    // meteora and raydium live, whirlpool from the last sync
+    expect(res.body.data.results.map((p) => p.venue).sort()).to.deep.equal(['meteora', 'raydium', 'whirlpool']);
+  });
+
   it('answers 200 with no results when the database and the venues all fail', async () => {
     const config = loadConfig({ ...env.env, ...vars, PORT: '0' });
     const broken = createDb(`${env.dbUrl}_missing`, 1, 'broken');
