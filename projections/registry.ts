@@ -10,10 +10,12 @@ import { paymentPoliciesProjection } from './policies/projection.js';
 import { composablePoliciesProjection } from './composable/projection.js';
 import { paymentsProjection } from './payments/projection.js';
 import { statsProjection } from './stats/projection.js';
+import { webhooksProjection } from './webhooks/projection.js';
 
 export const PROJECTIONS: readonly Projection[] = [
   archiveProjection,
   gatewaysProjection, userPaymentsProjection, paymentPoliciesProjection, composablePoliciesProjection, paymentsProjection, statsProjection,
+  webhooksProjection,
 ];
 
 export function findProjection(name: string): Projection | undefined {

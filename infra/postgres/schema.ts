@@ -12,6 +12,9 @@ import type { ComposableTables } from '../../projections/composable/tables.js';
 import type { PaymentsTables } from '../../projections/payments/tables.js';
 import type { StatsTables } from '../../projections/stats/tables.js';
 import type { PoolTables } from '../../queries/pools/tables.js';
+import type { WebhooksTables } from '../../commands/webhooks/tables.js';
+import type { WebhookOutboxTables } from '../../projections/webhooks/tables.js';
 
 export interface Database extends RunnerTables, ArchiveTables, KeysTables,
-  GatewaysTables, UserPaymentsTables, PolicyTables, ComposableTables, PaymentsTables, StatsTables, PoolTables {}
+  GatewaysTables, UserPaymentsTables, PolicyTables, ComposableTables, PaymentsTables, StatsTables, PoolTables,
+  WebhooksTables, WebhookOutboxTables {}

@@ -7,6 +7,7 @@ import { registerEventRoutes } from '../../queries/events/routes.js';
 import { registerAssetRoutes } from '../../queries/assets/routes.js';
 import { registerPoolRoutes } from '../../queries/pools/routes.js';
 import { registerSkillRoutes } from '../../queries/skill/routes.js';
+import { registerWebhookRoutes } from '../../commands/webhooks/routes.js';
 import { registerSigningRoutes } from '../../commands/keys/register.js';
 
 export const ROUTE_MODULES: readonly RouteModule[] = [
@@ -15,5 +16,6 @@ export const ROUTE_MODULES: readonly RouteModule[] = [
   registerAssetRoutes,
   registerPoolRoutes,
   registerSkillRoutes,
+  registerWebhookRoutes,
   registerSigningRoutes,
 ];

@@ -2,8 +2,10 @@
 import type { RoleStarter } from './role.js';
 import { startApiRole } from './api.js';
 import { startProjectorRole } from './projector.js';
+import { startWebhooksRole } from './webhooks.js';
 
 export const ROLES: Readonly<Record<string, RoleStarter>> = {
   api: (ctx) => startApiRole(ctx),
   projector: startProjectorRole,
+  webhooks: startWebhooksRole,
 };

@@ -1,0 +1,183 @@
+/**
+ * Webhook management: validation, who may act for which gateway, the signing secret.
+ *
+ * Authorization. A gateway JWT's subject is the gateway account G (gateway sign-in). A
+ * webhook's gateway_pubkey is, per SPEC, the gateway authority's key; registering under
+ * the gateway account is accepted too. The token may act for gateway_pubkey K when
+ * K = G or PDA("gateway", K) = G (K is G's authority); no read model is consulted, so a
+ * gateway signed in a moment ago is never refused for lag. The admin key may act for any.
+ */
+import bs58 from 'bs58';
+import type { PdaDeriver } from '../../src/domain/pda.js';
+import type { RequestAuth } from '../../src/auth/gateway-token.js';
+import { conflict, forbidden, invalid, notFound } from '../../src/http/errors.js';
+import type { Db } from '../../infra/postgres/database.js';
+import { checkTarget, TargetRefused, type Resolver } from '../../infra/http/ssrf-guard.js';
+import { newSigningSecret } from '../../src/webhooks/signer.js';
+import { sealSecret, secretAad } from '../../src/webhooks/secret-box.js';
+import {
+  deleteGatewayWebhooks, deleteWebhook, findWebhook, insertWebhook, listWebhooks, setActive,
+  type Page, type WebhookRow,
+} from './store.js';
+import { listAttempts, type AttemptRow } from './attempts-query.js';
+
+export interface WebhookDeps {
+  db: Db;
+  pda: PdaDeriver;
+  now: () => number;
+  encryptionKey: Buffer | undefined;
+  allowPrivateTargets: boolean;
+  resolve?: Resolver;
+}
+
+export interface Webhook {
+  id: number;
+  gateway_pubkey: string;
+  endpoint_url: string;
+  active: boolean;
+  created_at: string;
+  updated_at: string;
+}
+
+export const toWebhook = (r: WebhookRow): Webhook => ({
+  id: r.id,
+  gateway_pubkey: r.gateway_pubkey,
+  endpoint_url: r.endpoint_url,
+  active: r.active,
+  created_at: r.created_at.toISOString(),
+  updated_at: r.updated_at.toISOString(),
+});
+
+/** A base58 string that decodes to exactly 32 bytes, or a 400. */
+export function checkPublicKey(value: string, field: string): void {
+  let bytes: Uint8Array;
+  try {
+    bytes = bs58.decode(value);
+  } catch {
+    throw invalid(`${field} is not base58`);
+  }
+  if (bytes.length !== 32) throw invalid(`${field} must decode to a 32-byte public key (got ${bytes.length} bytes)`);
+}
+
+/** An absolute http(s) URL without credentials, accepted by the SSRF guard, or a 400. */
+export async function checkEndpointUrl(deps: WebhookDeps, value: string): Promise<string> {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw invalid('endpoint_url is not a valid URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalid('endpoint_url must be an http or https URL');
+  if (url.username !== '' || url.password !== '') throw invalid('endpoint_url must not carry credentials');
+  if (!deps.allowPrivateTargets) {
+    try {
+      await checkTarget(url, deps.resolve);
+    } catch (err) {
+      if (err instanceof TargetRefused) throw invalid(`endpoint_url ${err.message}`);
+      throw err;
+    }
+  }
+  return value;
+}
+
+export function mayActFor(deps: Pick<WebhookDeps, 'pda'>, auth: RequestAuth, gatewayPubkey: string): boolean {
+  if (auth.kind === 'admin') return true;
+  const g = auth.claims.gateway;
+  return g === gatewayPubkey || deps.pda.gateway(gatewayPubkey) === g;
+}
+
+export function authorize(deps: Pick<WebhookDeps, 'pda'>, auth: RequestAuth, gatewayPubkey: string): void {
+  if (!mayActFor(deps, auth, gatewayPubkey)) throw forbidden(`this token may not act for gateway ${gatewayPubkey}`);
+}
+
+export interface CreateInput { gateway_pubkey: string; endpoint_url: string; active: boolean }
+
+export async function createWebhook(deps: WebhookDeps, auth: RequestAuth, input: CreateInput): Promise<Webhook & { secret: string }> {
+  checkPublicKey(input.gateway_pubkey, 'gateway_pubkey');
+  authorize(deps, auth, input.gateway_pubkey);
+  const endpointUrl = await checkEndpointUrl(deps, input.endpoint_url);
+  const secret = newSigningSecret();
+  const row = await insertWebhook(deps.db, {
+    gatewayPubkey: input.gateway_pubkey,
+    gatewayAccount: deps.pda.gateway(input.gateway_pubkey),
+    endpointUrl,
+    active: input.active,
+    now: new Date(deps.now()),
+    sealSecret: (id) => sealSecret(secret, secretAad(id), deps.encryptionKey),
+  });
+  if (!row) throw conflict(`gateway ${input.gateway_pubkey} already has a webhook for ${endpointUrl}`);
+  return { ...toWebhook(row), secret };
+}
+
+/** The webhook, if it exists (404) and the caller may see it (403). */
+export async function getWebhook(deps: WebhookDeps, auth: RequestAuth, id: number): Promise<WebhookRow> {
+  const row = await findWebhook(deps.db, id);
+  if (!row) throw notFound(`webhook ${id} not found`);
+  authorize(deps, auth, row.gateway_pubkey);
+  return row;
+}
+
+export async function updateWebhook(deps: WebhookDeps, auth: RequestAuth, id: number, active: boolean): Promise<Webhook> {
+  await getWebhook(deps, auth, id);
+  const row = await setActive(deps.db, id, active, new Date(deps.now()));
+  if (!row) throw notFound(`webhook ${id} not found`);
+  return toWebhook(row);
+}
+
+export async function removeWebhook(deps: WebhookDeps, auth: RequestAuth, id: number): Promise<{ deleted: number }> {
+  await getWebhook(deps, auth, id);
+  const deleted = await deleteWebhook(deps.db, id);
+  if (deleted === 0) throw notFound(`webhook ${id} not found`);
+  return { deleted };
+}
+
+export async function listAll(deps: WebhookDeps, activeOnly: boolean, page: Page): Promise<Webhook[]> {
+  return (await listWebhooks(deps.db, { activeOnly }, page)).map(toWebhook);
+}
+
+export async function listOfGateway(deps: WebhookDeps, auth: RequestAuth, gatewayPubkey: string, activeOnly: boolean, page: Page): Promise<Webhook[]> {
+  checkPublicKey(gatewayPubkey, 'gatewayPubkey');
+  authorize(deps, auth, gatewayPubkey);
+  return (await listWebhooks(deps.db, { gatewayPubkey, activeOnly }, page)).map(toWebhook);
+}
+
+export async function removeGatewayWebhooks(deps: WebhookDeps, auth: RequestAuth, gatewayPubkey: string): Promise<{ deleted: number }> {
+  checkPublicKey(gatewayPubkey, 'gatewayPubkey');
+  authorize(deps, auth, gatewayPubkey);
+  return { deleted: await deleteGatewayWebhooks(deps.db, gatewayPubkey) };
+}
+
+export interface DeliveryAttempt {
+  id: string;
+  deliveryId: string;
+  eventId: string;
+  eventType: string;
+  attempt: number;
+  attemptedAt: string;
+  success: boolean;
+  statusCode: number | null;
+  latencyMs: number;
+  error: string | null;
+  deliveryStatus: string;
+  nextAttemptAt: string | null;
+}
+
+const toAttempt = (r: AttemptRow): DeliveryAttempt => ({
+  id: r.id,
+  deliveryId: r.delivery_id,
+  eventId: r.event_id,
+  eventType: r.event_name,
+  attempt: r.attempt,
+  attemptedAt: r.attempted_at.toISOString(),
+  success: r.success,
+  statusCode: r.status_code,
+  latencyMs: r.latency_ms,
+  error: r.error,
+  deliveryStatus: r.delivery_status,
+  nextAttemptAt: r.delivery_status === 'pending' ? r.next_attempt_at.toISOString() : null,
+});
+
+export async function listDeliveries(deps: WebhookDeps, auth: RequestAuth, id: number, page: Page): Promise<DeliveryAttempt[]> {
+  await getWebhook(deps, auth, id);
+  return (await listAttempts(deps.db, id, page)).map(toAttempt);
+}

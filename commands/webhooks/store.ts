@@ -1,0 +1,68 @@
+/** SQL of webhook registrations. Deleting a webhook deletes its outbox rows and attempts (FK cascade). */
+import { sql } from 'kysely';
+import type { Db } from '../../infra/postgres/database.js';
+
+export interface WebhookRow {
+  id: number;
+  gateway_pubkey: string;
+  gateway_account: string;
+  endpoint_url: string;
+  active: boolean;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface Page { limit: number; offset: number }
+
+const COLUMNS = ['id', 'gateway_pubkey', 'gateway_account', 'endpoint_url', 'active', 'created_at', 'updated_at'] as const;
+
+export interface NewWebhook {
+  gatewayPubkey: string;
+  gatewayAccount: string;
+  endpointUrl: string;
+  active: boolean;
+  now: Date;
+  /** seals the secret for the id the row gets (the id is the secret's associated data) */
+  sealSecret(id: number): string;
+}
+
+/** Inserts a webhook; undefined when the gateway already has a webhook for that URL. */
+export async function insertWebhook(db: Db, w: NewWebhook): Promise<WebhookRow | undefined> {
+  return db.transaction().execute(async (trx) => {
+    const { rows } = await sql<{ id: string }>`SELECT nextval(pg_get_serial_sequence('webhooks', 'id')) AS id`.execute(trx);
+    const id = Number(rows[0]!.id);
+    return trx.insertInto('webhooks')
+      .values({
+        id, gateway_pubkey: w.gatewayPubkey, gateway_account: w.gatewayAccount, endpoint_url: w.endpointUrl,
+        active: w.active, secret: w.sealSecret(id), created_at: w.now, updated_at: w.now,
+      })
+      .onConflict((oc) => oc.columns(['gateway_pubkey', 'endpoint_url']).doNothing())
+      .returning(COLUMNS)
+      .executeTakeFirst();
+  });
+}
+
+export async function findWebhook(db: Db, id: number): Promise<WebhookRow | undefined> {
+  return db.selectFrom('webhooks').select(COLUMNS).where('id', '=', id).executeTakeFirst();
+}
+
+export async function listWebhooks(db: Db, f: { gatewayPubkey?: string; activeOnly: boolean }, page: Page): Promise<WebhookRow[]> {
+  let q = db.selectFrom('webhooks').select(COLUMNS);
+  if (f.gatewayPubkey !== undefined) q = q.where('gateway_pubkey', '=', f.gatewayPubkey);
+  if (f.activeOnly) q = q.where('active', '=', true);
+  return q.orderBy('id').limit(page.limit).offset(page.offset).execute();
+}
+
+export async function setActive(db: Db, id: number, active: boolean, now: Date): Promise<WebhookRow | undefined> {
+  return db.updateTable('webhooks').set({ active, updated_at: now }).where('id', '=', id).returning(COLUMNS).executeTakeFirst();
+}
+
+export async function deleteWebhook(db: Db, id: number): Promise<number> {
+  const r = await db.deleteFrom('webhooks').where('id', '=', id).executeTakeFirst();
+  return Number(r.numDeletedRows);
+}
+
+export async function deleteGatewayWebhooks(db: Db, gatewayPubkey: string): Promise<number> {
+  const r = await db.deleteFrom('webhooks').where('gateway_pubkey', '=', gatewayPubkey).executeTakeFirst();
+  return Number(r.numDeletedRows);
+}

@@ -1,0 +1,128 @@
+/**
+ * The webhooks projection writes the delivery outbox: one row per (event, active webhook
+ * of the gateway the event concerns), in the runner's transaction, so an event's
+ * deliveries exist exactly when its checkpoint has moved past it: none lost, none twice
+ * (the runner's dedup, and the (webhook, event) key behind it). Delivery workers take the
+ * rows from there (src/webhooks/worker.ts); a NOTIFY, sent at commit, wakes them.
+ *
+ * A webhook matches a gateway account G when it was registered under G itself or under
+ * G's authority (its gateway_account = PDA("gateway", authority) = G). Which gateway an
+ * event concerns: ./concerns.ts.
+ *
+ * Not replayable: replaying would deliver history again. The payload is the event as the
+ * events API returns it (queries/events toApiEvent), built here from the stream's copy.
+ */
+import { sql } from 'kysely';
+import { PROGRAM_ID } from '../../src/idl/index.js';
+import { createPdaDeriver, type PdaDeriver } from '../../src/domain/pda.js';
+import type { TributaryEvent } from '../../src/events/envelope.js';
+import { toApiEvent } from '../../queries/events/events-query.js';
+import type { Projection, Trx } from '../runner/projection.js';
+import { concernOf, createdPolicy, type PolicyKind } from './concerns.js';
+
+/** The channel workers LISTEN on. NOTIFY is per database, so test databases never cross. */
+export const OUTBOX_CHANNEL = 'tributary_webhook_outbox';
+
+const CHUNK = 1000;
+
+/** The event as GET /v1/events returns it. */
+export function apiEventOf(e: TributaryEvent) {
+  return toApiEvent({
+    id: e.id,
+    name: e.name,
+    signature: e.signature,
+    slot: String(e.slot),
+    block_time: e.blockTime === null ? null : String(e.blockTime),
+    ix_path: e.ixPath,
+    event_index: e.index,
+    data: e.data,
+  });
+}
+
+async function rememberPolicies(trx: Trx, pda: PdaDeriver, events: readonly TributaryEvent[]): Promise<Map<string, string>> {
+  const map = new Map<string, string>();
+  for (const e of events) {
+    const p = createdPolicy(e, pda);
+    if (p) map.set(p.policy, p.gateway);
+  }
+  const rows = [...map].map(([policy, gateway]) => ({ policy, gateway }));
+  for (let i = 0; i < rows.length; i += CHUNK) {
+    await trx.insertInto('webhook_policy_gateways').values(rows.slice(i, i + CHUNK))
+      .onConflict((oc) => oc.column('policy').doUpdateSet({ gateway: (eb) => eb.ref('excluded.gateway') }))
+      .execute();
+  }
+  return map;
+}
+
+/** Gateways of policies this batch did not create: the projection's map, then the policies read models. */
+async function resolvePolicies(trx: Trx, wanted: Map<string, PolicyKind>, known: Map<string, string>): Promise<void> {
+  const missing = () => [...wanted.keys()].filter((p) => !known.has(p));
+  if (missing().length === 0) return;
+  for (const r of await trx.selectFrom('webhook_policy_gateways').select(['policy', 'gateway']).where('policy', 'in', missing()).execute()) {
+    known.set(r.policy, r.gateway);
+  }
+  for (const kind of ['payment', 'composable'] as const) {
+    const left = missing().filter((p) => wanted.get(p) === kind);
+    if (left.length === 0) continue;
+    const table = kind === 'payment' ? 'payment_policies' : 'composable_policies';
+    for (const r of await trx.selectFrom(table).select(['address', 'gateway']).where('address', 'in', left).execute()) {
+      known.set(r.address, r.gateway);
+    }
+  }
+}
+
+async function fanOut(trx: Trx, pda: PdaDeriver, events: readonly TributaryEvent[]): Promise<number> {
+  const policies = await rememberPolicies(trx, pda, events);
+  const concerns = events.map((e) => concernOf(e, pda));
+  const wanted = new Map<string, PolicyKind>();
+  for (const c of concerns) if (c.kind === 'policy') wanted.set(c.policy, c.policyKind);
+  await resolvePolicies(trx, wanted, policies);
+
+  const gatewayOf = concerns.map((c) => (c.kind === 'gateway' ? c.gateway : c.kind === 'policy' ? policies.get(c.policy) : undefined));
+  const gateways = [...new Set(gatewayOf.filter((g): g is string => g !== undefined))];
+  if (gateways.length === 0) return 0;
+  const hooks = await trx.selectFrom('webhooks').select(['id', 'gateway_pubkey', 'gateway_account'])
+    .where('active', '=', true)
+    .where((eb) => eb.or([eb('gateway_pubkey', 'in', gateways), eb('gateway_account', 'in', gateways)]))
+    .execute();
+  if (hooks.length === 0) return 0;
+  const byGateway = new Map<string, number[]>();
+  for (const h of hooks) {
+    for (const g of new Set([h.gateway_pubkey, h.gateway_account])) byGateway.set(g, [...(byGateway.get(g) ?? []), h.id]);
+  }
+
+  const rows: { webhook_id: number; event_id: string; event_name: string; payload: string }[] = [];
+  events.forEach((e, i) => {
+    const g = gatewayOf[i];
+    const ids = g === undefined ? undefined : byGateway.get(g);
+    if (!ids) return;
+    const payload = JSON.stringify(apiEventOf(e));
+    for (const id of new Set(ids)) rows.push({ webhook_id: id, event_id: e.id, event_name: e.name, payload });
+  });
+  let inserted = 0;
+  for (let i = 0; i < rows.length; i += CHUNK) {
+    const r = await trx.insertInto('webhook_deliveries').values(rows.slice(i, i + CHUNK))
+      .onConflict((oc) => oc.columns(['webhook_id', 'event_id']).doNothing())
+      .executeTakeFirst();
+    inserted += Number(r.numInsertedOrUpdatedRows ?? 0);
+  }
+  // Delivered to listeners at commit, and only if the transaction commits.
+  if (inserted > 0) await sql`SELECT pg_notify(${OUTBOX_CHANNEL}, '')`.execute(trx);
+  return inserted;
+}
+
+export function createWebhooksProjection(pda: PdaDeriver): Projection {
+  return {
+    name: 'webhooks',
+    tables: [
+      { name: 'webhook_policy_gateways', orderBy: 'policy' },
+      { name: 'webhook_deliveries', orderBy: 'id', volatile: ['status', 'round', 'attempts', 'next_attempt_at', 'locked_until', 'locked_by', 'last_error', 'created_at', 'finished_at'] },
+    ],
+    replayable: false,
+    async apply(trx, events) {
+      await fanOut(trx, pda, events);
+    },
+  };
+}
+
+export const webhooksProjection = createWebhooksProjection(createPdaDeriver(PROGRAM_ID));

@@ -1,0 +1,119 @@
+/**
+ * SQL of the delivery workers over the outbox (projections/webhooks/tables.ts).
+ *
+ * Times that order work between workers (due, leases) are the database's `now()`: one
+ * clock for every node, whatever their own clocks say.
+ */
+import { sql } from 'kysely';
+import type { Db } from '../../infra/postgres/database.js';
+
+export interface ClaimedDelivery {
+  id: string;
+  webhook_id: number;
+  event_id: string;
+  event_name: string;
+  payload: unknown;
+  round: number;
+  attempts: number;
+  created_at: Date;
+  endpoint_url: string;
+  secret: string;
+}
+
+/**
+ * Leases up to `limit` due deliveries of active webhooks to `worker`. SKIP LOCKED lets
+ * any number of workers claim at once without waiting on each other or taking a row twice;
+ * the lease (locked_until) outlives the transaction, so a row stays theirs while they
+ * POST, and returns to the pool if they die.
+ */
+export async function claimDue(db: Db, worker: string, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
+  const { rows } = await sql<ClaimedDelivery>`
+    WITH picked AS (
+      SELECT d.id FROM webhook_deliveries d
+      WHERE d.status = 'pending' AND d.next_attempt_at <= now()
+        AND (d.locked_until IS NULL OR d.locked_until < now())
+        AND EXISTS (SELECT 1 FROM webhooks w WHERE w.id = d.webhook_id AND w.active)
+      ORDER BY d.next_attempt_at, d.id
+      LIMIT ${limit}
+      FOR UPDATE OF d SKIP LOCKED
+    )
+    UPDATE webhook_deliveries d
+    SET locked_until = now() + ${leaseMs} * interval '1 millisecond', locked_by = ${worker}
+    FROM picked, webhooks w
+    WHERE d.id = picked.id AND w.id = d.webhook_id
+    RETURNING d.id, d.webhook_id, d.event_id, d.event_name, d.payload, d.round, d.attempts, d.created_at, w.endpoint_url, w.secret`.execute(db);
+  return rows;
+}
+
+export interface AttemptRecord {
+  deliveryId: string;
+  webhookId: number;
+  eventId: string;
+  eventName: string;
+  attempt: number;
+  attemptedAt: Date;
+  statusCode: number | null;
+  latencyMs: number;
+  error: string | null;
+  success: boolean;
+}
+
+/** What the delivery becomes after the attempt. */
+export type NextState =
+  | { kind: 'delivered' }
+  /** a quick retry follows: keep the lease for the delay and the next attempt */
+  | { kind: 'retry'; leaseMs: number }
+  | { kind: 'pending'; round: number; delayMs: number }
+  | { kind: 'dead' };
+
+function stateUpdate(next: NextState) {
+  switch (next.kind) {
+    case 'delivered':
+      return sql`status = 'delivered', finished_at = now(), locked_until = NULL, locked_by = NULL`;
+    case 'retry':
+      return sql`locked_until = now() + ${next.leaseMs} * interval '1 millisecond'`;
+    case 'pending':
+      return sql`round = ${next.round}, next_attempt_at = now() + ${next.delayMs} * interval '1 millisecond', locked_until = NULL, locked_by = NULL`;
+    case 'dead':
+      return sql`status = 'dead', finished_at = now(), locked_until = NULL, locked_by = NULL`;
+    default: {
+      const never: never = next;
+      throw new Error(`unknown state ${JSON.stringify(never)}`);
+    }
+  }
+}
+
+export type RecordOutcome = 'held' | 'lost' | 'gone';
+
+/**
+ * Records an attempt and moves its delivery on, in one statement. The attempt is always
+ * recorded; the delivery changes only while `worker` still holds it ('lost' otherwise:
+ * its lease ran out and another worker has it). 'gone': the webhook was deleted meanwhile.
+ */
+export async function recordAttempt(db: Db, worker: string, a: AttemptRecord, next: NextState): Promise<RecordOutcome> {
+  try {
+    const { rows } = await sql<{ id: string }>`
+      WITH attempt AS (
+        INSERT INTO webhook_attempts (delivery_id, webhook_id, event_id, event_name, attempt, attempted_at, status_code, latency_ms, error, success)
+        VALUES (${a.deliveryId}, ${a.webhookId}, ${a.eventId}, ${a.eventName}, ${a.attempt}, ${a.attemptedAt}, ${a.statusCode}, ${a.latencyMs}, ${a.error}, ${a.success})
+      )
+      UPDATE webhook_deliveries
+      SET attempts = attempts + 1, last_error = ${a.error}, ${stateUpdate(next)}
+      WHERE id = ${a.deliveryId} AND locked_by = ${worker} AND status = 'pending'
+      RETURNING id`.execute(db);
+    return rows.length > 0 ? 'held' : 'lost';
+  } catch (err) {
+    if ((err as { code?: string }).code === '23503') return 'gone'; // foreign key: the webhook or delivery was deleted
+    throw err;
+  }
+}
+
+/** Gives back leases at a graceful stop, so other workers need not wait them out. */
+export async function releaseLeases(db: Db, worker: string, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await db.updateTable('webhook_deliveries')
+    .set({ locked_until: null, locked_by: null })
+    .where('id', 'in', [...ids])
+    .where('locked_by', '=', worker)
+    .execute();
+}

@@ -1,0 +1,48 @@
+/**
+ * Webhook signing secrets at rest: AES-256-GCM under SIGNING_KEY_ENCRYPTION_KEY, the same
+ * key and the same storage format as the signing keys (commands/keys/crypto.ts), whose
+ * helpers are specific to JWKs, hence this small text version. The associated data names
+ * the webhook, so a ciphertext copied onto another row does not decrypt. Without a key
+ * (development mode, refused otherwise at start by the key ring) the secret is stored in
+ * the clear, marked as such.
+ */
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+
+const GCM = 'aes-256-gcm:v1';
+const PLAIN = 'plain';
+
+export class SecretBoxError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SecretBoxError';
+  }
+}
+
+export const secretAad = (webhookId: number): string => `webhook:${webhookId}`;
+
+export function sealSecret(secret: string, aad: string, key: Buffer | undefined): string {
+  const clear = Buffer.from(secret, 'utf8');
+  if (!key) return `${PLAIN}:${clear.toString('base64url')}`;
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', key, iv);
+  cipher.setAAD(Buffer.from(aad, 'utf8'));
+  const ct = Buffer.concat([cipher.update(clear), cipher.final()]);
+  return [GCM, iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), ct.toString('base64url')].join(':');
+}
+
+/** Throws SecretBoxError when the secret cannot be opened (no key, wrong key, tampered). */
+export function openSecret(sealed: string, aad: string, key: Buffer | undefined): string {
+  if (sealed.startsWith(`${PLAIN}:`)) return Buffer.from(sealed.slice(PLAIN.length + 1), 'base64url').toString('utf8');
+  if (!sealed.startsWith(`${GCM}:`)) throw new SecretBoxError(`${aad}: unknown secret storage format`);
+  if (!key) throw new SecretBoxError(`${aad}: secret is encrypted and SIGNING_KEY_ENCRYPTION_KEY is not set`);
+  const [iv, tag, ct] = sealed.slice(GCM.length + 1).split(':');
+  if (iv === undefined || tag === undefined || ct === undefined) throw new SecretBoxError(`${aad}: malformed secret ciphertext`);
+  try {
+    const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
+    decipher.setAAD(Buffer.from(aad, 'utf8'));
+    decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+    return Buffer.concat([decipher.update(Buffer.from(ct, 'base64url')), decipher.final()]).toString('utf8');
+  } catch {
+    throw new SecretBoxError(`${aad}: secret does not decrypt (wrong SIGNING_KEY_ENCRYPTION_KEY or tampered row)`);
+  }
+}

@@ -1,0 +1,111 @@
+/**
+ * A delivery worker: keeps up to WEBHOOK_CONCURRENCY deliveries in flight, claiming due
+ * outbox rows as slots free up. It wakes on the projection's NOTIFY, when a delivery
+ * ends, and every WEBHOOK_POLL_MS (rows whose retry time has come, missed notifications).
+ * Any number of workers, in any number of processes, share the outbox (SKIP LOCKED).
+ *
+ * Stop: no new claims and no more waiting between quick retries (those leases are given
+ * back at once); requests in flight get one timeout to finish, then are cut.
+ */
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import type { AppContext } from '../app/context.js';
+import { createJsonPoster, type JsonPoster } from '../../infra/http/post-json.js';
+import { OUTBOX_CHANNEL } from '../../projections/webhooks/projection.js';
+import { API_VERSION } from '../http/version.js';
+import { claimDue } from './outbox-store.js';
+import { claimLeaseMs, type ScheduleConfig } from './schedule.js';
+import { deliver, type DeliverDeps, type DeliveryOutcome } from './deliver.js';
+import { listenOutbox, type OutboxListener } from './outbox-signal.js';
+
+export interface WorkerStats { claimed: number; outcomes: Record<DeliveryOutcome, number>; errors: number }
+
+export interface WebhookWorker {
+  readonly id: string;
+  stop(): Promise<void>;
+  stats(): WorkerStats;
+}
+
+export interface WorkerOptions {
+  /** default: an HTTP client behind the SSRF guard (unless allowPrivateTargets) */
+  poster?: JsonPoster;
+  /** default true: LISTEN for the projection's notifications */
+  listen?: boolean;
+}
+
+type WorkerCtx = Pick<AppContext, 'config' | 'db' | 'logger' | 'clock'>;
+
+export function startWebhookWorker(ctx: WorkerCtx, opts: WorkerOptions = {}): WebhookWorker {
+  const { config } = ctx;
+  const cfg = config.webhooks;
+  const id = `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
+  const log = ctx.logger.child({ worker: id });
+  const poster = opts.poster ?? createJsonPoster({
+    allowPrivateTargets: cfg.allowPrivateTargets, maxSockets: cfg.concurrency, userAgent: `tributary-webhooks/${API_VERSION}`,
+  });
+  const schedule: ScheduleConfig = { timeoutMs: cfg.timeoutMs, retryDelaysMs: cfg.retryDelaysMs, slowScheduleMs: cfg.slowScheduleMs };
+  const deps: DeliverDeps = {
+    db: ctx.db, worker: id, poster, schedule, encryptionKey: config.keys.encryptionKey, now: () => ctx.clock.now(), logger: log,
+  };
+  const stopCtl = new AbortController();
+  const abortCtl = new AbortController();
+  const signals = { stop: stopCtl.signal, abort: abortCtl.signal };
+  const stats: WorkerStats = { claimed: 0, outcomes: { delivered: 0, rescheduled: 0, dead: 0, lost: 0, gone: 0, stopped: 0 }, errors: 0 };
+  const inflight = new Set<Promise<void>>();
+
+  let woken = false;
+  let wakeUp: (() => void) | undefined;
+  const wake = () => { woken = true; wakeUp?.(); };
+  const nap = (ms: number) => new Promise<void>((resolve) => {
+    if (woken || stopCtl.signal.aborted) { woken = false; resolve(); return; }
+    const t = setTimeout(done, ms);
+    function done() { clearTimeout(t); wakeUp = undefined; woken = false; resolve(); }
+    wakeUp = done;
+  });
+
+  const listener: OutboxListener | undefined = opts.listen === false ? undefined : listenOutbox(config.db.url, OUTBOX_CHANNEL, log, wake);
+
+  function launch(row: Parameters<typeof deliver>[1]): void {
+    const p = deliver(deps, row, signals)
+      .then((o) => { stats.outcomes[o] += 1; })
+      .catch((err: unknown) => { stats.errors += 1; log.error({ err, deliveryId: row.id }, 'delivery failed unexpectedly'); })
+      .finally(() => { inflight.delete(p); wake(); });
+    inflight.add(p);
+  }
+
+  const loop = (async () => {
+    while (!stopCtl.signal.aborted) {
+      const free = cfg.concurrency - inflight.size;
+      if (free > 0) {
+        try {
+          const rows = await claimDue(ctx.db, id, free, claimLeaseMs(schedule));
+          stats.claimed += rows.length;
+          for (const row of rows) launch(row);
+          if (rows.length === free) continue; // more may be due
+        } catch (err) {
+          log.warn({ err: (err as Error).message }, 'claiming deliveries failed; retrying');
+          await nap(1000);
+          continue;
+        }
+      }
+      await nap(cfg.pollMs);
+    }
+  })();
+
+  log.info({ concurrency: cfg.concurrency, timeoutMs: cfg.timeoutMs }, 'webhook worker started');
+  return {
+    id,
+    stats: () => ({ ...stats, outcomes: { ...stats.outcomes } }),
+    async stop() {
+      stopCtl.abort();
+      wake();
+      await loop;
+      const cut = setTimeout(() => abortCtl.abort(), cfg.timeoutMs);
+      await Promise.allSettled([...inflight]);
+      clearTimeout(cut);
+      await listener?.close();
+      if (!opts.poster) poster.close();
+      log.info('webhook worker stopped');
+    },
+  };
+}
