@@ -3,6 +3,8 @@
  */
 import type { RouteModule } from '../http/app.js';
 import { registerHealthRoutes } from '../../queries/health/routes.js';
+import { registerPolicyRoutes } from '../../queries/policies/routes.js';
+import { registerOneTimeRoutes } from '../../queries/onetime/routes.js';
 import { registerEventRoutes } from '../../queries/events/routes.js';
 import { registerAssetRoutes } from '../../queries/assets/routes.js';
 import { registerPoolRoutes } from '../../queries/pools/routes.js';
@@ -12,6 +14,8 @@ import { registerSigningRoutes } from '../../commands/keys/register.js';
 
 export const ROUTE_MODULES: readonly RouteModule[] = [
   registerHealthRoutes,
+  registerPolicyRoutes,
+  registerOneTimeRoutes,
   registerEventRoutes,
   registerAssetRoutes,
   registerPoolRoutes,

@@ -1,0 +1,54 @@
+/** SPEC "One-time payments": GET /v1/onetime/{trackingId}. */
+import type { AppContext } from '../../src/app/context.js';
+import { isPublicKey } from '../../src/domain/pda.js';
+import { PAYMENT_MEMO_BYTES, trackingIdToMemo } from '../../src/domain/memo.js';
+import { normalizePolicy } from '../../src/domain/policy.js';
+import { normalizedPolicySchema } from '../../src/domain/policy-schema.js';
+import { envelope, envelopeSchema } from '../../src/http/envelope.js';
+import { invalid } from '../../src/http/errors.js';
+import type { Api } from '../../src/http/routes.js';
+import { base58Key, limitSchema, offsetSchema } from '../../src/http/schema.js';
+import { rowToFacts } from '../policies/policy-rows.js';
+import { listOneTime } from './onetime-query.js';
+
+interface OneTimeQuery { recipient?: string; limit: number; offset: number }
+
+export function registerOneTimeRoutes(api: Api, ctx: AppContext): void {
+  api.route<OneTimeQuery, { trackingId: string }>({
+    method: 'get',
+    path: '/v1/onetime/:trackingId',
+    summary: 'One-time payments by tracking id',
+    description: 'OneTime payment policies whose memo is the tracking id (its 64-byte encoding), newest first, as normalized policies: '
+      + 'status Completed with totalPaid and lastPaymentAt once paid. data is one object when exactly one record matches, otherwise an array (empty when none).',
+    tags: ['onetime'],
+    params: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['trackingId'],
+      properties: { trackingId: { type: 'string', minLength: 1, maxLength: PAYMENT_MEMO_BYTES, description: 'tracking id assigned at checkout (at most 64 UTF-8 bytes)' } },
+    },
+    query: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        recipient: { ...base58Key, description: 'only payments to this recipient wallet' },
+        limit: limitSchema(100, ctx.config.http.maxLimit),
+        offset: offsetSchema,
+      },
+    },
+    responses: {
+      200: {
+        description: 'one record, or an array of records',
+        schema: envelopeSchema({ oneOf: [normalizedPolicySchema, { type: 'array', items: normalizedPolicySchema }] }),
+      },
+    },
+    async handler({ params, query }) {
+      const memo = trackingIdToMemo(params.trackingId, PAYMENT_MEMO_BYTES);
+      if (!memo) throw invalid(`trackingId must be 1 to ${PAYMENT_MEMO_BYTES} UTF-8 bytes (its memo encoding)`);
+      if (query.recipient !== undefined && !isPublicKey(query.recipient)) throw invalid('recipient is not a base58 public key of 32 bytes');
+      const rows = await listOneTime(ctx.dbRead, memo, query.recipient, query);
+      const records = rows.map((r) => normalizePolicy(rowToFacts('payment', r), 'read-model'));
+      return { body: envelope(records.length === 1 ? records[0] : records, ctx.clock.now()) };
+    },
+  });
+}

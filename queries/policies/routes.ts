@@ -1,0 +1,99 @@
+/**
+ * SPEC "Subscriptions and policies": the three filtered lists (read model), a policy by
+ * address (read from the chain), and a policy's executions (read model).
+ */
+import type { AppContext } from '../../src/app/context.js';
+import { createPdaDeriver, isPublicKey } from '../../src/domain/pda.js';
+import { normalizePolicy, type PolicyKind } from '../../src/domain/policy.js';
+import { envelope, envelopeSchema } from '../../src/http/envelope.js';
+import { invalid } from '../../src/http/errors.js';
+import type { Api } from '../../src/http/routes.js';
+import { createRpcClient } from '../../infra/solana/rpc-client.js';
+import { readPolicy, type ChainReadDeps } from './chain-read.js';
+import { executionSchema, listExecutions } from './executions.js';
+import { resolveFilters, type FilterQuery, type ListEndpoint } from './filters.js';
+import { listPolicies, rowToFacts, type Page } from './policy-rows.js';
+import { addressParams, filterQuerySchema, pageQuery, policyListResponse, policyResponse } from './schemas.js';
+
+const FILTER_HELP = 'At least one of the six filters is required and at most three may be combined (limit and offset are not filters). '
+  + 'walletPublicKey requires tokenMint. When tokenMint is omitted, the list is restricted to the default stablecoin\'s mint. '
+  + 'Deleted (closed) policies are left out; newest first. Every broken rule answers 400.';
+
+interface Lists { endpoint: ListEndpoint; kind: PolicyKind; summary: string; userMeaning: string }
+
+const LISTS: readonly Lists[] = [
+  { endpoint: 'subscriptions', kind: 'payment', summary: 'Subscription policies by filter', userMeaning: 'userPublicKey is the user\'s owner wallet.' },
+  { endpoint: 'payment-policies', kind: 'payment', summary: 'Payment policies of every variant by filter', userMeaning: 'userPublicKey is the user payment account.' },
+  { endpoint: 'composable-policies', kind: 'composable', summary: 'Composable policies by filter', userMeaning: 'userPublicKey is the user payment account; trackingId is a 32-byte memo.' },
+];
+
+function checkAddress(address: string): string {
+  if (!isPublicKey(address)) throw invalid('address is not a base58 public key of 32 bytes');
+  return address;
+}
+
+export function registerPolicyRoutes(api: Api, ctx: AppContext): void {
+  const { solana, http } = ctx.config;
+  const pda = createPdaDeriver(solana.programId);
+  const chain: ChainReadDeps = {
+    db: ctx.dbRead,
+    rpc: createRpcClient({ url: solana.rpcUrl, timeoutMs: solana.rpcTimeoutMs }),
+    account: { programId: solana.programId, commitment: solana.commitment },
+    logger: ctx.logger,
+  };
+
+  for (const l of LISTS) {
+    api.route<FilterQuery & Page>({
+      method: 'get',
+      path: `/v1/${l.endpoint}`,
+      summary: l.summary,
+      description: `${FILTER_HELP} ${l.userMeaning}`,
+      tags: ['policies'],
+      query: filterQuerySchema(l.endpoint, solana.defaultStablecoin, http.maxLimit),
+      responses: { 200: { description: 'normalized policies (read model)', schema: policyListResponse } },
+      async handler({ query: q }) {
+        const filter = resolveFilters(q, l.endpoint, { defaultMint: solana.defaultStablecoin, pda });
+        const rows = await listPolicies(ctx.dbRead, l.kind, filter, { limit: q.limit, offset: q.offset });
+        return { body: envelope(rows.map((r) => normalizePolicy(rowToFacts(l.kind, r), 'read-model')), ctx.clock.now()) };
+      },
+    });
+  }
+
+  for (const [endpoint, kind] of [['payment-policies', 'payment'], ['composable-policies', 'composable']] as const) {
+    const what = kind === 'payment' ? 'payment policy' : 'composable policy';
+    api.route<Record<string, never>, { address: string }>({
+      method: 'get',
+      path: `/v1/${endpoint}/:address`,
+      summary: `A ${what}, read from the chain`,
+      description: `Reads the account through the RPC and decodes it with the IDL's layout. 400: invalid address; 404: no ${what} account there; `
+        + 'when the chain does not answer, the read model answers with source "read-model" and chainUnavailable true, or 503 when it has none.',
+      tags: ['policies'],
+      params: addressParams,
+      query: { type: 'object', additionalProperties: false, properties: {} },
+      responses: {
+        200: { description: `the normalized ${what}`, schema: policyResponse },
+        404: { description: `no ${what} at this address` },
+        503: { description: 'the chain is unavailable and the read model has no such policy' },
+      },
+      async handler({ params }) {
+        const policy = await readPolicy(chain, kind, checkAddress(params.address));
+        return { body: envelope(policy, ctx.clock.now()) };
+      },
+    });
+
+    api.route<Page, { address: string }>({
+      method: 'get',
+      path: `/v1/${endpoint}/:address/executions`,
+      summary: `Executions of a ${what}, newest first`,
+      description: `${kind === 'payment' ? 'PaymentRecord' : 'ComposableExecuted'} events of the policy (read model), newest first; an unknown policy has none.`,
+      tags: ['policies'],
+      params: addressParams,
+      query: pageQuery(http.maxLimit),
+      responses: { 200: { description: 'events', schema: envelopeSchema({ type: 'array', items: executionSchema(kind) }) } },
+      async handler({ params, query }) {
+        const list = await listExecutions(ctx.dbRead, kind, checkAddress(params.address), query);
+        return { body: envelope(list, ctx.clock.now()) };
+      },
+    });
+  }
+}
