@@ -8,7 +8,8 @@ import type { Api } from '../../src/http/routes.js';
 import type { RouteModule } from '../../src/http/app.js';
 import { registerJwksRoutes } from '../../queries/jwks/routes.js';
 import { registerMerchantRoutes } from '../../queries/merchant/routes.js';
-import { readModelGatewayLookup } from '../../queries/merchant/gateways.js';
+import { chainFirstGatewayLookup, chainGatewayLookup, readModelGatewayLookup } from '../../queries/merchant/gateways.js';
+import { createRpcClient } from '../../infra/solana/rpc-client.js';
 import { readModelMerchantPolicies, type MerchantPolicies } from '../../queries/merchant/policies.js';
 import type { GatewayLookup } from '../gateway-auth/gateway-lookup.js';
 import { registerGatewayAuthRoutes } from '../gateway-auth/routes.js';
@@ -21,13 +22,21 @@ export interface SigningRoutesOptions {
   merchantPolicies?: (ctx: AppContext) => MerchantPolicies;
 }
 
+/** The chain (PaymentGateway account) first; the gateways read model when the chain does not answer. */
+export function defaultGatewayLookup(ctx: AppContext): GatewayLookup {
+  const { solana } = ctx.config;
+  const rpc = createRpcClient({ url: solana.rpcUrl, timeoutMs: solana.rpcTimeoutMs });
+  const chain = chainGatewayLookup(rpc, { programId: solana.programId, commitment: solana.commitment });
+  return chainFirstGatewayLookup(chain, readModelGatewayLookup(ctx.dbRead), ctx.logger);
+}
+
 export function signingRoutes(opts: SigningRoutesOptions = {}): RouteModule {
   return (api: Api, ctx: AppContext) => {
     const ring = keyRingOf(ctx); // refuses to start without SIGNING_KEY_ENCRYPTION_KEY outside development mode
     ring.warmUp().catch((err: Error) => ctx.logger.error({ err: err.message }, 'could not create the first signing key; retried on first use'));
     registerJwksRoutes(api, ctx);
     registerKeyAdminRoutes(api, ctx);
-    registerGatewayAuthRoutes(api, ctx, (opts.gatewayLookup ?? ((c) => readModelGatewayLookup(c.dbRead)))(ctx));
+    registerGatewayAuthRoutes(api, ctx, (opts.gatewayLookup ?? defaultGatewayLookup)(ctx));
     registerMerchantRoutes(api, ctx, (opts.merchantPolicies ?? ((c) => readModelMerchantPolicies(c.dbRead)))(ctx));
     registerTokenRoutes(api, ctx);
   };

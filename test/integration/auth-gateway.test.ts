@@ -5,6 +5,8 @@
  */
 import { expect } from 'chai';
 import * as ed from '@noble/ed25519';
+import bs58 from 'bs58';
+import { startLocalnet, type Localnet } from '../../infra/localnet/index.js';
 import { createTestEnv, type TestEnv } from '../support/env.js';
 import { startTestApi, type TestApi } from '../support/app.js';
 import { createTokenVerifier } from '../../src/client/verify-token.js';
@@ -14,6 +16,7 @@ import {
 } from './auth-fixtures.js';
 
 const NONCE_TTL = 60;
+const NO_CHAIN = 'http://127.0.0.1:1';
 
 describe('gateway sign-in and merchant policies', function () {
   this.timeout(30_000);
@@ -29,7 +32,8 @@ describe('gateway sign-in and merchant policies', function () {
 
   before(async () => {
     env = await createTestEnv('auth-gateway');
-    const settings = { GATEWAY_NONCE_TTL_SECONDS: String(NONCE_TTL), GATEWAY_TOKEN_TTL_SECONDS: '900' };
+    // no chain here: gateways are looked up in the read model (the chain-first path is tested below)
+    const settings = { GATEWAY_NONCE_TTL_SECONDS: String(NONCE_TTL), GATEWAY_TOKEN_TTL_SECONDS: '900', SOLANA_RPC_URL: NO_CHAIN };
     [a, b] = await Promise.all([startTestApi(env, settings, { clock }), startTestApi(env, settings, { clock })]);
     [authority, signer, other] = await Promise.all([newWallet(), newWallet(), newWallet()]);
     gateway = await insertGateway(env.db, authority.address, signer.address);
@@ -168,6 +172,31 @@ describe('gateway sign-in and merchant policies', function () {
       const { token } = await signIn(a.url, gateway, authority);
       clock.advance(901);
       await expectError(await list(a, gateway, token), 401);
+    });
+  });
+
+  describe('against the chain (localnet)', () => {
+    let net: Localnet;
+    let api: TestApi;
+    before(async () => {
+      net = await startLocalnet({ port: 0, seed: 'auth-gateway', rate: 0 });
+      api = await startTestApi(env, { SOLANA_RPC_URL: net.rpcUrl, SOLANA_WS_URL: net.wsUrl }, { clock });
+    });
+    after(async () => {
+      await api?.close();
+      await net?.close();
+    });
+
+    it('signs in the authority of a gateway that exists only on chain (not yet in the read model)', async () => {
+      const g = net.fixtures.gateways[0]!;
+      const authorityWallet: Wallet = { address: g.authority, secretKey: bs58.decode(g.authoritySecretKey).subarray(0, 32) };
+      const { token } = await signIn(api.url, g.address, authorityWallet);
+      const { claims } = await createTokenVerifier({ jwksUrl: `${api.url}/v1/jwks`, now: () => clock.now() }).verify(token);
+      expect(claims).to.include({ sub: g.address, signer: g.authority });
+      // the read-model gateway of this test is not on this chain: the chain's answer counts
+      await expectError(await postJson(`${api.url}/v1/gateway/${gateway}/auth/challenge`, {}), 404);
+      // an account that is not a PaymentGateway (here a wallet) is no gateway either
+      await expectError(await postJson(`${api.url}/v1/gateway/${g.authority}/auth/challenge`, {}), 404);
     });
   });
 });

@@ -26,6 +26,7 @@ describe('signing keys, JWKS and rotation', function () {
     TRIBUTARY_DEV_MODE: 'false',
     ADMIN_API_KEY: ADMIN,
     KEY_GRACE_PERIOD_SECONDS: String(GRACE),
+    SOLANA_RPC_URL: 'http://127.0.0.1:1', // no chain: gateways come from the read model
   });
   let shared: Record<string, string>;
 
