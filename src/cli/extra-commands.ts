@@ -3,7 +3,9 @@
  */
 import type { ExtraCommand } from './command.js';
 import { startCommand } from './start.js';
+import { localnetCommand } from './localnet.js';
 
 export const EXTRA_COMMANDS: Readonly<Record<string, ExtraCommand>> = {
   start: startCommand,
+  localnet: localnetCommand,
 };

@@ -2,11 +2,13 @@
  * `tributary start`, the main job: migrate, start the localnet when no SOLANA_RPC_URL is
  * set, then every role in this one process. `make cluster` runs them as separate ones.
  */
-import type { ExtraCommand } from './command.js';
+import type { ExtraCommand, StartHook } from './command.js';
 import { contextFor, loadConfigOrExit, runUntilSignalled } from './process.js';
 import { migrate } from './commands.js';
 import { ROLES } from '../roles/registry.js';
-import { START_HOOKS } from './start-hooks.js';
+import { localnetStartHook } from './localnet.js';
+
+const START_HOOKS: readonly StartHook[] = [localnetStartHook];
 
 /** Roles in start order: consumers before producers, the API last. */
 const START_ORDER = ['projector', 'webhooks', 'notifier', 'indexer', 'api'];
