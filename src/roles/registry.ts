@@ -3,9 +3,11 @@ import type { RoleStarter } from './role.js';
 import { startApiRole } from './api.js';
 import { startProjectorRole } from './projector.js';
 import { startWebhooksRole } from './webhooks.js';
+import { startNotifierRole } from './notifier.js';
 
 export const ROLES: Readonly<Record<string, RoleStarter>> = {
   api: (ctx) => startApiRole(ctx),
   projector: startProjectorRole,
   webhooks: startWebhooksRole,
+  notifier: startNotifierRole,
 };

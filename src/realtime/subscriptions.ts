@@ -1,0 +1,151 @@
+/**
+ * The client protocol of one socket:
+ *
+ *   → subscribe   {trackingId, since?}   ← ack {action: "subscribe", trackingId, since?}
+ *                                          then, with since: payment… and caught_up {trackingId, sent, more}
+ *   → unsubscribe {trackingId}           ← ack {action: "unsubscribe", trackingId}
+ *   ← payment     (notification.ts)
+ *   ← error       {code, message, trackingId?}
+ *
+ * Error codes: invalid_payload, invalid_tracking_id, invalid_since, unknown_since,
+ * too_many_connections (the trackingId's cap across all nodes is reached, or a lease was
+ * lost and could not be taken back), too_many_subscriptions (per socket), unavailable.
+ * A client passing an acknowledgement callback gets the ack or the error through it too.
+ */
+import type { Socket } from 'socket.io';
+import type { Logger } from '../../infra/log/logger.js';
+import { roomOf } from './keys.js';
+import { paymentKey, type PaymentNotification } from './notification.js';
+import { checkTrackingId } from './tracking-id.js';
+import { describeSince, parseSince, type Since } from './since.js';
+import type { SlotLeases } from './slots.js';
+import { catchUp, UnknownSinceError, type CatchUpDeps } from './catch-up.js';
+
+/** Guards Redis and the node against one socket holding thousands of leases. */
+export const MAX_SUBSCRIPTIONS_PER_SOCKET = 100;
+
+export interface Subscription {
+  trackingId: string;
+  active: boolean;
+  /** while catching up: the payments handed to the socket (live or catch-up) */
+  seen: Set<string> | null;
+}
+
+export interface SocketState { socket: Socket; subs: Map<string, Subscription> }
+
+export interface ProtocolDeps { leases: SlotLeases; catchUp: CatchUpDeps; logger: Logger }
+
+export interface ErrorBody { code: string; message: string; trackingId?: string }
+
+type Reply = ((body: unknown) => void) | undefined;
+
+function fail(state: SocketState, reply: Reply, body: ErrorBody): void {
+  state.socket.emit('error', body);
+  reply?.({ ok: false, error: body });
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+async function runCatchUp(deps: ProtocolDeps, state: SocketState, sub: Subscription, since: Since): Promise<void> {
+  sub.seen ??= new Set();
+  try {
+    const r = await catchUp(deps.catchUp, state.socket, sub.trackingId, since, sub.seen, () => sub.active && state.socket.connected);
+    if (sub.active) state.socket.emit('caught_up', { trackingId: sub.trackingId, sent: r.sent, more: r.more });
+  } catch (err) {
+    if (err instanceof UnknownSinceError) {
+      fail(state, undefined, { code: 'unknown_since', message: err.message, trackingId: sub.trackingId });
+    } else {
+      deps.logger.warn({ err: (err as Error).message, trackingId: sub.trackingId }, 'catch-up failed');
+      fail(state, undefined, { code: 'unavailable', message: 'catch-up failed; subscribe again with since', trackingId: sub.trackingId });
+    }
+  } finally {
+    sub.seen = null;
+  }
+}
+
+export async function subscribe(deps: ProtocolDeps, state: SocketState, payload: unknown, reply: Reply): Promise<void> {
+  if (!isRecord(payload)) return fail(state, reply, { code: 'invalid_payload', message: 'subscribe takes an object {trackingId, since?}' });
+  const tid = checkTrackingId(payload['trackingId']);
+  if (!tid.ok) return fail(state, reply, { code: 'invalid_tracking_id', message: tid.message });
+  const trackingId = tid.value;
+  let since: Since | undefined;
+  if (payload['since'] !== undefined && payload['since'] !== null) {
+    const s = parseSince(payload['since']);
+    if (!s.ok) return fail(state, reply, { code: 'invalid_since', message: s.message, trackingId });
+    since = s.value;
+  }
+  const ackBody = { action: 'subscribe', trackingId, ...(since ? { since: describeSince(since) } : {}) };
+  const existing = state.subs.get(trackingId);
+  if (existing) {
+    state.socket.emit('ack', ackBody);
+    reply?.({ ok: true, ...ackBody });
+    // a repeated subscribe with since asks for catch-up again (unless one is running)
+    if (since && existing.seen === null) await runCatchUp(deps, state, existing, since);
+    return;
+  }
+  if (state.subs.size >= MAX_SUBSCRIPTIONS_PER_SOCKET) {
+    return fail(state, reply, { code: 'too_many_subscriptions', message: `a socket may follow at most ${MAX_SUBSCRIPTIONS_PER_SOCKET} trackingIds`, trackingId });
+  }
+  // registered before any await, so that a concurrent subscribe or a disconnect sees it
+  const sub: Subscription = { trackingId, active: true, seen: since ? new Set() : null };
+  state.subs.set(trackingId, sub);
+  let slot;
+  try {
+    slot = await deps.leases.acquire(trackingId, state.socket.id);
+  } catch (err) {
+    state.subs.delete(trackingId);
+    deps.logger.warn({ err: (err as Error).message }, 'connection slot lease failed');
+    return fail(state, reply, { code: 'unavailable', message: 'subscription service unavailable, retry', trackingId });
+  }
+  if (slot === 'full') {
+    state.subs.delete(trackingId);
+    return fail(state, reply, { code: 'too_many_connections', message: `too many connections for this trackingId`, trackingId });
+  }
+  if (!sub.active || !state.socket.connected) {
+    // unsubscribed or gone while the lease was taken: give it back
+    await deps.leases.release([{ trackingId, socketId: state.socket.id }]).catch(() => undefined);
+    return;
+  }
+  await state.socket.join(roomOf(trackingId));
+  state.socket.emit('ack', ackBody);
+  reply?.({ ok: true, ...ackBody });
+  if (since) await runCatchUp(deps, state, sub, since);
+}
+
+export async function unsubscribe(deps: ProtocolDeps, state: SocketState, payload: unknown, reply: Reply): Promise<void> {
+  const tid = checkTrackingId(isRecord(payload) ? payload['trackingId'] : undefined);
+  if (!tid.ok) return fail(state, reply, { code: 'invalid_tracking_id', message: tid.message });
+  const trackingId = tid.value;
+  const sub = state.subs.get(trackingId);
+  if (sub) {
+    sub.active = false;
+    state.subs.delete(trackingId);
+    await state.socket.leave(roomOf(trackingId));
+    await deps.leases.release([{ trackingId, socketId: state.socket.id }]).catch((err: Error) =>
+      deps.logger.warn({ err: err.message }, 'slot release failed; the lease expires by itself'));
+  }
+  const body = { action: 'unsubscribe', trackingId };
+  state.socket.emit('ack', body);
+  reply?.({ ok: true, ...body });
+}
+
+/** Everything a socket held, when it goes. */
+export async function dropSocket(deps: ProtocolDeps, state: SocketState): Promise<void> {
+  const held = [...state.subs.values()].map((s) => { s.active = false; return { trackingId: s.trackingId, socketId: state.socket.id }; });
+  state.subs.clear();
+  await deps.leases.release(held).catch((err: Error) => deps.logger.warn({ err: err.message }, 'slot release failed; the leases expire by themselves'));
+}
+
+/** Records what the live side hands a catching-up socket (broadcasts included). */
+export function recordOutgoing(state: SocketState, event: string, msg: unknown): void {
+  if (event !== 'payment') return;
+  const data = (msg as Partial<PaymentNotification> | undefined)?.data;
+  if (!data) return;
+  state.subs.get(data.trackingId)?.seen?.add(paymentKey(data));
+}
+
+export function isReply(v: unknown): v is (body: unknown) => void {
+  return typeof v === 'function';
+}

@@ -1,0 +1,45 @@
+/** A real socket.io-client on /ws/v1 that records what the server sends, for tests and the bench. */
+import { io, type Socket } from 'socket.io-client';
+import type { PaymentNotification } from '../../src/realtime/notification.js';
+import { waitFor } from './process.js';
+
+export interface Reply { ok: boolean; error?: { code: string; message: string }; [k: string]: unknown }
+
+export interface TestClient {
+  socket: Socket;
+  payments: PaymentNotification[];
+  errors: { code: string; message: string; trackingId?: string }[];
+  caughtUp: { trackingId: string; sent: number; more: boolean }[];
+  subscribe(trackingId: unknown, since?: unknown): Promise<Reply>;
+  unsubscribe(trackingId: unknown): Promise<Reply>;
+  /** waits until at least n payments arrived (then a little longer, to catch duplicates) */
+  waitPayments(n: number, timeoutMs?: number, settleMs?: number): Promise<PaymentNotification[]>;
+  close(): void;
+}
+
+export async function connectClient(url: string, timeoutMs = 5000): Promise<TestClient> {
+  const socket = io(url, { path: '/ws/v1', transports: ['websocket'], reconnection: false, forceNew: true });
+  const client: TestClient = {
+    socket,
+    payments: [],
+    errors: [],
+    caughtUp: [],
+    subscribe: (trackingId, since) => socket.timeout(timeoutMs).emitWithAck('subscribe', since === undefined ? { trackingId } : { trackingId, since }) as Promise<Reply>,
+    unsubscribe: (trackingId) => socket.timeout(timeoutMs).emitWithAck('unsubscribe', { trackingId }) as Promise<Reply>,
+    async waitPayments(n, wait = 10_000, settleMs = 300) {
+      await waitFor(async () => client.payments.length >= n, wait, `${n} payments (got ${client.payments.length})`);
+      await new Promise((r) => setTimeout(r, settleMs));
+      return client.payments;
+    },
+    close: () => { socket.disconnect(); },
+  };
+  socket.on('payment', (m: PaymentNotification) => client.payments.push(m));
+  socket.on('error', (e: { code: string; message: string }) => client.errors.push(e));
+  socket.on('caught_up', (c: { trackingId: string; sent: number; more: boolean }) => client.caughtUp.push(c));
+  await new Promise<void>((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error(`socket.io connect to ${url} timed out`)), timeoutMs);
+    socket.once('connect', () => { clearTimeout(t); resolve(); });
+    socket.once('connect_error', (err) => { clearTimeout(t); reject(err); });
+  });
+  return client;
+}
