@@ -3,6 +3,7 @@
  * read model, owner index) and PaymentRecord events from the archive (`events`), by
  * transaction signature or by payer (jsonb containment, answered by the GIN index).
  */
+import { sql } from 'kysely';
 import type { Db } from '../../infra/postgres/database.js';
 import { listEvents } from '../../queries/events/events-query.js';
 import type { EventData } from '../../src/events/codec.js';
@@ -24,8 +25,9 @@ export const MAX_LAST_PAYMENTS = 5;
 export async function activePolicies(db: Db, wallet: string, f: IssueFilters): Promise<ActivePolicy[]> {
   let q = db.selectFrom('payment_policies')
     .select(['address', 'gateway', 'recipient', 'token_mint', 'tracking_id', 'total_paid', 'payment_count', 'policy_type'])
+    // a literal predicate, so the partial owner index (WHERE NOT deleted) applies
+    .where(sql<boolean>`NOT deleted`)
     .where('owner', '=', wallet)
-    .where('deleted', '=', false)
     .where('status', '=', 'Active');
   if (f.tokenMint !== undefined) q = q.where('token_mint', '=', f.tokenMint);
   if (f.policyAddress !== undefined) q = q.where('address', '=', f.policyAddress);
