@@ -3,6 +3,7 @@ import type { Config } from '../config/config.js';
 import { createDb } from '../../infra/postgres/database.js';
 import { createRedis, streamKeys } from '../../infra/redis/client.js';
 import type { Logger } from '../../infra/log/logger.js';
+import { createMetrics } from '../../infra/metrics/metrics.js';
 import { systemClock, type AppContext, type Clock } from './context.js';
 
 export function buildContext(config: Config, logger: Logger, role: string, clock: Clock = systemClock): AppContext {
@@ -10,7 +11,7 @@ export function buildContext(config: Config, logger: Logger, role: string, clock
   const dbRead = config.db.readUrl ? createDb(config.db.readUrl, config.db.poolMax, `tributary-${role}-read`) : db;
   const redis = createRedis(config.redis);
   redis.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis connection error'));
-  return { config, db, dbRead, redis, keys: streamKeys(config.redis.prefix), logger, clock };
+  return { config, db, dbRead, redis, keys: streamKeys(config.redis.prefix), logger, clock, metrics: createMetrics() };
 }
 
 export async function closeContext(ctx: AppContext): Promise<void> {

@@ -7,6 +7,7 @@ import type { Config } from '../config/config.js';
 import type { Db } from '../../infra/postgres/database.js';
 import type { StreamKeys } from '../../infra/redis/client.js';
 import type { Logger } from '../../infra/log/logger.js';
+import type { Metrics } from '../../infra/metrics/metrics.js';
 
 export interface Clock { now(): number }
 export const systemClock: Clock = { now: () => Date.now() };
@@ -21,4 +22,6 @@ export interface AppContext {
   keys: StreamKeys;
   logger: Logger;
   clock: Clock;
+  /** this process's metrics; absent in contexts built by hand (tests), created by the HTTP app then */
+  metrics?: Metrics;
 }

@@ -13,6 +13,8 @@ import type { AppContext } from '../app/context.js';
 import { errorEnvelope } from './envelope.js';
 import { AppError } from './errors.js';
 import { Api } from './routes.js';
+import { createMetrics } from '../../infra/metrics/metrics.js';
+import { registerSpineGauges } from '../../queries/metrics/spine-gauges.js';
 
 export { API_VERSION } from './version.js';
 import { API_VERSION } from './version.js';
@@ -38,6 +40,23 @@ export function createHttpApp(ctx: AppContext, modules: readonly RouteModule[]):
     customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'info' : 'debug'),
     serializers: { req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: req.url }) },
   }));
+  const metrics = (ctx.metrics ??= createMetrics());
+  registerSpineGauges(metrics.registry, ctx);
+  app.use((req, res, next) => {
+    const end = metrics.httpDuration.startTimer();
+    res.once('finish', () => {
+      const route = (req.route as { path?: string } | undefined)?.path;
+      end({ method: req.method, route: route ? `${req.baseUrl}${route}` : 'unmatched', status: String(res.statusCode) });
+    });
+    next();
+  });
+  app.get('/metrics', async (_req, res, next) => {
+    try {
+      res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
+    } catch (err) {
+      next(err);
+    }
+  });
   app.use(helmet({ contentSecurityPolicy: false }));
   const origins = ctx.config.http.corsOrigins;
   app.use(cors({ origin: origins.includes('*') ? true : origins, exposedHeaders: ['Payment-Required', 'Payment-Response', 'X-Request-Id', 'Retry-After', 'RateLimit', 'RateLimit-Policy'] }));

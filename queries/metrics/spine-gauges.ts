@@ -1,0 +1,61 @@
+/**
+ * Gauges read from shared state at scrape time: per-group lag and pending entries, the
+ * stream's length, dead letters per projection, the outbox by state, the indexer's slot lag.
+ */
+import { Gauge, type Registry } from 'prom-client';
+import { sql } from 'kysely';
+import type { AppContext } from '../../src/app/context.js';
+import { groupInfo } from '../../projections/runner/lag.js';
+import { PROJECTIONS } from '../../projections/registry.js';
+
+/** Where the indexer publishes its progress for scrapes (written by the indexer role). */
+export const indexerProgressKey = (prefix: string) => `${prefix}indexer:progress`;
+
+interface Snapshot {
+  streamLength: number;
+  groups: { name: string; lag: number; pending: number }[];
+  dead: { group: string; n: number }[];
+  slotLag: number | undefined;
+  outbox: { state: string; n: number }[];
+}
+
+async function readSnapshot(ctx: AppContext): Promise<Snapshot> {
+  const groups = (await groupInfo(ctx.redis, ctx.keys.events)).map((g) => ({ name: g.name, lag: g.lag ?? 0, pending: g.pending }));
+  const dead = [];
+  for (const group of [...PROJECTIONS.map((x) => x.name), 'notifier']) dead.push({ group, n: await ctx.redis.xlen(ctx.keys.deadLetters(group)) });
+  const progress = await ctx.redis.hgetall(indexerProgressKey(ctx.config.redis.prefix));
+  const outbox = await sql<{ state: string; n: string }>`SELECT state, count(*) AS n FROM webhook_outbox GROUP BY state`
+    .execute(ctx.dbRead).then((r) => r.rows.map((x) => ({ state: x.state, n: Number(x.n) })), () => []);
+  return {
+    streamLength: await ctx.redis.xlen(ctx.keys.events),
+    groups,
+    dead,
+    slotLag: progress['slotLag'] === undefined ? undefined : Number(progress['slotLag']),
+    outbox,
+  };
+}
+
+export function registerSpineGauges(registry: Registry, ctx: AppContext): void {
+  // prom-client collects every metric concurrently; one snapshot per scrape serves them all.
+  let current: { at: number; snap: Promise<Snapshot | undefined> } | undefined;
+  const snapshot = () => {
+    if (!current || Date.now() - current.at > 250) current = { at: Date.now(), snap: readSnapshot(ctx).catch(() => undefined) };
+    return current.snap;
+  };
+  const gauge = (name: string, help: string, labelNames: string[], fill: (g: Gauge, s: Snapshot) => void) =>
+    new Gauge({
+      name, help, labelNames, registers: [registry],
+      async collect() {
+        const s = await snapshot();
+        this.reset();
+        if (s) fill(this, s);
+      },
+    });
+  gauge('tributary_stream_length', 'entries in the event stream', [], (g, s) => g.set(s.streamLength));
+  gauge('tributary_projection_lag', 'stream entries not yet delivered to the group', ['group'], (g, s) => { for (const x of s.groups) g.set({ group: x.name }, x.lag); });
+  gauge('tributary_projection_pending', 'entries delivered but not acknowledged', ['group'], (g, s) => { for (const x of s.groups) g.set({ group: x.name }, x.pending); });
+  gauge('tributary_dead_letters', 'entries in the dead-letter stream', ['group'], (g, s) => { for (const x of s.dead) g.set({ group: x.group }, x.n); });
+  gauge('tributary_webhook_outbox', 'webhook outbox rows by state', ['state'], (g, s) => { for (const x of s.outbox) g.set({ state: x.state }, x.n); });
+  gauge('tributary_indexer_slot_lag', 'cluster slot minus the last slot the indexer processed', [], (g, s) => { if (s.slotLag !== undefined) g.set(s.slotLag); });
+  gauge('tributary_scrape_shared_ok', '1 when the shared-state gauges were read in this scrape', [], (g) => g.set(1));
+}
