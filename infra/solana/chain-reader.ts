@@ -1,0 +1,83 @@
+/**
+ * The indexer's reads from the chain, each retried with exponential backoff (p-retry)
+ * when the node is unreachable, rate-limits (HTTP 429), or answers with one of Solana's
+ * transient errors. Anything else (a malformed request) fails at once.
+ *
+ * Types are the JSON shapes of Solana's API (`encoding: "json"`), narrowed to what the
+ * indexer reads.
+ */
+import pRetry from 'p-retry';
+import type { Logger } from 'pino';
+import { RpcResponseError, RpcUnavailableError, type RpcClient } from './rpc-client.js';
+
+export type Commitment = 'processed' | 'confirmed' | 'finalized';
+
+export interface SignatureInfo { signature: string; slot: number; err: unknown; blockTime?: number | null }
+
+export interface CompiledInstructionJson { programIdIndex: number; accounts: number[]; data: string; stackHeight?: number | null }
+
+export interface TransactionJson {
+  slot: number;
+  blockTime?: number | null;
+  transaction: {
+    signatures: string[];
+    message: { accountKeys: string[]; instructions: CompiledInstructionJson[] };
+  };
+  meta: {
+    err: unknown;
+    logMessages?: string[] | null;
+    innerInstructions?: { index: number; instructions: CompiledInstructionJson[] }[] | null;
+    loadedAddresses?: { writable: string[]; readonly: string[] } | null;
+  } | null;
+}
+
+/**
+ * Solana's server errors worth retrying: node behind / unhealthy (-32005), block or slot
+ * not yet available (-32004, -32007, -32009, -32014), minimum context slot not reached (-32016).
+ */
+const TRANSIENT_CODES = new Set([-32004, -32005, -32007, -32009, -32014, -32016]);
+
+export function isTransient(err: unknown): boolean {
+  if (err instanceof RpcUnavailableError) return true;
+  return err instanceof RpcResponseError && TRANSIENT_CODES.has(err.code);
+}
+
+export interface RetryPolicy { retries: number; minTimeoutMs: number; maxTimeoutMs: number }
+export const DEFAULT_RETRY: RetryPolicy = { retries: 8, minTimeoutMs: 100, maxTimeoutMs: 5_000 };
+
+export interface ChainReader {
+  getSlot(): Promise<number>;
+  /** newest first, as the RPC returns them */
+  getSignaturesForAddress(address: string, opts: { before?: string; until?: string; limit: number }): Promise<SignatureInfo[]>;
+  getTransaction(signature: string): Promise<TransactionJson | null>;
+}
+
+export function createChainReader(
+  rpc: RpcClient, opts: { commitment: Commitment; logger?: Logger; retry?: RetryPolicy; signal?: AbortSignal },
+): ChainReader {
+  const policy = opts.retry ?? DEFAULT_RETRY;
+  const call = <T>(method: string, params: unknown[]): Promise<T> =>
+    pRetry(() => rpc.call<T>(method, params), {
+      retries: policy.retries,
+      minTimeout: policy.minTimeoutMs,
+      maxTimeout: policy.maxTimeoutMs,
+      factor: 2,
+      randomize: true,
+      shouldRetry: ({ error }) => isTransient(error),
+      onFailedAttempt: ({ error, attemptNumber }) => {
+        opts.logger?.warn({ method, attempt: attemptNumber, err: error.message }, 'solana rpc call failed; retrying');
+      },
+      ...(opts.signal ? { signal: opts.signal } : {}),
+    });
+  return {
+    getSlot: () => call<number>('getSlot', [{ commitment: opts.commitment }]),
+    getSignaturesForAddress: (address, o) => call<SignatureInfo[]>('getSignaturesForAddress', [address, {
+      limit: o.limit, commitment: opts.commitment === 'processed' ? 'confirmed' : opts.commitment,
+      ...(o.before ? { before: o.before } : {}), ...(o.until ? { until: o.until } : {}),
+    }]),
+    getTransaction: (signature) => call<TransactionJson | null>('getTransaction', [signature, {
+      encoding: 'json', maxSupportedTransactionVersion: 0,
+      commitment: opts.commitment === 'processed' ? 'confirmed' : opts.commitment,
+    }]),
+  };
+}
