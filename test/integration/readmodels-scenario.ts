@@ -146,9 +146,9 @@ export function buildScenario(seed = 'scenario'): TributaryEvent[] {
 }
 
 /** Appends events to the test's stream and runs the given projections until each has consumed all of it. */
-export async function project(env: TestEnv, projections: readonly Projection[], events: readonly TributaryEvent[]): Promise<void> {
+export async function project(env: TestEnv, projections: readonly Projection[], events: readonly TributaryEvent[], batchSize = 50): Promise<void> {
   await appendTestEvents(env, events);
-  const opts: RunnerOptions = { batchSize: 50, blockMs: 50, maxAttempts: 2, claimIdleMs: 5000 };
+  const opts: RunnerOptions = { batchSize, blockMs: 50, maxAttempts: 2, claimIdleMs: 30_000 };
   const blockers = projections.map(() => createRedis({ url: env.redisUrl, sentinels: [], sentinelName: '' }));
   const logger = createLogger(process.env['TEST_LOG_LEVEL'] ?? 'silent', 'test');
   const runs = projections.map((p, i) => startProjection({ db: env.db, redis: env.redis, blockingRedis: blockers[i]!, keys: env.keys, logger }, p, opts));
@@ -156,7 +156,7 @@ export async function project(env: TestEnv, projections: readonly Projection[], 
     await waitFor(async () => {
       const groups = await groupInfo(env.redis, env.keys.events);
       return projections.every((p) => groups.some((g) => g.name === p.name && g.lag === 0 && g.pending === 0));
-    }, 30_000, 'projections to catch up');
+    }, 60_000, 'projections to catch up');
   } finally {
     await Promise.all(runs.map((r) => r.stop()));
     for (const b of blockers) b.disconnect();
