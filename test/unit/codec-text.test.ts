@@ -10,7 +10,7 @@ describe('codec: text fields', () => {
   it('keeps the raw memo bytes beside the text', () => {
     const e = makeEvent('PaymentRecord', { memo: [0x61, 0, 0x62] });
     expect(e.data['memo']).to.equal('a\uFFFDb');
-    expect(String(e.data['memo_hex']).slice(0, 6)).to.equal('610062');
+    expect((e.data['memo_hex'] as string).slice(0, 6)).to.equal('610062');
     expect(JSON.stringify(e.data)).not.to.contain('\\u0000');
   });
 });
