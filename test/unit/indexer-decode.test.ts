@@ -1,0 +1,78 @@
+/**
+ * Decoding a fetched transaction: only data logged by our program's own invocations and
+ * our self-CPIs become events, numbered log events first, then CPI events.
+ */
+import { expect } from 'chai';
+import { BorshCoder } from '@coral-xyz/anchor';
+import { PublicKey } from '@solana/web3.js';
+import bs58 from 'bs58';
+import { idl, idlEvents, PROGRAM_ID } from '../../src/idl/index.js';
+import { decodeTransaction, EVENT_IX_TAG } from '../../src/indexer/decode.js';
+import type { TransactionJson } from '../../infra/solana/chain-reader.js';
+
+const coder = new BorshCoder(idl);
+const OTHER = 'NoiseProgram1111111111111111111111111111111';
+const key = new PublicKey(Buffer.alloc(32, 3));
+
+function feeBps(oldBps: number, newBps: number): Buffer {
+  const disc = Buffer.from(idlEvents.find((e) => e.name === 'GatewayFeeBpsChanged')!.discriminator);
+  return Buffer.concat([disc, coder.types.encode('GatewayFeeBpsChanged', { gateway: key, old_fee_bps: oldBps, new_fee_bps: newBps })]);
+}
+const data = (b: Buffer): string => `Program data: ${b.toString('base64')}`;
+
+type Inner = NonNullable<TransactionJson['meta']>['innerInstructions'];
+
+function tx(logs: string[], inner: Inner = [], err: unknown = null): TransactionJson {
+  return {
+    slot: 9, blockTime: 1_700_000_000,
+    transaction: { signatures: ['sig'], message: { accountKeys: ['payer', PROGRAM_ID, OTHER, 'authority'], instructions: [] } },
+    meta: { err, logMessages: logs, innerInstructions: inner ?? [] },
+  };
+}
+
+describe('indexer transaction decoding', () => {
+  const logs = [
+    'Program ComputeBudget111111111111111111111111111111 invoke [1]',
+    'Program ComputeBudget111111111111111111111111111111 success',
+    `Program ${PROGRAM_ID} invoke [1]`,
+    'Program log: Instruction: ChangeGatewayFeeBps',
+    data(feeBps(1, 2)),
+    `Program ${OTHER} invoke [2]`,
+    data(feeBps(66, 66)),
+    `Program ${OTHER} success`,
+    `Program ${PROGRAM_ID} invoke [2]`,
+    `Program ${PROGRAM_ID} success`,
+    data(feeBps(2, 3)),
+    `Program ${PROGRAM_ID} success`,
+    `Program ${OTHER} invoke [1]`,
+    data(feeBps(77, 77)),
+    `Program ${OTHER} success`,
+  ];
+  const cpi = [{
+    index: 1,
+    instructions: [
+      { programIdIndex: 2, accounts: [], data: bs58.encode(feeBps(88, 88)) },
+      { programIdIndex: 1, accounts: [3], data: bs58.encode(Buffer.concat([EVENT_IX_TAG, feeBps(3, 4)])) },
+    ],
+  }];
+
+  it('keeps our own log lines and self-CPIs, with identities in the shared order', () => {
+    const out = decodeTransaction(tx(logs, cpi), 'sig', PROGRAM_ID);
+    expect(out.events.map((e) => [e.id, e.data['old_fee_bps'], e.data['new_fee_bps']])).to.deep.equal([
+      ['sig:1:0', 1, 2], ['sig:1:1', 2, 3], ['sig:1.1:2', 3, 4],
+    ]);
+    expect(out.events[0]).to.include({ slot: 9, blockTime: 1_700_000_000, name: 'GatewayFeeBpsChanged', ixPath: '1', index: 0 });
+  });
+
+  it('yields nothing for a failed transaction, even with data in its logs', () => {
+    const out = decodeTransaction(tx(logs, cpi, { InstructionError: [1, { Custom: 6004 }] }), 'sig', PROGRAM_ID);
+    expect(out).to.deep.include({ events: [], failed: true });
+  });
+
+  it('counts an unknown discriminator without losing its index', () => {
+    const unknown = Buffer.alloc(24, 5);
+    const out = decodeTransaction(tx([`Program ${PROGRAM_ID} invoke [1]`, data(unknown), data(feeBps(5, 6)), `Program ${PROGRAM_ID} success`]), 'sig', PROGRAM_ID);
+    expect(out.unknown).to.have.length(1);
+    expect(out.events.map((e) => e.id)).to.deep.equal(['sig:0:1']);
+  });
+});
