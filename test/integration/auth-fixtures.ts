@@ -11,7 +11,7 @@ import type { Db } from '../../infra/postgres/database.js';
 import { archiveProjection } from '../../projections/archive/projection.js';
 import { eventId, type TributaryEvent } from '../../src/events/envelope.js';
 import type { PolicyType } from '../../src/domain/policy-type.js';
-import type { Clock } from '../../src/app/context.js';
+import type { AppContext, Clock } from '../../src/app/context.js';
 
 export interface MovableClock extends Clock { set(ms: number): void; advance(seconds: number): void }
 
@@ -123,3 +123,9 @@ export async function signIn(baseUrl: string, gateway: string, wallet: Wallet): 
 }
 
 export const sha = (s: string): string => createHash('sha256').update(s).digest('hex');
+
+/** Another node's context on the same services but other databases (a per-process metrics registry of its own). */
+export function nodeWith(ctx: AppContext, dbs: Partial<Pick<AppContext, 'db' | 'dbRead'>>): AppContext {
+  const { metrics: _own, ...rest } = ctx;
+  return { ...rest, ...dbs };
+}

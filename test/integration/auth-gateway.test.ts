@@ -10,9 +10,11 @@ import { startLocalnet, type Localnet } from '../../infra/localnet/index.js';
 import { createTestEnv, type TestEnv } from '../support/env.js';
 import { startTestApi, type TestApi } from '../support/app.js';
 import { createTokenVerifier } from '../../src/client/verify-token.js';
+import { startApiServer } from '../../src/app/api-server.js';
+import { createDb } from '../../infra/postgres/database.js';
 import { MAX_OUTSTANDING } from '../../commands/gateway-auth/nonces.js';
 import {
-  expectError, insertGateway, insertPolicy, movableClock, newWallet, postJson, randomKey, signIn, subscription, type Wallet,
+  expectError, insertGateway, insertPolicy, movableClock, newWallet, nodeWith, postJson, randomKey, signIn, subscription, type Wallet,
 } from './auth-fixtures.js';
 
 const NONCE_TTL = 60;
@@ -166,6 +168,18 @@ describe('gateway sign-in and merchant policies', function () {
       await expectError(await list(a, gateway, token, '?limit=0'), 400);
       await expectError(await list(a, gateway, token, '?offset=-1'), 400);
       await expectError(await list(a, gateway, token, '?foo=1'), 400);
+    });
+
+    it('503 in the envelope when the policy read model is unreachable', async () => {
+      const { token } = await signIn(a.url, gateway, authority);
+      const down = createDb('postgres://root@127.0.0.1:1/unreachable', 1, 'down');
+      const server = await startApiServer(nodeWith(a.ctx, { dbRead: down }), { port: 0, host: '127.0.0.1' });
+      try {
+        await expectError(await fetch(`${server.url}/v1/gateway/${gateway}/merchant/policies`, { headers: { authorization: `Bearer ${token}` } }), 503);
+      } finally {
+        await server.close();
+        await down.destroy();
+      }
     });
 
     it('401 once the gateway token has expired', async () => {

@@ -10,7 +10,9 @@ import { createTestEnv, type TestEnv } from '../support/env.js';
 import { startTestApi, type TestApi } from '../support/app.js';
 import { createTokenVerifier } from '../../src/client/verify-token.js';
 import { rotateKeys } from '../../commands/keys/rotate.js';
-import { expectError, insertGateway, movableClock, newWallet, postJson, signIn } from './auth-fixtures.js';
+import { startApiServer } from '../../src/app/api-server.js';
+import { createDb } from '../../infra/postgres/database.js';
+import { expectError, insertGateway, movableClock, newWallet, nodeWith, postJson, signIn } from './auth-fixtures.js';
 
 const GRACE = 600;
 const ADMIN = 'admin-secret-for-tests';
@@ -140,5 +142,17 @@ describe('signing keys, JWKS and rotation', function () {
     while (!(await kids(b)).includes(out.newKid) && Date.now() < deadline) await new Promise((ok) => setTimeout(ok, 20));
     expect(await kids(a)).to.deep.equal([out.newKid, out.oldKid]);
     expect(await kids(b)).to.deep.equal([out.newKid, out.oldKid]);
+  });
+  it('503 in the envelope when the key store is unreachable', async () => {
+    const down = createDb('postgres://root@127.0.0.1:1/unreachable', 1, 'down');
+    const server = await startApiServer(nodeWith(a.ctx, { db: down, dbRead: down }), { port: 0, host: '127.0.0.1' });
+    try {
+      await expectError(await fetch(`${server.url}/v1/jwks`), 503);
+      await expectError(await fetch(`${server.url}/.well-known/jwks.json`), 503);
+      await expectError(await postJson(`${server.url}/v1/admin/keys/rotate`, {}, { 'x-admin-key': ADMIN }), 503);
+    } finally {
+      await server.close();
+      await down.destroy();
+    }
   });
 });

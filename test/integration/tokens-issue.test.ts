@@ -12,7 +12,7 @@ import { createDb } from '../../infra/postgres/database.js';
 import { createTokenVerifier, type WalletTokenClaims } from '../../src/client/verify-token.js';
 import type { PolicyType } from '../../src/domain/policy-type.js';
 import {
-  expectError, insertGateway, insertPayment, insertPolicy, movableClock, newWallet, postJson, randomKey, randomSignature, subscription,
+  expectError, insertGateway, insertPayment, insertPolicy, movableClock, newWallet, nodeWith, postJson, randomKey, randomSignature, subscription,
 } from './auth-fixtures.js';
 
 const T0 = Date.UTC(2027, 0, 15, 12, 0, 0);
@@ -167,12 +167,12 @@ describe('token issuance', function () {
 
   it('503 when the index or the keys are unavailable, in the envelope', async () => {
     const down = createDb('postgres://root@127.0.0.1:1/unreachable', 1, 'down');
-    const server = await startApiServer({ ...a.ctx, db: down, dbRead: down }, { port: 0, host: '127.0.0.1' });
+    const server = await startApiServer(nodeWith(a.ctx, { db: down, dbRead: down }), { port: 0, host: '127.0.0.1' });
     try {
       await expectError(await postJson(`${server.url}/v1/tokens/issue`, { walletPublicKey: wallet }), 503);
       await expectError(await fetch(`${server.url}/v1/jwks`), 503);
       await expectError(await postJson(`${server.url}/v1/gateway/${gateway}/auth/challenge`, {}), 503);
-      const keysDown = await startApiServer({ ...a.ctx, db: down }, { port: 0, host: '127.0.0.1' });
+      const keysDown = await startApiServer(nodeWith(a.ctx, { db: down }), { port: 0, host: '127.0.0.1' });
       try {
         await expectError(await postJson(`${keysDown.url}/v1/tokens/issue`, { walletPublicKey: wallet }), 503);
       } finally {
