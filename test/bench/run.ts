@@ -1,8 +1,10 @@
 /** `make bench`: every benchmark, each figure a ratio to a baseline measured in this run. */
 import { benchSpine } from './spine.js';
+import { benchRealtime } from './realtime.js';
 
 const BENCHES: Record<string, () => Promise<void>> = {
   spine: benchSpine,
+  realtime: benchRealtime,
 };
 
 const only = process.argv.slice(2);
