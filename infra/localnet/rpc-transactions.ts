@@ -7,7 +7,13 @@ import {
   UNSUPPORTED_TRANSACTION_VERSION, type Params,
 } from './rpc-errors.js';
 
+// records never change once landed; rendering their message (base58 of every
+// instruction's data) is the costly part of getTransaction, so it is done once
+const rendered = new WeakMap<TxRecord, Record<string, unknown>>();
+
 function messageJson(tx: TxRecord): Record<string, unknown> {
+  const hit = rendered.get(tx);
+  if (hit) return hit;
   const m = tx.message;
   const json: Record<string, unknown> = {
     accountKeys: tx.accountKeys,
@@ -18,6 +24,7 @@ function messageJson(tx: TxRecord): Record<string, unknown> {
     recentBlockhash: m.recentBlockhash,
   };
   if (tx.version === 0) json.addressTableLookups = [];
+  rendered.set(tx, json);
   return json;
 }
 

@@ -40,7 +40,7 @@ describe('indexer against the localnet', function () {
   let config: ReturnType<typeof loadConfig>;
 
   before(async () => {
-    ln = await startLocalnet({ port: 0, seed: 'indexer-test', rate: 120, cpiEventShare: 0.3 });
+    ln = await startLocalnet({ port: 0, seed: 'indexer-test', rate: 70, cpiEventShare: 0.3 });
     redis = createRedis({ url: REDIS_URL, sentinels: [], sentinelName: '' });
     config = loadConfig({
       SOLANA_RPC_URL: ln.rpcUrl, SOLANA_WS_URL: ln.wsUrl, SOLANA_CLUSTER: 'localnet', REDIS_URL, REDIS_PREFIX: prefix,
