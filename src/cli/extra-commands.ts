@@ -4,8 +4,10 @@
 import type { ExtraCommand } from './command.js';
 import { startCommand } from './start.js';
 import { localnetCommand } from './localnet.js';
+import { keysCommand } from '../../commands/keys/cli.js';
 
 export const EXTRA_COMMANDS: Readonly<Record<string, ExtraCommand>> = {
   start: startCommand,
   localnet: localnetCommand,
+  keys: keysCommand,
 };

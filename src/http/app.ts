@@ -71,7 +71,7 @@ export function createHttpApp(ctx: AppContext, modules: readonly RouteModule[]):
   for (const register of modules) register(api, ctx);
   app.use(router);
 
-  const doc = stringify(api.openapi([{ url: ctx.config.http.publicUrl ?? `http://localhost:${ctx.config.http.port}`, description: 'this node' }]));
+  const doc = stringify(api.openapi([{ url: ctx.config.http.publicUrl ?? `http://localhost:${ctx.config.http.port}`, description: 'this node' }]), { aliasDuplicateObjects: false });
   app.get('/openapi.yaml', (_req, res) => { res.type('application/yaml').send(doc); });
 
   app.use((req, res) => {
