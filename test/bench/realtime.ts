@@ -34,7 +34,7 @@ async function connectAll(urls: readonly string[], onSocket: (s: Socket, i: numb
   for (let i = 0; i < CLIENTS; i += 50) {
     await Promise.all(Array.from({ length: Math.min(50, CLIENTS - i) }, async (_, k) => {
       const n = i + k;
-      const s = connectIo(urls[n % urls.length] ?? "", { path: '/ws/v1', transports: ['websocket'], reconnection: false, forceNew: true });
+      const s = connectIo(urls[n % urls.length] ?? '', { path: '/ws/v1', transports: ['websocket'], reconnection: false, forceNew: true });
       await new Promise<void>((resolve, reject) => { s.once('connect', () => resolve()); s.once('connect_error', reject); });
       sockets[n] = s;
       await onSocket(s, n);
