@@ -4,10 +4,12 @@ import { startApiRole } from './api.js';
 import { startProjectorRole } from './projector.js';
 import { startWebhooksRole } from './webhooks.js';
 import { startNotifierRole } from './notifier.js';
+import { startIndexerRole } from './indexer.js';
 
 export const ROLES: Readonly<Record<string, RoleStarter>> = {
   api: (ctx) => startApiRole(ctx),
   projector: startProjectorRole,
   webhooks: startWebhooksRole,
   notifier: startNotifierRole,
+  indexer: startIndexerRole,
 };
