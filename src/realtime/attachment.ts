@@ -81,7 +81,7 @@ export async function startRealtimeNode(server: HttpServer, ctx: AppContext): Pr
 
   /** Renews every lease of this node; a lease lost (the node stalled past it) and not retaken ends that subscription. */
   async function renewAll(): Promise<void> {
-    const held = [...states.values()].flatMap((s) => [...s.subs.values()].map((sub) => ({ state: s, sub })));
+    const held = [...states.values()].flatMap((s) => [...s.subs.values()].filter((sub) => sub.held).map((sub) => ({ state: s, sub })));
     const results = await leases.renew(held.map((h) => ({ trackingId: h.sub.trackingId, socketId: h.state.socket.id })));
     for (const [i, r] of results.entries()) {
       const h = held[i]!;

@@ -27,6 +27,8 @@ export const MAX_SUBSCRIPTIONS_PER_SOCKET = 100;
 export interface Subscription {
   trackingId: string;
   active: boolean;
+  /** the connection slot is taken (renewals skip a subscription still asking for one) */
+  held: boolean;
   /** while catching up: the payments handed to the socket (live or catch-up) */
   seen: Set<string> | null;
 }
@@ -89,7 +91,7 @@ export async function subscribe(deps: ProtocolDeps, state: SocketState, payload:
     return fail(state, reply, { code: 'too_many_subscriptions', message: `a socket may follow at most ${MAX_SUBSCRIPTIONS_PER_SOCKET} trackingIds`, trackingId });
   }
   // registered before any await, so that a concurrent subscribe or a disconnect sees it
-  const sub: Subscription = { trackingId, active: true, seen: since ? new Set() : null };
+  const sub: Subscription = { trackingId, active: true, held: false, seen: since ? new Set() : null };
   state.subs.set(trackingId, sub);
   let slot;
   try {
@@ -103,6 +105,7 @@ export async function subscribe(deps: ProtocolDeps, state: SocketState, payload:
     state.subs.delete(trackingId);
     return fail(state, reply, { code: 'too_many_connections', message: `too many connections for this trackingId`, trackingId });
   }
+  sub.held = true;
   if (!sub.active || !state.socket.connected) {
     // unsubscribed or gone while the lease was taken: give it back
     await deps.leases.release([{ trackingId, socketId: state.socket.id }]).catch(() => undefined);
