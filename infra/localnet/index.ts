@@ -26,6 +26,8 @@ export interface LocalnetOptions {
   seed: string;
   /** workload events per second, 0 = none */
   rate: number;
+  /** the workload stops once it has emitted this many events (0 or unset = never) */
+  maxEvents?: number;
   fixturesPath?: string;
   host?: string;
   logger?: Logger;
@@ -89,7 +91,7 @@ export async function startLocalnet(opts: LocalnetOptions): Promise<Localnet> {
   createGenesisAccounts(chain, actors);
   runGenesisTransactions(chain, actors);
   const workload = createWorkload(chain, actors, {
-    rate: opts.rate, cpiEventShare: opts.cpiEventShare ?? 0.1, ...(opts.logger ? { logger: opts.logger } : {}),
+    rate: opts.rate, cpiEventShare: opts.cpiEventShare ?? 0.1, maxEvents: opts.maxEvents ?? 0, ...(opts.logger ? { logger: opts.logger } : {}),
   });
 
   const ref: { pubsub?: PubsubServer } = {};

@@ -19,7 +19,13 @@ import * as policy from './workload-policy-actions.js';
 
 export const SCHEDULE_STEP = 1_800;
 
-export interface WorkloadOptions { rate: number; cpiEventShare: number; logger?: Logger }
+export interface WorkloadOptions {
+  rate: number;
+  cpiEventShare: number;
+  /** stop after the transaction that brings the workload's events to this many (0 or unset = never) */
+  maxEvents?: number;
+  logger?: Logger;
+}
 
 export interface Workload {
   /** spend the budget accrued over `elapsedMs` */
@@ -68,6 +74,7 @@ export function createWorkload(chain: Chain, actors: Actors, opts: WorkloadOptio
   };
   const stats = { transactions: 0, failed: 0, events: 0 };
   let budget = 0;
+  const done = (): boolean => (opts.maxEvents ?? 0) > 0 && stats.events >= (opts.maxEvents ?? 0);
 
   const choose = (): Plan | undefined => {
     if (model.programPaused) return admin.setEmergencyPause(false)(env);
@@ -110,9 +117,9 @@ export function createWorkload(chain: Chain, actors: Actors, opts: WorkloadOptio
 
   return {
     tick: (elapsedMs) => {
-      if (opts.rate <= 0) return;
+      if (opts.rate <= 0 || done()) return;
       budget = Math.min(budget + (opts.rate * elapsedMs) / 1000, opts.rate * 2 + 5);
-      for (let guard = 0; budget >= 1 && guard < 100_000; guard += 1) budget -= step();
+      for (let guard = 0; budget >= 1 && guard < 100_000 && !done(); guard += 1) budget -= step();
     },
     stats: () => ({ ...stats }),
   };

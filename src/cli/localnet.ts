@@ -16,17 +16,18 @@ async function runLocalnet(config: Config, logger: Logger): Promise<Localnet> {
     port: config.localnet.port,
     seed: config.localnet.seed,
     rate: config.localnet.rate,
+    maxEvents: config.localnet.maxEvents,
     fixturesPath: config.localnet.fixturesPath,
     host: '127.0.0.1',
     logger: logger.child({ component: 'localnet' }),
   });
-  logger.info({ rpcUrl: net.rpcUrl, wsUrl: net.wsUrl, fixtures: config.localnet.fixturesPath, rate: config.localnet.rate }, 'localnet running');
+  logger.info({ rpcUrl: net.rpcUrl, wsUrl: net.wsUrl, fixtures: config.localnet.fixturesPath, rate: config.localnet.rate, maxEvents: config.localnet.maxEvents }, 'localnet running');
   return net;
 }
 
 export const localnetCommand: ExtraCommand = {
   usage: 'localnet',
-  summary: 'the built-in Solana localnet and its workload (LOCALNET_PORT, LOCALNET_SEED, LOCALNET_RATE, LOCALNET_FIXTURES)',
+  summary: 'the built-in Solana localnet and its workload (LOCALNET_PORT, LOCALNET_SEED, LOCALNET_RATE, LOCALNET_MAX_EVENTS, LOCALNET_FIXTURES)',
   async run() {
     const config = loadConfigOrExit(process.env);
     const logger = processLogger(config, 'localnet');

@@ -78,6 +78,7 @@ function build(r: EnvReader) {
       port: localnetPort,
       seed: r.str('LOCALNET_SEED', 'tributary', 'seed of the localnet keys and workload'),
       rate: r.int('LOCALNET_RATE', 5, 'localnet workload events per second (0 = none)', 0, 100_000),
+      maxEvents: r.int('LOCALNET_MAX_EVENTS', 0, 'the localnet workload stops once it has emitted this many events (0 = never); a fixed, seeded history for tests and benchmarks', 0),
       fixturesPath: r.str('LOCALNET_FIXTURES', '.localnet/fixtures.json', 'where the localnet writes its mints, gateways and wallets'),
     },
     projector: {
