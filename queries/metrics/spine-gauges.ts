@@ -36,6 +36,8 @@ async function readSnapshot(ctx: AppContext): Promise<Snapshot> {
 }
 
 export function registerSpineGauges(registry: Registry, ctx: AppContext): void {
+  // Several HTTP apps may share one context (tests); the gauges are registered once.
+  if (registry.getSingleMetric('tributary_stream_length')) return;
   // prom-client collects every metric concurrently; one snapshot per scrape serves them all.
   let current: { at: number; snap: Promise<Snapshot | undefined> } | undefined;
   const snapshot = () => {
