@@ -11,6 +11,7 @@ import { registerPoolRoutes } from '../../queries/pools/routes.js';
 import { registerSkillRoutes } from '../../queries/skill/routes.js';
 import { registerWebhookRoutes } from '../../commands/webhooks/routes.js';
 import { registerSigningRoutes } from '../../commands/keys/register.js';
+import { registerX402Routes } from '../../commands/x402/routes.js';
 
 export const ROUTE_MODULES: readonly RouteModule[] = [
   registerHealthRoutes,
@@ -22,4 +23,5 @@ export const ROUTE_MODULES: readonly RouteModule[] = [
   registerSkillRoutes,
   registerWebhookRoutes,
   registerSigningRoutes,
+  registerX402Routes,
 ];

@@ -135,6 +135,24 @@ function build(r: EnvReader) {
       tokensIssuePerMinute: r.int('RATE_LIMIT_TOKENS_ISSUE_PER_MINUTE', 200, 'POST /v1/tokens/issue per wallet', 1),
       catalogPerMinute: r.int('RATE_LIMIT_CATALOG_PER_MINUTE', 120, 'assets and pools search per IP', 1),
     },
+    x402: {
+      jwtTtlSeconds: r.int('X402_JWT_TTL_SECONDS', 3600, 'lifetime of the JWT a paid x402 request earns', 60),
+      cacheMs: r.int('X402_CACHE_MS', 5000, 'x402 bearer path: how long a node trusts a policy\'s status and a verified JWT (a pause or deletion on chain is refused at most this late)', 0, 600_000),
+      confirmTimeoutMs: r.int('X402_CONFIRM_TIMEOUT_MS', 30_000, 'how long a Payment transaction may take to confirm before the request answers 503', 1000),
+      idempotencyTtlSeconds: r.int('X402_IDEMPOTENCY_TTL_SECONDS', 86_400, 'how long the answer to a settled Payment header is kept for its repeats', 60),
+      demo: {
+        enabled: r.bool('X402_DEMO_ENABLED', true, 'serve GET /v1/x402/demo, protected by a deferred and a x402://payg requirement'),
+        recipient: r.optStr('X402_DEMO_RECIPIENT', 'demo recipient wallet (unset on the localnet: the first fixture gateway\'s authority; elsewhere the demo is off)'),
+        gateway: r.optStr('X402_DEMO_GATEWAY', 'demo gateway account (unset on the localnet: the first fixture gateway of LOCALNET_SEED)'),
+        tokenMint: r.optStr('X402_DEMO_TOKEN_MINT', 'demo token mint (unset: the cluster\'s default stablecoin)'),
+        amount: r.int('X402_DEMO_AMOUNT', 1_000_000, 'demo subscription amount per period, smallest units', 1),
+        frequency: r.str('X402_DEMO_FREQUENCY', 'Monthly', 'demo subscription frequency: Daily, Weekly, Monthly, Quarterly, SemiAnnually, Annually or Custom:<seconds>'),
+        paygPrice: r.int('X402_DEMO_PAYG_PRICE', 10_000, 'demo pay-as-you-go price of one request, smallest units', 1),
+        paygMaxChunk: r.int('X402_DEMO_PAYG_MAX_CHUNK', 100_000, 'demo pay-as-you-go max_chunk_amount', 1),
+        paygMaxPerPeriod: r.int('X402_DEMO_PAYG_MAX_PER_PERIOD', 1_000_000, 'demo pay-as-you-go max_amount_per_period', 1),
+        paygPeriodSeconds: r.int('X402_DEMO_PAYG_PERIOD_SECONDS', 86_400, 'demo pay-as-you-go period_length_seconds', 1),
+      },
+    },
   };
 }
 

@@ -1,0 +1,39 @@
+/**
+ * The demo resource's requirements, from the X402_DEMO_* settings. On the localnet the
+ * recipient and gateway need no setting: the localnet is deterministic for LOCALNET_SEED,
+ * so its first fixture gateway (and that gateway's authority, as the merchant paid) are
+ * derived here exactly as the localnet derives them. Elsewhere, without both settings,
+ * the demo is off.
+ */
+import type { Config } from '../../src/config/config.js';
+import { createPdaDeriver } from '../../src/domain/pda.js';
+import { deriveKeypair } from '../../infra/localnet/keys.js';
+import type { PaymentRequirementInput } from './requirements.js';
+
+export type DemoSetup = { on: true; requirements: PaymentRequirementInput[] } | { on: false; why: string };
+
+/** The first fixture gateway of a localnet seed: its authority and its account. */
+export function localnetGateway(seed: string, programId: string): { authority: string; address: string } {
+  const authority = deriveKeypair(seed, 'gateway-authority-0').publicKey.toBase58();
+  return { authority, address: createPdaDeriver(programId).gateway(authority) };
+}
+
+export function demoSetup(config: Config): DemoSetup {
+  const d = config.x402.demo;
+  if (!d.enabled) return { on: false, why: 'X402_DEMO_ENABLED is false' };
+  const local = config.solana.cluster === 'localnet' ? localnetGateway(config.localnet.seed, config.solana.programId) : undefined;
+  const recipient = d.recipient ?? local?.authority;
+  const gateway = d.gateway ?? local?.address;
+  if (!recipient || !gateway) return { on: false, why: 'X402_DEMO_RECIPIENT and X402_DEMO_GATEWAY are unset and the cluster is not the localnet' };
+  const common = { network: config.solana.network, recipient, gateway, tokenMint: d.tokenMint ?? config.solana.defaultStablecoin };
+  return {
+    on: true,
+    requirements: [
+      { ...common, scheme: 'deferred', amount: d.amount, paymentFrequency: d.frequency, autoRenew: true, maxRenewals: null, description: 'demo subscription' },
+      {
+        ...common, scheme: 'x402://payg', amount: d.paygPrice, maxChunkAmount: d.paygMaxChunk, maxAmountPerPeriod: d.paygMaxPerPeriod,
+        periodLengthSeconds: d.paygPeriodSeconds, description: 'demo pay-as-you-go, metered per request',
+      },
+    ],
+  };
+}

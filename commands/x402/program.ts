@@ -1,0 +1,125 @@
+/**
+ * The two instructions a payment carries, encoded and decoded with Anchor's BorshCoder
+ * from the vendored IDL (8-byte discriminator ++ borsh(args)), with accounts in the IDL's
+ * order. The client builds with these functions and the middleware decodes with them, so
+ * both sides read one definition.
+ *
+ *   create_user_payment   owner, user_payment, token_account, token_mint, config, system_program, fee_payer
+ *   create_payment_policy user, user_payment, recipient, token_mint, gateway, config, payment_policy,
+ *                         system_program, fee_payer; args policy_type, memo [u8; 64]
+ */
+import { BorshCoder } from '@coral-xyz/anchor';
+import BN from 'bn.js';
+import { PublicKey, TransactionInstruction, type AccountMeta } from '@solana/web3.js';
+import { idl } from '../../src/idl/index.js';
+import { normalizeIdlValue, textToFixedBytes } from '../../src/events/codec.js';
+import { asPolicyType, type Frequency, type PolicyType } from '../../src/domain/policy-type.js';
+import { PAYMENT_MEMO_BYTES } from '../../src/domain/memo.js';
+import type { PaymentRequirement } from './requirements.js';
+
+export const SYSTEM_PROGRAM_ID = '11111111111111111111111111111111';
+export const TOKEN_PROGRAM_ID = 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA';
+export const ASSOCIATED_TOKEN_PROGRAM_ID = 'ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJA8knL';
+export const COMPUTE_BUDGET_PROGRAM_ID = 'ComputeBudget111111111111111111111111111111';
+
+export type PaymentIxName = 'create_user_payment' | 'create_payment_policy';
+
+const coder = new BorshCoder(idl);
+
+interface IdlIxAccount { name: string; signer?: boolean; writable?: boolean; address?: string }
+const ixAccounts = new Map<string, IdlIxAccount[]>(
+  (idl.instructions as unknown as { name: string; accounts: IdlIxAccount[] }[]).map((i) => [i.name, i.accounts]),
+);
+
+/** The account names of an instruction, in the IDL's order. */
+export function accountNames(name: PaymentIxName): string[] {
+  return (ixAccounts.get(name) ?? []).map((a) => a.name);
+}
+
+/** The associated token account of (owner, mint) under the classic token program. */
+export function associatedTokenAddress(owner: string, mint: string): string {
+  return PublicKey.findProgramAddressSync(
+    [new PublicKey(owner).toBytes(), new PublicKey(TOKEN_PROGRAM_ID).toBytes(), new PublicKey(mint).toBytes()],
+    new PublicKey(ASSOCIATED_TOKEN_PROGRAM_ID),
+  )[0].toBase58();
+}
+
+function instruction(programId: string, name: PaymentIxName, accounts: Record<string, string>, args: Record<string, unknown>): TransactionInstruction {
+  const keys: AccountMeta[] = (ixAccounts.get(name) ?? []).map((a) => {
+    const address = accounts[a.name] ?? a.address;
+    if (!address) throw new Error(`${name}: account ${a.name} missing`);
+    return { pubkey: new PublicKey(address), isSigner: a.signer ?? false, isWritable: a.writable ?? false };
+  });
+  return new TransactionInstruction({ programId: new PublicKey(programId), keys, data: coder.instruction.encode(name, args) });
+}
+
+export interface UserPaymentAccounts { owner: string; user_payment: string; token_account: string; token_mint: string; config: string; fee_payer: string }
+export interface PolicyAccounts {
+  user: string; user_payment: string; recipient: string; token_mint: string; gateway: string; config: string;
+  payment_policy: string; fee_payer: string;
+}
+
+export function createUserPaymentIx(programId: string, accounts: UserPaymentAccounts): TransactionInstruction {
+  return instruction(programId, 'create_user_payment', { ...accounts }, {});
+}
+
+export function createPaymentPolicyIx(programId: string, accounts: PolicyAccounts, policyType: unknown, memo: string | undefined): TransactionInstruction {
+  const bytes = textToFixedBytes(memo ?? '', PAYMENT_MEMO_BYTES);
+  if (!bytes) throw new Error(`memo does not fit in ${PAYMENT_MEMO_BYTES} bytes`);
+  return instruction(programId, 'create_payment_policy', { ...accounts }, { policy_type: policyType, memo: [...bytes] });
+}
+
+const unit = {};
+const zeros = (n: number): number[] => new Array<number>(n).fill(0);
+
+function frequencyArg(f: Frequency): unknown {
+  return typeof f === 'string' ? { [f]: unit } : { Custom: { 0: new BN(f.value) } };
+}
+
+/**
+ * The policy_type argument a requirement asks for, in BorshCoder's form. A subscription's
+ * first payment falls due at once (0: the program moves a past due date to "now"); a
+ * pay-as-you-go period starts at creation (the program sets it) and never expires.
+ */
+export function policyTypeArg(r: PaymentRequirement): unknown {
+  if (r.scheme === 'deferred') {
+    return {
+      Subscription: {
+        amount: new BN(r.amount.toString()), auto_renew: r.autoRenew, max_renewals: r.maxRenewals,
+        payment_frequency: frequencyArg(r.paymentFrequency), next_payment_due: new BN(0), padding: zeros(97),
+      },
+    };
+  }
+  return {
+    PayAsYouGo: {
+      max_amount_per_period: new BN(r.maxAmountPerPeriod.toString()), max_chunk_amount: new BN(r.maxChunkAmount.toString()),
+      period_length_seconds: new BN(r.periodLengthSeconds.toString()), current_period_start: new BN(0),
+      current_period_total: new BN(0), expiry_date: null, padding: zeros(79),
+    },
+  };
+}
+
+export type DecodedIx =
+  | { name: 'create_user_payment' }
+  | { name: 'create_payment_policy'; policyType: PolicyType; memo: Buffer }
+  | { name: 'other'; idlName: string };
+
+/** The Tributary instruction in `data`, or undefined when it does not decode. */
+export function decodePaymentIx(data: Uint8Array): DecodedIx | undefined {
+  let d: { name: string; data: unknown } | null;
+  try {
+    d = coder.instruction.decode(Buffer.from(data));
+  } catch {
+    return undefined;
+  }
+  if (!d) return undefined;
+  if (d.name === 'create_user_payment') return { name: 'create_user_payment' };
+  if (d.name !== 'create_payment_policy') return { name: 'other', idlName: d.name };
+  const args = d.data as { policy_type: unknown; memo: number[] };
+  try {
+    const policyType = asPolicyType(normalizeIdlValue('PolicyType', args.policy_type));
+    return { name: 'create_payment_policy', policyType, memo: Buffer.from(args.memo) };
+  } catch {
+    return undefined;
+  }
+}

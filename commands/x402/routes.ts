@@ -1,0 +1,88 @@
+/**
+ * GET /v1/x402/demo: a resource sold under the payment-gated protocol, with a `deferred`
+ * (subscription) and an `x402://payg` (metered) requirement from the X402_DEMO_* settings,
+ * so a fresh `make start` shows the whole flow with `tributary pay`.
+ */
+import type { AppContext } from '../../src/app/context.js';
+import type { Api } from '../../src/http/routes.js';
+import { base58Key } from '../../src/http/schema.js';
+import { x402DepsFromContext } from './context-deps.js';
+import { demoSetup } from './demo.js';
+import { paymentRequired, x402Grant } from './middleware.js';
+
+const requirementSchema = {
+  type: 'object',
+  required: ['scheme', 'network', 'amount', 'recipient', 'gateway', 'tokenMint', 'currency', 'resource', 'id'],
+  properties: {
+    scheme: { type: 'string', enum: ['deferred', 'x402://payg'] },
+    network: { type: 'string', description: 'CAIP-2 chain id' },
+    amount: { type: 'integer', description: 'smallest token units: subscription amount (deferred) or price of one request (payg)' },
+    recipient: base58Key, gateway: base58Key, tokenMint: base58Key,
+    currency: { type: 'string' },
+    resource: { type: 'string', format: 'uri' },
+    id: { type: 'string', description: 'stable hash of the requirement\'s terms' },
+    description: { type: 'string' },
+    memo: { type: 'string' },
+    paymentFrequency: { type: 'string', description: 'Daily, Weekly, Monthly, Quarterly, SemiAnnually, Annually or Custom:<seconds>' },
+    autoRenew: { type: 'boolean' },
+    maxRenewals: { type: 'integer', nullable: true },
+    maxAmountPerPeriod: { type: 'integer' },
+    periodLengthSeconds: { type: 'integer' },
+    maxChunkAmount: { type: 'integer' },
+    extra: { type: 'object', properties: { programId: base58Key, x402Version: { type: 'integer' } } },
+  },
+};
+
+export const paymentRequiredBodySchema = {
+  type: 'object',
+  required: ['accepts'],
+  properties: {
+    x402Version: { type: 'integer', enum: [2] },
+    accepts: { type: 'array', items: requirementSchema },
+    error: { type: 'string', description: 'why the request was not served' },
+    code: { type: 'string', enum: ['payment_required'] },
+    success: { type: 'boolean', enum: [false] },
+    timestamp: { type: 'integer' },
+  },
+};
+
+const PROTOCOL = `Payment-gated (HTTP 402, protocol version 2).
+1. Without payment: 402, header \`Payment-Required\` (scheme, network, resource, id, amount, currency, recipient, gateway, tokenMint of the preferred requirement as comma-separated key=value pairs), body \`{accepts: [...]}\`.
+2. Header \`Payment: <base64 of {"x402Version":2,"scheme":"deferred"|"x402://payg","network":"<CAIP-2>","id":"<accepts[].id>","payload":{"serializedTransaction":"<base64 signed Solana transaction>"}}>\`. The transaction holds create_payment_policy (after create_user_payment when the payer has none) with the requirement's recipient, gateway, mint and terms (Subscription for deferred; PayAsYouGo for x402://payg), signed by the payer. It is checked, sent and confirmed once per signature → 200, header \`Payment-Response: scheme=..,network=..,id=..,timestamp=<unix ms>,policy=<address>[,transaction=<signature>]\`, body \`{jwt, message}\`.
+3. Header \`Authorization: Bearer <jwt>\` → the content; x402://payg requests are metered against the policy's per-request and per-period caps.`;
+
+export function registerX402Routes(api: Api, ctx: AppContext): void {
+  const setup = demoSetup(ctx.config);
+  if (!setup.on) {
+    ctx.logger.info({ why: setup.why }, 'x402 demo resource off');
+    return;
+  }
+  const guard = paymentRequired(setup.requirements, x402DepsFromContext(ctx));
+  api.route({
+    method: 'get',
+    path: '/v1/x402/demo',
+    summary: 'Demo resource sold under the payment-gated protocol',
+    description: PROTOCOL,
+    tags: ['x402'],
+    security: [{ BearerAuth: [] }, {}],
+    query: { type: 'object', additionalProperties: false, properties: {} },
+    before: [guard],
+    responses: {
+      200: {
+        description: 'with a Payment header: the JWT; with a bearer JWT: the content',
+        headers: { 'Payment-Response': { type: 'string' } },
+        schema: {
+          oneOf: [
+            { type: 'object', required: ['jwt', 'message'], properties: { jwt: { type: 'string' }, message: { type: 'string' } } },
+            { type: 'object', required: ['content', 'grant'], properties: { content: { type: 'string' }, grant: { type: 'object' } } },
+          ],
+        },
+      },
+      402: { description: 'payment required', headers: { 'Payment-Required': { type: 'string' } }, schema: paymentRequiredBodySchema },
+    },
+    async handler({ res }) {
+      const grant = x402Grant(res);
+      return { body: { content: 'Tributary demo content: paid for on chain, served with a JWT.', grant, servedAt: ctx.clock.now() } };
+    },
+  });
+}

@@ -1,0 +1,135 @@
+/**
+ * Settlement: a checked payment transaction goes to the chain (sendTransaction with
+ * preflight), is confirmed (getSignatureStatuses until the configured commitment), and the
+ * policy it created is read back and checked against the requirement. A payer who holds
+ * an Active policy with the same terms already is not asked for another: the transaction
+ * is then not sent at all (its blockhash must still be valid, so an old Payment header
+ * cannot be replayed to mint tokens for someone else's policy).
+ *
+ * Failures: PaymentRefused (the chain said no, or the created policy is not what was
+ * asked) becomes a 402 with its reason; an unreachable or slow chain is a 503.
+ */
+import { readProgramAccount, readProgramAccounts, type AccountRead } from '../../infra/solana/accounts.js';
+import { RpcResponseError, RpcUnavailableError, type RpcClient } from '../../infra/solana/rpc-client.js';
+import type { Commitment } from '../../infra/solana/chain-reader.js';
+import type { PdaDeriver } from '../../src/domain/pda.js';
+import { asPolicyType, asStatus } from '../../src/domain/policy-type.js';
+import { upstreamUnavailable } from '../../src/http/errors.js';
+import type { PaymentRequirement } from './requirements.js';
+import { termsMismatch } from './terms.js';
+import type { CheckedPayment } from './verify-transaction.js';
+
+export class PaymentRefused extends Error {
+  constructor(readonly reason: string) {
+    super(reason);
+    this.name = 'PaymentRefused';
+  }
+}
+
+export interface ChainDeps {
+  rpc: RpcClient;
+  pdas: PdaDeriver;
+  commitment: Commitment;
+  confirmTimeoutMs: number;
+  sleep?: (ms: number) => Promise<void>;
+}
+
+const defaultSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+const chainDown = (err: unknown): boolean => err instanceof RpcUnavailableError;
+
+async function call<T>(what: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (chainDown(err)) throw upstreamUnavailable(`the chain did not answer (${what}): ${(err as Error).message}`);
+    throw err;
+  }
+}
+
+/** Sends the transaction; a signature the chain has processed already counts as sent. */
+export async function sendPayment(deps: ChainDeps, p: CheckedPayment): Promise<void> {
+  try {
+    await deps.rpc.call<string>('sendTransaction', [p.wire, { encoding: 'base64', preflightCommitment: deps.commitment }]);
+  } catch (err) {
+    if (chainDown(err)) throw upstreamUnavailable(`the chain did not answer (sendTransaction): ${(err as Error).message}`);
+    if (err instanceof RpcResponseError) {
+      if (/already been processed/i.test(err.message)) return;
+      throw new PaymentRefused(`the chain refused the transaction: ${err.message}`);
+    }
+    throw err;
+  }
+}
+
+interface SignatureStatus { err: unknown; confirmationStatus?: Commitment | null }
+const RANK: Record<Commitment, number> = { processed: 0, confirmed: 1, finalized: 2 };
+
+/** Polls the signature's status until it reaches the commitment, fails, or the timeout passes (503). */
+export async function confirmPayment(deps: ChainDeps, signature: string): Promise<void> {
+  const sleep = deps.sleep ?? defaultSleep;
+  const deadline = Date.now() + deps.confirmTimeoutMs;
+  for (let delay = 100; ; delay = Math.min(delay * 2, 1000)) {
+    const r = await call('getSignatureStatuses', () =>
+      deps.rpc.call<{ value: (SignatureStatus | null)[] }>('getSignatureStatuses', [[signature], { searchTransactionHistory: false }]));
+    const s = r.value[0];
+    if (s?.err) throw new PaymentRefused(`the transaction failed on chain: ${JSON.stringify(s.err)}`);
+    if (s?.confirmationStatus && RANK[s.confirmationStatus] >= RANK[deps.commitment]) return;
+    if (Date.now() >= deadline) throw upstreamUnavailable(`transaction ${signature} not ${deps.commitment} within ${deps.confirmTimeoutMs} ms; send the same Payment header again to resume`);
+    await sleep(delay);
+  }
+}
+
+const readOpts = (deps: ChainDeps) => ({ programId: deps.pdas.programId, commitment: deps.commitment });
+
+/** The created policy, read back: it must be the payer's, at its PDA, Active, with the requirement's terms. */
+export async function readCreatedPolicy(deps: ChainDeps, p: CheckedPayment, r: PaymentRequirement): Promise<AccountRead & { kind: 'found' }> {
+  const read = await call('getAccountInfo', () => readProgramAccount(deps.rpc, p.policyAddress, 'PaymentPolicy', readOpts(deps)));
+  if (read.kind !== 'found') throw new PaymentRefused(`no payment policy at ${p.policyAddress} after the transaction`);
+  const d = read.data;
+  const policyId = Number(d['policy_id']);
+  if (d['user_payment'] !== p.userPayment || deps.pdas.paymentPolicy(p.userPayment, policyId) !== p.policyAddress) {
+    throw new PaymentRefused(`${p.policyAddress} is not a policy of the payer's user payment`);
+  }
+  const mismatch = policyMismatch(read, r);
+  if (mismatch) throw new PaymentRefused(`the created policy ${mismatch}`);
+  return read;
+}
+
+/** Why a policy account does not serve the requirement (not Active, other parties or terms), or undefined. */
+export function policyMismatch(read: AccountRead & { kind: 'found' }, r: PaymentRequirement): string | undefined {
+  const d = read.data;
+  const status = asStatus(d['status']);
+  if (status !== 'Active') return `is ${status}`;
+  if (d['recipient'] !== r.recipient) return 'pays another recipient';
+  if (d['gateway'] !== r.gateway) return 'is under another gateway';
+  const terms = termsMismatch(r, asPolicyType(d['policy_type']));
+  return terms === undefined ? undefined : `does not match: ${terms}`;
+}
+
+/** How many of a payer's newest policies are searched for one that serves the requirement. */
+export const EXISTING_POLICY_SCAN = 100;
+
+/** The payer's newest Active policy with the requirement's terms, read from the chain. */
+export async function findMatchingPolicy(
+  deps: ChainDeps, payer: string, r: PaymentRequirement, nowSeconds: number,
+): Promise<(AccountRead & { kind: 'found' }) | undefined> {
+  const userPayment = deps.pdas.userPayment(payer, r.tokenMint);
+  const up = await call('getAccountInfo', () => readProgramAccount(deps.rpc, userPayment, 'UserPayment', readOpts(deps)));
+  if (up.kind !== 'found') return undefined;
+  const count = Number(up.data['created_policies_count'] ?? 0);
+  const ids: number[] = [];
+  for (let id = count; id >= 1 && ids.length < EXISTING_POLICY_SCAN; id -= 1) ids.push(id);
+  if (ids.length === 0) return undefined;
+  const reads = await call('getMultipleAccounts', () =>
+    readProgramAccounts(deps.rpc, ids.map((id) => deps.pdas.paymentPolicy(userPayment, id)), 'PaymentPolicy', readOpts(deps)));
+  return reads.find((a): a is AccountRead & { kind: 'found' } => {
+    if (a.kind !== 'found' || policyMismatch(a, r) !== undefined) return false;
+    const t = asPolicyType(a.data['policy_type']);
+    return !(t.kind === 'PayAsYouGo' && t.expiry_date !== null && Number(t.expiry_date) <= nowSeconds);
+  });
+}
+
+export async function blockhashValid(deps: ChainDeps, blockhash: string): Promise<boolean> {
+  const r = await call('isBlockhashValid', () =>
+    deps.rpc.call<{ value: boolean }>('isBlockhashValid', [blockhash, { commitment: deps.commitment === 'finalized' ? 'finalized' : 'confirmed' }]));
+  return r.value;
+}

@@ -1,0 +1,51 @@
+/**
+ * Settling one checked payment, as the owner of its idempotency lease: an existing Active
+ * policy with the requirement's terms serves as is (no transaction sent); otherwise the
+ * transaction is sent, confirmed, and the created policy read back. Then the JWT.
+ */
+import type { Clock } from '../../src/app/context.js';
+import type { PolicyCache } from './policy-cache.js';
+import { keyValueHeader, type PaymentRequirement } from './requirements.js';
+import type { SettledResult } from './idempotency.js';
+import {
+  blockhashValid, confirmPayment, findMatchingPolicy, PaymentRefused, readCreatedPolicy, sendPayment, type ChainDeps,
+} from './settle.js';
+import { issueX402Token, type X402Signer } from './tokens.js';
+import type { CheckedPayment } from './verify-transaction.js';
+
+export interface SettleDeps {
+  chain: ChainDeps;
+  signer: X402Signer;
+  clock: Clock;
+  policies: PolicyCache;
+  jwtTtlSeconds: number;
+}
+
+export async function settlePayment(deps: SettleDeps, r: PaymentRequirement, p: CheckedPayment): Promise<SettledResult> {
+  const nowSeconds = Math.floor(deps.clock.now() / 1000);
+  const existing = await findMatchingPolicy(deps.chain, p.payer, r, nowSeconds);
+  const reused = existing !== undefined;
+  // the transaction is not sent then, so nothing on chain vouches for its freshness but this
+  if (existing && !(await blockhashValid(deps.chain, p.recentBlockhash))) {
+    throw new PaymentRefused('the transaction\'s blockhash has expired; sign the payment again with a recent blockhash');
+  }
+  const policy = existing ?? await sendAndRead(deps, r, p);
+  deps.policies.prime(policy);
+  const jwt = await issueX402Token(deps.signer, {
+    payer: p.payer, policy: policy.address, requirementId: r.id, scheme: r.scheme, network: r.network, tokenMint: r.tokenMint,
+  }, nowSeconds + deps.jwtTtlSeconds);
+  const pairs: [string, string | number][] = [
+    ['scheme', r.scheme], ['network', r.network], ['id', r.id], ['timestamp', deps.clock.now()], ['policy', policy.address],
+  ];
+  if (!reused) pairs.push(['transaction', p.signature]);
+  const message = reused
+    ? `the payer already holds the active payment policy ${policy.address} with these terms; no new policy was created. Present the JWT as a bearer token.`
+    : `payment policy ${policy.address} created (transaction ${p.signature}). Present the JWT as a bearer token.`;
+  return { paymentResponse: keyValueHeader(pairs), body: { jwt, message } };
+}
+
+async function sendAndRead(deps: SettleDeps, r: PaymentRequirement, p: CheckedPayment) {
+  await sendPayment(deps.chain, p);
+  await confirmPayment(deps.chain, p.signature);
+  return readCreatedPolicy(deps.chain, p, r);
+}

@@ -1,0 +1,55 @@
+/**
+ * Does a policy's type carry a requirement's terms? One comparison for the three places
+ * that ask: the instruction in a Payment transaction (before anything is sent), the
+ * account the chain created (after confirmation), and a payer's existing policies.
+ *
+ * Terms must match exactly: a lower amount, another frequency or a looser cap is another
+ * agreement than the one the resource is sold under, and a higher one is not what the
+ * payer was asked for. Schedule state (next_payment_due, the current period) is not a
+ * term; `checkNewPolicyTerms` adds the checks that apply to a policy being created.
+ */
+import { frequencyText } from './requirements.js';
+import type { PaymentRequirement } from './requirements.js';
+import type { PolicyType } from '../../src/domain/policy-type.js';
+
+/** Why `type` does not carry the requirement's terms, or undefined when it does. */
+export function termsMismatch(r: PaymentRequirement, type: PolicyType): string | undefined {
+  if (r.scheme === 'deferred') {
+    if (type.kind !== 'Subscription') return `the policy type is ${type.kind}; scheme deferred needs a Subscription`;
+    if (type.amount !== r.amount.toString()) return `the subscription amount is ${type.amount}; the requirement asks ${r.amount}`;
+    const f = typeof type.payment_frequency === 'string' ? type.payment_frequency : `Custom:${type.payment_frequency.value}`;
+    if (f !== frequencyText(r.paymentFrequency)) return `the payment frequency is ${f}; the requirement asks ${frequencyText(r.paymentFrequency)}`;
+    if (type.auto_renew !== r.autoRenew) return `auto_renew is ${type.auto_renew}; the requirement asks ${r.autoRenew}`;
+    if (type.max_renewals !== r.maxRenewals) return `max_renewals is ${String(type.max_renewals)}; the requirement asks ${String(r.maxRenewals)}`;
+    return undefined;
+  }
+  if (type.kind !== 'PayAsYouGo') return `the policy type is ${type.kind}; scheme x402://payg needs a PayAsYouGo policy`;
+  if (type.max_amount_per_period !== r.maxAmountPerPeriod.toString()) {
+    return `max_amount_per_period is ${type.max_amount_per_period}; the requirement asks ${r.maxAmountPerPeriod}`;
+  }
+  if (type.period_length_seconds !== r.periodLengthSeconds.toString()) {
+    return `period_length_seconds is ${type.period_length_seconds}; the requirement asks ${r.periodLengthSeconds}`;
+  }
+  if (type.max_chunk_amount !== r.maxChunkAmount.toString()) return `max_chunk_amount is ${type.max_chunk_amount}; the requirement asks ${r.maxChunkAmount}`;
+  return undefined;
+}
+
+/** Seconds a new subscription's first due date may lie ahead of the server's clock. */
+export const DUE_SKEW_SECONDS = 60;
+
+/**
+ * The schedule of a policy about to be created: a subscription must fall due now (a due
+ * date far ahead would buy access without paying until then), and a pay-as-you-go policy
+ * must not be expired already.
+ */
+export function checkNewPolicyTerms(r: PaymentRequirement, type: PolicyType, nowSeconds: number): string | undefined {
+  const terms = termsMismatch(r, type);
+  if (terms) return terms;
+  if (type.kind === 'Subscription' && BigInt(type.next_payment_due) > BigInt(nowSeconds + DUE_SKEW_SECONDS)) {
+    return `the first payment falls due at ${type.next_payment_due}, not now`;
+  }
+  if (type.kind === 'PayAsYouGo' && type.expiry_date !== null && BigInt(type.expiry_date) <= BigInt(nowSeconds)) {
+    return 'the pay-as-you-go policy has already expired';
+  }
+  return undefined;
+}

@@ -1,0 +1,80 @@
+/**
+ * The JWT of a paid exchange: ES256, signed with the service's active key (commands/keys)
+ * and verifiable by anyone through /v1/jwks (src/client/verify-token.ts). Claims:
+ *
+ *   sub            the payer's wallet
+ *   role           "x402"
+ *   policy         the payment policy's address (the authorization on chain)
+ *   requirementId  the id of the requirement paid (accepts[].id)
+ *   scheme, network, tokenMint
+ *   iss, aud, iat, nbf, exp, jti  (the key ring's)
+ *
+ * Verification on the bearer path is the hot path of every protected request, so a
+ * verified token's claims are kept in memory until min(exp, now + cacheMs): the same
+ * staleness bound as the policy cache (a key retired or a policy paused is honoured
+ * within X402_CACHE_MS).
+ */
+import type { JWTPayload } from 'jose';
+import { createLru } from '../../src/domain/lru.js';
+import { AppError } from '../../src/http/errors.js';
+import type { Clock } from '../../src/app/context.js';
+import type { Scheme } from './requirements.js';
+
+/** What the middleware needs of a key ring (commands/keys/key-ring.ts's KeyRing has it). */
+export interface X402Signer {
+  sign(claims: Record<string, unknown>, opts: { subject: string; expiresAt: number }): Promise<{ token: string }>;
+  /** throws when the signature, issuer, audience, exp or nbf is wrong */
+  verify(token: string): Promise<JWTPayload>;
+}
+
+export interface X402Claims {
+  sub: string;
+  role: 'x402';
+  policy: string;
+  requirementId: string;
+  scheme: Scheme;
+  network: string;
+  tokenMint: string;
+  exp: number;
+}
+
+export async function issueX402Token(
+  signer: X402Signer, c: Omit<X402Claims, 'role' | 'exp' | 'sub'> & { payer: string }, expiresAt: number,
+): Promise<string> {
+  const claims = { role: 'x402', policy: c.policy, requirementId: c.requirementId, scheme: c.scheme, network: c.network, tokenMint: c.tokenMint };
+  return (await signer.sign(claims, { subject: c.payer, expiresAt })).token;
+}
+
+function asX402Claims(p: JWTPayload): X402Claims | undefined {
+  const ok = p['role'] === 'x402' && typeof p.sub === 'string' && typeof p['policy'] === 'string'
+    && typeof p['requirementId'] === 'string' && typeof p['scheme'] === 'string' && typeof p.exp === 'number';
+  return ok ? (p as unknown as X402Claims) : undefined;
+}
+
+export interface TokenCheck {
+  /** the token's claims, or why it is not a valid x402 token */
+  check(token: string): Promise<{ ok: true; claims: X402Claims } | { ok: false; reason: string }>;
+}
+
+export function createTokenCheck(signer: X402Signer, opts: { cacheMs: number; clock: Clock; capacity?: number }): TokenCheck {
+  const cache = createLru<string, { until: number; claims: X402Claims }>(opts.capacity ?? 50_000);
+  return {
+    async check(token) {
+      const now = opts.clock.now();
+      const hit = cache.get(token);
+      if (hit && now < hit.until) return { ok: true, claims: hit.claims };
+      let payload: JWTPayload;
+      try {
+        payload = await signer.verify(token);
+      } catch (err) {
+        if (err instanceof AppError) throw err; // the key store is down: a 503, not a bad token
+        const e = err as { code?: string; message?: string };
+        return { ok: false, reason: e.code === 'ERR_JWT_EXPIRED' ? 'the JWT has expired' : 'the JWT is not valid' };
+      }
+      const claims = asX402Claims(payload);
+      if (!claims) return { ok: false, reason: 'the JWT is not a payment (x402) token' };
+      if (opts.cacheMs > 0) cache.set(token, { until: Math.min(claims.exp * 1000, now + opts.cacheMs), claims });
+      return { ok: true, claims };
+    },
+  };
+}
