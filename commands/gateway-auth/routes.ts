@@ -4,6 +4,7 @@
 import type { AppContext } from '../../src/app/context.js';
 import type { Api } from '../../src/http/routes.js';
 import { base58Key, type JsonSchema } from '../../src/http/schema.js';
+import { gatewayChallengeRateLimit } from '../../src/http/rate-limit.js';
 import { keyRingOf } from '../keys/key-ring.js';
 import type { GatewayLookup } from './gateway-lookup.js';
 import { createNonceStore } from './nonces.js';
@@ -60,13 +61,16 @@ export function registerGatewayAuthRoutes(api: Api, ctx: AppContext, lookup: Gat
     method: 'post',
     path: '/v1/gateway/:gateway/auth/challenge',
     summary: 'Gateway sign-in, step 1: a nonce to sign',
-    description: `The nonce lives GATEWAY_NONCE_TTL_SECONDS (${ctx.config.keys.nonceTtlSeconds} s here) and is accepted once, on any node.`,
+    description: `The nonce lives GATEWAY_NONCE_TTL_SECONDS (${ctx.config.keys.nonceTtlSeconds} s here) and is accepted once, on any node. `
+      + `Rate limit: ${ctx.config.rateLimit.gatewayChallengePerMinute} requests per minute per client IP and gateway, on top of the standard limit.`,
     tags: ['gateway'],
     params: gatewayParams,
+    before: [gatewayChallengeRateLimit(ctx)],
     responses: {
       200: { description: 'challenge', schema: challengeSchema },
       400: { description: 'malformed gateway address' },
       404: { description: 'unknown gateway' },
+      429: { description: 'rate limited (Retry-After)', headers: { 'Retry-After': { type: 'integer' } } },
     },
     async handler({ params }) {
       return { body: await createChallenge(deps, params.gateway) };

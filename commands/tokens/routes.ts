@@ -23,6 +23,7 @@ export function registerTokenRoutes(api: Api, ctx: AppContext): void {
     description: `Rate limit: ${perMinute} requests per minute per wallet, across all nodes (RateLimit and RateLimit-Policy headers).`,
     tags: ['tokens'],
     body: issueRequestSchema,
+    rateLimit: 'own', // per wallet, in issueToken
     responses: {
       200: { description: 'token bundle', schema: tokenBundleSchema },
       400: { description: 'invalid input: malformed field, or neither walletPublicKey nor transactionSignature' },

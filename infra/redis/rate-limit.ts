@@ -47,9 +47,15 @@ export function createRateLimit(redis: Redis, opts: RateLimitOptions): RateLimit
     points: opts.points,
     duration: opts.durationSeconds,
   });
+  // Our client queues commands while Redis is away, so during an outage every request would
+  // wait for it: once the connection has been seen up, a lost one lets requests through at
+  // once. Before that, requests wait for it (a starting node, not an outage).
+  let connectedOnce = false;
   const policy = `${opts.points};w=${opts.durationSeconds}`;
 
   async function consume(key: string): Promise<RateLimitDecision> {
+    if (redis.status === 'ready') connectedOnce = true;
+    else if (connectedOnce) return unavailable(new Error(`redis ${redis.status}`));
     try {
       const r = await limiter.consume(key, 1);
       return { allowed: true, limit: opts.points, remaining: r.remainingPoints, resetSeconds: Math.ceil(r.msBeforeNext / 1000) };
@@ -57,9 +63,13 @@ export function createRateLimit(redis: Redis, opts: RateLimitOptions): RateLimit
       if (err instanceof RateLimiterRes) {
         return { allowed: false, limit: opts.points, remaining: 0, resetSeconds: Math.max(1, Math.ceil(err.msBeforeNext / 1000)) };
       }
-      opts.logger?.warn({ err: (err as Error).message, keyPrefix: opts.keyPrefix }, 'rate limiter unavailable; request allowed');
-      return { allowed: true, limit: opts.points, remaining: opts.points, resetSeconds: opts.durationSeconds };
+      return unavailable(err as Error);
     }
+  }
+
+  function unavailable(err: Error): RateLimitDecision {
+    opts.logger?.warn({ err: err.message, keyPrefix: opts.keyPrefix }, 'rate limiter unavailable; request allowed');
+    return { allowed: true, limit: opts.points, remaining: opts.points, resetSeconds: opts.durationSeconds };
   }
 
   function headers(d: RateLimitDecision): Record<string, string> {

@@ -59,6 +59,7 @@ export function registerAssetRoutes(api: Api, ctx: AppContext): void {
       },
     },
     before: [limit],
+    rateLimit: 'own',
     responses: {
       200: {
         description: 'matching assets',
@@ -94,6 +95,7 @@ export function registerAssetRoutes(api: Api, ctx: AppContext): void {
     tags: ['assets'],
     query: { type: 'object', additionalProperties: false, required: ['mint'], properties: { mint: base58Key } },
     before: [limit],
+    rateLimit: 'own',
     responses: {
       200: { description: 'the asset', schema: envelopeSchema(assetResolveSchema) },
       404: { description: 'unknown mint' },

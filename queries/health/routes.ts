@@ -34,6 +34,7 @@ export function registerHealthRoutes(api: Api, ctx: AppContext): void {
     path: '/v1/health',
     summary: 'Health of this node',
     tags: ['health'],
+    rateLimit: 'none', // load balancers probe it
     query: { type: 'object', additionalProperties: false, properties: {} },
     responses: { 200: { description: 'health', schema: envelopeSchema(healthSchema) } },
     async handler() {

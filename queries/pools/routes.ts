@@ -76,6 +76,7 @@ export function registerPoolRoutes(api: Api, ctx: AppContext): void {
       },
     },
     before: [catalogRateLimit(ctx, 'pools')],
+    rateLimit: 'own',
     responses: {
       200: {
         description: 'matching pools, best first',

@@ -134,6 +134,7 @@ function build(r: EnvReader) {
       standardPerMinute: r.int('RATE_LIMIT_PER_MINUTE', 600, 'standard per-IP limit on routes without one of their own', 1),
       tokensIssuePerMinute: r.int('RATE_LIMIT_TOKENS_ISSUE_PER_MINUTE', 200, 'POST /v1/tokens/issue per wallet', 1),
       catalogPerMinute: r.int('RATE_LIMIT_CATALOG_PER_MINUTE', 120, 'assets and pools search per IP', 1),
+      gatewayChallengePerMinute: r.int('RATE_LIMIT_GATEWAY_CHALLENGE_PER_MINUTE', 30, 'POST /v1/gateway/{gateway}/auth/challenge per client IP and gateway (each challenge evicts an older nonce of the gateway)', 1),
     },
     x402: {
       jwtTtlSeconds: r.int('X402_JWT_TTL_SECONDS', 3600, 'lifetime of the JWT a paid x402 request earns', 60),

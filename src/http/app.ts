@@ -13,6 +13,7 @@ import type { AppContext } from '../app/context.js';
 import { errorEnvelope } from './envelope.js';
 import { AppError } from './errors.js';
 import { Api } from './routes.js';
+import { standardRateLimit } from './rate-limit.js';
 import { createMetrics } from '../../infra/metrics/metrics.js';
 import { registerSpineGauges } from '../../queries/metrics/spine-gauges.js';
 
@@ -63,16 +64,17 @@ export function createHttpApp(ctx: AppContext, modules: readonly RouteModule[]):
   app.use(express.json({ limit: ctx.config.http.bodyLimit, type: ['application/json', 'application/*+json'] }));
 
   const router = express.Router();
+  const standardLimit = standardRateLimit(ctx);
   const api = new Api(router, {
     title: 'Tributary payment service',
     version: API_VERSION,
     description: 'Subscription and pay-per-request payments on Solana: HTTP 402 protocol, REST API, webhooks, WebSocket notifications.',
-  });
+  }, standardLimit);
   for (const register of modules) register(api, ctx);
   app.use(router);
 
   const doc = stringify(api.openapi([{ url: ctx.config.http.publicUrl ?? `http://localhost:${ctx.config.http.port}`, description: 'this node' }]), { aliasDuplicateObjects: false });
-  app.get('/openapi.yaml', (_req, res) => { res.type('application/yaml').send(doc); });
+  app.get('/openapi.yaml', standardLimit, (_req, res) => { res.type('application/yaml').send(doc); });
 
   app.use((req, res) => {
     res.status(404).json(errorEnvelope(`no route for ${req.method} ${req.path}`, 'not_found'));

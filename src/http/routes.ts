@@ -9,6 +9,7 @@ import addFormatsModule from 'ajv-formats';
 import { errorEnvelopeSchema } from './envelope.js';
 import { invalid } from './errors.js';
 import type { JsonSchema } from './schema.js';
+import type { RouteRateLimit } from './rate-limit.js';
 
 type Method = 'get' | 'post' | 'put' | 'delete' | 'patch';
 
@@ -37,6 +38,8 @@ export interface RouteDef<Q = Record<string, never>, P = Record<string, never>, 
   responses: Record<number, { description: string; schema?: JsonSchema; contentType?: string; headers?: Record<string, JsonSchema> }>;
   /** middleware that runs before validation (rate limits, auth) */
   before?: RequestHandler[];
+  /** which rate limit the route lives under (src/http/rate-limit.ts); default 'standard' */
+  rateLimit?: RouteRateLimit;
   handler(ctx: Ctx<Q, P, B>): Promise<Reply | undefined>;
 }
 
@@ -46,7 +49,12 @@ export class Api {
   private readonly ajv: Ajv;
   private readonly paths: Record<string, Record<string, unknown>> = {};
 
-  constructor(private readonly router: Router, private readonly info: { title: string; version: string; description: string }) {
+  constructor(
+    private readonly router: Router,
+    private readonly info: { title: string; version: string; description: string },
+    /** the standard rate limit, run first on every route declared with rateLimit 'standard' */
+    private readonly standardLimit?: RequestHandler,
+  ) {
     this.ajv = new Ajv({ coerceTypes: true, useDefaults: true, allErrors: false, strict: false });
     addFormats(this.ajv);
   }
@@ -74,7 +82,8 @@ export class Api {
         next(err);
       }
     };
-    this.router[def.method](def.path, ...(def.before ?? []), handler);
+    const limit = (def.rateLimit ?? 'standard') === 'standard' && this.standardLimit ? [this.standardLimit] : [];
+    this.router[def.method](def.path, ...limit, ...(def.before ?? []), handler);
     this.document(def);
   }
 
@@ -90,6 +99,9 @@ export class Api {
         ? { [r.contentType]: { schema: r.schema ?? { type: 'string' } } }
         : r.schema ? { 'application/json': { schema: r.schema } } : undefined;
       responses[status] = { description: r.description, ...(content ? { content } : {}), ...(r.headers ? { headers: Object.fromEntries(Object.entries(r.headers).map(([k, s]) => [k, { schema: s }])) } : {}) };
+    }
+    if ((def.rateLimit ?? 'standard') === 'standard' && this.standardLimit && !responses['429']) {
+      responses['429'] = { description: 'standard rate limit per client IP exceeded (RATE_LIMIT_PER_MINUTE, across all nodes); Retry-After gives the seconds to wait', headers: { 'Retry-After': { schema: { type: 'integer' } } } };
     }
     responses['default'] = { description: 'error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
     (this.paths[path] ??= {})[def.method] = {
