@@ -17,8 +17,12 @@ export const WS_PATH = '/ws/v1';
 
 /** How long catch-up waits for a payment the notifier is in the middle of publishing. */
 const CLAIM_WAIT_MS = 2000;
-/** How long catch-up waits for the payments read model to reach what the notifier has read. */
-const READ_MODEL_WAIT_MS = 5000;
+/**
+ * How long catch-up waits for the payments read model to reach what the notifier has read
+ * (live delivery goes on meanwhile); past it, catch-up sends what the model has and says
+ * `complete: false`.
+ */
+const READ_MODEL_WAIT_MS = 30_000;
 /** Most payments one catch-up sends (oldest first); `caught_up.more` tells the client to ask again from the last one. */
 export const CATCH_UP_LIMIT = 1000;
 

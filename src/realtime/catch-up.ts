@@ -60,7 +60,8 @@ export class UnknownSinceError extends Error {
   }
 }
 
-export interface CatchUpResult { sent: number; more: boolean }
+/** `more`: the limit was reached; `complete`: false when the read model stayed behind the notifier past the wait */
+export interface CatchUpResult { sent: number; more: boolean; complete: boolean }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -99,5 +100,5 @@ export async function catchUp(
     socket.emit('payment', notification(row.data, deps.clock.now()));
     sent += 1;
   }
-  return { sent, more };
+  return { sent, more, complete: fresh };
 }

@@ -2,7 +2,7 @@
  * The client protocol of one socket:
  *
  *   → subscribe   {trackingId, since?}   ← ack {action: "subscribe", trackingId, since?}
- *                                          then, with since: payment… and caught_up {trackingId, sent, more}
+ *                                          then, with since: payment… and caught_up {trackingId, sent, more, complete}
  *   → unsubscribe {trackingId}           ← ack {action: "unsubscribe", trackingId}
  *   ← payment     (notification.ts)
  *   ← error       {code, message, trackingId?}
@@ -54,7 +54,7 @@ async function runCatchUp(deps: ProtocolDeps, state: SocketState, sub: Subscript
   sub.seen ??= new Set();
   try {
     const r = await catchUp(deps.catchUp, state.socket, sub.trackingId, since, sub.seen, () => sub.active && state.socket.connected);
-    if (sub.active) state.socket.emit('caught_up', { trackingId: sub.trackingId, sent: r.sent, more: r.more });
+    if (sub.active) state.socket.emit('caught_up', { trackingId: sub.trackingId, ...r });
   } catch (err) {
     if (err instanceof UnknownSinceError) {
       fail(state, undefined, { code: 'unknown_since', message: err.message, trackingId: sub.trackingId });

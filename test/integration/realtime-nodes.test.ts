@@ -31,7 +31,7 @@ export function payment(trackingId: string, over: Record<string, unknown> = {}, 
 
 for (const sharded of [false, true]) {
   describe(`real-time payments across nodes (${sharded ? 'sharded' : 'plain'} adapter)`, function () {
-    this.timeout(30_000);
+    this.timeout(90_000);
     let env: TestEnv;
     let a: TestApi;
     let b: TestApi;
@@ -127,15 +127,16 @@ for (const sharded of [false, true]) {
       first.close();
       const missed = [payment(tid), payment(tid)];
       await appendTestEvents(env, missed);
-      await waitFor(async () => Number((await env.db.selectFrom('payments').select((x) => x.fn.countAll().as('n')).where('tracking_id', '=', tid).executeTakeFirstOrThrow()).n) === 3, 10_000, 'payments read model');
+      await waitFor(async () => Number((await env.db.selectFrom('payments').select((x) => x.fn.countAll().as('n')).where('tracking_id', '=', tid).executeTakeFirstOrThrow()).n) === 3, 30_000, 'payments read model');
 
       const byTime = await connect(a);
       const ack = await byTime.subscribe(tid, leftAt);
       expect(ack).to.include({ ok: true, since: new Date(Math.floor(leftAt / 1000) * 1000).toISOString() });
-      await waitFor(async () => byTime.caughtUp.length === 1, 5000, 'caught_up');
+      await waitFor(async () => byTime.caughtUp.length === 1, 30_000, 'caught_up');
+      expect(byTime.caughtUp[0]).to.include({ trackingId: tid, sent: 2, more: false, complete: true });
       const bySig = await connect(b);
       await bySig.subscribe(tid, p1.signature);
-      await waitFor(async () => bySig.caughtUp.length === 1, 5000, 'caught_up');
+      await waitFor(async () => bySig.caughtUp.length === 1, 30_000, 'caught_up');
       const live = payment(tid);
       await appendTestEvents(env, [live]);
       for (const c of [byTime, bySig]) {
@@ -173,7 +174,7 @@ for (const sharded of [false, true]) {
       appending = false;
       await appender;
       for (const c of late) {
-        await c.waitPayments(all.length, 10_000, 500);
+        await c.waitPayments(all.length, 40_000, 500);
         const sigs = c.payments.map((p) => p.data.signature);
         expect(new Set(sigs).size, 'no duplicates').to.equal(sigs.length);
         expect([...sigs].sort()).to.deep.equal(all.map((e) => e.signature).sort());

@@ -9,7 +9,7 @@ export interface TestClient {
   socket: Socket;
   payments: PaymentNotification[];
   errors: { code: string; message: string; trackingId?: string }[];
-  caughtUp: { trackingId: string; sent: number; more: boolean }[];
+  caughtUp: { trackingId: string; sent: number; more: boolean; complete: boolean }[];
   subscribe(trackingId: unknown, since?: unknown): Promise<Reply>;
   unsubscribe(trackingId: unknown): Promise<Reply>;
   /** waits until at least n payments arrived (then a little longer, to catch duplicates) */
@@ -35,7 +35,7 @@ export async function connectClient(url: string, timeoutMs = 5000): Promise<Test
   };
   socket.on('payment', (m: PaymentNotification) => client.payments.push(m));
   socket.on('error', (e: { code: string; message: string }) => client.errors.push(e));
-  socket.on('caught_up', (c: { trackingId: string; sent: number; more: boolean }) => client.caughtUp.push(c));
+  socket.on('caught_up', (c: { trackingId: string; sent: number; more: boolean; complete: boolean }) => client.caughtUp.push(c));
   await new Promise<void>((resolve, reject) => {
     const t = setTimeout(() => reject(new Error(`socket.io connect to ${url} timed out`)), timeoutMs);
     socket.once('connect', () => { clearTimeout(t); resolve(); });
