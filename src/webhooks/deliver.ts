@@ -15,11 +15,14 @@ import { PostError, type JsonPoster } from '../../infra/http/post-json.js';
 import { openSecret, secretAad } from './secret-box.js';
 import { signedHeaders } from './signer.js';
 import { afterFailedRound, quickDelays, retryLeaseMs, type ScheduleConfig } from './schedule.js';
-import { recordAttempt, releaseLeases, type ClaimedDelivery, type NextState, type RecordOutcome } from './outbox-store.js';
+import { releaseLeases, type ClaimedDelivery, type NextState, type RecordOutcome } from './outbox-store.js';
+import type { RecordFn } from './attempt-recorder.js';
 
 export interface DeliverDeps {
   db: Db;
   worker: string;
+  /** records an attempt and moves the delivery on (createAttemptRecorder) */
+  record: RecordFn;
   poster: JsonPoster;
   schedule: ScheduleConfig;
   encryptionKey: Buffer | undefined;
@@ -73,7 +76,7 @@ export async function deliver(deps: DeliverDeps, d: ClaimedDelivery, signals: St
   const record = async (r: AttemptResult, attemptedAt: Date, next: NextState): Promise<RecordOutcome> => {
     attempt += 1;
     try {
-      return await recordAttempt(deps.db, deps.worker, {
+      return await deps.record({
         deliveryId: d.id, webhookId: d.webhook_id, eventId: d.event_id, eventName: d.event_name, attempt, attemptedAt,
         statusCode: r.statusCode, latencyMs: r.latencyMs, error: r.error, success: r.error === null,
       }, next);

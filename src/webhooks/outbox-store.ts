@@ -108,6 +108,49 @@ export async function recordAttempt(db: Db, worker: string, a: AttemptRecord, ne
   }
 }
 
+const STATE_CODE: Record<NextState['kind'], string> = { delivered: 'delivered', retry: 'retry', pending: 'pending', dead: 'dead' };
+
+/**
+ * recordAttempt for many attempts in one statement (one commit): what lets a worker keep
+ * up under load. Same rules; outcomes in input order ('held' or 'lost'). Throws when any
+ * row fails (a delivery deleted meanwhile): the caller then records them one by one.
+ */
+export async function recordAttempts(db: Db, worker: string, items: readonly { a: AttemptRecord; next: NextState }[]): Promise<RecordOutcome[]> {
+  if (items.length === 0) return [];
+  const input = JSON.stringify(items.map(({ a, next }) => ({
+    delivery_id: a.deliveryId, webhook_id: a.webhookId, event_id: a.eventId, event_name: a.eventName, attempt: a.attempt,
+    attempted_at: a.attemptedAt.toISOString(), status_code: a.statusCode, latency_ms: a.latencyMs, error: a.error, success: a.success,
+    next: STATE_CODE[next.kind],
+    lease_ms: next.kind === 'retry' ? next.leaseMs : null,
+    round: next.kind === 'pending' ? next.round : null,
+    delay_ms: next.kind === 'pending' ? next.delayMs : null,
+  })));
+  const { rows } = await sql<{ id: string }>`
+    WITH input AS (
+      SELECT * FROM json_to_recordset(${input}::json) AS x(
+        delivery_id bigint, webhook_id integer, event_id text, event_name text, attempt integer, attempted_at timestamptz,
+        status_code integer, latency_ms integer, error text, success boolean, next text, lease_ms integer, round integer, delay_ms integer)
+    ),
+    attempts AS (
+      INSERT INTO webhook_attempts (delivery_id, webhook_id, event_id, event_name, attempt, attempted_at, status_code, latency_ms, error, success)
+      SELECT delivery_id, webhook_id, event_id, event_name, attempt, attempted_at, status_code, latency_ms, error, success FROM input
+    )
+    UPDATE webhook_deliveries d SET
+      attempts = d.attempts + 1,
+      last_error = i.error,
+      status = CASE i.next WHEN 'delivered' THEN 'delivered' WHEN 'dead' THEN 'dead' ELSE 'pending' END,
+      finished_at = CASE WHEN i.next IN ('delivered', 'dead') THEN now() ELSE d.finished_at END,
+      round = CASE WHEN i.next = 'pending' THEN i.round ELSE d.round END,
+      next_attempt_at = CASE WHEN i.next = 'pending' THEN now() + i.delay_ms * interval '1 millisecond' ELSE d.next_attempt_at END,
+      locked_until = CASE WHEN i.next = 'retry' THEN now() + i.lease_ms * interval '1 millisecond' ELSE NULL END,
+      locked_by = CASE WHEN i.next = 'retry' THEN d.locked_by ELSE NULL END
+    FROM input i
+    WHERE d.id = i.delivery_id AND d.locked_by = ${worker} AND d.status = 'pending'
+    RETURNING d.id`.execute(db);
+  const held = new Set(rows.map((r) => String(r.id)));
+  return items.map(({ a }) => (held.has(a.deliveryId) ? 'held' : 'lost'));
+}
+
 /** Gives back leases at a graceful stop, so other workers need not wait them out. */
 export async function releaseLeases(db: Db, worker: string, ids: readonly string[]): Promise<void> {
   if (ids.length === 0) return;

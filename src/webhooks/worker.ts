@@ -17,6 +17,7 @@ import { claimDue } from './outbox-store.js';
 import { claimLeaseMs, type ScheduleConfig } from './schedule.js';
 import { deliver, type DeliverDeps, type DeliveryOutcome } from './deliver.js';
 import { listenOutbox, type OutboxListener } from './outbox-signal.js';
+import { createAttemptRecorder } from './attempt-recorder.js';
 
 export interface WorkerStats { claimed: number; outcomes: Record<DeliveryOutcome, number>; errors: number }
 
@@ -45,7 +46,7 @@ export function startWebhookWorker(ctx: WorkerCtx, opts: WorkerOptions = {}): We
   });
   const schedule: ScheduleConfig = { timeoutMs: cfg.timeoutMs, retryDelaysMs: cfg.retryDelaysMs, slowScheduleMs: cfg.slowScheduleMs };
   const deps: DeliverDeps = {
-    db: ctx.db, worker: id, poster, schedule, encryptionKey: config.keys.encryptionKey, now: () => ctx.clock.now(), logger: log,
+    db: ctx.db, worker: id, record: createAttemptRecorder(ctx.db, id), poster, schedule, encryptionKey: config.keys.encryptionKey, now: () => ctx.clock.now(), logger: log,
   };
   const stopCtl = new AbortController();
   const abortCtl = new AbortController();
@@ -73,10 +74,14 @@ export function startWebhookWorker(ctx: WorkerCtx, opts: WorkerOptions = {}): We
     inflight.add(p);
   }
 
+  // Claims come in batches: with deliveries in flight, wait until a quarter of the slots
+  // are free rather than paying a claim query for every delivery that ends.
+  const claimBatch = Math.max(1, Math.floor(cfg.concurrency / 4));
+
   const loop = (async () => {
     while (!stopCtl.signal.aborted) {
       const free = cfg.concurrency - inflight.size;
-      if (free > 0) {
+      if (free >= claimBatch || (free > 0 && inflight.size === 0)) {
         try {
           const rows = await claimDue(ctx.db, id, free, claimLeaseMs(schedule));
           stats.claimed += rows.length;

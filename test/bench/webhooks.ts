@@ -1,0 +1,129 @@
+/**
+ * Webhook delivery bench: 1,000 events/s for BENCH_WEBHOOK_SECONDS (10 s), each
+ * concerning a gateway with 10 webhooks on 10 receivers (10,000 deliveries/s offered),
+ * through the stream, the webhooks projection (in this process) and BENCH_WEBHOOK_WORKERS
+ * (2) `serve --role webhooks` processes. Reports p50 and p99 from append to the first
+ * attempt at each receiver, and deliveries/s against a baseline: the same receivers
+ * POSTed directly by the same HTTP client at the same concurrency, with no outbox.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Keypair } from '@solana/web3.js';
+import { createTestEnv } from '../support/env.js';
+import { syntheticEvents } from '../support/synthetic-events.js';
+import { startCli, type Proc } from '../support/process.js';
+import { appendRaw } from '../../infra/redis/event-stream.js';
+import { createRedis } from '../../infra/redis/client.js';
+import { createLogger } from '../../infra/log/logger.js';
+import { createJsonPoster } from '../../infra/http/post-json.js';
+import { serializeEvent, type TributaryEvent } from '../../src/events/envelope.js';
+import { createPdaDeriver } from '../../src/domain/pda.js';
+import { PROGRAM_ID } from '../../src/idl/index.js';
+import { startProjection } from '../../projections/runner/runner.js';
+import { webhooksProjection } from '../../projections/webhooks/projection.js';
+import { sealSecret, secretAad } from '../../src/webhooks/secret-box.js';
+import { newSigningSecret } from '../../src/webhooks/signer.js';
+import { percentile, report } from './harness.js';
+
+const RATE = 1000;
+const RECEIVERS = 10;
+const SECONDS = Number(process.env['BENCH_WEBHOOK_SECONDS'] ?? 10);
+const WORKERS = Number(process.env['BENCH_WEBHOOK_WORKERS'] ?? 2);
+const CONCURRENCY = Number(process.env['BENCH_WEBHOOK_CONCURRENCY'] ?? 64);
+
+interface Counter { url: string; firstAt: Map<string, number>; count: number; close(): Promise<void> }
+
+/** A receiver that keeps only the first arrival time of each webhook-id. */
+async function counter(): Promise<Counter> {
+  const firstAt = new Map<string, number>();
+  const c = { firstAt, count: 0 };
+  const server = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      const id = req.headers['webhook-id'];
+      if (typeof id === 'string' && !firstAt.has(id)) firstAt.set(id, Date.now());
+      c.count += 1;
+      res.writeHead(200).end();
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+  return Object.assign(c, { url, async close() { server.closeAllConnections(); await new Promise<void>((r) => server.close(() => r())); } });
+}
+
+async function directBaseline(receivers: readonly Counter[], total: number): Promise<number> {
+  const poster = createJsonPoster({ allowPrivateTargets: true, maxSockets: CONCURRENCY, userAgent: 'bench' });
+  const body = JSON.stringify(syntheticEvents(1, 99)[0]);
+  let next = 0;
+  const started = Date.now();
+  await Promise.all(Array.from({ length: CONCURRENCY * WORKERS }, async () => {
+    while (next < total) {
+      const i = next++;
+      await poster.post(receivers[i % receivers.length]!.url, body, { 'webhook-id': `base-${i}` }, { timeoutMs: 10_000 });
+    }
+  }));
+  poster.close();
+  return total / ((Date.now() - started) / 1000);
+}
+
+export async function benchWebhooks(): Promise<void> {
+  process.stdout.write(`webhooks (issue 6): ${RATE} events/s × ${RECEIVERS} receivers for ${SECONDS} s, ${WORKERS} worker processes × ${CONCURRENCY}\n`);
+  const env = await createTestEnv('bench_webhooks');
+  const receivers = await Promise.all(Array.from({ length: RECEIVERS }, counter));
+  const procs: Proc[] = [];
+  const blocking = createRedis({ url: env.redisUrl, sentinels: [], sentinelName: '' });
+  const logger = createLogger('silent', 'bench');
+  const projection = startProjection({ db: env.db, redis: env.redis, blockingRedis: blocking, keys: env.keys, logger }, webhooksProjection,
+    { batchSize: 500, blockMs: 20, maxAttempts: 3, claimIdleMs: 30_000 });
+  try {
+    const authority = Keypair.generate().publicKey.toBase58();
+    const gateway = createPdaDeriver(PROGRAM_ID).gateway(authority);
+    for (const r of receivers) {
+      const now = new Date();
+      const row = await env.db.insertInto('webhooks').values({ gateway_pubkey: authority, gateway_account: gateway, endpoint_url: r.url, secret: '', created_at: now, updated_at: now }).returning('id').executeTakeFirstOrThrow();
+      await env.db.updateTable('webhooks').set({ secret: sealSecret(newSigningSecret(), secretAad(row.id), undefined) }).where('id', '=', row.id).execute();
+    }
+    const workerEnv = { ...env.env, LOG_LEVEL: 'warn', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_CONCURRENCY: String(CONCURRENCY), DATABASE_POOL_MAX: '8' };
+    for (let i = 0; i < WORKERS; i += 1) procs.push(startCli(['serve', '--role', 'webhooks'], workerEnv));
+    await new Promise((r) => setTimeout(r, 4000)); // workers up (tsx start)
+
+    const total = RATE * SECONDS;
+    const events: TributaryEvent[] = syntheticEvents(total, 6).map((e) => ({ ...e, data: { ...e.data, gateway } }));
+    const appendedAt = new Map<string, number>();
+    const tick = 50;
+    const perTick = (RATE * tick) / 1000;
+    const started = Date.now();
+    for (let i = 0; i < total; i += perTick) {
+      const due = started + (i / perTick) * tick;
+      const wait = due - Date.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      const part = events.slice(i, i + perTick);
+      const at = Date.now();
+      await appendRaw(env.redis, env.keys, part.map(serializeEvent));
+      for (const e of part) appendedAt.set(e.id, at);
+    }
+    const feedSeconds = (Date.now() - started) / 1000;
+    const expected = total * RECEIVERS;
+    const deadline = Date.now() + 180_000;
+    while (receivers.reduce((n, r) => n + r.firstAt.size, 0) < expected && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+    const delivered = receivers.reduce((n, r) => n + r.firstAt.size, 0);
+    const lastAt = Math.max(...receivers.flatMap((r) => [...r.firstAt.values()]));
+    const latencies = receivers.flatMap((r) => [...r.firstAt].map(([id, at]) => at - (appendedAt.get(id) ?? at))).sort((a, b) => a - b);
+    const rate = delivered / ((lastAt - started) / 1000);
+
+    const baseline = await directBaseline(receivers, Math.min(expected, 20_000));
+    report({ name: `deliveries/s (${delivered} of ${expected} delivered; events fed in ${feedSeconds.toFixed(1)} s)`, value: rate, unit: 'deliveries/s', baseline: { name: 'direct POSTs, no outbox', value: baseline } });
+    report({ name: 'append → first attempt p50', value: percentile(latencies, 50), unit: 'ms' });
+    report({ name: 'append → first attempt p99', value: percentile(latencies, 99), unit: 'ms' });
+    const dup = receivers.reduce((n, r) => n + r.count - r.firstAt.size, 0);
+    process.stdout.write(`    repeated requests (same webhook-id): ${dup}\n`);
+  } finally {
+    for (const p of procs) p.child.kill('SIGTERM');
+    await Promise.all(procs.map((p) => p.exited));
+    await projection.stop();
+    blocking.disconnect();
+    for (const r of receivers) await r.close();
+    await env.close();
+  }
+}
