@@ -35,7 +35,8 @@ describe('gateway sign-in and merchant policies', function () {
   before(async () => {
     env = await createTestEnv('auth-gateway');
     // no chain here: gateways are looked up in the read model (the chain-first path is tested below)
-    const settings = { GATEWAY_NONCE_TTL_SECONDS: String(NONCE_TTL), GATEWAY_TOKEN_TTL_SECONDS: '900', SOLANA_RPC_URL: NO_CHAIN };
+    // more challenges per gateway than its rate limit allows: the nonce eviction is tested here, the limit in ratelimit-standard
+    const settings = { GATEWAY_NONCE_TTL_SECONDS: String(NONCE_TTL), GATEWAY_TOKEN_TTL_SECONDS: '900', SOLANA_RPC_URL: NO_CHAIN, RATE_LIMIT_GATEWAY_CHALLENGE_PER_MINUTE: '1000' };
     [a, b] = await Promise.all([startTestApi(env, settings, { clock }), startTestApi(env, settings, { clock })]);
     [authority, signer, other] = await Promise.all([newWallet(), newWallet(), newWallet()]);
     gateway = await insertGateway(env.db, authority.address, signer.address);
@@ -194,7 +195,7 @@ describe('gateway sign-in and merchant policies', function () {
     let api: TestApi;
     before(async () => {
       net = await startLocalnet({ port: 0, seed: 'auth-gateway', rate: 0 });
-      api = await startTestApi(env, { SOLANA_RPC_URL: net.rpcUrl, SOLANA_WS_URL: net.wsUrl }, { clock });
+      api = await startTestApi(env, { SOLANA_RPC_URL: net.rpcUrl, SOLANA_WS_URL: net.wsUrl, RATE_LIMIT_GATEWAY_CHALLENGE_PER_MINUTE: '1000' }, { clock });
     });
     after(async () => {
       await api?.close();
