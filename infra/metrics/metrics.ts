@@ -10,11 +10,14 @@ export interface Metrics {
   registry: Registry;
   httpDuration: Histogram<'method' | 'route' | 'status'>;
   socketConnections: Gauge;
+  /** where the socket gauge reads its figure at scrape time (the Socket.IO node sets it) */
+  socketSource: { count?: () => number };
   webhookAttempts: Counter<'outcome'>;
 }
 
 export function createMetrics(): Metrics {
   const registry = new Registry();
+  const socketSource: { count?: () => number } = {};
   collectDefaultMetrics({ register: registry, prefix: 'tributary_process_' });
   return {
     registry,
@@ -25,7 +28,11 @@ export function createMetrics(): Metrics {
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers: [registry],
     }),
-    socketConnections: new Gauge({ name: 'tributary_socketio_connections', help: 'Socket.IO connections on this node', registers: [registry] }),
+    socketConnections: new Gauge({
+      name: 'tributary_socketio_connections', help: 'Socket.IO connections on this node', registers: [registry],
+      collect() { if (socketSource.count) this.set(socketSource.count()); },
+    }),
+    socketSource,
     webhookAttempts: new Counter({ name: 'tributary_webhook_attempts_total', help: 'webhook delivery attempts by this process, by outcome', labelNames: ['outcome'], registers: [registry] }),
   };
 }

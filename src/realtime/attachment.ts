@@ -127,6 +127,8 @@ export async function startRealtimeNode(server: HttpServer, ctx: AppContext): Pr
 export function realtimeAttachment(onStart?: (node: RealtimeNode) => void): ServerAttachment {
   return async (server, ctx) => {
     const node = await startRealtimeNode(server, ctx);
+    // The node's socket count, read when /metrics is scraped.
+    if (ctx.metrics) ctx.metrics.socketSource.count = () => node.connectedSockets();
     onStart?.(node);
     return node;
   };
