@@ -48,5 +48,14 @@ unit: install
 bench: build services
 	node --import tsx test/bench/run.ts
 
+# The service as separate processes behind nginx on PORT, with a streaming replica for
+# reads; Ctrl-C stops everything (infra/README.md lists its settings).
+cluster: build services
+	node dist/infra/cluster/main.js
+
+# Load with faults on a private cluster, loopback only, bounded in time (SOAK_SECONDS).
+soak: build
+	node --import tsx test/soak/run.ts
+
 clean:
 	rm -rf dist
