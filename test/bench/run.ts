@@ -7,6 +7,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   spine: benchSpine,
   realtime: benchRealtime,
   webhooks: benchWebhooks,
+  x402: async () => (await import('./x402.js')).benchX402(),
 };
 
 const only = process.argv.slice(2);
