@@ -76,6 +76,9 @@ export async function up(db: Kysely<any>): Promise<void> {
       .addColumn('created_signature', 'text', (c) => c.notNull())
       .addColumn('deleted', 'boolean', (c) => c.notNull().defaultTo(false))
       .addColumn('deleted_at', 'bigint')
+      // the normalized policy as JSON text, rendered by the projection: lists are assembled
+      // from stored text instead of being parsed, reshaped and serialized per request
+      .addColumn('doc', 'text', (c) => c.notNull())
       .execute();
     // one index per list filter; lists are newest first and exclude deleted policies
     const t = sql.table(`${p}_policies`);
@@ -124,6 +127,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('record_id', 'bigint', (c) => c.notNull())
     .addColumn('memo', 'bytea')
     .addColumn('tracking_id', 'text')
+    // the API event as JSON text (see the policies' doc)
+    .addColumn('doc', 'text', (c) => c.notNull())
     .execute();
   await sql`CREATE INDEX payments_policy_idx ON payments (policy, slot DESC, record_id DESC, event_id DESC)`.execute(db);
   await sql`CREATE INDEX payments_gateway_at_idx ON payments (gateway, at) WHERE kind = 'PaymentRecord'`.execute(db);

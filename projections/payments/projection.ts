@@ -4,11 +4,11 @@
  * this model remembers each composable policy's 32-byte memo from its creation event (in
  * a table of its own, never another model's) and fills executions seen before it.
  */
-import { sql } from 'kysely';
 import { big, field, int, paymentAt, pgText, text } from '../../src/domain/event-data.js';
 import { COMPOSABLE_MEMO_BYTES, PAYMENT_MEMO_BYTES, memoFromData, memoToTrackingId } from '../../src/domain/memo.js';
 import type { TributaryEvent } from '../../src/events/envelope.js';
 import type { Projection, Trx } from '../runner/projection.js';
+import { paymentDoc, type PaymentRowLike } from './doc.js';
 
 interface Memo { memo: Buffer; tracking_id: string; input_mint: string | null }
 
@@ -22,24 +22,26 @@ function base(e: TributaryEvent, kind: string, policy: string) {
   };
 }
 
+const withDoc = <T extends PaymentRowLike>(r: T): T & { doc: string } => ({ ...r, doc: paymentDoc(r) });
+
 function paymentRow(e: TributaryEvent) {
   const memo = memoFromData(e.data, PAYMENT_MEMO_BYTES);
-  return {
+  return withDoc({
     ...base(e, 'PaymentRecord', text(e.data, 'payment_policy')),
     amount: big(e.data, 'amount').toString(), output_amount: null, gateway_fee: null, protocol_fee: null,
     payer: text(e.data, 'payer'), token_mint: text(e.data, 'token_mint'), target_program: null,
     memo, tracking_id: pgText(memoToTrackingId(memo)),
-  };
+  });
 }
 
 function composableRow(e: TributaryEvent, memo: Memo | undefined) {
-  return {
+  return withDoc({
     ...base(e, 'ComposableExecuted', text(e.data, 'composable_policy')),
     amount: big(e.data, 'input_amount').toString(), output_amount: big(e.data, 'output_amount').toString(),
     gateway_fee: big(e.data, 'gateway_fee').toString(), protocol_fee: big(e.data, 'protocol_fee').toString(),
     payer: null, token_mint: memo?.input_mint ?? null, target_program: text(e.data, 'target_program'),
     memo: memo?.memo ?? null, tracking_id: memo?.tracking_id ?? null,
-  };
+  });
 }
 
 function memoOfCreated(e: TributaryEvent): Memo {
@@ -80,9 +82,13 @@ async function apply(trx: Trx, events: readonly TributaryEvent[]): Promise<void>
     await trx.insertInto('payment_composable_memos').values(c)
       .onConflict((oc) => oc.column('composable_policy').doUpdateSet({ memo: c.memo, tracking_id: c.tracking_id, input_mint: c.input_mint })).execute();
     // executions indexed before the creation (a stream out of chain order)
-    await trx.updateTable('payments')
-      .set({ memo: c.memo, tracking_id: c.tracking_id, token_mint: sql<string>`coalesce(token_mint, ${c.input_mint})` })
+    const early = await trx.selectFrom('payments').selectAll()
       .where('policy', '=', c.composable_policy).where('kind', '=', 'ComposableExecuted').where('memo', 'is', null).execute();
+    for (const r of early) {
+      const filled = withDoc({ ...r, memo: c.memo, tracking_id: c.tracking_id, token_mint: r.token_mint ?? c.input_mint });
+      await trx.updateTable('payments').set({ memo: filled.memo, tracking_id: filled.tracking_id, token_mint: filled.token_mint, doc: filled.doc })
+        .where('event_id', '=', r.event_id).execute();
+    }
   }
 }
 

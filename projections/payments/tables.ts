@@ -30,6 +30,8 @@ export interface PaymentsTable {
   record_id: Big;
   memo: Buffer | null;
   tracking_id: string | null;
+  /** the API event (./doc.ts) as JSON text */
+  doc: string;
 }
 
 export interface PaymentComposableMemosTable {

@@ -2,11 +2,13 @@
  * Loading the rows a batch touches and saving what the fold changed: one SELECT per
  * table and one multi-row upsert per table per batch, whatever the batch size.
  */
-import { sql } from 'kysely';
+import type { Selectable } from 'kysely';
 import type { Trx } from '../runner/projection.js';
 import type { FoldResult, FoldState, HistoryRow, Owner, PolicyKindSpec, PolicyRow } from './fold.js';
 import type { PolicyType } from '../../src/domain/policy-type.js';
 import type { PolicyStatus } from '../../src/domain/policy-type.js';
+import type { PolicyRowTable } from './tables.js';
+import { policyDoc } from './doc.js';
 
 const CHUNK = 1000;
 
@@ -16,18 +18,16 @@ function chunks<T>(items: readonly T[]): T[][] {
   return out;
 }
 
+function fromDb(r: Selectable<PolicyRowTable>): PolicyRow {
+  const { doc: _doc, ...row } = r;
+  return { ...row, policy_type: r.policy_type as unknown as PolicyType, status: r.status as PolicyStatus };
+}
+
 export async function loadState(trx: Trx, spec: PolicyKindSpec, addresses: readonly string[], userPayments: readonly string[]): Promise<FoldState> {
   const state: FoldState = { policies: new Map(), owners: new Map() };
   for (const part of chunks(addresses)) {
     const rows = await trx.selectFrom(spec.tables.policies).selectAll().where('address', 'in', part).execute();
-    for (const r of rows) {
-      state.policies.set(r.address, {
-        ...r,
-        policy_type: r.policy_type as unknown as PolicyType,
-        status: r.status as PolicyStatus,
-        extra: r.extra,
-      });
-    }
+    for (const r of rows) state.policies.set(r.address, fromDb(r));
   }
   for (const part of chunks(userPayments)) {
     const rows = await trx.selectFrom(spec.tables.owners).selectAll().where('user_payment', 'in', part).execute();
@@ -36,36 +36,40 @@ export async function loadState(trx: Trx, spec: PolicyKindSpec, addresses: reado
   return state;
 }
 
-const dbRow = (r: PolicyRow) => ({
+const dbRow = (spec: PolicyKindSpec, r: PolicyRow) => ({
   ...r,
   policy_type: JSON.stringify(r.policy_type),
   extra: r.extra === null ? null : JSON.stringify(r.extra),
+  doc: policyDoc(spec.kind, r),
 });
 
-const POLICY_COLUMNS = [
-  'policy_id', 'user_payment', 'owner', 'token_mint', 'gateway', 'recipient', 'variant', 'policy_type', 'memo', 'tracking_id',
-  'status', 'total_paid', 'total_output', 'extra', 'payment_count', 'last_payment_at', 'last_payment_signature',
-  'next_payment_due', 'created_at', 'updated_at', 'created_slot', 'created_signature', 'deleted', 'deleted_at',
-] as const;
-
-export async function saveState(trx: Trx, spec: PolicyKindSpec, state: FoldState, result: FoldResult): Promise<void> {
-  const rows = [...result.dirty].map((a) => state.policies.get(a)).filter((r): r is PolicyRow => r !== undefined).map(dbRow);
-  for (const part of chunks(rows)) {
+async function upsert(trx: Trx, spec: PolicyKindSpec, rows: readonly PolicyRow[]): Promise<void> {
+  for (const part of chunks(rows.map((r) => dbRow(spec, r)))) {
     await trx.insertInto(spec.tables.policies).values(part)
       .onConflict((oc) => oc.column('address').doUpdateSet((eb) => Object.fromEntries(POLICY_COLUMNS.map((c) => [c, eb.ref(`excluded.${c}`)]))))
       .execute();
   }
+}
+
+const POLICY_COLUMNS = [
+  'policy_id', 'user_payment', 'owner', 'token_mint', 'gateway', 'recipient', 'variant', 'policy_type', 'memo', 'tracking_id',
+  'status', 'total_paid', 'total_output', 'extra', 'payment_count', 'last_payment_at', 'last_payment_signature',
+  'next_payment_due', 'created_at', 'updated_at', 'created_slot', 'created_signature', 'deleted', 'deleted_at', 'doc',
+] as const;
+
+export async function saveState(trx: Trx, spec: PolicyKindSpec, state: FoldState, result: FoldResult): Promise<void> {
+  await upsert(trx, spec, [...result.dirty].map((a) => state.policies.get(a)).filter((r): r is PolicyRow => r !== undefined));
   for (const part of chunks<HistoryRow>(result.history)) {
     await trx.insertInto(spec.tables.history).values(part).onConflict((oc) => oc.columns(['policy', 'event_id']).doNothing()).execute();
   }
   const owners = [...result.newOwners].map(([user_payment, o]: [string, Owner]) => ({ user_payment, ...o }));
   for (const part of chunks(owners)) {
     await trx.insertInto(spec.tables.owners).values(part).onConflict((oc) => oc.column('user_payment').doNothing()).execute();
-    // policies created before their user payment was seen (a stream out of chain order), and not in this batch
-    const values = sql.join(part.map((o) => sql`(${o.user_payment}, ${o.owner}, ${o.token_mint})`));
-    await sql`
-      UPDATE ${sql.table(spec.tables.policies)} p SET owner = v.owner, token_mint = v.token_mint
-      FROM (VALUES ${values}) AS v(user_payment, owner, token_mint)
-      WHERE p.user_payment = v.user_payment AND p.owner IS NULL`.execute(trx);
+    // policies created before their user payment was seen (a stream out of chain order)
+    // and not in this batch: their owner, mint and rendered answer change
+    const stale = await trx.selectFrom(spec.tables.policies).selectAll()
+      .where('user_payment', 'in', part.map((o) => o.user_payment)).where('owner', 'is', null).execute();
+    const byUp = new Map(part.map((o) => [o.user_payment, o]));
+    await upsert(trx, spec, stale.map((r) => ({ ...fromDb(r), owner: byUp.get(r.user_payment)!.owner, token_mint: byUp.get(r.user_payment)!.token_mint })));
   }
 }

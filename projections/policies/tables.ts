@@ -39,6 +39,8 @@ export interface PolicyRowTable {
   created_signature: string;
   deleted: boolean;
   deleted_at: Seconds;
+  /** the normalized policy (src/domain/policy.ts) as JSON text, rendered at every change */
+  doc: string;
 }
 
 export interface PolicyUserPaymentsTable {

@@ -7,13 +7,15 @@
  */
 import { sql } from 'kysely';
 import type { Db } from '../../infra/postgres/database.js';
-import type { PolicyRow, Page } from '../policies/policy-rows.js';
+import type { Page } from '../policies/policy-rows.js';
 
-export async function listOneTime(db: Db, memo: Buffer, recipient: string | undefined, page: Page): Promise<PolicyRow[]> {
-  let q = db.selectFrom('payment_policies').selectAll()
+/** The stored normalized policies (JSON text) of the matching records. */
+export async function listOneTime(db: Db, memo: Buffer, recipient: string | undefined, page: Page): Promise<string[]> {
+  let q = db.selectFrom('payment_policies').select('doc')
     .where(sql<boolean>`NOT deleted`)
     .where('memo', '=', memo)
     .where('variant', '=', 'OneTime');
   if (recipient !== undefined) q = q.where('recipient', '=', recipient);
-  return q.orderBy('created_slot', 'desc').orderBy('address', 'desc').limit(page.limit).offset(page.offset).execute();
+  const rows = await q.orderBy('created_slot', 'desc').orderBy('address', 'desc').limit(page.limit).offset(page.offset).execute();
+  return rows.map((r) => r.doc);
 }

@@ -2,13 +2,12 @@
 import type { AppContext } from '../../src/app/context.js';
 import { isPublicKey } from '../../src/domain/pda.js';
 import { PAYMENT_MEMO_BYTES, trackingIdToMemo } from '../../src/domain/memo.js';
-import { normalizePolicy } from '../../src/domain/policy.js';
 import { normalizedPolicySchema } from '../../src/domain/policy-schema.js';
-import { envelope, envelopeSchema } from '../../src/http/envelope.js';
+import { envelopeSchema } from '../../src/http/envelope.js';
 import { invalid } from '../../src/http/errors.js';
 import type { Api } from '../../src/http/routes.js';
 import { base58Key, limitSchema, offsetSchema } from '../../src/http/schema.js';
-import { rowToFacts } from '../policies/policy-rows.js';
+import { sendRawEnvelope } from '../policies/raw-envelope.js';
 import { listOneTime } from './onetime-query.js';
 
 interface OneTimeQuery { recipient?: string; limit: number; offset: number }
@@ -42,13 +41,12 @@ export function registerOneTimeRoutes(api: Api, ctx: AppContext): void {
         schema: envelopeSchema({ oneOf: [normalizedPolicySchema, { type: 'array', items: normalizedPolicySchema }] }),
       },
     },
-    async handler({ params, query }) {
+    async handler({ params, query, res }) {
       const memo = trackingIdToMemo(params.trackingId, PAYMENT_MEMO_BYTES);
       if (!memo) throw invalid(`trackingId must be 1 to ${PAYMENT_MEMO_BYTES} UTF-8 bytes (its memo encoding)`);
       if (query.recipient !== undefined && !isPublicKey(query.recipient)) throw invalid('recipient is not a base58 public key of 32 bytes');
-      const rows = await listOneTime(ctx.dbRead, memo, query.recipient, query);
-      const records = rows.map((r) => normalizePolicy(rowToFacts('payment', r), 'read-model'));
-      return { body: envelope(records.length === 1 ? records[0] : records, ctx.clock.now()) };
+      const docs = await listOneTime(ctx.dbRead, memo, query.recipient, query);
+      return sendRawEnvelope(res, docs.length === 1 ? docs[0]! : `[${docs.join(',')}]`, ctx.clock.now());
     },
   });
 }

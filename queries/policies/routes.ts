@@ -4,15 +4,16 @@
  */
 import type { AppContext } from '../../src/app/context.js';
 import { createPdaDeriver, isPublicKey } from '../../src/domain/pda.js';
-import { normalizePolicy, type PolicyKind } from '../../src/domain/policy.js';
+import type { PolicyKind } from '../../src/domain/policy.js';
 import { envelope, envelopeSchema } from '../../src/http/envelope.js';
 import { invalid } from '../../src/http/errors.js';
 import type { Api } from '../../src/http/routes.js';
 import { createRpcClient } from '../../infra/solana/rpc-client.js';
 import { readPolicy, type ChainReadDeps } from './chain-read.js';
-import { executionSchema, listExecutions } from './executions.js';
+import { executionSchema, listExecutionDocs } from './executions.js';
 import { resolveFilters, type FilterQuery, type ListEndpoint } from './filters.js';
-import { listPolicies, rowToFacts, type Page } from './policy-rows.js';
+import { listPolicyDocs, type Page } from './policy-rows.js';
+import { sendRawEnvelope } from './raw-envelope.js';
 import { addressParams, filterQuerySchema, pageQuery, policyListResponse, policyResponse } from './schemas.js';
 
 const FILTER_HELP = 'At least one of the six filters is required and at most three may be combined (limit and offset are not filters). '
@@ -51,10 +52,10 @@ export function registerPolicyRoutes(api: Api, ctx: AppContext): void {
       tags: ['policies'],
       query: filterQuerySchema(l.endpoint, solana.defaultStablecoin, http.maxLimit),
       responses: { 200: { description: 'normalized policies (read model)', schema: policyListResponse } },
-      async handler({ query: q }) {
+      async handler({ query: q, res }) {
         const filter = resolveFilters(q, l.endpoint, { defaultMint: solana.defaultStablecoin, pda });
-        const rows = await listPolicies(ctx.dbRead, l.kind, filter, { limit: q.limit, offset: q.offset });
-        return { body: envelope(rows.map((r) => normalizePolicy(rowToFacts(l.kind, r), 'read-model')), ctx.clock.now()) };
+        const data = await listPolicyDocs(ctx.dbRead, l.kind, filter, { limit: q.limit, offset: q.offset });
+        return sendRawEnvelope(res, data, ctx.clock.now());
       },
     });
   }
@@ -90,9 +91,9 @@ export function registerPolicyRoutes(api: Api, ctx: AppContext): void {
       params: addressParams,
       query: pageQuery(http.maxLimit),
       responses: { 200: { description: 'events', schema: envelopeSchema({ type: 'array', items: executionSchema(kind) }) } },
-      async handler({ params, query }) {
-        const list = await listExecutions(ctx.dbRead, kind, checkAddress(params.address), query);
-        return { body: envelope(list, ctx.clock.now()) };
+      async handler({ params, query, res }) {
+        const data = await listExecutionDocs(ctx.dbRead, kind, checkAddress(params.address), query);
+        return sendRawEnvelope(res, data, ctx.clock.now());
       },
     });
   }

@@ -86,10 +86,16 @@ export interface NormalizedPolicy {
 
 const camel = (s: string): string => s.replace(/_([a-z0-9])/g, (_m, c: string) => c.toUpperCase());
 
-/** Deep snake_case → camelCase of decoded IDL values (keys only; values untouched). */
+/**
+ * Deep snake_case → camelCase of decoded IDL values (keys only; values untouched), keys
+ * in sorted order: the same object read from an event, an account or a jsonb column
+ * (which reorders keys) then renders to the same text, as replay digests require.
+ */
 export function camelKeys(v: Json): Json {
   if (Array.isArray(v)) return v.map(camelKeys);
-  if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [camel(k), camelKeys(x)]));
+  if (v !== null && typeof v === 'object') {
+    return Object.fromEntries(Object.keys(v).sort().map((k) => [camel(k), camelKeys(v[k] ?? null)]));
+  }
   return v;
 }
 

@@ -1,10 +1,12 @@
 /** `make bench`: every benchmark, each figure a ratio to a baseline measured in this run. */
 import { benchSpine } from './spine.js';
+import { benchPolicies } from './policies.js';
 import { benchRealtime } from './realtime.js';
 import { benchWebhooks } from './webhooks.js';
 
 const BENCHES: Record<string, () => Promise<void>> = {
   spine: benchSpine,
+  policies: benchPolicies,
   realtime: benchRealtime,
   webhooks: benchWebhooks,
   x402: async () => (await import('./x402.js')).benchX402(),

@@ -80,7 +80,7 @@ describe('policy API against the localnet workload', function () {
     env = await createTestEnv('policies-localnet');
     ln = await startLocalnet({ port: 0, seed: 'policies-localnet', rate: 400 });
     await waitFor(async () => {
-      const names = new Set(ln.ledger().map((e) => e.name));
+      const names = new Set<string>(ln.ledger().map((e) => e.name));
       const kinds = new Set(ln.ledger().filter((e) => e.name === 'PaymentPolicyCreated').map((e) => (e.data['policy_type'] as { kind: string }).kind));
       return kinds.size === 5 && ['PaymentRecord', 'ComposableExecuted', 'PaymentPolicyDeleted', 'PaymentPolicyStatusChanged'].every((n) => names.has(n)) && ln.ledger().length > 1500;
     }, 60_000, 'a workload with every kind of policy');

@@ -149,3 +149,26 @@ describe('read models under random events of every kind (extreme values, duplica
     expect(Number(payments.n)).to.be.greaterThan(0);
   });
 });
+
+describe('read models fed out of chain order (a policy or execution indexed before what it refers to)', () => {
+  let env: TestEnv;
+  before(async () => { env = await createTestEnv('readmodels-order'); });
+  after(async () => { await env?.close(); });
+
+  it('fill owner, mint and trackingId in afterwards, stored answers included', async () => {
+    const story = buildScenario('order');
+    const isLate = (e: (typeof story)[number]) => e.name === 'UserPaymentCreated' || e.name === 'ComposablePolicyCreated';
+    // executions and policies first, then the user payments and the composable creation
+    await project(env, [paymentPoliciesProjection, composablePoliciesProjection, paymentsProjection], story.filter((e) => !isLate(e)));
+    await project(env, [paymentPoliciesProjection, composablePoliciesProjection, paymentsProjection], story.filter(isLate));
+    const sub1 = await env.db.selectFrom('payment_policies').select(['owner', 'token_mint', 'doc']).where('address', '=', P.sub1).executeTakeFirstOrThrow();
+    expect(sub1).to.include({ owner: K.w1, token_mint: USDC_DEV });
+    expect(JSON.parse(sub1.doc)).to.include({ owner: K.w1, tokenMint: USDC_DEV, status: 'Completed' });
+    const executions = await env.db.selectFrom('payments').select(['tracking_id', 'token_mint', 'doc']).where('policy', '=', P.comp1).execute();
+    expect(executions).to.have.length(2);
+    for (const x of executions) {
+      expect(x).to.include({ tracking_id: 'comp-1', token_mint: USDC_DEV });
+      expect(JSON.parse(x.doc)).to.include({ trackingId: 'comp-1', name: 'ComposableExecuted' });
+    }
+  });
+});

@@ -45,7 +45,8 @@ describe('domain: the normalized policy', () => {
 
   it('camelKeys converts nested keys and leaves values alone', () => {
     expect(camelKeys({ instruction_constraint: { program_id: 'x_y', data_checks: [{ expected_bytes: 1 }] } }))
-      .to.deep.equal({ instructionConstraint: { programId: 'x_y', dataChecks: [{ expectedBytes: 1 }] } });
+      .to.deep.equal({ instructionConstraint: { dataChecks: [{ expectedBytes: 1 }], programId: 'x_y' } });
+    expect(JSON.stringify(camelKeys({ b_c: 1, a: 2 }))).to.equal('{"a":2,"bC":1}');
   });
 });
 

@@ -1,0 +1,65 @@
+/**
+ * The stored answer of a policy row: its normalized policy (src/domain/policy.ts, the
+ * same normalizer as chain reads) rendered as JSON text whenever the row changes, so
+ * that lists are assembled from text. Pure: a function of the row alone.
+ */
+import type { Json } from '../../src/events/codec.js';
+import { normalizePolicy, type PolicyFacts, type PolicyKind } from '../../src/domain/policy.js';
+import type { PolicyStatus, PolicyType } from '../../src/domain/policy-type.js';
+
+/** The columns a policy row has, whether folded in memory or read back from Postgres. */
+export interface PolicyRowLike {
+  address: string;
+  policy_id: string;
+  user_payment: string;
+  owner: string | null;
+  token_mint: string | null;
+  gateway: string;
+  recipient: string;
+  policy_type: Json | PolicyType;
+  memo: Uint8Array;
+  status: string;
+  total_paid: string;
+  total_output: string | null;
+  extra: Json | null;
+  payment_count: number;
+  last_payment_at: string | null;
+  last_payment_signature: string | null;
+  created_at: string | null;
+  updated_at: string | null;
+}
+
+export function factsFromRow(kind: PolicyKind, r: PolicyRowLike): PolicyFacts {
+  const extra = (r.extra ?? {}) as { [k: string]: Json };
+  return {
+    address: r.address,
+    kind,
+    policyId: Number(r.policy_id),
+    userPayment: r.user_payment,
+    owner: r.owner,
+    tokenMint: r.token_mint,
+    gateway: r.gateway,
+    recipient: r.recipient,
+    policyType: r.policy_type as PolicyType,
+    status: r.status as PolicyStatus,
+    memo: r.memo,
+    totalPaid: r.total_paid,
+    paymentCount: r.payment_count,
+    lastPaymentAt: r.last_payment_at,
+    lastPaymentSignature: r.last_payment_signature,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+    composable: kind === 'composable'
+      ? {
+        totalOutput: r.total_output ?? '0',
+        forwardConfig: extra['forward_config'] ?? null,
+        preValidation: extra['pre_validation'] ?? null,
+        postValidation: extra['post_validation'] ?? null,
+      }
+      : null,
+  };
+}
+
+export function policyDoc(kind: PolicyKind, r: PolicyRowLike): string {
+  return JSON.stringify(normalizePolicy(factsFromRow(kind, r), 'read-model'));
+}
