@@ -78,7 +78,8 @@ export async function up(db: Kysely<any>): Promise<void> {
       .addColumn('deleted_at', 'bigint')
       // the normalized policy as JSON text, rendered by the projection: lists are assembled
       // from stored text instead of being parsed, reshaped and serialized per request
-      .addColumn('doc', 'text', (c) => c.notNull())
+      // (null only for rows written by hand, which the lists then leave out)
+      .addColumn('doc', 'text')
       .execute();
     // one index per list filter; lists are newest first and exclude deleted policies
     const t = sql.table(`${p}_policies`);
@@ -128,7 +129,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('memo', 'bytea')
     .addColumn('tracking_id', 'text')
     // the API event as JSON text (see the policies' doc)
-    .addColumn('doc', 'text', (c) => c.notNull())
+    .addColumn('doc', 'text')
     .execute();
   await sql`CREATE INDEX payments_policy_idx ON payments (policy, slot DESC, record_id DESC, event_id DESC)`.execute(db);
   await sql`CREATE INDEX payments_gateway_at_idx ON payments (gateway, at) WHERE kind = 'PaymentRecord'`.execute(db);

@@ -30,8 +30,8 @@ export interface PaymentsTable {
   record_id: Big;
   memo: Buffer | null;
   tracking_id: string | null;
-  /** the API event (./doc.ts) as JSON text */
-  doc: string;
+  /** the API event (./doc.ts: paymentDoc) as JSON text; rows without it are left out of executions */
+  doc: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface PaymentComposableMemosTable {

@@ -39,8 +39,12 @@ export interface PolicyRowTable {
   created_signature: string;
   deleted: boolean;
   deleted_at: Seconds;
-  /** the normalized policy (src/domain/policy.ts) as JSON text, rendered at every change */
-  doc: string;
+  /**
+   * the normalized policy (src/domain/policy.ts) as JSON text, rendered by the projection
+   * at every change (projections/policies/doc.ts: policyDoc). A row written by other code
+   * without it is left out of the lists.
+   */
+  doc: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface PolicyUserPaymentsTable {

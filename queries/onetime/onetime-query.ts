@@ -14,8 +14,9 @@ export async function listOneTime(db: Db, memo: Buffer, recipient: string | unde
   let q = db.selectFrom('payment_policies').select('doc')
     .where(sql<boolean>`NOT deleted`)
     .where('memo', '=', memo)
-    .where('variant', '=', 'OneTime');
+    .where('variant', '=', 'OneTime')
+    .where('doc', 'is not', null);
   if (recipient !== undefined) q = q.where('recipient', '=', recipient);
   const rows = await q.orderBy('created_slot', 'desc').orderBy('address', 'desc').limit(page.limit).offset(page.offset).execute();
-  return rows.map((r) => r.doc);
+  return rows.map((r) => r.doc ?? 'null');
 }

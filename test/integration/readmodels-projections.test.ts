@@ -163,12 +163,12 @@ describe('read models fed out of chain order (a policy or execution indexed befo
     await project(env, [paymentPoliciesProjection, composablePoliciesProjection, paymentsProjection], story.filter(isLate));
     const sub1 = await env.db.selectFrom('payment_policies').select(['owner', 'token_mint', 'doc']).where('address', '=', P.sub1).executeTakeFirstOrThrow();
     expect(sub1).to.include({ owner: K.w1, token_mint: USDC_DEV });
-    expect(JSON.parse(sub1.doc)).to.include({ owner: K.w1, tokenMint: USDC_DEV, status: 'Completed' });
+    expect(JSON.parse(sub1.doc!)).to.include({ owner: K.w1, tokenMint: USDC_DEV, status: 'Completed' });
     const executions = await env.db.selectFrom('payments').select(['tracking_id', 'token_mint', 'doc']).where('policy', '=', P.comp1).execute();
     expect(executions).to.have.length(2);
     for (const x of executions) {
       expect(x).to.include({ tracking_id: 'comp-1', token_mint: USDC_DEV });
-      expect(JSON.parse(x.doc)).to.include({ trackingId: 'comp-1', name: 'ComposableExecuted' });
+      expect(JSON.parse(x.doc!)).to.include({ trackingId: 'comp-1', name: 'ComposableExecuted' });
     }
   });
 });
