@@ -24,12 +24,11 @@
 import type { Request, RequestHandler, Response } from 'express';
 import type { Redis } from 'ioredis';
 import type { Logger } from '../../infra/log/logger.js';
-import { RpcUnavailableError, type RpcClient } from '../../infra/solana/rpc-client.js';
+import type { RpcClient } from '../../infra/solana/rpc-client.js';
 import type { Commitment } from '../../infra/solana/chain-reader.js';
 import { createPdaDeriver } from '../../src/domain/pda.js';
 import { asPolicyType } from '../../src/domain/policy-type.js';
 import { systemClock, type Clock } from '../../src/app/context.js';
-import { upstreamUnavailable } from '../../src/http/errors.js';
 import { createIdempotency } from './idempotency.js';
 import { meterRequest } from './metering.js';
 import { decodePaymentHeader } from './payload.js';
@@ -37,7 +36,7 @@ import { createPolicyCache } from './policy-cache.js';
 import {
   acceptedRequirement, normalizeRequirement, paymentRequiredHeader, X402_VERSION, type PaymentRequirement, type PaymentRequirementInput, type Scheme,
 } from './requirements.js';
-import { PaymentRefused, policyMismatch, type ChainDeps } from './settle.js';
+import { chainRead, PaymentRefused, policyMismatch, type ChainDeps } from './settle.js';
 import { settlePayment } from './settlement.js';
 import { createTokenCheck, type X402Signer } from './tokens.js';
 import { checkPaymentTransaction } from './verify-transaction.js';
@@ -131,13 +130,7 @@ export function paymentRequired(inputs: readonly PaymentRequirementInput[], deps
     if (!t.ok) return t.reason;
     const r: PaymentRequirement | undefined = byId.get(t.claims.requirementId);
     if (!r) return 'the JWT was issued for a requirement this resource does not accept';
-    let read;
-    try {
-      read = await policies.get(t.claims.policy);
-    } catch (err) {
-      if (err instanceof RpcUnavailableError) throw upstreamUnavailable(`the chain did not answer: ${err.message}`);
-      throw err;
-    }
+    const read = await chainRead('getAccountInfo', () => policies.get(t.claims.policy));
     if (read.kind !== 'found') return `the payment policy ${t.claims.policy} no longer exists`;
     const mismatch = policyMismatch(read, r);
     if (mismatch) return `the payment policy ${t.claims.policy} ${mismatch}`;

@@ -15,6 +15,8 @@ import type { Commitment } from '../../infra/solana/chain-reader.js';
 import type { PdaDeriver } from '../../src/domain/pda.js';
 import { asPolicyType, asStatus } from '../../src/domain/policy-type.js';
 import { upstreamUnavailable } from '../../src/http/errors.js';
+import { PAYMENT_MEMO_BYTES } from '../../src/domain/memo.js';
+import { textToFixedBytes } from '../../src/events/codec.js';
 import type { PaymentRequirement } from './requirements.js';
 import { termsMismatch } from './terms.js';
 import type { CheckedPayment } from './verify-transaction.js';
@@ -37,11 +39,12 @@ export interface ChainDeps {
 const defaultSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const chainDown = (err: unknown): boolean => err instanceof RpcUnavailableError;
 
-async function call<T>(what: string, fn: () => Promise<T>): Promise<T> {
+/** A read the settlement cannot do without: an unreachable chain, or one answering an error, is a 503. */
+export async function chainRead<T>(what: string, fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (err) {
-    if (chainDown(err)) throw upstreamUnavailable(`the chain did not answer (${what}): ${(err as Error).message}`);
+    if (chainDown(err) || err instanceof RpcResponseError) throw upstreamUnavailable(`the chain did not answer ${what}: ${(err as Error).message}`);
     throw err;
   }
 }
@@ -68,7 +71,7 @@ export async function confirmPayment(deps: ChainDeps, signature: string): Promis
   const sleep = deps.sleep ?? defaultSleep;
   const deadline = Date.now() + deps.confirmTimeoutMs;
   for (let delay = 100; ; delay = Math.min(delay * 2, 1000)) {
-    const r = await call('getSignatureStatuses', () =>
+    const r = await chainRead('getSignatureStatuses', () =>
       deps.rpc.call<{ value: (SignatureStatus | null)[] }>('getSignatureStatuses', [[signature], { searchTransactionHistory: false }]));
     const s = r.value[0];
     if (s?.err) throw new PaymentRefused(`the transaction failed on chain: ${JSON.stringify(s.err)}`);
@@ -82,7 +85,7 @@ const readOpts = (deps: ChainDeps) => ({ programId: deps.pdas.programId, commitm
 
 /** The created policy, read back: it must be the payer's, at its PDA, Active, with the requirement's terms. */
 export async function readCreatedPolicy(deps: ChainDeps, p: CheckedPayment, r: PaymentRequirement): Promise<AccountRead & { kind: 'found' }> {
-  const read = await call('getAccountInfo', () => readProgramAccount(deps.rpc, p.policyAddress, 'PaymentPolicy', readOpts(deps)));
+  const read = await chainRead('getAccountInfo', () => readProgramAccount(deps.rpc, p.policyAddress, 'PaymentPolicy', readOpts(deps)));
   if (read.kind !== 'found') throw new PaymentRefused(`no payment policy at ${p.policyAddress} after the transaction`);
   const d = read.data;
   const policyId = Number(d['policy_id']);
@@ -101,6 +104,7 @@ export function policyMismatch(read: AccountRead & { kind: 'found' }, r: Payment
   if (status !== 'Active') return `is ${status}`;
   if (d['recipient'] !== r.recipient) return 'pays another recipient';
   if (d['gateway'] !== r.gateway) return 'is under another gateway';
+  if (r.memo !== undefined && d['memo_hex'] !== textToFixedBytes(r.memo, PAYMENT_MEMO_BYTES)?.toString('hex')) return 'carries another memo';
   const terms = termsMismatch(r, asPolicyType(d['policy_type']));
   return terms === undefined ? undefined : `does not match: ${terms}`;
 }
@@ -113,13 +117,13 @@ export async function findMatchingPolicy(
   deps: ChainDeps, payer: string, r: PaymentRequirement, nowSeconds: number,
 ): Promise<(AccountRead & { kind: 'found' }) | undefined> {
   const userPayment = deps.pdas.userPayment(payer, r.tokenMint);
-  const up = await call('getAccountInfo', () => readProgramAccount(deps.rpc, userPayment, 'UserPayment', readOpts(deps)));
+  const up = await chainRead('getAccountInfo', () => readProgramAccount(deps.rpc, userPayment, 'UserPayment', readOpts(deps)));
   if (up.kind !== 'found') return undefined;
   const count = Number(up.data['created_policies_count'] ?? 0);
   const ids: number[] = [];
   for (let id = count; id >= 1 && ids.length < EXISTING_POLICY_SCAN; id -= 1) ids.push(id);
   if (ids.length === 0) return undefined;
-  const reads = await call('getMultipleAccounts', () =>
+  const reads = await chainRead('getMultipleAccounts', () =>
     readProgramAccounts(deps.rpc, ids.map((id) => deps.pdas.paymentPolicy(userPayment, id)), 'PaymentPolicy', readOpts(deps)));
   return reads.find((a): a is AccountRead & { kind: 'found' } => {
     if (a.kind !== 'found' || policyMismatch(a, r) !== undefined) return false;
@@ -129,7 +133,7 @@ export async function findMatchingPolicy(
 }
 
 export async function blockhashValid(deps: ChainDeps, blockhash: string): Promise<boolean> {
-  const r = await call('isBlockhashValid', () =>
+  const r = await chainRead('isBlockhashValid', () =>
     deps.rpc.call<{ value: boolean }>('isBlockhashValid', [blockhash, { commitment: deps.commitment === 'finalized' ? 'finalized' : 'confirmed' }]));
   return r.value;
 }
