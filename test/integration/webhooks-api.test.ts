@@ -59,7 +59,7 @@ describe('webhooks API', function () {
 
   before(async () => {
     env = await createTestEnv('webhooks_api');
-    api = await startTestApi(env, { ADMIN_API_KEY: ADMIN, WEBHOOK_ALLOW_PRIVATE_TARGETS: 'false' }, { clock, modules: [registerWebhookRoutes] });
+    api = await startTestApi(env, { ADMIN_API_KEY: ADMIN, WEBHOOK_ALLOW_PRIVATE_TARGETS: 'false', SIGNING_KEY_ENCRYPTION_KEY: 'ab'.repeat(32) }, { clock, modules: [registerWebhookRoutes] });
     gw = await gateway();
     other = await gateway();
   });
@@ -82,7 +82,8 @@ describe('webhooks API', function () {
       expect(again.status).to.equal(200);
       expect(again.body).to.not.have.property('secret');
       const row = await env.db.selectFrom('webhooks').select('secret').where('id', '=', r.body.id).executeTakeFirstOrThrow();
-      expect(row.secret).to.not.contain(r.body.secret.slice(6));
+      expect(row.secret).to.match(/^aes-256-gcm:v1:/); // encrypted at rest
+      expect(row.secret).to.not.contain(r.body.secret.slice(6, 30));
     });
 
     it('accepts the gateway account as gateway_pubkey, the admin key for any gateway, and active=false', async () => {

@@ -5,6 +5,7 @@
  * guard itself is under test).
  */
 import { expect } from 'chai';
+import { sql } from 'kysely';
 import { Keypair } from '@solana/web3.js';
 import { Webhook } from 'standardwebhooks';
 import { createTestEnv, type TestEnv } from '../support/env.js';
@@ -29,6 +30,7 @@ import type { EventName } from '../../src/events/catalog.js';
 import type { TributaryEvent } from '../../src/events/envelope.js';
 
 const ADMIN = 'admin-key-for-delivery-tests';
+const ENCRYPTION_KEY = 'cd'.repeat(32);
 const logger = createLogger('silent', 'webhooks-test');
 const pda = createPdaDeriver(PROGRAM_ID);
 
@@ -70,14 +72,14 @@ describe('webhook delivery', function () {
   const event = (name: EventName, fields: Record<string, unknown>): TributaryEvent => makeEvent(name, fields, `delivery-${(seed += 1)}`);
   const append = (...events: TributaryEvent[]) => appendTestEvents(env, events);
   const startWorker = (over: Record<string, string> = {}) => {
-    const config = loadConfig({ ...env.env, WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_POLL_MS: '50', ...over });
+    const config = loadConfig({ ...env.env, SIGNING_KEY_ENCRYPTION_KEY: ENCRYPTION_KEY, WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_POLL_MS: '50', ...over });
     worker = startWebhookWorker({ config, db: env.db, logger, clock: systemClock });
     return worker;
   };
 
   before(async () => {
     env = await createTestEnv('webhooks_delivery');
-    api = await startTestApi(env, { ADMIN_API_KEY: ADMIN, WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' }, { modules: [registerWebhookRoutes, registerEventRoutes] });
+    api = await startTestApi(env, { ADMIN_API_KEY: ADMIN, WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', SIGNING_KEY_ENCRYPTION_KEY: ENCRYPTION_KEY }, { modules: [registerWebhookRoutes, registerEventRoutes] });
     blocking = createRedis({ url: env.redisUrl, sentinels: [], sentinelName: '' });
     const deps = { db: env.db, redis: env.redis, blockingRedis: blocking, keys: env.keys, logger };
     const opts = { batchSize: 200, blockMs: 50, maxAttempts: 3, claimIdleMs: 5000 };
@@ -153,6 +155,23 @@ describe('webhook delivery', function () {
     expect(list.every((a) => a.success && a.statusCode === 200 && a.deliveryStatus === 'delivered' && a.attempt === 1)).to.equal(true);
   });
 
+  it('reaches the gateway of a policy created before the projection existed, through the policies read model', async () => {
+    const g = gateway();
+    const r = await receiver();
+    await register(g.authority, r.url);
+    startWorker();
+    const policy = Keypair.generate().publicKey.toBase58();
+    await sql`
+      INSERT INTO composable_policies (address, policy_id, user_payment, gateway, recipient, variant, policy_type, memo, tracking_id, status, total_paid, payment_count, created_slot, created_signature)
+      VALUES (${policy}, 1, ${Keypair.generate().publicKey.toBase58()}, ${g.account}, ${g.authority}, 'OneTime', '{}'::jsonb, '\\x00'::bytea, '', 'Active', 0, 0, 1, 'sig')`.execute(env.db);
+    const e = event('ComposablePolicyStatusChanged', { composable_policy: policy });
+    await append(e, event('ComposablePolicyDeleted', { composable_policy: Keypair.generate().publicKey.toBase58() }));
+    const got = await r.waitFor(1);
+    await new Promise((res) => setTimeout(res, 300));
+    expect(got.map((q) => q.headers['webhook-id'])).to.deep.equal([e.id]);
+    expect(r.requests).to.have.length(1);
+  });
+
   it('retries a 500, 500 answer after ~1 s and ~2 s and records the three attempts', async () => {
     const g = gateway();
     const r = await receiver((n) => (n < 2 ? 500 : 200));
@@ -209,7 +228,7 @@ describe('webhook delivery', function () {
     const g = gateway();
     const r = await receiver();
     await register(g.authority, r.url);
-    const config = loadConfig({ ...env.env, WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_POLL_MS: '20', WEBHOOK_CONCURRENCY: '4' });
+    const config = loadConfig({ ...env.env, SIGNING_KEY_ENCRYPTION_KEY: ENCRYPTION_KEY, WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_POLL_MS: '20', WEBHOOK_CONCURRENCY: '4' });
     const pool = [0, 1, 2].map(() => startWebhookWorker({ config, db: env.db, logger, clock: systemClock }));
     try {
       const events = Array.from({ length: 300 }, () => event('PaymentRecord', { gateway: g.account }));
