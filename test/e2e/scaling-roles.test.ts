@@ -29,7 +29,7 @@ export function paymentsOf(ledger: readonly TributaryEvent[], followed: Readonly
   const out = new Map<string, string[]>();
   const add = (tid: string | undefined, e: TributaryEvent) => {
     if (tid === undefined || !followed.has(tid)) return;
-    out.set(tid, [...(out.get(tid) ?? []), `${e.signature}:${String(e.data['record_id'])}`]);
+    out.set(tid, [...(out.get(tid) ?? []), `${e.signature}:${e.data['record_id'] as number}`]);
   };
   for (const e of ledger) {
     if (e.name === 'ComposablePolicyCreated') composableMemo.set(e.data['composable_policy'] as string, e.data['memo'] as string);
