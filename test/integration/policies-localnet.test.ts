@@ -1,9 +1,9 @@
 /**
- * Against the localnet's workload: its ledger (every event the emulated program emitted,
- * `tributary_getLedger`'s content) goes through the stream and the runner into the read
- * models, and every answer is compared with the localnet's own account state, snapshotted
- * in the same tick as the ledger so both describe one moment. Chain reads
- * (/{address}) are compared with getAccountInfo made around them, as the workload goes on.
+ * Against the localnet's workload, end to end: the indexer reads the localnet's chain into
+ * the stream, the runner folds it into the read models, and every answer is compared with
+ * the localnet's own account state, snapshotted with its ledger (`tributary_getLedger`'s
+ * content) while the workload is paused, so both describe one moment. Chain reads
+ * (/{address}) are compared with getAccountInfo made around them.
  *
  * One documented difference: a PayAsYouGo's current period (start, total) is advanced by
  * the workload's accelerated schedule clock, which no event carries; the read model
@@ -26,6 +26,9 @@ import {
   factsFromComposableAccount, factsFromPaymentAccount, normalizePolicy, type AccountExtras, type NormalizedPolicy,
 } from '../../src/domain/policy.js';
 import { waitFor } from '../support/process.js';
+import { loadConfig } from '../../src/config/config.js';
+import { startIndexer } from '../../src/indexer/index.js';
+import { createLogger } from '../../infra/log/logger.js';
 import { key, project } from './readmodels-scenario.js';
 
 interface Snapshot { ledger: TributaryEvent[]; accounts: Map<string, { name: string; data: EventData }> }
@@ -79,17 +82,25 @@ describe('policy API against the localnet workload', function () {
   before(async () => {
     env = await createTestEnv('policies-localnet');
     ln = await startLocalnet({ port: 0, seed: 'policies-localnet', rate: 400 });
-    await waitFor(async () => {
-      const names = new Set<string>(ln.ledger().map((e) => e.name));
-      const kinds = new Set(ln.ledger().filter((e) => e.name === 'PaymentPolicyCreated').map((e) => (e.data['policy_type'] as { kind: string }).kind));
-      return kinds.size === 5 && ['PaymentRecord', 'ComposableExecuted', 'PaymentPolicyDeleted', 'PaymentPolicyStatusChanged'].every((n) => names.has(n)) && ln.ledger().length > 1500;
-    }, 60_000, 'a workload with every kind of policy');
-    snap = snapshot(ln);
-    // the workload runs in this process: pausing it leaves the CPU to the projectors (the
-    // chain reads below still allow for a change around them, should it keep going)
-    ln.workload.tick = () => undefined;
+    const config = loadConfig({ ...env.env, SOLANA_RPC_URL: ln.rpcUrl, SOLANA_WS_URL: ln.wsUrl, SOLANA_CLUSTER: 'localnet', INDEXER_BACKFILL_INTERVAL_MS: '1000' });
+    const indexer = await startIndexer({ config, redis: env.redis, logger: createLogger(process.env['TEST_LOG_LEVEL'] ?? 'silent', 'indexer') });
+    try {
+      await waitFor(async () => {
+        const names = new Set<string>(ln.ledger().map((e) => e.name));
+        const kinds = new Set(ln.ledger().filter((e) => e.name === 'PaymentPolicyCreated').map((e) => (e.data['policy_type'] as { kind: string }).kind));
+        return kinds.size === 5 && ['PaymentRecord', 'ComposableExecuted', 'PaymentPolicyDeleted', 'PaymentPolicyStatusChanged'].every((n) => names.has(n)) && ln.ledger().length > 1500;
+      }, 60_000, 'a workload with every kind of policy');
+      // the workload runs in this process: pausing it freezes the chain, so the ledger and
+      // the accounts below describe one moment, and leaves the CPU to the indexer and projectors
+      ln.workload.tick = () => undefined;
+      snap = snapshot(ln);
+      await indexer.settled();
+    } finally {
+      await indexer.stop();
+    }
+    expect(await env.redis.xlen(env.keys.events), 'the indexer appended every ledger event once').to.equal(snap.ledger.length);
     const started = Date.now();
-    await project(env, PROJECTIONS, snap.ledger, 500);
+    await project(env, PROJECTIONS, [], 500);
     if (process.env['TEST_TIMING']) console.log(`projected ${snap.ledger.length} events in ${Date.now() - started} ms`);
     api = await startTestApi(env, { SOLANA_RPC_URL: ln.rpcUrl, SOLANA_CLUSTER: 'localnet' });
   });
