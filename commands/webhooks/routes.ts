@@ -44,6 +44,7 @@ export function webhookDeps(ctx: AppContext): WebhookDeps {
     now: () => ctx.clock.now(),
     encryptionKey: ctx.config.keys.encryptionKey,
     allowPrivateTargets: ctx.config.webhooks.allowPrivateTargets,
+    maxPerGateway: ctx.config.webhooks.maxPerGateway,
   };
 }
 
@@ -67,7 +68,7 @@ export function registerWebhookRoutes(api: Api, ctx: AppContext): void {
       201: { description: 'created', schema: createdWebhookSchema },
       400: { description: 'gateway_pubkey is not a 32-byte base58 key, or endpoint_url is not an http(s) URL or targets a private address' },
       ...AUTH_ERRORS,
-      409: { description: 'the gateway already has a webhook for this endpoint_url' },
+      409: { description: 'the gateway already has a webhook for this endpoint_url, or already has WEBHOOK_MAX_PER_GATEWAY webhooks' },
     },
     async handler({ body, res }) {
       const created = await createWebhook(deps, authOf(res), body);

@@ -27,6 +27,7 @@ export interface WebhookDeps {
   now: () => number;
   encryptionKey: Buffer | undefined;
   allowPrivateTargets: boolean;
+  maxPerGateway: number;
   resolve?: Resolver;
 }
 
@@ -97,16 +98,18 @@ export async function createWebhook(deps: WebhookDeps, auth: RequestAuth, input:
   authorize(deps, auth, input.gateway_pubkey);
   const endpointUrl = await checkEndpointUrl(deps, input.endpoint_url);
   const secret = newSigningSecret();
-  const row = await insertWebhook(deps.db, {
+  const r = await insertWebhook(deps.db, {
     gatewayPubkey: input.gateway_pubkey,
     gatewayAccount: deps.pda.gateway(input.gateway_pubkey),
     endpointUrl,
     active: input.active,
     now: new Date(deps.now()),
+    maxPerGateway: deps.maxPerGateway,
     sealSecret: (id) => sealSecret(secret, secretAad(id), deps.encryptionKey),
   });
-  if (!row) throw conflict(`gateway ${input.gateway_pubkey} already has a webhook for ${endpointUrl}`);
-  return { ...toWebhook(row), secret };
+  if (r.kind === 'duplicate') throw conflict(`gateway ${input.gateway_pubkey} already has a webhook for ${endpointUrl}`);
+  if (r.kind === 'full') throw conflict(`gateway ${input.gateway_pubkey} already has ${deps.maxPerGateway} webhooks, the most allowed (WEBHOOK_MAX_PER_GATEWAY)`);
+  return { ...toWebhook(r.row), secret };
 }
 
 /** The webhook, if it exists (404) and the caller may see it (403). */

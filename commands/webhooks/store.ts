@@ -22,16 +22,25 @@ export interface NewWebhook {
   endpointUrl: string;
   active: boolean;
   now: Date;
+  /** the most webhooks one gateway_pubkey may have */
+  maxPerGateway: number;
   /** seals the secret for the id the row gets (the id is the secret's associated data) */
   sealSecret(id: number): string;
 }
 
-/** Inserts a webhook; undefined when the gateway already has a webhook for that URL. */
-export async function insertWebhook(db: Db, w: NewWebhook): Promise<WebhookRow | undefined> {
+export type InsertResult = { kind: 'created'; row: WebhookRow } | { kind: 'duplicate' } | { kind: 'full' };
+
+/** Inserts a webhook unless the gateway already has one for that URL, or has as many as it may. */
+export async function insertWebhook(db: Db, w: NewWebhook): Promise<InsertResult> {
   return db.transaction().execute(async (trx) => {
+    // one creation at a time per gateway, so two at once cannot both pass the count
+    await sql`SELECT pg_advisory_xact_lock(hashtext(${`webhooks:${w.gatewayPubkey}`}))`.execute(trx);
+    const { count } = await trx.selectFrom('webhooks').select((eb) => eb.fn.countAll<string>().as('count'))
+      .where('gateway_pubkey', '=', w.gatewayPubkey).executeTakeFirstOrThrow();
+    if (Number(count) >= w.maxPerGateway) return { kind: 'full' };
     const { rows } = await sql<{ id: string }>`SELECT nextval(pg_get_serial_sequence('webhooks', 'id')) AS id`.execute(trx);
     const id = Number(rows[0]!.id);
-    return trx.insertInto('webhooks')
+    const row = await trx.insertInto('webhooks')
       .values({
         id, gateway_pubkey: w.gatewayPubkey, gateway_account: w.gatewayAccount, endpoint_url: w.endpointUrl,
         active: w.active, secret: w.sealSecret(id), created_at: w.now, updated_at: w.now,
@@ -39,6 +48,7 @@ export async function insertWebhook(db: Db, w: NewWebhook): Promise<WebhookRow |
       .onConflict((oc) => oc.columns(['gateway_pubkey', 'endpoint_url']).doNothing())
       .returning(COLUMNS)
       .executeTakeFirst();
+    return row ? { kind: 'created', row } : { kind: 'duplicate' };
   });
 }
 

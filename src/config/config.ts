@@ -112,6 +112,7 @@ function build(r: EnvReader) {
       slowScheduleMs: ms(r.list('WEBHOOK_SLOW_SCHEDULE_MS', '60000,300000,1800000,7200000,21600000', 'later retries after the quick ones, then dead'), 'WEBHOOK_SLOW_SCHEDULE_MS', r),
       concurrency: r.int('WEBHOOK_CONCURRENCY', 16, 'deliveries in flight per worker', 1, 1000),
       pollMs: r.int('WEBHOOK_POLL_MS', 200, 'outbox poll period when idle', 10),
+      maxPerGateway: r.int('WEBHOOK_MAX_PER_GATEWAY', 20, 'webhooks a gateway may register (each receives every event of the gateway)', 1, 1000),
     },
     ws: {
       maxConnectionsPerTrackingId: r.int('WS_MAX_CONNECTIONS_PER_TRACKING_ID', 10, 'cap on sockets subscribed to one trackingId across all nodes', 1),

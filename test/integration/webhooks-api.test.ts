@@ -59,7 +59,7 @@ describe('webhooks API', function () {
 
   before(async () => {
     env = await createTestEnv('webhooks_api');
-    api = await startTestApi(env, { ADMIN_API_KEY: ADMIN, WEBHOOK_ALLOW_PRIVATE_TARGETS: 'false', SIGNING_KEY_ENCRYPTION_KEY: 'ab'.repeat(32) }, { clock, modules: [registerWebhookRoutes] });
+    api = await startTestApi(env, { ADMIN_API_KEY: ADMIN, WEBHOOK_ALLOW_PRIVATE_TARGETS: 'false', WEBHOOK_MAX_PER_GATEWAY: '10', SIGNING_KEY_ENCRYPTION_KEY: 'ab'.repeat(32) }, { clock, modules: [registerWebhookRoutes] });
     gw = await gateway();
     other = await gateway();
   });
@@ -133,6 +133,14 @@ describe('webhooks API', function () {
 
     it('answers 409 for the same endpoint twice', async () => {
       expectError(await create(gw, 'https://8.8.8.8/hooks/tributary'), 409);
+    });
+
+    it('answers 409 past WEBHOOK_MAX_PER_GATEWAY webhooks, even when created at once', async () => {
+      const busy = await gateway();
+      const results = await Promise.all(Array.from({ length: 12 }, (_, i) => create(busy, `https://8.8.8.8/many/${i}`)));
+      expect(results.filter((r) => r.status === 201)).to.have.length(10);
+      for (const r of results.filter((x) => x.status !== 201)) expectError(r, 409, /WEBHOOK_MAX_PER_GATEWAY/);
+      await call('DELETE', `/v1/webhooks/gateway/${busy.authority}`, { token: busy.token });
     });
   });
 
