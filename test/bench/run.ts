@@ -8,6 +8,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   spine: benchSpine,
   policies: benchPolicies,
   realtime: benchRealtime,
+  ingest: async () => (await import('./ingest.js')).benchIngest(),
   webhooks: benchWebhooks,
   x402: async () => (await import('./x402.js')).benchX402(),
 };

@@ -1,0 +1,133 @@
+/**
+ * Ingest benches (issue 3):
+ *   - decode: `Program data:` lines of a seeded localnet history through the IDL decoder
+ *     (Anchor's coder and our field normalization), against only base64-decoding the same
+ *     lines, in-process;
+ *   - ingest: the indexer catching up a backlog that a `tributary localnet` process
+ *     produced (fetch, decode, append to the Redis stream, cursor), against the RPC reads
+ *     alone (the same signature pages and getTransaction calls at the same concurrency).
+ */
+import pino from 'pino';
+import { decodeEventPayload } from '../../src/events/codec.js';
+import { loadConfig } from '../../src/config/config.js';
+import { startIndexer } from '../../src/indexer/index.js';
+import { createChain } from '../../infra/localnet/chain.js';
+import { PROGRAM_ID } from '../../infra/localnet/constants.js';
+import { createGenesisAccounts, deriveActors, runGenesisTransactions } from '../../infra/localnet/genesis.js';
+import { createWorkload } from '../../infra/localnet/workload.js';
+import { createChainReader, type ChainReader } from '../../infra/solana/chain-reader.js';
+import { createRpcClient } from '../../infra/solana/rpc-client.js';
+import { createTestEnv } from '../support/env.js';
+import { startLocalnetProcess } from '../support/localnet-process.js';
+import { report, timed } from './harness.js';
+
+const DECODE_EVENTS = Number(process.env['BENCH_DECODE_EVENTS'] ?? 20_000);
+const INGEST_EVENTS = Number(process.env['BENCH_INGEST_EVENTS'] ?? 10_000);
+const CONCURRENCY = 16;
+const DATA = 'Program data: ';
+
+/** The base64 payloads of the program's event log lines in a seeded history. */
+function eventLogLines(events: number): string[] {
+  let t = 1_800_000_000_000;
+  const chain = createChain('bench-decode', () => t);
+  const actors = deriveActors('bench-decode');
+  createGenesisAccounts(chain, actors);
+  runGenesisTransactions(chain, actors);
+  // every event through a log line, none through self-CPI: the bench is about log lines
+  const workload = createWorkload(chain, actors, { rate: 1_000, cpiEventShare: 0 });
+  while (chain.ledger().length < events) {
+    t += 400;
+    chain.advanceSlot();
+    workload.tick(400);
+  }
+  return chain.transactions()
+    .filter((tx) => tx.err === null)
+    .flatMap((tx) => tx.logs.filter((l) => l.startsWith(DATA)).map((l) => l.slice(DATA.length)))
+    .filter((b64) => decodeEventPayload(b64) !== undefined);
+}
+
+/** Lines per second of one pass of `fn` over every line. */
+function pass(lines: readonly string[], fn: (b64: string) => unknown): number {
+  let sink = 0;
+  const start = process.hrtime.bigint();
+  for (const l of lines) sink += fn(l) === undefined ? 0 : 1;
+  const ms = Number(process.hrtime.bigint() - start) / 1e6;
+  if (sink !== lines.length) throw new Error('a line did not decode');
+  return lines.length / (ms / 1000);
+}
+
+/**
+ * Rounds alternate between the two so both see the same machine (it is shared and its
+ * load moves); each figure is the median of its rounds, after a warm-up round each.
+ */
+function compare(lines: readonly string[], a: (b64: string) => unknown, b: (b64: string) => unknown, rounds = 9): [number, number] {
+  pass(lines, a);
+  pass(lines, b);
+  const ra: number[] = [];
+  const rb: number[] = [];
+  for (let i = 0; i < rounds; i += 1) {
+    ra.push(pass(lines, a));
+    rb.push(pass(lines, b));
+  }
+  const median = (xs: number[]): number => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
+  return [median(ra), median(rb)];
+}
+
+async function benchDecode(): Promise<void> {
+  const lines = eventLogLines(DECODE_EVENTS);
+  const [decode, base] = compare(lines, (b64) => decodeEventPayload(b64), (b64) => Buffer.from(b64, 'base64'));
+  report({ name: `decode (IDL coder + field normalization), ${lines.length} log lines`, value: decode, unit: 'events/s', baseline: { name: 'base64 decode only', value: base } });
+}
+
+/** The RPC reads a catch-up makes, without decoding or appending: the baseline. */
+async function readAll(reader: ChainReader): Promise<number> {
+  const sigs = [];
+  let before: string | undefined;
+  for (;;) {
+    const page = await reader.getSignaturesForAddress(PROGRAM_ID.toBase58(), { limit: 1000, ...(before ? { before } : {}) });
+    sigs.push(...page);
+    if (page.length < 1000) break;
+    before = page[page.length - 1]!.signature;
+  }
+  const ok = sigs.reverse().filter((s) => s.err === null || s.err === undefined);
+  let fetched = 0;
+  for (let i = 0; i < ok.length; i += CONCURRENCY) {
+    const txs = await Promise.all(ok.slice(i, i + CONCURRENCY).map((s) => reader.getTransaction(s.signature)));
+    fetched += txs.filter((t) => t !== null).length;
+  }
+  return fetched;
+}
+
+async function benchCatchUp(): Promise<void> {
+  const ln = await startLocalnetProcess({ seed: 'bench-ingest', rate: 2_000, maxEvents: INGEST_EVENTS });
+  const env = await createTestEnv('bench_ingest');
+  try {
+    const state = await ln.workloadDone(300_000);
+    const reader = createChainReader(createRpcClient({ url: ln.rpcUrl, timeoutMs: 30_000 }), { commitment: 'confirmed' });
+    await readAll(reader); // warm-up: the localnet renders each transaction's JSON once
+    const config = loadConfig({
+      ...env.env, SOLANA_RPC_URL: ln.rpcUrl, SOLANA_WS_URL: ln.wsUrl, SOLANA_CLUSTER: 'localnet', INDEXER_BACKFILL_INTERVAL_MS: '600000',
+    });
+    // from the indexer's start to the last event in the stream
+    const indexer = await startIndexer({ config, redis: env.redis, logger: pino({ level: 'silent' }), concurrency: CONCURRENCY });
+    const run = await timed(async () => {
+      while ((await env.redis.xlen(env.keys.events)) < state.events) await new Promise((r) => setTimeout(r, 10));
+    }).finally(() => indexer.stop());
+    const appended = await env.redis.xlen(env.keys.events);
+    if (appended !== state.events) throw new Error(`indexer appended ${appended} of ${state.events} events`);
+    const base = await timed(() => readAll(reader));
+    report({
+      name: `ingest localnet → stream (backlog of ${state.events} events, ${state.transactions} transactions)`, value: state.events / (run.ms / 1000),
+      unit: 'events/s', baseline: { name: 'RPC reads only', value: state.events / (base.ms / 1000) },
+    });
+  } finally {
+    await env.close();
+    await ln.stop();
+  }
+}
+
+export async function benchIngest(): Promise<void> {
+  process.stdout.write('ingest (issue 3)\n');
+  await benchDecode();
+  await benchCatchUp();
+}
