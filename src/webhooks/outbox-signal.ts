@@ -28,6 +28,8 @@ export function listenOutbox(dbUrl: string, channel: string, logger: Logger, onN
       c.end().catch(() => undefined);
       schedule();
     });
+    // the server may also close the connection without an error (restart, idle timeout)
+    c.on('end', () => { if (client === c) schedule(); });
     try {
       await c.connect();
       await c.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
