@@ -4,7 +4,7 @@
  * length, dead letters, webhook outcomes, indexer slot lag) are read at scrape time by
  * the API node's /metrics, so one scrape of any node shows the whole cluster's spine.
  */
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 export interface Metrics {
   registry: Registry;
@@ -12,7 +12,6 @@ export interface Metrics {
   socketConnections: Gauge;
   /** where the socket gauge reads its figure at scrape time (the Socket.IO node sets it) */
   socketSource: { count?: () => number };
-  webhookAttempts: Counter<'outcome'>;
 }
 
 export function createMetrics(): Metrics {
@@ -33,6 +32,5 @@ export function createMetrics(): Metrics {
       collect() { if (socketSource.count) this.set(socketSource.count()); },
     }),
     socketSource,
-    webhookAttempts: new Counter({ name: 'tributary_webhook_attempts_total', help: 'webhook delivery attempts by this process, by outcome', labelNames: ['outcome'], registers: [registry] }),
   };
 }

@@ -7,6 +7,7 @@ import { sql } from 'kysely';
 import type { AppContext } from '../../src/app/context.js';
 import { groupInfo } from '../../projections/runner/lag.js';
 import { PROJECTIONS } from '../../projections/registry.js';
+import { webhookOutcomesKey } from '../../src/webhooks/worker.js';
 
 /** Where the indexer publishes its progress for scrapes (written by the indexer role). */
 export const indexerProgressKey = (prefix: string) => `${prefix}indexer:progress`;
@@ -17,6 +18,7 @@ interface Snapshot {
   dead: { group: string; n: number }[];
   slotLag: number | undefined;
   outbox: { state: string; n: number }[];
+  outcomes: Record<string, string>;
 }
 
 async function readSnapshot(ctx: AppContext): Promise<Snapshot> {
@@ -24,14 +26,16 @@ async function readSnapshot(ctx: AppContext): Promise<Snapshot> {
   const dead = [];
   for (const group of [...PROJECTIONS.map((x) => x.name), 'notifier']) dead.push({ group, n: await ctx.redis.xlen(ctx.keys.deadLetters(group)) });
   const progress = await ctx.redis.hgetall(indexerProgressKey(ctx.config.redis.prefix));
-  const outbox = await sql<{ state: string; n: string }>`SELECT state, count(*) AS n FROM webhook_outbox GROUP BY state`
-    .execute(ctx.dbRead).then((r) => r.rows.map((x) => ({ state: x.state, n: Number(x.n) })), () => []);
+  // Pending rows only: the partial index answers this cheaply at any table size.
+  const outbox = await sql<{ n: string }>`SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'pending'`
+    .execute(ctx.dbRead).then((r) => [{ state: 'pending', n: Number(r.rows[0]?.n ?? 0) }], () => []);
   return {
     streamLength: await ctx.redis.xlen(ctx.keys.events),
     groups,
     dead,
     slotLag: progress['slotLag'] === undefined ? undefined : Number(progress['slotLag']),
     outbox,
+    outcomes: await ctx.redis.hgetall(webhookOutcomesKey(ctx.config.redis.prefix)),
   };
 }
 
@@ -57,7 +61,8 @@ export function registerSpineGauges(registry: Registry, ctx: AppContext): void {
   gauge('tributary_projection_lag', 'stream entries not yet delivered to the group', ['group'], (g, s) => { for (const x of s.groups) g.set({ group: x.name }, x.lag); });
   gauge('tributary_projection_pending', 'entries delivered but not acknowledged', ['group'], (g, s) => { for (const x of s.groups) g.set({ group: x.name }, x.pending); });
   gauge('tributary_dead_letters', 'entries in the dead-letter stream', ['group'], (g, s) => { for (const x of s.dead) g.set({ group: x.group }, x.n); });
-  gauge('tributary_webhook_outbox', 'webhook outbox rows by state', ['state'], (g, s) => { for (const x of s.outbox) g.set({ state: x.state }, x.n); });
+  gauge('tributary_webhook_outbox', 'webhook deliveries waiting in the outbox', ['state'], (g, s) => { for (const x of s.outbox) g.set({ state: x.state }, x.n); });
+  gauge('tributary_webhook_outcomes_total', 'webhook deliveries finished by the cluster\'s workers, by outcome', ['outcome'], (g, s) => { for (const [o, n] of Object.entries(s.outcomes)) g.set({ outcome: o }, Number(n)); });
   gauge('tributary_indexer_slot_lag', 'cluster slot minus the last slot the indexer processed', [], (g, s) => { if (s.slotLag !== undefined) g.set(s.slotLag); });
   gauge('tributary_scrape_shared_ok', '1 when the shared-state gauges were read in this scrape', [], (g) => g.set(1));
 }

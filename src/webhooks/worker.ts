@@ -34,7 +34,10 @@ export interface WorkerOptions {
   listen?: boolean;
 }
 
-type WorkerCtx = Pick<AppContext, 'config' | 'db' | 'logger' | 'clock'>;
+type WorkerCtx = Pick<AppContext, 'config' | 'db' | 'logger' | 'clock'> & Partial<Pick<AppContext, 'redis'>>;
+
+/** Cluster-wide outcome counts, read by /metrics on any API node. */
+export const webhookOutcomesKey = (prefix: string) => `${prefix}metrics:webhook-outcomes`;
 
 export function startWebhookWorker(ctx: WorkerCtx, opts: WorkerOptions = {}): WebhookWorker {
   const { config } = ctx;
@@ -68,7 +71,10 @@ export function startWebhookWorker(ctx: WorkerCtx, opts: WorkerOptions = {}): We
 
   function launch(row: Parameters<typeof deliver>[1]): void {
     const p = deliver(deps, row, signals)
-      .then((o) => { stats.outcomes[o] += 1; })
+      .then((o) => {
+        stats.outcomes[o] += 1;
+        ctx.redis?.hincrby(webhookOutcomesKey(config.redis.prefix), o, 1).catch(() => undefined);
+      })
       .catch((err: unknown) => { stats.errors += 1; log.error({ err, deliveryId: row.id }, 'delivery failed unexpectedly'); })
       .finally(() => { inflight.delete(p); wake(); });
     inflight.add(p);
