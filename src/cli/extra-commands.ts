@@ -5,11 +5,13 @@ import type { ExtraCommand } from './command.js';
 import { startCommand } from './start.js';
 import { localnetCommand } from './localnet.js';
 import { keysCommand } from '../../commands/keys/cli.js';
+import { watchCommand } from './watch.js';
 import { payCommand } from './pay.js';
 
 export const EXTRA_COMMANDS: Readonly<Record<string, ExtraCommand>> = {
   start: startCommand,
   localnet: localnetCommand,
   keys: keysCommand,
+  watch: watchCommand,
   pay: payCommand,
 };

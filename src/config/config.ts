@@ -106,7 +106,7 @@ function build(r: EnvReader) {
       paymentProofMaxAgeSeconds: r.int('TOKEN_PAYMENT_MAX_AGE_SECONDS', 600, 'how recent a payment must be for its transactionSignature to earn a token (POST /v1/tokens/issue)', 1),
     },
     webhooks: {
-      allowPrivateTargets: r.bool('WEBHOOK_ALLOW_PRIVATE_TARGETS', false, 'allow webhook targets on private, loopback and link-local addresses (localnet and tests)'),
+      allowPrivateTargets: r.bool('WEBHOOK_ALLOW_PRIVATE_TARGETS', cluster === 'localnet', 'allow webhook targets on private, loopback and link-local addresses (default: true on the localnet, where receivers run on this machine; else false)'),
       timeoutMs: r.int('WEBHOOK_TIMEOUT_MS', 10_000, 'timeout of one delivery attempt', 10),
       retryDelaysMs: ms(r.list('WEBHOOK_RETRY_DELAYS_MS', '1000,2000,3000', 'quick retries after a failed attempt'), 'WEBHOOK_RETRY_DELAYS_MS', r),
       slowScheduleMs: ms(r.list('WEBHOOK_SLOW_SCHEDULE_MS', '60000,300000,1800000,7200000,21600000', 'later retries after the quick ones, then dead'), 'WEBHOOK_SLOW_SCHEDULE_MS', r),

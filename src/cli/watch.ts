@@ -1,0 +1,32 @@
+/**
+ * `tributary watch <trackingId> [--url <api>] [--since <time|signature>]`: a Socket.IO
+ * client on /ws/v1 that prints each payment of a trackingId as it arrives (one JSON line
+ * each), after catching up from `since`. For people trying the service, and scripts.
+ */
+import { io } from 'socket.io-client';
+import type { ExtraCommand } from './command.js';
+
+export const watchCommand: ExtraCommand = {
+  usage: 'watch <trackingId>',
+  summary: 'print payments of a trackingId as they arrive over Socket.IO (--url, default http://localhost:PORT; --since <time|signature>)',
+  async run(args) {
+    const trackingId = args.positionals[1];
+    if (!trackingId) throw new Error('watch needs a trackingId, e.g. `tributary watch trk-1`');
+    const url = args.flags.get('url')?.[0] ?? `http://localhost:${process.env['PORT'] ?? '3002'}`;
+    const since = args.flags.get('since')?.[0];
+    const socket = io(url, { path: '/ws/v1', transports: ['websocket'] });
+    const print = (kind: string, body: unknown) => process.stdout.write(`${JSON.stringify({ [kind]: body })}\n`);
+    socket.on('connect', () => {
+      socket.emit('subscribe', since === undefined ? { trackingId } : { trackingId, since });
+    });
+    socket.on('ack', (a: unknown) => print('ack', a));
+    socket.on('caught_up', (c: unknown) => print('caught_up', c));
+    socket.on('payment', (p: { data?: unknown }) => print('payment', p.data ?? p));
+    socket.on('error', (e: unknown) => print('error', e));
+    socket.on('connect_error', (e: Error) => process.stderr.write(`tributary watch: cannot connect to ${url}: ${e.message}\n`));
+    await new Promise<void>((resolve) => {
+      process.once('SIGINT', () => { socket.close(); resolve(); });
+      process.once('SIGTERM', () => { socket.close(); resolve(); });
+    });
+  },
+};
