@@ -126,6 +126,9 @@ export async function benchPolicies(): Promise<void> {
       report({ name: `${c.name} @50 conns (${items} items)`, value: http.rps, unit: 'req/s', baseline: { name: 'pgbench same SQL', value: pg.tps }, goal: 0.5 });
       process.stdout.write(`    p50 ${http.p50} ms, p99 ${http.p99} ms, errors ${http.errors}, non-2xx ${http.non2xx}; pgbench avg latency ${pg.latencyMs} ms\n`);
     }
+    // context for the ratios: what this node serves on a route that does no work at all
+    const floor = await httpLoadIsolated(`${api.url}/v1/health`, 50, SECONDS);
+    process.stdout.write(`  (this API node's ceiling: GET /v1/health @50 conns ${floor.rps.toFixed(0)} req/s, p99 ${floor.p99} ms)\n`);
     await api.close();
   } finally {
     await env.close();
