@@ -1,0 +1,187 @@
+/**
+ * `make soak`: the cluster of `make cluster` on private PostgreSQL and Redis servers,
+ * loopback only, under mixed reads at a high rate, the localnet's workload, Socket.IO
+ * clients and webhook receivers, while every role is killed with SIGKILL in turn and
+ * Redis and PostgreSQL are restarted. Then it checks the archive against the chain's
+ * ledger, every read model against a clean replay, the outbox against the receivers and
+ * the clients against the payments of their trackingIds; prints the figures and the
+ * error rate during each fault; exits 1 when a check fails. Settings: infra/README.md.
+ */
+import { mkdirSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { Redis } from 'ioredis';
+import { startCluster, type Cluster } from '../../infra/cluster/cluster.js';
+import { cliCommand, repoRoot } from '../../infra/cluster/main.js';
+import { deriveActors } from '../../infra/localnet/genesis.js';
+import { createDb } from '../../infra/postgres/database.js';
+import { groupInfo } from '../../projections/runner/lag.js';
+import { freePort, freePortPair } from '../support/ports.js';
+import { rpcCall } from '../support/localnet-process.js';
+import type { TributaryEvent } from '../../src/events/envelope.js';
+import { startPrivateServices, type PrivateServices } from './services.js';
+import { readRequests, startReadLoad } from './load.js';
+import { connectClients, followedIds, type SoakClients } from './sockets.js';
+import { registerWebhook, startLedgerReceiver, type LedgerReceiver } from './webhooks.js';
+import { faultPlan, runFaults } from './faults.js';
+import { archiveCheck, paymentsByTrackingId, readModelChecks, socketCheck, socketMissing, webhookCheck, type Check } from './checks.js';
+import { printReport } from './report.js';
+
+const env = process.env;
+const int = (name: string, dflt: number): number => {
+  const n = Number(env[name] ?? dflt);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be a non-negative integer`);
+  return n;
+};
+const S = {
+  seconds: int('SOAK_SECONDS', 180), rate: int('SOAK_RATE', 500), clients: int('SOAK_CLIENTS', 500), perClient: int('SOAK_TRACKING_PER_CLIENT', 4),
+  readConnections: int('SOAK_READ_CONNECTIONS', 16), readRate: int('SOAK_READ_RATE', 0), maxSeconds: int('SOAK_MAX_SECONDS', 1200),
+  drainSeconds: int('SOAK_DRAIN_SECONDS', 240), seed: env['SOAK_SEED'] ?? 'soak', keepData: env['SOAK_KEEP_DATA'] === '1',
+};
+const ADMIN = 'soak-admin-key';
+const t0 = Date.now();
+const log = (s: string) => process.stdout.write(`[soak +${((Date.now() - t0) / 1000).toFixed(0)}s] ${s}\n`);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function until(probe: () => Promise<boolean>, seconds: number, what: string): Promise<boolean> {
+  const deadline = Date.now() + seconds * 1000;
+  while (Date.now() < deadline) {
+    if (await probe().catch(() => false)) return true;
+    await sleep(1000);
+  }
+  log(`gave up waiting for ${what} after ${seconds} s`);
+  return false;
+}
+
+async function ledgerOf(rpcUrl: string): Promise<TributaryEvent[]> {
+  const out: TributaryEvent[] = [];
+  for (;;) {
+    const page = await rpcCall<{ total: number; events: TributaryEvent[] }>(rpcUrl, 'tributary_getLedger', [{ offset: out.length, limit: 10_000 }]);
+    out.push(...page.events);
+    if (page.events.length === 0 || out.length >= page.total) return out;
+  }
+}
+
+async function main(): Promise<number> {
+  const root = repoRoot();
+  const runDir = path.resolve(root, env['SOAK_RUN_DIR'] ?? 'tmp/soak');
+  rmSync(runDir, { recursive: true, force: true });
+  mkdirSync(runDir, { recursive: true });
+  const maxEvents = S.rate * S.seconds;
+  const deadline = t0 + S.maxSeconds * 1000;
+  log(`plan: ${maxEvents} events at ${S.rate}/s (~${S.seconds} s), ${S.clients} Socket.IO clients x ${S.perClient} trackingIds, reads on ${S.readConnections} connections${S.readRate ? ` at ${S.readRate}/s` : ' unthrottled'}; run dir ${runDir}`);
+
+  let services: PrivateServices | undefined;
+  let cluster: Cluster | undefined;
+  let clients: SoakClients | undefined;
+  const receivers: LedgerReceiver[] = [];
+  const cleanup = async () => {
+    clients?.close();
+    await cluster?.stop().catch(() => undefined);
+    await services?.stop().catch(() => undefined);
+    for (const r of receivers) await r.close();
+    if (!S.keepData) for (const d of ['pg-primary', 'replica', 'redis']) rmSync(path.join(runDir, d), { recursive: true, force: true });
+  };
+  process.once('SIGINT', () => { log('SIGINT: stopping'); void cleanup().then(() => process.exit(130)); });
+
+  try {
+    services = await startPrivateServices(runDir, await freePort(), await freePort());
+    log(`private PostgreSQL ${services.databaseUrl}, Redis ${services.redisUrl}`);
+    const lnPort = await freePortPair();
+    const port = await freePort();
+    const apiBasePort = await freePortPair();
+    const roleEnv: Record<string, string> = {
+      PATH: env['PATH'] ?? '/usr/bin:/bin', HOME: env['HOME'] ?? '/root',
+      DATABASE_URL: services.databaseUrl, REDIS_URL: services.redisUrl, REDIS_PREFIX: 'tributary:', ADMIN_API_KEY: ADMIN,
+      LOG_LEVEL: 'warn', TRIBUTARY_DEV_MODE: 'true', SOLANA_CLUSTER: 'localnet', LOCALNET_PORT: String(lnPort), LOCALNET_SEED: S.seed,
+      LOCALNET_FIXTURES: path.join(runDir, 'fixtures.json'), WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+      WEBHOOK_RETRY_DELAYS_MS: '500,1000,2000', WEBHOOK_SLOW_SCHEDULE_MS: '3000,5000,10000,20000,30000,60000',
+      // one client address generates all the read load: the per-IP limit is not what is measured
+      RATE_LIMIT_PER_MINUTE: '100000000', POOL_SYNC_INTERVAL_MS: '0', WS_LEASE_SECONDS: '10', PROJECTOR_CLAIM_IDLE_MS: '10000',
+      INDEXER_BACKFILL_INTERVAL_MS: '5000',
+    };
+    cluster = await startCluster({
+      root, runDir, host: '127.0.0.1', port, apiBasePort, cli: cliCommand(root, env['SOAK_CLI']), env: roleEnv, log,
+      counts: { indexer: 0 }, replicaPort: await freePort(), accessLog: false,
+    });
+    log(`cluster up: ${cluster.url} -> ${cluster.apiUrls.join(', ')}`);
+
+    const gateways = deriveActors(S.seed).gateways;
+    for (const g of gateways) {
+      const r = await startLedgerReceiver(g.authority.publicKey.toBase58());
+      await registerWebhook(cluster.url, ADMIN, r);
+      receivers.push(r);
+    }
+    log(`${receivers.length} webhooks registered (one per fixture gateway)`);
+    // trackingIds trk-<n>: n is the workload's counter, ~0.1 per event
+    const ids = followedIds(Math.max(1, Math.ceil((S.clients * S.perClient) / 2)), Math.max(10, Math.floor(maxEvents * 0.1)));
+    clients = await connectClients(cluster.url, ids, S.clients, S.perClient);
+    await until(async () => clients!.connected() === S.clients, 120, 'every client connected');
+    log(`${clients.connected()} clients connected, following ${new Set(ids).size} trackingIds`);
+
+    const load = startReadLoad(cluster.url, readRequests(ids, gateways.map((g) => g.address.toBase58())), { connections: S.readConnections, rate: S.readRate });
+    await cluster.startLocalnet({ port: lnPort, seed: S.seed, rate: S.rate, maxEvents });
+    const rpcUrl = `http://127.0.0.1:${lnPort}`;
+    cluster.addRole('indexer');
+    const samples: { t: number; events: number }[] = [];
+    const state = async () => (await rpcCall<{ events: number }>(rpcUrl, 'tributary_getState')).events;
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        samples.push({ t: Date.now(), events: await state().catch(() => samples.at(-1)?.events ?? 0) });
+        await sleep(1000);
+      }
+    })();
+    const windows = await runFaults(faultPlan(cluster, services), async () => (samples.at(-1)?.events ?? 0) / maxEvents, log, deadline);
+    await until(async () => {
+      const n = samples.length;
+      return n > 3 && samples[n - 1]!.events >= maxEvents && samples[n - 1]!.events === samples[n - 3]!.events;
+    }, Math.max(1, (deadline - Date.now()) / 1000), 'the workload to end');
+    sampling = false;
+    await sampler;
+    const ledger = await ledgerOf(rpcUrl);
+    const first = samples.find((s) => s.events > 0) ?? samples[0]!;
+    const last = samples.find((s) => s.events >= ledger.length) ?? samples.at(-1)!;
+    const achieved = (last.events - first.events) / Math.max(1, (last.t - first.t) / 1000);
+    log(`workload ended: ${ledger.length} events; the localnet achieved ${achieved.toFixed(0)} events/s (asked ${S.rate})`);
+
+    // drain: archive, projections, outbox and sockets reach the end of the ledger
+    const db = createDb(services.databaseUrl, 4, 'soak-check');
+    const redis = new Redis(services.redisUrl);
+    const drainStart = Date.now();
+    const expected = paymentsByTrackingId(ledger);
+    const drain = async (what: string, probe: () => Promise<boolean>) => {
+      const at = Date.now();
+      const ok = await until(probe, S.drainSeconds, what);
+      log(`drained ${what}${ok ? '' : ' (NOT complete)'} after ${((Date.now() - at) / 1000).toFixed(1)} s`);
+    };
+    await drain('the archive', async () => Number((await db.selectFrom('events').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow()).n) >= ledger.length);
+    await drain('every consumer group', async () => (await groupInfo(redis, 'tributary:events')).every((g) => g.pending === 0 && (g.lag ?? 0) === 0));
+    await drain('the outbox', async () => (await db.selectFrom('webhook_deliveries').select('id').where('status', '<>', 'delivered').limit(1).execute()).length === 0);
+    await drain('the sockets', async () => socketMissing(clients!.clients, expected).missing === 0);
+    const drainSeconds = (Date.now() - drainStart) / 1000;
+    const reads = await load.stop();
+    const replicaLag = await cluster.replica?.lagBytes().catch(() => undefined);
+
+    const checks: Check[] = [
+      await archiveCheck(db, ledger),
+      await webhookCheck(db, receivers),
+      socketCheck(clients.clients, expected),
+      ...await readModelChecks(db),
+    ];
+    printReport({
+      settings: S, ledger: ledger.length, achieved, reads, windows: windows.map((w) => ({ ...w, stats: load.window(w.from, w.to) })),
+      sockets: clients.totals(), connectedAtEnd: clients.connected(), drainSeconds, replicaLag, checks, totalSeconds: (Date.now() - t0) / 1000,
+      restarts: [...cluster.procs.entries()].map(([n, p]) => ({ name: n, starts: p.starts() })),
+    });
+    redis.disconnect();
+    await db.destroy();
+    return checks.every((c) => c.ok) ? 0 : 1;
+  } finally {
+    await cleanup();
+  }
+}
+
+main().then((code) => process.exit(code), (err: Error) => {
+  process.stderr.write(`[soak] FAILED: ${err.stack ?? err.message}\n`);
+  process.exit(1);
+});
