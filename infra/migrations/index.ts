@@ -19,7 +19,9 @@ const MIGRATIONS: Record<string, Migration> = {
 };
 
 export async function migrateToLatest(db: Kysely<any>): Promise<MigrationResultSet> {
-  const migrator = new Migrator({ db, provider: { getMigrations: async () => MIGRATIONS } });
+  // Areas numbered their migrations in separate ranges while developed side by side; a
+  // database may have applied a later range first, so order is by name but not enforced.
+  const migrator = new Migrator({ db, provider: { getMigrations: async () => MIGRATIONS }, allowUnorderedMigrations: true });
   const result = await migrator.migrateToLatest();
   if (result.error) throw result.error instanceof Error ? result.error : new Error(`migration failed: ${JSON.stringify(result.error)}`);
   return result;

@@ -11,6 +11,7 @@ import { waitFor } from '../support/process.js';
 import { appendTestEvents, makeEvent, makeEvents, randomPubkey, trackingIdMemo, uniqueEvents, U64_MAX, BASE_TIME } from '../support/anchor-events.js';
 import { archiveProjection } from '../../projections/archive/projection.js';
 import { startProjection } from '../../projections/runner/runner.js';
+import { findProjection } from '../../projections/registry.js';
 import { groupInfo } from '../../projections/runner/lag.js';
 import { createRedis } from '../../infra/redis/client.js';
 import { createLogger } from '../../infra/log/logger.js';
@@ -72,15 +73,19 @@ describe('events API over the archive', function () {
     all = uniqueEvents(stream);
     expect(all.length).to.equal(10_000);
     await appendTestEvents(env, stream);
-    const b = createRedis({ url: env.redisUrl, sentinels: [], sentinelName: '' });
-    blocking.push(b);
-    const run = startProjection({ db: env.db, redis: env.redis, blockingRedis: b, keys: env.keys, logger: createLogger('silent', 'test') },
-      archiveProjection, { batchSize: 1000, blockMs: 100, maxAttempts: 3, claimIdleMs: 5000 });
+    // The archive, and the payments and stats models that /payments/stats reads.
+    const projections = [archiveProjection, findProjection('payments')!, findProjection('payment-stats')!];
+    const runs = projections.map((p) => {
+      const conn = createRedis({ url: env.redisUrl, sentinels: [], sentinelName: '' });
+      blocking.push(conn);
+      return startProjection({ db: env.db, redis: env.redis, blockingRedis: conn, keys: env.keys, logger: createLogger('silent', 'test') },
+        p, { batchSize: 1000, blockMs: 100, maxAttempts: 3, claimIdleMs: 5000 });
+    });
     await waitFor(async () => {
-      const g = (await groupInfo(env.redis, env.keys.events)).find((x) => x.name === 'archive');
-      return g?.lag === 0 && g.pending === 0;
-    }, 60_000, 'archive to catch up');
-    await run.stop();
+      const groups = await groupInfo(env.redis, env.keys.events);
+      return projections.every((p) => { const g = groups.find((x) => x.name === p.name); return g?.lag === 0 && g.pending === 0; });
+    }, 90_000, 'projections to catch up');
+    for (const r of runs) await r.stop();
     api = await startTestApi(env);
   });
   after(async () => {
