@@ -23,8 +23,12 @@ export async function timed<T>(fn: () => Promise<T>): Promise<{ ms: number; resu
 
 export interface HttpLoad { rps: number; p50: number; p99: number; errors: number; non2xx: number }
 
+/**
+ * HTTP load from a worker thread: the API node under test usually runs in this process,
+ * and a load generator sharing its event loop would be measured along with it.
+ */
 export async function httpLoad(url: string, connections: number, seconds: number, headers: Record<string, string> = {}): Promise<HttpLoad> {
-  const r = await autocannon({ url, connections, duration: seconds, headers });
+  const r = await autocannon({ url, connections, duration: seconds, headers, workers: 1 });
   return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors, non2xx: r.non2xx };
 }
 

@@ -19,8 +19,7 @@ import { policiesQuery } from '../../queries/policies/policy-rows.js';
 import { executionsQuery } from '../../queries/policies/executions.js';
 import { policyDoc } from '../../projections/policies/doc.js';
 import type { Json } from '../../src/events/codec.js';
-import autocannon from 'autocannon';
-import { pgbench, report, timed, type HttpLoad } from './harness.js';
+import { httpLoad, pgbench, report, timed } from './harness.js';
 
 const POLICIES = Number(process.env['BENCH_POLICIES'] ?? 100_000);
 const PAYMENTS = Number(process.env['BENCH_PAYMENTS'] ?? 1_000_000);
@@ -91,16 +90,6 @@ function inlined(q: Compilable): string {
   });
 }
 
-/**
- * The HTTP load, generated in a worker thread: the API node under test is this process,
- * and a load generator sharing its event loop would be measured along with it (pgbench,
- * the baseline, runs in processes of its own).
- */
-async function httpLoadIsolated(url: string, connections: number, seconds: number): Promise<HttpLoad> {
-  const r = await autocannon({ url, connections, duration: seconds, workers: 1 });
-  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors, non2xx: r.non2xx };
-}
-
 export async function benchPolicies(): Promise<void> {
   process.stdout.write(`policies (issue 4): ${POLICIES} policies, ${PAYMENTS} payments\n`);
   const env = await createTestEnv('bench_policies');
@@ -121,13 +110,13 @@ export async function benchPolicies(): Promise<void> {
       const body = (await warm.json()) as { data?: unknown[]; error?: string };
       if (!body.data) throw new Error(`${c.url}: ${warm.status} ${body.error}`);
       const items = body.data.length;
-      const http = await httpLoadIsolated(`${api.url}${c.url}`, 50, SECONDS);
+      const http = await httpLoad(`${api.url}${c.url}`, 50, SECONDS);
       const pg = await pgbench(env.dbUrl, c.sql, 50, SECONDS);
       report({ name: `${c.name} @50 conns (${items} items)`, value: http.rps, unit: 'req/s', baseline: { name: 'pgbench same SQL', value: pg.tps }, goal: 0.5 });
       process.stdout.write(`    p50 ${http.p50} ms, p99 ${http.p99} ms, errors ${http.errors}, non-2xx ${http.non2xx}; pgbench avg latency ${pg.latencyMs} ms\n`);
     }
     // context for the ratios: what this node serves on a route that does no work at all
-    const floor = await httpLoadIsolated(`${api.url}/v1/health`, 50, SECONDS);
+    const floor = await httpLoad(`${api.url}/v1/health`, 50, SECONDS);
     process.stdout.write(`  (this API node's ceiling: GET /v1/health @50 conns ${floor.rps.toFixed(0)} req/s, p99 ${floor.p99} ms)\n`);
     await api.close();
   } finally {

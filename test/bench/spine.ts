@@ -64,7 +64,7 @@ export async function benchSpine(): Promise<void> {
 
     // The events API at 50 connections vs pgbench on the same SQL.
     await sql`ANALYZE events`.execute(env.db);
-    const api = await startTestApi(env, { LOG_LEVEL: 'silent' });
+    const api = await startTestApi(env, { LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '1000000000' });
     const http = await httpLoad(`${api.url}/v1/events?eventName=PaymentRecord&limit=100`, 50, 10);
     await api.close();
     const pg = await pgbench(env.dbUrl, "SELECT id, name, signature, slot, block_time, ix_path, event_index, data FROM events WHERE name = 'PaymentRecord' ORDER BY slot DESC, seq DESC LIMIT 100 OFFSET 0", 50, 10);
