@@ -37,7 +37,7 @@ lint: install
 circular: install
 	$(NODE_BIN)/madge --circular --extensions ts --ts-config tsconfig.json src projections commands queries infra test
 
-TESTS := 'test/unit/**/*.test.ts' 'test/integration/**/*.test.ts' 'test/e2e/**/*.test.ts'
+TESTS := 'test/unit/**/*.test.ts' 'test/integration/**/*.test.ts' 'test/e2e/**/*.test.ts' 'test/fuzz/**/*.test.ts'
 
 test: install services typecheck lint circular
 	$(NODE_BIN)/mocha $(TESTS)
