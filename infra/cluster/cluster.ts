@@ -53,6 +53,10 @@ export interface Cluster {
   roleEnv: Record<string, string>;
   /** resolves once the process answers (API: /v1/health; others: alive for a moment) */
   waitUp(name: string, timeoutMs?: number): Promise<void>;
+  /** starts the localnet now (when the cluster was started without it) */
+  startLocalnet(l: NonNullable<ClusterOptions['localnet']>): Promise<void>;
+  /** one more process of a role (not api), named role-N; returns its name */
+  addRole(role: Exclude<RoleName, 'api'>): string;
   stop(): Promise<void>;
 }
 
@@ -97,6 +101,10 @@ export async function startCluster(o: ClusterOptions): Promise<Cluster> {
     PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: process.env['HOME'] ?? '/root', ...o.env,
   };
   let replica: Replica | undefined;
+  const spawnRole = (role: RoleName, name: string, extra: Record<string, string>): void => {
+    const env = { ...roleEnv, ...extra };
+    procs.set(name, supervise({ name, command: o.cli[0]!, args: [...o.cli.slice(1), 'serve', '--role', role], env, logFile: logFile(name), cwd: o.root }, onExit));
+  };
 
   const cluster: Cluster = {
     url: `http://${o.host === '0.0.0.0' ? '127.0.0.1' : o.host}:${o.port}`,
@@ -115,6 +123,23 @@ export async function startCluster(o: ClusterOptions): Promise<Cluster> {
       }
       const started = Date.now();
       await until(async () => p.running() && Date.now() - started > 1500, timeoutMs, `${name} running`);
+    },
+    async startLocalnet(l) {
+      Object.assign(roleEnv, { LOCALNET_PORT: String(l.port), LOCALNET_SEED: l.seed, LOCALNET_FIXTURES: roleEnv['LOCALNET_FIXTURES'] ?? path.join(o.runDir, 'fixtures.json') });
+      const env = { ...roleEnv, LOCALNET_RATE: String(l.rate), LOCALNET_MAX_EVENTS: String(l.maxEvents) };
+      // The chain lives in the localnet's memory: a restart would be a new chain, so it is not restarted.
+      procs.set('localnet', supervise({ name: 'localnet', command: o.cli[0]!, args: [...o.cli.slice(1), 'localnet'], env, logFile: logFile('localnet'), cwd: o.root, restart: false }, onExit));
+      await until(async () => {
+        const r = await fetch(`http://127.0.0.1:${l.port}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"getHealth"}' }).catch(() => undefined);
+        return r?.ok === true;
+      }, 60_000, 'the localnet');
+      o.log(`localnet on 127.0.0.1:${l.port} (websocket ${l.port + 1}), ${l.rate} events/s${l.maxEvents ? `, stops after ${l.maxEvents}` : ''}`);
+    },
+    addRole(role) {
+      const taken = [...procs.keys()].filter((n) => n === role || n.startsWith(`${role}-`)).length;
+      const name = `${role}-${taken + 1}`;
+      spawnRole(role, name, {});
+      return name;
     },
     async stop() {
       stopping.now = true;
@@ -138,18 +163,7 @@ export async function startCluster(o: ClusterOptions): Promise<Cluster> {
       Object.assign(roleEnv, { REDIS_URL: 'redis://127.0.0.1', REDIS_SENTINELS: `127.0.0.1:${s.sentinelPort}`, REDIS_SENTINEL_NAME: s.masterName });
       o.log(`redis on 127.0.0.1:${s.redisPort}, reached through sentinel 127.0.0.1:${s.sentinelPort} (${s.masterName})`);
     }
-    if (o.localnet) {
-      const l = o.localnet;
-      Object.assign(roleEnv, { LOCALNET_PORT: String(l.port), LOCALNET_SEED: l.seed, LOCALNET_FIXTURES: roleEnv['LOCALNET_FIXTURES'] ?? path.join(o.runDir, 'fixtures.json') });
-      const env = { ...roleEnv, LOCALNET_RATE: String(l.rate), LOCALNET_MAX_EVENTS: String(l.maxEvents) };
-      // The chain lives in the localnet's memory: a restart would be a new chain, so it is not restarted.
-      procs.set('localnet', supervise({ name: 'localnet', command: o.cli[0]!, args: [...o.cli.slice(1), 'localnet'], env, logFile: logFile('localnet'), cwd: o.root, restart: false }, onExit));
-      await until(async () => {
-        const r = await fetch(`http://127.0.0.1:${l.port}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"getHealth"}' }).catch(() => undefined);
-        return r?.ok === true;
-      }, 60_000, 'the localnet');
-      o.log(`localnet on 127.0.0.1:${l.port} (websocket ${l.port + 1}), ${l.rate} events/s${l.maxEvents ? `, stops after ${l.maxEvents}` : ''}`);
-    }
+    if (o.localnet) await cluster.startLocalnet(o.localnet);
     await runOnce(o, ['migrate'], roleEnv, logFile('migrate'));
     if (o.replicaPort !== undefined) {
       const primaryUrl = roleEnv['DATABASE_URL'] ?? 'postgres://root@127.0.0.1:5432/tributary';
@@ -159,12 +173,12 @@ export async function startCluster(o: ClusterOptions): Promise<Cluster> {
     for (const role of ORDER) {
       for (let i = 0; i < counts[role]; i += 1) {
         const name = role === 'api' || counts[role] > 1 ? `${role}-${i + 1}` : role;
-        const env: Record<string, string> = { ...roleEnv };
+        const extra: Record<string, string> = {};
         if (role === 'api') {
-          Object.assign(env, { PORT: String(apiPorts[i]), HOST: '127.0.0.1', TRUST_PROXY: 'loopback' });
-          if (replica) env['DATABASE_READ_URL'] = replica.url;
+          Object.assign(extra, { PORT: String(apiPorts[i]), HOST: '127.0.0.1', TRUST_PROXY: 'loopback' });
+          if (replica) extra['DATABASE_READ_URL'] = replica.url;
         }
-        procs.set(name, supervise({ name, command: o.cli[0]!, args: [...o.cli.slice(1), 'serve', '--role', role], env, logFile: logFile(name), cwd: o.root }, onExit));
+        spawnRole(role, name, extra);
       }
     }
     for (const [i] of apiPorts.entries()) await cluster.waitUp(`api-${i + 1}`, 90_000);

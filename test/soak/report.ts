@@ -6,9 +6,10 @@ export interface SoakReport {
   settings: { seconds: number; rate: number; clients: number; perClient: number; readConnections: number; readRate: number };
   ledger: number;
   achieved: number;
+  ingested: number;
   reads: { requests: number; seconds: number; rps: number; p50Ms: number; p99Ms: number; errors: number };
   windows: { name: string; from: number; recovered: number; to: number; stats: WindowStats }[];
-  sockets: { connects: number; reconnects: number; payments: number; duplicates: number; subscribeErrors: number; incompleteCatchUps: number };
+  sockets: { connects: number; reconnects: number; payments: number; duplicates: number; subscribeErrors: number; incompleteCatchUps: number; errors: Record<string, number> };
   connectedAtEnd: number;
   drainSeconds: number;
   replicaLag: number | undefined;
@@ -23,9 +24,9 @@ const out = (s = '') => process.stdout.write(`${s}\n`);
 export function printReport(r: SoakReport): void {
   out();
   out('==== soak report ====');
-  out(`chain:   ${r.ledger} events; the localnet achieved ${r.achieved.toFixed(0)} events/s (asked ${r.settings.rate}/s)`);
+  out(`chain:   ${r.ledger} events; the localnet achieved ${r.achieved.toFixed(0)} events/s (asked ${r.settings.rate}/s); indexer -> archive kept ${r.ingested.toFixed(0)} events/s during the workload`);
   out(`reads:   ${r.reads.requests} requests through nginx in ${r.reads.seconds.toFixed(0)} s = ${r.reads.rps.toFixed(0)} req/s on ${r.settings.readConnections} connections; latency p50 ${r.reads.p50Ms.toFixed(0)} ms, p99 ${r.reads.p99Ms.toFixed(0)} ms; errors ${r.reads.errors} (${pct(r.reads.errors / Math.max(1, r.reads.requests))})`);
-  out(`sockets: ${r.settings.clients} clients x ${r.settings.perClient} trackingIds; ${r.sockets.connects} connections (${r.sockets.reconnects} reconnects), ${r.connectedAtEnd} connected at the end; ${r.sockets.payments} distinct payments received, ${r.sockets.duplicates} repeats (catch-up from since 0 after a reconnect resends); subscribe errors ${r.sockets.subscribeErrors}, incomplete catch-ups ${r.sockets.incompleteCatchUps}`);
+  out(`sockets: ${r.settings.clients} clients x ${r.settings.perClient} trackingIds; ${r.sockets.connects} connections (${r.sockets.reconnects} reconnects), ${r.connectedAtEnd} connected at the end; ${r.sockets.payments} distinct payments received, ${r.sockets.duplicates} repeats (catch-up from since 0 after a reconnect resends); subscribe errors ${r.sockets.subscribeErrors}, incomplete catch-ups ${r.sockets.incompleteCatchUps}, other errors ${JSON.stringify(r.sockets.errors)}`);
   out(`drain:   ${r.drainSeconds.toFixed(1)} s from the end of the workload until archive, projections, outbox and sockets were complete; replica replay lag at the end ${r.replicaLag ?? 'n/a'} bytes`);
   out(`processes (starts): ${r.restarts.map((p) => `${p.name} ${p.starts}`).join(', ')}`);
   out();

@@ -16,12 +16,14 @@ export interface SoakClient {
   connects: number;
   subscribeErrors: number;
   incompleteCatchUps: number;
+  /** server `error` events by code, and failed (re)connection attempts */
+  errors: Map<string, number>;
 }
 
 export interface SoakClients {
   clients: SoakClient[];
   connected(): number;
-  totals(): { connects: number; reconnects: number; payments: number; duplicates: number; subscribeErrors: number; incompleteCatchUps: number };
+  totals(): { connects: number; reconnects: number; payments: number; duplicates: number; subscribeErrors: number; incompleteCatchUps: number; errors: Record<string, number> };
   close(): void;
 }
 
@@ -56,7 +58,7 @@ export async function connectClients(url: string, ids: readonly string[], count:
       // engine.io-client hands localAddress to the ws connection (Node only)
       ...({ localAddress: loopbackAddress(i) } as object),
     });
-    const c: SoakClient = { socket, trackingIds, received: new Map(trackingIds.map((t) => [t, new Map()])), connects: 0, subscribeErrors: 0, incompleteCatchUps: 0 };
+    const c: SoakClient = { socket, trackingIds, received: new Map(trackingIds.map((t) => [t, new Map()])), connects: 0, subscribeErrors: 0, incompleteCatchUps: 0, errors: new Map() };
     socket.on('connect', () => { c.connects += 1; void subscribeAll(c); });
     socket.on('payment', (m: PaymentNotification) => {
       const per = c.received.get(m.data.trackingId);
@@ -64,6 +66,9 @@ export async function connectClients(url: string, ids: readonly string[], count:
       const key = `${m.data.signature}:${m.data.recordId}`;
       per.set(key, (per.get(key) ?? 0) + 1);
     });
+    const count = (code: string) => c.errors.set(code, (c.errors.get(code) ?? 0) + 1);
+    socket.on('error', (e: { code?: string }) => count(e.code ?? 'error'));
+    socket.io.on('reconnect_error', () => count('reconnect_error'));
     socket.on('caught_up', (m: { more: boolean; complete?: boolean }) => { if (m.more || m.complete === false) c.incompleteCatchUps += 1; });
     clients.push(c);
     // a gentle ramp: 500 handshakes at once would be a test of their own
@@ -77,9 +82,11 @@ export async function connectClients(url: string, ids: readonly string[], count:
       let duplicates = 0;
       for (const c of clients) for (const per of c.received.values()) for (const n of per.values()) { payments += 1; duplicates += n - 1; }
       const connects = clients.reduce((a, c) => a + c.connects, 0);
+      const errors: Record<string, number> = {};
+      for (const c of clients) for (const [k, n] of c.errors) errors[k] = (errors[k] ?? 0) + n;
       return {
         connects, reconnects: connects - clients.filter((c) => c.connects > 0).length, payments, duplicates,
-        subscribeErrors: clients.reduce((a, c) => a + c.subscribeErrors, 0), incompleteCatchUps: clients.reduce((a, c) => a + c.incompleteCatchUps, 0),
+        subscribeErrors: clients.reduce((a, c) => a + c.subscribeErrors, 0), incompleteCatchUps: clients.reduce((a, c) => a + c.incompleteCatchUps, 0), errors,
       };
     },
     close() { for (const c of clients) c.socket.disconnect(); },
