@@ -67,8 +67,7 @@ export async function writeNginxConf(o: NginxOptions): Promise<string> {
     RUN_DIR: o.runDir,
     LISTEN: `${o.host}:${o.port}`,
     ACCESS_LOG: o.accessLog === false ? 'access_log off;' : `access_log ${o.runDir}/logs/nginx-access.log combined buffer=64k flush=1s;`,
-    API_SERVERS: o.apiPorts.map((p) => `    server 127.0.0.1:${p} max_fails=1 fail_timeout=3s;`).join('\n'),
-    WS_SERVERS: o.apiPorts.map((p) => `    server 127.0.0.1:${p} max_fails=0;`).join('\n'),
+    API_SERVERS: o.apiPorts.map((p) => `    server 127.0.0.1:${p} max_fails=0;`).join('\n'),
   });
   const file = path.join(o.runDir, 'nginx.conf');
   writeFileSync(file, conf);

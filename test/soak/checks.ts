@@ -28,12 +28,41 @@ export async function archiveCheck(db: Db, ledger: readonly TributaryEvent[]): P
   };
 }
 
-export async function readModelChecks(db: Db): Promise<Check[]> {
+const rowJson = (t: { volatile?: readonly string[] }) => {
+  const drop = (t.volatile ?? []).map((c) => sql`- ${c}::text`);
+  return sql`(to_jsonb(x) ${sql.join(drop, sql` `)})`;
+};
+
+/**
+ * Each replayable read model against a clean replay. The live tables are kept aside
+ * first (soak_live_<table>), so a difference can be shown row by row afterwards.
+ */
+export async function readModelChecks(db: Db, report: (line: string) => void): Promise<Check[]> {
   const out: Check[] = [];
   for (const p of PROJECTIONS.filter((x) => x.replayable)) {
     const live = await projectionDigest(db, p);
+    for (const t of p.tables) {
+      await sql`DROP TABLE IF EXISTS ${sql.table(`soak_live_${t.name}`)}`.execute(db);
+      await sql`CREATE TABLE ${sql.table(`soak_live_${t.name}`)} AS SELECT * FROM ${sql.table(t.name)}`.execute(db);
+    }
     const replay = await replayProjection(db, p, { waitMs: 120_000 });
-    out.push({ name: `read model ${p.name} = replay`, ok: live === replay.digest, detail: `live ${live.slice(0, 12)}, replay of ${replay.events} events ${replay.digest.slice(0, 12)} (${replay.ms} ms)` });
+    const ok = live === replay.digest;
+    const diffs: string[] = [];
+    if (!ok) {
+      for (const t of p.tables) {
+        const j = rowJson(t);
+        const onlyLive = await sql<{ r: unknown }>`SELECT ${j} AS r FROM ${sql.table(`soak_live_${t.name}`)} x EXCEPT SELECT ${j} FROM ${sql.table(t.name)} x`.execute(db);
+        const onlyReplay = await sql<{ r: unknown }>`SELECT ${j} AS r FROM ${sql.table(t.name)} x EXCEPT SELECT ${j} FROM ${sql.table(`soak_live_${t.name}`)} x`.execute(db);
+        if (onlyLive.rows.length + onlyReplay.rows.length === 0) continue;
+        diffs.push(`${t.name}: ${onlyLive.rows.length} rows only live, ${onlyReplay.rows.length} only in the replay`);
+        for (const r of onlyLive.rows.slice(0, 3)) report(`    live   ${t.name}: ${JSON.stringify(r.r)}`);
+        for (const r of onlyReplay.rows.slice(0, 3)) report(`    replay ${t.name}: ${JSON.stringify(r.r)}`);
+      }
+    }
+    out.push({
+      name: `read model ${p.name} = replay`, ok,
+      detail: `live ${live.slice(0, 12)}, replay of ${replay.events} events ${replay.digest.slice(0, 12)} (${replay.ms} ms)${diffs.length ? `; ${diffs.join('; ')}` : ''}`,
+    });
   }
   return out;
 }

@@ -24,7 +24,7 @@ const out = (s = '') => process.stdout.write(`${s}\n`);
 export function printReport(r: SoakReport): void {
   out();
   out('==== soak report ====');
-  out(`chain:   ${r.ledger} events; the localnet achieved ${r.achieved.toFixed(0)} events/s (asked ${r.settings.rate}/s); indexer -> archive kept ${r.ingested.toFixed(0)} events/s during the workload`);
+  out(`chain:   ${r.ledger} events; the localnet achieved ${r.achieved.toFixed(0)} events/s (asked ${r.settings.rate}/s); chain -> indexer -> archive ${r.ingested.toFixed(0)} events/s end to end (first event on the chain to the last in the archive)`);
   out(`reads:   ${r.reads.requests} requests through nginx in ${r.reads.seconds.toFixed(0)} s = ${r.reads.rps.toFixed(0)} req/s on ${r.settings.readConnections} connections; latency p50 ${r.reads.p50Ms.toFixed(0)} ms, p99 ${r.reads.p99Ms.toFixed(0)} ms; errors ${r.reads.errors} (${pct(r.reads.errors / Math.max(1, r.reads.requests))})`);
   out(`sockets: ${r.settings.clients} clients x ${r.settings.perClient} trackingIds; ${r.sockets.connects} connections (${r.sockets.reconnects} reconnects), ${r.connectedAtEnd} connected at the end; ${r.sockets.payments} distinct payments received, ${r.sockets.duplicates} repeats (catch-up from since 0 after a reconnect resends); subscribe errors ${r.sockets.subscribeErrors}, incomplete catch-ups ${r.sockets.incompleteCatchUps}, other errors ${JSON.stringify(r.sockets.errors)}`);
   out(`drain:   ${r.drainSeconds.toFixed(1)} s from the end of the workload until archive, projections, outbox and sockets were complete; replica replay lag at the end ${r.replicaLag ?? 'n/a'} bytes`);
