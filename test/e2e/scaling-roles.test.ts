@@ -158,7 +158,7 @@ describe('scaling: every role as two processes at once', function () {
    * is compared anyway; while it differs, its test is marked pending with this message
    * (never silently); once the runner applies each projection in stream order, it passes.
    */
-  // payments diverged in one run of three (a ComposableExecuted applied before its policy's creation)
+  // payments diverged in one run of three as well
   const KNOWN_DIVERGENT = new Set(['payment-policies', 'composable-policies', 'payments']);
   for (const p of PROJECTIONS.filter((x) => x.replayable)) {
     it(`builds the ${p.name} read model with two projectors exactly as a clean replay of the archive`, async function () {
