@@ -29,7 +29,9 @@ describe('localnet JSON-RPC (web3.js Connection)', function () {
   });
   after(async () => {
     // web3.js keeps its websocket client reconnecting; close it before the server goes
-    (conn as unknown as { _rpcWebSocket: { close(): void } })._rpcWebSocket.close();
+    const ws = (conn as unknown as { _rpcWebSocket: { close(): void; setAutoReconnect(on: boolean): void } })._rpcWebSocket;
+    ws.setAutoReconnect(false);
+    ws.close();
     await ln.close();
   });
 
