@@ -98,10 +98,12 @@ describe('webhook delivery', function () {
   });
 
   it('waits 10 s per attempt and retries after 1 s, 2 s and 3 s by default', () => {
-    const cfg = loadConfig({}).webhooks;
+    const cfg = loadConfig({ SOLANA_RPC_URL: 'https://rpc.example' }).webhooks;
     expect(cfg.timeoutMs).to.equal(10_000);
     expect(cfg.retryDelaysMs).to.deep.equal([1000, 2000, 3000]);
+    // private targets are refused against a real cluster, allowed on the localnet
     expect(cfg.allowPrivateTargets).to.equal(false);
+    expect(loadConfig({}).webhooks.allowPrivateTargets).to.equal(true);
   });
 
   it('delivers every event that concerns the gateway, signed, with the event as the events API returns it', async () => {
