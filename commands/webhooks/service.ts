@@ -14,7 +14,8 @@ import { conflict, forbidden, invalid, notFound } from '../../src/http/errors.js
 import type { Db } from '../../infra/postgres/database.js';
 import { checkTarget, TargetRefused, type Resolver } from '../../infra/http/ssrf-guard.js';
 import { newSigningSecret } from '../../src/webhooks/signer.js';
-import { sealSecret, secretAad } from '../../src/webhooks/secret-box.js';
+import { sealSecret } from '../../infra/crypto/secret-box.js';
+import { secretAad } from '../../commands/webhooks/secret-aad.js';
 import {
   deleteGatewayWebhooks, deleteWebhook, findWebhook, insertWebhook, listWebhooks, setActive,
   type Page, type WebhookRow,

@@ -8,7 +8,7 @@ export interface WebhooksTable {
   gateway_account: string;
   endpoint_url: string;
   active: Generated<boolean>;
-  /** the signing secret, sealed (src/webhooks/secret-box.ts) */
+  /** the signing secret, sealed (infra/crypto/secret-box.ts) */
   secret: string;
   created_at: ColumnType<Date, Date, never>;
   updated_at: ColumnType<Date, Date, Date>;

@@ -21,7 +21,8 @@ import { createPdaDeriver } from '../../src/domain/pda.js';
 import { PROGRAM_ID } from '../../src/idl/index.js';
 import { startProjection } from '../../projections/runner/runner.js';
 import { webhooksProjection } from '../../projections/webhooks/projection.js';
-import { sealSecret, secretAad } from '../../src/webhooks/secret-box.js';
+import { sealSecret } from '../../infra/crypto/secret-box.js';
+import { secretAad } from '../../commands/webhooks/secret-aad.js';
 import { newSigningSecret } from '../../src/webhooks/signer.js';
 import { percentile, report } from './harness.js';
 

@@ -25,7 +25,8 @@ import { systemClock } from '../../src/app/context.js';
 import { createPdaDeriver } from '../../src/domain/pda.js';
 import { PROGRAM_ID } from '../../src/idl/index.js';
 import { startWebhookWorker, type WebhookWorker } from '../../src/webhooks/worker.js';
-import { sealSecret, secretAad } from '../../src/webhooks/secret-box.js';
+import { sealSecret } from '../../infra/crypto/secret-box.js';
+import { secretAad } from '../../commands/webhooks/secret-aad.js';
 import type { EventName } from '../../src/events/catalog.js';
 import type { TributaryEvent } from '../../src/events/envelope.js';
 

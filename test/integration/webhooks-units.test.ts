@@ -13,7 +13,7 @@ import { apiEventOf } from '../../projections/webhooks/projection.js';
 import { blockedRange, checkTarget, TargetRefused } from '../../infra/http/ssrf-guard.js';
 import { afterFailedRound, claimLeaseMs, quickDelays, retryLeaseMs } from '../../src/webhooks/schedule.js';
 import { deliveryBody } from '../../src/webhooks/deliver.js';
-import { openSecret, sealSecret, SecretBoxError } from '../../src/webhooks/secret-box.js';
+import { openSecret, sealSecret, SecretBoxError } from '../../infra/crypto/secret-box.js';
 import { newSigningSecret } from '../../src/webhooks/signer.js';
 
 const pda = createPdaDeriver(PROGRAM_ID);

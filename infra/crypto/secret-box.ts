@@ -1,10 +1,9 @@
 /**
- * Webhook signing secrets at rest: AES-256-GCM under SIGNING_KEY_ENCRYPTION_KEY, the same
- * key and the same storage format as the signing keys (commands/keys/crypto.ts), whose
- * helpers are specific to JWKs, hence this small text version. The associated data names
- * the webhook, so a ciphertext copied onto another row does not decrypt. Without a key
- * (development mode, refused otherwise at start by the key ring) the secret is stored in
- * the clear, marked as such.
+ * Secrets at rest (JWT signing keys, webhook signing secrets): AES-256-GCM under
+ * SIGNING_KEY_ENCRYPTION_KEY, stored as `aes-256-gcm:v1:<iv>:<tag>:<ciphertext>`. The
+ * associated data names the row (a kid, a webhook), so a ciphertext copied onto another
+ * row does not decrypt. Without a key (development mode, refused otherwise at start by
+ * the key ring) the secret is stored in the clear, marked `plain:`.
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 
@@ -17,8 +16,6 @@ export class SecretBoxError extends Error {
     this.name = 'SecretBoxError';
   }
 }
-
-export const secretAad = (webhookId: number): string => `webhook:${webhookId}`;
 
 export function sealSecret(secret: string, aad: string, key: Buffer | undefined): string {
   const clear = Buffer.from(secret, 'utf8');
