@@ -168,43 +168,34 @@ const str = (d: EventData, k: string): string => {
   return typeof v === 'string' || typeof v === 'number' ? String(v) : '';
 };
 
-/** Facts of a decoded PaymentPolicy account (decodeAccount('PaymentPolicy', data)). */
-export function factsFromPaymentAccount(address: string, d: EventData, extras: AccountExtras): PolicyFacts {
+/** The fields both account layouts share, read the same way. */
+function commonAccountFacts(address: string, d: EventData, memoBytes: number) {
   return {
     address,
-    kind: 'payment',
     policyId: Number(d['policy_id']),
     userPayment: str(d, 'user_payment'),
     gateway: str(d, 'gateway'),
     recipient: str(d, 'recipient'),
     policyType: asPolicyType(d['policy_type']),
     status: asStatus(d['status']),
-    memo: memoFromData(d, PAYMENT_MEMO_BYTES),
-    totalPaid: str(d, 'total_paid'),
+    memo: memoFromData(d, memoBytes),
     paymentCount: Number(d['payment_count']),
     createdAt: str(d, 'created_at'),
     updatedAt: str(d, 'updated_at'),
-    composable: null,
-    ...extras,
   };
 }
 
-/** Facts of a decoded ComposablePolicy account. */
+/** Facts of a decoded PaymentPolicy account (decodeAccount('PaymentPolicy', data)). */
+export function factsFromPaymentAccount(address: string, d: EventData, extras: AccountExtras): PolicyFacts {
+  return { ...commonAccountFacts(address, d, PAYMENT_MEMO_BYTES), kind: 'payment', totalPaid: str(d, 'total_paid'), composable: null, ...extras };
+}
+
+/** Facts of a decoded ComposablePolicy account: its input total is what it paid. */
 export function factsFromComposableAccount(address: string, d: EventData, extras: AccountExtras): PolicyFacts {
   return {
-    address,
+    ...commonAccountFacts(address, d, COMPOSABLE_MEMO_BYTES),
     kind: 'composable',
-    policyId: Number(d['policy_id']),
-    userPayment: str(d, 'user_payment'),
-    gateway: str(d, 'gateway'),
-    recipient: str(d, 'recipient'),
-    policyType: asPolicyType(d['policy_type']),
-    status: asStatus(d['status']),
-    memo: memoFromData(d, COMPOSABLE_MEMO_BYTES),
     totalPaid: str(d, 'total_input'),
-    paymentCount: Number(d['payment_count']),
-    createdAt: str(d, 'created_at'),
-    updatedAt: str(d, 'updated_at'),
     composable: {
       totalOutput: str(d, 'total_output'),
       forwardConfig: d['forward_config'] ?? null,
