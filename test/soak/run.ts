@@ -126,11 +126,15 @@ async function main(): Promise<number> {
     const rpcUrl = `http://127.0.0.1:${lnPort}`;
     cluster.addRole('indexer');
     const samples: { t: number; events: number }[] = [];
+    // how far the standby behind the API nodes' reads trails the primary, in bytes of WAL
+    const replicaLags: number[] = [];
     const state = async () => (await rpcCall<{ events: number }>(rpcUrl, 'tributary_getState')).events;
     let sampling = true;
     const sampler = (async () => {
       while (sampling) {
         samples.push({ t: Date.now(), events: await state().catch(() => samples.at(-1)?.events ?? 0) });
+        const lag = await cluster.replica?.lagBytes().catch(() => undefined);
+        if (lag !== undefined) replicaLags.push(lag);
         await sleep(1000);
       }
     })();
@@ -184,7 +188,7 @@ async function main(): Promise<number> {
     ];
     printReport({
       settings: S, ledger: ledger.length, achieved, ingested, reads, windows: windows.map((w) => ({ ...w, stats: load.window(w.from, w.to) })),
-      sockets: clients.totals(), connectedAtEnd: clients.connected(), drainSeconds, replicaLag, checks, totalSeconds: (Date.now() - t0) / 1000,
+      sockets: clients.totals(), connectedAtEnd: clients.connected(), drainSeconds, replicaLag, replicaLagMax: Math.max(0, ...replicaLags), replicaLagP50: replicaLags.sort((a, b) => a - b)[Math.floor(replicaLags.length / 2)] ?? 0, checks, totalSeconds: (Date.now() - t0) / 1000,
       restarts: [...cluster.procs.entries()].map(([n, p]) => ({ name: n, starts: p.starts() })),
     });
     redis.disconnect();
