@@ -15,7 +15,7 @@ import { cliCommand, repoRoot } from '../../infra/cluster/main.js';
 import { deriveActors } from '../../infra/localnet/genesis.js';
 import { createDb } from '../../infra/postgres/database.js';
 import { groupInfo } from '../../projections/runner/lag.js';
-import { freePort, freePortPair } from '../support/ports.js';
+import { listenPorts } from './ports.js';
 import { rpcCall } from '../support/localnet-process.js';
 import type { TributaryEvent } from '../../src/events/envelope.js';
 import { startPrivateServices, type PrivateServices } from './services.js';
@@ -84,11 +84,11 @@ async function main(): Promise<number> {
   process.once('SIGINT', () => { log('SIGINT: stopping'); void cleanup().then(() => process.exit(130)); });
 
   try {
-    services = await startPrivateServices(runDir, await freePort(), await freePort());
+    services = await startPrivateServices(runDir, await listenPorts(), await listenPorts());
     log(`private PostgreSQL ${services.databaseUrl}, Redis ${services.redisUrl}`);
-    const lnPort = await freePortPair();
-    const port = await freePort();
-    const apiBasePort = await freePortPair();
+    const lnPort = await listenPorts(2);
+    const port = await listenPorts();
+    const apiBasePort = await listenPorts(2);
     const roleEnv: Record<string, string> = {
       PATH: env['PATH'] ?? '/usr/bin:/bin', HOME: env['HOME'] ?? '/root',
       DATABASE_URL: services.databaseUrl, REDIS_URL: services.redisUrl, REDIS_PREFIX: 'tributary:', ADMIN_API_KEY: ADMIN,
@@ -101,7 +101,7 @@ async function main(): Promise<number> {
     };
     cluster = await startCluster({
       root, runDir, host: '127.0.0.1', port, apiBasePort, cli: cliCommand(root, env['SOAK_CLI']), env: roleEnv, log,
-      counts: { indexer: 0 }, replicaPort: await freePort(), accessLog: false,
+      counts: { indexer: 0 }, replicaPort: await listenPorts(), accessLog: false,
     });
     log(`cluster up: ${cluster.url} -> ${cluster.apiUrls.join(', ')}`);
 
@@ -120,6 +120,7 @@ async function main(): Promise<number> {
 
     const db = createDb(services.databaseUrl, 4, 'soak-check');
     const redis = new Redis(services.redisUrl);
+    redis.on('error', () => undefined); // Redis is restarted on purpose
     const archived = async () => Number((await db.selectFrom('events').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow()).n);
     const load = startReadLoad(cluster.url, readRequests(ids, gateways.map((g) => g.address.toBase58())), { connections: S.readConnections, rate: S.readRate });
     await cluster.startLocalnet({ port: lnPort, seed: S.seed, rate: S.rate, maxEvents });
