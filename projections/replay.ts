@@ -87,14 +87,18 @@ export async function replayProjection(db: Db, projection: Projection, opts: { w
   }
 }
 
-/** A digest of a projection's tables: equal digests, equal read models. */
+/**
+ * A digest of a projection's tables: equal digests, equal read models. Rows are hashed one
+ * by one and the sorted row hashes hashed again, so a large model stays far below
+ * Postgres's 1 GB string limit.
+ */
 export async function projectionDigest(db: Db | Trx, projection: Projection): Promise<string> {
   const h = createHash('sha256');
   for (const t of projection.tables) {
     const drop = (t.volatile ?? []).map((c) => sql`- ${c}::text`);
     const row = sql`(to_jsonb(x) ${sql.join(drop, sql` `)})`;
     const r = await sql<{ d: string | null; n: string }>`
-      SELECT md5(string_agg(${row}::text, E'\n' ORDER BY ${row}::text)) AS d, count(*) AS n
+      SELECT md5(string_agg(md5(${row}::text), '' ORDER BY md5(${row}::text))) AS d, count(*) AS n
       FROM ${sql.table(t.name)} x`.execute(db);
     h.update(`${t.name}:${r.rows[0]?.n}:${r.rows[0]?.d ?? ''}\n`);
   }
