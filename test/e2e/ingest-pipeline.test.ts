@@ -47,15 +47,17 @@ describe('ingest pipeline: localnet → indexer → projector → events API', f
     const common = {
       ...env.env, HOST: '127.0.0.1', SOLANA_CLUSTER: 'localnet',
       SOLANA_RPC_URL: `http://127.0.0.1:${rpcPort}`, SOLANA_WS_URL: `ws://127.0.0.1:${rpcPort + 1}`,
-      PROJECTOR_BLOCK_MS: '100', PROJECTOR_BATCH_SIZE: '1000', POOL_SYNC_INTERVAL_MS: '0', INDEXER_BACKFILL_INTERVAL_MS: '5000',
+      PROJECTOR_BLOCK_MS: '100', PROJECTOR_BATCH_SIZE: '1000', POOL_SYNC_INTERVAL_MS: '0', INDEXER_BACKFILL_INTERVAL_MS: '5000', SOLANA_RPC_TIMEOUT_MS: '30000',
     };
     // the services boot while the localnet does; the indexer retries until the chain answers
     procs.push(startCli(['serve', '--role', 'indexer'], common));
     procs.push(startCli(['serve', '--role', 'projector'], common));
     procs.push(startCli(['serve', '--role', 'api'], { ...common, PORT: String(apiPort) }));
-    ln = await startLocalnetProcess({ seed: 'ingest-e2e', rate: 300, maxEvents: MAX_EVENTS, port: rpcPort });
+    ln = await startLocalnetProcess({ seed: 'ingest-e2e', rate: 200, maxEvents: MAX_EVENTS, port: rpcPort });
     procs.push(ln.proc);
-    await waitFor(async () => (await fetch(`${api}/v1/health`)).ok, 60_000, 'the api process');
+    const apiProc = procs[2]!;
+    await waitFor(async () => (await fetch(`${api}/v1/health`)).ok, 90_000, 'the api process')
+      .catch((err: Error) => { throw new Error(`${err.message}; it said:\n${apiProc.output().slice(-3000)}`); });
   });
 
   afterEach(function () {
