@@ -103,30 +103,45 @@ export function paymentsByTrackingId(ledger: readonly TributaryEvent[]): Map<str
   return out;
 }
 
-export function socketMissing(clients: readonly SoakClient[], expected: ReadonlyMap<string, ReadonlySet<string>>): { expected: number; missing: number; clientsMissing: number } {
+export function socketMissing(clients: readonly SoakClient[], expected: ReadonlyMap<string, ReadonlySet<string>>): { expected: number; missing: number; clientsMissing: number; examples: { client: number; trackingId: string; key: string; connects: number }[] } {
   let want = 0;
   let missing = 0;
   let clientsMissing = 0;
-  for (const c of clients) {
+  const examples: { client: number; trackingId: string; key: string; connects: number }[] = [];
+  for (const [i, c] of clients.entries()) {
     let mine = 0;
     for (const tid of c.trackingIds) {
       const got = c.received.get(tid);
       for (const k of expected.get(tid) ?? []) {
         want += 1;
-        if (!got?.has(k)) { missing += 1; mine += 1; }
+        if (!got?.has(k)) {
+          missing += 1;
+          mine += 1;
+          if (examples.length < 50) examples.push({ client: i, trackingId: tid, key: k, connects: c.connects });
+        }
       }
     }
     if (mine > 0) clientsMissing += 1;
   }
-  return { expected: want, missing, clientsMissing };
+  return { expected: want, missing, clientsMissing, examples };
 }
 
-export function socketCheck(clients: readonly SoakClient[], expected: ReadonlyMap<string, ReadonlySet<string>>): Check {
+/** Event name by payment key, to say what kind of payment a client missed. */
+export function paymentKinds(ledger: readonly TributaryEvent[]): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const e of ledger) if (e.name === 'PaymentRecord' || e.name === 'ComposableExecuted') out.set(`${e.signature}:${e.data['record_id'] as number}`, `${e.name}@slot${e.slot}`);
+  return out;
+}
+
+export function socketCheck(clients: readonly SoakClient[], expected: ReadonlyMap<string, ReadonlySet<string>>, kinds: ReadonlyMap<string, string>): Check {
   const m = socketMissing(clients, expected);
+  const byKind = new Map<string, number>();
+  for (const x of m.examples) { const k = (kinds.get(x.key) ?? '?').split('@')[0]!; byKind.set(k, (byKind.get(k) ?? 0) + 1); }
+  const sample = m.examples.slice(0, 6).map((x) => `client ${x.client} (${x.connects} connections) ${x.trackingId} ${kinds.get(x.key) ?? x.key}`);
   const followed = new Set(clients.flatMap((c) => c.trackingIds));
   const withPayments = [...followed].filter((t) => (expected.get(t)?.size ?? 0) > 0).length;
   return {
     name: 'sockets got every payment', ok: m.missing === 0 && m.expected > 0,
-    detail: `${clients.length} clients, ${followed.size} trackingIds (${withPayments} with payments); ${m.expected} (client, payment) pairs expected, ${m.missing} missing on ${m.clientsMissing} clients`,
+    detail: `${clients.length} clients, ${followed.size} trackingIds (${withPayments} with payments); ${m.expected} (client, payment) pairs expected, ${m.missing} missing on ${m.clientsMissing} clients${m.missing ? ` (by kind ${JSON.stringify(Object.fromEntries(byKind))}; e.g. ${sample.join('; ')})` : ''}`,
   };
 }

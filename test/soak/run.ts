@@ -23,7 +23,7 @@ import { readRequests, startReadLoad } from './load.js';
 import { connectClients, followedIds, type SoakClients } from './sockets.js';
 import { registerWebhook, startLedgerReceiver, type LedgerReceiver } from './webhooks.js';
 import { faultPlan, runFaults } from './faults.js';
-import { archiveCheck, paymentsByTrackingId, readModelChecks, socketCheck, socketMissing, webhookCheck, type Check } from './checks.js';
+import { archiveCheck, paymentKinds, paymentsByTrackingId, readModelChecks, socketCheck, socketMissing, webhookCheck, type Check } from './checks.js';
 import { printReport } from './report.js';
 
 const env = process.env;
@@ -184,7 +184,7 @@ async function main(): Promise<number> {
     const checks: Check[] = [
       await archiveCheck(db, ledger),
       await webhookCheck(db, receivers),
-      socketCheck(clients.clients, expected),
+      socketCheck(clients.clients, expected, paymentKinds(ledger)),
       ...await readModelChecks(db, (line) => process.stdout.write(`${line}\n`)),
     ];
     printReport({
