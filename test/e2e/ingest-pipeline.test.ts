@@ -78,9 +78,12 @@ describe('ingest pipeline: localnet → indexer → projector → events API', f
   };
 
   it('counts every event name as the localnet does, once the pipeline settles', async () => {
-    const state = await ln!.workloadDone(90_000);
+    const t0 = Date.now();
+    const state = await ln!.workloadDone(120_000);
+    const done = Date.now();
     expect(state.events).to.be.at.least(MAX_EVENTS);
     await waitFor(async () => (await count()) === state.events, 60_000, `${state.events} archived events`);
+    const settled = Date.now();
     const ledger = await ln!.ledger();
     expect(ledger.length).to.equal(state.events);
     const byName = countByName(ledger);
@@ -89,7 +92,7 @@ describe('ingest pipeline: localnet → indexer → projector → events API', f
     const api: Record<string, number> = {};
     for (const name of EVENT_NAMES) api[name] = await count(name);
     expect(api).to.deep.equal(byName);
-    process.stdout.write(`      ${ledger.length} events, ${EVENT_NAMES.length} kinds, in ${state.transactions} transactions\n`);
+    process.stdout.write(`      ${ledger.length} events, ${EVENT_NAMES.length} kinds, in ${state.transactions} transactions; workload done after ${((done - t0) / 1000).toFixed(0)} s, archived ${((settled - done) / 1000).toFixed(0)} s later\n`);
   });
 
   it('archives every event with the fields the localnet emitted', async () => {
