@@ -47,7 +47,8 @@ describe('ingest pipeline: localnet → indexer → projector → events API', f
     const common = {
       ...env.env, HOST: '127.0.0.1', SOLANA_CLUSTER: 'localnet',
       SOLANA_RPC_URL: `http://127.0.0.1:${rpcPort}`, SOLANA_WS_URL: `ws://127.0.0.1:${rpcPort + 1}`,
-      PROJECTOR_BLOCK_MS: '100', PROJECTOR_BATCH_SIZE: '1000', POOL_SYNC_INTERVAL_MS: '0', INDEXER_BACKFILL_INTERVAL_MS: '5000', SOLANA_RPC_TIMEOUT_MS: '30000',
+      // the archive is what the events API reads; the read models have their own localnet tests
+      PROJECTIONS: 'archive', PROJECTOR_BLOCK_MS: '100', PROJECTOR_BATCH_SIZE: '1000', POOL_SYNC_INTERVAL_MS: '0', INDEXER_BACKFILL_INTERVAL_MS: '5000', SOLANA_RPC_TIMEOUT_MS: '30000',
     };
     // the services boot while the localnet does; the indexer retries until the chain answers
     procs.push(startCli(['serve', '--role', 'indexer'], common));
