@@ -7,7 +7,7 @@
  * the clients against the payments of their trackingIds; prints the figures and the
  * error rate during each fault; exits 1 when a check fails. Settings: infra/README.md.
  */
-import { mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { startCluster, type Cluster } from '../../infra/cluster/cluster.js';
@@ -50,6 +50,26 @@ async function until(probe: () => Promise<boolean>, seconds: number, what: strin
   }
   log(`gave up waiting for ${what} after ${seconds} s`);
   return false;
+}
+
+/** Warnings the roles logged that explain a missed notification, counted over the run's logs. */
+function logWarnings(logs: string): Record<string, number> {
+  const patterns: Record<string, RegExp> = {
+    'notifier: execution not notified': /not notified/g,
+    'api: catch-up read model behind': /read model behind the notifier/g,
+    'projector: entries dead-lettered': /dead[- ]letter/gi,
+    'uncaught errors': /Unhandled 'error' event|uncaughtException/g,
+  };
+  const out: Record<string, number> = {};
+  for (const f of readdirSync(logs)) {
+    if (!f.endsWith('.log')) continue;
+    const text = readFileSync(path.join(logs, f), 'utf8');
+    for (const [k, re] of Object.entries(patterns)) {
+      const n = text.match(re)?.length ?? 0;
+      if (n > 0) out[`${k} (${f})`] = (out[`${k} (${f})`] ?? 0) + n;
+    }
+  }
+  return out;
 }
 
 async function ledgerOf(rpcUrl: string): Promise<TributaryEvent[]> {
@@ -191,6 +211,7 @@ async function main(): Promise<number> {
       settings: S, ledger: ledger.length, achieved, ingested, reads, windows: windows.map((w) => ({ ...w, stats: load.window(w.from, w.to) })),
       sockets: clients.totals(), connectedAtEnd: clients.connected(), drainSeconds, replicaLag, replicaLagMax: Math.max(0, ...replicaLags), replicaLagP50: replicaLags.sort((a, b) => a - b)[Math.floor(replicaLags.length / 2)] ?? 0, checks, totalSeconds: (Date.now() - t0) / 1000,
       restarts: [...cluster.procs.entries()].map(([n, p]) => ({ name: n, starts: p.starts() })),
+      warnings: logWarnings(path.join(runDir, 'logs')),
     });
     redis.disconnect();
     await db.destroy();
