@@ -17,6 +17,7 @@ import type { Projection } from './projection.js';
 import { advanceCheckpoint, filterNew, lockShared } from './checkpoint.js';
 import { ack, autoClaim, compareStreamIds, ensureGroup, readGroup, type StreamEntry } from './stream-reader.js';
 import { clearAttempts, countAttempt, deadLetter } from './dead-letter.js';
+import { acquireLeadership, type Leadership } from './leadership.js';
 
 export interface RunnerOptions {
   batchSize: number;
@@ -33,6 +34,11 @@ export interface RunnerDeps {
   blockingRedis: Redis;
   keys: StreamKeys;
   logger: Logger;
+  /**
+   * When set, the runner first takes the projection's leadership (leadership.ts) so that
+   * one process at a time applies it, in stream order. The projector role always sets it.
+   */
+  dbUrl?: string;
 }
 
 export interface RunningProjection {
@@ -148,10 +154,21 @@ export function startProjection(deps: RunnerDeps, projection: Projection, opts: 
     if (fresh.length > 0) await process(fresh);
   }
 
-  const loop = (async () => {
-    await ensureGroup(redis, keys.events, group);
-    while (!stopping) {
+  /** A new leader first applies every entry a previous holder left pending, oldest first. */
+  async function takeOver(): Promise<void> {
+    for (;;) {
+      const claimed = await autoClaim(redis, keys.events, group, consumer, 0, opts.batchSize);
+      if (claimed.length === 0) break;
+      await process(claimed);
+    }
+    readPending = true;
+  }
+
+  async function consume(lease: Leadership | undefined): Promise<void> {
+    let tookOver = lease === undefined;
+    while (!stopping && (lease === undefined || lease.held())) {
       try {
+        if (!tookOver) { await takeOver(); tookOver = true; }
         await step();
       } catch (err) {
         // Redis unreachable or a read failed: nothing was acknowledged, so wait and go on.
@@ -159,6 +176,28 @@ export function startProjection(deps: RunnerDeps, projection: Projection, opts: 
         readPending = true;
         await sleep(500);
       }
+    }
+  }
+
+  const loop = (async () => {
+    for (;;) {
+      try {
+        await ensureGroup(redis, keys.events, group);
+        break;
+      } catch (err) {
+        if (stopping) return;
+        log.warn({ err: (err as Error).message }, 'cannot create the consumer group yet; retrying');
+        await sleep(500);
+      }
+    }
+    while (!stopping) {
+      if (deps.dbUrl === undefined) { await consume(undefined); continue; }
+      const lease = await acquireLeadership(deps.dbUrl, group, () => stopping);
+      if (!lease) return;
+      log.info('leading the projection');
+      await consume(lease);
+      await lease.release();
+      if (!stopping) log.warn('lost the projection\'s leadership; standing by');
     }
   })();
 

@@ -39,7 +39,7 @@ export async function startProjectorRole(ctx: AppContext): Promise<RunningRole> 
   const running: RunningProjection[] = [];
   for (const [i, p] of selected.entries()) {
     await bootstrapFromArchive(ctx, p);
-    running.push(startProjection({ db: ctx.db, redis: ctx.redis, blockingRedis: blocking[i]!, keys: ctx.keys, logger }, p, config.projector));
+    running.push(startProjection({ db: ctx.db, redis: ctx.redis, blockingRedis: blocking[i]!, keys: ctx.keys, logger, dbUrl: config.db.url }, p, config.projector));
   }
   const groups = PROJECTIONS.map((p) => p.name);
   const trimmer = setInterval(() => {

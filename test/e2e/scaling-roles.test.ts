@@ -9,6 +9,7 @@
  *   (the notifiers share one consumer group; catch-up from `since` covers what came first).
  */
 import { expect } from 'chai';
+import { sql } from 'kysely';
 import { createTestEnv, type TestEnv } from '../support/env.js';
 import { freePort, freePortPair } from '../support/ports.js';
 import { startCli, waitFor, type Proc } from '../support/process.js';
@@ -113,9 +114,12 @@ describe('scaling: every role as two processes at once', function () {
     const rows = await env.db.selectFrom('events').select(['id', 'name']).execute();
     expect(rows.length).to.equal(ledger.length);
     expect(new Set(rows.map((r) => r.id))).to.deep.equal(new Set(ledger.map((e) => e.id)));
-    // both projector processes consumed the archive's group
-    const consumers = await env.redis.xinfo('CONSUMERS', env.keys.events, 'archive') as unknown[][];
-    expect(consumers.length).to.be.at.least(2);
+    // two projector processes, and exactly one leader per projection at a time (the other stands by)
+    const leaders = await sql<{ name: string; n: string }>`
+      SELECT application_name AS name, count(*) AS n FROM pg_stat_activity
+      WHERE datname = current_database() AND application_name LIKE 'tributary-leader-%' GROUP BY application_name`.execute(env.db);
+    expect(leaders.rows.map((r) => r.name).sort()).to.deep.equal(PROJECTIONS.map((p) => `tributary-leader-${p.name}`.slice(0, 63)).sort());
+    expect(leaders.rows.every((r) => r.n === '1')).to.equal(true);
   });
 
   it('delivers every outbox row exactly once across two webhook workers', async () => {
@@ -151,24 +155,13 @@ describe('scaling: every role as two processes at once', function () {
     process.stdout.write(`      ${all.length} payments on ${expected.size} trackingIds, each once on each of ${clients.length} sockets\n`);
   });
 
-  /**
-   * KNOWN BUG, reported to the lead: with two projector processes on one consumer group,
-   * batches of the order-sensitive folds (policy status history) are applied concurrently
-   * and out of stream order, so these models differ from a replay in archive order. Each
-   * is compared anyway; while it differs, its test is marked pending with this message
-   * (never silently); once the runner applies each projection in stream order, it passes.
-   */
-  // payments diverged in one run of three as well
-  const KNOWN_DIVERGENT = new Set(['payment-policies', 'composable-policies', 'payments']);
+  // One projector at a time leads each projection (projections/runner/leadership.ts), so
+  // two processes build exactly what a replay in archive order builds.
   for (const p of PROJECTIONS.filter((x) => x.replayable)) {
     it(`builds the ${p.name} read model with two projectors exactly as a clean replay of the archive`, async function () {
       await waitFor(async () => (await groupInfo(env.redis, env.keys.events)).every((g) => g.pending === 0 && (g.lag ?? 0) === 0), 60_000, 'every group drained');
       const live = await projectionDigest(env.db, p);
       const replay = await replayProjection(env.db, p);
-      if (live !== replay.digest && KNOWN_DIVERGENT.has(p.name)) {
-        process.stdout.write(`      KNOWN BUG: ${p.name} built by two projector processes differs from its replay (batches applied out of stream order)\n`);
-        this.skip();
-      }
       expect(replay.digest, `${p.name}: live model = replay`).to.equal(live);
     });
   }
