@@ -22,6 +22,9 @@ export function createDb(url: string, poolMax = 10, applicationName = 'tributary
   });
   // A dropped server connection is reported on the pool; without a listener it would crash the process.
   pool.on('error', () => undefined);
+  // A checked-out client whose server goes away (a Postgres restart) emits 'error' too; its
+  // query in flight rejects and the pool discards it, so the event needs no more than this.
+  pool.on('connect', (client) => { client.on('error', () => undefined); });
   return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
 }
 
