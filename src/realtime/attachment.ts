@@ -57,7 +57,9 @@ export async function startRealtimeNode(server: HttpServer, ctx: AppContext): Pr
     leases,
     logger: log,
     catchUp: {
-      db: ctx.dbRead, redis: ctx.redis, keys, clock: ctx.clock, barrier: () => adapter.barrier(),
+      // the primary: catch-up waits for the payments projection's progress there, and a
+      // lagging replica could still miss a payment the projection already committed
+      db: ctx.db, redis: ctx.redis, keys, clock: ctx.clock, barrier: () => adapter.barrier(),
       limit: CATCH_UP_LIMIT, status: config.solana.commitment, claimWaitMs: CLAIM_WAIT_MS,
       readModelWaitMs: READ_MODEL_WAIT_MS, stream: ctx.keys.events, notifierGroup: NOTIFIER_GROUP, paymentsGroup: paymentsProjection.name,
       onReadModelLate: () => log.warn('payments read model behind the notifier; catch-up may miss its newest payments'),
