@@ -83,6 +83,15 @@ describe('graceful shutdown of the stream roles on SIGTERM', function () {
 
     const second = start('indexer', settings);
     await waitFor(async () => ln!.ledger().length >= MAX, 60_000, 'the workload to end');
+    // the last transaction may still land: take the ledger once it has stopped growing
+    let seen = -1;
+    await waitFor(async () => {
+      const n = ln!.ledger().length;
+      if (n === seen) return true;
+      seen = n;
+      await new Promise((r) => setTimeout(r, 1000));
+      return false;
+    }, 30_000, 'the ledger to stop growing');
     const ledger = ln.ledger();
     await waitFor(async () => (await env.redis.xlen(env.keys.events)) >= ledger.length, 60_000, 'the stream to hold the ledger');
     await new Promise((r) => setTimeout(r, 1500)); // a late duplicate would show by now
