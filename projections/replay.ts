@@ -65,7 +65,13 @@ async function rebuild(trx: Trx, projection: Projection): Promise<number> {
 
 export interface ReplayResult { projection: string; events: number; digest: string; ms: number }
 
-export async function replayProjection(db: Db, projection: Projection, opts: { waitMs?: number } = {}): Promise<ReplayResult> {
+export interface ReplayOptions {
+  waitMs?: number;
+  /** called once the rebuilt model is committed: API nodes' cached answers of it expire (read-cache.ts) */
+  committed?: () => Promise<void>;
+}
+
+export async function replayProjection(db: Db, projection: Projection, opts: ReplayOptions = {}): Promise<ReplayResult> {
   if (!projection.replayable) throw new Error(`${projection.name} is the replay source and cannot be replayed`);
   const started = Date.now();
   const deadline = started + (opts.waitMs ?? 60_000);
@@ -76,6 +82,7 @@ export async function replayProjection(db: Db, projection: Projection, opts: { w
       return rebuild(trx, projection);
     });
     if (events !== undefined) {
+      await opts.committed?.();
       const digest = await projectionDigest(db, projection);
       await db.insertInto('replay_runs').values({ projection: projection.name, events, digest, finished_at: new Date() }).execute();
       return { projection: projection.name, events, digest, ms: Date.now() - started };

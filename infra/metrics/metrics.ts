@@ -4,12 +4,14 @@
  * length, dead letters, webhook outcomes, indexer slot lag) are read at scrape time by
  * the API node's /metrics, so one scrape of any node shows the whole cluster's spine.
  */
-import { Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 export interface Metrics {
   registry: Registry;
   httpDuration: Histogram<'method' | 'route' | 'status'>;
   socketConnections: Gauge;
+  /** read cache outcomes: hit, miss, shared (a concurrent miss's answer), bypass (Redis away) */
+  readCache: Counter<'result'>;
   /** where the socket gauge reads its figure at scrape time (the Socket.IO node sets it) */
   socketSource: { count?: () => number };
 }
@@ -31,6 +33,7 @@ export function createMetrics(): Metrics {
       name: 'tributary_socketio_connections', help: 'Socket.IO connections on this node', registers: [registry],
       collect() { if (socketSource.count) this.set(socketSource.count()); },
     }),
+    readCache: new Counter({ name: 'tributary_read_cache_requests_total', help: 'cached list routes by outcome', labelNames: ['result'], registers: [registry] }),
     socketSource,
   };
 }

@@ -41,6 +41,8 @@ export function streamKeys(prefix: string) {
     seen: (id: string) => `${prefix}seen:${id}`,
     deadLetters: (group: string) => `${prefix}dead:${group}`,
     attempts: (group: string) => `${prefix}attempts:${group}`,
+    /** a read model's version, bumped after each commit that changed it (infra/cache/read-cache.ts) */
+    readVersion: (readModel: string) => `${prefix}readversion:${readModel}`,
   };
 }
 export type StreamKeys = ReturnType<typeof streamKeys>;

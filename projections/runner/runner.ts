@@ -18,6 +18,7 @@ import { advanceCheckpoint, filterNew, lockShared } from './checkpoint.js';
 import { ack, autoClaim, compareStreamIds, ensureGroup, readGroup, type StreamEntry } from './stream-reader.js';
 import { clearAttempts, countAttempt, deadLetter } from './dead-letter.js';
 import { acquireLeadership, type Leadership } from './leadership.js';
+import { bumpReadVersion } from '../../infra/cache/read-cache.js';
 
 export interface RunnerOptions {
   batchSize: number;
@@ -90,6 +91,17 @@ export function startProjection(deps: RunnerDeps, projection: Projection, opts: 
     log.error({ streamId: entry.streamId, error, attempts }, 'entry sent to the dead-letter stream');
   }
 
+  /**
+   * After a commit that changed the read model: its version moves, so API nodes stop
+   * serving cached answers computed before it (read-cache.ts). Bumped before the ack, so a
+   * caught-up group means bumped versions. A failed bump is only logged: the cache's TTL
+   * bounds how long an answer can be stale.
+   */
+  async function bumpVersion(applied: number): Promise<void> {
+    if (applied === 0) return;
+    if (!(await bumpReadVersion(redis, keys.readVersion(group)))) log.warn('could not bump the read model version; cached answers live out their TTL');
+  }
+
   /** Applies a batch; on failure isolates the poison entries one by one. */
   async function process(entries: StreamEntry[]): Promise<void> {
     const parsed: { streamId: string; event: TributaryEvent }[] = [];
@@ -102,8 +114,10 @@ export function startProjection(deps: RunnerDeps, projection: Projection, opts: 
     }
     if (parsed.length === 0) return;
     try {
-      stats.applied += await applyBatch(db, projection, parsed);
+      const applied = await applyBatch(db, projection, parsed);
+      stats.applied += applied;
       stats.batches += 1;
+      await bumpVersion(applied);
       await ack(redis, keys.events, group, parsed.map((p) => p.streamId));
       if (readPending) await clearAttempts(redis, keys, group, parsed.map((p) => p.streamId));
       return;
@@ -119,7 +133,9 @@ export function startProjection(deps: RunnerDeps, projection: Projection, opts: 
     }
     for (const p of parsed) {
       try {
-        stats.applied += await applyBatch(db, projection, [p]);
+        const applied = await applyBatch(db, projection, [p]);
+        stats.applied += applied;
+        await bumpVersion(applied);
         await ack(redis, keys.events, group, [p.streamId]);
       } catch (err) {
         if (!(await databaseAnswers(db))) { readPending = true; return; }

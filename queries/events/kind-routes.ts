@@ -52,6 +52,7 @@ export function registerKindRoutes(api: Api, ctx: AppContext): void {
         properties: { ...keyProps, limit: limitSchema(100, ctx.config.http.maxLimit), offset: offsetSchema },
       },
       responses: { 200: { description: `${r.name} events`, schema: typedEventListSchema(r.name) } },
+      cachedFrom: ['archive'],
       async handler({ query }) {
         const fields: Record<string, string> = {};
         for (const [param, field] of Object.entries(r.filters)) {

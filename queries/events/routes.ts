@@ -55,6 +55,7 @@ export function registerEventRoutes(api: Api, ctx: AppContext): void {
       200: { description: 'an event (signature mode) or a list of events', schema: { oneOf: [apiEventSchema, apiEventListSchema] } },
       404: { description: 'no event with this signature' },
     },
+    cachedFrom: ['archive'],
     async handler({ query: q }) {
       const range = parseTimeRange(q.startTime, q.endTime);
       checkSlotRange(q.minSlot, q.maxSlot);
@@ -82,6 +83,7 @@ export function registerEventRoutes(api: Api, ctx: AppContext): void {
     tags: ['events'],
     query: { type: 'object', additionalProperties: false, properties: { eventName: eventNameSchema, startTime: timeParam, endTime: timeParam } },
     responses: { 200: { description: 'count', schema: { type: 'object', required: ['count'], properties: { count: { type: 'integer', minimum: 0 } } } } },
+    cachedFrom: ['archive'],
     async handler({ query: q }) {
       const range = parseTimeRange(q.startTime, q.endTime);
       const where: EventWhere = { time: range, ...(q.eventName !== undefined ? { name: eventNameParam(q.eventName) } : {}) };
@@ -96,6 +98,7 @@ export function registerEventRoutes(api: Api, ctx: AppContext): void {
     tags: ['events'],
     query: { type: 'object', additionalProperties: false, properties: {} },
     responses: { 200: { description: 'distinct names, alphabetical', schema: stringArray } },
+    cachedFrom: ['archive'],
     async handler() {
       return { body: await distinctNames(ctx.dbRead) };
     },
@@ -126,6 +129,7 @@ export function registerEventRoutes(api: Api, ctx: AppContext): void {
         schema: { type: 'object', required: ['count', 'volume'], properties: { count: { type: 'integer', minimum: 0 }, volume: { type: 'string', pattern: '^[0-9]+$' } } },
       },
     },
+    cachedFrom: ['payment-stats', 'payments'],
     async handler({ query: q }) {
       const time = parseTimeRange(q.startTime, q.endTime);
       return { body: await paymentStats(ctx.dbRead, { time, ...(q.gateway !== undefined ? { gateway: q.gateway } : {}) }) };
@@ -144,6 +148,7 @@ export function registerEventRoutes(api: Api, ctx: AppContext): void {
     params: { type: 'object', required: ['eventName'], properties: { eventName: eventNameSchema } },
     query: { type: 'object', additionalProperties: false, properties: page },
     responses: { 200: { description: 'typed events', schema: anyTypedEventListSchema } },
+    cachedFrom: ['archive'],
     async handler({ query, params }) {
       const name = eventNameParam(params.eventName);
       return { body: await listEvents(ctx.dbRead, { name }, { limit: query.limit, offset: query.offset }) };

@@ -7,7 +7,6 @@ import { envelopeSchema } from '../../src/http/envelope.js';
 import { invalid } from '../../src/http/errors.js';
 import type { Api } from '../../src/http/routes.js';
 import { base58Key, limitSchema, offsetSchema } from '../../src/http/schema.js';
-import { sendRawEnvelope } from '../policies/raw-envelope.js';
 import { listOneTime } from './onetime-query.js';
 
 interface OneTimeQuery { recipient?: string; limit: number; offset: number }
@@ -41,12 +40,13 @@ export function registerOneTimeRoutes(api: Api, ctx: AppContext): void {
         schema: envelopeSchema({ oneOf: [normalizedPolicySchema, { type: 'array', items: normalizedPolicySchema }] }),
       },
     },
-    async handler({ params, query, res }) {
+    cachedFrom: ['payment-policies'],
+    async handler({ params, query }) {
       const memo = trackingIdToMemo(params.trackingId, PAYMENT_MEMO_BYTES);
       if (!memo) throw invalid(`trackingId must be 1 to ${PAYMENT_MEMO_BYTES} UTF-8 bytes (its memo encoding)`);
       if (query.recipient !== undefined && !isPublicKey(query.recipient)) throw invalid('recipient is not a base58 public key of 32 bytes');
       const docs = await listOneTime(ctx.dbRead, memo, query.recipient, query);
-      return sendRawEnvelope(res, docs.length === 1 ? docs[0]! : `[${docs.join(',')}]`, ctx.clock.now());
+      return { json: docs.length === 1 ? docs[0]! : `[${docs.join(',')}]`, envelope: true };
     },
   });
 }

@@ -13,7 +13,6 @@ import { readPolicy, type ChainReadDeps } from './chain-read.js';
 import { executionSchema, listExecutionDocs } from './executions.js';
 import { resolveFilters, type FilterQuery, type ListEndpoint } from './filters.js';
 import { listPolicyDocs, type Page } from './policy-rows.js';
-import { sendRawEnvelope } from './raw-envelope.js';
 import { addressParams, filterQuerySchema, pageQuery, policyListResponse, policyResponse } from './schemas.js';
 
 const FILTER_HELP = 'At least one of the six filters is required and at most three may be combined (limit and offset are not filters). '
@@ -52,10 +51,10 @@ export function registerPolicyRoutes(api: Api, ctx: AppContext): void {
       tags: ['policies'],
       query: filterQuerySchema(l.endpoint, solana.defaultStablecoin, http.maxLimit),
       responses: { 200: { description: 'normalized policies (read model)', schema: policyListResponse } },
-      async handler({ query: q, res }) {
+      cachedFrom: [l.kind === 'payment' ? 'payment-policies' : 'composable-policies'],
+      async handler({ query: q }) {
         const filter = resolveFilters(q, l.endpoint, { defaultMint: solana.defaultStablecoin, pda });
-        const data = await listPolicyDocs(ctx.dbRead, l.kind, filter, { limit: q.limit, offset: q.offset });
-        return sendRawEnvelope(res, data, ctx.clock.now());
+        return { json: await listPolicyDocs(ctx.dbRead, l.kind, filter, { limit: q.limit, offset: q.offset }), envelope: true };
       },
     });
   }
@@ -91,9 +90,9 @@ export function registerPolicyRoutes(api: Api, ctx: AppContext): void {
       params: addressParams,
       query: pageQuery(http.maxLimit),
       responses: { 200: { description: 'events', schema: envelopeSchema({ type: 'array', items: executionSchema(kind) }) } },
-      async handler({ params, query, res }) {
-        const data = await listExecutionDocs(ctx.dbRead, kind, checkAddress(params.address), query);
-        return sendRawEnvelope(res, data, ctx.clock.now());
+      cachedFrom: ['payments'],
+      async handler({ params, query }) {
+        return { json: await listExecutionDocs(ctx.dbRead, kind, checkAddress(params.address), query), envelope: true };
       },
     });
   }

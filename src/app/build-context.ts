@@ -9,7 +9,8 @@ import { systemClock, type AppContext, type Clock } from './context.js';
 export function buildContext(config: Config, logger: Logger, role: string, clock: Clock = systemClock): AppContext {
   const db = createDb(config.db.url, config.db.poolMax, `tributary-${role}`);
   const dbRead = config.db.readUrl ? createDb(config.db.readUrl, config.db.poolMax, `tributary-${role}-read`) : db;
-  const redis = createRedis(config.redis);
+  // many requests each issue a command or two in the same tick: one write for all of them
+  const redis = createRedis(config.redis, { enableAutoPipelining: true });
   redis.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis connection error'));
   return { config, db, dbRead, redis, keys: streamKeys(config.redis.prefix), logger, clock, metrics: createMetrics() };
 }

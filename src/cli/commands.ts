@@ -4,6 +4,7 @@ import { createDb, ensureDatabase } from '../../infra/postgres/database.js';
 import { migrateToLatest } from '../../infra/migrations/index.js';
 import { PROJECTIONS, findProjection } from '../../projections/registry.js';
 import { replayProjection } from '../../projections/replay.js';
+import { bumpReadVersion } from '../../infra/cache/read-cache.js';
 import { groupInfo } from '../../projections/runner/lag.js';
 import { deadLetterCount } from '../../projections/runner/dead-letter.js';
 import { configDocs, type Config } from '../config/config.js';
@@ -27,7 +28,7 @@ export async function replay(ctx: AppContext, target: string, log: (s: string) =
     throw new Error(`unknown projection '${target}'; known: all, ${PROJECTIONS.filter((p) => p.replayable).map((p) => p.name).join(', ')}`);
   }
   for (const p of targets) {
-    const r = await replayProjection(ctx.db, p!);
+    const r = await replayProjection(ctx.db, p!, { committed: () => bumpReadVersion(ctx.redis, ctx.keys.readVersion(p!.name)).then(() => undefined) });
     log(`${r.projection}: ${r.events} events replayed in ${r.ms} ms, digest ${r.digest}`);
   }
 }

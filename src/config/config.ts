@@ -51,6 +51,8 @@ function build(r: EnvReader) {
       corsOrigins: r.list('CORS_ORIGINS', '*', 'allowed CORS origins for HTTP and Socket.IO, comma-separated, * for any'),
       requestTimeoutMs: r.int('HTTP_REQUEST_TIMEOUT_MS', 30_000, 'server-side request timeout', 1000),
       maxLimit: r.int('API_MAX_LIMIT', 1000, 'largest limit accepted by paginated endpoints', 1, 100_000),
+      readCacheTtlMs: r.int('READ_CACHE_TTL_MS', 1000, 'longest life of a cached list answer on an API node; entries also expire at the next commit of their read model (0 = no cache)', 0, 3_600_000),
+      readCacheMaxMb: r.int('READ_CACHE_MAX_MB', 64, 'memory bound of an API node\'s read cache, least recently used evicted first', 1, 65_536),
     },
     db: {
       url: r.url('DATABASE_URL', 'postgres://root@127.0.0.1:5432/tributary', ['postgres:', 'postgresql:'], 'PostgreSQL primary (writes, projections)') ?? '',

@@ -7,7 +7,6 @@ import { randomUUID } from 'node:crypto';
 import express, { type ErrorRequestHandler, type Express } from 'express';
 import helmet from 'helmet';
 import cors from 'cors';
-import { pinoHttp } from 'pino-http';
 import { stringify } from 'yaml';
 import type { AppContext } from '../app/context.js';
 import { errorEnvelope } from './envelope.js';
@@ -15,6 +14,7 @@ import { AppError } from './errors.js';
 import { Api } from './routes.js';
 import { standardRateLimit } from './rate-limit.js';
 import { createMetrics } from '../../infra/metrics/metrics.js';
+import { createReadCache } from '../../infra/cache/read-cache.js';
 import { registerSpineGauges } from '../../queries/metrics/spine-gauges.js';
 
 export { API_VERSION } from './version.js';
@@ -28,26 +28,29 @@ export function createHttpApp(ctx: AppContext, modules: readonly RouteModule[]):
   app.set('trust proxy', parseTrustProxy(ctx.config.http.trustProxy));
   app.set('query parser', 'simple');
 
-  app.use((req, res, next) => {
-    const incoming = req.get('x-request-id');
-    const id = incoming && /^[\w.:-]{1,128}$/.test(incoming) ? incoming : randomUUID();
-    res.set('X-Request-Id', id);
-    (req as { id?: string }).id = id;
-    next();
-  });
-  app.use(pinoHttp({
-    logger: ctx.logger,
-    genReqId: (req) => (req as { id?: string }).id ?? randomUUID(),
-    customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'info' : 'debug'),
-    serializers: { req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: req.url }) },
-  }));
+  // A request id (the caller's when well-formed), and one 'finish' listener per request
+  // for its log line and its latency histogram. A log line is built only when its level
+  // is enabled: successes log at debug, 4xx at info, 5xx at error.
   const metrics = (ctx.metrics ??= createMetrics());
   registerSpineGauges(metrics.registry, ctx);
   app.use((req, res, next) => {
-    const end = metrics.httpDuration.startTimer();
+    const incoming = req.get('x-request-id');
+    const id = incoming && /^[\w.:-]{1,128}$/.test(incoming) ? incoming : randomUUID();
+    res.setHeader('X-Request-Id', id);
+    (req as { id?: string }).id = id;
+    const started = process.hrtime.bigint();
     res.once('finish', () => {
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       const route = (req.route as { path?: string } | undefined)?.path;
-      end({ method: req.method, route: route ? `${req.baseUrl}${route}` : 'unmatched', status: String(res.statusCode) });
+      const status = res.statusCode;
+      metrics.httpDuration.observe({ method: req.method, route: route ? `${req.baseUrl}${route}` : 'unmatched', status: String(status) }, seconds);
+      const level = status >= 500 ? 'error' : status >= 400 ? 'info' : 'debug';
+      if (!ctx.logger.isLevelEnabled(level)) return;
+      ctx.logger[level]({
+        req: { id, method: req.method, url: req.originalUrl },
+        res: { statusCode: status },
+        responseTime: Math.round(seconds * 1000),
+      }, 'request completed');
     });
     next();
   });
@@ -65,11 +68,17 @@ export function createHttpApp(ctx: AppContext, modules: readonly RouteModule[]):
 
   const router = express.Router();
   const standardLimit = standardRateLimit(ctx);
+  const cache = createReadCache(ctx.redis, {
+    ttlMs: ctx.config.http.readCacheTtlMs,
+    maxBytes: ctx.config.http.readCacheMaxMb * 1024 * 1024,
+    versionKey: (m) => ctx.keys.readVersion(m),
+    outcomes: metrics.readCache,
+  });
   const api = new Api(router, {
     title: 'Tributary payment service',
     version: API_VERSION,
     description: 'Subscription and pay-per-request payments on Solana: HTTP 402 protocol, REST API, webhooks, WebSocket notifications.',
-  }, standardLimit);
+  }, { standardLimit, cache, now: () => ctx.clock.now() });
   for (const register of modules) register(api, ctx);
   app.use(router);
 

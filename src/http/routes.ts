@@ -3,6 +3,7 @@
  * and by the OpenAPI document to describe. A route is declared once, here, and both
  * express and /openapi.yaml learn it from that declaration.
  */
+import { createHash } from 'node:crypto';
 import type { Request, RequestHandler, Response, Router } from 'express';
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
@@ -10,16 +11,26 @@ import { errorEnvelopeSchema } from './envelope.js';
 import { invalid } from './errors.js';
 import type { JsonSchema } from './schema.js';
 import type { RouteRateLimit } from './rate-limit.js';
+import type { ReadCache } from '../../infra/cache/read-cache.js';
 
 type Method = 'get' | 'post' | 'put' | 'delete' | 'patch';
 
-export interface Reply {
+export type Reply = {
   status?: number;
-  body: unknown;
   headers?: Record<string, string>;
-  /** default application/json */
-  contentType?: string;
-}
+} & (
+  | {
+    body: unknown;
+    /** default application/json */
+    contentType?: string;
+  }
+  | {
+    /** the body as JSON text already (rendered by Postgres, say): written as it is */
+    json: string;
+    /** true: json is the data of SPEC's success envelope, wrapped at send time with that moment's timestamp */
+    envelope?: boolean;
+  }
+);
 
 export interface Ctx<Q, P, B> { query: Q; params: P; body: B; req: Request; res: Response }
 
@@ -40,21 +51,42 @@ export interface RouteDef<Q = Record<string, never>, P = Record<string, never>, 
   before?: RequestHandler[];
   /** which rate limit the route lives under (src/http/rate-limit.ts); default 'standard' */
   rateLimit?: RouteRateLimit;
+  /**
+   * The read models (projection names) the handler's answer is computed from, and nothing
+   * else: its replies are kept by the read cache (infra/cache/read-cache.ts) until one of
+   * them commits again. Only for handlers whose answer depends on the request's validated
+   * path and query alone.
+   */
+  cachedFrom?: readonly string[];
   handler(ctx: Ctx<Q, P, B>): Promise<Reply | undefined>;
 }
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
+export interface ApiOptions {
+  /** the standard rate limit, run first on every route declared with rateLimit 'standard' */
+  standardLimit?: RequestHandler;
+  /** keeps the replies of routes declared with cachedFrom */
+  cache?: ReadCache;
+  /** the clock of envelope timestamps */
+  now?: () => number;
+}
+
 export class Api {
   private readonly ajv: Ajv;
   private readonly paths: Record<string, Record<string, unknown>> = {};
+  private readonly standardLimit: RequestHandler | undefined;
+  private readonly cache: ReadCache | undefined;
+  private readonly now: () => number;
 
   constructor(
     private readonly router: Router,
     private readonly info: { title: string; version: string; description: string },
-    /** the standard rate limit, run first on every route declared with rateLimit 'standard' */
-    private readonly standardLimit?: RequestHandler,
+    opts: ApiOptions = {},
   ) {
+    this.standardLimit = opts.standardLimit;
+    this.cache = opts.cache?.enabled ? opts.cache : undefined;
+    this.now = opts.now ?? Date.now;
     this.ajv = new Ajv({ coerceTypes: true, useDefaults: true, allErrors: false, strict: false });
     addFormats(this.ajv);
   }
@@ -63,6 +95,7 @@ export class Api {
     const vQuery = def.query ? this.ajv.compile(def.query) : undefined;
     const vParams = def.params ? this.ajv.compile(def.params) : undefined;
     const vBody = def.body ? this.ajv.compile(def.body) : undefined;
+    const cache = this.cache;
     const handler: RequestHandler = async (req, res, next) => {
       try {
         const rawQuery = { ...(req.query as Record<string, unknown>) };
@@ -72,12 +105,21 @@ export class Api {
         const query = validate(vQuery, rawQuery, 'query');
         const params = validate(vParams, rawParams, 'path');
         const body = vBody ? validate(vBody, req.body ?? {}, 'body') : undefined;
-        const reply = await def.handler({ query: query as Q, params: params as P, body: body as B, req, res });
+        const run = () => def.handler({ query: query as Q, params: params as P, body: body as B, req, res });
+        if (cache && def.cachedFrom) {
+          const key = `${def.method} ${def.path} ${stableJson(params)} ${stableJson(query)}`;
+          const rendered = await cache.get(def.cachedFrom, key, async () => render(await run(), def.path, true), (r) => r.body.length + key.length + 64);
+          send(req, res, rendered, this.now());
+          return;
+        }
+        const reply = await run();
         if (!reply || res.headersSent) return;
+        if ('json' in reply || !reply.contentType || reply.contentType.startsWith('application/json')) {
+          send(req, res, render(reply, def.path, false), this.now());
+          return;
+        }
         if (reply.headers) res.set(reply.headers);
-        res.status(reply.status ?? 200);
-        if (reply.contentType && !reply.contentType.startsWith('application/json')) res.type(reply.contentType).send(reply.body);
-        else res.json(reply.body);
+        res.status(reply.status ?? 200).type(reply.contentType).send(reply.body);
       } catch (err) {
         next(err);
       }
@@ -130,6 +172,53 @@ export class Api {
       },
     };
   }
+}
+
+/** A JSON reply as bytes, ready to send as often as needed. */
+interface Rendered {
+  status: number;
+  headers: Record<string, string> | undefined;
+  /** the whole body, or the envelope's data when envelope is set */
+  body: Buffer;
+  envelope: boolean;
+  /** of a whole cached body (an envelope's timestamp changes with every send) */
+  etag: string | undefined;
+}
+
+/** `tagged`: the body is kept and sent many times, worth an ETag (one hash) for revalidation. */
+function render(reply: Reply | undefined, path: string, tagged: boolean): Rendered {
+  if (!reply) throw new Error(`route ${path}: a handler that writes its own response cannot be cached`);
+  const envelope = 'json' in reply && reply.envelope === true;
+  const body = Buffer.from('json' in reply ? reply.json : JSON.stringify(reply.body) ?? 'null', 'utf8');
+  const status = reply.status ?? 200;
+  const etag = !tagged || envelope || status !== 200 ? undefined : `W/"${body.length.toString(16)}-${createHash('sha1').update(body).digest('base64').slice(0, 27)}"`;
+  return { status, headers: reply.headers, body, envelope, etag };
+}
+
+const ENVELOPE_HEAD = Buffer.from('{"success":true,"data":');
+
+/**
+ * Writes a rendered reply: the envelope wrapped around its data with this moment's
+ * timestamp, or the whole body with its ETag (a client sending If-None-Match gets 304).
+ */
+function send(req: Request, res: Response, r: Rendered, now: number): void {
+  if (r.headers) res.set(r.headers);
+  res.status(r.status);
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  if (r.etag) {
+    res.setHeader('ETag', r.etag);
+    if (req.fresh) { res.status(304).end(); return; }
+  }
+  const body = r.envelope ? Buffer.concat([ENVELOPE_HEAD, r.body, Buffer.from(`,"timestamp":${now}}`)]) : r.body;
+  res.setHeader('Content-Length', body.length);
+  res.end(req.method === 'HEAD' ? undefined : body);
+}
+
+/** JSON with keys sorted: equal queries, equal cache keys. */
+function stableJson(v: unknown): string {
+  if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? 'null';
+  if (Array.isArray(v)) return `[${v.map(stableJson).join(',')}]`;
+  return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${stableJson((v as Record<string, unknown>)[k])}`).join(',')}}`;
 }
 
 /**

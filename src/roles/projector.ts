@@ -10,6 +10,7 @@ import { PROJECTIONS } from '../../projections/registry.js';
 import { startProjection, type RunningProjection } from '../../projections/runner/runner.js';
 import { trimAcknowledged } from '../../projections/runner/lag.js';
 import { replayProjection } from '../../projections/replay.js';
+import { bumpReadVersion } from '../../infra/cache/read-cache.js';
 import type { Projection } from '../../projections/runner/projection.js';
 import type { RunningRole } from './role.js';
 
@@ -28,7 +29,7 @@ async function bootstrapFromArchive(ctx: AppContext, p: Projection): Promise<voi
   const any = await sql<{ one: number }>`SELECT 1 AS one FROM events LIMIT 1`.execute(ctx.db);
   if (any.rows.length === 0) return;
   ctx.logger.info({ projection: p.name }, 'new projection: building it from the archive first');
-  await replayProjection(ctx.db, p);
+  await replayProjection(ctx.db, p, { committed: () => bumpReadVersion(ctx.redis, ctx.keys.readVersion(p.name)).then(() => undefined) });
 }
 
 export async function startProjectorRole(ctx: AppContext): Promise<RunningRole> {

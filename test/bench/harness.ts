@@ -4,6 +4,7 @@
  */
 import { spawn } from 'node:child_process';
 import autocannon from 'autocannon';
+import type { Redis } from 'ioredis';
 
 export interface Figure { name: string; value: number; unit: string; baseline?: { name: string; value: number }; goal?: number; higherIsBetter?: boolean }
 
@@ -30,6 +31,44 @@ export interface HttpLoad { rps: number; p50: number; p99: number; errors: numbe
 export async function httpLoad(url: string, connections: number, seconds: number, headers: Record<string, string> = {}): Promise<HttpLoad> {
   const r = await autocannon({ url, connections, duration: seconds, headers, workers: 1 });
   return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors, non2xx: r.non2xx };
+}
+
+/**
+ * Runs `fn` while a read model's version moves `perSecond` times a second, as the commits
+ * of a live projection move it: every bump expires the API nodes' cached answers of it.
+ */
+export async function withCommits<T>(redis: Redis, versionKey: string, perSecond: number, fn: () => Promise<T>): Promise<T> {
+  const timer = setInterval(() => { void redis.incr(versionKey); }, 1000 / perSecond);
+  try {
+    return await fn();
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+/**
+ * An API route against pgbench on the SQL it runs, at 50 connections: the route as
+ * configured (read cache on), the same while its read models commit 20 times a second,
+ * and with the read cache off (every request queries Postgres). The goal is checked on
+ * the second figure, the steady state of a live service.
+ */
+export async function routeVsPgbench(o: {
+  name: string; url: string; sql: string; dbUrl: string; redis: Redis; versionKeys: readonly string[];
+  uncachedUrl: string; seconds: number; goal: number;
+}): Promise<void> {
+  const pg = await pgbench(o.dbUrl, o.sql, 50, o.seconds);
+  const base = { name: 'pgbench same SQL', value: pg.tps };
+  const cached = await httpLoad(o.url, 50, o.seconds);
+  const live = await withCommits(o.redis, o.versionKeys[0]!, 20, () => httpLoad(o.url, 50, o.seconds));
+  const uncached = await httpLoad(o.uncachedUrl, 50, o.seconds);
+  report({ name: `${o.name} @50 conns, read cache on, 20 commits/s`, value: live.rps, unit: 'req/s', baseline: base, goal: o.goal });
+  const line = (what: string, h: HttpLoad) => `    ${what}: p50 ${h.p50} ms, p99 ${h.p99} ms, errors ${h.errors}, non-2xx ${h.non2xx}\n`;
+  process.stdout.write(line('20 commits/s', live));
+  report({ name: `  same, no commits (every answer from the cache)`, value: cached.rps, unit: 'req/s', baseline: base });
+  process.stdout.write(line('no commits', cached));
+  report({ name: `  same, READ_CACHE_TTL_MS=0 (every request queries Postgres)`, value: uncached.rps, unit: 'req/s', baseline: base });
+  process.stdout.write(line('no cache', uncached));
+  process.stdout.write(`    pgbench avg latency ${pg.latencyMs} ms\n`);
 }
 
 export interface PgbenchResult { tps: number; latencyMs: number }

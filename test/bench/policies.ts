@@ -19,7 +19,7 @@ import { policiesQuery } from '../../queries/policies/policy-rows.js';
 import { executionsQuery } from '../../queries/policies/executions.js';
 import { policyDoc } from '../../projections/policies/doc.js';
 import type { Json } from '../../src/events/codec.js';
-import { httpLoad, pgbench, report, timed } from './harness.js';
+import { httpLoad, routeVsPgbench, timed } from './harness.js';
 
 const POLICIES = Number(process.env['BENCH_POLICIES'] ?? 100_000);
 const PAYMENTS = Number(process.env['BENCH_PAYMENTS'] ?? 1_000_000);
@@ -100,24 +100,25 @@ export async function benchPolicies(): Promise<void> {
     process.stdout.write(`  seeded in ${(seeded.ms / 1000).toFixed(1)} s\n`);
     const { gateway, hotPolicy } = seeded.result;
     const api = await startTestApi(env, { LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '1000000000' });
+    const uncached = await startTestApi(env, { LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '1000000000', READ_CACHE_TTL_MS: '0' });
     const filter = resolveFilters({ gatewayPublicKey: gateway }, 'subscriptions', { defaultMint, pda: createPdaDeriver(PROGRAM_ID) });
     const cases = [
-      { name: 'GET /v1/subscriptions?gatewayPublicKey=…', url: `/v1/subscriptions?gatewayPublicKey=${gateway}`, sql: inlined(policiesQuery(env.db, 'payment', filter, { limit: 100, offset: 0 })) },
-      { name: 'GET /v1/payment-policies/{address}/executions', url: `/v1/payment-policies/${hotPolicy}/executions`, sql: inlined(executionsQuery(env.db, 'payment', hotPolicy, { limit: 100, offset: 0 })) },
+      { name: 'GET /v1/subscriptions?gatewayPublicKey=…', model: 'payment-policies', url: `/v1/subscriptions?gatewayPublicKey=${gateway}`, sql: inlined(policiesQuery(env.db, 'payment', filter, { limit: 100, offset: 0 })) },
+      { name: 'GET /v1/payment-policies/{address}/executions', model: 'payments', url: `/v1/payment-policies/${hotPolicy}/executions`, sql: inlined(executionsQuery(env.db, 'payment', hotPolicy, { limit: 100, offset: 0 })) },
     ];
     for (const c of cases) {
       const warm = await fetch(`${api.url}${c.url}`);
       const body = (await warm.json()) as { data?: unknown[]; error?: string };
       if (!body.data) throw new Error(`${c.url}: ${warm.status} ${body.error}`);
-      const items = body.data.length;
-      const http = await httpLoad(`${api.url}${c.url}`, 50, SECONDS);
-      const pg = await pgbench(env.dbUrl, c.sql, 50, SECONDS);
-      report({ name: `${c.name} @50 conns (${items} items)`, value: http.rps, unit: 'req/s', baseline: { name: 'pgbench same SQL', value: pg.tps }, goal: 0.5 });
-      process.stdout.write(`    p50 ${http.p50} ms, p99 ${http.p99} ms, errors ${http.errors}, non-2xx ${http.non2xx}; pgbench avg latency ${pg.latencyMs} ms\n`);
+      await routeVsPgbench({
+        name: `${c.name} (${body.data.length} items)`, url: `${api.url}${c.url}`, uncachedUrl: `${uncached.url}${c.url}`, seconds: SECONDS, goal: 0.5,
+        sql: c.sql, dbUrl: env.dbUrl, redis: env.redis, versionKeys: [env.keys.readVersion(c.model)],
+      });
     }
     // context for the ratios: what this node serves on a route that does no work at all
     const floor = await httpLoad(`${api.url}/v1/health`, 50, SECONDS);
     process.stdout.write(`  (this API node's ceiling: GET /v1/health @50 conns ${floor.rps.toFixed(0)} req/s, p99 ${floor.p99} ms)\n`);
+    await uncached.close();
     await api.close();
   } finally {
     await env.close();

@@ -16,7 +16,7 @@ import { groupInfo } from '../../projections/runner/lag.js';
 import { PROJECTIONS } from '../../projections/registry.js';
 import { replayProjection } from '../../projections/replay.js';
 import { startTestApi } from '../support/app.js';
-import { httpLoad, pgbench, report, timed } from './harness.js';
+import { report, routeVsPgbench, timed } from './harness.js';
 
 const N = Number(process.env['BENCH_ARCHIVE_EVENTS'] ?? 100_000);
 const REPLAY_N = Number(process.env['BENCH_REPLAY_EVENTS'] ?? 1_000_000);
@@ -65,11 +65,15 @@ export async function benchSpine(): Promise<void> {
     // The events API at 50 connections vs pgbench on the same SQL.
     await sql`ANALYZE events`.execute(env.db);
     const api = await startTestApi(env, { LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '1000000000' });
-    const http = await httpLoad(`${api.url}/v1/events?eventName=PaymentRecord&limit=100`, 50, 10);
+    const uncached = await startTestApi(env, { LOG_LEVEL: 'silent', RATE_LIMIT_PER_MINUTE: '1000000000', READ_CACHE_TTL_MS: '0' });
+    const path = '/v1/events?eventName=PaymentRecord&limit=100';
+    await routeVsPgbench({
+      name: `GET ${path}`, url: `${api.url}${path}`, uncachedUrl: `${uncached.url}${path}`, seconds: 10, goal: 0.5,
+      sql: "SELECT id, name, signature, slot, block_time, ix_path, event_index, data FROM events WHERE name = 'PaymentRecord' ORDER BY slot DESC, seq DESC LIMIT 100 OFFSET 0",
+      dbUrl: env.dbUrl, redis: env.redis, versionKeys: [env.keys.readVersion('archive')],
+    });
+    await uncached.close();
     await api.close();
-    const pg = await pgbench(env.dbUrl, "SELECT id, name, signature, slot, block_time, ix_path, event_index, data FROM events WHERE name = 'PaymentRecord' ORDER BY slot DESC, seq DESC LIMIT 100 OFFSET 0", 50, 10);
-    report({ name: 'GET /v1/events?eventName=PaymentRecord&limit=100 @50 conns', value: http.rps, unit: 'req/s', baseline: { name: 'pgbench same SQL', value: pg.tps }, goal: 0.5 });
-    process.stdout.write(`    p50 ${http.p50} ms, p99 ${http.p99} ms, errors ${http.errors}, non-2xx ${http.non2xx}; pgbench avg latency ${pg.latencyMs} ms\n`);
   } finally {
     await env.close();
   }

@@ -53,7 +53,7 @@ export async function createTestEnv(tag: string): Promise<TestEnv> {
   await ensureDatabase(dbUrl);
   const db = createDb(dbUrl, 10, name);
   await migrateToLatest(db);
-  const redis = createRedis({ url: redisUrl, sentinels: [], sentinelName: '' });
+  const redis = createRedis({ url: redisUrl, sentinels: [], sentinelName: '' }, { enableAutoPipelining: true });
   const prefix = `${name}:`;
   return {
     name, dbUrl, redisUrl, prefix, db, redis, keys: streamKeys(prefix),
