@@ -6,7 +6,7 @@
  * Types are the JSON shapes of Solana's API (`encoding: "json"`), narrowed to what the
  * indexer reads.
  */
-import pRetry from 'p-retry';
+import pRetry, { type Options as PRetryOptions } from 'p-retry';
 import type { Logger } from 'pino';
 import { RpcResponseError, RpcUnavailableError, type RpcClient } from './rpc-client.js';
 
@@ -50,14 +50,22 @@ export interface ChainReader {
   /** newest first, as the RPC returns them */
   getSignaturesForAddress(address: string, opts: { before?: string; until?: string; limit: number }): Promise<SignatureInfo[]>;
   getTransaction(signature: string): Promise<TransactionJson | null>;
+  /**
+   * Many transactions in one batch request, in the order asked; null where the node has
+   * none yet. A transient failure of the batch, or of any call in it, retries the batch.
+   */
+  getTransactions(signatures: readonly string[]): Promise<(TransactionJson | null)[]>;
 }
 
 export function createChainReader(
   rpc: RpcClient, opts: { commitment: Commitment; logger?: Logger; retry?: RetryPolicy; signal?: AbortSignal },
 ): ChainReader {
   const policy = opts.retry ?? DEFAULT_RETRY;
-  const call = <T>(method: string, params: unknown[]): Promise<T> =>
-    pRetry(() => rpc.call<T>(method, params), {
+  const txConfig = {
+    encoding: 'json', maxSupportedTransactionVersion: 0,
+    commitment: opts.commitment === 'processed' ? 'confirmed' : opts.commitment,
+  };
+  const retryOptions = (method: string): PRetryOptions => ({
       retries: policy.retries,
       minTimeout: policy.minTimeoutMs,
       maxTimeout: policy.maxTimeoutMs,
@@ -69,15 +77,20 @@ export function createChainReader(
       },
       ...(opts.signal ? { signal: opts.signal } : {}),
     });
+  const call = <T>(method: string, params: unknown[]): Promise<T> => pRetry(() => rpc.call<T>(method, params), retryOptions(method));
   return {
     getSlot: () => call<number>('getSlot', [{ commitment: opts.commitment }]),
     getSignaturesForAddress: (address, o) => call<SignatureInfo[]>('getSignaturesForAddress', [address, {
       limit: o.limit, commitment: opts.commitment === 'processed' ? 'confirmed' : opts.commitment,
       ...(o.before ? { before: o.before } : {}), ...(o.until ? { until: o.until } : {}),
     }]),
-    getTransaction: (signature) => call<TransactionJson | null>('getTransaction', [signature, {
-      encoding: 'json', maxSupportedTransactionVersion: 0,
-      commitment: opts.commitment === 'processed' ? 'confirmed' : opts.commitment,
-    }]),
+    getTransaction: (signature) => call<TransactionJson | null>('getTransaction', [signature, txConfig]),
+    getTransactions: (signatures) => pRetry(async () => {
+      const results = await rpc.batch<TransactionJson | null>('getTransaction', signatures.map((s) => [s, txConfig]));
+      return results.map((r) => {
+        if (r instanceof RpcResponseError) throw r;
+        return r;
+      });
+    }, retryOptions('getTransaction (batch)')),
   };
 }

@@ -94,6 +94,8 @@ function build(r: EnvReader) {
     indexer: {
       backfillIntervalMs: r.int('INDEXER_BACKFILL_INTERVAL_MS', 30_000, 'period of gap repair', 100),
       pageSize: r.int('INDEXER_PAGE_SIZE', 1000, 'getSignaturesForAddress page size', 1, 1000),
+      batchSize: r.int('INDEXER_BATCH_SIZE', 50, 'transactions fetched per step, in one JSON-RPC batch request', 1, 1000),
+      batchRequests: r.bool('INDEXER_RPC_BATCH', true, 'fetch transactions with JSON-RPC batch requests; false for RPC nodes that refuse batches (parallel single calls instead)'),
     },
     keys: {
       encryptionKey,

@@ -24,8 +24,10 @@ export interface CatchUpDeps {
   prefix: string;
   programId: string;
   pageSize: number;
-  /** transactions fetched in parallel; appended in order */
+  /** transactions fetched per step (one batch request, or parallel calls when batchRequests is off); appended in order */
   concurrency: number;
+  /** fetch a step's transactions in one JSON-RPC batch (default); off for nodes that refuse batches */
+  batchRequests?: boolean;
   counters: IndexerCounters;
   signal: AbortSignal;
   logger?: Logger;
@@ -59,6 +61,25 @@ function fetchTransaction(deps: CatchUpDeps, signature: string): Promise<Transac
   }, { retries: 6, minTimeout: 100, maxTimeout: 2_000, shouldRetry: ({ error }) => error instanceof NotYetAvailable });
 }
 
+/**
+ * The transactions of a step, in its order; undefined for a failed one (not fetched). One
+ * batch request, then single retried fetches for any the node did not serve yet.
+ */
+async function fetchChunk(deps: CatchUpDeps, chunk: readonly SignatureInfo[]): Promise<(TransactionJson | undefined)[]> {
+  const ok = (s: SignatureInfo) => s.err === null || s.err === undefined;
+  if (deps.batchRequests === false) {
+    return Promise.all(chunk.map((s) => (ok(s) ? fetchTransaction(deps, s.signature) : Promise.resolve(undefined))));
+  }
+  const wanted = chunk.filter(ok).map((s) => s.signature);
+  const got = new Map<string, TransactionJson | null>();
+  if (wanted.length > 0) (await deps.reader.getTransactions(wanted)).forEach((tx, i) => got.set(wanted[i]!, tx));
+  return Promise.all(chunk.map((s) => {
+    if (!ok(s)) return Promise.resolve(undefined);
+    const tx = got.get(s.signature);
+    return tx ? Promise.resolve(tx) : fetchTransaction(deps, s.signature);
+  }));
+}
+
 export async function catchUp(deps: CatchUpDeps): Promise<number> {
   const guard = { signal: deps.signal, ...(deps.logger ? { logger: deps.logger } : {}) };
   const cursor = await retryForever('reading the indexer cursor', () => readCursor(deps.redis, deps.prefix), guard);
@@ -66,8 +87,7 @@ export async function catchUp(deps: CatchUpDeps): Promise<number> {
   let handled = 0;
   for (let start = 0; start < pending.length && !deps.signal.aborted; start += deps.concurrency) {
     const chunk = pending.slice(start, start + deps.concurrency);
-    const fetched = await Promise.all(chunk.map((s) => (
-      s.err === null || s.err === undefined ? fetchTransaction(deps, s.signature) : Promise.resolve(undefined))));
+    const fetched = await fetchChunk(deps, chunk);
     const events: TributaryEvent[] = [];
     chunk.forEach((s, i) => {
       const tx = fetched[i];

@@ -26,7 +26,7 @@ export interface IndexerDeps {
   redis: Redis;
   logger: Logger;
   rpc?: RpcClient;
-  /** transactions fetched in parallel per round (default 16) */
+  /** transactions fetched per step (default INDEXER_BATCH_SIZE) */
   concurrency?: number;
   /** how often the cluster slot is polled for the lag figure (default 2 s) */
   slotPollMs?: number;
@@ -66,7 +66,7 @@ export async function startIndexer(deps: IndexerDeps): Promise<RunningIndexer> {
     counters.clusterSlot = Math.max(counters.clusterSlot, clusterSlot);
     await catchUp({
       reader, redis: deps.redis, keys: streamKeys(redisConfig.prefix), prefix: redisConfig.prefix, programId: solana.programId,
-      pageSize: indexer.pageSize, concurrency: deps.concurrency ?? 16, counters, signal: abort.signal, logger: log, onHandled: remember,
+      pageSize: indexer.pageSize, concurrency: deps.concurrency ?? indexer.batchSize, batchRequests: indexer.batchRequests, counters, signal: abort.signal, logger: log, onHandled: remember,
     });
     counters.syncedSlot = Math.max(counters.syncedSlot, clusterSlot);
     counters.catchUpRounds += 1;

@@ -5,7 +5,7 @@
  *     lines, in-process;
  *   - ingest: the indexer catching up a backlog that a `tributary localnet` process
  *     produced (fetch, decode, append to the Redis stream, cursor), against the RPC reads
- *     alone (the same signature pages and getTransaction calls at the same concurrency).
+ *     alone (the same signature pages and batched getTransaction calls).
  */
 import pino from 'pino';
 import { decodeEventPayload } from '../../src/events/codec.js';
@@ -23,7 +23,7 @@ import { report, timed } from './harness.js';
 
 const DECODE_EVENTS = Number(process.env['BENCH_DECODE_EVENTS'] ?? 20_000);
 const INGEST_EVENTS = Number(process.env['BENCH_INGEST_EVENTS'] ?? 10_000);
-const CONCURRENCY = 16;
+const BATCH = 50; // INDEXER_BATCH_SIZE's default
 const DATA = 'Program data: ';
 
 /** The base64 payloads of the program's event log lines in a seeded history. */
@@ -91,8 +91,8 @@ async function readAll(reader: ChainReader): Promise<number> {
   }
   const ok = sigs.reverse().filter((s) => s.err === null || s.err === undefined);
   let fetched = 0;
-  for (let i = 0; i < ok.length; i += CONCURRENCY) {
-    const txs = await Promise.all(ok.slice(i, i + CONCURRENCY).map((s) => reader.getTransaction(s.signature)));
+  for (let i = 0; i < ok.length; i += BATCH) {
+    const txs = await reader.getTransactions(ok.slice(i, i + BATCH).map((s) => s.signature));
     fetched += txs.filter((t) => t !== null).length;
   }
   return fetched;
@@ -109,7 +109,7 @@ async function benchCatchUp(): Promise<void> {
       ...env.env, SOLANA_RPC_URL: ln.rpcUrl, SOLANA_WS_URL: ln.wsUrl, SOLANA_CLUSTER: 'localnet', INDEXER_BACKFILL_INTERVAL_MS: '600000',
     });
     // from the indexer's start to the last event in the stream
-    const indexer = await startIndexer({ config, redis: env.redis, logger: pino({ level: 'silent' }), concurrency: CONCURRENCY });
+    const indexer = await startIndexer({ config, redis: env.redis, logger: pino({ level: 'silent' }), concurrency: BATCH });
     const run = await timed(async () => {
       while ((await env.redis.xlen(env.keys.events)) < state.events) await new Promise((r) => setTimeout(r, 10));
     }).finally(() => indexer.stop());

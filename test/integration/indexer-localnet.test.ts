@@ -87,9 +87,13 @@ describe('indexer against the localnet', function () {
     expect(indexer.stats().failedTransactionsSkipped).to.be.greaterThan(0);
   });
 
-  it('absorbs duplicates from an overlapping second indexer and a reset cursor', async () => {
+  it('absorbs duplicates from an overlapping second indexer (single calls, no batches) and a reset cursor', async () => {
     await redis.del(cursorKey(prefix));
-    const second = await startIndexer({ config, redis, logger, concurrency: 4 });
+    const single = loadConfig({
+      SOLANA_RPC_URL: ln.rpcUrl, SOLANA_WS_URL: ln.wsUrl, SOLANA_CLUSTER: 'localnet', REDIS_URL, REDIS_PREFIX: prefix,
+      INDEXER_BACKFILL_INTERVAL_MS: '2000', INDEXER_PAGE_SIZE: '50', INDEXER_RPC_BATCH: 'false',
+    });
+    const second = await startIndexer({ config: single, redis, logger, concurrency: 4 });
     await new Promise((r) => setTimeout(r, 1_500));
     const ledger = ln.ledger();
     await Promise.all([second.settled(), indexer.settled()]);
