@@ -14,7 +14,7 @@ import bs58 from 'bs58';
 import {
   COMPUTE_BUDGET_PROGRAM_ID, COMPUTE_UNIT_LIMIT, EVENT_IX_TAG, OTHER_PROGRAM_ID, PROGRAM_ID, SYSTEM_PROGRAM_ID,
 } from './constants.js';
-import { pdas } from './keys.js';
+import { keyString, pdas } from './keys.js';
 import type { ProgramClock } from './program/context.js';
 import { invokeTributary } from './program/dispatch.js';
 import { createOverlay, type AccountView, type Overlay } from './program/store.js';
@@ -51,7 +51,7 @@ interface Pending { name: string; payload: Buffer; outer: number; inner?: number
 export function executeMessage(base: AccountView, message: VersionedMessage, opts: ExecOptions): ExecResult {
   const overlay = createOverlay(base);
   const keys = message.staticAccountKeys;
-  const keyStrings = keys.map((k) => k.toBase58());
+  const keyStrings = keys.map(keyString);
   const keyIndex = (k: string): number => keyStrings.indexOf(k);
   const logs: string[] = [];
   const inner: InnerInstructions[] = [];

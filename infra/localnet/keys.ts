@@ -16,12 +16,27 @@ export function deriveHash(seed: string, label: string): Buffer {
   return createHash('sha256').update(`tributary-localnet-hash:${seed}:${label}`).digest();
 }
 
+const base58 = new WeakMap<PublicKey, string>();
+
+/**
+ * A public key's base58, computed once per key object: web3.js recomputes it on every
+ * call, and the localnet asks for the same long-lived keys thousands of times a second.
+ */
+export function keyString(key: PublicKey): string {
+  let s = base58.get(key);
+  if (s === undefined) {
+    s = key.toBase58();
+    base58.set(key, s);
+  }
+  return s;
+}
+
 const pdaCache = new Map<string, PublicKey>();
 const bumps = new Map<string, number>();
 
 /** findProgramAddressSync costs a few hashes per bump; the workload asks for the same PDAs often. */
 export function findPda(seeds: readonly Uint8Array[], programId: PublicKey = PROGRAM_ID): PublicKey {
-  const key = `${programId.toBase58()}|${seeds.map((s) => Buffer.from(s).toString('hex')).join('|')}`;
+  const key = `${keyString(programId)}|${seeds.map((s) => Buffer.from(s).toString('hex')).join('|')}`;
   const hit = pdaCache.get(key);
   if (hit) return hit;
   const [pda, bump] = PublicKey.findProgramAddressSync(seeds.map((s) => Buffer.from(s)), programId);
@@ -30,13 +45,13 @@ export function findPda(seeds: readonly Uint8Array[], programId: PublicKey = PRO
     bumps.clear();
   }
   pdaCache.set(key, pda);
-  bumps.set(pda.toBase58(), bump);
+  bumps.set(keyString(pda), bump);
   return pda;
 }
 
 /** The bump of a PDA found through findPda (stored in accounts as the program does). */
 export function bumpOf(pda: PublicKey): number {
-  return bumps.get(pda.toBase58()) ?? 255;
+  return bumps.get(keyString(pda)) ?? 255;
 }
 
 export function u32le(n: number): Buffer {

@@ -14,6 +14,7 @@ import { LAMPORTS_PER_SIGNATURE } from './constants.js';
 import { executeMessage, type ExecOptions, type ExecResult } from './executor.js';
 import { decodeEventBody } from './program/encoding.js';
 import { verifyTransaction } from './signatures.js';
+import { keyString } from './keys.js';
 
 export type Rejection = 'SignatureFailure' | 'BlockhashNotFound' | 'AlreadyProcessed' | 'AccountNotFound' | 'UnsupportedVersion';
 
@@ -37,7 +38,7 @@ export function submitTransaction(chain: Chain, tx: VersionedTransaction, opts: 
   if (!opts.ignoreBlockhash && chain.blockhashSlot(message.recentBlockhash) === undefined) return { kind: 'rejected', reason: 'BlockhashNotFound' };
   const signature = bs58.encode(tx.signatures[0] ?? new Uint8Array(64));
   if (opts.commit && chain.transaction(signature)) return { kind: 'rejected', reason: 'AlreadyProcessed' };
-  const keys = message.staticAccountKeys.map((k) => k.toBase58());
+  const keys = message.staticAccountKeys.map(keyString);
   const feePayer = keys[0] ?? '';
   const fee = LAMPORTS_PER_SIGNATURE * message.header.numRequiredSignatures;
   const payer = chain.store.get(feePayer);

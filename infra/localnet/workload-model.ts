@@ -8,6 +8,7 @@ import type { Keypair, PublicKey } from '@solana/web3.js';
 import type { Chain } from './chain.js';
 import { decodeAccount } from './program/encoding.js';
 import { statusName, type PolicyStatusName, type PolicyType } from './program/model.js';
+import { keyString } from './keys.js';
 
 export interface WlGateway {
   address: PublicKey; authority: Keypair; signer: Keypair; feeRecipient: PublicKey;
@@ -61,12 +62,12 @@ export function nextDue(type: PolicyType, scheduleNow: number): number | null {
 
 /** Re-reads a policy from the store; drops it from the model when it is gone. */
 export function refreshPolicy(chain: Chain, model: WorkloadModel, policy: WlPolicy): void {
-  const acc = chain.store.get(policy.address.toBase58());
+  const acc = chain.store.get(keyString(policy.address));
   const decoded = acc
     ? policy.kind === 'payment' ? decodeAccount('PaymentPolicy', acc.data) : decodeAccount('ComposablePolicy', acc.data)
     : undefined;
   if (!decoded) {
-    model.policies.delete(policy.address.toBase58());
+    model.policies.delete(keyString(policy.address));
     return;
   }
   const status = statusName(decoded.status);
@@ -76,7 +77,7 @@ export function refreshPolicy(chain: Chain, model: WorkloadModel, policy: WlPoli
 }
 
 export function duePolicies(model: WorkloadModel): WlPolicy[] {
-  const live = new Set(model.gateways.map((g) => g.address.toBase58()));
+  const live = new Set(model.gateways.map((g) => keyString(g.address)));
   const out: WlPolicy[] = [];
   for (const p of model.policies.values()) {
     if (p.status === 'Active' && p.due !== null && p.due <= model.scheduleNow && live.has(p.gatewayKey)) out.push(p);

@@ -99,7 +99,7 @@ export function createWorkload(chain: Chain, actors: Actors, opts: WorkloadOptio
   const step = (): number => {
     const plan = choose();
     if (!plan) return 1;
-    const tx = signedTransaction(plan.payer, plan.signers, plan.ixs, chain.latestBlockhash().blockhash);
+    const tx = signedTransaction(plan.payer, plan.signers, plan.ixs, chain.latestBlockhash().blockhash, 0);
     const out = submitTransaction(chain, tx, {
       verifySignatures: false,
       commit: true,

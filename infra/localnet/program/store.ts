@@ -7,6 +7,7 @@ import type { PublicKey } from '@solana/web3.js';
 import { PROGRAM_ID } from '../constants.js';
 import { decodeAccount, encodeAccount, rentExempt } from './encoding.js';
 import type { AccountKind, AccountTypes } from './model.js';
+import { keyString } from '../keys.js';
 
 export interface StoredAccount {
   lamports: number;
@@ -54,8 +55,8 @@ export function createOverlay(base: AccountView): Overlay {
 export function readProgramAccount<K extends AccountKind>(
   view: AccountView, address: PublicKey, kind: K,
 ): AccountTypes[K] | undefined {
-  const acc = view.get(address.toBase58());
-  if (!acc || acc.owner !== PROGRAM_ID.toBase58()) return undefined;
+  const acc = view.get(keyString(address));
+  if (!acc || acc.owner !== keyString(PROGRAM_ID)) return undefined;
   return decodeAccount(kind, acc.data);
 }
 
@@ -63,15 +64,15 @@ export function writeProgramAccount<K extends AccountKind>(
   view: AccountView, address: PublicKey, kind: K, value: AccountTypes[K],
 ): void {
   const data = encodeAccount(kind, value);
-  const prior = view.get(address.toBase58());
-  view.set(address.toBase58(), {
+  const prior = view.get(keyString(address));
+  view.set(keyString(address), {
     lamports: prior?.lamports ?? rentExempt(data.length),
-    owner: PROGRAM_ID.toBase58(),
+    owner: keyString(PROGRAM_ID),
     executable: false,
     data,
   });
 }
 
 export function closeAccount(view: AccountView, address: PublicKey): void {
-  view.set(address.toBase58(), null);
+  view.set(keyString(address), null);
 }
