@@ -58,7 +58,7 @@ async function main(argv: string[]): Promise<void> {
       try {
         const rows = await projectionStatus(ctx);
         if (args.flags.has('json')) out(JSON.stringify(rows, null, 2));
-        else for (const r of rows) out(`${r.projection.padEnd(14)} checkpoint ${String(r.checkpoint).padEnd(18)} applied ${String(r.applied).padEnd(10)} lag ${String(r.lag).padEnd(8)} pending ${String(r.pending).padEnd(6)} consumers ${r.consumers} dead ${r.deadLetters}`);
+        else for (const r of rows) out(`${r.projection.padEnd(Math.max(...rows.map((x) => x.projection.length)))} checkpoint ${String(r.checkpoint).padEnd(18)} applied ${String(r.applied).padEnd(10)} lag ${String(r.lag).padEnd(8)} pending ${String(r.pending).padEnd(6)} consumers ${r.consumers} dead ${r.deadLetters}`);
       } finally { await closeContext(ctx); }
       return;
     }
