@@ -176,7 +176,8 @@ async function main(): Promise<number> {
     const drainStart = Date.now();
     const expected = paymentsByTrackingId(ledger);
     // each condition may take as long as it keeps progressing (a loaded machine drains slowly), within the run's bound
-    const drain = async (what: string, remaining: () => Promise<number>) => {
+    const stalled: string[] = [];
+    const drain = async (what: string, remaining: () => Promise<number>, detail?: () => Promise<string>) => {
       const at = Date.now();
       let last = Number.POSITIVE_INFINITY;
       let progressed = Date.now();
@@ -185,7 +186,8 @@ async function main(): Promise<number> {
         if (left === 0) { log(`drained ${what} in ${((Date.now() - at) / 1000).toFixed(1)} s`); return; }
         if (left < last) { last = left; progressed = Date.now(); }
         if (Date.now() - progressed > S.stallSeconds * 1000 || Date.now() > deadline) {
-          log(`${what}: NOT drained, ${left} left, no progress for ${((Date.now() - progressed) / 1000).toFixed(0)} s`);
+          log(`${what}: NOT drained, ${left} left, no progress for ${((Date.now() - progressed) / 1000).toFixed(0)} s${detail ? `: ${await detail().catch((e: Error) => e.message)}` : ''}`);
+          stalled.push(`${what}: ${left} left`);
           return;
         }
         await sleep(1000);
@@ -194,7 +196,9 @@ async function main(): Promise<number> {
     await drain('the archive', async () => Math.max(0, ledger.length - await archived()));
     // end to end: from the chain's first event until the archive held the last one
     const ingested = ledger.length / Math.max(1, (Date.now() - first.t) / 1000);
-    await drain('every consumer group', async () => (await groupInfo(redis, 'tributary:events')).reduce((a, g) => a + g.pending + (g.lag ?? 0), 0));
+    await drain('every consumer group', async () => (await groupInfo(redis, 'tributary:events')).reduce((a, g) => a + g.pending + (g.lag ?? 0), 0),
+      async () => (await groupInfo(redis, 'tributary:events')).filter((g) => g.pending + (g.lag ?? 0) > 0)
+        .map((g) => `${g.name} pending ${g.pending} lag ${g.lag} consumers ${g.consumers} last-delivered ${g.lastDeliveredId}`).join('; '));
     await drain('the outbox', async () => Number((await db.selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll<string>().as('n')).where('status', '<>', 'delivered').executeTakeFirstOrThrow()).n));
     await drain('the sockets', async () => socketMissing(clients!.clients, expected).missing);
     const drainSeconds = (Date.now() - drainStart) / 1000;
@@ -202,6 +206,7 @@ async function main(): Promise<number> {
     const replicaLag = await cluster.replica?.lagBytes().catch(() => undefined);
 
     const checks: Check[] = [
+      { name: 'everything drained', ok: stalled.length === 0, detail: stalled.length === 0 ? 'archive, consumer groups, outbox and sockets reached the end of the ledger' : stalled.join('; ') },
       await archiveCheck(db, ledger),
       await webhookCheck(db, receivers),
       socketCheck(clients.clients, expected, paymentKinds(ledger)),
