@@ -5,6 +5,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { openSync, closeSync } from 'node:fs';
+import { setPriority } from 'node:os';
 
 export interface ChildSpec {
   name: string;
@@ -23,6 +24,8 @@ export interface ChildSpec {
   stopSignal?: NodeJS.Signals;
   /** how long a clean stop may take before SIGKILL (default 30 s) */
   stopTimeoutMs?: number;
+  /** scheduling priority (nice), set after each start; lowering it below 0 needs root, else it stays 0 */
+  nice?: number;
 }
 
 export interface Supervised {
@@ -65,6 +68,9 @@ export function supervise(spec: ChildSpec, onExit: ExitListener = () => undefine
     });
     closeSync(fd);
     child = p;
+    if (spec.nice !== undefined && p.pid !== undefined) {
+      try { setPriority(p.pid, spec.nice); } catch { /* not permitted: the default priority */ }
+    }
     p.once('error', () => undefined);
     p.once('exit', (code, sig) => {
       if (child === p) child = undefined;

@@ -19,6 +19,13 @@ import * as policy from './workload-policy-actions.js';
 
 export const SCHEDULE_STEP = 1_800;
 
+/**
+ * The budget is in events: a step that lands none (a deliberately failing transaction,
+ * nothing to plan) costs this fraction of one, so the workload delivers its rate of
+ * events while such steps still cannot spin it.
+ */
+const NO_EVENT_COST = 0.25;
+
 export interface WorkloadOptions {
   rate: number;
   cpiEventShare: number;
@@ -98,14 +105,14 @@ export function createWorkload(chain: Chain, actors: Actors, opts: WorkloadOptio
 
   const step = (): number => {
     const plan = choose();
-    if (!plan) return 1;
+    if (!plan) return NO_EVENT_COST;
     const tx = signedTransaction(plan.payer, plan.signers, plan.ixs, chain.latestBlockhash().blockhash, 0);
     const out = submitTransaction(chain, tx, {
       verifySignatures: false,
       commit: true,
       exec: { clock: { now: chain.blockTime(), scheduleNow: model.scheduleNow }, viaCpi: () => prng.chance(opts.cpiEventShare) },
     });
-    if (out.kind !== 'executed' || !out.record) return 1;
+    if (out.kind !== 'executed' || !out.record) return NO_EVENT_COST;
     stats.transactions += 1;
     if (out.result.err === null) plan.after?.();
     else stats.failed += 1;
@@ -115,7 +122,7 @@ export function createWorkload(chain: Chain, actors: Actors, opts: WorkloadOptio
     if (out.result.err !== null && !plan.label.startsWith('failed')) {
       opts.logger?.debug({ label: plan.label, err: out.result.err, logs: out.result.logs }, 'workload transaction failed');
     }
-    return Math.max(1, events);
+    return events > 0 ? events : NO_EVENT_COST;
   };
 
   return {
