@@ -20,11 +20,13 @@ import * as policy from './workload-policy-actions.js';
 export const SCHEDULE_STEP = 1_800;
 
 /**
- * The budget is in events: a step that lands none (a deliberately failing transaction,
- * nothing to plan) costs this fraction of one, so the workload delivers its rate of
- * events while such steps still cannot spin it.
+ * The budget is in events: a deliberately failing transaction costs nothing of it (it is
+ * a bounded share of the plans), and a step with nothing to plan costs a quarter of an
+ * event, so the workload delivers its rate of events and still cannot spin. A budget left
+ * over by late ticks (a loaded machine) is kept for up to BACKLOG_SECONDS of the rate.
  */
-const NO_EVENT_COST = 0.25;
+const NO_PLAN_COST = 0.25;
+const BACKLOG_SECONDS = 5;
 
 export interface WorkloadOptions {
   rate: number;
@@ -105,14 +107,14 @@ export function createWorkload(chain: Chain, actors: Actors, opts: WorkloadOptio
 
   const step = (): number => {
     const plan = choose();
-    if (!plan) return NO_EVENT_COST;
+    if (!plan) return NO_PLAN_COST;
     const tx = signedTransaction(plan.payer, plan.signers, plan.ixs, chain.latestBlockhash().blockhash, 0);
     const out = submitTransaction(chain, tx, {
       verifySignatures: false,
       commit: true,
       exec: { clock: { now: chain.blockTime(), scheduleNow: model.scheduleNow }, viaCpi: () => prng.chance(opts.cpiEventShare) },
     });
-    if (out.kind !== 'executed' || !out.record) return NO_EVENT_COST;
+    if (out.kind !== 'executed' || !out.record) return NO_PLAN_COST;
     stats.transactions += 1;
     if (out.result.err === null) plan.after?.();
     else stats.failed += 1;
@@ -122,13 +124,13 @@ export function createWorkload(chain: Chain, actors: Actors, opts: WorkloadOptio
     if (out.result.err !== null && !plan.label.startsWith('failed')) {
       opts.logger?.debug({ label: plan.label, err: out.result.err, logs: out.result.logs }, 'workload transaction failed');
     }
-    return events > 0 ? events : NO_EVENT_COST;
+    return events;
   };
 
   return {
     tick: (elapsedMs) => {
       if (opts.rate <= 0 || done()) return;
-      budget = Math.min(budget + (opts.rate * elapsedMs) / 1000, opts.rate * 2 + 5);
+      budget = Math.min(budget + (opts.rate * elapsedMs) / 1000, opts.rate * BACKLOG_SECONDS + 5);
       for (let guard = 0; budget >= 1 && guard < 100_000 && !done(); guard += 1) budget -= step();
     },
     stats: () => ({ ...stats }),
