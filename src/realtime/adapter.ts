@@ -24,6 +24,12 @@ export interface RealtimeAdapter {
    * (a PING queued behind them on the subscriber connection: Redis answers in order).
    */
   barrier(): Promise<void>;
+  /**
+   * Called when the subscriber connection is back after a loss (a Redis restart, a network
+   * cut), once its subscriptions are in force again, with when the loss began. Whatever
+   * was published meanwhile never reached this process: pub/sub keeps nothing.
+   */
+  onResubscribed(listener: (lostAtMs: number) => void): void;
   close(): Promise<void>;
 }
 
@@ -48,10 +54,23 @@ export async function attachRedisAdapter(io: Server, config: Config, logger: Log
     : createAdapter(pub, sub, { key: channel }));
   const barrier = async () => { await sub.ping(); };
   await barrier();
+  const listeners: ((lostAtMs: number) => void)[] = [];
+  let lostAt: number | undefined;
+  sub.on('close', () => { lostAt ??= Date.now(); });
+  sub.on('ready', () => {
+    const at = lostAt;
+    if (at === undefined) return;
+    lostAt = undefined;
+    // ioredis queues its re-subscriptions right after 'ready': the PING goes behind them
+    setImmediate(() => {
+      barrier().then(() => { for (const l of listeners) l(at); }, (err: Error) => logger.warn({ err: err.message }, 'socket.io adapter: barrier after resubscription failed'));
+    });
+  });
   return {
     pub,
     sub,
     barrier,
+    onResubscribed: (listener) => { listeners.push(listener); },
     async close() {
       pub.disconnect();
       sub.disconnect();

@@ -11,7 +11,8 @@ import { attachRedisAdapter } from './adapter.js';
 import { NOTIFIER_GROUP, realtimeKeys, roomOf } from './keys.js';
 import { createSlotLeases } from './slots.js';
 import { paymentsProjection } from '../../projections/payments/projection.js';
-import { dropSocket, isReply, recordOutgoing, subscribe, unsubscribe, type ProtocolDeps, type SocketState } from './subscriptions.js';
+import { dropSocket, isReply, recordOutgoing, resync, subscribe, unsubscribe, type ProtocolDeps, type SocketState } from './subscriptions.js';
+import type { Since } from './since.js';
 
 export const WS_PATH = '/ws/v1';
 
@@ -23,6 +24,8 @@ const CLAIM_WAIT_MS = 2000;
  * `complete: false`.
  */
 const READ_MODEL_WAIT_MS = 30_000;
+/** How far before a lost subscriber connection a resync starts reading (block times trail broadcasts). */
+const RESYNC_MARGIN_MS = 60_000;
 /** Most payments one catch-up sends (oldest first); `caught_up.more` tells the client to ask again from the last one. */
 export const CATCH_UP_LIMIT = 1000;
 
@@ -66,6 +69,18 @@ export async function startRealtimeNode(server: HttpServer, ctx: AppContext): Pr
     },
   };
   const states = new Map<string, SocketState>();
+
+  // Broadcasts published while the subscriber connection was away reached no socket here,
+  // and the sockets, still connected, would never ask again: every subscription catches
+  // up from a little before the loss (payment block times run behind the broadcast).
+  adapter.onResubscribed((lostAtMs) => {
+    const since: Since = { kind: 'time', seconds: Math.max(0, Math.floor((lostAtMs - RESYNC_MARGIN_MS) / 1000)) };
+    const subs = [...states.values()].flatMap((state) => [...state.subs.values()].map((sub) => ({ state, sub })));
+    log.warn({ lostAt: new Date(lostAtMs).toISOString(), subscriptions: subs.length }, 'adapter subscriber reconnected; catching every subscription up');
+    for (const { state, sub } of subs) {
+      resync(deps, state, sub, since).catch((err: Error) => log.warn({ err: err.message, trackingId: sub.trackingId }, 'resync failed'));
+    }
+  });
 
   io.on('connection', (socket: Socket) => {
     const state: SocketState = { socket, subs: new Map() };

@@ -31,7 +31,11 @@ export interface Subscription {
   held: boolean;
   /** while catching up: the payments handed to the socket (live or catch-up) */
   seen: Set<string> | null;
+  /** the last RECENT_KEPT payments handed to the socket: a resync does not send them again */
+  recent: Set<string>;
 }
+
+const RECENT_KEPT = 256;
 
 export interface SocketState { socket: Socket; subs: Map<string, Subscription> }
 
@@ -91,7 +95,7 @@ export async function subscribe(deps: ProtocolDeps, state: SocketState, payload:
     return fail(state, reply, { code: 'too_many_subscriptions', message: `a socket may follow at most ${MAX_SUBSCRIPTIONS_PER_SOCKET} trackingIds`, trackingId });
   }
   // registered before any await, so that a concurrent subscribe or a disconnect sees it
-  const sub: Subscription = { trackingId, active: true, held: false, seen: since ? new Set() : null };
+  const sub: Subscription = { trackingId, active: true, held: false, seen: since ? new Set() : null, recent: new Set() };
   state.subs.set(trackingId, sub);
   let slot;
   try {
@@ -146,7 +150,23 @@ export function recordOutgoing(state: SocketState, event: string, msg: unknown):
   if (event !== 'payment') return;
   const data = (msg as Partial<PaymentNotification> | undefined)?.data;
   if (!data) return;
-  state.subs.get(data.trackingId)?.seen?.add(paymentKey(data));
+  const sub = state.subs.get(data.trackingId);
+  if (!sub) return;
+  const key = paymentKey(data);
+  sub.seen?.add(key);
+  sub.recent.add(key);
+  if (sub.recent.size > RECENT_KEPT) sub.recent.delete(sub.recent.values().next().value!);
+}
+
+/**
+ * Catch-up again for a subscription whose live broadcasts may have been lost (the node's
+ * adapter lost its subscriber connection): from `since`, leaving out what the socket got
+ * lately. Skipped while a catch-up of it is running (that one reads the same model).
+ */
+export async function resync(deps: ProtocolDeps, state: SocketState, sub: Subscription, since: Since): Promise<void> {
+  if (!sub.active || !sub.held || sub.seen !== null || !state.socket.connected) return;
+  sub.seen = new Set(sub.recent);
+  await runCatchUp(deps, state, sub, since);
 }
 
 export function isReply(v: unknown): v is (body: unknown) => void {

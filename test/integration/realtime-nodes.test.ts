@@ -8,6 +8,7 @@ import { createTestEnv, type TestEnv } from '../support/env.js';
 import { startTestApi, type TestApi } from '../support/app.js';
 import { connectClient, type TestClient } from '../support/realtime-client.js';
 import { appendTestEvents, makeEvent } from '../support/anchor-events.js';
+import { payment } from '../support/realtime-client.js';
 import { waitFor } from '../support/process.js';
 import { realtimeAttachment } from '../../src/realtime/attachment.js';
 import { startNotifier, type RunningNotifier } from '../../src/realtime/notifier.js';
@@ -21,13 +22,6 @@ import type { TributaryEvent } from '../../src/events/envelope.js';
 
 const logger = createLogger(process.env['TEST_LOG_LEVEL'] ?? 'silent', 'test');
 const nowSec = () => Math.floor(Date.now() / 1000);
-let seq = 0;
-
-export function payment(trackingId: string, over: Record<string, unknown> = {}, blockTime = nowSec()): TributaryEvent {
-  seq += 1;
-  return makeEvent('PaymentRecord', { memo: trackingId, timestamp: String(blockTime), amount: String(1000 + seq), record_id: seq, ...over },
-    { seed: `rt-${seq}-${Math.random()}`, slot: 1_000_000 + seq, blockTime });
-}
 
 for (const sharded of [false, true]) {
   describe(`real-time payments across nodes (${sharded ? 'sharded' : 'plain'} adapter)`, function () {

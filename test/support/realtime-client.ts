@@ -2,6 +2,17 @@
 import { io, type Socket } from 'socket.io-client';
 import type { PaymentNotification } from '../../src/realtime/notification.js';
 import { waitFor } from './process.js';
+import { makeEvent } from './anchor-events.js';
+import type { TributaryEvent } from '../../src/events/envelope.js';
+
+let seq = 0;
+
+/** A PaymentRecord of a trackingId (its memo), each with its own transaction and slot. */
+export function payment(trackingId: string, over: Record<string, unknown> = {}, blockTime = Math.floor(Date.now() / 1000)): TributaryEvent {
+  seq += 1;
+  return makeEvent('PaymentRecord', { memo: trackingId, timestamp: String(blockTime), amount: String(1000 + seq), record_id: seq, ...over },
+    { seed: `rt-${seq}-${Math.random()}`, slot: 1_000_000 + seq, blockTime });
+}
 
 export interface Reply { ok: boolean; error?: { code: string; message: string }; [k: string]: unknown }
 
