@@ -68,7 +68,7 @@ export interface ReplayResult { projection: string; events: number; digest: stri
 export interface ReplayOptions {
   waitMs?: number;
   /** called once the rebuilt model is committed: API nodes' cached answers of it expire (read-cache.ts) */
-  committed?: () => Promise<void>;
+  committed?: () => Promise<unknown>;
 }
 
 export async function replayProjection(db: Db, projection: Projection, opts: ReplayOptions = {}): Promise<ReplayResult> {

@@ -46,15 +46,14 @@ export interface ReadCache {
   get<T extends object>(readModels: readonly string[], key: string, produce: () => Promise<T>, size: (v: T) => number): Promise<T>;
 }
 
-interface Entry { versions: string; value: object }
+interface Entry { versions: string; value: object; bytes: number }
 
 export function createReadCache(redis: Redis, opts: ReadCacheOptions): ReadCache {
   const enabled = opts.ttlMs > 0 && opts.maxBytes > 0;
-  const sizes = new WeakMap<object, number>();
   const entries = new LRUCache<string, Entry>({
     max: 100_000,
     maxSize: Math.max(1, opts.maxBytes),
-    sizeCalculation: (e, k) => Math.max(1, (sizes.get(e.value) ?? 0) + k.length),
+    sizeCalculation: (e, k) => Math.max(1, e.bytes + k.length),
     ttl: Math.max(1, opts.ttlMs),
     ttlAutopurge: false,
   });
@@ -87,10 +86,9 @@ export function createReadCache(redis: Redis, opts: ReadCacheOptions): ReadCache
       const p = (async () => {
         try {
           const value = await produce();
-          sizes.set(value, size(value));
           // a slower, older computation may replace a newer one: that costs a miss, never
           // a stale answer, since an entry serves only at exactly its own versions
-          entries.set(key, { versions, value });
+          entries.set(key, { versions, value, bytes: size(value) });
           return value;
         } finally {
           inflight.delete(flightKey);

@@ -5,23 +5,31 @@ import { compareStreamIds } from './stream-reader.js';
 export interface GroupInfo { name: string; consumers: number; pending: number; lastDeliveredId: string; lag: number | null }
 
 /**
- * Each group of the stream. `lag` is Redis's figure, corrected where Redis keeps a wrong
- * one: its counters of entries added and read do not always survive a restart from the
- * append-only file with trimmed entries, and a group that has read the stream's last entry
- * was then seen reporting thousands of entries of lag for good. A group whose last
- * delivery is the stream's last entry has no lag; where Redis cannot tell (null), the
- * entries after the last delivery are counted, up to LAG_COUNT_CAP.
+ * Each group's position as XINFO GROUPS reports it (lag as Redis has it): one call, for
+ * the paths that poll and need only positions and pending counts.
  */
-export async function groupInfo(redis: Redis, stream: string): Promise<GroupInfo[]> {
-  let raw: unknown[];
-  let lastId: string;
+export async function groupPositions(redis: Redis, stream: string): Promise<GroupInfo[]> {
   try {
-    [raw, lastId] = await Promise.all([redis.xinfo('GROUPS', stream) as Promise<unknown[]>, lastGeneratedId(redis, stream)]);
+    return parseGroups((await redis.xinfo('GROUPS', stream)) as unknown[]);
   } catch (err) {
     if (String(err).includes('no such key')) return [];
     throw err;
   }
-  const groups = parseGroups(raw);
+}
+
+/**
+ * Each group of the stream, with `lag` corrected where Redis keeps a wrong one: its
+ * counters of entries added and read do not always survive a restart from the
+ * append-only file with trimmed entries, and a group that has read the stream's last entry
+ * was then seen reporting thousands of entries of lag for good. A group whose last
+ * delivery is the stream's last entry has no lag; where Redis cannot tell (null), the
+ * entries after the last delivery are counted, up to LAG_COUNT_CAP. For reports (status,
+ * /metrics, drains).
+ */
+export async function groupInfo(redis: Redis, stream: string): Promise<GroupInfo[]> {
+  const groups = await groupPositions(redis, stream);
+  if (groups.length === 0) return groups;
+  const lastId = await lastGeneratedId(redis, stream);
   for (const g of groups) {
     if (compareStreamIds(g.lastDeliveredId, lastId) >= 0) g.lag = 0;
     else if (g.lag === null) g.lag = (await redis.xrange(stream, `(${g.lastDeliveredId}`, '+', 'COUNT', LAG_COUNT_CAP)).length;
@@ -59,7 +67,7 @@ function parseGroups(raw: unknown[]): GroupInfo[] {
  * a projection that has not started yet still finds its entries.
  */
 export async function trimAcknowledged(redis: Redis, stream: string, requiredGroups: readonly string[]): Promise<number> {
-  const groups = await groupInfo(redis, stream);
+  const groups = await groupPositions(redis, stream);
   const present = new Set(groups.map((g) => g.name));
   if (groups.length === 0 || requiredGroups.some((g) => !present.has(g))) return 0;
   let floor: string | undefined;

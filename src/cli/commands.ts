@@ -28,7 +28,7 @@ export async function replay(ctx: AppContext, target: string, log: (s: string) =
     throw new Error(`unknown projection '${target}'; known: all, ${PROJECTIONS.filter((p) => p.replayable).map((p) => p.name).join(', ')}`);
   }
   for (const p of targets) {
-    const r = await replayProjection(ctx.db, p!, { committed: () => bumpReadVersion(ctx.redis, ctx.keys.readVersion(p!.name)).then(() => undefined) });
+    const r = await replayProjection(ctx.db, p!, { committed: () => bumpReadVersion(ctx.redis, ctx.keys.readVersion(p!.name)) });
     log(`${r.projection}: ${r.events} events replayed in ${r.ms} ms, digest ${r.digest}`);
   }
 }

@@ -8,7 +8,7 @@
  * Anything the notifier reads later is broadcast after the join and arrives live.
  */
 import type { Redis } from 'ioredis';
-import { groupInfo } from '../../projections/runner/lag.js';
+import { groupPositions } from '../../projections/runner/lag.js';
 import { compareStreamIds } from '../../projections/runner/stream-reader.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -17,7 +17,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export async function readModelCaughtUp(
   redis: Redis, stream: string, notifierGroup: string, projectionGroup: string, timeoutMs: number, now: () => number,
 ): Promise<boolean> {
-  let groups = await groupInfo(redis, stream);
+  let groups = await groupPositions(redis, stream);
   const notifier = groups.find((g) => g.name === notifierGroup);
   if (!notifier) return true; // no notifier: nothing was broadcast that the model could miss
   const target = notifier.lastDeliveredId;
@@ -30,6 +30,6 @@ export async function readModelCaughtUp(
     }
     if (now() >= deadline) return false;
     await sleep(20);
-    groups = await groupInfo(redis, stream);
+    groups = await groupPositions(redis, stream);
   }
 }

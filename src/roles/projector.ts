@@ -29,7 +29,7 @@ async function bootstrapFromArchive(ctx: AppContext, p: Projection): Promise<voi
   const any = await sql<{ one: number }>`SELECT 1 AS one FROM events LIMIT 1`.execute(ctx.db);
   if (any.rows.length === 0) return;
   ctx.logger.info({ projection: p.name }, 'new projection: building it from the archive first');
-  await replayProjection(ctx.db, p, { committed: () => bumpReadVersion(ctx.redis, ctx.keys.readVersion(p.name)).then(() => undefined) });
+  await replayProjection(ctx.db, p, { committed: () => bumpReadVersion(ctx.redis, ctx.keys.readVersion(p.name)) });
 }
 
 export async function startProjectorRole(ctx: AppContext): Promise<RunningRole> {

@@ -3,26 +3,15 @@
  * one notifier process and one projector process (the payments read model, for catch-up),
  * all started through the CLI, with real socket.io-client sockets.
  */
-import { createServer } from 'node:net';
 import { expect } from 'chai';
 import { createTestEnv, type TestEnv } from '../support/env.js';
+import { freePort } from '../support/ports.js';
 import { startCli, waitFor, type Proc } from '../support/process.js';
 import { connectClient, type TestClient } from '../support/realtime-client.js';
 import { appendTestEvents, makeEvent } from '../support/anchor-events.js';
 import type { TributaryEvent } from '../../src/events/envelope.js';
 
 const LEASE_SECONDS = 2;
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const addr = s.address();
-      s.close(() => resolve(typeof addr === 'object' && addr ? addr.port : 0));
-    });
-  });
-}
 
 let seq = 0;
 function payment(trackingId: string): TributaryEvent {

@@ -5,9 +5,9 @@
  * node B follow the trackingIds the workload created; each gets every payment the chain
  * executes for them afterwards exactly once, and never a payment twice.
  */
-import { createServer } from 'node:net';
 import { expect } from 'chai';
 import { createTestEnv, type TestEnv } from '../support/env.js';
+import { freePort } from '../support/ports.js';
 import { startCli, waitFor, type Proc } from '../support/process.js';
 import { connectClient, type TestClient } from '../support/realtime-client.js';
 import { startLocalnet, type Localnet } from '../../infra/localnet/index.js';
@@ -15,17 +15,6 @@ import { startIndexer, type RunningIndexer } from '../../src/indexer/index.js';
 import { loadConfig } from '../../src/config/config.js';
 import { createLogger } from '../../infra/log/logger.js';
 import type { TributaryEvent } from '../../src/events/envelope.js';
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const addr = s.address();
-      s.close(() => resolve(typeof addr === 'object' && addr ? addr.port : 0));
-    });
-  });
-}
 
 /** trackingId of each payment in the ledger: the record's memo, or its composable policy's. */
 function paymentsByTrackingId(ledger: readonly TributaryEvent[]): { event: TributaryEvent; trackingId: string }[] {

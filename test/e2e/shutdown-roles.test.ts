@@ -6,13 +6,14 @@
  * the delivery in flight and records it.
  */
 import http from 'node:http';
-import { createServer, type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import { Keypair } from '@solana/web3.js';
 import { sql } from 'kysely';
 import { createTestEnv, type TestEnv } from '../support/env.js';
+import { freePort } from '../support/ports.js';
 import { startTestApi, type TestApi } from '../support/app.js';
-import { startCli, waitFor, type Proc } from '../support/process.js';
+import { startCli, terminate, waitFor, type Proc } from '../support/process.js';
 import { startJupiterStandIn, type JupiterStandIn } from '../support/upstreams/jupiter.js';
 import { NO_VENUES } from '../support/upstreams/fixtures.js';
 import { syntheticEvents } from '../support/synthetic-events.js';
@@ -29,27 +30,6 @@ import { createPdaDeriver } from '../../src/domain/pda.js';
 import { PROGRAM_ID } from '../../src/idl/index.js';
 
 const STOP_BOUND_MS = 15_000;
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
-  const { port } = s.address() as AddressInfo;
-  await new Promise((resolve) => s.close(resolve));
-  return port;
-}
-
-/** SIGTERM, then the exit code and how long the stop took (fails past the bound). */
-async function terminate(proc: Proc): Promise<{ code: number | null; ms: number }> {
-  const t0 = Date.now();
-  proc.child.kill('SIGTERM');
-  const bound = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), STOP_BOUND_MS).unref());
-  const code = await Promise.race([proc.exited, bound]);
-  if (code === 'timeout') {
-    proc.child.kill('SIGKILL');
-    throw new Error(`no exit ${STOP_BOUND_MS} ms after SIGTERM:\n${proc.output().slice(-2000)}`);
-  }
-  return { code, ms: Date.now() - t0 };
-}
 
 describe('graceful shutdown on SIGTERM', function () {
   this.timeout(120_000);
@@ -86,7 +66,7 @@ describe('graceful shutdown on SIGTERM', function () {
         }).on('error', reject);
       });
       await waitFor(async () => jup.calls.length > 0, 10_000, 'the request to reach the catalog');
-      const stopped = terminate(api);
+      const stopped = terminate(api, STOP_BOUND_MS);
       // fresh connections, not a pooled one the node would still serve
       const probe = () => new Promise<string>((resolve) => {
         http.get(`${url}/v1/health`, { agent: false }, (res) => { res.resume(); resolve(String(res.statusCode)); })

@@ -4,37 +4,16 @@
  * the rest; the indexer stops mid-workload and a restart leaves the stream holding every
  * event the localnet emitted exactly once; and every role in one process stops cleanly.
  */
-import { createServer, type AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import { createTestEnv, type TestEnv } from '../support/env.js';
-import { startCli, waitFor, type Proc } from '../support/process.js';
+import { freePort } from '../support/ports.js';
+import { startCli, terminate, waitFor, type Proc } from '../support/process.js';
 import { syntheticEvents } from '../support/synthetic-events.js';
 import { appendRaw } from '../../infra/redis/event-stream.js';
 import { parseEvent, serializeEvent } from '../../src/events/envelope.js';
 import { groupInfo } from '../../projections/runner/lag.js';
 import { NOTIFIER_GROUP } from '../../src/realtime/keys.js';
 import { startLocalnet, type Localnet } from '../../infra/localnet/index.js';
-
-const STOP_BOUND_MS = 15_000;
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
-  const { port } = s.address() as AddressInfo;
-  await new Promise((resolve) => s.close(resolve));
-  return port;
-}
-
-async function terminate(proc: Proc): Promise<number | null> {
-  proc.child.kill('SIGTERM');
-  const bound = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), STOP_BOUND_MS).unref());
-  const code = await Promise.race([proc.exited, bound]);
-  if (code === 'timeout') {
-    proc.child.kill('SIGKILL');
-    throw new Error(`no exit ${STOP_BOUND_MS} ms after SIGTERM:\n${proc.output().slice(-2000)}`);
-  }
-  return code;
-}
 
 describe('graceful shutdown of the stream roles on SIGTERM', function () {
   this.timeout(120_000);
@@ -61,14 +40,14 @@ describe('graceful shutdown of the stream roles on SIGTERM', function () {
     const settings = { SOLANA_RPC_URL: 'http://127.0.0.1:1', PROJECTOR_BATCH_SIZE: '50', PROJECTOR_BLOCK_MS: '200' };
     const first = start('notifier', settings);
     await waitFor(async () => ((await notifierGroup())?.lag ?? TOTAL) < TOTAL - 200, 60_000, 'the notifier at work');
-    expect(await terminate(first)).to.equal(0);
+    expect((await terminate(first)).code).to.equal(0);
     const after = (await notifierGroup())!;
     expect(after.pending, 'entries read but not finished').to.equal(0);
     expect(after.lag, 'stopped mid-work').to.be.above(0);
 
     const second = start('notifier', settings);
     await waitFor(async () => (await notifierGroup())?.lag === 0, 90_000, 'the rest drained after a restart');
-    expect(await terminate(second)).to.equal(0);
+    expect((await terminate(second)).code).to.equal(0);
   });
 
   it('indexer: stops mid-workload, and a restart leaves every emitted event in the stream exactly once', async () => {
@@ -78,7 +57,7 @@ describe('graceful shutdown of the stream roles on SIGTERM', function () {
     const settings = { SOLANA_RPC_URL: ln.rpcUrl, SOLANA_WS_URL: ln.wsUrl, SOLANA_CLUSTER: 'localnet', INDEXER_BACKFILL_INTERVAL_MS: '1000', INDEXER_PAGE_SIZE: '50' };
     const first = start('indexer', settings);
     await waitFor(async () => (await env.redis.xlen(env.keys.events)) >= 40, 60_000, 'the indexer at work');
-    expect(await terminate(first)).to.equal(0);
+    expect((await terminate(first)).code).to.equal(0);
     expect(await env.redis.xlen(env.keys.events), 'stopped before the workload ended').to.be.below(MAX);
 
     const second = start('indexer', settings);
@@ -98,7 +77,7 @@ describe('graceful shutdown of the stream roles on SIGTERM', function () {
     const ids = (await env.redis.xrange(env.keys.events, '-', '+')).map(([, f]) => parseEvent(f[1] ?? '').id);
     expect(new Set(ids).size, 'no event twice').to.equal(ids.length);
     expect([...ids].sort()).to.deep.equal(ledger.map((e) => e.id).sort());
-    expect(await terminate(second)).to.equal(0);
+    expect((await terminate(second)).code).to.equal(0);
   });
 
   it('every role in one process: stops cleanly', async () => {
@@ -108,7 +87,7 @@ describe('graceful shutdown of the stream roles on SIGTERM', function () {
     });
     await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/v1/health`)).ok, 60_000, 'the API of the all-roles process');
     await waitFor(async () => /projector started/.test(all.output()) && /notifier started/.test(all.output()), 30_000, 'every role started');
-    expect(await terminate(all)).to.equal(0);
+    expect((await terminate(all)).code).to.equal(0);
     expect(all.output()).to.match(/"msg":"stopped"/);
     expect(all.output()).not.to.match(/graceful stop timed out|role failed to stop/);
   });

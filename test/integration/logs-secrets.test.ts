@@ -5,10 +5,10 @@
  * catalog with its key, and fails some of them; not one secret value reaches its output,
  * and every line of it is a JSON log record.
  */
-import { createServer, type AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
 import { createTestEnv, type TestEnv } from '../support/env.js';
+import { freePort } from '../support/ports.js';
 import { startCli, waitFor, type Proc } from '../support/process.js';
 import { startJupiterStandIn, type JupiterStandIn } from '../support/upstreams/jupiter.js';
 import { NO_VENUES } from '../support/upstreams/fixtures.js';
@@ -21,14 +21,6 @@ const BEARER = secret('bearer');
 const WRONG_ADMIN = secret('wrong-admin');
 const PAYMENT = Buffer.from(JSON.stringify({ x402Version: 2, scheme: 'deferred', payload: { serializedTransaction: secret('payment') } })).toString('base64');
 const COOKIE = secret('cookie');
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
-  const { port } = s.address() as AddressInfo;
-  await new Promise((resolve) => s.close(resolve));
-  return port;
-}
 
 describe('logs without secrets', function () {
   this.timeout(60_000);

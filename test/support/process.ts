@@ -36,3 +36,16 @@ export async function waitFor<T>(probe: () => Promise<T | undefined | false>, ti
     await new Promise((r) => setTimeout(r, 100));
   }
 }
+
+/** SIGTERM, then the exit code and how long the stop took; past `boundMs`, SIGKILL and fail with the output's tail. */
+export async function terminate(proc: Proc, boundMs = 15_000): Promise<{ code: number | null; ms: number }> {
+  const t0 = Date.now();
+  proc.child.kill('SIGTERM');
+  const bound = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), boundMs).unref());
+  const code = await Promise.race([proc.exited, bound]);
+  if (code === 'timeout') {
+    proc.child.kill('SIGKILL');
+    throw new Error(`no exit ${boundMs} ms after SIGTERM:\n${proc.output().slice(-2000)}`);
+  }
+  return { code, ms: Date.now() - t0 };
+}
