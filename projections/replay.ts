@@ -21,6 +21,7 @@ const PAGE = 5000;
 interface ArchivedRow { seq: string; id: string; name: string; signature: string; slot: string; block_time: string | null; ix_path: string; event_index: number; data: TributaryEvent['data'] }
 
 export function rowToEvent(r: Omit<ArchivedRow, 'seq'>): TributaryEvent {
+  // the archive holds only events that were checked when read from the stream (parseEvent)
   return {
     id: r.id,
     name: r.name as TributaryEvent['name'],
@@ -30,7 +31,7 @@ export function rowToEvent(r: Omit<ArchivedRow, 'seq'>): TributaryEvent {
     ixPath: r.ix_path,
     index: r.event_index,
     data: r.data,
-  };
+  } as TributaryEvent;
 }
 
 async function archiveBehind(trx: Trx, projection: string): Promise<number> {

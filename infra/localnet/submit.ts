@@ -75,5 +75,5 @@ function toEnvelope(
   return {
     id: eventId(signature, e.ixPath, e.index), name: e.name, signature, slot, blockTime, ixPath: e.ixPath,
     index: e.index, data: normalizeIdlValue(e.name, decodeEventBody(e.name, e.payload)),
-  };
+  } as TributaryEvent; // normalizeIdlValue produces the generated shape of each event (event-types.ts)
 }

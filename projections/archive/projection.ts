@@ -8,10 +8,9 @@ import type { Projection, Trx } from '../runner/projection.js';
 
 /** The 64-byte memo of an event, for trackingId lookups through the memo encoding. */
 export function memoBytes(e: TributaryEvent): Buffer | null {
-  const hex = e.data['memo_hex'];
-  if (typeof hex === 'string') return Buffer.from(hex, 'hex');
-  const memo = e.data['memo'];
-  return typeof memo === 'string' ? (textToFixedBytes(memo, 64) ?? null) : null;
+  if (!('memo' in e.data)) return null;
+  if (e.data.memo_hex !== undefined) return Buffer.from(e.data.memo_hex, 'hex');
+  return textToFixedBytes(e.data.memo, 64) ?? null;
 }
 
 export function archiveRow(e: TributaryEvent) {

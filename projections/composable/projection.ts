@@ -6,7 +6,7 @@
 import { PROGRAM_ID } from '../../src/idl/index.js';
 import { createPdaDeriver, type PdaDeriver } from '../../src/domain/pda.js';
 import type { Projection } from '../runner/projection.js';
-import { composablePolicySpec } from '../policies/fold.js';
+import { composablePolicySpec } from '../policies/specs.js';
 import { createPolicyProjection } from '../policies/projection.js';
 
 export function createComposablePoliciesProjection(pda: PdaDeriver): Projection {

@@ -8,38 +8,43 @@
 import { sql } from 'kysely';
 import { PROGRAM_ID } from '../../src/idl/index.js';
 import { createPdaDeriver, type PdaDeriver } from '../../src/domain/pda.js';
-import { int, pgText, text } from '../../src/domain/event-data.js';
-import type { EventName } from '../../src/events/catalog.js';
-import type { TributaryEvent } from '../../src/events/envelope.js';
+import { pgText } from '../../src/domain/event-data.js';
+import { assertNever, type TributaryEvent } from '../../src/events/envelope.js';
 import type { Projection, Trx } from '../runner/projection.js';
 
-type Handler = (trx: Trx, pda: PdaDeriver, e: TributaryEvent) => Promise<unknown>;
-
 const touch = (at: number | null) => ({ updated_at: sql<string>`coalesce(${at}::bigint, updated_at)` });
-const byAddress = (trx: Trx, e: TributaryEvent) => trx.updateTable('gateways').where('address', '=', text(e.data, 'gateway'));
+const byAddress = (trx: Trx, gateway: string) => trx.updateTable('gateways').where('address', '=', gateway);
 
-const HANDLERS: Partial<Record<EventName, Handler>> = {
-  PaymentGatewayCreated: (trx, pda, e) => {
-    const d = e.data;
-    const authority = text(d, 'authority');
-    const at = e.blockTime;
-    const row = {
-      address: pda.gateway(authority), authority, fee_recipient: text(d, 'fee_recipient'), signer: authority,
-      fee_bps: int(d, 'gateway_fee_bps'), name: pgText(text(d, 'name')), url: pgText(text(d, 'url')), active: true, deleted: false,
-      created_at: at, updated_at: at, deleted_at: null, created_slot: e.slot, created_signature: e.signature,
-    };
-    const { address: _a, ...rest } = row;
-    return trx.insertInto('gateways').values(row).onConflict((oc) => oc.column('address').doUpdateSet(rest)).execute();
-  },
-  PaymentGatewayDeleted: (trx, _pda, e) =>
-    byAddress(trx, e).set({ active: false, deleted: true, deleted_at: e.blockTime, ...touch(e.blockTime) }).execute(),
-  GatewayFeeBpsChanged: (trx, _pda, e) =>
-    byAddress(trx, e).set({ fee_bps: int(e.data, 'new_fee_bps'), ...touch(e.blockTime) }).execute(),
-  GatewayFeeRecipientChanged: (trx, _pda, e) =>
-    byAddress(trx, e).set({ fee_recipient: text(e.data, 'new_fee_recipient'), ...touch(e.blockTime) }).execute(),
-  GatewaySignerChanged: (trx, _pda, e) =>
-    byAddress(trx, e).set({ signer: text(e.data, 'new_signer'), ...touch(e.blockTime) }).execute(),
-};
+async function applyOne(trx: Trx, pda: PdaDeriver, e: TributaryEvent): Promise<unknown> {
+  switch (e.name) {
+    case 'PaymentGatewayCreated': {
+      const d = e.data;
+      const at = e.blockTime;
+      const row = {
+        address: pda.gateway(d.authority), authority: d.authority, fee_recipient: d.fee_recipient, signer: d.authority,
+        fee_bps: d.gateway_fee_bps, name: pgText(d.name), url: pgText(d.url), active: true, deleted: false,
+        created_at: at, updated_at: at, deleted_at: null, created_slot: e.slot, created_signature: e.signature,
+      };
+      const { address: _a, ...rest } = row;
+      return trx.insertInto('gateways').values(row).onConflict((oc) => oc.column('address').doUpdateSet(rest)).execute();
+    }
+    case 'PaymentGatewayDeleted':
+      return byAddress(trx, e.data.gateway).set({ active: false, deleted: true, deleted_at: e.blockTime, ...touch(e.blockTime) }).execute();
+    case 'GatewayFeeBpsChanged':
+      return byAddress(trx, e.data.gateway).set({ fee_bps: e.data.new_fee_bps, ...touch(e.blockTime) }).execute();
+    case 'GatewayFeeRecipientChanged':
+      return byAddress(trx, e.data.gateway).set({ fee_recipient: e.data.new_fee_recipient, ...touch(e.blockTime) }).execute();
+    case 'GatewaySignerChanged':
+      return byAddress(trx, e.data.gateway).set({ signer: e.data.new_signer, ...touch(e.blockTime) }).execute();
+    case 'ComposableExecuted': case 'ComposablePolicyCreated': case 'ComposablePolicyDeleted': case 'ComposablePolicyStatusChanged':
+    case 'EmergencyPauseChanged': case 'PaymentPolicyCreated': case 'PaymentPolicyDeleted': case 'PaymentPolicyStatusChanged':
+    case 'PaymentRecord': case 'ProgramAuthorityChanged': case 'ProgramConfigCreated': case 'ReferralRewardDistributedRecord':
+    case 'UserPaymentCreated': case 'UserPaymentDeleted':
+      return undefined;
+    default:
+      return assertNever(e);
+  }
+}
 
 export function createGatewaysProjection(pda: PdaDeriver): Projection {
   return {
@@ -47,7 +52,7 @@ export function createGatewaysProjection(pda: PdaDeriver): Projection {
     tables: [{ name: 'gateways', orderBy: 'address' }],
     replayable: true,
     async apply(trx, events) {
-      for (const e of events) await HANDLERS[e.name]?.(trx, pda, e);
+      for (const e of events) await applyOne(trx, pda, e);
     },
   };
 }

@@ -6,29 +6,11 @@
  */
 import type { EventData } from '../../src/events/codec.js';
 import { toApiEvent } from '../../queries/events/events-query.js';
+import type { Insertable } from 'kysely';
+import type { PaymentsTable } from './tables.js';
 
-export interface PaymentRowLike {
-  event_id: string;
-  kind: string;
-  policy: string;
-  gateway: string;
-  signature: string;
-  slot: string | number;
-  event_index: number;
-  block_time: string | number | null;
-  timestamp: string;
-  amount: string;
-  output_amount: string | null;
-  gateway_fee: string | null;
-  protocol_fee: string | null;
-  payer: string | null;
-  recipient: string;
-  token_mint: string | null;
-  target_program: string | null;
-  record_id: string | number;
-  memo: Buffer | null;
-  tracking_id: string | null;
-}
+/** The columns a payment row has, whether being written or read back (tables.ts declares them once). */
+export type PaymentRowLike = Required<Omit<Insertable<PaymentsTable>, 'doc' | 'at'>>;
 
 export interface Execution {
   id: string;

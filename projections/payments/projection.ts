@@ -4,49 +4,52 @@
  * this model remembers each composable policy's 32-byte memo from its creation event (in
  * a table of its own, never another model's) and fills executions seen before it.
  */
-import { big, field, int, paymentAt, pgText, text } from '../../src/domain/event-data.js';
+import { paymentAt, pgText } from '../../src/domain/event-data.js';
 import { COMPOSABLE_MEMO_BYTES, PAYMENT_MEMO_BYTES, memoFromData, memoToTrackingId } from '../../src/domain/memo.js';
-import type { TributaryEvent } from '../../src/events/envelope.js';
+import { assertNever, type TributaryEvent } from '../../src/events/envelope.js';
 import type { Projection, Trx } from '../runner/projection.js';
 import { paymentDoc, type PaymentRowLike } from './doc.js';
 
 interface Memo { memo: Buffer; tracking_id: string; input_mint: string | null }
+type Executed = TributaryEvent<'PaymentRecord' | 'ComposableExecuted'>;
 
 const CHUNK = 1000;
 
-function base(e: TributaryEvent, kind: string, policy: string) {
+function base(e: Executed, policy: string) {
   return {
-    event_id: e.id, kind, policy, gateway: text(e.data, 'gateway'), signature: e.signature, slot: e.slot,
-    event_index: e.index, block_time: e.blockTime, timestamp: big(e.data, 'timestamp').toString(),
-    at: paymentAt(e).toString(), recipient: text(e.data, 'recipient'), record_id: int(e.data, 'record_id'),
+    event_id: e.id, kind: e.name, policy, gateway: e.data.gateway, signature: e.signature, slot: e.slot,
+    event_index: e.index, block_time: e.blockTime, timestamp: BigInt(e.data.timestamp).toString(),
+    at: paymentAt(e).toString(), recipient: e.data.recipient, record_id: e.data.record_id,
   };
 }
 
 const withDoc = <T extends PaymentRowLike>(r: T): T & { doc: string } => ({ ...r, doc: paymentDoc(r) });
 
-function paymentRow(e: TributaryEvent) {
-  const memo = memoFromData(e.data, PAYMENT_MEMO_BYTES);
+function paymentRow(e: TributaryEvent<'PaymentRecord'>) {
+  const d = e.data;
+  const memo = memoFromData(d, PAYMENT_MEMO_BYTES);
   return withDoc({
-    ...base(e, 'PaymentRecord', text(e.data, 'payment_policy')),
-    amount: big(e.data, 'amount').toString(), output_amount: null, gateway_fee: null, protocol_fee: null,
-    payer: text(e.data, 'payer'), token_mint: text(e.data, 'token_mint'), target_program: null,
+    ...base(e, d.payment_policy),
+    amount: BigInt(d.amount).toString(), output_amount: null, gateway_fee: null, protocol_fee: null,
+    payer: d.payer, token_mint: d.token_mint, target_program: null,
     memo, tracking_id: pgText(memoToTrackingId(memo)),
   });
 }
 
-function composableRow(e: TributaryEvent, memo: Memo | undefined) {
+function composableRow(e: TributaryEvent<'ComposableExecuted'>, memo: Memo | undefined) {
+  const d = e.data;
   return withDoc({
-    ...base(e, 'ComposableExecuted', text(e.data, 'composable_policy')),
-    amount: big(e.data, 'input_amount').toString(), output_amount: big(e.data, 'output_amount').toString(),
-    gateway_fee: big(e.data, 'gateway_fee').toString(), protocol_fee: big(e.data, 'protocol_fee').toString(),
-    payer: null, token_mint: memo?.input_mint ?? null, target_program: text(e.data, 'target_program'),
+    ...base(e, d.composable_policy),
+    amount: BigInt(d.input_amount).toString(), output_amount: BigInt(d.output_amount).toString(),
+    gateway_fee: BigInt(d.gateway_fee).toString(), protocol_fee: BigInt(d.protocol_fee).toString(),
+    payer: null, token_mint: memo?.input_mint ?? null, target_program: d.target_program,
     memo: memo?.memo ?? null, tracking_id: memo?.tracking_id ?? null,
   });
 }
 
-function memoOfCreated(e: TributaryEvent): Memo {
+function memoOfCreated(e: TributaryEvent<'ComposablePolicyCreated'>): Memo {
   const memo = memoFromData(e.data, COMPOSABLE_MEMO_BYTES);
-  const fc = field(e.data, 'forward_config') as { input_mint?: unknown };
+  const fc = e.data.forward_config as { input_mint?: unknown };
   return { memo, tracking_id: pgText(memoToTrackingId(memo)), input_mint: typeof fc.input_mint === 'string' ? fc.input_mint : null };
 }
 
@@ -61,18 +64,27 @@ async function loadMemos(trx: Trx, policies: readonly string[]): Promise<Map<str
 }
 
 async function apply(trx: Trx, events: readonly TributaryEvent[]): Promise<void> {
-  const executedPolicies = [...new Set(events.filter((e) => e.name === 'ComposableExecuted').map((e) => text(e.data, 'composable_policy')))];
+  const executedPolicies = [...new Set(events.flatMap((e) => (e.name === 'ComposableExecuted' ? [e.data.composable_policy] : [])))];
   const memos = executedPolicies.length > 0 ? await loadMemos(trx, executedPolicies) : new Map<string, Memo>();
   const rows: (ReturnType<typeof paymentRow> | ReturnType<typeof composableRow>)[] = [];
   const created: { composable_policy: string; memo: Buffer; tracking_id: string; input_mint: string | null }[] = [];
   for (const e of events) {
-    if (e.name === 'PaymentRecord') rows.push(paymentRow(e));
-    else if (e.name === 'ComposableExecuted') rows.push(composableRow(e, memos.get(text(e.data, 'composable_policy'))));
-    else if (e.name === 'ComposablePolicyCreated') {
-      const m = memoOfCreated(e);
-      const policy = text(e.data, 'composable_policy');
-      memos.set(policy, m);
-      created.push({ composable_policy: policy, ...m });
+    switch (e.name) {
+      case 'PaymentRecord': rows.push(paymentRow(e)); break;
+      case 'ComposableExecuted': rows.push(composableRow(e, memos.get(e.data.composable_policy))); break;
+      case 'ComposablePolicyCreated': {
+        const m = memoOfCreated(e);
+        const policy = e.data.composable_policy;
+        memos.set(policy, m);
+        created.push({ composable_policy: policy, ...m });
+        break;
+      }
+      case 'ComposablePolicyDeleted': case 'ComposablePolicyStatusChanged': case 'EmergencyPauseChanged': case 'GatewayFeeBpsChanged':
+      case 'GatewayFeeRecipientChanged': case 'GatewaySignerChanged': case 'PaymentGatewayCreated': case 'PaymentGatewayDeleted':
+      case 'PaymentPolicyCreated': case 'PaymentPolicyDeleted': case 'PaymentPolicyStatusChanged': case 'ProgramAuthorityChanged':
+      case 'ProgramConfigCreated': case 'ReferralRewardDistributedRecord': case 'UserPaymentCreated': case 'UserPaymentDeleted':
+        break;
+      default: assertNever(e);
     }
   }
   for (let i = 0; i < rows.length; i += CHUNK) {

@@ -6,28 +6,11 @@
 import type { Json } from '../../src/events/codec.js';
 import { normalizePolicy, type PolicyFacts, type PolicyKind } from '../../src/domain/policy.js';
 import type { PolicyStatus, PolicyType } from '../../src/domain/policy-type.js';
+import type { Selectable } from 'kysely';
+import type { PolicyRowTable } from './tables.js';
 
-/** The columns a policy row has, whether folded in memory or read back from Postgres. */
-export interface PolicyRowLike {
-  address: string;
-  policy_id: string;
-  user_payment: string;
-  owner: string | null;
-  token_mint: string | null;
-  gateway: string;
-  recipient: string;
-  policy_type: Json | PolicyType;
-  memo: Uint8Array;
-  status: string;
-  total_paid: string;
-  total_output: string | null;
-  extra: Json | null;
-  payment_count: number;
-  last_payment_at: string | null;
-  last_payment_signature: string | null;
-  created_at: string | null;
-  updated_at: string | null;
-}
+/** The columns a policy row has, whether folded in memory or read back from Postgres (tables.ts declares them once). */
+export type PolicyRowLike = Omit<Selectable<PolicyRowTable>, 'doc'>;
 
 export function factsFromRow(kind: PolicyKind, r: PolicyRowLike): PolicyFacts {
   const extra = (r.extra ?? {}) as { [k: string]: Json };

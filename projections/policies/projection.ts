@@ -7,9 +7,9 @@
  */
 import { PROGRAM_ID } from '../../src/idl/index.js';
 import { createPdaDeriver, type PdaDeriver } from '../../src/domain/pda.js';
-import { text } from '../../src/domain/event-data.js';
 import type { Projection } from '../runner/projection.js';
-import { foldPolicies, paymentPolicySpec, policyAddressOf, type PolicyKindSpec } from './fold.js';
+import { foldPolicies, type PolicyKindSpec } from './fold.js';
+import { paymentPolicySpec } from './specs.js';
 import { loadState, saveState } from './store.js';
 
 export function createPolicyProjection(name: string, spec: PolicyKindSpec, pda: PdaDeriver): Projection {
@@ -25,10 +25,10 @@ export function createPolicyProjection(name: string, spec: PolicyKindSpec, pda: 
       const addresses = new Set<string>();
       const userPayments = new Set<string>();
       for (const e of events) {
-        const a = policyAddressOf(spec, pda, e);
-        if (a === undefined) continue;
-        addresses.add(a);
-        if (e.name === spec.events.created) userPayments.add(text(e.data, 'user_payment'));
+        const c = spec.changeOf(pda, e);
+        if (c === undefined) continue;
+        addresses.add(c.address);
+        if (c.kind === 'created') userPayments.add(c.userPayment);
       }
       const hasOwners = events.some((e) => e.name === 'UserPaymentCreated');
       if (addresses.size === 0 && !hasOwners) return;

@@ -4,7 +4,7 @@
  * written as one upsert per (gateway, day) it touches.
  */
 import { sql } from 'kysely';
-import { big, epochDay, paymentAt, text } from '../../src/domain/event-data.js';
+import { epochDay, paymentAt } from '../../src/domain/event-data.js';
 import type { Projection } from '../runner/projection.js';
 
 export const statsProjection: Projection = {
@@ -15,12 +15,12 @@ export const statsProjection: Projection = {
     const sums = new Map<string, { gateway: string; day: string; payments: number; volume: bigint }>();
     for (const e of events) {
       if (e.name !== 'PaymentRecord') continue;
-      const gateway = text(e.data, 'gateway');
+      const gateway = e.data.gateway;
       const day = epochDay(paymentAt(e)).toString();
       const key = `${gateway}|${day}`;
       const s = sums.get(key) ?? { gateway, day, payments: 0, volume: 0n };
       s.payments += 1;
-      s.volume += big(e.data, 'amount');
+      s.volume += BigInt(e.data.amount);
       sums.set(key, s);
     }
     const rows = [...sums.values()].map((s) => ({ gateway: s.gateway, day: s.day, payments: s.payments, volume: s.volume.toString() }));

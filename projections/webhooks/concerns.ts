@@ -16,7 +16,7 @@
  *   not delivered by webhooks.
  */
 import type { PdaDeriver } from '../../src/domain/pda.js';
-import type { TributaryEvent } from '../../src/events/envelope.js';
+import { assertNever, type TributaryEvent } from '../../src/events/envelope.js';
 
 export type PolicyKind = 'payment' | 'composable';
 
@@ -25,18 +25,12 @@ export type Concern =
   | { kind: 'policy'; policyKind: PolicyKind; policy: string }
   | { kind: 'none' };
 
-const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
+const str = (v: string): string | undefined => (v !== '' ? v : undefined);
+
+const named = (gateway: string): Concern => (str(gateway) ? { kind: 'gateway', gateway } : { kind: 'none' });
+const policy = (policyKind: PolicyKind, address: string): Concern => (str(address) ? { kind: 'policy', policyKind, policy: address } : { kind: 'none' });
 
 export function concernOf(e: TributaryEvent, pda: PdaDeriver): Concern {
-  const d = e.data;
-  const named = (field: string): Concern => {
-    const gateway = str(d[field]);
-    return gateway ? { kind: 'gateway', gateway } : { kind: 'none' };
-  };
-  const policy = (policyKind: PolicyKind, field: string): Concern => {
-    const address = str(d[field]);
-    return address ? { kind: 'policy', policyKind, policy: address } : { kind: 'none' };
-  };
   switch (e.name) {
     case 'PaymentRecord':
     case 'ReferralRewardDistributedRecord':
@@ -47,44 +41,36 @@ export function concernOf(e: TributaryEvent, pda: PdaDeriver): Concern {
     case 'GatewayFeeBpsChanged':
     case 'GatewayFeeRecipientChanged':
     case 'GatewaySignerChanged':
-      return named('gateway');
-    case 'PaymentGatewayCreated': {
-      const authority = str(d['authority']);
-      return authority ? { kind: 'gateway', gateway: pda.gateway(authority) } : { kind: 'none' };
-    }
+      return named(e.data.gateway);
+    case 'PaymentGatewayCreated':
+      return str(e.data.authority) ? { kind: 'gateway', gateway: pda.gateway(e.data.authority) } : { kind: 'none' };
     case 'PaymentPolicyStatusChanged':
     case 'PaymentPolicyDeleted':
-      return policy('payment', 'payment_policy');
+      return policy('payment', e.data.payment_policy);
     case 'ComposablePolicyStatusChanged':
     case 'ComposablePolicyDeleted':
-      return policy('composable', 'composable_policy');
+      return policy('composable', e.data.composable_policy);
     case 'UserPaymentCreated':
     case 'UserPaymentDeleted':
     case 'ProgramConfigCreated':
     case 'ProgramAuthorityChanged':
     case 'EmergencyPauseChanged':
       return { kind: 'none' };
-    default: {
-      const _unknown: never = e.name; // a name outside the catalog concerns no gateway we know
-      return { kind: 'none' };
-    }
+    default:
+      return assertNever(e);
   }
 }
 
 /** A policy creation's address and gateway, for the projection's policy → gateway map. */
 export function createdPolicy(e: TributaryEvent, pda: PdaDeriver): { policy: string; gateway: string } | undefined {
-  const d = e.data;
-  const gateway = str(d['gateway']);
-  if (!gateway) return undefined;
   if (e.name === 'ComposablePolicyCreated') {
-    const policy = str(d['composable_policy']);
-    return policy ? { policy, gateway } : undefined;
+    const { gateway, composable_policy: policy } = e.data;
+    return str(gateway) && str(policy) ? { policy, gateway } : undefined;
   }
   if (e.name === 'PaymentPolicyCreated') {
     // the event carries the user payment and the policy id, not the address: derive it
-    const userPayment = str(d['user_payment']);
-    const id = Number(d['policy_id']);
-    if (!userPayment || !Number.isInteger(id)) return undefined;
+    const { gateway, user_payment: userPayment, policy_id: id } = e.data;
+    if (!str(gateway) || !str(userPayment)) return undefined;
     return { policy: pda.paymentPolicy(userPayment, id), gateway };
   }
   return undefined;

@@ -34,8 +34,8 @@ export function int(d: EventData, k: string): number {
  * The time basis of a payment for stats and time filters: the block time, as the events
  * API filters by it, else the program's clock carried in the event's `timestamp`.
  */
-export function paymentAt(e: { blockTime: number | null; data: EventData }): bigint {
-  return e.blockTime !== null ? BigInt(e.blockTime) : big(e.data, 'timestamp');
+export function paymentAt(e: { blockTime: number | null; data: { timestamp: string } }): bigint {
+  return e.blockTime !== null ? BigInt(e.blockTime) : BigInt(e.data.timestamp);
 }
 
 /** Days since 1970-01-01 UTC of unix seconds (floor, also before 1970). */

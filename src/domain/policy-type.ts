@@ -4,6 +4,7 @@
  * a frequency as its name or `{kind: "Custom", value: "<seconds>"}`.
  */
 import type { Json } from '../events/codec.js';
+import type { PaymentFrequency, PolicyType as IdlPolicyType } from '../events/event-types.js';
 
 export const POLICY_VARIANTS = ['Subscription', 'Milestone', 'PayAsYouGo', 'OneTime', 'UpTo'] as const;
 export type PolicyVariant = (typeof POLICY_VARIANTS)[number];
@@ -11,24 +12,14 @@ export type PolicyVariant = (typeof POLICY_VARIANTS)[number];
 export const POLICY_STATUSES = ['Active', 'Paused', 'Completed'] as const;
 export type PolicyStatus = (typeof POLICY_STATUSES)[number];
 
-export type Frequency = 'Daily' | 'Weekly' | 'Monthly' | 'Quarterly' | 'SemiAnnually' | 'Annually' | { kind: 'Custom'; value: string };
-
-export interface SubscriptionType {
-  kind: 'Subscription'; amount: string; auto_renew: boolean; max_renewals: number | null;
-  payment_frequency: Frequency; next_payment_due: string;
-}
-export interface MilestoneType {
-  kind: 'Milestone'; milestone_amounts: string[]; milestone_timestamps: string[]; current_milestone: number;
-  release_condition: number; total_milestones: number; escrow_amount: string;
-}
-export interface PayAsYouGoType {
-  kind: 'PayAsYouGo'; max_amount_per_period: string; max_chunk_amount: string; period_length_seconds: string;
-  current_period_start: string; current_period_total: string; expiry_date: string | null;
-}
-export interface OneTimeType { kind: 'OneTime'; amount: string; due_date: string; expiry_date: string | null }
-export interface UpToType { kind: 'UpTo'; max_amount: string; valid_after: string; deadline: string }
-
-export type PolicyType = SubscriptionType | MilestoneType | PayAsYouGoType | OneTimeType | UpToType;
+// The IDL's shapes, generated (src/events/event-types.ts); named here for the domain's code.
+export type Frequency = PaymentFrequency;
+export type PolicyType = IdlPolicyType;
+export type SubscriptionType = Extract<PolicyType, { kind: 'Subscription' }>;
+export type MilestoneType = Extract<PolicyType, { kind: 'Milestone' }>;
+export type PayAsYouGoType = Extract<PolicyType, { kind: 'PayAsYouGo' }>;
+export type OneTimeType = Extract<PolicyType, { kind: 'OneTime' }>;
+export type UpToType = Extract<PolicyType, { kind: 'UpTo' }>;
 
 export function isPolicyVariant(v: unknown): v is PolicyVariant {
   return typeof v === 'string' && (POLICY_VARIANTS as readonly string[]).includes(v);

@@ -1,30 +1,11 @@
 /**
- * The event catalog: the IDL's canonical event names, and the short names of SPEC.md
+ * The event catalog: the IDL's canonical event names (generated into event-types.ts), and the short names of SPEC.md
  * accepted as aliases wherever a name is an input.
  */
 import { idlEvents } from '../idl/index.js';
+import { GENERATED_EVENT_NAMES } from './event-types.js';
 
-export const EVENT_NAMES = [
-  'ComposableExecuted',
-  'ComposablePolicyCreated',
-  'ComposablePolicyDeleted',
-  'ComposablePolicyStatusChanged',
-  'EmergencyPauseChanged',
-  'GatewayFeeBpsChanged',
-  'GatewayFeeRecipientChanged',
-  'GatewaySignerChanged',
-  'PaymentGatewayCreated',
-  'PaymentGatewayDeleted',
-  'PaymentPolicyCreated',
-  'PaymentPolicyDeleted',
-  'PaymentPolicyStatusChanged',
-  'PaymentRecord',
-  'ProgramAuthorityChanged',
-  'ProgramConfigCreated',
-  'ReferralRewardDistributedRecord',
-  'UserPaymentCreated',
-  'UserPaymentDeleted',
-] as const;
+export const EVENT_NAMES = GENERATED_EVENT_NAMES;
 
 export type EventName = (typeof EVENT_NAMES)[number];
 

@@ -12,7 +12,8 @@
  */
 import { BorshCoder } from '@coral-xyz/anchor';
 import { idl, idlType, type IdlField, type IdlTypeRef } from '../idl/index.js';
-import { isEventName, type EventName } from './catalog.js';
+import { isEventName } from './catalog.js';
+import type { DecodedEvent } from './envelope.js';
 
 export type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
 export type EventData = { [field: string]: Json };
@@ -100,7 +101,7 @@ const coder = new BorshCoder(idl);
  * name and normalized fields; undefined for an unknown discriminator or a payload that
  * does not parse. Never throws: the caller counts and logs what it cannot decode.
  */
-export function decodeEventPayload(base64: string): { name: EventName; data: EventData } | undefined {
+export function decodeEventPayload(base64: string): DecodedEvent | undefined {
   let decoded: { name: string; data: unknown } | null;
   try {
     decoded = coder.events.decode(base64);
@@ -108,7 +109,8 @@ export function decodeEventPayload(base64: string): { name: EventName; data: Eve
     return undefined;
   }
   if (!decoded || !isEventName(decoded.name)) return undefined;
-  return { name: decoded.name, data: normalizeIdlValue(decoded.name, decoded.data) };
+  // the generated types (event-types.ts) follow the same IDL with the same rules as normalizeIdlValue
+  return { name: decoded.name, data: normalizeIdlValue(decoded.name, decoded.data) } as unknown as DecodedEvent;
 }
 
 /** Decodes an account's data (discriminator first) by its IDL account name. */

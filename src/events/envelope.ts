@@ -3,10 +3,12 @@
  * Its identity is derived from the chain and stable across re-reads of a transaction:
  * `<signature>:<instruction path>:<index of the event in the transaction>`.
  */
-import type { EventName } from './catalog.js';
-import type { EventData } from './codec.js';
+import { isEventName, type EventName } from './catalog.js';
+import { checkEventData } from './shape.js';
+import type { EventDataMap } from './event-types.js';
 
-export interface TributaryEvent {
+/** What every event carries besides its name and data. */
+export interface EventEnvelope {
   /** stable identity; every consumer deduplicates on it */
   id: string;
   name: EventName;
@@ -18,7 +20,21 @@ export interface TributaryEvent {
   ixPath: string;
   /** index of the event among all events of the transaction, in log order */
   index: number;
-  data: EventData;
+}
+
+/**
+ * One program event: a discriminated union on `name`, so a `switch (e.name)` narrows
+ * `data` to that event's generated type (event-types.ts). `TributaryEvent<'PaymentRecord'>`
+ * is one member.
+ */
+export type TributaryEvent<N extends EventName = EventName> = { [K in N]: EventEnvelope & { name: K; data: EventDataMap[K] } }[N];
+
+/** Name and data without the envelope, as the decoder produces them. */
+export type DecodedEvent<N extends EventName = EventName> = { [K in N]: { name: K; data: EventDataMap[K] } }[N];
+
+/** The exhaustiveness check that ends every fold over events: a new event name fails to compile here. */
+export function assertNever(x: never): never {
+  throw new Error(`unhandled event ${JSON.stringify((x as { name?: unknown }).name ?? x)}`);
 }
 
 export function eventId(signature: string, ixPath: string, index: number): string {
@@ -32,10 +48,13 @@ export function serializeEvent(e: TributaryEvent): string {
   return JSON.stringify(e);
 }
 
+/** Parses a stream entry into a typed event; throws on a malformed entry or one whose data does not match the IDL. */
 export function parseEvent(raw: string): TributaryEvent {
-  const e = JSON.parse(raw) as TributaryEvent;
+  const e = JSON.parse(raw) as { id?: unknown; name?: unknown; data?: unknown };
   if (typeof e.id !== 'string' || typeof e.name !== 'string' || typeof e.data !== 'object' || e.data === null) {
     throw new Error('malformed event entry');
   }
-  return e;
+  if (!isEventName(e.name)) throw new Error(`unknown event ${e.name}`);
+  checkEventData(e.name, e.data as Record<string, unknown>);
+  return e as unknown as TributaryEvent;
 }

@@ -106,8 +106,8 @@ export function decodeTransaction(tx: TransactionJson, signature: string, progra
       return;
     }
     events.push({
-      id: eventId(signature, p.ixPath, index), name: decoded.name, signature, slot: tx.slot,
-      blockTime: tx.blockTime ?? null, ixPath: p.ixPath, index, data: decoded.data,
+      id: eventId(signature, p.ixPath, index), signature, slot: tx.slot,
+      blockTime: tx.blockTime ?? null, ixPath: p.ixPath, index, ...decoded,
     });
   });
   return { events, unknown, failed: false, truncated };

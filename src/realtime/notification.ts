@@ -13,7 +13,6 @@
  * amount is a decimal string (u64); slot, recordId and timestamp (the program's clock,
  * unix seconds) are numbers; status is the commitment the service reads the chain at.
  */
-import { big, int, text } from '../domain/event-data.js';
 import { PAYMENT_MEMO_BYTES, memoFromData, memoToTrackingId } from '../domain/memo.js';
 import type { TributaryEvent } from '../events/envelope.js';
 
@@ -49,19 +48,20 @@ export function notification(data: PaymentData, nowMs: number): PaymentNotificat
 
 export const NOTIFIED_EVENTS = ['PaymentRecord', 'ComposableExecuted'] as const;
 
-export function paymentRecordData(e: TributaryEvent, status: string): PaymentData {
+export function paymentRecordData(e: TributaryEvent<'PaymentRecord'>, status: string): PaymentData {
+  const d = e.data;
   return {
-    trackingId: memoToTrackingId(memoFromData(e.data, PAYMENT_MEMO_BYTES)),
+    trackingId: memoToTrackingId(memoFromData(d, PAYMENT_MEMO_BYTES)),
     signature: e.signature,
     slot: e.slot,
-    amount: big(e.data, 'amount').toString(),
-    tokenMint: text(e.data, 'token_mint'),
-    policyAddress: text(e.data, 'payment_policy'),
-    gateway: text(e.data, 'gateway'),
-    payer: text(e.data, 'payer'),
-    recipient: text(e.data, 'recipient'),
-    recordId: int(e.data, 'record_id'),
-    timestamp: Number(big(e.data, 'timestamp')),
+    amount: BigInt(d.amount).toString(),
+    tokenMint: d.token_mint,
+    policyAddress: d.payment_policy,
+    gateway: d.gateway,
+    payer: d.payer,
+    recipient: d.recipient,
+    recordId: d.record_id,
+    timestamp: Number(BigInt(d.timestamp)),
     status,
   };
 }
@@ -69,19 +69,20 @@ export function paymentRecordData(e: TributaryEvent, status: string): PaymentDat
 /** A composable policy as the composable read model knows it. */
 export interface ComposableRef { trackingId: string; owner: string | null; tokenMint: string | null }
 
-export function composableExecutedData(e: TributaryEvent, policy: ComposableRef, status: string): PaymentData {
+export function composableExecutedData(e: TributaryEvent<'ComposableExecuted'>, policy: ComposableRef, status: string): PaymentData {
+  const d = e.data;
   return {
     trackingId: policy.trackingId,
     signature: e.signature,
     slot: e.slot,
-    amount: big(e.data, 'input_amount').toString(),
+    amount: BigInt(d.input_amount).toString(),
     tokenMint: policy.tokenMint,
-    policyAddress: text(e.data, 'composable_policy'),
-    gateway: text(e.data, 'gateway'),
+    policyAddress: d.composable_policy,
+    gateway: d.gateway,
     payer: policy.owner,
-    recipient: text(e.data, 'recipient'),
-    recordId: int(e.data, 'record_id'),
-    timestamp: Number(big(e.data, 'timestamp')),
+    recipient: d.recipient,
+    recordId: d.record_id,
+    timestamp: Number(BigInt(d.timestamp)),
     status,
   };
 }

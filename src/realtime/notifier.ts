@@ -18,7 +18,6 @@ import type { AppContext } from '../app/context.js';
 import { createRedis } from '../../infra/redis/client.js';
 import { createLru } from '../domain/lru.js';
 import { parseEvent, type TributaryEvent } from '../events/envelope.js';
-import { text } from '../domain/event-data.js';
 import { ack, autoClaim, ensureGroup, readGroup, type StreamEntry } from '../../projections/runner/stream-reader.js';
 import { consumerName } from '../../projections/runner/runner.js';
 import { attachRedisAdapter, type RealtimeAdapter } from './adapter.js';
@@ -47,6 +46,8 @@ const RETRY_PENDING_MS = 250;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface Ready { entries: StreamEntry[]; event: TributaryEvent; data: PaymentData }
+/** The events that become payment notifications. */
+type Notified = TributaryEvent<'PaymentRecord' | 'ComposableExecuted'>;
 
 export async function startNotifier(ctx: AppContext, opts: NotifierOptions): Promise<RunningNotifier> {
   const { config, redis, keys: streamKeys, clock } = ctx;
@@ -68,22 +69,22 @@ export async function startNotifier(ctx: AppContext, opts: NotifierOptions): Pro
   let lastRetry = 0;
 
   async function resolveComposables(events: readonly TributaryEvent[]): Promise<void> {
-    const wanted = [...new Set(events.filter((e) => e.name === 'ComposableExecuted').map((e) => text(e.data, 'composable_policy')))]
+    const wanted = [...new Set(events.flatMap((e) => (e.name === 'ComposableExecuted' ? [e.data.composable_policy] : [])))]
       .filter((a) => composables.get(a) === undefined);
     if (wanted.length === 0) return;
     for (const [address, ref] of await composablePolicies(ctx.dbRead, wanted)) composables.set(address, ref);
   }
 
-  function build(e: TributaryEvent): PaymentData | undefined {
+  function build(e: Notified): PaymentData | undefined {
     if (e.name === 'PaymentRecord') return paymentRecordData(e, status);
-    const ref = composables.get(text(e.data, 'composable_policy'));
+    const ref = composables.get(e.data.composable_policy);
     return ref ? composableExecutedData(e, ref, status) : undefined;
   }
 
   async function process(entries: StreamEntry[], fromPending = false): Promise<void> {
     const done: string[] = [];
     const byEvent = new Map<string, Ready>();
-    const parsed: { entry: StreamEntry; event: TributaryEvent }[] = [];
+    const parsed: { entry: StreamEntry; event: Notified }[] = [];
     for (const entry of entries) {
       try {
         const event = parseEvent(entry.payload ?? '');

@@ -55,7 +55,7 @@ async function seed(env: TestEnv, defaultMint: string): Promise<{ gateway: strin
       last_payment_at: null, last_payment_signature: null, next_payment_due: String(1_700_000_000 + i), created_at: 1_700_000_000 + i,
       updated_at: 1_700_000_000 + i, created_slot: 1000 + i, created_signature: 'x', deleted: false, deleted_at: null,
     };
-    rows.push({ ...row, doc: policyDoc('payment', { ...row, policy_id: String(row.policy_id), created_at: String(row.created_at), updated_at: String(row.updated_at), policy_type: JSON.parse(row.policy_type) as Json }) });
+    rows.push({ ...row, doc: policyDoc('payment', { ...row, policy_id: String(row.policy_id), created_at: String(row.created_at), created_slot: String(row.created_slot), updated_at: String(row.updated_at), policy_type: JSON.parse(row.policy_type) as Json }) });
     if (rows.length === 2000) { await env.db.insertInto('payment_policies').values(rows.splice(0)).execute(); }
   }
   if (rows.length > 0) await env.db.insertInto('payment_policies').values(rows).execute();

@@ -73,7 +73,7 @@ interface RunResult { expected: number; delivered: number; feedSeconds: number; 
 /** Feeds `rate` events/s for `seconds`, waits for every delivery (or 120 s), and measures. */
 async function run(env: TestEnv, receivers: readonly Counter[], gateway: string, rate: number, seconds: number, seed: number): Promise<RunResult> {
   const total = rate * seconds;
-  const events: TributaryEvent[] = syntheticEvents(total, seed).map((e) => ({ ...e, data: { ...e.data, gateway } }));
+  const events: TributaryEvent[] = syntheticEvents(total, seed).map((e) => ({ ...e, data: { ...e.data, gateway } }) as TributaryEvent);
   const ids = new Set(events.map((e) => e.id));
   const appendedAt = new Map<string, number>();
   const tick = 50;

@@ -23,7 +23,7 @@ async function archivedEvents(env: TestEnv): Promise<Map<string, TributaryEvent>
   return new Map(rows.map((r) => [r.id, {
     id: r.id, name: r.name as TributaryEvent['name'], signature: r.signature, slot: Number(r.slot),
     blockTime: r.block_time === null ? null : Number(r.block_time), ixPath: r.ix_path, index: r.event_index, data: r.data,
-  }]));
+  } as TributaryEvent]));
 }
 
 const countByName = (events: readonly TributaryEvent[]): Record<string, number> => {

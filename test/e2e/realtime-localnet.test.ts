@@ -15,16 +15,17 @@ import { startIndexer, type RunningIndexer } from '../../src/indexer/index.js';
 import { loadConfig } from '../../src/config/config.js';
 import { createLogger } from '../../infra/log/logger.js';
 import type { TributaryEvent } from '../../src/events/envelope.js';
+import { dataOf } from '../support/anchor-events.js';
 
 /** trackingId of each payment in the ledger: the record's memo, or its composable policy's. */
 function paymentsByTrackingId(ledger: readonly TributaryEvent[]): { event: TributaryEvent; trackingId: string }[] {
   const composableMemo = new Map<string, string>();
   const out: { event: TributaryEvent; trackingId: string }[] = [];
   for (const e of ledger) {
-    if (e.name === 'ComposablePolicyCreated') composableMemo.set(e.data['composable_policy'] as string, e.data['memo'] as string);
-    if (e.name === 'PaymentRecord') out.push({ event: e, trackingId: e.data['memo'] as string });
+    if (e.name === 'ComposablePolicyCreated') composableMemo.set(e.data['composable_policy'], e.data['memo']);
+    if (e.name === 'PaymentRecord') out.push({ event: e, trackingId: e.data['memo'] });
     if (e.name === 'ComposableExecuted') {
-      const memo = composableMemo.get(e.data['composable_policy'] as string);
+      const memo = composableMemo.get(e.data['composable_policy']);
       if (memo !== undefined) out.push({ event: e, trackingId: memo });
     }
   }
@@ -66,12 +67,12 @@ describe('real-time payments executed by the localnet', function () {
   it('hands each payment to a socket on node A and one on node B exactly once', async () => {
     // the workload's trackingIds so far (policies created in the first seconds)
     await waitFor(async () => {
-      const ids = new Set(ln.ledger().filter((e) => e.name === 'PaymentPolicyCreated' || e.name === 'ComposablePolicyCreated').map((e) => e.data['memo'] as string));
+      const ids = new Set(ln.ledger().filter((e) => e.name === 'PaymentPolicyCreated' || e.name === 'ComposablePolicyCreated').map((e) => e.data['memo']));
       return ids.size >= 30;
     }, 60_000, 'policies on the localnet');
     const ids = [...new Set(ln.ledger()
       .filter((e) => e.name === 'PaymentPolicyCreated' || e.name === 'ComposablePolicyCreated')
-      .map((e) => e.data['memo'] as string).filter((m) => m.length > 0))].slice(0, 100);
+      .map((e) => e.data['memo']).filter((m) => m.length > 0))].slice(0, 100);
     for (const c of clients) for (const id of ids) expect((await c.subscribe(id)).ok, id).to.equal(true);
     const cut = ln.ledger().length;
     const followed = new Set(ids);
@@ -83,7 +84,7 @@ describe('real-time payments executed by the localnet', function () {
     const ledgerNow = ln.ledger();
     expected = paymentsByTrackingId(ledgerNow).filter((p) => followed.has(p.trackingId) && ledgerNow.indexOf(p.event) >= cut);
     for (const c of clients) {
-      await waitFor(async () => expected.every((p) => c.payments.some((m) => m.data.signature === p.event.signature && m.data.recordId === p.event.data['record_id'])),
+      await waitFor(async () => expected.every((p) => c.payments.some((m) => m.data.signature === p.event.signature && m.data.recordId === dataOf(p.event)['record_id'])),
         30_000, `all ${expected.length} payments on the socket`);
       await new Promise((r) => setTimeout(r, 500));
       const keys = c.payments.map((m) => `${m.data.signature}:${m.data.recordId}:${m.data.trackingId}`);

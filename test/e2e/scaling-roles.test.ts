@@ -21,6 +21,7 @@ import type { TributaryEvent } from '../../src/events/envelope.js';
 import { PROJECTIONS } from '../../projections/registry.js';
 import { projectionDigest, replayProjection } from '../../projections/replay.js';
 import { groupInfo } from '../../projections/runner/lag.js';
+import { dataOf } from '../support/anchor-events.js';
 
 const ADMIN = 'scaling-roles-admin-key';
 const SEED = 'scaling-roles';
@@ -33,12 +34,12 @@ export function paymentsOf(ledger: readonly TributaryEvent[], followed: Readonly
   const out = new Map<string, string[]>();
   const add = (tid: string | undefined, e: TributaryEvent) => {
     if (tid === undefined || !followed.has(tid)) return;
-    out.set(tid, [...(out.get(tid) ?? []), `${e.signature}:${e.data['record_id'] as number}`]);
+    out.set(tid, [...(out.get(tid) ?? []), `${e.signature}:${dataOf(e)['record_id'] as number}`]);
   };
   for (const e of ledger) {
-    if (e.name === 'ComposablePolicyCreated') composableMemo.set(e.data['composable_policy'] as string, e.data['memo'] as string);
-    if (e.name === 'PaymentRecord') add(e.data['memo'] as string, e);
-    if (e.name === 'ComposableExecuted') add(composableMemo.get(e.data['composable_policy'] as string), e);
+    if (e.name === 'ComposablePolicyCreated') composableMemo.set(e.data['composable_policy'], e.data['memo']);
+    if (e.name === 'PaymentRecord') add(e.data['memo'], e);
+    if (e.name === 'ComposableExecuted') add(composableMemo.get(e.data['composable_policy']), e);
   }
   return out;
 }

@@ -20,6 +20,7 @@ import { EVENT_NAMES } from '../../src/events/catalog.js';
 import type { TributaryEvent } from '../../src/events/envelope.js';
 import { KIND_ROUTES } from '../../queries/events/kind-routes.js';
 import type { ApiEvent } from '../../queries/events/events-query.js';
+import { dataOf } from '../support/anchor-events.js';
 
 const rng = createPrng('events-api');
 const GW = randomPubkey(rng);
@@ -124,7 +125,7 @@ describe('events API over the archive', function () {
 
   it('trackingId: matched through the 64-byte and the 32-byte memo encodings, not by prefix', async () => {
     const { body } = await get(`/v1/events?trackingId=${TRACK}`);
-    const expected = all.filter((e) => e.data['memo'] === TRACK);
+    const expected = all.filter((e) => dataOf(e)['memo'] === TRACK);
     expect(expected.map((e) => e.name).sort()).to.deep.equal(['ComposablePolicyCreated', 'PaymentPolicyCreated', 'PaymentRecord']);
     expect(ids(body)).to.deep.equal(expectIds(expected));
   });
@@ -161,7 +162,7 @@ describe('events API over the archive', function () {
     const bySlot = await get(`/v1/events?slot=${other.slot}&trackingId=${TRACK}&eventName=PaymentRecord`);
     expect(ids(bySlot.body)).to.deep.equal(expectIds(all.filter((x) => x.slot === other.slot)));
     const byTrack = await get(`/v1/events?trackingId=${TRACK}&eventName=UserPaymentDeleted&startTime=0`);
-    expect(ids(byTrack.body)).to.deep.equal(expectIds(all.filter((x) => x.data['memo'] === TRACK)));
+    expect(ids(byTrack.body)).to.deep.equal(expectIds(all.filter((x) => dataOf(x)['memo'] === TRACK)));
     const byName = await get(`/v1/events?eventName=ProgramAuthorityChanged&startTime=${BASE_TIME + 900_000}&minSlot=1`);
     expect(ids(byName.body)).to.deep.equal(expectIds(all.filter((x) => x.name === 'ProgramAuthorityChanged')));
     const byTime = await get(`/v1/events?startTime=${BASE_TIME + 900_000}&minSlot=999999999`);
@@ -181,7 +182,7 @@ describe('events API over the archive', function () {
   });
 
   it('payment stats: count and exact volume, by gateway and time', async () => {
-    const sum = (l: TributaryEvent[]) => l.reduce((s, e) => s + BigInt(e.data['amount'] as string), 0n).toString();
+    const sum = (l: TributaryEvent[]) => l.reduce((s, e) => s + BigInt(dataOf(e)['amount'] as string), 0n).toString();
     const pays = all.filter((e) => e.name === 'PaymentRecord');
     expect((await get('/v1/events/payments/stats')).body).to.deep.equal({ count: pays.length, volume: sum(pays) });
     const gw = pays.filter((e) => e.data['gateway'] === GW);
@@ -196,9 +197,9 @@ describe('events API over the archive', function () {
       const kind = all.filter((e) => e.name === r.name);
       expect(ids((await get(r.path)).body), r.path).to.deep.equal(expectIds(kind));
       for (const [param, field] of Object.entries(r.filters)) {
-        const value = (kind.find((e) => e.data[field] === GW) ?? kind[kind.length - 1]!).data[field] as string;
+        const value = dataOf(kind.find((e) => dataOf(e)[field] === GW) ?? kind[kind.length - 1]!)[field] as string;
         const { body } = await get(`${r.path}?${param}=${value}&limit=1000`);
-        expect(ids(body), `${r.path}?${param}`).to.deep.equal(expectIds(kind.filter((e) => e.data[field] === value), 1000));
+        expect(ids(body), `${r.path}?${param}`).to.deep.equal(expectIds(kind.filter((e) => dataOf(e)[field] === value), 1000));
         expect(body.length).to.be.greaterThan(0);
       }
     }

@@ -12,6 +12,7 @@ import { tributaryIx } from '../../infra/localnet/instructions.js';
 import { pdas } from '../../infra/localnet/keys.js';
 import { bn, fixedText, zeros } from '../../infra/localnet/program/model.js';
 import { signedTransaction } from '../../infra/localnet/transactions.js';
+import { dataOf } from '../support/anchor-events.js';
 
 const USDC = new PublicKey('EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v');
 
@@ -114,9 +115,9 @@ describe('localnet JSON-RPC (web3.js Connection)', function () {
     expect(confirmation.value.err).to.equal(null);
     const events = ln.ledger().filter((e) => e.signature === signature);
     expect(events.map((e) => [e.name, e.ixPath, e.index])).to.deep.equal([['UserPaymentCreated', '0', 0], ['PaymentPolicyCreated', '1', 1]]);
-    expect(events[1]!.data['memo']).to.equal('trk-x402-1');
-    expect(events[1]!.data['created_policies_count']).to.equal(0);
-    expect(events[1]!.data['policy_id']).to.equal(1);
+    expect(dataOf(events[1])['memo']).to.equal('trk-x402-1');
+    expect(dataOf(events[1])['created_policies_count']).to.equal(0);
+    expect(dataOf(events[1])['policy_id']).to.equal(1);
     const stored = await conn.getAccountInfo(policy);
     const decoded = decodeAccount('PaymentPolicy', stored!.data);
     expect(decoded['status']).to.equal('Active');

@@ -17,6 +17,7 @@ import { paymentStats } from '../../projections/stats/query.js';
 import { PROJECTIONS } from '../../projections/registry.js';
 import { projectionDigest, replayProjection } from '../../projections/replay.js';
 import { buildScenario, G1, G2, G3, K, P, project, T0, UP, USDC_DEV, USDT } from './readmodels-scenario.js';
+import { dataOf } from '../support/anchor-events.js';
 
 const READ_MODELS = [gatewaysProjection, userPaymentsProjection, paymentPoliciesProjection, composablePoliciesProjection, paymentsProjection, statsProjection];
 
@@ -74,7 +75,7 @@ describe('read models built from the event stream', () => {
   it('subscriptions advance their next payment due by one period per payment', async () => {
     const sub2 = await env.db.selectFrom('payment_policies').selectAll().where('address', '=', P.sub2).executeTakeFirstOrThrow();
     const created = events.find((e) => e.name === 'PaymentPolicyCreated' && e.data['user_payment'] === UP.w2usdc && e.data['policy_id'] === 1)!;
-    const first = BigInt((created.data['policy_type'] as { next_payment_due: string }).next_payment_due);
+    const first = BigInt((dataOf(created)['policy_type'] as { next_payment_due: string }).next_payment_due);
     expect(sub2.next_payment_due).to.equal((first + 2n * 3600n).toString());
     const subUsdt = await env.db.selectFrom('payment_policies').selectAll().where('address', '=', P.subUsdt).executeTakeFirstOrThrow();
     expect(BigInt(subUsdt.next_payment_due!) - first).to.equal(7n * 86_400n);

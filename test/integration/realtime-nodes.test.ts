@@ -19,6 +19,7 @@ import { createLogger } from '../../infra/log/logger.js';
 import { loadConfig } from '../../src/config/config.js';
 import { systemClock, type AppContext } from '../../src/app/context.js';
 import type { TributaryEvent } from '../../src/events/envelope.js';
+import { dataOf } from '../support/anchor-events.js';
 
 const logger = createLogger(process.env['TEST_LOG_LEVEL'] ?? 'silent', 'test');
 const nowSec = () => Math.floor(Date.now() / 1000);
@@ -89,9 +90,9 @@ for (const sharded of [false, true]) {
         expect(got).to.have.length(1);
         expect(got[0]!.type).to.equal('payment_notification');
         expect(got[0]!.data).to.deep.include({
-          trackingId: tid, signature: e.signature, slot: e.slot, amount: e.data['amount'], recordId: e.data['record_id'],
-          policyAddress: e.data['payment_policy'], gateway: e.data['gateway'], payer: e.data['payer'], recipient: e.data['recipient'],
-          tokenMint: e.data['token_mint'], timestamp: Number(e.data['timestamp']), status: 'confirmed',
+          trackingId: tid, signature: e.signature, slot: e.slot, amount: dataOf(e)['amount'], recordId: dataOf(e)['record_id'],
+          policyAddress: dataOf(e)['payment_policy'], gateway: dataOf(e)['gateway'], payer: dataOf(e)['payer'], recipient: dataOf(e)['recipient'],
+          tokenMint: dataOf(e)['token_mint'], timestamp: Number(dataOf(e)['timestamp']), status: 'confirmed',
         });
         expect(got[0]!.timestamp).to.be.a('number');
       }
@@ -103,7 +104,7 @@ for (const sharded of [false, true]) {
       const c = await connect(a);
       await c.subscribe(tid);
       const created = makeEvent('ComposablePolicyCreated', { memo: tid }, { seed: `cc-${sharded}`, slot: 2_000_000 });
-      const policy = created.data['composable_policy'] as string;
+      const policy = created.data['composable_policy'];
       const exec = makeEvent('ComposableExecuted', { composable_policy: policy, input_amount: '777', record_id: 3 }, { seed: `ce-${sharded}`, slot: 2_000_001 });
       await appendTestEvents(env, [created, exec]);
       const [p] = await c.waitPayments(1);

@@ -11,6 +11,7 @@ import { PROJECTIONS } from '../../projections/registry.js';
 import { projectionDigest, replayProjection } from '../../projections/replay.js';
 import type { LedgerReceiver } from './webhooks.js';
 import type { SoakClient } from './sockets.js';
+import { dataOf } from '../support/anchor-events.js';
 
 export interface Check { name: string; ok: boolean; detail: string }
 
@@ -93,12 +94,12 @@ export function paymentsByTrackingId(ledger: readonly TributaryEvent[]): Map<str
     if (!tid) return;
     let s = out.get(tid);
     if (!s) { s = new Set(); out.set(tid, s); }
-    s.add(`${e.signature}:${e.data['record_id'] as number}`);
+    s.add(`${e.signature}:${dataOf(e)['record_id'] as number}`);
   };
   for (const e of ledger) {
-    if (e.name === 'ComposablePolicyCreated') composableMemo.set(e.data['composable_policy'] as string, e.data['memo'] as string);
-    if (e.name === 'PaymentRecord') add(e.data['memo'] as string, e);
-    if (e.name === 'ComposableExecuted') add(composableMemo.get(e.data['composable_policy'] as string), e);
+    if (e.name === 'ComposablePolicyCreated') composableMemo.set(e.data['composable_policy'], e.data['memo']);
+    if (e.name === 'PaymentRecord') add(e.data['memo'], e);
+    if (e.name === 'ComposableExecuted') add(composableMemo.get(e.data['composable_policy']), e);
   }
   return out;
 }
@@ -129,7 +130,7 @@ export function socketMissing(clients: readonly SoakClient[], expected: Readonly
 /** Event name by payment key, to say what kind of payment a client missed. */
 export function paymentKinds(ledger: readonly TributaryEvent[]): Map<string, string> {
   const out = new Map<string, string>();
-  for (const e of ledger) if (e.name === 'PaymentRecord' || e.name === 'ComposableExecuted') out.set(`${e.signature}:${e.data['record_id'] as number}`, `${e.name}@slot${e.slot}`);
+  for (const e of ledger) if (e.name === 'PaymentRecord' || e.name === 'ComposableExecuted') out.set(`${e.signature}:${e.data['record_id']}`, `${e.name}@slot${e.slot}`);
   return out;
 }
 

@@ -15,7 +15,7 @@ import BN from 'bn.js';
 import bs58 from 'bs58';
 import { idl, idlEvents, idlType, type IdlField, type IdlTypeRef } from '../../src/idl/index.js';
 import { EVENT_NAMES, type EventName } from '../../src/events/catalog.js';
-import { decodeEventPayload, textToFixedBytes } from '../../src/events/codec.js';
+import { decodeEventPayload, textToFixedBytes, type EventData } from '../../src/events/codec.js';
 import { eventId, serializeEvent, type TributaryEvent } from '../../src/events/envelope.js';
 import { appendEvents, appendRaw } from '../../infra/redis/event-stream.js';
 import { createPrng, type Prng } from '../../infra/localnet/prng.js';
@@ -218,7 +218,7 @@ export interface Identity {
  * One event, through Anchor's encoder and our decoder. `seed` fixes the random fields and
  * the identity; pass an Identity to choose signature, slot, blockTime, ixPath, index.
  */
-export function makeEvent(name: EventName, overrides: Overrides = {}, seed: string | number | (Identity & { seed?: string | number }) = 1): TributaryEvent {
+export function makeEvent<N extends EventName>(name: N, overrides: Overrides = {}, seed: string | number | (Identity & { seed?: string | number }) = 1): TributaryEvent<N> {
   const opts = typeof seed === 'object' ? seed : { seed };
   const s = opts.seed ?? 1;
   const rng = createPrng(`identity:${name}:${s}`);
@@ -230,7 +230,7 @@ export function makeEvent(name: EventName, overrides: Overrides = {}, seed: stri
   const ixPath = opts.ixPath ?? String(rng.int(4));
   const index = opts.index ?? 0;
   const blockTime = opts.blockTime === undefined ? BASE_TIME + Math.floor(slot * 0.4) : opts.blockTime;
-  return { id: eventId(signature, ixPath, index), name, signature, slot, blockTime, ixPath, index, data: decoded.data };
+  return { id: eventId(signature, ixPath, index), signature, slot, blockTime, ixPath, index, ...decoded } as TributaryEvent<N>;
 }
 
 export interface MakeEventsOptions {
@@ -317,4 +317,9 @@ export async function appendTestEvents(
     }
   }
   return written;
+}
+
+/** An event's data read by field name, for tests that look at events of any kind. */
+export function dataOf(e: { data: unknown } | undefined): EventData {
+  return (e?.data ?? {}) as EventData;
 }

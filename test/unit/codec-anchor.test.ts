@@ -12,6 +12,7 @@ import BN from 'bn.js';
 import { decodeEventPayload } from '../../src/events/codec.js';
 import { EVENT_NAMES } from '../../src/events/catalog.js';
 import { idl, idlEvents, idlType, type IdlField, type IdlTypeRef } from '../../src/idl/index.js';
+import { dataOf } from '../support/anchor-events.js';
 
 const coder = new BorshCoder(idl);
 const U64_MAX = '18446744073709551615';
@@ -126,13 +127,13 @@ describe('event codec against Anchor BorshCoder', () => {
       memo: [...memo], created_policies_count: 6,
     });
     const decoded = decodeEventPayload(payload);
-    expect(decoded?.data['policy_type']).to.deep.equal({
+    expect(dataOf(decoded)['policy_type']).to.deep.equal({
       kind: 'Subscription', amount: U64_MAX, auto_renew: false, max_renewals: 12,
       payment_frequency: { kind: 'Custom', value: '3600' }, next_payment_due: '-5',
     });
-    expect(decoded?.data['memo']).to.equal('A'.repeat(64));
-    expect(decoded?.data['memo_hex']).to.equal(memo.toString('hex'));
-    expect(decoded?.data['created_policies_count']).to.equal(6);
+    expect(dataOf(decoded)['memo']).to.equal('A'.repeat(64));
+    expect(dataOf(decoded)['memo_hex']).to.equal(memo.toString('hex'));
+    expect(dataOf(decoded)['created_policies_count']).to.equal(6);
   });
 
   it('decodes Option None and Some inside arrays (referral rewards)', () => {
@@ -141,7 +142,7 @@ describe('event codec against Anchor BorshCoder', () => {
       payment_policy: k, gateway: k, payment_amount: new BN(10), timestamp: new BN(1),
       rewards: [{ pubkey: k, reward: new BN(U64_MAX) }, null, null],
     }));
-    expect(decoded?.data['rewards']).to.deep.equal([{ pubkey: k.toBase58(), reward: U64_MAX }, null, null]);
+    expect(dataOf(decoded)['rewards']).to.deep.equal([{ pubkey: k.toBase58(), reward: U64_MAX }, null, null]);
   });
 
   it('returns undefined for an unknown discriminator instead of throwing', () => {

@@ -10,6 +10,7 @@ import { decodeEventPayload } from '../../src/events/codec.js';
 import { EVENT_NAMES } from '../../src/events/catalog.js';
 import { eventDataSchema, typedEventSchema } from '../../queries/events/event-schema.js';
 import { toApiEvent } from '../../queries/events/events-query.js';
+import { dataOf } from '../support/anchor-events.js';
 
 describe('anchor test events', () => {
   it('round-trips chosen values of every field type through Anchor and the codec', () => {
@@ -38,7 +39,7 @@ describe('anchor test events', () => {
     const fields = eventFields('PaymentRecord', { amount: '7' }, 3);
     const decoded = decodeEventPayload(encodeEventPayload('PaymentRecord', fields));
     expect(decoded?.name).to.equal('PaymentRecord');
-    expect(decoded?.data['amount']).to.equal('7');
+    expect(dataOf(decoded)['amount']).to.equal('7');
     expect(makeEvent('PaymentRecord', {}, 9)).to.deep.equal(makeEvent('PaymentRecord', {}, 9));
     expect(makeEvent('PaymentRecord', {}, 9).id).to.not.equal(makeEvent('PaymentRecord', {}, 10).id);
   });

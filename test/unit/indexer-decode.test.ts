@@ -9,6 +9,7 @@ import bs58 from 'bs58';
 import { idl, idlEvents, PROGRAM_ID } from '../../src/idl/index.js';
 import { decodeTransaction, EVENT_IX_TAG } from '../../src/indexer/decode.js';
 import type { TransactionJson } from '../../infra/solana/chain-reader.js';
+import { dataOf } from '../support/anchor-events.js';
 
 const coder = new BorshCoder(idl);
 const OTHER = 'NoiseProgram1111111111111111111111111111111';
@@ -58,7 +59,7 @@ describe('indexer transaction decoding', () => {
 
   it('keeps our own log lines and self-CPIs, with identities in the shared order', () => {
     const out = decodeTransaction(tx(logs, cpi), 'sig', PROGRAM_ID);
-    expect(out.events.map((e) => [e.id, e.data['old_fee_bps'], e.data['new_fee_bps']])).to.deep.equal([
+    expect(out.events.map((e) => [e.id, dataOf(e)['old_fee_bps'], dataOf(e)['new_fee_bps']])).to.deep.equal([
       ['sig:1:0', 1, 2], ['sig:1:1', 2, 3], ['sig:1.1:2', 3, 4],
     ]);
     expect(out.events[0]).to.include({ slot: 9, blockTime: 1_700_000_000, name: 'GatewayFeeBpsChanged', ixPath: '1', index: 0 });
