@@ -12,6 +12,7 @@
 import { randomBytes } from 'node:crypto';
 import bs58 from 'bs58';
 import type { Redis } from 'ioredis';
+import { gatewayNoncesKey } from '../../src/keys/index.js';
 
 export const MAX_OUTSTANDING = 32;
 
@@ -26,7 +27,7 @@ export interface NonceStore {
 }
 
 export function createNonceStore(redis: Redis, prefix: string, ttlSeconds: number): NonceStore {
-  const key = (gateway: string): string => `${prefix}gw-auth:${gateway}`;
+  const key = (gateway: string): string => gatewayNoncesKey(prefix, gateway);
   return {
     async issue(gateway, nowMs) {
       const nonce = bs58.encode(randomBytes(32));

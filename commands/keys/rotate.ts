@@ -8,8 +8,9 @@ import type { Config } from '../../src/config/config.js';
 import { ConfigError } from '../../src/config/config.js';
 import type { Logger } from '../../infra/log/logger.js';
 import { rotateSigningKey, type RotationResult } from './store.js';
+import { rotationChannelKey } from '../../src/keys/index.js';
 
-export const rotationChannel = (config: Config): string => `${config.redis.prefix}keys:rotated`;
+export const rotationChannel = (config: Config): string => rotationChannelKey(config.redis.prefix);
 
 /**
  * Private keys are encrypted at rest; without SIGNING_KEY_ENCRYPTION_KEY the service

@@ -5,13 +5,14 @@ import { createRateLimit } from '../../infra/redis/rate-limit.js';
 import { keyRingOf } from '../keys/key-ring.js';
 import { issueToken, type IssueDeps, type IssueRequest } from './issue.js';
 import { issueRequestSchema, tokenBundleSchema } from './schema.js';
+import { rateLimitPrefix } from '../../src/keys/index.js';
 
 export function registerTokenRoutes(api: Api, ctx: AppContext): void {
   const perMinute = ctx.config.rateLimit.tokensIssuePerMinute;
   const deps: IssueDeps = {
     db: ctx.dbRead,
     ring: keyRingOf(ctx),
-    limit: createRateLimit(ctx.redis, { keyPrefix: `${ctx.config.redis.prefix}rl:tokens-issue`, points: perMinute, durationSeconds: 60, logger: ctx.logger }),
+    limit: createRateLimit(ctx.redis, { keyPrefix: rateLimitPrefix(ctx.config.redis.prefix, 'tokens-issue'), points: perMinute, durationSeconds: 60, logger: ctx.logger }),
     now: () => ctx.clock.now(),
     maxTtlSeconds: ctx.config.keys.tokenMaxTtlSeconds,
     paymentMaxAgeSeconds: ctx.config.keys.paymentProofMaxAgeSeconds,

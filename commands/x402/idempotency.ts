@@ -11,6 +11,7 @@
  */
 import type { Redis } from 'ioredis';
 import { conflict } from '../../src/http/errors.js';
+import { x402PaymentKey } from '../../src/keys/index.js';
 
 export interface SettledResult {
   /** the Payment-Response header value */
@@ -28,7 +29,7 @@ export interface Idempotency {
 export function createIdempotency(opts: {
   redis: Redis; keyPrefix: string; leaseMs: number; ttlSeconds: number; pollMs?: number;
 }): Idempotency {
-  const key = (sig: string) => `${opts.keyPrefix}x402:payment:${sig}`;
+  const key = (sig: string) => x402PaymentKey(opts.keyPrefix, sig);
   const poll = opts.pollMs ?? 100;
   const read = async (k: string): Promise<Entry | undefined> => {
     const raw = await opts.redis.get(k);

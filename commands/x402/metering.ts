@@ -19,6 +19,7 @@
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { PayAsYouGoType } from '../../src/domain/policy-type.js';
+import { x402UsageKey } from '../../src/keys/index.js';
 
 /**
  * KEYS[1]  the counter of one policy's period
@@ -66,7 +67,7 @@ export async function meterRequest(
     ok: false, reason: `the period's cap of ${cap} is reached (${used} used, this request costs ${chunk}); the next period starts at ${p.end}`,
   });
   if (room < chunk) return exhausted(p.settled);
-  const key = `${keyPrefix}x402:usage:${policy}:${p.start}`;
+  const key = x402UsageKey(keyPrefix, policy, p.start);
   const args = [1, key, chunk.toString(), room.toString(), (p.end + 3600n).toString()] as const;
   let r: [number, number];
   try {

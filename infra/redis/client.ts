@@ -34,15 +34,4 @@ export function createRedis(s: RedisSettings, extra: RedisOptions = {}): Redis {
   });
 }
 
-/** The stream keys of one deployment (a prefix per deployment, and per test file). */
-export function streamKeys(prefix: string) {
-  return {
-    events: `${prefix}events`,
-    seen: (id: string) => `${prefix}seen:${id}`,
-    deadLetters: (group: string) => `${prefix}dead:${group}`,
-    attempts: (group: string) => `${prefix}attempts:${group}`,
-    /** a read model's version, bumped after each commit that changed it (infra/cache/read-cache.ts) */
-    readVersion: (readModel: string) => `${prefix}readversion:${readModel}`,
-  };
-}
-export type StreamKeys = ReturnType<typeof streamKeys>;
+export { streamKeys, type StreamKeys } from '../../src/keys/index.js';

@@ -9,6 +9,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { sharedCacheKey } from '../../src/keys/index.js';
 
 export interface SharedCache {
   get<T>(key: string): Promise<T | undefined>;
@@ -31,7 +32,7 @@ function bounded<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
 }
 
 export function createSharedCache(redis: Redis, prefix: string, timeoutMs = 500): SharedCache {
-  const full = (key: string) => `${prefix}cache:${key}`;
+  const full = (key: string) => sharedCacheKey(prefix, key);
   const cache: SharedCache = {
     async get<T>(key: string) {
       const raw = await bounded(redis.get(full(key)), timeoutMs);

@@ -5,8 +5,6 @@
  * to the dead-letter stream while the projection goes on; a stop that finishes the batch
  * in flight. A failure of Postgres itself is waited out, never charged to the entries.
  */
-import { hostname } from 'node:os';
-import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Redis } from 'ioredis';
 import type { Db } from '../../infra/postgres/database.js';
@@ -15,8 +13,9 @@ import type { Logger } from '../../infra/log/logger.js';
 import { parseEvent, type TributaryEvent } from '../../src/events/envelope.js';
 import type { Projection } from './projection.js';
 import { advanceCheckpoint, filterNew, lockShared } from './checkpoint.js';
-import { ack, autoClaim, compareStreamIds, ensureGroup, readGroup, type StreamEntry } from './stream-reader.js';
-import { clearAttempts, countAttempt, deadLetter } from './dead-letter.js';
+import { ack, compareStreamIds, type StreamEntry } from '../../infra/redis/stream-group.js';
+import { clearAttempts, countAttempt, deadLetter } from '../../infra/redis/dead-letter.js';
+import { consumerName, createConsumerLoop, type EntrySource } from '../../infra/redis/consumer-loop.js';
 import { acquireLeadership, type Leadership } from './leadership.js';
 import { bumpReadVersion } from '../../infra/cache/read-cache.js';
 
@@ -50,9 +49,6 @@ export interface RunningProjection {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export function consumerName(): string {
-  return `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
-}
 
 async function applyBatch(db: Db, projection: Projection, entries: readonly { streamId: string; event: TributaryEvent }[]): Promise<number> {
   const last = entries.reduce((m, e) => (compareStreamIds(e.streamId, m) > 0 ? e.streamId : m), '0-0');
@@ -82,8 +78,6 @@ export function startProjection(deps: RunnerDeps, projection: Projection, opts: 
   const log = logger.child({ projection: group, consumer });
   const stats = { applied: 0, batches: 0, deadLettered: 0, failures: 0 };
   let stopping = false;
-  let readPending = true;
-  let lastClaim = 0;
 
   async function deadLetterEntry(entry: StreamEntry, error: string, attempts: number): Promise<void> {
     await deadLetter(redis, keys, group, entry.streamId, entry.payload, error, attempts);
@@ -103,7 +97,8 @@ export function startProjection(deps: RunnerDeps, projection: Projection, opts: 
   }
 
   /** Applies a batch; on failure isolates the poison entries one by one. */
-  async function process(entries: StreamEntry[]): Promise<void> {
+  async function process(entries: StreamEntry[], from: EntrySource): Promise<void> {
+    if (from === 'claimed') log.info({ count: entries.length }, 'reclaimed pending entries of a dead consumer');
     const parsed: { streamId: string; event: TributaryEvent }[] = [];
     for (const entry of entries) {
       try {
@@ -119,13 +114,13 @@ export function startProjection(deps: RunnerDeps, projection: Projection, opts: 
       stats.batches += 1;
       await bumpVersion(applied);
       await ack(redis, keys.events, group, parsed.map((p) => p.streamId));
-      if (readPending) await clearAttempts(redis, keys, group, parsed.map((p) => p.streamId));
+      if (loop.pending()) await clearAttempts(redis, keys, group, parsed.map((p) => p.streamId));
       return;
     } catch (err) {
       stats.failures += 1;
       if (!(await databaseAnswers(db))) {
         log.warn({ err }, 'postgres unavailable; batch will be retried');
-        readPending = true;
+        loop.setPending(true);
         await sleep(500);
         return;
       }
@@ -138,67 +133,44 @@ export function startProjection(deps: RunnerDeps, projection: Projection, opts: 
         await bumpVersion(applied);
         await ack(redis, keys.events, group, [p.streamId]);
       } catch (err) {
-        if (!(await databaseAnswers(db))) { readPending = true; return; }
+        if (!(await databaseAnswers(db))) { loop.setPending(true); return; }
         const attempts = await countAttempt(redis, keys, group, p.streamId);
         if (attempts >= opts.maxAttempts) {
           await deadLetterEntry({ streamId: p.streamId, payload: JSON.stringify(p.event) }, (err as Error).message, attempts);
         } else {
-          readPending = true;
+          loop.setPending(true);
           await sleep(Math.min(100 * attempts, 2000));
         }
       }
     }
   }
 
-  async function step(): Promise<void> {
-    const now = Date.now();
-    if (now - lastClaim > Math.max(1000, opts.claimIdleMs / 2)) {
-      lastClaim = now;
-      const claimed = await autoClaim(redis, keys.events, group, consumer, opts.claimIdleMs, opts.batchSize);
-      if (claimed.length > 0) {
-        log.info({ count: claimed.length }, 'reclaimed pending entries of a dead consumer');
-        await process(claimed);
-        return;
-      }
-    }
-    if (readPending) {
-      const mine = await readGroup(redis, keys.events, group, consumer, opts.batchSize, 0, '0');
-      if (mine.length > 0) { await process(mine); return; }
-      readPending = false;
-    }
-    const fresh = await readGroup(blockingRedis, keys.events, group, consumer, opts.batchSize, opts.blockMs, '>');
-    if (fresh.length > 0) await process(fresh);
-  }
-
-  /** A new leader first applies every entry a previous holder left pending, oldest first. */
-  async function takeOver(): Promise<void> {
-    for (;;) {
-      const claimed = await autoClaim(redis, keys.events, group, consumer, 0, opts.batchSize);
-      if (claimed.length === 0) break;
-      await process(claimed);
-    }
-    readPending = true;
-  }
+  const loop = createConsumerLoop({ redis, blockingRedis }, {
+    stream: keys.events, group, consumer, batchSize: opts.batchSize, blockMs: opts.blockMs, claimIdleMs: opts.claimIdleMs,
+    pendingEveryMs: 0, startPending: true, now: Date.now,
+  }, process);
 
   async function consume(lease: Leadership | undefined): Promise<void> {
+    // a new leader first applies every entry a previous holder left pending, oldest first
     let tookOver = lease === undefined;
-    while (!stopping && (lease === undefined || lease.held())) {
+    const active = () => !stopping && (lease === undefined || lease.held());
+    while (!tookOver && active()) {
       try {
-        if (!tookOver) { await takeOver(); tookOver = true; }
-        await step();
+        await loop.takeOverAll();
+        tookOver = true;
       } catch (err) {
-        // Redis unreachable or a read failed: nothing was acknowledged, so wait and go on.
         log.warn({ err: (err as Error).message }, 'projection step failed; retrying');
-        readPending = true;
         await sleep(500);
       }
     }
+    // Redis unreachable or a read failed: nothing was acknowledged, so wait and go on.
+    await loop.run(active, (err) => log.warn({ err: err.message }, 'projection step failed; retrying'));
   }
 
-  const loop = (async () => {
+  const running = (async () => {
     for (;;) {
       try {
-        await ensureGroup(redis, keys.events, group);
+        await loop.ensureGroup();
         break;
       } catch (err) {
         if (stopping) return;
@@ -221,7 +193,7 @@ export function startProjection(deps: RunnerDeps, projection: Projection, opts: 
     name: group,
     async stop() {
       stopping = true;
-      await loop;
+      await running;
     },
     stats: () => ({ ...stats }),
   };

@@ -19,9 +19,10 @@ import type { TributaryEvent } from '../../src/events/envelope.js';
 import { toApiEvent } from '../../queries/events/events-query.js';
 import type { Projection, Trx } from '../runner/projection.js';
 import { concernOf, createdPolicy, type PolicyKind } from './concerns.js';
+import { OUTBOX_CHANNEL } from '../../src/keys/index.js';
 
 /** The channel workers LISTEN on. NOTIFY is per database, so test databases never cross. */
-export const OUTBOX_CHANNEL = 'tributary_webhook_outbox';
+export { OUTBOX_CHANNEL };
 
 const CHUNK = 1000;
 

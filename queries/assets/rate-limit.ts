@@ -7,10 +7,11 @@
 import type { RequestHandler } from 'express';
 import type { AppContext } from '../../src/app/context.js';
 import { createRateLimit } from '../../infra/redis/rate-limit.js';
+import { rateLimitPrefix } from '../../src/keys/index.js';
 
 export function catalogRateLimit(ctx: AppContext, bucket: 'assets' | 'pools'): RequestHandler {
   return createRateLimit(ctx.redis, {
-    keyPrefix: `${ctx.config.redis.prefix}rl:catalog:${bucket}`,
+    keyPrefix: rateLimitPrefix(ctx.config.redis.prefix, `catalog:${bucket}`),
     points: ctx.config.rateLimit.catalogPerMinute,
     durationSeconds: 60,
     logger: ctx.logger,

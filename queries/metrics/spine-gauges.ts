@@ -5,12 +5,12 @@
 import { Gauge, type Registry } from 'prom-client';
 import { sql } from 'kysely';
 import type { AppContext } from '../../src/app/context.js';
-import { groupInfo } from '../../projections/runner/lag.js';
+import { groupInfo } from '../../infra/redis/group-lag.js';
 import { PROJECTIONS } from '../../projections/registry.js';
-import { webhookOutcomesKey } from '../../src/webhooks/worker.js';
+import { indexerProgressKey, webhookOutcomesKey } from '../../src/keys/index.js';
 
 /** Where the indexer publishes its progress for scrapes (written by the indexer role). */
-export const indexerProgressKey = (prefix: string) => `${prefix}indexer:progress`;
+export { indexerProgressKey };
 
 interface Snapshot {
   streamLength: number;

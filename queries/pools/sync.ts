@@ -16,6 +16,7 @@ import type { Logger } from '../../infra/log/logger.js';
 import type { Venue, VenueClient } from '../../infra/upstream/venues/types.js';
 import { replaceVenuePools } from './store.js';
 import { createVenueClients } from './venues.js';
+import { poolsSyncLockKey } from '../../src/keys/index.js';
 
 export interface PoolSyncDeps {
   db: Db;
@@ -54,7 +55,7 @@ export interface PoolSync {
 }
 
 export function startPoolSync(deps: PoolSyncDeps): PoolSync {
-  const lockKey = `${deps.prefix}pools:sync:lock`;
+  const lockKey = poolsSyncLockKey(deps.prefix);
   const node = randomUUID();
   let running: Promise<SyncReport | undefined> | undefined;
   let stopped = false;

@@ -5,8 +5,8 @@ import { migrateToLatest } from '../../infra/migrations/index.js';
 import { PROJECTIONS, findProjection } from '../../projections/registry.js';
 import { replayProjection } from '../../projections/replay.js';
 import { bumpReadVersion } from '../../infra/cache/read-cache.js';
-import { groupInfo } from '../../projections/runner/lag.js';
-import { deadLetterCount } from '../../projections/runner/dead-letter.js';
+import { groupInfo } from '../../infra/redis/group-lag.js';
+import { deadLetterCount } from '../../infra/redis/dead-letter.js';
 import { configDocs, type Config } from '../config/config.js';
 import type { AppContext } from '../app/context.js';
 

@@ -19,13 +19,14 @@ import { isIPv6 } from 'node:net';
 import type { Request, RequestHandler } from 'express';
 import type { AppContext } from '../app/context.js';
 import { createRateLimit } from '../../infra/redis/rate-limit.js';
+import { rateLimitPrefix } from '../keys/index.js';
 
 export type RouteRateLimit = 'standard' | 'own' | 'none';
 
 /** The standard limit's middleware, one per API node (the budget itself lives in Redis). */
 export function standardRateLimit(ctx: AppContext): RequestHandler {
   return createRateLimit(ctx.redis, {
-    keyPrefix: `${ctx.config.redis.prefix}rl:standard`,
+    keyPrefix: rateLimitPrefix(ctx.config.redis.prefix, 'standard'),
     points: ctx.config.rateLimit.standardPerMinute,
     durationSeconds: 60,
     logger: ctx.logger,
@@ -40,7 +41,7 @@ export function standardRateLimit(ctx: AppContext): RequestHandler {
  */
 export function gatewayChallengeRateLimit(ctx: AppContext): RequestHandler {
   return createRateLimit(ctx.redis, {
-    keyPrefix: `${ctx.config.redis.prefix}rl:gw-challenge`,
+    keyPrefix: rateLimitPrefix(ctx.config.redis.prefix, 'gw-challenge'),
     points: ctx.config.rateLimit.gatewayChallengePerMinute,
     durationSeconds: 60,
     logger: ctx.logger,

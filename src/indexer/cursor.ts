@@ -3,10 +3,11 @@
  * stream, with every older one. Kept in Redis beside the stream it describes.
  */
 import type { Redis } from 'ioredis';
+import { cursorKey } from '../keys/index.js';
 
 export interface Cursor { signature: string; slot: number }
 
-export const cursorKey = (prefix: string): string => `${prefix}indexer:cursor`;
+export { cursorKey };
 
 export async function readCursor(redis: Redis, prefix: string): Promise<Cursor | undefined> {
   const raw = await redis.get(cursorKey(prefix));

@@ -18,8 +18,8 @@ import type { AppContext } from '../app/context.js';
 import { createRedis } from '../../infra/redis/client.js';
 import { createLru } from '../domain/lru.js';
 import { parseEvent, type TributaryEvent } from '../events/envelope.js';
-import { ack, autoClaim, ensureGroup, readGroup, type StreamEntry } from '../../projections/runner/stream-reader.js';
-import { consumerName } from '../../projections/runner/runner.js';
+import { ack, type StreamEntry } from '../../infra/redis/stream-group.js';
+import { consumerName, createConsumerLoop, type EntrySource } from '../../infra/redis/consumer-loop.js';
 import { attachRedisAdapter, type RealtimeAdapter } from './adapter.js';
 import { NOTIFIER_GROUP, realtimeKeys, roomOf } from './keys.js';
 
@@ -43,7 +43,6 @@ export interface RunningNotifier {
 }
 
 const RETRY_PENDING_MS = 250;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface Ready { entries: StreamEntry[]; event: TributaryEvent; data: PaymentData }
 /** The events that become payment notifications. */
@@ -64,9 +63,6 @@ export async function startNotifier(ctx: AppContext, opts: NotifierOptions): Pro
   const firstDeferred = new Map<string, number>();
   const stats = { emitted: 0, duplicates: 0, ignored: 0, dropped: 0 };
   let stopping = false;
-  let deferredCount = 0;
-  let lastClaim = 0;
-  let lastRetry = 0;
 
   async function resolveComposables(events: readonly TributaryEvent[]): Promise<void> {
     const wanted = [...new Set(events.flatMap((e) => (e.name === 'ComposableExecuted' ? [e.data.composable_policy] : [])))]
@@ -81,7 +77,8 @@ export async function startNotifier(ctx: AppContext, opts: NotifierOptions): Pro
     return ref ? composableExecutedData(e, ref, status) : undefined;
   }
 
-  async function process(entries: StreamEntry[], fromPending = false): Promise<void> {
+  async function process(entries: StreamEntry[], from: EntrySource): Promise<void> {
+    if (from === 'claimed') log.info({ count: entries.length }, 'took over a dead notifier\'s pending entries');
     const done: string[] = [];
     const byEvent = new Map<string, Ready>();
     const parsed: { entry: StreamEntry; event: Notified }[] = [];
@@ -139,45 +136,23 @@ export async function startNotifier(ctx: AppContext, opts: NotifierOptions): Pro
     await markPublished(adapter.pub, keys, published);
     await ack(redis, streamKeys.events, NOTIFIER_GROUP, done);
     // a re-read of the pending list sees every deferred entry again; a fresh batch adds its own
-    deferredCount = fromPending ? deferred : deferredCount + deferred;
+    loop.setPending(from === 'pending' ? deferred > 0 : loop.pending() || deferred > 0);
   }
 
-  async function step(): Promise<void> {
-    const now = clock.now();
-    if (now - lastClaim > Math.max(1000, opts.claimIdleMs / 2)) {
-      lastClaim = now;
-      const claimed = await autoClaim(redis, streamKeys.events, NOTIFIER_GROUP, consumer, opts.claimIdleMs, opts.batchSize);
-      if (claimed.length > 0) { log.info({ count: claimed.length }, 'took over a dead notifier\'s pending entries'); await process(claimed); return; }
-    }
-    if (deferredCount > 0 && now - lastRetry > RETRY_PENDING_MS) {
-      lastRetry = now;
-      await process(await readGroup(redis, streamKeys.events, NOTIFIER_GROUP, consumer, opts.batchSize, 0, '0'), true);
-      return;
-    }
-    const fresh = await readGroup(blocking, streamKeys.events, NOTIFIER_GROUP, consumer, opts.batchSize,
-      deferredCount > 0 ? Math.min(opts.blockMs, RETRY_PENDING_MS) : opts.blockMs, '>');
-    if (fresh.length > 0) await process(fresh);
-  }
-
-  await ensureGroup(redis, streamKeys.events, NOTIFIER_GROUP);
-  const loop = (async () => {
-    while (!stopping) {
-      try {
-        await step();
-      } catch (err) {
-        // nothing unacknowledged is lost: it is read again from the pending list
-        log.warn({ err: (err as Error).message }, 'notifier step failed; retrying');
-        deferredCount = Math.max(deferredCount, 1);
-        await sleep(500);
-      }
-    }
-  })();
+  // deferred entries wait in this consumer's pending list, re-read at most every RETRY_PENDING_MS
+  const loop = createConsumerLoop({ redis, blockingRedis: blocking }, {
+    stream: streamKeys.events, group: NOTIFIER_GROUP, consumer, batchSize: opts.batchSize, blockMs: opts.blockMs,
+    claimIdleMs: opts.claimIdleMs, pendingEveryMs: RETRY_PENDING_MS, startPending: false, now: () => clock.now(),
+  }, process);
+  await loop.ensureGroup();
+  // nothing unacknowledged is lost: it is read again from the pending list
+  const running = loop.run(() => !stopping, (err) => log.warn({ err: err.message }, 'notifier step failed; retrying'));
   log.info({ consumer, sharded: config.ws.sharded }, 'notifier started');
 
   return {
     async stop() {
       stopping = true;
-      await loop;
+      await running;
       await io.of('/').adapter.close();
       await adapter.close();
       blocking.disconnect();

@@ -8,8 +8,8 @@
  * Anything the notifier reads later is broadcast after the join and arrives live.
  */
 import type { Redis } from 'ioredis';
-import { groupPositions } from '../../projections/runner/lag.js';
-import { compareStreamIds } from '../../projections/runner/stream-reader.js';
+import { groupPositions } from '../../infra/redis/group-lag.js';
+import { compareStreamIds } from '../../infra/redis/stream-group.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

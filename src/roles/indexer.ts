@@ -4,7 +4,7 @@
  */
 import type { AppContext } from '../app/context.js';
 import { startIndexer } from '../indexer/index.js';
-import { indexerProgressKey } from '../../queries/metrics/spine-gauges.js';
+import { indexerProgressKey } from '../keys/index.js';
 import type { RunningRole } from './role.js';
 
 const PUBLISH_MS = 5000;

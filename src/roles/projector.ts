@@ -8,7 +8,7 @@ import type { AppContext } from '../app/context.js';
 import { createRedis } from '../../infra/redis/client.js';
 import { PROJECTIONS } from '../../projections/registry.js';
 import { startProjection, type RunningProjection } from '../../projections/runner/runner.js';
-import { trimAcknowledged } from '../../projections/runner/lag.js';
+import { trimAcknowledged } from '../../infra/redis/group-lag.js';
 import { replayProjection } from '../../projections/replay.js';
 import { bumpReadVersion } from '../../infra/cache/read-cache.js';
 import type { Projection } from '../../projections/runner/projection.js';

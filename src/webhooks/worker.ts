@@ -11,13 +11,13 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { AppContext } from '../app/context.js';
 import { createJsonPoster, type JsonPoster } from '../../infra/http/post-json.js';
-import { OUTBOX_CHANNEL } from '../../projections/webhooks/projection.js';
 import { API_VERSION } from '../http/version.js';
 import { claimDue } from './outbox-store.js';
 import { claimLeaseMs, type ScheduleConfig } from './schedule.js';
 import { deliver, type DeliverDeps, type DeliveryOutcome } from './deliver.js';
 import { listenOutbox, type OutboxListener } from './outbox-signal.js';
 import { createAttemptRecorder } from './attempt-recorder.js';
+import { OUTBOX_CHANNEL, webhookOutcomesKey } from '../keys/index.js';
 
 export interface WorkerStats { claimed: number; outcomes: Record<DeliveryOutcome, number>; errors: number }
 
@@ -37,7 +37,7 @@ export interface WorkerOptions {
 type WorkerCtx = Pick<AppContext, 'config' | 'db' | 'logger' | 'clock'> & Partial<Pick<AppContext, 'redis'>>;
 
 /** Cluster-wide outcome counts, read by /metrics on any API node. */
-export const webhookOutcomesKey = (prefix: string) => `${prefix}metrics:webhook-outcomes`;
+export { webhookOutcomesKey };
 
 export function startWebhookWorker(ctx: WorkerCtx, opts: WorkerOptions = {}): WebhookWorker {
   const { config } = ctx;

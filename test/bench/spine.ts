@@ -12,7 +12,7 @@ import { archiveProjection, archiveRow } from '../../projections/archive/project
 import { startProjection } from '../../projections/runner/runner.js';
 import { createRedis } from '../../infra/redis/client.js';
 import { createLogger } from '../../infra/log/logger.js';
-import { groupInfo } from '../../projections/runner/lag.js';
+import { groupInfo } from '../../infra/redis/group-lag.js';
 import { PROJECTIONS } from '../../projections/registry.js';
 import { replayProjection } from '../../projections/replay.js';
 import { startTestApi } from '../support/app.js';

@@ -10,7 +10,7 @@ import { appendEvents } from '../../infra/redis/event-stream.js';
 import { runCli, startCli, waitFor, type Proc } from '../support/process.js';
 import { PROJECTIONS } from '../../projections/registry.js';
 import { projectionDigest, replayProjection } from '../../projections/replay.js';
-import { groupInfo } from '../../projections/runner/lag.js';
+import { groupInfo } from '../../infra/redis/group-lag.js';
 import { testEventStream } from '../support/event-mix.js';
 
 describe('replay during live appends', function () {

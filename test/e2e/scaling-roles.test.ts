@@ -20,7 +20,7 @@ import { deriveActors } from '../../infra/localnet/genesis.js';
 import type { TributaryEvent } from '../../src/events/envelope.js';
 import { PROJECTIONS } from '../../projections/registry.js';
 import { projectionDigest, replayProjection } from '../../projections/replay.js';
-import { groupInfo } from '../../projections/runner/lag.js';
+import { groupInfo } from '../../infra/redis/group-lag.js';
 import { dataOf } from '../support/anchor-events.js';
 
 const ADMIN = 'scaling-roles-admin-key';

@@ -11,7 +11,7 @@ import { startCli, terminate, waitFor, type Proc } from '../support/process.js';
 import { syntheticEvents } from '../support/synthetic-events.js';
 import { appendRaw } from '../../infra/redis/event-stream.js';
 import { parseEvent, serializeEvent } from '../../src/events/envelope.js';
-import { groupInfo } from '../../projections/runner/lag.js';
+import { groupInfo } from '../../infra/redis/group-lag.js';
 import { NOTIFIER_GROUP } from '../../src/realtime/keys.js';
 import { startLocalnet, type Localnet } from '../../infra/localnet/index.js';
 

@@ -10,7 +10,7 @@ import { runCli, startCli, waitFor } from '../support/process.js';
 import { syntheticEvents } from '../support/synthetic-events.js';
 import { appendRaw } from '../../infra/redis/event-stream.js';
 import { serializeEvent } from '../../src/events/envelope.js';
-import { deadLetterCount } from '../../projections/runner/dead-letter.js';
+import { deadLetterCount } from '../../infra/redis/dead-letter.js';
 import { PROJECTIONS } from '../../projections/registry.js';
 import type { ProjectionStatus } from '../../src/cli/commands.js';
 

@@ -12,7 +12,7 @@ import { appendTestEvents, makeEvent, makeEvents, randomPubkey, trackingIdMemo, 
 import { archiveProjection } from '../../projections/archive/projection.js';
 import { startProjection } from '../../projections/runner/runner.js';
 import { findProjection } from '../../projections/registry.js';
-import { groupInfo } from '../../projections/runner/lag.js';
+import { groupInfo } from '../../infra/redis/group-lag.js';
 import { createRedis } from '../../infra/redis/client.js';
 import { createLogger } from '../../infra/log/logger.js';
 import { createPrng } from '../../infra/localnet/prng.js';

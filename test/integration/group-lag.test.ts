@@ -6,7 +6,7 @@
  */
 import { expect } from 'chai';
 import { createTestEnv, type TestEnv } from '../support/env.js';
-import { groupInfo } from '../../projections/runner/lag.js';
+import { groupInfo } from '../../infra/redis/group-lag.js';
 
 describe('consumer group lag', function () {
   this.timeout(20_000);

@@ -13,7 +13,7 @@ import { waitFor } from '../support/process.js';
 import { appendTestEvents, makeEvent } from '../support/anchor-events.js';
 import { archiveProjection, archiveRow } from '../../projections/archive/projection.js';
 import { startProjection, type RunningProjection } from '../../projections/runner/runner.js';
-import { groupInfo } from '../../projections/runner/lag.js';
+import { groupInfo } from '../../infra/redis/group-lag.js';
 import { createRedis, type Redis } from '../../infra/redis/client.js';
 import { createLogger } from '../../infra/log/logger.js';
 import { createReadCache } from '../../infra/cache/read-cache.js';

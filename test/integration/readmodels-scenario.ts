@@ -19,7 +19,7 @@ import type { TestEnv } from '../support/env.js';
 import { waitFor } from '../support/process.js';
 import { createRedis } from '../../infra/redis/client.js';
 import { createLogger } from '../../infra/log/logger.js';
-import { groupInfo } from '../../projections/runner/lag.js';
+import { groupInfo } from '../../infra/redis/group-lag.js';
 import { startProjection, type RunnerOptions } from '../../projections/runner/runner.js';
 import type { Projection } from '../../projections/runner/projection.js';
 

@@ -12,7 +12,7 @@ import { startProjection, type RunnerOptions } from '../../projections/runner/ru
 import type { Projection } from '../../projections/runner/projection.js';
 import { createRedis } from '../../infra/redis/client.js';
 import { createLogger } from '../../infra/log/logger.js';
-import { groupInfo } from '../../projections/runner/lag.js';
+import { groupInfo } from '../../infra/redis/group-lag.js';
 import { waitFor } from '../support/process.js';
 import { syntheticEvents } from '../support/synthetic-events.js';
 

@@ -14,7 +14,7 @@ import { startCluster, type Cluster } from '../../infra/cluster/cluster.js';
 import { cliCommand, repoRoot } from '../../infra/cluster/main.js';
 import { deriveActors } from '../../infra/localnet/genesis.js';
 import { createDb } from '../../infra/postgres/database.js';
-import { groupInfo } from '../../projections/runner/lag.js';
+import { groupInfo } from '../../infra/redis/group-lag.js';
 import { listenPorts } from './ports.js';
 import { rpcCall } from '../support/localnet-process.js';
 import type { TributaryEvent } from '../../src/events/envelope.js';

@@ -1,6 +1,6 @@
 /** Per-group lag and pending counts from XINFO GROUPS, and the trim that follows them. */
 import type { Redis } from 'ioredis';
-import { compareStreamIds } from './stream-reader.js';
+import { compareStreamIds } from './stream-group.js';
 
 export interface GroupInfo { name: string; consumers: number; pending: number; lastDeliveredId: string; lag: number | null }
 

@@ -1,6 +1,6 @@
 /** Entries that failed N times leave the group for a dead-letter stream, with their error. */
 import type { Redis } from 'ioredis';
-import type { StreamKeys } from '../../infra/redis/client.js';
+import type { StreamKeys } from './client.js';
 
 export async function countAttempt(redis: Redis, keys: StreamKeys, group: string, streamId: string): Promise<number> {
   const key = keys.attempts(group);

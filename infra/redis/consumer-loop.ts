@@ -1,0 +1,115 @@
+/**
+ * The consumer-group loop, once for every reader of the event stream (the projection
+ * runner, the notifier, and the workers to come). Each step does one of, in this order:
+ *   1. claim: every max(1 s, claimIdleMs / 2), take over what a dead consumer left pending
+ *      for longer than claimIdleMs;
+ *   2. pending: while this consumer has entries it did not acknowledge (a failed batch, an
+ *      entry that waits for something), read its own pending list again: at once until it
+ *      is empty (pendingEveryMs 0), or at most every pendingEveryMs;
+ *   3. fresh: a blocking read of new entries (its own connection, a finite BLOCK), shorter
+ *      while pending entries wait.
+ * The handler acknowledges what it is done with (ack, dead letters); the loop never does.
+ */
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { Redis } from 'ioredis';
+import { autoClaim, ensureGroup, readGroup, type StreamEntry } from './stream-group.js';
+
+export type EntrySource = 'claimed' | 'pending' | 'fresh';
+
+export interface ConsumerLoopOptions {
+  stream: string;
+  group: string;
+  consumer: string;
+  batchSize: number;
+  blockMs: number;
+  claimIdleMs: number;
+  /** 0: re-read the pending list at every step until it is empty; else at most this often */
+  pendingEveryMs: number;
+  /** whether the first steps read this consumer's pending list (a restarted consumer of the same name) */
+  startPending: boolean;
+  now(): number;
+}
+
+export interface ConsumerLoopDeps {
+  /** claims, pending reads */
+  redis: Redis;
+  /** the blocking reads of fresh entries */
+  blockingRedis: Redis;
+}
+
+export type BatchHandler = (entries: StreamEntry[], from: EntrySource) => Promise<void>;
+
+export interface ConsumerLoop {
+  ensureGroup(): Promise<void>;
+  step(): Promise<void>;
+  /** whether this consumer's pending list is to be read again (set after a failure, cleared when it is empty) */
+  setPending(pending: boolean): void;
+  pending(): boolean;
+  /** takes over every entry pending in the group, whoever holds it, oldest first (a new leader) */
+  takeOverAll(): Promise<void>;
+  /**
+   * Steps while `active()`; a failed step (Redis unreachable, a failed read) is reported
+   * and waited out, and the pending list is read again, as nothing was acknowledged.
+   */
+  run(active: () => boolean, onError: (err: Error) => void): Promise<void>;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A consumer name unique to this process and start. */
+export function consumerName(): string {
+  return `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
+}
+
+export function createConsumerLoop(deps: ConsumerLoopDeps, opts: ConsumerLoopOptions, handle: BatchHandler): ConsumerLoop {
+  const { redis, blockingRedis } = deps;
+  const { stream, group, consumer, batchSize } = opts;
+  let pending = opts.startPending;
+  let lastClaim = 0;
+  let lastPending = 0;
+
+  async function step(): Promise<void> {
+    const now = opts.now();
+    if (now - lastClaim > Math.max(1000, opts.claimIdleMs / 2)) {
+      lastClaim = now;
+      const claimed = await autoClaim(redis, stream, group, consumer, opts.claimIdleMs, batchSize);
+      if (claimed.length > 0) { await handle(claimed, 'claimed'); return; }
+    }
+    if (pending && (opts.pendingEveryMs === 0 || now - lastPending > opts.pendingEveryMs)) {
+      lastPending = now;
+      const mine = await readGroup(redis, stream, group, consumer, batchSize, 0, '0');
+      if (mine.length > 0) { await handle(mine, 'pending'); return; }
+      pending = false;
+    }
+    const block = pending && opts.pendingEveryMs > 0 ? Math.min(opts.blockMs, opts.pendingEveryMs) : opts.blockMs;
+    const fresh = await readGroup(blockingRedis, stream, group, consumer, batchSize, block, '>');
+    if (fresh.length > 0) await handle(fresh, 'fresh');
+  }
+
+  return {
+    ensureGroup: () => ensureGroup(redis, stream, group),
+    step,
+    setPending(p) { pending = p; },
+    pending: () => pending,
+    async takeOverAll() {
+      for (;;) {
+        const claimed = await autoClaim(redis, stream, group, consumer, 0, batchSize);
+        if (claimed.length === 0) break;
+        await handle(claimed, 'claimed');
+      }
+      pending = true;
+    },
+    async run(active, onError) {
+      while (active()) {
+        try {
+          await step();
+        } catch (err) {
+          onError(err as Error);
+          pending = true;
+          await sleep(500);
+        }
+      }
+    },
+  };
+}
