@@ -16,10 +16,10 @@
  * hour), so a new period starts from zero with nothing to reset. Amounts above 2^53 lose
  * precision in Lua's numbers; requirements are limited to safe integers.
  */
-import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { PayAsYouGoType } from '../../src/domain/policy-type.js';
 import { x402UsageKey } from '../../src/keys/index.js';
+import { luaScript, runScript } from '../../infra/redis/scripts.js';
 
 /**
  * KEYS[1]  the counter of one policy's period
@@ -28,15 +28,14 @@ import { x402UsageKey } from '../../src/keys/index.js';
  * ARGV[3]  unix seconds at which the counter expires
  * Returns {1, total} when counted, {0, total} when the chunk would pass the cap (nothing counted).
  */
-const METER_SCRIPT = `
+const METER_SCRIPT = luaScript<[number, number]>('tributaryMeterUsage', `
 local used = tonumber(redis.call('GET', KEYS[1]) or '0')
 local chunk = tonumber(ARGV[1])
 if used + chunk > tonumber(ARGV[2]) then return {0, used} end
 local total = redis.call('INCRBY', KEYS[1], chunk)
 redis.call('EXPIREAT', KEYS[1], ARGV[3])
 return {1, total}
-`;
-const METER_SHA = createHash('sha1').update(METER_SCRIPT).digest('hex');
+`);
 
 export interface Period { start: bigint; end: bigint; settled: bigint }
 
@@ -68,14 +67,7 @@ export async function meterRequest(
   });
   if (room < chunk) return exhausted(p.settled);
   const key = x402UsageKey(keyPrefix, policy, p.start);
-  const args = [1, key, chunk.toString(), room.toString(), (p.end + 3600n).toString()] as const;
-  let r: [number, number];
-  try {
-    r = (await redis.evalsha(METER_SHA, ...args)) as [number, number];
-  } catch (err) {
-    if (!/NOSCRIPT/.test((err as Error).message)) throw err;
-    r = (await redis.eval(METER_SCRIPT, ...args)) as [number, number];
-  }
+  const r = await runScript(redis, METER_SCRIPT, [key], [chunk.toString(), room.toString(), (p.end + 3600n).toString()]);
   const metered = BigInt(r[1]);
   if (r[0] !== 1) return exhausted(p.settled + metered);
   return { ok: true, chunk, periodTotal: p.settled + metered, periodLimit: cap, periodEnd: p.end };

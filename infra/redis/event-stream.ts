@@ -7,13 +7,14 @@
 import type { Redis } from 'ioredis';
 import { serializeEvent, STREAM_FIELD, type TributaryEvent } from '../../src/events/envelope.js';
 import type { StreamKeys } from './client.js';
+import { luaScript, runScript } from './scripts.js';
 
 /**
  * Atomically: for each event, SET seen-key NX EX ttl, and XADD only when it was new.
  * KEYS[1] = stream; KEYS[2..n+1] = seen keys.  ARGV[1] = ttl seconds; ARGV[2] = field;
  * ARGV[3..n+2] = payloads. Returns the number appended.
  */
-const APPEND_SCRIPT = `
+const APPEND_SCRIPT = luaScript<number>('tributaryAppendEvents', `
 local appended = 0
 for i = 2, #KEYS do
   if redis.call('SET', KEYS[i], '1', 'NX', 'EX', ARGV[1]) then
@@ -22,7 +23,7 @@ for i = 2, #KEYS do
   end
 end
 return appended
-`;
+`);
 
 export const DEDUP_WINDOW_SECONDS = 7 * 24 * 3600;
 
@@ -30,7 +31,7 @@ export async function appendEvents(redis: Redis, keys: StreamKeys, events: reado
   if (events.length === 0) return 0;
   const keyList = [keys.events, ...events.map((e) => keys.seen(e.id))];
   const args = [String(DEDUP_WINDOW_SECONDS), STREAM_FIELD, ...events.map(serializeEvent)];
-  return (await redis.eval(APPEND_SCRIPT, keyList.length, ...keyList, ...args)) as number;
+  return runScript(redis, APPEND_SCRIPT, keyList, args);
 }
 
 /** Appends without the dedup window: for tests that feed duplicates on purpose. */

@@ -18,6 +18,7 @@
  */
 import type { Redis } from 'ioredis';
 import type { RealtimeKeys } from './keys.js';
+import { luaScript, runScript } from '../../infra/redis/scripts.js';
 
 /** How long marks and except sets live: far above any notifier lag or redelivery. */
 export const MARK_TTL_SECONDS = 24 * 3600;
@@ -27,7 +28,7 @@ export const MARK_TTL_SECONDS = 24 * 3600;
  * Returns per event: {1, except members...} = publish now (claimed); {0} = already
  * published; {2} = another live consumer holds the claim.
  */
-const CLAIM = `
+const CLAIM = luaScript<unknown>('tributaryClaimEmissions', `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local out = {}
@@ -52,14 +53,14 @@ for i = 1, #KEYS, 2 do
   end
 end
 return out
-`;
+`);
 
 /**
  * KEYS = pairs (mark_i, except_i). ARGV[1] = socketId; ARGV[2] = ttl s.
  * Returns per event: 'n' (not claimed: the socket is now excepted; catch-up sends it),
  * 'c' (claimed, publishing) or 'p' (published).
  */
-const CLASSIFY = `
+const CLASSIFY = luaScript<unknown>('tributaryClassifyEmissions', `
 local out = {}
 for i = 1, #KEYS, 2 do
   local cur = redis.call('GET', KEYS[i])
@@ -74,7 +75,7 @@ for i = 1, #KEYS, 2 do
   end
 end
 return out
-`;
+`);
 
 export type Claim = { kind: 'publish'; except: string[] } | { kind: 'done' } | { kind: 'busy' };
 export type MarkState = 'n' | 'c' | 'p';
@@ -86,7 +87,7 @@ function pairs(keys: RealtimeKeys, eventIds: readonly string[]): string[] {
 export async function claimEvents(redis: Redis, keys: RealtimeKeys, eventIds: readonly string[], consumer: string, staleMs: number): Promise<Claim[]> {
   if (eventIds.length === 0) return [];
   const k = pairs(keys, eventIds);
-  const res = (await redis.eval(CLAIM, k.length, ...k, MARK_TTL_SECONDS, consumer, staleMs)) as [number, ...string[]][];
+  const res = (await runScript(redis, CLAIM, k, [MARK_TTL_SECONDS, consumer, staleMs])) as [number, ...string[]][];
   return res.map(([code, ...except]) => (code === 1 ? { kind: 'publish', except } : code === 0 ? { kind: 'done' } : { kind: 'busy' }));
 }
 
@@ -100,7 +101,7 @@ export function markPublished(pubClient: Redis, keys: RealtimeKeys, eventIds: re
 export async function classifyForCatchUp(redis: Redis, keys: RealtimeKeys, eventIds: readonly string[], socketId: string): Promise<MarkState[]> {
   if (eventIds.length === 0) return [];
   const k = pairs(keys, eventIds);
-  return (await redis.eval(CLASSIFY, k.length, ...k, socketId, MARK_TTL_SECONDS)) as MarkState[];
+  return (await runScript(redis, CLASSIFY, k, [socketId, MARK_TTL_SECONDS])) as MarkState[];
 }
 
 export async function markStates(redis: Redis, keys: RealtimeKeys, eventIds: readonly string[]): Promise<MarkState[]> {

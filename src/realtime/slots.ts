@@ -7,12 +7,13 @@
  * never block a live client.
  */
 import type { Redis } from 'ioredis';
+import { luaScript, pipelineFor, queueScript, runScript } from '../../infra/redis/scripts.js';
 
 /**
  * Acquire or renew one slot. KEYS[1] = the trackingId's sorted set.
  * ARGV[1] = socketId; ARGV[2] = lease ms; ARGV[3] = cap. Returns 1 (held) or 0 (over the cap).
  */
-const ACQUIRE = `
+const ACQUIRE = luaScript<number>('tributaryAcquireSlot', `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local lease = tonumber(ARGV[2])
@@ -26,7 +27,7 @@ if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then return 0 end
 redis.call('ZADD', KEYS[1], now + lease, ARGV[1])
 redis.call('PEXPIRE', KEYS[1], lease)
 return 1
-`;
+`);
 
 export type SlotResult = 'held' | 'full';
 
@@ -44,12 +45,12 @@ export interface SlotLeases {
 export function createSlotLeases(redis: Redis, slotsKey: (trackingId: string) => string, leaseMs: number, cap: number): SlotLeases {
   return {
     async acquire(trackingId, socketId) {
-      return result(await redis.eval(ACQUIRE, 1, slotsKey(trackingId), socketId, leaseMs, cap));
+      return result(await runScript(redis, ACQUIRE, [slotsKey(trackingId)], [socketId, leaseMs, cap]));
     },
     async renew(held) {
       if (held.length === 0) return [];
-      const pipe = redis.pipeline();
-      for (const h of held) pipe.eval(ACQUIRE, 1, slotsKey(h.trackingId), h.socketId, leaseMs, cap);
+      const pipe = pipelineFor(redis, [ACQUIRE]);
+      for (const h of held) queueScript(pipe, ACQUIRE, [slotsKey(h.trackingId)], [h.socketId, leaseMs, cap]);
       const res = (await pipe.exec()) ?? [];
       // a failed call (Redis away) keeps the socket: a blip must not drop clients
       return res.map(([err, v]) => (err ? 'held' : result(v)));

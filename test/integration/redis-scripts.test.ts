@@ -1,0 +1,69 @@
+/**
+ * Lua scripts go by EVALSHA: the script body crosses the wire once per connection and
+ * Redis restart, and a Redis that lost its scripts (NOSCRIPT) gets it again by EVAL,
+ * for single calls and pipelines alike. A private redis-server, as the test flushes its
+ * script cache.
+ */
+import { expect } from 'chai';
+import { Redis } from 'ioredis';
+import { luaScript, pipelineFor, queueScript, runScript } from '../../infra/redis/scripts.js';
+import { appendEvents } from '../../infra/redis/event-stream.js';
+import { streamKeys } from '../../src/keys/index.js';
+import { makeEvents } from '../support/anchor-events.js';
+import { startRedisServer, type RedisServer } from '../support/redis-server.js';
+
+const ECHO = luaScript<string>('tributaryTestEcho', `return KEYS[1] .. ':' .. ARGV[1]`);
+
+/** Counts the EVAL and EVALSHA commands Redis itself has run. */
+async function evalCounts(redis: Redis): Promise<{ eval: number; evalsha: number }> {
+  const info = await redis.info('commandstats');
+  const calls = (cmd: string) => Number(new RegExp(`cmdstat_${cmd}:calls=(\\d+)`).exec(info)?.[1] ?? 0);
+  return { eval: calls('eval'), evalsha: calls('evalsha') };
+}
+
+describe('Lua scripts by EVALSHA', () => {
+  let server: RedisServer;
+  let redis: Redis;
+  before(async () => {
+    server = await startRedisServer();
+    redis = new Redis(server.url, { maxRetriesPerRequest: 3 });
+  });
+  after(async () => {
+    redis?.disconnect();
+    await server?.stop();
+  });
+
+  it('sends the body once, then only the hash, and again once after NOSCRIPT', async () => {
+    await redis.config('RESETSTAT');
+    for (let i = 0; i < 5; i += 1) expect(await runScript(redis, ECHO, ['k'], [i])).to.equal(`k:${i}`);
+    const first = await evalCounts(redis);
+    // the connection's first call sends the body (EVAL), which loads it; the rest go by hash
+    expect(first).to.deep.equal({ eval: 1, evalsha: 4 });
+    await redis.script('FLUSH');
+    expect(await runScript(redis, ECHO, ['k'], ['again'])).to.equal('k:again');
+    // EVALSHA answered NOSCRIPT, and the body went once more
+    const after = await evalCounts(redis);
+    expect(after.eval).to.equal(2);
+    expect(after.evalsha).to.be.at.least(4);
+    expect(await runScript(redis, ECHO, ['k'], ['then'])).to.equal('k:then');
+    expect((await evalCounts(redis)).eval).to.equal(2);
+  });
+
+  it('runs scripts queued on a pipeline after a flush', async () => {
+    await redis.script('FLUSH');
+    const pipe = pipelineFor(redis, [ECHO]);
+    queueScript(pipe, ECHO, ['a'], [1]);
+    queueScript(pipe, ECHO, ['b'], [2]);
+    const res = (await pipe.exec()) ?? [];
+    expect(res.map(([err, v]) => (err ? String(err) : v))).to.deep.equal(['a:1', 'b:2']);
+  });
+
+  it('appends events on the indexer path with the dedup window, also after a flush', async () => {
+    const keys = streamKeys('scripts-test:');
+    const events = makeEvents(20, { seed: 'scripts' });
+    expect(await appendEvents(redis, keys, events.slice(0, 10))).to.equal(10);
+    await redis.script('FLUSH');
+    expect(await appendEvents(redis, keys, events)).to.equal(10); // the first ten were seen
+    expect(await redis.xlen(keys.events)).to.equal(20);
+  });
+});
