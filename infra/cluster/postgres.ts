@@ -11,7 +11,7 @@ import { execFile } from 'node:child_process';
 import { chownSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import pg from 'pg';
+import pg from '../postgres/pg.js';
 import { supervise, type ExitListener, type Supervised } from './child.js';
 
 const run = promisify(execFile);

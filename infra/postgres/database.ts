@@ -3,12 +3,8 @@
  * Kysely handle and close it; nothing else touches pg directly.
  */
 import { Kysely, PostgresDialect } from 'kysely';
-import pg from 'pg';
+import pg from './pg.js';
 import type { Database } from './schema.js';
-
-// int8 and numeric arrive as strings: amounts are u64 and must not pass through a double.
-pg.types.setTypeParser(pg.types.builtins.INT8, (v) => v);
-pg.types.setTypeParser(pg.types.builtins.NUMERIC, (v) => v);
 
 export type Db = Kysely<Database>;
 

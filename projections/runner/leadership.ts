@@ -5,7 +5,7 @@
  * as status history would drift from a replay). Other processes stand by and take over
  * within a second of the holder's death: Postgres drops the lock with the session.
  */
-import pg from 'pg';
+import pg from '../../infra/postgres/pg.js';
 
 export interface Leadership {
   /** false once the lock's connection is gone: the caller must stop consuming */

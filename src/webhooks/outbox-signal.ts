@@ -4,7 +4,7 @@
  * means committed rows. One dedicated connection per worker (LISTEN holds it); on any
  * error it reconnects after a pause, and the worker's poll covers the gap.
  */
-import pg from 'pg';
+import pg from '../../infra/postgres/pg.js';
 import type { Logger } from '../../infra/log/logger.js';
 
 export interface OutboxListener { close(): Promise<void> }
