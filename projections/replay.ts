@@ -67,6 +67,8 @@ async function rebuild(trx: Trx, projection: Projection): Promise<number> {
 export interface ReplayResult { projection: string; events: number; digest: string; ms: number }
 
 export interface ReplayOptions {
+  /** called once a bootstrap has decided to replay, before it starts */
+  starting?: () => void;
   waitMs?: number;
   /** called once the rebuilt model is committed: API nodes' cached answers of it expire (read-cache.ts) */
   committed?: () => Promise<unknown>;
@@ -111,4 +113,20 @@ export async function projectionDigest(db: Db | Trx, projection: Projection): Pr
     h.update(`${t.name}:${r.rows[0]?.n}:${r.rows[0]?.d ?? ''}\n`);
   }
   return h.digest('hex');
+}
+
+/**
+ * A projection that has never run (no checkpoint) while the archive already holds events
+ * (one added after the stream was trimmed) is first built from the archive, not the
+ * stream. Returns whether it replayed.
+ */
+export async function bootstrapFromArchive(db: Db, projection: Projection, opts: ReplayOptions = {}): Promise<boolean> {
+  if (!projection.replayable) return false;
+  const cp = await db.selectFrom('projection_checkpoints').select('projection').where('projection', '=', projection.name).executeTakeFirst();
+  if (cp) return false;
+  const any = await sql<{ one: number }>`SELECT 1 AS one FROM events LIMIT 1`.execute(db);
+  if (any.rows.length === 0) return false;
+  opts.starting?.();
+  await replayProjection(db, projection, opts);
+  return true;
 }

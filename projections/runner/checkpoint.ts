@@ -2,6 +2,7 @@
 import { sql } from 'kysely';
 import type { TributaryEvent } from '../../src/events/envelope.js';
 import type { Trx } from './projection.js';
+import type { Db } from '../../infra/postgres/database.js';
 
 /** Serialises live batches (shared) against a replay of the same projection (exclusive). */
 export async function lockShared(trx: Trx, projection: string): Promise<void> {
@@ -38,4 +39,10 @@ export async function advanceCheckpoint(trx: Trx, projection: string, streamId: 
         THEN EXCLUDED.last_stream_id ELSE pc.last_stream_id END,
       events_applied = pc.events_applied + EXCLUDED.events_applied,
       updated_at = now()`.execute(trx);
+}
+
+/** Every projection's checkpoint, for status reports. */
+export async function readCheckpoints(db: Db): Promise<Map<string, { lastStreamId: string; eventsApplied: string }>> {
+  const rows = await db.selectFrom('projection_checkpoints').select(['projection', 'last_stream_id', 'events_applied']).execute();
+  return new Map(rows.map((c) => [c.projection, { lastStreamId: c.last_stream_id, eventsApplied: String(c.events_applied) }]));
 }

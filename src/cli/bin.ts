@@ -70,7 +70,7 @@ async function main(argv: string[]): Promise<void> {
     default: {
       const extra = EXTRA_COMMANDS[command];
       if (!extra) throw new Error(`unknown command '${command}'\n${USAGE}`);
-      await extra.run(args);
+      await extra.run(args, process.env);
     }
   }
 }

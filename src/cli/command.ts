@@ -2,7 +2,12 @@ import type { ParsedArgs } from './args.js';
 import type { AppContext } from '../app/context.js';
 
 /** A CLI command contributed by an area (start, localnet, keys, pay). */
-export interface ExtraCommand { usage: string; summary: string; run(args: ParsedArgs): Promise<void> }
+export interface ExtraCommand {
+  usage: string;
+  summary: string;
+  /** env: the process environment, handed in by bin.ts (configuration is read through src/config) */
+  run(args: ParsedArgs, env: Readonly<Record<string, string | undefined>>): Promise<void>;
+}
 
 /** Something `tributary start` brings up before the roles (the localnet); returns its stop. */
 export type StartHook = (ctx: AppContext) => Promise<() => Promise<void>>;

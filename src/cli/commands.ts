@@ -4,6 +4,7 @@ import { createDb, ensureDatabase } from '../../infra/postgres/database.js';
 import { migrateToLatest } from '../../infra/migrations/index.js';
 import { PROJECTIONS, findProjection } from '../../projections/registry.js';
 import { replayProjection } from '../../projections/replay.js';
+import { readCheckpoints } from '../../projections/runner/checkpoint.js';
 import { bumpReadVersion } from '../../infra/cache/read-cache.js';
 import { groupInfo } from '../../infra/redis/group-lag.js';
 import { deadLetterCount } from '../../infra/redis/dead-letter.js';
@@ -37,15 +38,15 @@ export interface ProjectionStatus { projection: string; checkpoint: string | nul
 
 export async function projectionStatus(ctx: AppContext): Promise<ProjectionStatus[]> {
   const groups = new Map((await groupInfo(ctx.redis, ctx.keys.events)).map((g) => [g.name, g]));
-  const cps = new Map((await ctx.db.selectFrom('projection_checkpoints').selectAll().execute()).map((c) => [c.projection, c]));
+  const cps = await readCheckpoints(ctx.db);
   const out: ProjectionStatus[] = [];
   for (const p of PROJECTIONS) {
     const g = groups.get(p.name);
     const cp = cps.get(p.name);
     out.push({
       projection: p.name,
-      checkpoint: cp?.last_stream_id ?? null,
-      applied: cp ? String(cp.events_applied) : null,
+      checkpoint: cp?.lastStreamId ?? null,
+      applied: cp?.eventsApplied ?? null,
       lag: g?.lag ?? null,
       pending: g?.pending ?? 0,
       consumers: g?.consumers ?? 0,

@@ -9,7 +9,7 @@ import { buildContext, closeContext } from '../app/build-context.js';
 import type { AppContext } from '../app/context.js';
 import type { RunningRole } from '../roles/role.js';
 
-export function loadConfigOrExit(env: NodeJS.ProcessEnv): Config {
+export function loadConfigOrExit(env: Readonly<Record<string, string | undefined>>): Config {
   try {
     return loadConfig(env);
   } catch (err) {

@@ -5,14 +5,15 @@
  */
 import { io } from 'socket.io-client';
 import type { ExtraCommand } from './command.js';
+import { loadConfigOrExit } from './process.js';
 
 export const watchCommand: ExtraCommand = {
   usage: 'watch <trackingId>',
   summary: 'print payments of a trackingId as they arrive over Socket.IO (--url, default http://localhost:PORT; --since <time|signature>)',
-  async run(args) {
+  async run(args, env) {
     const trackingId = args.positionals[1];
     if (!trackingId) throw new Error('watch needs a trackingId, e.g. `tributary watch trk-1`');
-    const url = args.flags.get('url')?.[0] ?? `http://localhost:${process.env['PORT'] ?? '3002'}`;
+    const url = args.flags.get('url')?.[0] ?? `http://localhost:${loadConfigOrExit(env).http.port}`;
     const since = args.flags.get('since')?.[0];
     const socket = io(url, { path: '/ws/v1', transports: ['websocket'] });
     const print = (kind: string, body: unknown) => process.stdout.write(`${JSON.stringify({ [kind]: body })}\n`);

@@ -3,13 +3,12 @@
  * each with a blocking connection of its own; a projection that has never run is first
  * built from the archive; the stream is trimmed below what every group acknowledged.
  */
-import { sql } from 'kysely';
 import type { AppContext } from '../app/context.js';
 import { createRedis } from '../../infra/redis/client.js';
 import { PROJECTIONS } from '../../projections/registry.js';
 import { startProjection, type RunningProjection } from '../../projections/runner/runner.js';
 import { trimAcknowledged } from '../../infra/redis/group-lag.js';
-import { replayProjection } from '../../projections/replay.js';
+import { bootstrapFromArchive } from '../../projections/replay.js';
 import { bumpReadVersion } from '../../infra/cache/read-cache.js';
 import type { Projection } from '../../projections/runner/projection.js';
 import type { RunningRole } from './role.js';
@@ -22,14 +21,11 @@ export function selectProjections(only: readonly string[]): Projection[] {
 }
 
 /** A projection added after the stream was trimmed starts from the archive, not from the stream. */
-async function bootstrapFromArchive(ctx: AppContext, p: Projection): Promise<void> {
-  if (!p.replayable) return;
-  const cp = await ctx.db.selectFrom('projection_checkpoints').select('projection').where('projection', '=', p.name).executeTakeFirst();
-  if (cp) return;
-  const any = await sql<{ one: number }>`SELECT 1 AS one FROM events LIMIT 1`.execute(ctx.db);
-  if (any.rows.length === 0) return;
-  ctx.logger.info({ projection: p.name }, 'new projection: building it from the archive first');
-  await replayProjection(ctx.db, p, { committed: () => bumpReadVersion(ctx.redis, ctx.keys.readVersion(p.name)) });
+async function bootstrap(ctx: AppContext, p: Projection): Promise<void> {
+  await bootstrapFromArchive(ctx.db, p, {
+    starting: () => ctx.logger.info({ projection: p.name }, 'new projection: building it from the archive first'),
+    committed: () => bumpReadVersion(ctx.redis, ctx.keys.readVersion(p.name)),
+  });
 }
 
 export async function startProjectorRole(ctx: AppContext): Promise<RunningRole> {
@@ -39,7 +35,7 @@ export async function startProjectorRole(ctx: AppContext): Promise<RunningRole> 
   for (const b of blocking) b.on('error', () => undefined);
   const running: RunningProjection[] = [];
   for (const [i, p] of selected.entries()) {
-    await bootstrapFromArchive(ctx, p);
+    await bootstrap(ctx, p);
     running.push(startProjection({ db: ctx.db, redis: ctx.redis, blockingRedis: blocking[i]!, keys: ctx.keys, logger, dbUrl: config.db.url }, p, config.projector));
   }
   const groups = PROJECTIONS.map((p) => p.name);
