@@ -7,7 +7,7 @@
  */
 import type { Config } from '../../src/config/config.js';
 import { createPdaDeriver } from '../../src/domain/pda.js';
-import { deriveKeypair } from '../../infra/localnet/keys.js';
+import { deriveKeypair } from '../../src/domain/seeded-keypair.js';
 import type { PaymentRequirementInput } from './requirements.js';
 
 export type DemoSetup = { on: true; requirements: PaymentRequirementInput[] } | { on: false; why: string };

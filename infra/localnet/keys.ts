@@ -3,13 +3,10 @@
  * sha256(seed, label) so that a seed reproduces the same wallets, gateways and policies.
  */
 import { createHash } from 'node:crypto';
-import { Keypair, PublicKey } from '@solana/web3.js';
+import { PublicKey } from '@solana/web3.js';
 import { ASSOCIATED_TOKEN_PROGRAM_ID, PROGRAM_ID, TOKEN_PROGRAM_ID } from './constants.js';
 
-export function deriveKeypair(seed: string, label: string): Keypair {
-  const bytes = createHash('sha256').update(`tributary-localnet:${seed}:${label}`).digest();
-  return Keypair.fromSeed(bytes);
-}
+export { deriveKeypair } from '../../src/domain/seeded-keypair.js';
 
 /** Deterministic pseudo-random 32 bytes (blockhashes, filler addresses). */
 export function deriveHash(seed: string, label: string): Buffer {

@@ -5,7 +5,7 @@
  * written. Pure: a function of the row alone.
  */
 import type { EventData } from '../../src/events/codec.js';
-import { toApiEvent } from '../../queries/events/events-query.js';
+import { toApiEvent } from '../../src/wire/api-event.js';
 import type { Insertable } from 'kysely';
 import type { PaymentsTable } from './tables.js';
 

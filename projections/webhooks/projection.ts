@@ -16,7 +16,7 @@ import { sql } from 'kysely';
 import { PROGRAM_ID } from '../../src/idl/index.js';
 import { createPdaDeriver, type PdaDeriver } from '../../src/domain/pda.js';
 import type { TributaryEvent } from '../../src/events/envelope.js';
-import { toApiEvent } from '../../queries/events/events-query.js';
+import { toApiEvent } from '../../src/wire/api-event.js';
 import type { Projection, Trx } from '../runner/projection.js';
 import { concernOf, createdPolicy, type PolicyKind } from './concerns.js';
 import { OUTBOX_CHANNEL } from '../../src/keys/index.js';

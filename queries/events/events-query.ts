@@ -8,8 +8,10 @@ import { sql, type ExpressionBuilder, type Expression, type SqlBool } from 'kyse
 import type { Db } from '../../infra/postgres/database.js';
 import type { Database } from '../../infra/postgres/schema.js';
 import type { EventName } from '../../src/events/catalog.js';
-import type { EventData } from '../../src/events/codec.js';
 import type { TimeRange } from './params.js';
+import { toApiEvent, type ApiEvent } from '../../src/wire/api-event.js';
+
+export { toApiEvent, type ApiEvent };
 
 export interface Page { limit: number; offset: number }
 
@@ -26,39 +28,7 @@ export interface EventWhere {
   fields?: Readonly<Record<string, string>>;
 }
 
-export interface ApiEvent {
-  id: string;
-  name: string;
-  signature: string;
-  slot: number;
-  blockTime: number | null;
-  timestamp: string | null;
-  ixPath: string;
-  index: number;
-  data: EventData;
-}
-
 const COLUMNS = ['id', 'name', 'signature', 'slot', 'block_time', 'ix_path', 'event_index', 'data'] as const;
-
-interface EventRow {
-  id: string; name: string; signature: string; slot: string; block_time: string | null;
-  ix_path: string; event_index: number; data: EventData;
-}
-
-export function toApiEvent(r: EventRow): ApiEvent {
-  const blockTime = r.block_time === null ? null : Number(r.block_time);
-  return {
-    id: r.id,
-    name: r.name,
-    signature: r.signature,
-    slot: Number(r.slot),
-    blockTime,
-    timestamp: blockTime === null ? null : new Date(blockTime * 1000).toISOString(),
-    ixPath: r.ix_path,
-    index: r.event_index,
-    data: r.data,
-  };
-}
 
 function conditions(w: EventWhere) {
   return (eb: ExpressionBuilder<Database, 'events'>): Expression<SqlBool> => {
