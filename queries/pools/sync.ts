@@ -10,7 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { AppContext, Clock } from '../../src/app/context.js';
-import type { ServerAttachment } from '../../src/app/api-server.js';
+import type { ServerAttachment } from '../../src/http/server-attachment.js';
 import type { Db } from '../../infra/postgres/database.js';
 import type { Logger } from '../../infra/log/logger.js';
 import type { Venue, VenueClient } from '../../infra/upstream/venues/types.js';

@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import type { AppContext } from './context.js';
 import { createHttpApp, type RouteModule } from '../http/app.js';
 import { ROUTE_MODULES } from './route-modules.js';
+import type { ServerAttachment } from '../http/server-attachment.js';
 
 export interface ApiServer {
   server: Server;
@@ -16,7 +17,7 @@ export interface ApiServer {
 }
 
 /** Hooks that attach to the raw server (Socket.IO) and are closed with it. */
-export type ServerAttachment = (server: Server, ctx: AppContext) => Promise<{ close(): Promise<void> }>;
+export type { ServerAttachment };
 
 export async function startApiServer(
   ctx: AppContext,

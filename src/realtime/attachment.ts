@@ -6,7 +6,7 @@
 import type { Server as HttpServer } from 'node:http';
 import { Server, type Socket } from 'socket.io';
 import type { AppContext } from '../app/context.js';
-import type { ServerAttachment } from '../app/api-server.js';
+import type { ServerAttachment } from '../http/server-attachment.js';
 import { attachRedisAdapter } from './adapter.js';
 import { NOTIFIER_GROUP, realtimeKeys, roomOf } from './keys.js';
 import { createSlotLeases } from './slots.js';
