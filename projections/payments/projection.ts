@@ -9,6 +9,7 @@ import { COMPOSABLE_MEMO_BYTES, PAYMENT_MEMO_BYTES, memoFromData, memoToTracking
 import { assertNever, type TributaryEvent } from '../../src/events/envelope.js';
 import type { Projection, Trx } from '../runner/projection.js';
 import { paymentDoc, type PaymentRowLike } from './doc.js';
+import { PAYMENTS_GROUP } from '../../src/keys/index.js';
 
 interface Memo { memo: Buffer; tracking_id: string; input_mint: string | null }
 type Executed = TributaryEvent<'PaymentRecord' | 'ComposableExecuted'>;
@@ -105,7 +106,7 @@ async function apply(trx: Trx, events: readonly TributaryEvent[]): Promise<void>
 }
 
 export const paymentsProjection: Projection = {
-  name: 'payments',
+  name: PAYMENTS_GROUP,
   tables: [
     { name: 'payment_composable_memos', orderBy: 'composable_policy' },
     { name: 'payments', orderBy: 'event_id' },

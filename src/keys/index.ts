@@ -36,6 +36,9 @@ export type RealtimeKeys = ReturnType<typeof realtimeKeys>;
 /** The consumer group of the notifier, one for the whole cluster. */
 export const NOTIFIER_GROUP = 'notifier';
 
+/** The payments projection's consumer group: the notifier's catch-up waits on it. */
+export const PAYMENTS_GROUP = 'payments';
+
 /** The indexer's cursor: the newest signature whose events are all in the stream. */
 export const cursorKey = (prefix: string): string => `${prefix}indexer:cursor`;
 

@@ -10,9 +10,9 @@ import type { ServerAttachment } from '../http/server-attachment.js';
 import { attachRedisAdapter } from './adapter.js';
 import { NOTIFIER_GROUP, realtimeKeys, roomOf } from './keys.js';
 import { createSlotLeases } from './slots.js';
-import { paymentsProjection } from '../../projections/payments/projection.js';
 import { dropSocket, isReply, recordOutgoing, resync, subscribe, unsubscribe, type ProtocolDeps, type SocketState } from './subscriptions.js';
 import type { Since } from './since.js';
+import { PAYMENTS_GROUP } from '../keys/index.js';
 
 export const WS_PATH = '/ws/v1';
 
@@ -64,7 +64,7 @@ export async function startRealtimeNode(server: HttpServer, ctx: AppContext): Pr
       // lagging replica could still miss a payment the projection already committed
       db: ctx.db, redis: ctx.redis, keys, clock: ctx.clock, barrier: () => adapter.barrier(),
       limit: CATCH_UP_LIMIT, status: config.solana.commitment, claimWaitMs: CLAIM_WAIT_MS,
-      readModelWaitMs: READ_MODEL_WAIT_MS, stream: ctx.keys.events, notifierGroup: NOTIFIER_GROUP, paymentsGroup: paymentsProjection.name,
+      readModelWaitMs: READ_MODEL_WAIT_MS, stream: ctx.keys.events, notifierGroup: NOTIFIER_GROUP, paymentsGroup: PAYMENTS_GROUP,
       onReadModelLate: () => log.warn('payments read model behind the notifier; catch-up may miss its newest payments'),
     },
   };
