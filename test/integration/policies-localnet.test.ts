@@ -185,7 +185,7 @@ describe('policy API against the localnet workload', function () {
   it('payment stats equal the sum of the ledger\'s PaymentRecords', async () => {
     const records = snap.ledger.filter((e) => e.name === 'PaymentRecord');
     expect(await paymentStats(env.db, {})).to.deep.equal({
-      count: records.length, volume: records.reduce((s, e) => s + BigInt(e.data['amount'] as string), 0n).toString(),
+      count: records.length, volume: records.reduce((s, e) => s + BigInt(e.data['amount']), 0n).toString(),
     });
   });
 
@@ -218,7 +218,7 @@ describe('policy API against the localnet workload', function () {
     expect(wrong.status).to.equal(404);
     expect(wrong.body.error).to.match(/not a payment policy/);
     // a deleted policy whose address the workload has not used again (policy ids are reused)
-    const deleted = snap.ledger.filter((e) => e.name === 'PaymentPolicyDeleted').map((e) => e.data['payment_policy'] as string)
+    const deleted = snap.ledger.filter((e) => e.name === 'PaymentPolicyDeleted').map((e) => e.data['payment_policy'])
       .find((a) => !snap.accounts.has(a));
     expect(deleted, 'a deleted policy still closed').to.be.a('string');
     expect((await get(`/v1/payment-policies/${deleted!}`)).status).to.equal(404);

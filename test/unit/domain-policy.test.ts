@@ -20,8 +20,8 @@ describe('domain: the normalized policy', () => {
     for (let seed = 0; seed < 300; seed += 1) {
       const e = makeEvent('PaymentPolicyCreated', {}, seed);
       const account = {
-        user_payment: key, recipient: key, gateway: key, policy_type: e.data['policy_type']!, status: seed % 3 === 0 ? 'Paused' : 'Active',
-        memo: e.data['memo']!, memo_hex: e.data['memo_hex']!, total_paid: '18446744073709551615', payment_count: 7,
+        user_payment: key, recipient: key, gateway: key, policy_type: e.data['policy_type'], status: seed % 3 === 0 ? 'Paused' : 'Active',
+        memo: e.data['memo'], memo_hex: e.data['memo_hex']!, total_paid: '18446744073709551615', payment_count: 7,
         created_at: '1700000000', updated_at: '1700000100', policy_id: 3,
       };
       const p = normalizePolicy(factsFromPaymentAccount('CyMxieBYKkeSvoLWenXYe7gmHQ1pLDkVVDtc4jHUmg4C', account, { owner: null, tokenMint: null, lastPaymentAt: null, lastPaymentSignature: null }), 'chain');
