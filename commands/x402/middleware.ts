@@ -37,7 +37,8 @@ import {
   acceptedRequirement, normalizeRequirement, paymentRequiredHeader, X402_VERSION, type PaymentRequirement, type PaymentRequirementInput, type Scheme,
 } from './requirements.js';
 import { chainRead, PaymentRefused, policyMismatch, type ChainDeps } from './settle.js';
-import { settlePayment } from './settlement.js';
+import { settleExisting, settlePayment } from './settlement.js';
+import { proofProblem } from './proof.js';
 import { createTokenCheck, type X402Signer } from './tokens.js';
 import { checkPaymentTransaction } from './verify-transaction.js';
 
@@ -99,8 +100,11 @@ export function paymentRequired(inputs: readonly PaymentRequirementInput[], deps
   const byId = new Map(requirements.map((r) => [r.id, r]));
   const settleDeps = { chain, signer: deps.signer, clock, policies, jwtTtlSeconds: deps.jwtTtlSeconds ?? 3600 };
 
+  const requestResource = (req: Request): string =>
+    `${deps.resourceBase ?? `${req.protocol}://${req.get('host') ?? 'localhost'}`}${req.originalUrl.split('?')[0] ?? ''}`;
+
   function refuse(req: Request, res: Response, reason: string): void {
-    const resource = `${deps.resourceBase ?? `${req.protocol}://${req.get('host') ?? 'localhost'}`}${req.originalUrl.split('?')[0] ?? ''}`;
+    const resource = requestResource(req);
     const accepts = requirements.map((r) => acceptedRequirement(r, resource));
     res.status(402).set('Payment-Required', paymentRequiredHeader(accepts[0]!)).json({
       x402Version: X402_VERSION, accepts, error: reason, code: 'payment_required', success: false, timestamp: clock.now(),
@@ -114,9 +118,22 @@ export function paymentRequired(inputs: readonly PaymentRequirementInput[], deps
     const r = byId.get(p.id);
     if (!r) return refuse(req, res, `the payment names requirement ${p.id}, which this resource does not accept`);
     if (r.scheme !== p.scheme || r.network !== p.network) return refuse(req, res, `requirement ${r.id} is scheme ${r.scheme} on ${r.network}`);
-    const check = checkPaymentTransaction(p.payload.serializedTransaction, r, { pdas, nowSeconds: Math.floor(clock.now() / 1000) });
-    if (!check.ok) return refuse(req, res, `the payment transaction is not acceptable: ${check.reason}`);
+    const nowSeconds = Math.floor(clock.now() / 1000);
+    const proofOf = (payer: string, transactionSignature: string | undefined) =>
+      proofProblem(p.payload.proof, payer, { requirementId: r.id, resource: r.resource ?? requestResource(req), transactionSignature }, nowSeconds);
     try {
+      if ('payer' in p.payload) {
+        const problem = proofOf(p.payload.payer, undefined);
+        if (problem) return refuse(req, res, problem);
+        const result = await settleExisting(settleDeps, r, p.payload.payer);
+        res.status(200).set('Payment-Response', result.paymentResponse).json(result.body);
+        return;
+      }
+      const check = checkPaymentTransaction(p.payload.serializedTransaction, r, { pdas, nowSeconds });
+      if (!check.ok) return refuse(req, res, `the payment transaction is not acceptable: ${check.reason}`);
+      // before the idempotency entry: a stored answer goes only to whoever proves to be the payer
+      const problem = proofOf(check.payment.payer, check.payment.signature);
+      if (problem) return refuse(req, res, problem);
       const result = await idempotency.once(check.payment.signature, () => settlePayment(settleDeps, r, check.payment));
       res.status(200).set('Payment-Response', result.paymentResponse).json(result.body);
     } catch (err) {
