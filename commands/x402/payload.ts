@@ -47,8 +47,8 @@ const BASE58_SIG = /^[1-9A-HJ-NP-Za-km-z]{64,90}$/;
 
 function decodeProof(v: unknown): { ok: true; proof: PaymentProof | undefined } | { ok: false; reason: string } {
   if (v === undefined) return { ok: true, proof: undefined };
-  const p = v as Partial<PaymentProof> | null;
-  if (typeof p !== 'object' || p === null) return { ok: false, reason: 'payload.proof must be an object {signedAt, signature}' };
+  if (typeof v !== 'object' || v === null) return { ok: false, reason: 'payload.proof must be an object {signedAt, signature}' };
+  const p: Partial<PaymentProof> = v;
   if (typeof p.signedAt !== 'number' || !Number.isSafeInteger(p.signedAt)) return { ok: false, reason: 'payload.proof.signedAt must be an integer (unix seconds)' };
   if (typeof p.signature !== 'string' || !BASE58_SIG.test(p.signature)) return { ok: false, reason: 'payload.proof.signature must be a base58 ed25519 signature' };
   return { ok: true, proof: { signedAt: p.signedAt, signature: p.signature } };
