@@ -106,6 +106,7 @@ function build(r: EnvReader) {
       audience: r.str('JWT_AUDIENCE', 'tributary-api', 'aud of issued JWTs'),
       tokenMaxTtlSeconds: r.int('TOKEN_MAX_TTL_SECONDS', 3600, 'cap on the lifetime of issued tokens', 60),
       gatewayTokenTtlSeconds: r.int('GATEWAY_TOKEN_TTL_SECONDS', 3600, 'lifetime of gateway JWTs', 60),
+      gatewayKeysCacheMs: r.int('GATEWAY_KEYS_CACHE_MS', 5000, 'how long a node trusts a gateway\'s signer and active flag when checking gateway JWTs at use (a changed signer\'s tokens are refused at most this late)', 0, 600_000),
       nonceTtlSeconds: r.int('GATEWAY_NONCE_TTL_SECONDS', 300, 'lifetime of a gateway sign-in nonce', 5),
       tokensRequireWalletProof: r.bool('TOKENS_REQUIRE_WALLET_PROOF', true, 'POST /v1/tokens/issue asks for a signed challenge (POST /v1/tokens/challenge) of the wallet; false = the open behaviour of SPEC.md, where anyone may name any wallet (logged loudly)'),
       tokenChallengeTtlSeconds: r.int('TOKEN_CHALLENGE_TTL_SECONDS', 60, 'lifetime of a POST /v1/tokens/challenge nonce (single use, on any node)', 5, 3600),
