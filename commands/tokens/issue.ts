@@ -59,6 +59,8 @@ export interface IssueDeps {
   now: () => number;
   maxTtlSeconds: number;
   paymentMaxAgeSeconds: number;
+  /** a subscription is honoured until next_payment_due + this (its claim says overdue after) */
+  subscriptionGraceSeconds: number;
   /** the challenges of wallet proofs; undefined = proofs not required (TOKENS_REQUIRE_WALLET_PROOF=false) */
   challenges: WalletChallenges | undefined;
 }
@@ -125,7 +127,7 @@ export async function issueToken(deps: IssueDeps, req: IssueRequest, res: Respon
     read(recentPayments(deps.db, wallet, filters)),
   ]);
   const claims = policies
-    .map((p) => policyClaim(p, nowS))
+    .map((p) => policyClaim(p, nowS, deps.subscriptionGraceSeconds))
     .filter((c): c is PolicyClaim => c !== undefined)
     .slice(0, MAX_POLICY_CLAIMS);
   if (claims.length === 0 && !proof) throw forbidden('no active payment policy for this wallet (and filters)');

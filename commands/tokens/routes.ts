@@ -25,6 +25,7 @@ export function registerTokenRoutes(api: Api, ctx: AppContext): void {
     maxTtlSeconds: ctx.config.keys.tokenMaxTtlSeconds,
     paymentMaxAgeSeconds: ctx.config.keys.paymentProofMaxAgeSeconds,
     challenges: proofs ? challenges : undefined,
+    subscriptionGraceSeconds: ctx.config.access.subscriptionGraceSeconds,
   };
   api.route<Record<string, never>, Record<string, never>, { walletPublicKey: string }>({
     method: 'post',

@@ -69,7 +69,11 @@ export const policyClaimSchema: JsonSchema = {
       amount: u64String, paymentFrequency: { type: 'string' }, frequencySeconds: u64String, autoRenew: { type: 'boolean' },
       maxRenewals: { type: 'integer', nullable: true }, renewalsRemaining: { type: 'integer', nullable: true, description: 'null when unlimited' },
       nextPaymentDue: unixSeconds('next payment due; the subscription is paid through then'),
-    }, 'Subscription: validUntil = nextPaymentDue (5 minutes from now when already due)'),
+      paymentStanding: {
+        type: 'string', enum: ['paid', 'due', 'overdue'],
+        description: 'paid: not due yet; due: due, within SUBSCRIPTION_GRACE_SECONDS; overdue: past nextPaymentDue + SUBSCRIPTION_GRACE_SECONDS, access is not to be granted',
+      },
+    }, 'Subscription: validUntil = nextPaymentDue + SUBSCRIPTION_GRACE_SECONDS; when overdue, 5 minutes from now (the claim says overdue)'),
     claim('Milestone', {
       currentMilestone: { type: 'integer' }, totalMilestones: { type: 'integer' }, nextMilestoneAmount: { ...u64String, nullable: true },
       nextMilestoneAt: unixSeconds('time of the next milestone', true), escrowAmount: u64String,

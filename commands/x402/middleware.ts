@@ -16,7 +16,8 @@
  *    timestamp=<unix ms>,policy=<address>[,transaction=<signature>]`, body `{jwt, message}`.
  * 3. `Authorization: Bearer <JWT>` (tokens.ts) → the policy is read from the chain (cached
  *    for X402_CACHE_MS, policy-cache.ts) and must still be Active with the requirement's
- *    terms; an `x402://payg` request is metered (metering.ts) at the requirement's amount,
+ *    terms; a `deferred` one must be paid through: next_payment_due + SUBSCRIPTION_GRACE_SECONDS
+ *    > now, read from the chain account (overdue → 402 with the requirements); an `x402://payg` request is metered (metering.ts) at the requirement's amount,
  *    or at `options.price(req)`. Then next(), with `res.locals.x402` describing the payer.
  *    Otherwise 402 as in 1, with the reason.
  * An unreachable chain or key store is a 503 in the error envelope, never a 402.
@@ -36,7 +37,7 @@ import { createPolicyCache } from './policy-cache.js';
 import {
   acceptedRequirement, normalizeRequirement, paymentRequiredHeader, X402_VERSION, type PaymentRequirement, type PaymentRequirementInput, type Scheme,
 } from './requirements.js';
-import { chainRead, PaymentRefused, policyMismatch, type ChainDeps } from './settle.js';
+import { chainRead, overdueReason, PaymentRefused, policyMismatch, type ChainDeps } from './settle.js';
 import { settleExisting, settlePayment } from './settlement.js';
 import { proofProblem } from './proof.js';
 import { createTokenCheck, type X402Signer } from './tokens.js';
@@ -61,6 +62,8 @@ export interface X402Deps {
   confirmTimeoutMs?: number;
   /** how long a settled payment's answer is kept for repeats; default 86400 */
   idempotencyTtlSeconds?: number;
+  /** access follows payment: a subscription is honoured until next_payment_due + this; default 259200 (3 days) */
+  subscriptionGraceSeconds?: number;
   /** origin of resource URLs in 402 answers (e.g. https://api.example.com); default the request's own */
   resourceBase?: string;
 }
@@ -98,7 +101,8 @@ export function paymentRequired(inputs: readonly PaymentRequirementInput[], deps
     redis: deps.redis, keyPrefix: deps.redisPrefix, leaseMs: chain.confirmTimeoutMs + 10_000, ttlSeconds: deps.idempotencyTtlSeconds ?? 86_400,
   });
   const byId = new Map(requirements.map((r) => [r.id, r]));
-  const settleDeps = { chain, signer: deps.signer, clock, policies, jwtTtlSeconds: deps.jwtTtlSeconds ?? 3600 };
+  const graceSeconds = deps.subscriptionGraceSeconds ?? 259_200;
+  const settleDeps = { chain, signer: deps.signer, clock, policies, jwtTtlSeconds: deps.jwtTtlSeconds ?? 3600, graceSeconds };
 
   const requestResource = (req: Request): string =>
     `${deps.resourceBase ?? `${req.protocol}://${req.get('host') ?? 'localhost'}`}${req.originalUrl.split('?')[0] ?? ''}`;
@@ -152,8 +156,11 @@ export function paymentRequired(inputs: readonly PaymentRequirementInput[], deps
     const mismatch = policyMismatch(read, r);
     if (mismatch) return `the payment policy ${t.claims.policy} ${mismatch}`;
     const grant: X402Grant = { payer: t.claims.sub, policy: t.claims.policy, scheme: r.scheme, network: r.network, requirementId: r.id };
-    if (r.scheme !== 'x402://payg') return grant;
     const type = asPolicyType(read.data['policy_type']);
+    if (r.scheme !== 'x402://payg') {
+      const overdue = overdueReason(type, Math.floor(clock.now() / 1000), graceSeconds);
+      return overdue ? `the payment policy ${t.claims.policy} ${overdue}` : grant;
+    }
     if (type.kind !== 'PayAsYouGo') return 'the payment policy is not pay-as-you-go';
     const chunk = BigInt(options.price ? options.price(req) : r.amount);
     const m = await meterRequest(deps.redis, deps.redisPrefix, t.claims.policy, type, chunk, Math.floor(clock.now() / 1000));

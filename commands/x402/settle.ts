@@ -13,7 +13,7 @@ import { readProgramAccount, readProgramAccounts, type AccountRead } from '../..
 import { RpcResponseError, RpcUnavailableError, type RpcClient } from '../../infra/solana/rpc-client.js';
 import type { Commitment } from '../../infra/solana/chain-reader.js';
 import type { PdaDeriver } from '../../src/domain/pda.js';
-import { asPolicyType, asStatus } from '../../src/domain/policy-type.js';
+import { asPolicyType, asStatus, type PolicyType } from '../../src/domain/policy-type.js';
 import { upstreamUnavailable } from '../../src/http/errors.js';
 import { PAYMENT_MEMO_BYTES } from '../../src/domain/memo.js';
 import { textToFixedBytes } from '../../src/events/codec.js';
@@ -109,12 +109,23 @@ export function policyMismatch(read: AccountRead & { kind: 'found' }, r: Payment
   return terms === undefined ? undefined : `does not match: ${terms}`;
 }
 
+/**
+ * Access follows payment: why a subscription is no longer honoured (its payment was due
+ * longer than the grace period ago), or undefined while it is paid through.
+ */
+export function overdueReason(t: PolicyType, nowSeconds: number, graceSeconds: number): string | undefined {
+  if (t.kind !== 'Subscription') return undefined;
+  const due = Number(t.next_payment_due);
+  if (due + graceSeconds > nowSeconds) return undefined;
+  return `is overdue: its payment was due at ${due} (unix seconds) and the grace period of ${graceSeconds} s has passed; pay again`;
+}
+
 /** How many of a payer's newest policies are searched for one that serves the requirement. */
 export const EXISTING_POLICY_SCAN = 100;
 
 /** The payer's newest Active policy with the requirement's terms, read from the chain. */
 export async function findMatchingPolicy(
-  deps: ChainDeps, payer: string, r: PaymentRequirement, nowSeconds: number,
+  deps: ChainDeps, payer: string, r: PaymentRequirement, nowSeconds: number, graceSeconds = Number.MAX_SAFE_INTEGER,
 ): Promise<(AccountRead & { kind: 'found' }) | undefined> {
   const userPayment = deps.pdas.userPayment(payer, r.tokenMint);
   const up = await chainRead('getAccountInfo', () => readProgramAccount(deps.rpc, userPayment, 'UserPayment', readOpts(deps)));
@@ -128,6 +139,7 @@ export async function findMatchingPolicy(
   return reads.find((a): a is AccountRead & { kind: 'found' } => {
     if (a.kind !== 'found' || policyMismatch(a, r) !== undefined) return false;
     const t = asPolicyType(a.data['policy_type']);
+    if (overdueReason(t, nowSeconds, graceSeconds) !== undefined) return false; // an overdue one serves nobody
     return !(t.kind === 'PayAsYouGo' && t.expiry_date !== null && Number(t.expiry_date) <= nowSeconds);
   });
 }

@@ -20,11 +20,13 @@ export interface SettleDeps {
   clock: Clock;
   policies: PolicyCache;
   jwtTtlSeconds: number;
+  /** SUBSCRIPTION_GRACE_SECONDS: an overdue subscription does not serve as an existing policy */
+  graceSeconds: number;
 }
 
 export async function settlePayment(deps: SettleDeps, r: PaymentRequirement, p: CheckedPayment): Promise<SettledResult> {
   const nowSeconds = Math.floor(deps.clock.now() / 1000);
-  const existing = await findMatchingPolicy(deps.chain, p.payer, r, nowSeconds);
+  const existing = await findMatchingPolicy(deps.chain, p.payer, r, nowSeconds, deps.graceSeconds);
   // the transaction is not sent then, so nothing on chain vouches for its freshness but this
   if (existing && !(await blockhashValid(deps.chain, p.recentBlockhash))) {
     throw new PaymentRefused('the transaction\'s blockhash has expired; sign the payment again with a recent blockhash');
@@ -38,7 +40,7 @@ export async function settlePayment(deps: SettleDeps, r: PaymentRequirement, p: 
  * an Active policy with the requirement's terms already, or is refused.
  */
 export async function settleExisting(deps: SettleDeps, r: PaymentRequirement, payer: string): Promise<SettledResult> {
-  const existing = await findMatchingPolicy(deps.chain, payer, r, Math.floor(deps.clock.now() / 1000));
+  const existing = await findMatchingPolicy(deps.chain, payer, r, Math.floor(deps.clock.now() / 1000), deps.graceSeconds);
   if (!existing) throw new PaymentRefused(`${payer} holds no active payment policy with the terms of requirement ${r.id}; send a transaction that creates one`);
   return answer(deps, r, payer, existing, undefined);
 }
