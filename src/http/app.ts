@@ -107,6 +107,8 @@ function errorHandler(ctx: AppContext): ErrorRequestHandler {
 function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
   const e = err as { status?: number; type?: string; message?: string };
+  // the read pool's statement timeout (query_canceled): the service's limit, not the caller's error
+  if ((err as { code?: unknown }).code === '57014') return new AppError('upstream_unavailable', 'the query took too long; narrow the filters');
   if (e.type === 'entity.too.large') return new AppError('payload_too_large', 'request body too large');
   if (e.type === 'entity.parse.failed') return new AppError('invalid_input', 'request body is not valid JSON');
   if (e.type === 'encoding.unsupported' || e.type === 'charset.unsupported') return new AppError('invalid_input', 'unsupported body encoding');
