@@ -113,6 +113,11 @@ function build(r: EnvReader) {
       tokenChallengeTtlSeconds: r.int('TOKEN_CHALLENGE_TTL_SECONDS', 60, 'lifetime of a POST /v1/tokens/challenge nonce (single use, on any node)', 5, 3600),
       paymentProofMaxAgeSeconds: r.int('TOKEN_PAYMENT_MAX_AGE_SECONDS', 600, 'how recent a payment must be for its transactionSignature to earn a token (POST /v1/tokens/issue)', 1),
     },
+    metrics: {
+      token: r.optStr('METRICS_TOKEN', 'when set, /metrics answers only requests with Authorization: Bearer <this token> (401 otherwise)'),
+      port: r.int('METRICS_PORT', 0, 'when set, /metrics is served on this port only (on METRICS_HOST), not on the API port; 0 = on the API port', 0, 65535),
+      host: r.str('METRICS_HOST', '127.0.0.1', 'interface of the METRICS_PORT listener'),
+    },
     access: {
       subscriptionGraceSeconds: r.int('SUBSCRIPTION_GRACE_SECONDS', 259_200, 'access follows payment: a subscription (deferred bearer, tokens/issue claim) is honoured until next_payment_due + this; past it the bearer gets 402 and the claim says overdue', 0),
     },
