@@ -122,7 +122,7 @@ export function runTokenProgram(view: AccountView, metas: AccountMeta[], data: B
     if (data.length < 10) throw new TokenFailure('InvalidInstructionData');
     return data.readUInt8(9);
   };
-  switch (tag) {
+  switch (tag ?? -1) {
     case 3: return tokenTransfer(view, key(0).pubkey, key(1).pubkey, key(2).pubkey, amount(), key(2).isSigner);
     case 12: return tokenTransfer(view, key(0).pubkey, key(2).pubkey, key(3).pubkey, amount(), key(3).isSigner, { mint: key(1).pubkey, decimals: decimals() });
     case 4: return approve(view, key(0).pubkey, key(1).pubkey, key(2), amount());
