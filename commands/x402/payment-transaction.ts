@@ -52,7 +52,7 @@ async function existingPolicies(c: ReadCtx, pdas: PdaDeriver, userPayment: strin
 }
 
 async function missingAccounts(c: ReadCtx, addresses: string[]): Promise<Set<string>> {
-  const r = await c.rpc.call<{ value: (unknown | null)[] }>('getMultipleAccounts', [addresses, { encoding: 'base64', commitment: c.commitment }]);
+  const r = await c.rpc.call<{ value: unknown[] }>('getMultipleAccounts', [addresses, { encoding: 'base64', commitment: c.commitment }]);
   return new Set(addresses.filter((_, i) => r.value[i] === null || r.value[i] === undefined));
 }
 
@@ -62,8 +62,9 @@ async function firstPayment(c: ReadCtx, pdas: PdaDeriver, r: PaymentRequirement,
   if (gateway.kind !== 'found') throw new Error(`the requirement's gateway ${r.gateway} is not a payment gateway on this chain`);
   const config = await readProgramAccount(c.rpc, pdas.config(), 'ProgramConfig', c);
   if (config.kind !== 'found') throw new Error('the program config account is missing on this chain');
-  const feeRecipient = String(gateway.data['fee_recipient']);
-  const protocol = String(config.data['fee_recipient']);
+  const feeRecipient = gateway.data['fee_recipient'];
+  const protocol = config.data['fee_recipient'];
+  if (typeof feeRecipient !== 'string' || typeof protocol !== 'string') throw new Error('the gateway or config account has no fee recipient');
   const ata = (w: string): string => associatedTokenAddress(w, r.tokenMint);
   const wallets = [...new Set([r.recipient, feeRecipient, protocol])];
   const missing = await missingAccounts(c, wallets.map(ata));
