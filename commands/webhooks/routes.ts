@@ -15,13 +15,15 @@ import { requireAdminKey } from '../../src/auth/admin-key.js';
 import { requireGatewayToken, type RequestAuth } from '../../src/auth/gateway-token.js';
 import { createPdaDeriver } from '../../src/domain/pda.js';
 import { keyRingOf } from '../keys/key-ring.js';
+import { API_VERSION } from '../../src/http/version.js';
+import { registerWebhookToolRoutes } from './tool-routes.js';
 import {
   attemptListSchema, createBodySchema, createdWebhookSchema, deletedSchema, gatewayParams, idParams, listQuery,
   updateBodySchema, webhookListSchema, webhookSchema,
 } from './schemas.js';
 import {
   createWebhook, getWebhook, listAll, listDeliveries, listOfGateway, removeGatewayWebhooks, removeWebhook,
-  toWebhook, updateWebhook, type CreateInput, type WebhookDeps,
+  toWebhook, updateWebhook, type CreateInput, type UpdateInput, type WebhookDeps,
 } from './service.js';
 
 type ListQuery = { active_only: boolean; limit: number; offset: number };
@@ -54,6 +56,13 @@ export function registerWebhookRoutes(api: Api, ctx: AppContext): void {
   // Which gateway a request acts for is known only after validation (body) or a read (id):
   // the middleware authenticates, the service authorizes.
   const gatewayOrAdmin: RequestHandler = requireGatewayToken(keyRingOf(ctx), { gatewayOf: () => undefined, adminKey: ctx.config.keys.adminApiKey });
+  // first: /v1/webhooks/event-types must not be taken for /v1/webhooks/:id
+  registerWebhookToolRoutes(api, {
+    ...deps,
+    secretGraceSeconds: ctx.config.webhooks.secretGraceSeconds,
+    timeoutMs: ctx.config.webhooks.timeoutMs,
+    userAgent: `tributary-webhooks/${API_VERSION}`,
+  }, gatewayOrAdmin);
 
   api.route<Record<string, never>, Record<string, never>, CreateInput>({
     method: 'post',
@@ -140,11 +149,11 @@ export function registerWebhookRoutes(api: Api, ctx: AppContext): void {
     },
   });
 
-  api.route<Record<string, never>, IdParams, { active: boolean }>({
+  api.route<Record<string, never>, IdParams, UpdateInput>({
     method: 'put',
     path: '/v1/webhooks/:id',
-    summary: 'Activate or deactivate a webhook',
-    description: 'active=false stops deliveries (pending ones wait); active=true resumes them. updated_at changes.',
+    summary: 'Activate or deactivate a webhook, and change its settings',
+    description: 'active=false stops deliveries (pending ones wait); active=true resumes them and clears disabled_reason. event_types, ordered and rate_limit_per_second change when given. updated_at changes.',
     tags: ['webhooks'],
     security: SECURITY,
     before: [gatewayOrAdmin],
@@ -152,7 +161,7 @@ export function registerWebhookRoutes(api: Api, ctx: AppContext): void {
     body: updateBodySchema,
     responses: { 200: { description: 'updated', schema: webhookSchema }, 400: { description: 'bad id or body' }, ...AUTH_ERRORS, 404: { description: 'unknown webhook' } },
     async handler({ params, body, res }) {
-      return { body: await updateWebhook(deps, authOf(res), params.id, body.active) };
+      return { body: await updateWebhook(deps, authOf(res), params.id, body) };
     },
   });
 

@@ -18,6 +18,9 @@ import { claimLeaseMs, type ScheduleConfig } from './schedule.js';
 import { deliver, type DeliverDeps, type DeliveryOutcome } from './deliver.js';
 import { listenOutbox, type OutboxListener } from './outbox-signal.js';
 import { createAttemptRecorder } from './attempt-recorder.js';
+import { createRateLimiter } from './rate-limit.js';
+import { createSecretKeys } from './secret-keys.js';
+import { startPruner, type Pruner } from './retention.js';
 
 export interface WorkerStats { claimed: number; outcomes: Record<DeliveryOutcome, number>; errors: number }
 
@@ -32,6 +35,8 @@ export interface WorkerOptions {
   poster?: JsonPoster;
   /** default true: LISTEN for the projection's notifications */
   listen?: boolean;
+  /** default true: prune old deliveries (retention) */
+  prune?: boolean;
 }
 
 type WorkerCtx = Pick<AppContext, 'config' | 'db' | 'logger' | 'clock'> & Partial<Pick<AppContext, 'redis'>>;
@@ -48,13 +53,17 @@ export function startWebhookWorker(ctx: WorkerCtx, opts: WorkerOptions = {}): We
     allowPrivateTargets: cfg.allowPrivateTargets, maxSockets: cfg.concurrency, userAgent: `tributary-webhooks/${API_VERSION}`,
   });
   const schedule: ScheduleConfig = { timeoutMs: cfg.timeoutMs, retryDelaysMs: cfg.retryDelaysMs, slowScheduleMs: cfg.slowScheduleMs };
+  const now = () => ctx.clock.now();
   const deps: DeliverDeps = {
-    db: ctx.db, worker: id, record: createAttemptRecorder(ctx.db, id), poster, schedule, encryptionKey: config.keys.encryptionKey, now: () => ctx.clock.now(), logger: log,
+    db: ctx.db, worker: id, record: createAttemptRecorder(ctx.db, id), poster, schedule, now, logger: log,
+    keysOf: createSecretKeys(config.keys.encryptionKey, now),
+    limiter: createRateLimiter(ctx.redis, config.redis.prefix),
+    retryAfterMaxMs: cfg.retryAfterMaxSeconds * 1000,
   };
   const stopCtl = new AbortController();
   const abortCtl = new AbortController();
   const signals = { stop: stopCtl.signal, abort: abortCtl.signal };
-  const stats: WorkerStats = { claimed: 0, outcomes: { delivered: 0, rescheduled: 0, dead: 0, lost: 0, gone: 0, stopped: 0 }, errors: 0 };
+  const stats: WorkerStats = { claimed: 0, outcomes: { delivered: 0, rescheduled: 0, dead: 0, lost: 0, gone: 0, stopped: 0, disabled: 0, deferred: 0 }, errors: 0 };
   const inflight = new Set<Promise<void>>();
 
   let woken = false;
@@ -68,6 +77,8 @@ export function startWebhookWorker(ctx: WorkerCtx, opts: WorkerOptions = {}): We
   });
 
   const listener: OutboxListener | undefined = opts.listen === false ? undefined : listenOutbox(config.db.url, OUTBOX_CHANNEL, log, wake);
+  const pruner: Pruner | undefined = opts.prune === false ? undefined
+    : startPruner({ db: ctx.db, logger: log, now }, { retentionDays: cfg.retentionDays, intervalMs: cfg.pruneIntervalMs });
 
   function launch(row: Parameters<typeof deliver>[1]): void {
     const p = deliver(deps, row, signals)
@@ -114,6 +125,7 @@ export function startWebhookWorker(ctx: WorkerCtx, opts: WorkerOptions = {}): We
       const cut = setTimeout(() => abortCtl.abort(), cfg.timeoutMs);
       await Promise.allSettled([...inflight]);
       clearTimeout(cut);
+      await pruner?.stop();
       await listener?.close();
       if (!opts.poster) poster.close();
       log.info('webhook worker stopped');

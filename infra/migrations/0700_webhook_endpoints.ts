@@ -1,0 +1,64 @@
+/**
+ * Webhooks as merchants expect them (issue 17). Frozen.
+ *
+ * - webhooks.event_types: the event types an endpoint receives (NULL = all). A BEFORE
+ *   INSERT trigger on the outbox drops rows an endpoint did not ask for, so the filter
+ *   holds for every writer of the outbox (chain events, lifecycle events, notices);
+ *   webhook.test, sent only when asked for, always passes.
+ * - webhooks.ordered: one delivery at a time, in outbox (stream) order.
+ * - webhooks.rate_limit_per_second: the most attempts per second, across workers.
+ * - webhooks.paused_until: a receiver's Retry-After (database clock).
+ * - webhooks.previous_secret / previous_secret_until: the secret rotated out, still
+ *   signing until the grace ends (application clock).
+ * - webhooks.disabled_reason, failing_since, last_failure_at, failure_count: the streak
+ *   of failed attempts with no success between them, and why an endpoint was disabled.
+ * - indexes for ordered claims (pending by webhook) and retention (finished rows).
+ */
+import { sql, type Kysely } from 'kysely';
+
+export async function up(db: Kysely<any>): Promise<void> {
+  await db.schema.alterTable('webhooks')
+    .addColumn('event_types', sql`text[]`)
+    .addColumn('ordered', 'boolean', (c) => c.notNull().defaultTo(false))
+    .addColumn('rate_limit_per_second', 'integer')
+    .addColumn('paused_until', 'timestamptz')
+    .addColumn('previous_secret', 'text')
+    .addColumn('previous_secret_until', 'timestamptz')
+    .addColumn('disabled_reason', 'text')
+    .addColumn('failing_since', 'timestamptz')
+    .addColumn('last_failure_at', 'timestamptz')
+    .addColumn('failure_count', 'integer', (c) => c.notNull().defaultTo(0))
+    .execute();
+
+  await sql`CREATE INDEX webhook_deliveries_pending_by_webhook_idx ON webhook_deliveries (webhook_id, id) WHERE status = 'pending'`.execute(db);
+  await sql`CREATE INDEX webhook_deliveries_finished_idx ON webhook_deliveries (finished_at) WHERE status <> 'pending'`.execute(db);
+  await sql`CREATE INDEX webhook_deliveries_webhook_created_idx ON webhook_deliveries (webhook_id, created_at)`.execute(db);
+
+  await sql`
+    CREATE FUNCTION webhook_outbox_filter() RETURNS trigger LANGUAGE plpgsql AS $$
+    DECLARE wanted text[];
+    BEGIN
+      SELECT event_types INTO wanted FROM webhooks WHERE id = NEW.webhook_id;
+      IF wanted IS NULL OR NEW.event_name = ANY (wanted) OR NEW.event_name = 'webhook.test' THEN
+        RETURN NEW;
+      END IF;
+      RETURN NULL;
+    END
+    $$`.execute(db);
+  await sql`
+    CREATE TRIGGER webhook_outbox_filter BEFORE INSERT ON webhook_deliveries
+    FOR EACH ROW EXECUTE FUNCTION webhook_outbox_filter()`.execute(db);
+}
+
+export async function down(db: Kysely<any>): Promise<void> {
+  await sql`DROP TRIGGER IF EXISTS webhook_outbox_filter ON webhook_deliveries`.execute(db);
+  await sql`DROP FUNCTION IF EXISTS webhook_outbox_filter()`.execute(db);
+  for (const i of ['webhook_deliveries_pending_by_webhook_idx', 'webhook_deliveries_finished_idx', 'webhook_deliveries_webhook_created_idx']) {
+    await sql`DROP INDEX IF EXISTS ${sql.raw(i)}`.execute(db);
+  }
+  await db.schema.alterTable('webhooks')
+    .dropColumn('event_types').dropColumn('ordered').dropColumn('rate_limit_per_second').dropColumn('paused_until')
+    .dropColumn('previous_secret').dropColumn('previous_secret_until').dropColumn('disabled_reason')
+    .dropColumn('failing_since').dropColumn('last_failure_at').dropColumn('failure_count')
+    .execute();
+}
