@@ -128,8 +128,9 @@ export async function deliver(deps: DeliverDeps, d: ClaimedDelivery, signals: St
         return held === 'held' ? 'stopped' : held;
       }
       if (r.statusCode === 410) {
-        const held = await record(r, attemptedAt, { kind: 'pending', round: d.round, delayMs: 0 });
+        // disabled first: the delivery, pending again, must not be claimed meanwhile
         await disableEndpoint(deps.db, d.webhook_id, 'the endpoint answered 410 Gone', new Date(deps.now()));
+        const held = await record(r, attemptedAt, { kind: 'pending', round: d.round, delayMs: 0 });
         return held === 'held' ? 'disabled' : held;
       }
       const pauseMs = asksForPause(r.statusCode) ? retryAfterMs(r.retryAfter, deps.now(), deps.retryAfterMaxMs) : undefined;
@@ -137,8 +138,8 @@ export async function deliver(deps: DeliverDeps, d: ClaimedDelivery, signals: St
       const next: NextState = pauseMs !== undefined ? { kind: 'pending', round: d.round, delayMs: pauseMs }
         : delay !== undefined ? { kind: 'retry', leaseMs: retryLeaseMs(deps.schedule, delay) }
           : finalState(deps, d.round);
-      const held = await record(r, attemptedAt, next);
       if (pauseMs !== undefined) await pauseEndpoint(deps.db, d.webhook_id, pauseMs);
+      const held = await record(r, attemptedAt, next);
       const { disabled } = await noteFailure(deps.db, d.webhook_id, attemptedAt);
       if (held !== 'held') return held;
       if (disabled) return 'disabled';

@@ -73,20 +73,24 @@ export async function noteSuccess(db: Db, webhookId: number): Promise<void> {
 /**
  * Disables an active endpoint with its reason and tells the gateway's other active
  * endpoints, in one transaction; false when it was not active (someone else did it).
+ * The gateway's endpoints are those registered under its account or its authority (as
+ * the projection matches them): either key of the disabled one names the gateway.
  */
 export async function disableEndpoint(db: Db, webhookId: number, reason: string, now: Date): Promise<boolean> {
   return db.transaction().execute(async (trx) => {
-    const { rows } = await sql<{ gateway_account: string; endpoint_url: string }>`
+    const { rows } = await sql<{ gateway_pubkey: string; gateway_account: string; endpoint_url: string }>`
       UPDATE webhooks SET active = false, disabled_reason = ${reason}, updated_at = ${now}
       WHERE id = ${webhookId} AND active
-      RETURNING gateway_account, endpoint_url`.execute(trx);
+      RETURNING gateway_pubkey, gateway_account, endpoint_url`.execute(trx);
     const w = rows[0];
     if (!w) return false;
     const payload = JSON.stringify({ webhookId, endpointUrl: w.endpoint_url, disabledReason: reason, disabledAt: now.toISOString() });
     const inserted = await sql`
       INSERT INTO webhook_deliveries (webhook_id, event_id, event_name, payload)
       SELECT id, ${`${WEBHOOK_DISABLED}:${webhookId}:${now.getTime()}`}, ${WEBHOOK_DISABLED}, ${payload}::json
-      FROM webhooks WHERE gateway_account = ${w.gateway_account} AND id <> ${webhookId} AND active
+      FROM webhooks
+      WHERE (gateway_pubkey IN (${w.gateway_pubkey}, ${w.gateway_account}) OR gateway_account IN (${w.gateway_pubkey}, ${w.gateway_account}))
+        AND id <> ${webhookId} AND active
       ON CONFLICT (webhook_id, event_id) DO NOTHING`.execute(trx);
     if (Number(inserted.numAffectedRows ?? 0) > 0) await sql`SELECT pg_notify(${OUTBOX_CHANNEL}, '')`.execute(trx);
     return true;
