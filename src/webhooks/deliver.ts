@@ -41,10 +41,16 @@ export interface DeliverDeps {
 
 export type DeliveryOutcome = 'delivered' | 'rescheduled' | 'dead' | 'lost' | 'gone' | 'stopped' | 'disabled' | 'deferred';
 
-export function deliveryBody(d: Pick<ClaimedDelivery, 'event_id' | 'event_name' | 'payload' | 'created_at'>): string {
+export function deliveryBody(d: { event_id: string; event_name: string; payload: unknown; created_at: Date }): string {
   const data = d.payload as { timestamp?: unknown } | null;
   const createdAt = typeof data?.timestamp === 'string' ? data.timestamp : d.created_at.toISOString();
   return JSON.stringify({ id: d.event_id, type: d.event_name, createdAt, data: d.payload });
+}
+
+/** deliveryBody of a claimed row, byte for byte, with the stored JSON text spliced in (no parse, no stringify). */
+export function claimedBody(d: Pick<ClaimedDelivery, 'event_id' | 'event_name' | 'payload_text' | 'payload_timestamp' | 'created_at'>): string {
+  const createdAt = d.payload_timestamp ?? d.created_at.toISOString();
+  return `{"id":${JSON.stringify(d.event_id)},"type":${JSON.stringify(d.event_name)},"createdAt":${JSON.stringify(createdAt)},"data":${d.payload_text}}`;
 }
 
 interface AttemptResult { statusCode: number | null; latencyMs: number; error: string | null; stopped: boolean; retryAfter?: string }
@@ -78,7 +84,7 @@ class RecordFailed extends Error {}
 export async function deliver(deps: DeliverDeps, d: ClaimedDelivery, signals: StopSignals): Promise<DeliveryOutcome> {
   const signal = signals.stop;
   const delays = quickDelays(deps.schedule, d.round);
-  const body = deliveryBody(d);
+  const body = claimedBody(d);
   let attempt = d.attempts;
 
   const record = async (r: AttemptResult, attemptedAt: Date, next: NextState): Promise<RecordOutcome> => {

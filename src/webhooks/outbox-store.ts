@@ -12,7 +12,10 @@ export interface ClaimedDelivery {
   webhook_id: number;
   event_id: string;
   event_name: string;
-  payload: unknown;
+  /** the payload's JSON text as stored: spliced into the body, never parsed here */
+  payload_text: string;
+  /** the payload's `timestamp` (the event's block time), when it has one */
+  payload_timestamp: string | null;
   round: number;
   attempts: number;
   created_at: Date;
@@ -53,7 +56,7 @@ export async function claimDue(db: Db, worker: string, limit: number, leaseMs: n
     SET locked_until = now() + ${leaseMs} * interval '1 millisecond', locked_by = ${worker}
     FROM picked, webhooks w
     WHERE d.id = picked.id AND w.id = d.webhook_id
-    RETURNING d.id, d.webhook_id, d.event_id, d.event_name, d.payload, d.round, d.attempts, d.created_at, w.endpoint_url, w.secret,
+    RETURNING d.id, d.webhook_id, d.event_id, d.event_name, d.payload::text AS payload_text, CASE WHEN json_typeof(d.payload->'timestamp') = 'string' THEN d.payload->>'timestamp' END AS payload_timestamp, d.round, d.attempts, d.created_at, w.endpoint_url, w.secret,
       w.previous_secret, w.previous_secret_until, w.rate_limit_per_second, (w.failing_since IS NOT NULL) AS failing`.execute(db);
   return rows;
 }
