@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
-import { conflict, notFound } from '../../src/http/errors.js';
+import { conflict, invalid, notFound } from '../../src/http/errors.js';
 import type { RequestAuth } from '../../src/auth/gateway-token.js';
 import { newSigningSecret, signedHeaders } from '../../src/webhooks/signer.js';
 import { deliveryBody } from '../../src/webhooks/deliver.js';
@@ -61,6 +61,8 @@ export async function resendDelivery(deps: ToolDeps, auth: RequestAuth, id: numb
  * pending after a failed attempt (and not being attempted): due now, full retry schedule.
  */
 export async function recoverDeliveries(deps: ToolDeps, auth: RequestAuth, id: number, since: Date): Promise<{ recovered: number }> {
+  // the schema's date-time admits what Date cannot hold (a leap second, year 0)
+  if (Number.isNaN(since.getTime())) throw invalid('since is not a time this service can read');
   await getWebhook(deps, auth, id);
   const r = await sql`
     UPDATE webhook_deliveries SET status = 'pending', round = 0, next_attempt_at = now(), finished_at = NULL, locked_until = NULL, locked_by = NULL

@@ -14,7 +14,7 @@
  */
 import { sql } from 'kysely';
 import type { Db } from '../../infra/postgres/database.js';
-import { OUTBOX_CHANNEL } from '../../projections/webhooks/projection.js';
+import { enqueueOutboxEvent } from './outbox-enqueue.js';
 import { WEBHOOK_DISABLED } from './event-types.js';
 
 const DAY_MS = 86_400_000;
@@ -84,15 +84,13 @@ export async function disableEndpoint(db: Db, webhookId: number, reason: string,
       RETURNING gateway_pubkey, gateway_account, endpoint_url`.execute(trx);
     const w = rows[0];
     if (!w) return false;
-    const payload = JSON.stringify({ webhookId, endpointUrl: w.endpoint_url, disabledReason: reason, disabledAt: now.toISOString() });
-    const inserted = await sql`
-      INSERT INTO webhook_deliveries (webhook_id, event_id, event_name, payload)
-      SELECT id, ${`${WEBHOOK_DISABLED}:${webhookId}:${now.getTime()}`}, ${WEBHOOK_DISABLED}, ${payload}::json
-      FROM webhooks
-      WHERE (gateway_pubkey IN (${w.gateway_pubkey}, ${w.gateway_account}) OR gateway_account IN (${w.gateway_pubkey}, ${w.gateway_account}))
-        AND id <> ${webhookId} AND active
-      ON CONFLICT (webhook_id, event_id) DO NOTHING`.execute(trx);
-    if (Number(inserted.numAffectedRows ?? 0) > 0) await sql`SELECT pg_notify(${OUTBOX_CHANNEL}, '')`.execute(trx);
+    await enqueueOutboxEvent(trx, {
+      gateway: [w.gateway_pubkey, w.gateway_account],
+      eventId: `${WEBHOOK_DISABLED}:${webhookId}:${now.getTime()}`,
+      type: WEBHOOK_DISABLED,
+      data: { webhookId, endpointUrl: w.endpoint_url, disabledReason: reason, disabledAt: now.toISOString() },
+      exceptWebhookId: webhookId,
+    });
     return true;
   });
 }

@@ -11,6 +11,7 @@ import { waitFor } from '../support/process.js';
 import { startHarness, type Harness } from '../support/webhook-harness.js';
 import type { ReceivedRequest } from '../support/receiver.js';
 import { LIFECYCLE_EVENT_TYPES } from '../../src/webhooks/event-types.js';
+import { enqueueOutboxEvent } from '../../src/webhooks/outbox-enqueue.js';
 
 const settle = (ms = 400) => new Promise((r) => setTimeout(r, ms));
 const headersOf = (q: ReceivedRequest) => ({
@@ -80,11 +81,10 @@ describe('webhooks: endpoint settings and tools (issue 17)', function () {
     const payment = h.event('PaymentRecord', { gateway: g.account });
     const fee = h.event('GatewayFeeBpsChanged', { gateway: g.account });
     await h.append(payment, fee);
-    // the scheduler's lifecycle events enter the outbox by a plain INSERT: the filter holds for them too
-    for (const type of ['payment.failed', 'subscription.canceled']) {
-      for (const id of [filtered.id, unfiltered.id]) {
-        await sql`INSERT INTO webhook_deliveries (webhook_id, event_id, event_name, payload) VALUES (${id}, ${`${type}:x`}, ${type}, ${JSON.stringify({ policy: 'p' })}::json)`.execute(h.env.db);
-      }
+    // lifecycle events enter the outbox through enqueueOutboxEvent, or a plain INSERT: the filter holds for both
+    expect(await enqueueOutboxEvent(h.env.db, { gateway: [g.account], eventId: 'payment.failed:x', type: 'payment.failed', data: { policy: 'p' } })).to.equal(2);
+    for (const id of [filtered.id, unfiltered.id]) {
+      await sql`INSERT INTO webhook_deliveries (webhook_id, event_id, event_name, payload) VALUES (${id}, 'subscription.canceled:x', 'subscription.canceled', ${JSON.stringify({ policy: 'p' })}::json)`.execute(h.env.db);
     }
     await all.waitFor(4);
     await settle();
