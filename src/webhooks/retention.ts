@@ -1,6 +1,7 @@
 /**
  * Retention: delivered and dead deliveries (their attempts go with them, FK cascade) are
- * deleted once finished more than WEBHOOK_RETENTION_DAYS ago (application clock). Small
+ * deleted once finished more than WEBHOOK_RETENTION_DAYS ago (application clock); a
+ * delivery finishes after it was created, so created_at (BRIN-indexed) narrows the search. Small
  * batches, each its own short statement that skips rows another worker holds, with a
  * pause between them: delivery never waits on pruning, and every worker may prune.
  */
@@ -16,7 +17,7 @@ export async function pruneBatch(db: Db, cutoff: Date, limit = PRUNE_BATCH): Pro
   const r = await sql`
     DELETE FROM webhook_deliveries WHERE id IN (
       SELECT id FROM webhook_deliveries
-      WHERE status <> 'pending' AND finished_at < ${cutoff}
+      WHERE created_at < ${cutoff} AND status <> 'pending' AND finished_at < ${cutoff}
       LIMIT ${limit}
       FOR UPDATE SKIP LOCKED)`.execute(db);
   return Number(r.numAffectedRows ?? 0);

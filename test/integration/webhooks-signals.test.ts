@@ -148,15 +148,15 @@ describe('webhooks: receiver signals, ordering, retention (issue 17)', function 
     const hook = await h.register(g.authority, r.url);
     const old = 2500;
     await sql`
-      INSERT INTO webhook_deliveries (webhook_id, event_id, event_name, payload, status, finished_at)
-      SELECT ${hook.id}, 'old-' || i, 'PaymentRecord', '{}'::json, CASE WHEN i % 2 = 0 THEN 'delivered' ELSE 'dead' END, now() - interval '31 days'
+      INSERT INTO webhook_deliveries (webhook_id, event_id, event_name, payload, status, created_at, finished_at)
+      SELECT ${hook.id}, 'old-' || i, 'PaymentRecord', '{}'::json, CASE WHEN i % 2 = 0 THEN 'delivered' ELSE 'dead' END, now() - interval '32 days', now() - interval '31 days'
       FROM generate_series(1, ${old}) i`.execute(h.env.db);
     await sql`
       INSERT INTO webhook_attempts (delivery_id, webhook_id, event_id, event_name, attempt, attempted_at, latency_ms, success)
       SELECT id, webhook_id, event_id, event_name, 1, now(), 1, true FROM webhook_deliveries WHERE webhook_id = ${hook.id}`.execute(h.env.db);
     await sql`
-      INSERT INTO webhook_deliveries (webhook_id, event_id, event_name, payload, status, finished_at)
-      VALUES (${hook.id}, 'recent', 'PaymentRecord', '{}'::json, 'delivered', now() - interval '29 days')`.execute(h.env.db);
+      INSERT INTO webhook_deliveries (webhook_id, event_id, event_name, payload, status, created_at, finished_at)
+      VALUES (${hook.id}, 'recent', 'PaymentRecord', '{}'::json, 'delivered', now() - interval '31 days', now() - interval '29 days')`.execute(h.env.db);
     h.startWorker({ WEBHOOK_PRUNE_INTERVAL_MS: '100' }, { prune: true });
     const live = Array.from({ length: 20 }, () => h.event('PaymentRecord', { gateway: g.account }));
     await h.append(...live);
