@@ -56,7 +56,9 @@ export function registerWebhookRoutes(api: Api, ctx: AppContext): void {
   // Which gateway a request acts for is known only after validation (body) or a read (id):
   // the middleware authenticates, the service authorizes.
   const gatewayOrAdmin: RequestHandler = requireGatewayToken(keyRingOf(ctx), { gatewayOf: () => undefined, adminKey: ctx.config.keys.adminApiKey });
-  // first: /v1/webhooks/event-types must not be taken for /v1/webhooks/:id
+  // /v1/webhooks/event-types is a path of its own, not a webhook id: registered first, and
+  // the :id routes pass other methods on it to the 404
+  const byId: RequestHandler[] = [(req, _res, next) => { next(req.params['id'] === 'event-types' ? 'route' : undefined); }, gatewayOrAdmin];
   registerWebhookToolRoutes(api, {
     ...deps,
     secretGraceSeconds: ctx.config.webhooks.secretGraceSeconds,
@@ -141,7 +143,7 @@ export function registerWebhookRoutes(api: Api, ctx: AppContext): void {
     summary: 'A webhook',
     tags: ['webhooks'],
     security: SECURITY,
-    before: [gatewayOrAdmin],
+    before: byId,
     params: idParams,
     responses: { 200: { description: 'webhook', schema: webhookSchema }, 400: { description: 'id is not a positive integer' }, ...AUTH_ERRORS, 404: { description: 'unknown webhook' } },
     async handler({ params, res }) {
@@ -156,7 +158,7 @@ export function registerWebhookRoutes(api: Api, ctx: AppContext): void {
     description: 'active=false stops deliveries (pending ones wait); active=true resumes them and clears disabled_reason. event_types, ordered and rate_limit_per_second change when given. updated_at changes.',
     tags: ['webhooks'],
     security: SECURITY,
-    before: [gatewayOrAdmin],
+    before: byId,
     params: idParams,
     body: updateBodySchema,
     responses: { 200: { description: 'updated', schema: webhookSchema }, 400: { description: 'bad id or body' }, ...AUTH_ERRORS, 404: { description: 'unknown webhook' } },
@@ -172,7 +174,7 @@ export function registerWebhookRoutes(api: Api, ctx: AppContext): void {
     description: 'Its pending deliveries are dropped. Answers {deleted: 1}.',
     tags: ['webhooks'],
     security: SECURITY,
-    before: [gatewayOrAdmin],
+    before: byId,
     params: idParams,
     responses: { 200: { description: 'deleted', schema: deletedSchema }, 400: { description: 'id is not a positive integer' }, ...AUTH_ERRORS, 404: { description: 'unknown webhook' } },
     async handler({ params, res }) {
@@ -187,7 +189,7 @@ export function registerWebhookRoutes(api: Api, ctx: AppContext): void {
     description: 'Every HTTP attempt: status code, latency, error, and the state of its delivery.',
     tags: ['webhooks'],
     security: SECURITY,
-    before: [gatewayOrAdmin],
+    before: byId,
     params: idParams,
     query: listQuery(maxLimit, false),
     responses: { 200: { description: 'attempts', schema: attemptListSchema }, 400: { description: 'bad id or pagination' }, ...AUTH_ERRORS, 404: { description: 'unknown webhook' } },
