@@ -29,6 +29,8 @@ export function retryAfterMs(header: string | undefined, nowMs: number, capMs: n
   let ms: number;
   if (/^\d+$/.test(v)) ms = Number(v) * 1000;
   else {
+    // an HTTP date names its day and month ("Wed, 21 Oct 2015 07:28:00 GMT"); Date.parse alone takes "-5" for a year
+    if (!/^[A-Za-z]{3}, /.test(v)) return undefined;
     const at = Date.parse(v);
     if (Number.isNaN(at)) return undefined;
     ms = at - nowMs;
