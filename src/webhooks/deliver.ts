@@ -81,7 +81,10 @@ export interface StopSignals { stop: AbortSignal; abort: AbortSignal }
 /** Thrown when the database fails while recording: the lease runs out and another claim retries. */
 class RecordFailed extends Error {}
 
-export async function deliver(deps: DeliverDeps, d: ClaimedDelivery, signals: StopSignals): Promise<DeliveryOutcome> {
+/** `posted`: the POST succeeded and only its record remains (the worker frees the request slot). */
+export interface DeliveryHooks { posted?(): void }
+
+export async function deliver(deps: DeliverDeps, d: ClaimedDelivery, signals: StopSignals, hooks: DeliveryHooks = {}): Promise<DeliveryOutcome> {
   const signal = signals.stop;
   const delays = quickDelays(deps.schedule, d.round);
   const body = claimedBody(d);
@@ -125,6 +128,7 @@ export async function deliver(deps: DeliverDeps, d: ClaimedDelivery, signals: St
       const attemptedAt = new Date(deps.now());
       const r = await post(deps, d, keys, body, signals.abort);
       if (r.error === null) {
+        hooks.posted?.();
         const held = await record(r, attemptedAt, { kind: 'delivered' });
         if (d.failing) await noteSuccess(deps.db, d.webhook_id).catch(() => undefined);
         return held === 'held' ? 'delivered' : held;

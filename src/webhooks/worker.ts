@@ -1,6 +1,7 @@
 /**
- * A delivery worker: keeps up to WEBHOOK_CONCURRENCY deliveries in flight, claiming due
- * outbox rows as slots free up. It wakes on the projection's NOTIFY, when a delivery
+ * A delivery worker: keeps up to WEBHOOK_CONCURRENCY requests in flight, claiming due
+ * outbox rows as slots free up (a slot frees when its POST has succeeded; the record is
+ * committed meanwhile). It wakes on the projection's NOTIFY, when a delivery
  * ends, and every WEBHOOK_POLL_MS (rows whose retry time has come, missed notifications).
  * Any number of workers, in any number of processes, share the outbox (SKIP LOCKED).
  *
@@ -41,6 +42,9 @@ export interface WorkerOptions {
 
 type WorkerCtx = Pick<AppContext, 'config' | 'db' | 'logger' | 'clock'> & Partial<Pick<AppContext, 'redis'>>;
 
+/** Deliveries a worker may have in flight, POSTing or recording, per slot of WEBHOOK_CONCURRENCY. */
+const RECORDING_FACTOR = 4;
+
 /** Cluster-wide outcome counts, read by /metrics on any API node. */
 export const webhookOutcomesKey = (prefix: string) => `${prefix}metrics:webhook-outcomes`;
 
@@ -80,14 +84,28 @@ export function startWebhookWorker(ctx: WorkerCtx, opts: WorkerOptions = {}): We
   const pruner: Pruner | undefined = opts.prune === false ? undefined
     : startPruner({ db: ctx.db, logger: log, now }, { retentionDays: cfg.retentionDays, intervalMs: cfg.pruneIntervalMs });
 
+  // A slot is an HTTP request: it frees as soon as a delivery's POST succeeds, while its
+  // record is still being committed (group commit), so the database's latency does not
+  // throttle the requests. Deliveries still recording are bounded by RECORDING_FACTOR.
+  let busy = 0;
+  const maxInflight = cfg.concurrency * RECORDING_FACTOR;
+
   function launch(row: Parameters<typeof deliver>[1]): void {
-    const p = deliver(deps, row, signals)
+    busy += 1;
+    let held = true;
+    const release = () => {
+      if (!held) return;
+      held = false;
+      busy -= 1;
+      wake();
+    };
+    const p = deliver(deps, row, signals, { posted: release })
       .then((o) => {
         stats.outcomes[o] += 1;
         ctx.redis?.hincrby(webhookOutcomesKey(config.redis.prefix), o, 1).catch(() => undefined);
       })
       .catch((err: unknown) => { stats.errors += 1; log.error({ err, deliveryId: row.id }, 'delivery failed unexpectedly'); })
-      .finally(() => { inflight.delete(p); wake(); });
+      .finally(() => { inflight.delete(p); release(); wake(); });
     inflight.add(p);
   }
 
@@ -97,8 +115,8 @@ export function startWebhookWorker(ctx: WorkerCtx, opts: WorkerOptions = {}): We
 
   const loop = (async () => {
     while (!stopCtl.signal.aborted) {
-      const free = cfg.concurrency - inflight.size;
-      if (free >= claimBatch || (free > 0 && inflight.size === 0)) {
+      const free = Math.min(cfg.concurrency - busy, maxInflight - inflight.size);
+      if (free >= claimBatch || (free > 0 && busy === 0)) {
         try {
           const rows = await claimDue(ctx.db, id, free, claimLeaseMs(schedule));
           stats.claimed += rows.length;
