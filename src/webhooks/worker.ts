@@ -45,6 +45,8 @@ type WorkerCtx = Pick<AppContext, 'config' | 'db' | 'logger' | 'clock'> & Partia
 /** Deliveries a worker may have in flight, POSTing or recording, per slot of WEBHOOK_CONCURRENCY. */
 const RECORDING_FACTOR = 4;
 
+const OUTCOME_FLUSH_MS = 1000;
+
 /** Cluster-wide outcome counts, read by /metrics on any API node. */
 export const webhookOutcomesKey = (prefix: string) => `${prefix}metrics:webhook-outcomes`;
 
@@ -84,6 +86,19 @@ export function startWebhookWorker(ctx: WorkerCtx, opts: WorkerOptions = {}): We
   const pruner: Pruner | undefined = opts.prune === false ? undefined
     : startPruner({ db: ctx.db, logger: log, now }, { retentionDays: cfg.retentionDays, intervalMs: cfg.pruneIntervalMs });
 
+  // Outcome counts reach the cluster-wide hash once a second, not one command per delivery.
+  let unflushed: Partial<Record<DeliveryOutcome, number>> = {};
+  const flushOutcomes = async () => {
+    const counts = Object.entries(unflushed);
+    unflushed = {};
+    if (!ctx.redis || counts.length === 0) return;
+    const key = webhookOutcomesKey(config.redis.prefix);
+    const pipe = ctx.redis.pipeline();
+    for (const [o, n] of counts) pipe.hincrby(key, o, n);
+    await pipe.exec().catch(() => undefined);
+  };
+  const flusher = setInterval(() => { void flushOutcomes(); }, OUTCOME_FLUSH_MS);
+
   // A slot is an HTTP request: it frees as soon as a delivery's POST succeeds, while its
   // record is still being committed (group commit), so the database's latency does not
   // throttle the requests. Deliveries still recording are bounded by RECORDING_FACTOR.
@@ -102,7 +117,7 @@ export function startWebhookWorker(ctx: WorkerCtx, opts: WorkerOptions = {}): We
     const p = deliver(deps, row, signals, { posted: release })
       .then((o) => {
         stats.outcomes[o] += 1;
-        ctx.redis?.hincrby(webhookOutcomesKey(config.redis.prefix), o, 1).catch(() => undefined);
+        unflushed[o] = (unflushed[o] ?? 0) + 1;
       })
       .catch((err: unknown) => { stats.errors += 1; log.error({ err, deliveryId: row.id }, 'delivery failed unexpectedly'); })
       .finally(() => { inflight.delete(p); release(); wake(); });
@@ -143,6 +158,8 @@ export function startWebhookWorker(ctx: WorkerCtx, opts: WorkerOptions = {}): We
       const cut = setTimeout(() => abortCtl.abort(), cfg.timeoutMs);
       await Promise.allSettled([...inflight]);
       clearTimeout(cut);
+      clearInterval(flusher);
+      await flushOutcomes();
       await pruner?.stop();
       await listener?.close();
       if (!opts.poster) poster.close();
