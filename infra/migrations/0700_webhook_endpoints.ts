@@ -40,6 +40,10 @@ export async function up(db: Kysely<any>): Promise<void> {
   await sql`CREATE INDEX webhook_deliveries_created_brin ON webhook_deliveries USING brin (created_at)`.execute(db);
   // Room on each page, so a claim (it sets only the lease columns, in no index) is a HOT update.
   await sql`ALTER TABLE webhook_deliveries SET (fillfactor = 80)`.execute(db);
+  // An attempt's webhook is its delivery's (whose own key cascades from the webhook): the
+  // second key only made every attempt share-lock its webhook's row, thousands a second on
+  // the same few rows from every worker (multixacts).
+  await sql`ALTER TABLE webhook_attempts DROP CONSTRAINT IF EXISTS webhook_attempts_webhook_id_fkey`.execute(db);
 
   await sql`
     CREATE FUNCTION webhook_outbox_filter() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -61,6 +65,7 @@ export async function up(db: Kysely<any>): Promise<void> {
 export async function down(db: Kysely<any>): Promise<void> {
   await sql`DROP TRIGGER IF EXISTS webhook_outbox_filter ON webhook_deliveries`.execute(db);
   await sql`DROP FUNCTION IF EXISTS webhook_outbox_filter()`.execute(db);
+  await sql`ALTER TABLE webhook_attempts ADD CONSTRAINT webhook_attempts_webhook_id_fkey FOREIGN KEY (webhook_id) REFERENCES webhooks (id) ON DELETE CASCADE`.execute(db);
   await sql`ALTER TABLE webhook_deliveries RESET (fillfactor)`.execute(db);
   for (const i of ['webhook_deliveries_pending_by_webhook_idx', 'webhook_deliveries_created_brin']) {
     await sql`DROP INDEX IF EXISTS ${sql.raw(i)}`.execute(db);
