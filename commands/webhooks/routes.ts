@@ -18,13 +18,15 @@ import { currentGatewayKeys } from '../gateway-auth/current-keys.js';
 import { createPdaDeriver } from '../../src/domain/pda.js';
 import { keyRingOf } from '../keys/key-ring.js';
 import { defaultGatewayLookup } from '../keys/register.js';
+import { API_VERSION } from '../../src/http/version.js';
+import { registerWebhookToolRoutes } from './tool-routes.js';
 import {
   attemptListSchema, createBodySchema, createdWebhookSchema, deletedSchema, gatewayParams, idParams, listQuery,
   updateBodySchema, webhookListSchema, webhookSchema,
 } from './schemas.js';
 import {
   createWebhook, getWebhook, listAll, listDeliveries, listOfGateway, removeGatewayWebhooks, removeWebhook,
-  toWebhook, updateWebhook, type CreateInput, type WebhookDeps,
+  toWebhook, updateWebhook, type CreateInput, type UpdateInput, type WebhookDeps,
 } from './service.js';
 
 type ListQuery = { active_only: boolean; limit: number; offset: number };
@@ -58,6 +60,15 @@ export function registerWebhookRoutes(api: Api, ctx: AppContext): void {
   // Which gateway a request acts for is known only after validation (body) or a read (id):
   // the middleware authenticates, the service authorizes.
   const gatewayOrAdmin: RequestHandler = requireGatewayToken(keyRingOf(ctx), { gatewayOf: () => undefined, adminKey: ctx.config.keys.adminApiKey, keys: currentGatewayKeys(ctx) });
+  // /v1/webhooks/event-types is a path of its own, not a webhook id: registered first, and
+  // the :id routes pass other methods on it to the 404
+  const byId: RequestHandler[] = [(req, _res, next) => { next(req.params['id'] === 'event-types' ? 'route' : undefined); }, gatewayOrAdmin];
+  registerWebhookToolRoutes(api, {
+    ...deps,
+    secretGraceSeconds: ctx.config.webhooks.secretGraceSeconds,
+    timeoutMs: ctx.config.webhooks.timeoutMs,
+    userAgent: `tributary-webhooks/${API_VERSION}`,
+  }, gatewayOrAdmin);
 
   api.route<Record<string, never>, Record<string, never>, CreateInput>({
     method: 'post',
@@ -137,7 +148,7 @@ export function registerWebhookRoutes(api: Api, ctx: AppContext): void {
     summary: 'A webhook',
     tags: ['webhooks'],
     security: SECURITY,
-    before: [gatewayOrAdmin],
+    before: byId,
     params: idParams,
     responses: { 200: { description: 'webhook', schema: webhookSchema }, 400: { description: 'id is not a positive integer' }, ...AUTH_ERRORS, 404: { description: 'unknown webhook' } },
     async handler({ params, res }) {
@@ -145,19 +156,19 @@ export function registerWebhookRoutes(api: Api, ctx: AppContext): void {
     },
   });
 
-  api.route<Record<string, never>, IdParams, { active: boolean }>({
+  api.route<Record<string, never>, IdParams, UpdateInput>({
     method: 'put',
     path: '/v1/webhooks/:id',
-    summary: 'Activate or deactivate a webhook',
-    description: 'active=false stops deliveries (pending ones wait); active=true resumes them. updated_at changes.',
+    summary: 'Activate or deactivate a webhook, and change its settings',
+    description: 'active=false stops deliveries (pending ones wait); active=true resumes them and clears disabled_reason. event_types, ordered and rate_limit_per_second change when given. updated_at changes.',
     tags: ['webhooks'],
     security: SECURITY,
-    before: [gatewayOrAdmin],
+    before: byId,
     params: idParams,
     body: updateBodySchema,
     responses: { 200: { description: 'updated', schema: webhookSchema }, 400: { description: 'bad id or body' }, ...AUTH_ERRORS, 404: { description: 'unknown webhook' } },
     async handler({ params, body, res }) {
-      return { body: await updateWebhook(deps, authOf(res), params.id, body.active) };
+      return { body: await updateWebhook(deps, authOf(res), params.id, body) };
     },
   });
 
@@ -168,7 +179,7 @@ export function registerWebhookRoutes(api: Api, ctx: AppContext): void {
     description: 'Its pending deliveries are dropped. Answers {deleted: 1}.',
     tags: ['webhooks'],
     security: SECURITY,
-    before: [gatewayOrAdmin],
+    before: byId,
     params: idParams,
     responses: { 200: { description: 'deleted', schema: deletedSchema }, 400: { description: 'id is not a positive integer' }, ...AUTH_ERRORS, 404: { description: 'unknown webhook' } },
     async handler({ params, res }) {
@@ -183,7 +194,7 @@ export function registerWebhookRoutes(api: Api, ctx: AppContext): void {
     description: 'Every HTTP attempt: status code, latency, error, and the state of its delivery.',
     tags: ['webhooks'],
     security: SECURITY,
-    before: [gatewayOrAdmin],
+    before: byId,
     params: idParams,
     query: listQuery(maxLimit, false),
     responses: { 200: { description: 'attempts', schema: attemptListSchema }, 400: { description: 'bad id or pagination' }, ...AUTH_ERRORS, 404: { description: 'unknown webhook' } },

@@ -130,6 +130,10 @@ function build(r: EnvReader) {
       concurrency: r.int('WEBHOOK_CONCURRENCY', 16, 'deliveries in flight per worker', 1, 1000),
       pollMs: r.int('WEBHOOK_POLL_MS', 200, 'outbox poll period when idle', 10),
       maxPerGateway: r.int('WEBHOOK_MAX_PER_GATEWAY', 20, 'webhooks a gateway may register (each receives every event of the gateway)', 1, 1000),
+      secretGraceSeconds: r.int('WEBHOOK_SECRET_GRACE_SECONDS', 86_400, 'after a secret rotation, how long the previous secret also signs every delivery', 0),
+      retentionDays: r.int('WEBHOOK_RETENTION_DAYS', 30, 'delivered and dead deliveries and their attempts are deleted this many days after they finished', 1),
+      pruneIntervalMs: r.int('WEBHOOK_PRUNE_INTERVAL_MS', 60_000, 'how often a worker prunes deliveries past their retention', 10),
+      retryAfterMaxSeconds: r.int('WEBHOOK_RETRY_AFTER_MAX_SECONDS', 3600, 'the longest Retry-After (429/503) a receiver gets honored', 0),
     },
     ws: {
       maxConnectionsPerTrackingId: r.int('WS_MAX_CONNECTIONS_PER_TRACKING_ID', 10, 'cap on sockets subscribed to one trackingId across all nodes', 1),
