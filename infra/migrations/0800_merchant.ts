@@ -38,6 +38,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('created_at', 'bigint')
     .execute();
   await sql`CREATE INDEX merchant_policies_subscriber_idx ON merchant_policies (gateway, token_mint, payer)`.execute(db);
+  // policies indexed before their user payment, found again when it arrives
+  await sql`CREATE INDEX merchant_policies_orphan_idx ON merchant_policies (user_payment) WHERE token_mint IS NULL`.execute(db);
   await db.schema.createTable('merchant_subscribers')
     .addColumn('gateway', 'text', (c) => c.notNull())
     .addColumn('token_mint', 'text', (c) => c.notNull())

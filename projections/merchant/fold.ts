@@ -153,7 +153,8 @@ export function foldMerchant(pda: PdaDeriver, state: MerchantState, events: read
       out.mrrChanged.add(pk);
     }
     if (after.payer !== null) out.touched.add(subscriberKey(after.gateway, after.token_mint, after.payer));
-    const created = before === undefined;
+    // a policy counts as new once it can be attributed to a mint and payer
+    const created = before === undefined || before.token_mint === null;
     if (created || justEnded || delta !== 0n) {
       bucketRows(after.gateway, after.token_mint, at, (r) => {
         if (created) r.new_subscriptions += 1;
@@ -179,10 +180,15 @@ export function foldMerchant(pda: PdaDeriver, state: MerchantState, events: read
       state.gateways.set(gateway, { ...s, gatewayFeeBps: int(d, 'new_fee_bps') });
       out.gatewaysChanged.add(gateway);
     },
-    UserPaymentCreated: (d) => {
+    UserPaymentCreated: (d, at) => {
       const up = pda.userPayment(text(d, 'owner'), text(d, 'token_mint'));
       if (!state.userPayments.has(up)) out.newUserPayments.add(up);
-      state.userPayments.set(up, { owner: text(d, 'owner'), token_mint: text(d, 'token_mint') });
+      const owner = { owner: text(d, 'owner'), token_mint: text(d, 'token_mint') };
+      state.userPayments.set(up, owner);
+      // policies indexed before their user payment (a stream out of chain order)
+      for (const p of [...state.policies.values()]) {
+        if (p.user_payment === up && p.token_mint === null) put(p, { ...p, payer: owner.owner, token_mint: owner.token_mint }, at);
+      }
     },
     PaymentPolicyCreated: (d, at) => {
       const up = text(d, 'user_payment');

@@ -33,8 +33,19 @@ export async function loadState(trx: Trx, needs: BatchNeeds): Promise<MerchantSt
       state.policies.set(p.address, { ...p, status: p.status as PolicyStatus, monthly_micro: BigInt(p.monthly_micro) });
     }
   });
+  const pairs0 = new Map<string, [string, string]>();
+  // policies waiting for a user payment the batch creates
+  const created = [...needs.batchMints.keys()];
+  await chunked(created, async (c) => {
+    for (const p of await trx.selectFrom('merchant_policies').selectAll().where('user_payment', 'in', c).where('token_mint', 'is', null).execute()) {
+      state.policies.set(p.address, { ...p, status: p.status as PolicyStatus, monthly_micro: BigInt(p.monthly_micro) });
+    }
+  });
+  for (const [up, mint] of needs.batchMints) {
+    for (const p of state.policies.values()) if (p.user_payment === up && p.token_mint === null) pairs0.set(pairKey(p.gateway, mint), [p.gateway, mint]);
+  }
   // the running MRR of every gateway and mint the batch may move
-  const pairs = new Map(needs.pairs);
+  const pairs = new Map([...needs.pairs, ...pairs0]);
   for (const p of state.policies.values()) if (p.token_mint !== null) pairs.set(pairKey(p.gateway, p.token_mint), [p.gateway, p.token_mint]);
   for (const [gateway, up] of needs.creations) {
     const mint = state.userPayments.get(up)?.token_mint ?? needs.batchMints.get(up);
