@@ -1,0 +1,64 @@
+/**
+ * Writes rows to an HTTP response as CSV (RFC 4180, header line first) or NDJSON, as
+ * they come from a database cursor: lines are gathered into chunks of about 64 KiB and
+ * each chunk waits for the socket to drain before the next is read, so memory stays
+ * flat however long the export. A client that goes away stops the read (the cursor is
+ * closed by leaving the loop).
+ */
+import { once } from 'node:events';
+import type { Response } from 'express';
+
+export type ExportFormat = 'csv' | 'ndjson';
+export type Cell = string | number | boolean | null;
+
+const CHUNK_BYTES = 64 * 1024;
+
+/**
+ * One CSV field. Text a spreadsheet would run as a formula (=, +, -, @ first) gets a
+ * leading apostrophe; numbers never do.
+ */
+export function csvField(v: Cell): string {
+  if (v === null) return '';
+  if (typeof v !== 'string') return String(v);
+  const s = /^[=+\-@\t\r]/.test(v) ? `'${v}` : v;
+  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+}
+
+export function csvLine(cells: readonly Cell[]): string {
+  return `${cells.map(csvField).join(',')}\r\n`;
+}
+
+export function ndjsonLine(columns: readonly string[], cells: readonly Cell[]): string {
+  const o: Record<string, Cell> = {};
+  columns.forEach((c, i) => { o[c] = cells[i] ?? null; });
+  return `${JSON.stringify(o)}\n`;
+}
+
+export async function writeExport(res: Response, format: ExportFormat, columns: readonly string[], rows: AsyncIterable<readonly Cell[]>): Promise<number> {
+  let closed = false;
+  const onClose = () => { closed = true; };
+  res.on('close', onClose);
+  let buf = format === 'csv' ? csvLine(columns) : '';
+  let n = 0;
+  const flush = async () => {
+    if (buf === '') return;
+    const ok = res.write(buf);
+    buf = '';
+    if (!ok && !closed) await Promise.race([once(res, 'drain'), once(res, 'close')]);
+  };
+  try {
+    for await (const cells of rows) {
+      if (closed) break;
+      buf += format === 'csv' ? csvLine(cells) : ndjsonLine(columns, cells);
+      n += 1;
+      if (buf.length >= CHUNK_BYTES) await flush();
+    }
+    if (!closed) {
+      await flush();
+      res.end();
+    }
+  } finally {
+    res.off('close', onClose);
+  }
+  return n;
+}
