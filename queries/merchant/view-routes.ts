@@ -20,6 +20,7 @@ import { listSubscribers, type SubscriberStatus } from './subscribers.js';
 import { defaultFrom, revenueSeries } from './revenue.js';
 import { exportSource, type ExportKind } from './exports.js';
 import { writeExport, type ExportFormat } from './export-writer.js';
+import { overview } from './overview.js';
 import * as s from './view-schemas.js';
 
 const AUTH_TEXT = 'Bearer: a gateway JWT for this gateway (/v1/gateway/{gateway}/auth/verify), or x-admin-key. None or invalid: 401; another gateway\'s token: 403.';
@@ -81,6 +82,19 @@ export const registerMerchantViewRoutes: RouteModule = (api: Api, ctx: AppContex
       const from = r.from ?? defaultFrom(query.bucket, to);
       if (from > to) throw invalid('from is after to');
       const answer = await revenueSeries(db, params.gateway, { bucket: query.bucket, from, to, ...(query.tokenMint ? { tokenMint: query.tokenMint } : {}) }).catch(unavailable);
+      return { body: envelope(answer) };
+    },
+  });
+
+  api.route<Record<string, never>, { gateway: string }>({
+    method: 'get', path: '/v1/gateway/:gateway/merchant/overview',
+    summary: 'The dashboard panels: MRR now, latest payments, renewals due next, webhook health',
+    description: `${AUTH_TEXT} Renewals are the Active policies with the earliest next due dates (from a day ago on). Failed renewals and past-due flags come with the scheduler.`,
+    tags: ['merchant'], security: SECURITY, before: [auth],
+    params: s.gatewayParams, query: { type: 'object', additionalProperties: false, properties: {} },
+    responses: { 200: { description: 'the panels', schema: s.overviewResponse }, ...ERRORS },
+    async handler({ params }) {
+      const answer = await overview(db, params.gateway, Math.floor(ctx.clock.now() / 1000)).catch(unavailable);
       return { body: envelope(answer) };
     },
   });

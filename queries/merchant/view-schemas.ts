@@ -90,3 +90,23 @@ export const exportQuerySchema: JsonSchema = {
     bucket: { type: 'string', enum: [...BUCKETS], default: 'day', description: 'revenue only' },
   },
 };
+
+const nullableText: JsonSchema = { type: ['string', 'null'] };
+
+export const overviewResponse: JsonSchema = envelopeSchema({
+  type: 'object', required: ['mrr', 'recentPayments', 'upcomingRenewals', 'webhooks'],
+  properties: {
+    mrr: { type: 'array', items: { type: 'object', required: ['tokenMint', 'mrr'], properties: { tokenMint: base58Key, mrr: decimal } } },
+    recentPayments: { type: 'array', items: { type: 'object', required: ['signature', 'at', 'amount', 'policy'], properties: {
+      signature: { type: 'string' }, at: { type: 'integer' }, payer: nullableText, tokenMint: nullableText, amount: decimal, policy: base58Key, trackingId: nullableText,
+    } } },
+    upcomingRenewals: { type: 'array', items: { type: 'object', required: ['policy', 'nextDue', 'mrr'], properties: {
+      policy: base58Key, payer: nullableText, tokenMint: nullableText, nextDue: { type: 'integer' }, mrr: decimal,
+    } } },
+    webhooks: { type: 'array', items: { type: 'object', required: ['id', 'endpointUrl', 'active', 'delivered', 'pending', 'dead'], properties: {
+      id: { type: 'integer' }, endpointUrl: { type: 'string' }, active: { type: 'boolean' },
+      delivered: { type: 'integer', description: 'last 24 hours' }, pending: { type: 'integer' }, dead: { type: 'integer', description: 'last 24 hours' },
+      lastStatus: { type: ['integer', 'null'] }, lastError: nullableText, lastAttemptAt: nullableText,
+    } } },
+  },
+});
