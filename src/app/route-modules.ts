@@ -13,6 +13,7 @@ import { registerWebhookRoutes } from '../../commands/webhooks/routes.js';
 import { registerSigningRoutes } from '../../commands/keys/register.js';
 import { registerX402Routes } from '../../commands/x402/routes.js';
 import { registerMerchantViewRoutes } from '../../queries/merchant/view-routes.js';
+import { registerDashboardRoutes } from '../../queries/dashboard/routes.js';
 
 export const ROUTE_MODULES: readonly RouteModule[] = [
   registerHealthRoutes,
@@ -26,4 +27,5 @@ export const ROUTE_MODULES: readonly RouteModule[] = [
   registerSigningRoutes,
   registerX402Routes,
   registerMerchantViewRoutes,
+  registerDashboardRoutes,
 ];
