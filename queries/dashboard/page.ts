@@ -9,6 +9,7 @@ export const DASHBOARD_HTML = `<!doctype html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Tributary · merchant dashboard</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="/dashboard/app.css">
 </head>
 <body>
