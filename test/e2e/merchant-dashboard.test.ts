@@ -123,7 +123,7 @@ describe('merchant dashboard on the localnet, in a real browser', function () {
     await page.getByLabel('Gateway JWT').fill(token);
     await page.getByRole('button', { name: 'Sign in with token' }).click();
     await page.waitForSelector('#dashboard:not([hidden])');
-    await page.waitForSelector('#chart svg rect.bar');
+    await page.waitForFunction(`[...document.querySelectorAll('#chart svg rect.bar')].some((r) => Number(r.getAttribute('height')) > 0)`);
     await page.waitForSelector('#subs-table tbody tr td.mono');
     await page.waitForSelector('body[data-live="on"]');
     const bars = await page.locator('#chart svg rect.bar').count();
