@@ -52,21 +52,26 @@ interface Row {
   payments: string; new_subscriptions: number; ended_subscriptions: number; mrr_micro: string;
 }
 
+/** The bucket rows in [first, last], plus each mint's last row before `first` (the MRR carried in). */
+export function revenueRowsQuery(gateway: string, bucket: Bucket, first: number, last: number, tokenMint?: string) {
+  const mintFilter = tokenMint === undefined ? sql`` : sql`AND token_mint = ${tokenMint}`;
+  return sql<Row>`
+    SELECT token_mint, bucket_start::text, gross::text, gateway_fee::text, protocol_fee::text, net::text, payments::text,
+      new_subscriptions, ended_subscriptions, mrr_micro::text
+    FROM merchant_revenue WHERE gateway = ${gateway} AND bucket = ${bucket} ${mintFilter}
+      AND bucket_start BETWEEN ${first} AND ${last}
+    UNION ALL
+    (SELECT DISTINCT ON (token_mint) token_mint, bucket_start::text, '0', '0', '0', '0', '0', 0, 0, mrr_micro::text
+    FROM merchant_revenue WHERE gateway = ${gateway} AND bucket = ${bucket} ${mintFilter} AND bucket_start < ${first}
+    ORDER BY token_mint, bucket_start DESC)
+    ORDER BY 1, 2`;
+}
+
 export async function revenueSeries(db: Db, gateway: string, q: { bucket: Bucket; from: number; to: number; tokenMint?: string }): Promise<RevenueAnswer> {
   const starts = bucketStarts(q.bucket, q.from, q.to);
   const first = starts[0] ?? bucketStart(q.bucket, q.from);
   const last = starts[starts.length - 1] ?? first;
-  const mintFilter = q.tokenMint === undefined ? sql`` : sql`AND token_mint = ${q.tokenMint}`;
-  // the rows in range, plus each mint's last row before it (the MRR carried in)
-  const { rows } = await sql<Row>`
-    SELECT token_mint, bucket_start::text, gross::text, gateway_fee::text, protocol_fee::text, net::text, payments::text,
-      new_subscriptions, ended_subscriptions, mrr_micro::text
-    FROM merchant_revenue WHERE gateway = ${gateway} AND bucket = ${q.bucket} ${mintFilter}
-      AND bucket_start BETWEEN ${first} AND ${last}
-    UNION ALL
-    SELECT DISTINCT ON (token_mint) token_mint, bucket_start::text, '0', '0', '0', '0', '0', 0, 0, mrr_micro::text
-    FROM merchant_revenue WHERE gateway = ${gateway} AND bucket = ${q.bucket} ${mintFilter} AND bucket_start < ${first}
-    ORDER BY 1, 2`.execute(db);
+  const { rows } = await revenueRowsQuery(gateway, q.bucket, first, last, q.tokenMint).execute(db);
   const byMint = new Map<string, Row[]>();
   for (const r of rows) byMint.set(r.token_mint, [...(byMint.get(r.token_mint) ?? []), r]);
   if (q.tokenMint !== undefined && !byMint.has(q.tokenMint)) byMint.set(q.tokenMint, []);

@@ -86,6 +86,10 @@ describe('merchant routes', () => {
     const all = await (await get(`/v1/gateway/${G1}/merchant/revenue?bucket=month&from=2023-12-01&to=2024-12-31T23:59:59Z`)).json() as { data: { series: { tokenMint: string; buckets: { mrr: string }[] }[] } };
     expect(all.data.series.map((s) => s.tokenMint).sort()).to.deep.equal([USDC_DEV, USDT].sort());
     expect(all.data.series.find((s) => s.tokenMint === USDT)!.buckets.at(-1)!.mrr).to.equal('39');
+    // a range after the last event: zeros, with the MRR carried in from before it
+    const later = Number(direct[direct.length - 1]!.bucket_start) + 40 * 86_400;
+    const carried = await (await get(`/v1/gateway/${G1}/merchant/revenue?bucket=week&from=${later}&to=${later + 21 * 86_400}&tokenMint=${USDT}`)).json() as { data: { series: { buckets: { gross: string; mrr: string }[] }[] } };
+    expect(carried.data.series[0]!.buckets.map((b) => [b.gross, b.mrr])).to.deep.equal([['0', '39'], ['0', '39'], ['0', '39'], ['0', '39']]);
   });
 
   it('bad input gets the error envelope and a 400', async () => {
