@@ -5,7 +5,6 @@
  * flat however long the export. A client that goes away stops the read (the cursor is
  * closed by leaving the loop).
  */
-import { once } from 'node:events';
 import type { Response } from 'express';
 
 export type ExportFormat = 'csv' | 'ndjson';
@@ -34,7 +33,16 @@ export function ndjsonLine(columns: readonly string[], cells: readonly Cell[]): 
   return `${JSON.stringify(o)}\n`;
 }
 
-export async function writeExport(res: Response, format: ExportFormat, columns: readonly string[], rows: AsyncIterable<readonly Cell[]>): Promise<number> {
+/** Resolves when the response drains or closes, leaving no listener behind. */
+function drained(res: Response): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => { res.off('drain', done); res.off('close', done); resolve(); };
+    res.on('drain', done);
+    res.on('close', done);
+  });
+}
+
+export async function writeExport(res: Response, format: ExportFormat, columns: readonly string[], rows: AsyncIterable<unknown>, cells: (row: unknown) => readonly Cell[]): Promise<number> {
   let closed = false;
   const onClose = () => { closed = true; };
   res.on('close', onClose);
@@ -44,12 +52,13 @@ export async function writeExport(res: Response, format: ExportFormat, columns: 
     if (buf === '') return;
     const ok = res.write(buf);
     buf = '';
-    if (!ok && !closed) await Promise.race([once(res, 'drain'), once(res, 'close')]);
+    if (!ok && !closed) await drained(res);
   };
   try {
-    for await (const cells of rows) {
+    for await (const row of rows) {
       if (closed) break;
-      buf += format === 'csv' ? csvLine(cells) : ndjsonLine(columns, cells);
+      const c = cells(row);
+      buf += format === 'csv' ? csvLine(c) : ndjsonLine(columns, c);
       n += 1;
       if (buf.length >= CHUNK_BYTES) await flush();
     }

@@ -21,13 +21,15 @@ export interface ExportFilter {
   bucket: Bucket;
 }
 
-export interface ExportSource { columns: readonly string[]; rows: AsyncIterable<readonly Cell[]> }
+/** Rows as the cursor yields them and how each becomes cells (no async step per row). */
+export interface ExportSource { columns: readonly string[]; rows: AsyncIterable<unknown>; cells: (row: unknown) => readonly Cell[] }
 
-const CURSOR_ROWS = 2000;
+/** Rows per cursor read: about 3 MB of payments, and few round trips. */
+const CURSOR_ROWS = 10_000;
 const iso = (s: string | number | null): string | null => (s === null ? null : new Date(Number(s) * 1000).toISOString());
 
-async function* mapRows<T>(rows: AsyncIterable<T>, f: (r: T) => readonly Cell[]): AsyncIterable<readonly Cell[]> {
-  for await (const r of rows) yield f(r);
+function mapRows<T>(rows: AsyncIterable<T>, f: (r: T) => readonly Cell[]): Pick<ExportSource, 'rows' | 'cells'> {
+  return { rows, cells: f as (r: unknown) => readonly Cell[] };
 }
 
 function payments(db: Db, gateway: string, f: ExportFilter): ExportSource {
@@ -40,7 +42,7 @@ function payments(db: Db, gateway: string, f: ExportFilter): ExportSource {
   const rows = q.orderBy('at').orderBy('event_id').stream(CURSOR_ROWS);
   return {
     columns: ['time', 'signature', 'policy', 'payer', 'recipient', 'tokenMint', 'amount', 'recordId', 'trackingId'],
-    rows: mapRows(rows, (r) => [iso(r.at), r.signature, r.policy, r.payer, r.recipient, r.token_mint, r.amount, Number(r.record_id), r.tracking_id]),
+    ...mapRows(rows, (r) => [iso(r.at), r.signature, r.policy, r.payer, r.recipient, r.token_mint, r.amount, Number(r.record_id), r.tracking_id]),
   };
 }
 
@@ -52,7 +54,7 @@ function policies(db: Db, gateway: string, f: ExportFilter): ExportSource {
   const rows = q.orderBy('address').stream(CURSOR_ROWS);
   return {
     columns: ['address', 'payer', 'tokenMint', 'variant', 'status', 'deleted', 'mrr', 'nextDue', 'createdAt'],
-    rows: mapRows(rows, (r) => [r.address, r.payer, r.token_mint, r.variant, r.status, r.deleted,
+    ...mapRows(rows, (r) => [r.address, r.payer, r.token_mint, r.variant, r.status, r.deleted,
       r.counted ? microToDecimal(BigInt(r.monthly_micro)) : '0', iso(r.next_due), iso(r.created_at)]),
   };
 }
@@ -61,7 +63,7 @@ function subscribers(db: Db, gateway: string, f: ExportFilter): ExportSource {
   const rows = subscribersQuery(db, gateway, f).selectAll().orderBy('payer').orderBy('token_mint').stream(CURSOR_ROWS);
   return {
     columns: ['payer', 'tokenMint', 'status', 'activePolicies', 'policies', 'totalPaid', 'payments', 'firstPaymentAt', 'lastPaymentAt', 'nextDue', 'pastDue'],
-    rows: mapRows(rows, (r) => [r.payer, r.token_mint, r.status, r.active_policies, r.policies.join(' '), r.total_paid, Number(r.payments),
+    ...mapRows(rows, (r) => [r.payer, r.token_mint, r.status, r.active_policies, r.policies.join(' '), r.total_paid, Number(r.payments),
       iso(r.first_payment_at), iso(r.last_payment_at), iso(r.next_due), r.past_due]),
   };
 }
@@ -74,7 +76,7 @@ function revenue(db: Db, gateway: string, f: ExportFilter): ExportSource {
   const rows = q.orderBy('token_mint').orderBy('bucket_start').stream(CURSOR_ROWS);
   return {
     columns: ['bucketStart', 'bucket', 'tokenMint', 'gross', 'gatewayFee', 'protocolFee', 'net', 'payments', 'newSubscriptions', 'endedSubscriptions', 'mrr'],
-    rows: mapRows(rows, (r) => [iso(r.bucket_start), r.bucket, r.token_mint, r.gross, r.gateway_fee, r.protocol_fee, r.net, Number(r.payments),
+    ...mapRows(rows, (r) => [iso(r.bucket_start), r.bucket, r.token_mint, r.gross, r.gateway_fee, r.protocol_fee, r.net, Number(r.payments),
       r.new_subscriptions, r.ended_subscriptions, microToDecimal(BigInt(r.mrr_micro))]),
   };
 }

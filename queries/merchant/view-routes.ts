@@ -119,7 +119,7 @@ export const registerMerchantViewRoutes: RouteModule = (api: Api, ctx: AppContex
       res.setHeader('Content-Disposition', `attachment; filename="${fileName(params.kind, params.gateway, query.format, new Date())}"`);
       res.setHeader('Cache-Control', 'no-store');
       try {
-        await writeExport(res, query.format, source.columns, source.rows);
+        await writeExport(res, query.format, source.columns, source.rows, source.cells);
       } catch (err) {
         // before the first chunk the error handler still answers with the envelope
         if (!res.headersSent) unavailable(err);
