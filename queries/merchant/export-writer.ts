@@ -46,21 +46,26 @@ export async function writeExport(res: Response, format: ExportFormat, columns: 
   let closed = false;
   const onClose = () => { closed = true; };
   res.on('close', onClose);
-  let buf = format === 'csv' ? csvLine(columns) : '';
+  // lines gathered in an array and joined once per chunk: no deep string ropes for the GC
+  let lines: string[] = format === 'csv' ? [csvLine(columns)] : [];
+  let bytes = 0;
   let n = 0;
   const flush = async () => {
-    if (buf === '') return;
-    const ok = res.write(buf);
-    buf = '';
+    if (lines.length === 0) return;
+    const ok = res.write(lines.join(''));
+    lines = [];
+    bytes = 0;
     if (!ok && !closed) await drained(res);
   };
   try {
     for await (const row of rows) {
       if (closed) break;
       const c = cells(row);
-      buf += format === 'csv' ? csvLine(c) : ndjsonLine(columns, c);
+      const line = format === 'csv' ? csvLine(c) : ndjsonLine(columns, c);
+      lines.push(line);
+      bytes += line.length;
       n += 1;
-      if (buf.length >= CHUNK_BYTES) await flush();
+      if (bytes >= CHUNK_BYTES) await flush();
     }
     if (!closed) {
       await flush();
