@@ -110,7 +110,8 @@ describe('merchant dashboard on the localnet, in a real browser', function () {
       executablePath: CHROMIUM,
       args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
     });
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
+    // bypassCSP: the page's CSP forbids eval, which the test's own waitForFunction probes use
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true, bypassCSP: true });
     const page = await context.newPage();
     const failed: string[] = [];
     page.on('pageerror', (err) => failed.push(err.message));
@@ -149,6 +150,19 @@ describe('merchant dashboard on the localnet, in a real browser', function () {
     // narrow screens: the same page, one column
     await page.setViewportSize({ width: 390, height: 844 });
     await page.screenshot({ path: path.join(SHOTS, 'dashboard-mobile.png'), fullPage: true });
+
+    // the page under its own Content-Security-Policy (no bypass): it still signs in and renders
+    const strict = await browser.newContext({ viewport: { width: 1024, height: 768 } });
+    const strictPage = await strict.newPage();
+    strictPage.on('pageerror', (err) => failed.push(`strict: ${err.message}`));
+    strictPage.on('console', (m) => { if (m.type() === 'error') failed.push(`strict console: ${m.text()}`); });
+    await strictPage.goto(`${url}/dashboard?gateway=${gateway}`);
+    await strictPage.getByLabel('Gateway JWT').fill(token);
+    await strictPage.getByRole('button', { name: 'Sign in with token' }).click();
+    await strictPage.waitForSelector('#subs-table tbody tr td.mono');
+    await strictPage.waitForSelector('#chart svg rect.bar', { state: 'attached' });
+    await strictPage.waitForSelector('body[data-live="on"]', { state: 'attached' });
+    await strict.close();
     expect(failed).to.deep.equal([]);
   });
 });
