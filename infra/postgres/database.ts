@@ -4,6 +4,7 @@
  */
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
+import Cursor from 'pg-cursor';
 import type { Database } from './schema.js';
 
 // int8 and numeric arrive as strings: amounts are u64 and must not pass through a double.
@@ -27,7 +28,8 @@ export function createDb(url: string, poolMax = 10, applicationName = 'tributary
   // A checked-out client whose server goes away (a Postgres restart) emits 'error' too; its
   // query in flight rejects and the pool discards it, so the event needs no more than this.
   pool.on('connect', (client) => { client.on('error', () => undefined); });
-  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  // cursor: .stream() reads large results in chunks (the merchant exports)
+  return new Kysely<Database>({ dialect: new PostgresDialect({ pool, cursor: Cursor }) });
 }
 
 /** Creates the database named in `url` when it does not exist (connecting to `postgres`). */

@@ -14,6 +14,8 @@ import { clientAddress } from './client-address.js';
 import { paymentsProjection } from '../../projections/payments/projection.js';
 import { dropSocket, isReply, recordOutgoing, resync, subscribe, unsubscribe, type ProtocolDeps, type SocketState } from './subscriptions.js';
 import type { Since } from './since.js';
+import { attachMerchantLive } from './merchant-live.js';
+import { keyRingOf } from '../../commands/keys/key-ring.js';
 
 export const WS_PATH = '/ws/v1';
 
@@ -54,6 +56,7 @@ export async function startRealtimeNode(server: HttpServer, ctx: AppContext): Pr
     maxHttpBufferSize: 16 * 1024,
   });
   const adapter = await attachRedisAdapter(io, config, log);
+  attachMerchantLive(io, keyRingOf(ctx), config.keys.adminApiKey);
   const keys = realtimeKeys(config.redis.prefix);
   const leaseMs = config.ws.leaseSeconds * 1000;
   const leases = createSlotLeases(ctx.redis, keys.slots, leaseMs, config.ws.maxConnectionsPerTrackingId, config.ws.maxConnectionsPerIpPerTrackingId);
