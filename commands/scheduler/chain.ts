@@ -12,6 +12,7 @@ import { BorshCoder } from '@coral-xyz/anchor';
 import BN from 'bn.js';
 import bs58 from 'bs58';
 import { Keypair, PublicKey, Transaction, TransactionInstruction, type AccountMeta } from '@solana/web3.js';
+import { text } from '../../src/domain/event-data.js';
 import { idl } from '../../src/idl/index.js';
 import { readProgramAccount, type AccountRead } from '../../infra/solana/accounts.js';
 import { RpcResponseError, RpcUnavailableError, type RpcClient } from '../../infra/solana/rpc-client.js';
@@ -45,7 +46,7 @@ export interface ExecutionContext {
   config: Found;
 }
 
-const str = (d: EventData, k: string): string => String(d[k]);
+const str = (d: EventData, k: string): string => text(d, k);
 
 /** The four accounts of an execution, or the failure that makes it pointless (a deleted policy). */
 export async function readExecutionContext(io: ChainIo, policyAddress: string): Promise<ExecutionContext | Failure> {

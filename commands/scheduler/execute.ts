@@ -11,6 +11,7 @@
  * 3. execute_payment is signed as the gateway's signer, stored with the intent, sent with
  *    preflight, and confirmed. A refused preflight landed nothing and is classified.
  */
+import { text } from '../../src/domain/event-data.js';
 import { asPolicyType, asStatus } from '../../src/domain/policy-type.js';
 import { nextPaymentDue } from '../../src/domain/schedule.js';
 import { latestBlockhash, readExecutionContext, signExecution, type ExecutionContext } from './chain.js';
@@ -42,8 +43,8 @@ async function attempt(deps: ExecutorDeps, i: Intent): Promise<void> {
   if ('class' in c) return fail(deps, i, c);
   const status = asStatus(c.policy.data['status']);
   if (status !== 'Active') return fail(deps, i, failure(status === 'Paused' ? 'PolicyPaused' : 'PolicyCompleted', `the policy is ${status}`));
-  if (String(c.gateway.data['signer']) !== signer.publicKey.toBase58()) {
-    return fail(deps, i, failure('SignerNotDelegated', `the gateway's signer on chain is ${String(c.gateway.data['signer'])}, not the service's ${signer.publicKey.toBase58()}`));
+  if (text(c.gateway.data, 'signer') !== signer.publicKey.toBase58()) {
+    return fail(deps, i, failure('SignerNotDelegated', `the gateway's signer on chain is ${text(c.gateway.data, 'signer')}, not the service's ${signer.publicKey.toBase58()}`));
   }
   const due = dueOf(c);
   const dueAt = Number(i.due_at);

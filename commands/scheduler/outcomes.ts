@@ -17,8 +17,8 @@ export interface ExecutorDeps {
   io: ChainIo;
   /** this process's claim name */
   me: string;
-  signerOf(gateway: string): Keypair | undefined;
-  nowMs(): number;
+  signerOf: (gateway: string) => Keypair | undefined;
+  nowMs: () => number;
   decide: Omit<DecideOptions, 'nowMs'>;
   confirmTimeoutMs: number;
   lifecycle: LifecycleDeps;

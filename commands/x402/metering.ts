@@ -7,14 +7,20 @@
  * period_length_seconds; when the clock has passed its end, the period the clock is in
  * is computed by whole periods (as the program rolls it on the next charge), and what the
  * chain charged (current_period_total) belongs to the old one. Within a period, the total
- * is what the chain has charged plus what was metered here:
+ * is what the chain has charged plus what was metered here and is not charged yet:
  *
- *   used = (chain's period is the current one ? current_period_total : 0) + metered
+ *   used = (chain's period is the current one ? current_period_total : 0) + unsettled
  *
  * and a chunk is admitted when chunk ≤ max_chunk_amount and used + chunk ≤ max_amount_per_period.
  * The counter is keyed by (policy, period start) and expires at the period's end (plus an
- * hour), so a new period starts from zero with nothing to reset. Amounts above 2^53 lose
- * precision in Lua's numbers; requirements are limited to safe integers.
+ * hour), so a new period starts from zero with nothing to reset; the settler takes what
+ * it charged off the counter once the charge is recorded (commands/settlement).
+ *
+ * With a usage ledger (Postgres, commands/settlement/usage-ledger.ts) every chunk is
+ * written there before it is counted, and taken back when refused; a counter Redis lost
+ * (a restart) is rebuilt from the ledger's unsettled chunks of the period before anything
+ * is admitted against it. Amounts above 2^53 lose precision in Lua's numbers;
+ * requirements are limited to safe integers.
  */
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
@@ -25,10 +31,17 @@ import type { PayAsYouGoType } from '../../src/domain/policy-type.js';
  * ARGV[1]  chunk to add
  * ARGV[2]  the most the counter may reach (cap minus what the chain charged this period)
  * ARGV[3]  unix seconds at which the counter expires
+ * ARGV[4]  the counter's value when it is missing: '' = ask (return {-1, 0}), '0' without a ledger
  * Returns {1, total} when counted, {0, total} when the chunk would pass the cap (nothing counted).
  */
 const METER_SCRIPT = `
-local used = tonumber(redis.call('GET', KEYS[1]) or '0')
+local current = redis.call('GET', KEYS[1])
+if not current then
+  if ARGV[4] == '' then return {-1, 0} end
+  current = ARGV[4]
+  redis.call('SET', KEYS[1], current, 'EXAT', ARGV[3])
+end
+local used = tonumber(current)
 local chunk = tonumber(ARGV[1])
 if used + chunk > tonumber(ARGV[2]) then return {0, used} end
 local total = redis.call('INCRBY', KEYS[1], chunk)
@@ -49,12 +62,29 @@ export function currentPeriod(t: PayAsYouGoType, nowSeconds: number): Period {
   return { start: rolled, end: rolled + length, settled: 0n };
 }
 
+/** Where admitted chunks are kept durably (commands/settlement/usage-ledger.ts). */
+export interface UsageLedger {
+  /** writes the chunk of one request, before it is counted */
+  record(u: { requestId: string; policy: string; gateway: string; chunk: bigint; periodStart: bigint }): Promise<void>;
+  /** takes back a chunk the counter refused */
+  discard(requestId: string): Promise<void>;
+  /** the period's chunks not charged yet (the counter's value), leaving out one request */
+  unsettled(policy: string, periodStart: bigint, exceptRequestId: string): Promise<bigint>;
+}
+
+export interface MeterLedger { ledger: UsageLedger; requestId: string; gateway: string }
+
+/** The Redis key of one policy's period counter. */
+export function usageCounterKey(keyPrefix: string, policy: string, periodStart: bigint | string): string {
+  return `${keyPrefix}x402:usage:${policy}:${periodStart}`;
+}
+
 export type MeterResult =
   | { ok: true; chunk: bigint; periodTotal: bigint; periodLimit: bigint; periodEnd: bigint }
   | { ok: false; reason: string };
 
 export async function meterRequest(
-  redis: Redis, keyPrefix: string, policy: string, t: PayAsYouGoType, chunk: bigint, nowSeconds: number,
+  redis: Redis, keyPrefix: string, policy: string, t: PayAsYouGoType, chunk: bigint, nowSeconds: number, l?: MeterLedger,
 ): Promise<MeterResult> {
   if (t.expiry_date !== null && BigInt(t.expiry_date) <= BigInt(nowSeconds)) return { ok: false, reason: 'the pay-as-you-go policy has expired' };
   const maxChunk = BigInt(t.max_chunk_amount);
@@ -66,16 +96,30 @@ export async function meterRequest(
     ok: false, reason: `the period's cap of ${cap} is reached (${used} used, this request costs ${chunk}); the next period starts at ${p.end}`,
   });
   if (room < chunk) return exhausted(p.settled);
-  const key = `${keyPrefix}x402:usage:${policy}:${p.start}`;
-  const args = [1, key, chunk.toString(), room.toString(), (p.end + 3600n).toString()] as const;
+  const key = usageCounterKey(keyPrefix, policy, p.start);
+  const run = async (seed: string): Promise<[number, number]> => {
+    const args = [1, key, chunk.toString(), room.toString(), (p.end + 3600n).toString(), seed] as const;
+    try {
+      return (await redis.evalsha(METER_SHA, ...args)) as [number, number];
+    } catch (err) {
+      if (!/NOSCRIPT/.test((err as Error).message)) throw err;
+      return (await redis.eval(METER_SCRIPT, ...args)) as [number, number];
+    }
+  };
+  if (l) await l.ledger.record({ requestId: l.requestId, policy, gateway: l.gateway, chunk, periodStart: p.start });
   let r: [number, number];
   try {
-    r = (await redis.evalsha(METER_SHA, ...args)) as [number, number];
+    r = await run(l ? '' : '0');
+    // the counter is gone (Redis lost it): rebuilt from the ledger, without this request's own row
+    if (r[0] === -1 && l) r = await run((await l.ledger.unsettled(policy, p.start, l.requestId)).toString());
   } catch (err) {
-    if (!/NOSCRIPT/.test((err as Error).message)) throw err;
-    r = (await redis.eval(METER_SCRIPT, ...args)) as [number, number];
+    if (l) await l.ledger.discard(l.requestId).catch(() => undefined);
+    throw err;
   }
   const metered = BigInt(r[1]);
-  if (r[0] !== 1) return exhausted(p.settled + metered);
+  if (r[0] !== 1) {
+    if (l) await l.ledger.discard(l.requestId);
+    return exhausted(p.settled + metered);
+  }
   return { ok: true, chunk, periodTotal: p.settled + metered, periodLimit: cap, periodEnd: p.end };
 }

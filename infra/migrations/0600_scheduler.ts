@@ -100,7 +100,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .addColumn('finished_at', 'timestamptz')
     .execute();
-  await sql`CREATE INDEX payg_charges_open_idx ON payg_charges (policy) WHERE status = 'sending'`.execute(db);
+  // at most one charge in flight per policy, whichever settler process sends it
+  await sql`CREATE UNIQUE INDEX payg_charges_in_flight_key ON payg_charges (policy) WHERE status = 'sending'`.execute(db);
 
   await db.schema
     .createTable('payg_usage')
