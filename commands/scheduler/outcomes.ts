@@ -6,10 +6,10 @@
 import type { Keypair } from '@solana/web3.js';
 import type { Logger } from '../../infra/log/logger.js';
 import type { Db } from '../../infra/postgres/database.js';
-import { awaitSignature, sendSigned, type ChainIo } from './chain.js';
+import { awaitSignature, readExecutionContext, sendSigned, type ChainIo } from './chain.js';
 import { afterFailure, afterSuccess, type DecideOptions } from './decide.js';
 import type { Failure } from './failure.js';
-import { releaseIntent, settleIntent, type Intent } from './intents.js';
+import { forgetTransaction, releaseIntent, settleIntent, type Intent } from './intents.js';
 import { announce, type LifecycleDeps } from './lifecycle-events.js';
 
 export interface ExecutorDeps {
@@ -25,11 +25,25 @@ export interface ExecutorDeps {
   logger: Logger;
 }
 
+const NOT_DUE_YET_RETRY_MS = 1000;
+
+/** The policy's payment_count moved past the one stored with the intent (or the policy is gone). */
+async function paidMeanwhile(deps: ExecutorDeps, i: Intent): Promise<boolean> {
+  const c = await readExecutionContext(deps.io, i.policy);
+  if ('class' in c) return true;
+  return i.payment_count_before !== null && Number(c.policy.data['payment_count']) > i.payment_count_before;
+}
+
 /** Sends the intent's stored bytes and confirms them; used for a first send and for a resend after a crash. */
 export async function sendAndConfirm(deps: ExecutorDeps, i: Intent): Promise<void> {
   const sent = await sendSigned(deps.io, i.wire ?? '');
   if (!sent.ok) {
     if ('unknown' in sent) return releaseIntent(deps.db, i.id, deps.me, deps.nowMs() + deps.decide.retryMs);
+    // the chain's clock (its block time) runs a little behind ours: not due yet is not "nothing to pay"
+    if (sent.failure.code === 'PaymentNotDue' && !(await paidMeanwhile(deps, i))) {
+      await forgetTransaction(deps.db, i.id, deps.me);
+      return releaseIntent(deps.db, i.id, deps.me, deps.nowMs() + NOT_DUE_YET_RETRY_MS);
+    }
     return fail(deps, i, sent.failure);
   }
   const fate = await awaitSignature(deps.io, i.signature ?? '', deps.confirmTimeoutMs);
