@@ -62,7 +62,7 @@ export async function startSchedulerHarness(tag: string, extra: Record<string, s
     },
     records: (policy) => h.ln.ledger()
       .filter((e) => e.name === 'PaymentRecord' && e.data['payment_policy'] === policy)
-      .map((e) => ({ amount: BigInt(String(e.data['amount'])), recordId: Number(e.data['record_id']), signature: e.signature })),
+      .map((e) => ({ amount: BigInt(e.data['amount'] as string), recordId: Number(e.data['record_id']), signature: e.signature })),
     async close() {
       for (const r of running) await r.stop();
       await projector.stop();
