@@ -11,7 +11,7 @@
 import { BorshCoder } from '@coral-xyz/anchor';
 import BN from 'bn.js';
 import bs58 from 'bs58';
-import { Keypair, PublicKey, Transaction, TransactionInstruction, type AccountMeta } from '@solana/web3.js';
+import { ComputeBudgetProgram, Keypair, PublicKey, Transaction, TransactionInstruction, type AccountMeta } from '@solana/web3.js';
 import { text } from '../../src/domain/event-data.js';
 import { idl } from '../../src/idl/index.js';
 import { readProgramAccount, type AccountRead } from '../../infra/solana/accounts.js';
@@ -64,6 +64,8 @@ export async function readExecutionContext(io: ChainIo, policyAddress: string): 
   return { policy, userPayment, gateway, config };
 }
 
+const COMPUTE_UNITS = 200_000;
+
 export interface SignedExecution { signature: string; blockhash: string; wire: string }
 
 /** execute_payment for the context's policy, signed by `signer`; `amount` for pay-as-you-go. */
@@ -88,6 +90,10 @@ export function signExecution(io: ChainIo, c: ExecutionContext, signer: Keypair,
   }));
   const data = coder.instruction.encode('execute_payment', { payment_amount: amount === null ? null : new BN(amount.toString()) });
   const tx = new Transaction({ feePayer: signer.publicKey, recentBlockhash: blockhash });
+  // Two charges of one amount under one blockhash would be the same bytes, and the chain
+  // lands a signature once: the payment count (distinct for every payment of the policy)
+  // goes into the compute limit so each payment's transaction is its own.
+  tx.add(ComputeBudgetProgram.setComputeUnitLimit({ units: COMPUTE_UNITS + (Number(c.policy.data['payment_count']) % 100_000) }));
   tx.add(new TransactionInstruction({ programId: new PublicKey(io.programId), keys, data }));
   tx.sign(signer);
   if (!tx.signature) throw new Error('transaction was not signed');

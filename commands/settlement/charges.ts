@@ -81,12 +81,6 @@ export async function markUnbillable(db: Db, policy: string, reason: string): Pr
   return Number(r.numUpdatedRows);
 }
 
-/** The usage a charge covered, by period, to take off the Redis counters. */
-export async function chargedByPeriod(db: Db, chargeId: string): Promise<{ period_start: string; total: string }[]> {
-  return db.selectFrom('payg_usage').select(['period_start', sql<string>`sum(chunk)::text`.as('total')])
-    .where('charge_id', '=', chargeId).groupBy('period_start').execute();
-}
-
 export async function chargesInDoubt(db: Db, olderThanMs: number): Promise<Charge[]> {
   return db.selectFrom('payg_charges').selectAll().where('status', '=', 'sending')
     .where('created_at', '<', new Date(Date.now() - olderThanMs)).limit(100).execute();

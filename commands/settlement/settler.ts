@@ -3,34 +3,31 @@
  * execute_payment(amount) as the gateway's delegated signer. Each round, first the
  * charges left in doubt (sent or not before a crash) are resolved by their signature,
  * exactly as the scheduler resolves its intents; then every policy whose unsettled usage
- * is due (plan.ts) gets charges until nothing fits. A landed charge takes its usage off
- * the Redis counters; a refused one puts its usage back, or marks it unbillable with the
+ * is due (plan.ts) gets charges until nothing fits. A refused charge puts its usage back, or marks it unbillable with the
  * chain's reason when the policy cannot be charged any more (deleted, paused, expired).
  *
  * Invariant: a usage row is in at most one charge that executed, so what is charged for
  * a policy never exceeds what was metered for it.
  */
-import type { Redis } from 'ioredis';
 import type { Keypair } from '@solana/web3.js';
 import type { Db } from '../../infra/postgres/database.js';
 import type { Logger } from '../../infra/log/logger.js';
 import type { Config } from '../../src/config/config.js';
 import { asPolicyType, asStatus } from '../../src/domain/policy-type.js';
-import { usageCounterKey } from '../x402/metering.js';
 import {
   awaitSignature, blockhashStillValid, latestBlockhash, readExecutionContext, sendSigned, signExecution, signatureFate, type ChainIo,
 } from '../scheduler/chain.js';
 import { failure, type Failure } from '../scheduler/failure.js';
 import { activeSigners } from '../scheduler/signers.js';
+import { syncGatewayStates } from '../scheduler/gateway-sync.js';
 import {
-  chargedByPeriod, chargeExecuted, chargeFailed, chargesInDoubt, markUnbillable, openCharge, unsettledPolicies, unsettledRows, type Charge,
+  chargeExecuted, chargeFailed, chargesInDoubt, markUnbillable, openCharge, unsettledPolicies, unsettledRows, type Charge,
 } from './charges.js';
 import { chargeDue, planCharge } from './plan.js';
 
 export interface SettlerDeps {
   db: Db;
   io: ChainIo;
-  redis: Redis;
   config: Config;
   logger: Logger;
   nowMs: () => number;
@@ -45,7 +42,6 @@ const IN_DOUBT_AFTER_MS = 5_000;
 export function startSettler(deps: SettlerDeps, opts: { autoStart?: boolean } = {}): RunningSettler {
   const s = deps.config.scheduler;
   const log = deps.logger.child({ component: 'settler' });
-  const prefix = deps.config.redis.prefix;
   const confirmMs = deps.config.x402.confirmTimeoutMs;
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
@@ -54,10 +50,6 @@ export function startSettler(deps: SettlerDeps, opts: { autoStart?: boolean } = 
   async function landed(c: Charge): Promise<void> {
     const done = await chargeExecuted(deps.db, c.id);
     if (!done) return;
-    // recorded first, then taken off the counters: a crash between leaves the counter high (refuses, never over-admits)
-    for (const p of await chargedByPeriod(deps.db, c.id)) {
-      await deps.redis.decrby(usageCounterKey(prefix, c.policy, p.period_start), p.total).catch(() => undefined);
-    }
     log.info({ policy: c.policy, amount: c.amount, signature: c.signature, recordId: done.record_id }, 'pay-as-you-go usage charged');
   }
 
@@ -116,6 +108,7 @@ export function startSettler(deps: SettlerDeps, opts: { autoStart?: boolean } = 
 
   async function tick(): Promise<void> {
     await resolveInDoubt();
+    if ((await syncGatewayStates(deps.db, deps.io)).length === 0) return;
     const signers = await activeSigners(deps.db, deps.config.keys.encryptionKey);
     const nowMs = deps.nowMs();
     for (const p of await unsettledPolicies(deps.db)) {

@@ -6,15 +6,18 @@
  * The period is the chain's: it starts at current_period_start and lasts
  * period_length_seconds; when the clock has passed its end, the period the clock is in
  * is computed by whole periods (as the program rolls it on the next charge), and what the
- * chain charged (current_period_total) belongs to the old one. Within a period, the total
- * is what the chain has charged plus what was metered here and is not charged yet:
+ * chain charged (current_period_total) belongs to the old one. Within a period, what is
+ * used is what was metered here, or what the chain has charged if that is more (a charge
+ * by the payer itself, say):
  *
- *   used = (chain's period is the current one ? current_period_total : 0) + unsettled
+ *   used = max(metered, chain's period is the current one ? current_period_total : 0)
  *
- * and a chunk is admitted when chunk ≤ max_chunk_amount and used + chunk ≤ max_amount_per_period.
- * The counter is keyed by (policy, period start) and expires at the period's end (plus an
- * hour), so a new period starts from zero with nothing to reset; the settler takes what
- * it charged off the counter once the charge is recorded (commands/settlement).
+ * What the service charges is metered usage, so the chain's total never runs ahead of
+ * the counter on its account, and a stale read of the chain (the policy cache) can only
+ * make the estimate higher, never lower. A chunk is admitted when chunk ≤ max_chunk_amount
+ * and used + chunk ≤ max_amount_per_period. The counter is keyed by (policy, period
+ * start) and expires at the period's end (plus an hour), so a new period starts from
+ * zero with nothing to reset.
  *
  * With a usage ledger (Postgres, commands/settlement/usage-ledger.ts) every chunk is
  * written there before it is counted, and taken back when refused; a counter Redis lost
@@ -29,10 +32,11 @@ import type { PayAsYouGoType } from '../../src/domain/policy-type.js';
 /**
  * KEYS[1]  the counter of one policy's period
  * ARGV[1]  chunk to add
- * ARGV[2]  the most the counter may reach (cap minus what the chain charged this period)
+ * ARGV[2]  the period's cap
  * ARGV[3]  unix seconds at which the counter expires
  * ARGV[4]  the counter's value when it is missing: '' = ask (return {-1, 0}), '0' without a ledger
- * Returns {1, total} when counted, {0, total} when the chunk would pass the cap (nothing counted).
+ * ARGV[5]  what the chain has charged in the period
+ * Returns {1, used} when counted, {0, used} when the chunk would pass the cap (nothing counted).
  */
 const METER_SCRIPT = `
 local current = redis.call('GET', KEYS[1])
@@ -41,12 +45,12 @@ if not current then
   current = ARGV[4]
   redis.call('SET', KEYS[1], current, 'EXAT', ARGV[3])
 end
-local used = tonumber(current)
+local used = math.max(tonumber(current), tonumber(ARGV[5]))
 local chunk = tonumber(ARGV[1])
 if used + chunk > tonumber(ARGV[2]) then return {0, used} end
 local total = redis.call('INCRBY', KEYS[1], chunk)
 redis.call('EXPIREAT', KEYS[1], ARGV[3])
-return {1, total}
+return {1, math.max(total, tonumber(ARGV[5]) + chunk)}
 `;
 const METER_SHA = createHash('sha1').update(METER_SCRIPT).digest('hex');
 
@@ -68,8 +72,8 @@ export interface UsageLedger {
   record(u: { requestId: string; policy: string; gateway: string; chunk: bigint; periodStart: bigint }): Promise<void>;
   /** takes back a chunk the counter refused */
   discard(requestId: string): Promise<void>;
-  /** the period's chunks not charged yet (the counter's value), leaving out one request */
-  unsettled(policy: string, periodStart: bigint, exceptRequestId: string): Promise<bigint>;
+  /** every chunk admitted in the period (the counter's value), leaving out one request */
+  metered(policy: string, periodStart: bigint, exceptRequestId: string): Promise<bigint>;
 }
 
 export interface MeterLedger { ledger: UsageLedger; requestId: string; gateway: string }
@@ -98,7 +102,7 @@ export async function meterRequest(
   if (room < chunk) return exhausted(p.settled);
   const key = usageCounterKey(keyPrefix, policy, p.start);
   const run = async (seed: string): Promise<[number, number]> => {
-    const args = [1, key, chunk.toString(), room.toString(), (p.end + 3600n).toString(), seed] as const;
+    const args = [1, key, chunk.toString(), cap.toString(), (p.end + 3600n).toString(), seed, p.settled.toString()] as const;
     try {
       return (await redis.evalsha(METER_SHA, ...args)) as [number, number];
     } catch (err) {
@@ -111,15 +115,15 @@ export async function meterRequest(
   try {
     r = await run(l ? '' : '0');
     // the counter is gone (Redis lost it): rebuilt from the ledger, without this request's own row
-    if (r[0] === -1 && l) r = await run((await l.ledger.unsettled(policy, p.start, l.requestId)).toString());
+    if (r[0] === -1 && l) r = await run((await l.ledger.metered(policy, p.start, l.requestId)).toString());
   } catch (err) {
     if (l) await l.ledger.discard(l.requestId).catch(() => undefined);
     throw err;
   }
-  const metered = BigInt(r[1]);
+  const used = BigInt(r[1]);
   if (r[0] !== 1) {
     if (l) await l.ledger.discard(l.requestId);
-    return exhausted(p.settled + metered);
+    return exhausted(used);
   }
-  return { ok: true, chunk, periodTotal: p.settled + metered, periodLimit: cap, periodEnd: p.end };
+  return { ok: true, chunk, periodTotal: used, periodLimit: cap, periodEnd: p.end };
 }

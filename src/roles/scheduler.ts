@@ -32,7 +32,7 @@ export async function startSchedulerRole(ctx: AppContext): Promise<RunningRole> 
   const rooms = { emit: (trackingId: string, event: string, body: unknown) => void server.to(roomOf(trackingId)).emit(event, body) };
   const nowMs = () => ctx.clock.now();
   const scheduler = startScheduler({ db: ctx.db, io, config: ctx.config, logger: log, nowMs, rooms });
-  const settler = startSettler({ db: ctx.db, io, redis: ctx.redis, config: ctx.config, logger: log, nowMs });
+  const settler = startSettler({ db: ctx.db, io, config: ctx.config, logger: log, nowMs });
   return {
     name: 'scheduler',
     async stop() {

@@ -56,7 +56,7 @@ export async function startSchedulerHarness(tag: string, extra: Record<string, s
       return s;
     },
     settler(opts = {}) {
-      const s = startSettler({ ...deps, redis: h.api.ctx.redis }, opts);
+      const s = startSettler(deps, opts);
       running.push(s);
       return s;
     },
