@@ -12,6 +12,7 @@ import { registerSkillRoutes } from '../../queries/skill/routes.js';
 import { registerWebhookRoutes } from '../../commands/webhooks/routes.js';
 import { registerSigningRoutes } from '../../commands/keys/register.js';
 import { registerX402Routes } from '../../commands/x402/routes.js';
+import { registerSchedulerRoutes } from '../../commands/scheduler/routes.js';
 
 export const ROUTE_MODULES: readonly RouteModule[] = [
   registerHealthRoutes,
@@ -24,4 +25,5 @@ export const ROUTE_MODULES: readonly RouteModule[] = [
   registerWebhookRoutes,
   registerSigningRoutes,
   registerX402Routes,
+  registerSchedulerRoutes,
 ];
