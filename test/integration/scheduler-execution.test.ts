@@ -10,6 +10,7 @@ import { expect } from 'chai';
 import { payAndFetch } from '../../src/index.js';
 import { claimIntents, enqueueDue, markSending } from '../../commands/scheduler/intents.js';
 import { syncGatewayStates } from '../../commands/scheduler/gateway-sync.js';
+import { reportLines, schedulerReport } from '../../queries/scheduler/report.js';
 import { latestBlockhash, readExecutionContext, sendSigned, signExecution } from '../../commands/scheduler/chain.js';
 import { waitFor } from '../support/process.js';
 import { DEMO_PATH } from './x402-harness.js';
@@ -109,5 +110,19 @@ describe('scheduler: due subscriptions executed exactly once', function () {
       expect(rows.filter((i) => i.status === 'executed')).to.have.length(records.length - 1);
       expect((await attempts(p)).filter((x) => x.outcome !== 'executed'), `no refused (double) send for ${p}`).to.have.length(0);
     }
+  });
+
+  it('status and /metrics report executions, the due → executed lag and each signer\'s SOL balance', async () => {
+    const r = await schedulerReport(s.h.env.db, s.io, s.config.scheduler.signerMinLamports);
+    expect(r.executed).to.be.at.least(9);
+    expect(r.lagP50Ms).to.be.a('number');
+    expect(r.lagP99Ms! >= r.lagP50Ms!).to.equal(true);
+    expect(r.signers.map((x) => x.gateway)).to.include(s.gateway);
+    expect(r.signers.find((x) => x.gateway === s.gateway)!.lamports).to.be.above(0);
+    expect(reportLines(r).join('\n')).to.match(/lag p50 \d+ ms/);
+    const metrics = await (await fetch(`${s.h.api.url}/metrics`)).text();
+    expect(metrics).to.match(/tributary_scheduler_executed \d+/);
+    expect(metrics).to.match(/tributary_scheduler_lag_ms\{quantile="0.99"\} \d+/);
+    expect(metrics).to.include(`tributary_scheduler_signer_lamports{gateway="${s.gateway}"`);
   });
 });
