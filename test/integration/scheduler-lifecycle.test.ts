@@ -4,7 +4,7 @@
  * the program's reason and the next retry) and subscription.past_due arrive at the
  * gateway's webhook, signed like every delivery, and in the trackingId's room; a new
  * approve recovers it at the next dunning retry (subscription.recovered). The scheduler's
- * routes answer the gateway's state.
+ * routes answer the gateway's state. payment.upcoming announces a due date within the lead time.
  */
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON bodies are inspected field by field */
 import { expect } from 'chai';
@@ -76,6 +76,9 @@ describe('scheduler: lifecycle events when a payer revokes and approves again', 
     const recovered = lifecycle().find((b: any) => b.type === 'subscription.recovered' && b.data.policy === policy);
     expect(recovered, 'subscription.recovered delivered').to.not.equal(undefined);
     expect(recovered.data.signature).to.be.a('string');
+    const upcoming = lifecycle().find((b: any) => b.type === 'payment.upcoming' && b.data.policy === policy);
+    expect(upcoming, 'payment.upcoming delivered (a due date within SCHEDULER_UPCOMING_LEAD_SECONDS)').to.not.equal(undefined);
+    expect(upcoming.data.dueDate).to.be.a('string');
     // the room of the policy's trackingId (its memo); the demo's policies carry none, so no room is told
     const recorded = await s.h.env.db.selectFrom('service_events').select(['name', 'tracking_id']).where('policy', '=', policy).execute();
     expect(recorded.map((e) => e.name)).to.include.members(['payment.failed', 'subscription.past_due', 'subscription.recovered']);
