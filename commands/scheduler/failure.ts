@@ -2,7 +2,8 @@
  * What a failed execution means for the payment (issue 14, "Failures are classified"):
  *
  *   dropped    the chain says there is nothing to charge: not due, paused, completed,
- *              deleted, expired. The intent ends; nothing is retried.
+ *              deleted, expired, or not by this signer (a milestone only its owner or
+ *              recipient may release). The intent ends; nothing is retried.
  *   past_due   the payer cannot pay: insufficient balance, no delegation or too little
  *              of it. Retried on the dunning schedule, then given up.
  *   transient  the chain did not answer or the transaction could not land (RPC errors,
@@ -19,7 +20,9 @@ export type FailureClass = 'dropped' | 'past_due' | 'transient' | 'failed';
 
 export interface Failure { class: FailureClass; code: string; reason: string }
 
-const DROPPED = new Set(['PaymentNotDue', 'PolicyPaused', 'InvalidPolicyStatusTransition', 'PolicyExpired', 'PolicyNotFound', 'PolicyCompleted']);
+// Unauthorized: a milestone whose release condition names the owner or the recipient as its
+// only signer; the gateway's signer can never pay it, so retrying would only spend fees.
+const DROPPED = new Set(['PaymentNotDue', 'PolicyPaused', 'InvalidPolicyStatusTransition', 'PolicyExpired', 'PolicyNotFound', 'PolicyCompleted', 'Unauthorized']);
 const PAST_DUE = new Set(['InsufficientBalance', 'NoDelegateSet', 'InsufficientDelegatedAmount', 'TokenInsufficientFunds', 'TokenOwnerMismatch']);
 const TRANSIENT = new Set(['rpc', 'BlockhashNotFound', 'timeout', 'AccountInUse']);
 

@@ -24,7 +24,8 @@ describe('scheduler: failure classes', () => {
     for (const c of ['PaymentNotDue', 'PolicyPaused', 'PolicyCompleted', 'PolicyNotFound', 'PolicyExpired']) expect(classOf(c), c).to.equal('dropped');
     for (const c of ['InsufficientBalance', 'NoDelegateSet', 'InsufficientDelegatedAmount']) expect(classOf(c), c).to.equal('past_due');
     for (const c of ['rpc', 'BlockhashNotFound']) expect(classOf(c), c).to.equal('transient');
-    expect(classOf('Unauthorized')).to.equal('failed');
+    expect(classOf('Unauthorized'), 'a milestone the gateway signer may not release').to.equal('dropped');
+    expect(classOf('MissingSchedulerFeeAccount')).to.equal('failed');
   });
 });
 
