@@ -73,7 +73,9 @@ export function deleteComposablePolicy(ctx: IxContext): void {
 }
 
 export function executeComposable(ctx: IxContext): void {
-  const config = liveConfig(ctx);
+  const config = load(ctx, 'config', 'ProgramConfig');
+  // execution is gated by a raw constraint on the config, not ProgramPaused (PROGRAM.md §6)
+  if (config.emergency_pause) throw frameworkError('ConstraintRaw', 'config');
   const address = ctx.account('composable_policy');
   const policy = load(ctx, 'composable_policy', 'ComposablePolicy');
   const up = load(ctx, 'user_payment', 'UserPayment');
