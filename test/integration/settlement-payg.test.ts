@@ -14,6 +14,8 @@ import { registerX402Routes } from '../../commands/x402/routes.js';
 import { startTestApi, type TestApi } from '../support/app.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
 import { waitFor } from '../support/process.js';
+import { latestBlockhash, readExecutionContext, sendSigned, signExecution } from '../../commands/scheduler/chain.js';
+import { openCharge } from '../../commands/settlement/charges.js';
 import { DEMO_PATH } from './x402-harness.js';
 import { startSchedulerHarness, type SchedulerHarness } from './scheduler-harness.js';
 
@@ -63,6 +65,41 @@ describe('pay-as-you-go: usage ledger and settler', function () {
       .to.deep.equal(records.map((r) => [r.signature, r.recordId, r.amount]).sort());
     const after = await usage(policy);
     expect(after.every((u) => u.charge_id !== null && done.some((c) => c.id === u.charge_id)), 'every chunk in an executed charge').to.equal(true);
+  });
+
+  it('resolves charges left in doubt by a crash (stored but unsent, sent but unrecorded) with the same bytes, each charged once', async () => {
+    const { jwt, policy } = await pay(s.h.api.url);
+    for (let i = 0; i < 2; i += 1) expect((await bearer(s.h.api.url, jwt)).status).to.equal(200);
+    const crash = async (send: boolean) => {
+      const rows = await usage(policy);
+      const open = rows.filter((u) => u.charge_id === null);
+      const ctx = await readExecutionContext(s.io, policy);
+      if ('class' in ctx) throw new Error(ctx.reason);
+      const amount = open.reduce((a, u) => a + BigInt(u.chunk), 0n);
+      const signed = signExecution(s.io, ctx, s.signer, await latestBlockhash(s.io), amount);
+      const charge = await openCharge(s.h.env.db, { policy, gateway: s.gateway, amount, paymentCountBefore: Number(ctx.policy.data['payment_count']), ...signed }, open.map((u) => u.request_id));
+      expect(charge, 'the charge and its usage stored').to.not.equal(undefined);
+      if (send) expect((await sendSigned(s.io, signed.wire)).ok).to.equal(true);
+      return signed.signature;
+    };
+    const settler = s.settler({ autoStart: false });
+    const unsent = await crash(false);
+    expect(s.records(policy)).to.have.length(0);
+    await new Promise((r) => setTimeout(r, 5500)); // a charge is in doubt once older than the settler's confirmation window
+    await settler.tick();
+    expect(s.records(policy).map((r) => r.signature), 'the stored bytes sent, once').to.deep.equal([unsent]);
+
+    for (let i = 0; i < 3; i += 1) expect((await bearer(s.h.api.url, jwt)).status).to.equal(200);
+    const sent = await crash(true);
+    expect(s.records(policy)).to.have.length(2);
+    await new Promise((r) => setTimeout(r, 5500));
+    await settler.tick();
+    await settler.tick();
+    expect(s.records(policy).map((r) => r.signature), 'recorded from the chain, not sent again').to.deep.equal([unsent, sent]);
+    expect(charged(policy)).to.equal(6n * PRICE);
+    const done = (await charges(policy)).filter((c) => c.status === 'executed');
+    expect(done.map((c) => c.signature)).to.deep.equal([unsent, sent]);
+    expect((await usage(policy)).every((u) => done.some((c) => c.id === u.charge_id))).to.equal(true);
   });
 
   describe('a Redis restart that loses the counters during metering', () => {
