@@ -53,9 +53,13 @@ export function startSettler(deps: SettlerDeps, opts: { autoStart?: boolean } = 
     log.info({ policy: c.policy, amount: c.amount, signature: c.signature, recordId: done.record_id }, 'pay-as-you-go usage charged');
   }
 
+  // a policy whose charge the chain refused (balance, delegation, cap) waits an interval before the next try
+  const backoff = new Map<string, number>();
+
   async function refused(c: Charge, f: Failure): Promise<void> {
     const unbillable = f.class === 'dropped';
     await chargeFailed(deps.db, c.id, f.reason, unbillable);
+    if (!unbillable) backoff.set(c.policy, deps.nowMs() + s.settleIntervalMs);
     log.info({ policy: c.policy, amount: c.amount, code: f.code, unbillable }, 'pay-as-you-go charge refused');
   }
 
@@ -114,7 +118,8 @@ export function startSettler(deps: SettlerDeps, opts: { autoStart?: boolean } = 
     for (const p of await unsettledPolicies(deps.db)) {
       if (stopped) return;
       const signer = signers.get(p.gateway);
-      if (!signer) continue;
+      if (!signer || (backoff.get(p.policy) ?? 0) > nowMs) continue;
+      backoff.delete(p.policy);
       const ctx = await readExecutionContext(deps.io, p.policy);
       if ('class' in ctx) { await markUnbillable(deps.db, p.policy, ctx.reason); continue; }
       const type = asPolicyType(ctx.policy.data['policy_type']);
