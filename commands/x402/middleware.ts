@@ -40,7 +40,8 @@ import { createPdaDeriver } from '../../src/domain/pda.js';
 import { asPolicyType } from '../../src/domain/policy-type.js';
 import { systemClock, type Clock } from '../../src/app/context.js';
 import { createIdempotency } from './idempotency.js';
-import { meterRequest } from './metering.js';
+import { meterRequest, type UsageLedger } from './metering.js';
+import { randomUUID } from 'node:crypto';
 import { decodePaymentHeader } from './payload.js';
 import { createPolicyCache } from './policy-cache.js';
 import {
@@ -75,6 +76,8 @@ export interface X402Deps {
   subscriptionGraceSeconds?: number;
   /** origin of resource URLs in 402 answers (e.g. https://api.example.com); default the request's own */
   resourceBase?: string;
+  /** durable record of every metered chunk (the service's Postgres ledger, which the settler charges); default none */
+  usage?: UsageLedger;
 }
 
 export interface PaymentRequiredOptions {
@@ -89,7 +92,7 @@ export interface X402Grant {
   scheme: Scheme;
   network: string;
   requirementId: string;
-  metered?: { chunk: string; periodTotal: string; periodLimit: string; periodEnd: number };
+  metered?: { chunk: string; periodTotal: string; periodLimit: string; periodEnd: number; requestId?: string };
 }
 
 export function x402Grant(res: Response): X402Grant | undefined {
@@ -172,9 +175,12 @@ export function paymentRequired(inputs: readonly PaymentRequirementInput[], deps
     }
     if (type.kind !== 'PayAsYouGo') return 'the payment policy is not pay-as-you-go';
     const chunk = BigInt(options.price ? options.price(req) : r.amount);
-    const m = await meterRequest(deps.redis, deps.redisPrefix, t.claims.policy, type, chunk, Math.floor(clock.now() / 1000));
+    const requestId = randomUUID();
+    const ledger = deps.usage ? { ledger: deps.usage, requestId, gateway: r.gateway } : undefined;
+    const m = await meterRequest(deps.redis, deps.redisPrefix, t.claims.policy, type, chunk, Math.floor(clock.now() / 1000), ledger);
     if (!m.ok) return m.reason;
-    return { ...grant, metered: { chunk: m.chunk.toString(), periodTotal: m.periodTotal.toString(), periodLimit: m.periodLimit.toString(), periodEnd: Number(m.periodEnd) } };
+    const metered = { chunk: m.chunk.toString(), periodTotal: m.periodTotal.toString(), periodLimit: m.periodLimit.toString(), periodEnd: Number(m.periodEnd) };
+    return { ...grant, metered: ledger ? { ...metered, requestId } : metered };
   }
 
   return async (req, res, next) => {

@@ -14,6 +14,7 @@ import { registerSigningRoutes } from '../../commands/keys/register.js';
 import { registerX402Routes } from '../../commands/x402/routes.js';
 import { registerMerchantViewRoutes } from '../../queries/merchant/view-routes.js';
 import { registerDashboardRoutes } from '../../queries/dashboard/routes.js';
+import { registerSchedulerRoutes } from '../../commands/scheduler/routes.js';
 
 export const ROUTE_MODULES: readonly RouteModule[] = [
   registerHealthRoutes,
@@ -28,4 +29,5 @@ export const ROUTE_MODULES: readonly RouteModule[] = [
   registerX402Routes,
   registerMerchantViewRoutes,
   registerDashboardRoutes,
+  registerSchedulerRoutes,
 ];

@@ -29,6 +29,25 @@ const ms = (list: string[], name: string, r: EnvReader): number[] =>
     return n;
   });
 
+const DURATION_UNITS: Readonly<Record<string, number>> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** `500ms`, `30s`, `5m`, `1h`, `2d` (a bare number is milliseconds). */
+export function parseDurationMs(s: string): number | undefined {
+  const m = /^(\d+)(ms|s|m|h|d)?$/.exec(s.trim());
+  if (!m?.[1]) return undefined;
+  const n = Number(m[1]) * (DURATION_UNITS[m[2] ?? 'ms'] ?? 1);
+  return Number.isSafeInteger(n) ? n : undefined;
+}
+
+const durations = (list: string[], name: string, r: EnvReader): number[] => {
+  r.check(name, list.length > 0, 'at least one duration', '');
+  return list.map((s) => {
+    const n = parseDurationMs(s);
+    r.check(name, n !== undefined, 'a comma-separated list of durations such as 30s,5m,1h,2d', s);
+    return n ?? 0;
+  });
+};
+
 function build(r: EnvReader) {
   const localnetPort = r.int('LOCALNET_PORT', 8899, 'localnet JSON-RPC port; its websocket listens on the next port', 1, 65534);
   const rpcUrlSet = r.url('SOLANA_RPC_URL', undefined, ['http:', 'https:'], 'Solana JSON-RPC endpoint; unset = start and use the built-in localnet');
@@ -160,6 +179,20 @@ function build(r: EnvReader) {
       tokensIssuePerMinute: r.int('RATE_LIMIT_TOKENS_ISSUE_PER_MINUTE', 200, 'POST /v1/tokens/issue per wallet', 1),
       catalogPerMinute: r.int('RATE_LIMIT_CATALOG_PER_MINUTE', 120, 'assets and pools search per IP', 1),
       gatewayChallengePerMinute: r.int('RATE_LIMIT_GATEWAY_CHALLENGE_PER_MINUTE', 30, 'POST /v1/gateway/{gateway}/auth/challenge per client IP and gateway (each challenge evicts an older nonce of the gateway)', 1),
+    },
+    scheduler: {
+      dunningScheduleMs: durations(r.list('SCHEDULER_DUNNING_SCHEDULE', '1h,6h,24h,72h', 'retries of a past-due payment (insufficient balance or delegation), as durations (500ms, 30s, 5m, 1h, 2d); after the last one the subscription is given up (subscription.canceled)'), 'SCHEDULER_DUNNING_SCHEDULE', r),
+      pollMs: r.int('SCHEDULER_POLL_MS', 1000, 'how often the scheduler looks for due payments and retries', 50, 600_000),
+      batchSize: r.int('SCHEDULER_BATCH_SIZE', 50, 'execution intents a scheduler process claims at once', 1, 10_000),
+      concurrency: r.int('SCHEDULER_CONCURRENCY', 8, 'executions a scheduler process has in flight', 1, 1000),
+      leaseMs: r.int('SCHEDULER_LEASE_MS', 60_000, 'how long a claimed intent is reserved to one scheduler process (a dead one\'s claims are taken over after it)', 1000),
+      retryMs: r.int('SCHEDULER_RETRY_MS', 2000, 'delay before retrying after an RPC or blockhash error', 10),
+      cooldownMs: r.int('SCHEDULER_COOLDOWN_MS', 300_000, 'pause of a policy after three consecutive failed attempts', 10),
+      upcomingLeadSeconds: r.int('SCHEDULER_UPCOMING_LEAD_SECONDS', 259_200, 'how long before a due date payment.upcoming is sent (0 = never)', 0),
+      signerMinLamports: r.int('SCHEDULER_SIGNER_MIN_LAMPORTS', 50_000_000, 'a scheduler signer with fewer lamports (transaction fees) is reported with a warning', 0),
+      settleIntervalMs: r.int('PAYG_SETTLE_INTERVAL_MS', 60_000, 'pay-as-you-go: the longest unsettled usage waits before it is charged', 100),
+      settleThreshold: r.int('PAYG_SETTLE_THRESHOLD', 1_000_000, 'pay-as-you-go: unsettled usage of a policy (smallest units) that is charged at once', 1),
+      rolloverMarginSeconds: r.int('PAYG_ROLLOVER_MARGIN_SECONDS', 30, 'pay-as-you-go: usage is charged this long before the chain\'s period ends at the latest', 0),
     },
     x402: {
       jwtTtlSeconds: r.int('X402_JWT_TTL_SECONDS', 3600, 'lifetime of the JWT a paid x402 request earns', 60),

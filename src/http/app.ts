@@ -17,6 +17,7 @@ import { createMetrics } from '../../infra/metrics/metrics.js';
 import { metricsHandler } from './metrics-route.js';
 import { createReadCache } from '../../infra/cache/read-cache.js';
 import { registerSpineGauges } from '../../queries/metrics/spine-gauges.js';
+import { registerSchedulerGauges } from '../../queries/scheduler/gauges.js';
 
 export { API_VERSION } from './version.js';
 import { API_VERSION } from './version.js';
@@ -34,6 +35,7 @@ export function createHttpApp(ctx: AppContext, modules: readonly RouteModule[]):
   // is enabled: successes log at debug, 4xx at info, 5xx at error.
   const metrics = (ctx.metrics ??= createMetrics());
   registerSpineGauges(metrics.registry, ctx);
+  registerSchedulerGauges(metrics.registry, ctx);
   app.use((req, res, next) => {
     const incoming = req.get('x-request-id');
     const id = incoming && /^[\w.:-]{1,128}$/.test(incoming) ? incoming : randomUUID();
