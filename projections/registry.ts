@@ -11,11 +11,13 @@ import { composablePoliciesProjection } from './composable/projection.js';
 import { paymentsProjection } from './payments/projection.js';
 import { statsProjection } from './stats/projection.js';
 import { webhooksProjection } from './webhooks/projection.js';
+import { merchantProjection } from './merchant/projection.js';
 
 export const PROJECTIONS: readonly Projection[] = [
   archiveProjection,
   gatewaysProjection, userPaymentsProjection, paymentPoliciesProjection, composablePoliciesProjection, paymentsProjection, statsProjection,
   webhooksProjection,
+  merchantProjection,
 ];
 
 export function findProjection(name: string): Projection | undefined {

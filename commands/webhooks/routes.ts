@@ -2,7 +2,8 @@
  * /v1/webhooks: the seven routes of SPEC.md and GET /v1/webhooks/{id}/deliveries.
  *
  * Credentials: `Authorization: Bearer <gateway JWT>` (gateway sign-in) acting for the
- * webhook's gateway_pubkey (the gateway account or its authority), or `x-admin-key`.
+ * webhook's gateway_pubkey (the gateway's authority; the account address is a 400), or
+ * `x-admin-key`.
  * Listing every webhook needs the admin key. No credential: 401; another gateway's: 403.
  * Answers are bare objects and arrays (SPEC: "Webhook", "array of Webhook"); errors use
  * the error envelope. Both DELETEs answer 200 `{deleted: n}`: a count tells the caller
@@ -13,15 +14,19 @@ import type { AppContext } from '../../src/app/context.js';
 import type { Api } from '../../src/http/routes.js';
 import { requireAdminKey } from '../../src/auth/admin-key.js';
 import { requireGatewayToken, type RequestAuth } from '../../src/auth/gateway-token.js';
+import { currentGatewayKeys } from '../gateway-auth/current-keys.js';
 import { createPdaDeriver } from '../../src/domain/pda.js';
 import { keyRingOf } from '../keys/key-ring.js';
+import { defaultGatewayLookup } from '../keys/register.js';
+import { API_VERSION } from '../../src/http/version.js';
+import { registerWebhookToolRoutes } from './tool-routes.js';
 import {
   attemptListSchema, createBodySchema, createdWebhookSchema, deletedSchema, gatewayParams, idParams, listQuery,
   updateBodySchema, webhookListSchema, webhookSchema,
 } from './schemas.js';
 import {
   createWebhook, getWebhook, listAll, listDeliveries, listOfGateway, removeGatewayWebhooks, removeWebhook,
-  toWebhook, updateWebhook, type CreateInput, type WebhookDeps,
+  toWebhook, updateWebhook, type CreateInput, type UpdateInput, type WebhookDeps,
 } from './service.js';
 
 type ListQuery = { active_only: boolean; limit: number; offset: number };
@@ -45,6 +50,7 @@ export function webhookDeps(ctx: AppContext): WebhookDeps {
     encryptionKey: ctx.config.keys.encryptionKey,
     allowPrivateTargets: ctx.config.webhooks.allowPrivateTargets,
     maxPerGateway: ctx.config.webhooks.maxPerGateway,
+    gatewayOf: defaultGatewayLookup(ctx),
   };
 }
 
@@ -53,20 +59,30 @@ export function registerWebhookRoutes(api: Api, ctx: AppContext): void {
   const maxLimit = ctx.config.http.maxLimit;
   // Which gateway a request acts for is known only after validation (body) or a read (id):
   // the middleware authenticates, the service authorizes.
-  const gatewayOrAdmin: RequestHandler = requireGatewayToken(keyRingOf(ctx), { gatewayOf: () => undefined, adminKey: ctx.config.keys.adminApiKey });
+  const gatewayOrAdmin: RequestHandler = requireGatewayToken(keyRingOf(ctx), { gatewayOf: () => undefined, adminKey: ctx.config.keys.adminApiKey, keys: currentGatewayKeys(ctx) });
+  // /v1/webhooks/event-types is a path of its own, not a webhook id: registered first, and
+  // the :id routes pass other methods on it to the 404
+  const byId: RequestHandler[] = [(req, _res, next) => { next(req.params['id'] === 'event-types' ? 'route' : undefined); }, gatewayOrAdmin];
+  registerWebhookToolRoutes(api, {
+    ...deps,
+    secretGraceSeconds: ctx.config.webhooks.secretGraceSeconds,
+    timeoutMs: ctx.config.webhooks.timeoutMs,
+    userAgent: `tributary-webhooks/${API_VERSION}`,
+  }, gatewayOrAdmin);
 
   api.route<Record<string, never>, Record<string, never>, CreateInput>({
     method: 'post',
     path: '/v1/webhooks',
     summary: 'Register a webhook for a gateway',
-    description: 'Returns the webhook with its Standard Webhooks signing secret, shown this once. The target must resolve to a public address.',
+    description: 'Returns the webhook with its Standard Webhooks signing secret, shown this once. The target must resolve to a public address. '
+      + 'gateway_pubkey is the gateway\'s authority public key (SPEC); the gateway account address is refused with 400, naming the authority when known.',
     tags: ['webhooks'],
     security: SECURITY,
     before: [gatewayOrAdmin],
     body: createBodySchema,
     responses: {
       201: { description: 'created', schema: createdWebhookSchema },
-      400: { description: 'gateway_pubkey is not a 32-byte base58 key, or endpoint_url is not an http(s) URL or targets a private address' },
+      400: { description: 'gateway_pubkey is not a 32-byte base58 key or is the gateway account address (the authority key is expected), or endpoint_url is not an http(s) URL or targets a private address' },
       ...AUTH_ERRORS,
       409: { description: 'the gateway already has a webhook for this endpoint_url, or already has WEBHOOK_MAX_PER_GATEWAY webhooks' },
     },
@@ -99,13 +115,13 @@ export function registerWebhookRoutes(api: Api, ctx: AppContext): void {
     method: 'get',
     path: '/v1/webhooks/gateway/:gatewayPubkey',
     summary: 'List the webhooks of a gateway',
-    description: 'Webhooks registered under this gateway_pubkey, ordered by id.',
+    description: 'Webhooks registered under this gateway authority key, ordered by id. The gateway account address is refused with 400.',
     tags: ['webhooks'],
     security: SECURITY,
     before: [gatewayOrAdmin],
     params: gatewayParams,
     query: listQuery(maxLimit),
-    responses: { 200: { description: 'webhooks', schema: webhookListSchema }, 400: { description: 'malformed gatewayPubkey' }, ...AUTH_ERRORS },
+    responses: { 200: { description: 'webhooks', schema: webhookListSchema }, 400: { description: 'malformed gatewayPubkey, or the gateway account address (the authority key is expected)' }, ...AUTH_ERRORS },
     async handler({ params, query, res }) {
       return { body: await listOfGateway(deps, authOf(res), params.gatewayPubkey, query.active_only, query) };
     },
@@ -120,7 +136,7 @@ export function registerWebhookRoutes(api: Api, ctx: AppContext): void {
     security: SECURITY,
     before: [gatewayOrAdmin],
     params: gatewayParams,
-    responses: { 200: { description: 'deleted', schema: deletedSchema }, 400: { description: 'malformed gatewayPubkey' }, ...AUTH_ERRORS },
+    responses: { 200: { description: 'deleted', schema: deletedSchema }, 400: { description: 'malformed gatewayPubkey, or the gateway account address (the authority key is expected)' }, ...AUTH_ERRORS },
     async handler({ params, res }) {
       return { body: await removeGatewayWebhooks(deps, authOf(res), params.gatewayPubkey) };
     },
@@ -132,7 +148,7 @@ export function registerWebhookRoutes(api: Api, ctx: AppContext): void {
     summary: 'A webhook',
     tags: ['webhooks'],
     security: SECURITY,
-    before: [gatewayOrAdmin],
+    before: byId,
     params: idParams,
     responses: { 200: { description: 'webhook', schema: webhookSchema }, 400: { description: 'id is not a positive integer' }, ...AUTH_ERRORS, 404: { description: 'unknown webhook' } },
     async handler({ params, res }) {
@@ -140,19 +156,19 @@ export function registerWebhookRoutes(api: Api, ctx: AppContext): void {
     },
   });
 
-  api.route<Record<string, never>, IdParams, { active: boolean }>({
+  api.route<Record<string, never>, IdParams, UpdateInput>({
     method: 'put',
     path: '/v1/webhooks/:id',
-    summary: 'Activate or deactivate a webhook',
-    description: 'active=false stops deliveries (pending ones wait); active=true resumes them. updated_at changes.',
+    summary: 'Activate or deactivate a webhook, and change its settings',
+    description: 'active=false stops deliveries (pending ones wait); active=true resumes them and clears disabled_reason. event_types, ordered and rate_limit_per_second change when given. updated_at changes.',
     tags: ['webhooks'],
     security: SECURITY,
-    before: [gatewayOrAdmin],
+    before: byId,
     params: idParams,
     body: updateBodySchema,
     responses: { 200: { description: 'updated', schema: webhookSchema }, 400: { description: 'bad id or body' }, ...AUTH_ERRORS, 404: { description: 'unknown webhook' } },
     async handler({ params, body, res }) {
-      return { body: await updateWebhook(deps, authOf(res), params.id, body.active) };
+      return { body: await updateWebhook(deps, authOf(res), params.id, body) };
     },
   });
 
@@ -163,7 +179,7 @@ export function registerWebhookRoutes(api: Api, ctx: AppContext): void {
     description: 'Its pending deliveries are dropped. Answers {deleted: 1}.',
     tags: ['webhooks'],
     security: SECURITY,
-    before: [gatewayOrAdmin],
+    before: byId,
     params: idParams,
     responses: { 200: { description: 'deleted', schema: deletedSchema }, 400: { description: 'id is not a positive integer' }, ...AUTH_ERRORS, 404: { description: 'unknown webhook' } },
     async handler({ params, res }) {
@@ -178,7 +194,7 @@ export function registerWebhookRoutes(api: Api, ctx: AppContext): void {
     description: 'Every HTTP attempt: status code, latency, error, and the state of its delivery.',
     tags: ['webhooks'],
     security: SECURITY,
-    before: [gatewayOrAdmin],
+    before: byId,
     params: idParams,
     query: listQuery(maxLimit, false),
     responses: { 200: { description: 'attempts', schema: attemptListSchema }, 400: { description: 'bad id or pagination' }, ...AUTH_ERRORS, 404: { description: 'unknown webhook' } },

@@ -1,5 +1,6 @@
 /** One schema per request part and response of /v1/webhooks (validation and OpenAPI). */
 import { base58Key, limitSchema, offsetSchema, type JsonSchema } from '../../src/http/schema.js';
+import { WEBHOOK_EVENT_TYPES, WEBHOOK_TEST } from '../../src/webhooks/event-types.js';
 
 export const DEFAULT_LIMIT = 100;
 
@@ -11,6 +12,11 @@ export const webhookSchema: JsonSchema = {
     gateway_pubkey: { type: 'string', minLength: 32, maxLength: 44, description: 'gateway authority public key (the gateway account is accepted too)' },
     endpoint_url: { type: 'string', format: 'uri', description: 'target URL; HTTPS or HTTP' },
     active: { type: 'boolean', description: 'whether deliveries happen' },
+    event_types: { type: 'array', nullable: true, items: { type: 'string' }, description: 'the event types delivered; null = all of them' },
+    ordered: { type: 'boolean', description: 'one delivery at a time, in stream order (a failing event holds the ones after it)' },
+    rate_limit_per_second: { type: 'integer', nullable: true, description: 'the most attempts per second to this endpoint, across workers; null = no limit' },
+    disabled_reason: { type: 'string', nullable: true, description: 'why the service disabled the webhook (410 Gone, or failing for 5 days); null otherwise' },
+    previous_secret_expires_at: { type: 'string', format: 'date-time', nullable: true, description: 'after a secret rotation: until when the previous secret also signs' },
     created_at: { type: 'string', format: 'date-time' },
     updated_at: { type: 'string', format: 'date-time' },
   },
@@ -28,6 +34,18 @@ export const createdWebhookSchema: JsonSchema = {
   },
 };
 
+
+/** The settings of issue 17, shared by create and update. */
+const SUBSCRIBABLE = WEBHOOK_EVENT_TYPES.filter((t) => t !== WEBHOOK_TEST);
+const settingsProperties: Record<string, JsonSchema> = {
+  event_types: {
+    type: 'array', minItems: 1, maxItems: SUBSCRIBABLE.length, uniqueItems: true, items: { type: 'string', enum: [...SUBSCRIBABLE] },
+    nullable: true, description: 'event types to deliver (GET /v1/webhooks/event-types); omitted on create or null = all',
+  },
+  ordered: { type: 'boolean', description: 'deliver one event at a time in stream order; a failing event holds the ones after it until it is delivered or dead (default false: concurrent)' },
+  rate_limit_per_second: { type: 'integer', minimum: 1, maximum: 1000, nullable: true, description: 'the most attempts per second, across every worker; null = no limit' },
+};
+
 export const webhookListSchema: JsonSchema = { type: 'array', items: webhookSchema };
 
 export const createBodySchema: JsonSchema = {
@@ -38,6 +56,7 @@ export const createBodySchema: JsonSchema = {
     gateway_pubkey: { ...base58Key, description: 'gateway authority public key (base58, 32 bytes); the gateway account address is accepted too' },
     endpoint_url: { type: 'string', minLength: 1, maxLength: 2048, pattern: '^[Hh][Tt][Tt][Pp][Ss]?://', description: 'http(s) URL that receives the deliveries; must resolve to a public address' },
     active: { type: 'boolean', default: true },
+    ...settingsProperties,
   },
 };
 
@@ -45,7 +64,10 @@ export const updateBodySchema: JsonSchema = {
   type: 'object',
   required: ['active'],
   additionalProperties: false,
-  properties: { active: { type: 'boolean', description: 'false stops deliveries; true resumes them' } },
+  properties: {
+    active: { type: 'boolean', description: 'false stops deliveries; true resumes them (and clears disabled_reason)' },
+    ...settingsProperties,
+  },
 };
 
 export const idParams: JsonSchema = {
@@ -96,3 +118,27 @@ export const attemptSchema: JsonSchema = {
 };
 
 export const attemptListSchema: JsonSchema = { type: 'array', items: attemptSchema };
+
+export const eventTypeListSchema: JsonSchema = {
+  type: 'array',
+  items: {
+    type: 'object',
+    required: ['name', 'family', 'description', 'example'],
+    properties: {
+      name: { type: 'string' },
+      family: { type: 'string', enum: ['chain', 'lifecycle', 'notice'] },
+      description: { type: 'string' },
+      example: { type: 'object', description: 'a delivery body of this type: {id, type, createdAt, data}' },
+    },
+  },
+};
+
+export const rotatedSecretSchema: JsonSchema = {
+  type: 'object',
+  required: ['id', 'secret', 'previous_secret_expires_at'],
+  properties: {
+    id: { type: 'integer' },
+    secret: { type: 'string', pattern: '^whsec_', description: 'the new signing secret, shown this once' },
+    previous_secret_expires_at: { type: 'string', format: 'date-time', description: 'until then every delivery carries both signatures' },
+  },
+};

@@ -2,9 +2,10 @@
  * Webhook management: validation, who may act for which gateway, the signing secret.
  *
  * Authorization. A gateway JWT's subject is the gateway account G (gateway sign-in). A
- * webhook's gateway_pubkey is, per SPEC, the gateway authority's key; registering under
- * the gateway account is accepted too. The token may act for gateway_pubkey K when
- * K = G or PDA("gateway", K) = G (K is G's authority); no read model is consulted, so a
+ * webhook's gateway_pubkey is, per SPEC, the gateway authority's key; the gateway account
+ * is refused with a 400 (gateway-key.ts). The token may act for gateway_pubkey K when
+ * PDA("gateway", K) = G (K is G's authority), or K = G (rows registered under the
+ * account before it was refused, reached by id); no read model is consulted, so a
  * gateway signed in a moment ago is never refused for lag. The admin key may act for any.
  */
 import bs58 from 'bs58';
@@ -17,10 +18,12 @@ import { newSigningSecret } from '../../src/webhooks/signer.js';
 import { sealSecret } from '../../infra/crypto/secret-box.js';
 import { secretAad } from '../../commands/webhooks/secret-aad.js';
 import {
-  deleteGatewayWebhooks, deleteWebhook, findWebhook, insertWebhook, listWebhooks, setActive,
-  type Page, type WebhookRow,
+  deleteGatewayWebhooks, deleteWebhook, findWebhook, insertWebhook, listWebhooks, updateEndpoint,
+  type EndpointSettings, type Page, type WebhookRow,
 } from './store.js';
 import { listAttempts, type AttemptRow } from './attempts-query.js';
+import { refuseGatewayAccount } from './gateway-key.js';
+import type { GatewayLookup } from '../gateway-auth/gateway-lookup.js';
 
 export interface WebhookDeps {
   db: Db;
@@ -30,6 +33,8 @@ export interface WebhookDeps {
   allowPrivateTargets: boolean;
   maxPerGateway: number;
   resolve?: Resolver;
+  /** gateway account → its keys (undefined when the key is no gateway account) */
+  gatewayOf: GatewayLookup;
 }
 
 export interface Webhook {
@@ -37,6 +42,11 @@ export interface Webhook {
   gateway_pubkey: string;
   endpoint_url: string;
   active: boolean;
+  event_types: string[] | null;
+  ordered: boolean;
+  rate_limit_per_second: number | null;
+  disabled_reason: string | null;
+  previous_secret_expires_at: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -46,6 +56,11 @@ export const toWebhook = (r: WebhookRow): Webhook => ({
   gateway_pubkey: r.gateway_pubkey,
   endpoint_url: r.endpoint_url,
   active: r.active,
+  event_types: r.event_types,
+  ordered: r.ordered,
+  rate_limit_per_second: r.rate_limit_per_second,
+  disabled_reason: r.disabled_reason,
+  previous_secret_expires_at: r.previous_secret_until?.toISOString() ?? null,
   created_at: r.created_at.toISOString(),
   updated_at: r.updated_at.toISOString(),
 });
@@ -92,10 +107,22 @@ export function authorize(deps: Pick<WebhookDeps, 'pda'>, auth: RequestAuth, gat
   if (!mayActFor(deps, auth, gatewayPubkey)) throw forbidden(`this token may not act for gateway ${gatewayPubkey}`);
 }
 
-export interface CreateInput { gateway_pubkey: string; endpoint_url: string; active: boolean }
+/** The issue 17 settings as the API spells them (validated by the route's schema). */
+export interface SettingsInput { event_types?: string[] | null; ordered?: boolean; rate_limit_per_second?: number | null }
+
+export interface CreateInput extends SettingsInput { gateway_pubkey: string; endpoint_url: string; active: boolean }
+export interface UpdateInput extends SettingsInput { active: boolean }
+
+export const settingsOf = (i: SettingsInput): EndpointSettings => ({
+  // sorted: the stored list reads the same whatever order it was given in
+  ...(i.event_types !== undefined ? { eventTypes: i.event_types === null ? null : [...i.event_types].sort() } : {}),
+  ...(i.ordered !== undefined ? { ordered: i.ordered } : {}),
+  ...(i.rate_limit_per_second !== undefined ? { rateLimitPerSecond: i.rate_limit_per_second } : {}),
+});
 
 export async function createWebhook(deps: WebhookDeps, auth: RequestAuth, input: CreateInput): Promise<Webhook & { secret: string }> {
   checkPublicKey(input.gateway_pubkey, 'gateway_pubkey');
+  await refuseGatewayAccount(deps.gatewayOf, auth, input.gateway_pubkey, 'gateway_pubkey');
   authorize(deps, auth, input.gateway_pubkey);
   const endpointUrl = await checkEndpointUrl(deps, input.endpoint_url);
   const secret = newSigningSecret();
@@ -105,6 +132,7 @@ export async function createWebhook(deps: WebhookDeps, auth: RequestAuth, input:
     endpointUrl,
     active: input.active,
     now: new Date(deps.now()),
+    settings: settingsOf(input),
     maxPerGateway: deps.maxPerGateway,
     sealSecret: (id) => sealSecret(secret, secretAad(id), deps.encryptionKey),
   });
@@ -121,9 +149,9 @@ export async function getWebhook(deps: WebhookDeps, auth: RequestAuth, id: numbe
   return row;
 }
 
-export async function updateWebhook(deps: WebhookDeps, auth: RequestAuth, id: number, active: boolean): Promise<Webhook> {
-  await getWebhook(deps, auth, id);
-  const row = await setActive(deps.db, id, active, new Date(deps.now()));
+export async function updateWebhook(deps: WebhookDeps, auth: RequestAuth, id: number, input: UpdateInput): Promise<Webhook> {
+  const before = await getWebhook(deps, auth, id);
+  const row = await updateEndpoint(deps.db, id, input.active, settingsOf(input), new Date(deps.now()), input.active && !before.active);
   if (!row) throw notFound(`webhook ${id} not found`);
   return toWebhook(row);
 }
@@ -141,12 +169,14 @@ export async function listAll(deps: WebhookDeps, activeOnly: boolean, page: Page
 
 export async function listOfGateway(deps: WebhookDeps, auth: RequestAuth, gatewayPubkey: string, activeOnly: boolean, page: Page): Promise<Webhook[]> {
   checkPublicKey(gatewayPubkey, 'gatewayPubkey');
+  await refuseGatewayAccount(deps.gatewayOf, auth, gatewayPubkey, 'gatewayPubkey');
   authorize(deps, auth, gatewayPubkey);
   return (await listWebhooks(deps.db, { gatewayPubkey, activeOnly }, page)).map(toWebhook);
 }
 
 export async function removeGatewayWebhooks(deps: WebhookDeps, auth: RequestAuth, gatewayPubkey: string): Promise<{ deleted: number }> {
   checkPublicKey(gatewayPubkey, 'gatewayPubkey');
+  await refuseGatewayAccount(deps.gatewayOf, auth, gatewayPubkey, 'gatewayPubkey');
   authorize(deps, auth, gatewayPubkey);
   return { deleted: await deleteGatewayWebhooks(deps.db, gatewayPubkey) };
 }

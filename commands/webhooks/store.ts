@@ -8,13 +8,36 @@ export interface WebhookRow {
   gateway_account: string;
   endpoint_url: string;
   active: boolean;
+  event_types: string[] | null;
+  ordered: boolean;
+  rate_limit_per_second: number | null;
+  disabled_reason: string | null;
+  previous_secret_until: Date | null;
   created_at: Date;
   updated_at: Date;
 }
 
 export interface Page { limit: number; offset: number }
 
-const COLUMNS = ['id', 'gateway_pubkey', 'gateway_account', 'endpoint_url', 'active', 'created_at', 'updated_at'] as const;
+export const COLUMNS = [
+  'id', 'gateway_pubkey', 'gateway_account', 'endpoint_url', 'active', 'event_types', 'ordered', 'rate_limit_per_second',
+  'disabled_reason', 'previous_secret_until', 'created_at', 'updated_at',
+] as const;
+
+/** The settings an endpoint chooses (issue 17); undefined leaves a setting as it is. */
+export interface EndpointSettings {
+  /** null = every type */
+  eventTypes?: string[] | null;
+  ordered?: boolean;
+  /** null = no limit */
+  rateLimitPerSecond?: number | null;
+}
+
+const settingValues = (s: EndpointSettings) => ({
+  ...(s.eventTypes !== undefined ? { event_types: s.eventTypes } : {}),
+  ...(s.ordered !== undefined ? { ordered: s.ordered } : {}),
+  ...(s.rateLimitPerSecond !== undefined ? { rate_limit_per_second: s.rateLimitPerSecond } : {}),
+});
 
 export interface NewWebhook {
   gatewayPubkey: string;
@@ -22,6 +45,7 @@ export interface NewWebhook {
   endpointUrl: string;
   active: boolean;
   now: Date;
+  settings: EndpointSettings;
   /** the most webhooks one gateway_pubkey may have */
   maxPerGateway: number;
   /** seals the secret for the id the row gets (the id is the secret's associated data) */
@@ -43,7 +67,7 @@ export async function insertWebhook(db: Db, w: NewWebhook): Promise<InsertResult
     const row = await trx.insertInto('webhooks')
       .values({
         id, gateway_pubkey: w.gatewayPubkey, gateway_account: w.gatewayAccount, endpoint_url: w.endpointUrl,
-        active: w.active, secret: w.sealSecret(id), created_at: w.now, updated_at: w.now,
+        active: w.active, secret: w.sealSecret(id), created_at: w.now, updated_at: w.now, ...settingValues(w.settings),
       })
       .onConflict((oc) => oc.columns(['gateway_pubkey', 'endpoint_url']).doNothing())
       .returning(COLUMNS)
@@ -63,8 +87,17 @@ export async function listWebhooks(db: Db, f: { gatewayPubkey?: string; activeOn
   return q.orderBy('id').limit(page.limit).offset(page.offset).execute();
 }
 
-export async function setActive(db: Db, id: number, active: boolean, now: Date): Promise<WebhookRow | undefined> {
-  return db.updateTable('webhooks').set({ active, updated_at: now }).where('id', '=', id).returning(COLUMNS).executeTakeFirst();
+/**
+ * Activates or deactivates a webhook and applies its settings. Reactivating clears what
+ * disabled it (the reason, the failure streak, a receiver's pause): a fresh start.
+ */
+export async function updateEndpoint(db: Db, id: number, active: boolean, settings: EndpointSettings, now: Date, reactivate: boolean): Promise<WebhookRow | undefined> {
+  const fresh = reactivate
+    ? { disabled_reason: null, failing_since: null, last_failure_at: null, failure_count: 0, paused_until: null }
+    : {};
+  return db.updateTable('webhooks')
+    .set({ active, updated_at: now, ...settingValues(settings), ...fresh })
+    .where('id', '=', id).returning(COLUMNS).executeTakeFirst();
 }
 
 export async function deleteWebhook(db: Db, id: number): Promise<number> {

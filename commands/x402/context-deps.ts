@@ -7,6 +7,7 @@ import type { AppContext } from '../../src/app/context.js';
 import { createRpcClient } from '../../infra/solana/rpc-client.js';
 import { keyRingOf } from '../keys/key-ring.js';
 import type { X402Deps } from './middleware.js';
+import { createUsageLedger } from '../settlement/usage-ledger.js';
 
 export function x402DepsFromContext(ctx: AppContext): X402Deps {
   const { solana, x402, redis, http } = ctx.config;
@@ -23,6 +24,8 @@ export function x402DepsFromContext(ctx: AppContext): X402Deps {
     cacheMs: x402.cacheMs,
     confirmTimeoutMs: x402.confirmTimeoutMs,
     idempotencyTtlSeconds: x402.idempotencyTtlSeconds,
+    subscriptionGraceSeconds: ctx.config.access.subscriptionGraceSeconds,
+    usage: createUsageLedger(ctx.db),
     ...(http.publicUrl ? { resourceBase: http.publicUrl.replace(/\/$/, '') } : {}),
   };
 }

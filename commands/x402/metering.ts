@@ -6,35 +6,51 @@
  * The period is the chain's: it starts at current_period_start and lasts
  * period_length_seconds; when the clock has passed its end, the period the clock is in
  * is computed by whole periods (as the program rolls it on the next charge), and what the
- * chain charged (current_period_total) belongs to the old one. Within a period, the total
- * is what the chain has charged plus what was metered here:
+ * chain charged (current_period_total) belongs to the old one. Within a period, what is
+ * used is what was metered here, or what the chain has charged if that is more (a charge
+ * by the payer itself, say):
  *
- *   used = (chain's period is the current one ? current_period_total : 0) + metered
+ *   used = max(metered, chain's period is the current one ? current_period_total : 0)
  *
- * and a chunk is admitted when chunk ≤ max_chunk_amount and used + chunk ≤ max_amount_per_period.
- * The counter is keyed by (policy, period start) and expires at the period's end (plus an
- * hour), so a new period starts from zero with nothing to reset. Amounts above 2^53 lose
- * precision in Lua's numbers; requirements are limited to safe integers.
+ * What the service charges is metered usage, so the chain's total never runs ahead of
+ * the counter on its account, and a stale read of the chain (the policy cache) can only
+ * make the estimate higher, never lower. A chunk is admitted when chunk ≤ max_chunk_amount
+ * and used + chunk ≤ max_amount_per_period. The counter is keyed by (policy, period
+ * start) and expires at the period's end (plus an hour), so a new period starts from
+ * zero with nothing to reset.
+ *
+ * With a usage ledger (Postgres, commands/settlement/usage-ledger.ts) every chunk is
+ * written there before it is counted, and taken back when refused; a counter Redis lost
+ * (a restart) is rebuilt from the ledger's unsettled chunks of the period before anything
+ * is admitted against it. Amounts above 2^53 lose precision in Lua's numbers;
+ * requirements are limited to safe integers.
  */
 import type { Redis } from 'ioredis';
 import type { PayAsYouGoType } from '../../src/domain/policy-type.js';
-import { x402UsageKey } from '../../src/keys/index.js';
 import { luaScript, runScript } from '../../infra/redis/scripts.js';
 
 /**
  * KEYS[1]  the counter of one policy's period
  * ARGV[1]  chunk to add
- * ARGV[2]  the most the counter may reach (cap minus what the chain charged this period)
+ * ARGV[2]  the period's cap
  * ARGV[3]  unix seconds at which the counter expires
- * Returns {1, total} when counted, {0, total} when the chunk would pass the cap (nothing counted).
+ * ARGV[4]  the counter's value when it is missing: '' = ask (return {-1, 0}), '0' without a ledger
+ * ARGV[5]  what the chain has charged in the period
+ * Returns {1, used} when counted, {0, used} when the chunk would pass the cap (nothing counted).
  */
 const METER_SCRIPT = luaScript<[number, number]>('tributaryMeterUsage', `
-local used = tonumber(redis.call('GET', KEYS[1]) or '0')
+local current = redis.call('GET', KEYS[1])
+if not current then
+  if ARGV[4] == '' then return {-1, 0} end
+  current = ARGV[4]
+  redis.call('SET', KEYS[1], current, 'EXAT', ARGV[3])
+end
+local used = math.max(tonumber(current), tonumber(ARGV[5]))
 local chunk = tonumber(ARGV[1])
 if used + chunk > tonumber(ARGV[2]) then return {0, used} end
 local total = redis.call('INCRBY', KEYS[1], chunk)
 redis.call('EXPIREAT', KEYS[1], ARGV[3])
-return {1, total}
+return {1, math.max(total, tonumber(ARGV[5]) + chunk)}
 `);
 
 export interface Period { start: bigint; end: bigint; settled: bigint }
@@ -49,12 +65,29 @@ export function currentPeriod(t: PayAsYouGoType, nowSeconds: number): Period {
   return { start: rolled, end: rolled + length, settled: 0n };
 }
 
+/** Where admitted chunks are kept durably (commands/settlement/usage-ledger.ts). */
+export interface UsageLedger {
+  /** writes the chunk of one request, before it is counted */
+  record(u: { requestId: string; policy: string; gateway: string; chunk: bigint; periodStart: bigint }): Promise<void>;
+  /** takes back a chunk the counter refused */
+  discard(requestId: string): Promise<void>;
+  /** every chunk admitted in the period (the counter's value), leaving out one request */
+  metered(policy: string, periodStart: bigint, exceptRequestId: string): Promise<bigint>;
+}
+
+export interface MeterLedger { ledger: UsageLedger; requestId: string; gateway: string }
+
+/** The Redis key of one policy's period counter. */
+export function usageCounterKey(keyPrefix: string, policy: string, periodStart: bigint | string): string {
+  return `${keyPrefix}x402:usage:${policy}:${periodStart}`;
+}
+
 export type MeterResult =
   | { ok: true; chunk: bigint; periodTotal: bigint; periodLimit: bigint; periodEnd: bigint }
   | { ok: false; reason: string };
 
 export async function meterRequest(
-  redis: Redis, keyPrefix: string, policy: string, t: PayAsYouGoType, chunk: bigint, nowSeconds: number,
+  redis: Redis, keyPrefix: string, policy: string, t: PayAsYouGoType, chunk: bigint, nowSeconds: number, l?: MeterLedger,
 ): Promise<MeterResult> {
   if (t.expiry_date !== null && BigInt(t.expiry_date) <= BigInt(nowSeconds)) return { ok: false, reason: 'the pay-as-you-go policy has expired' };
   const maxChunk = BigInt(t.max_chunk_amount);
@@ -66,9 +99,23 @@ export async function meterRequest(
     ok: false, reason: `the period's cap of ${cap} is reached (${used} used, this request costs ${chunk}); the next period starts at ${p.end}`,
   });
   if (room < chunk) return exhausted(p.settled);
-  const key = x402UsageKey(keyPrefix, policy, p.start);
-  const r = await runScript(redis, METER_SCRIPT, [key], [chunk.toString(), room.toString(), (p.end + 3600n).toString()]);
-  const metered = BigInt(r[1]);
-  if (r[0] !== 1) return exhausted(p.settled + metered);
-  return { ok: true, chunk, periodTotal: p.settled + metered, periodLimit: cap, periodEnd: p.end };
+  const key = usageCounterKey(keyPrefix, policy, p.start);
+  const run = (seed: string): Promise<[number, number]> =>
+    runScript(redis, METER_SCRIPT, [key], [chunk.toString(), cap.toString(), (p.end + 3600n).toString(), seed, p.settled.toString()]);
+  if (l) await l.ledger.record({ requestId: l.requestId, policy, gateway: l.gateway, chunk, periodStart: p.start });
+  let r: [number, number];
+  try {
+    r = await run(l ? '' : '0');
+    // the counter is gone (Redis lost it): rebuilt from the ledger, without this request's own row
+    if (r[0] === -1 && l) r = await run((await l.ledger.metered(policy, p.start, l.requestId)).toString());
+  } catch (err) {
+    if (l) await l.ledger.discard(l.requestId).catch(() => undefined);
+    throw err;
+  }
+  const used = BigInt(r[1]);
+  if (r[0] !== 1) {
+    if (l) await l.ledger.discard(l.requestId);
+    return exhausted(used);
+  }
+  return { ok: true, chunk, periodTotal: used, periodLimit: cap, periodEnd: p.end };
 }

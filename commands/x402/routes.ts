@@ -1,8 +1,9 @@
 /**
- * GET /v1/x402/demo: a resource sold under the payment-gated protocol, with a `deferred`
- * (subscription) and an `x402://payg` (metered) requirement from the X402_DEMO_* settings,
- * so a fresh `make start` shows the whole flow with `tributary pay`.
+ * /v1/x402/demo, every method: a resource sold under the payment-gated protocol, with a
+ * `deferred` (subscription) and an `x402://payg` (metered) requirement from the
+ * X402_DEMO_* settings, so a fresh `make start` shows the whole flow with `tributary pay`.
  */
+import type { RequestHandler } from 'express';
 import type { AppContext } from '../../src/app/context.js';
 import type { Api } from '../../src/http/routes.js';
 import { base58Key } from '../../src/http/schema.js';
@@ -48,8 +49,8 @@ export const paymentRequiredBodySchema = {
 
 const PROTOCOL = `Payment-gated (HTTP 402, protocol version 2).
 1. Without payment: 402, header \`Payment-Required\` (scheme, network, resource, id, amount, currency, recipient, gateway, tokenMint of the preferred requirement as comma-separated key=value pairs), body \`{accepts: [...]}\`.
-2. Header \`Payment: <base64 of {"x402Version":2,"scheme":"deferred"|"x402://payg","network":"<CAIP-2>","id":"<accepts[].id>","payload":{"serializedTransaction":"<base64 signed Solana transaction>"}}>\`. The transaction holds create_payment_policy (after create_user_payment when the payer has none) with the requirement's recipient, gateway, mint and terms (Subscription for deferred; PayAsYouGo for x402://payg), signed by the payer. It is checked, sent and confirmed once per signature → 200, header \`Payment-Response: scheme=..,network=..,id=..,timestamp=<unix ms>,policy=<address>[,transaction=<signature>]\`, body \`{jwt, message}\`.
-3. Header \`Authorization: Bearer <jwt>\` → the content; x402://payg requests are metered against the policy's per-request and per-period caps.`;
+2. Header \`Payment: <base64 of {"x402Version":2,"scheme":"deferred"|"x402://payg","network":"<CAIP-2>","id":"<accepts[].id>","payload":{"serializedTransaction":"<base64 signed Solana transaction>","proof":{"signedAt":<unix seconds>,"signature":"<base58>"}}}>\`. The proof (required; it never goes on chain) is the payer's ed25519 signature over the UTF-8 bytes of \`tributary-x402|<accepts[].id>|<accepts[].resource>|<the transaction's signature, base58>|<signedAt>\`, signedAt within 300 s of the server's clock; without it, or by another wallet, 402. A payer who holds a matching Active policy may send \`"payload":{"payer":"<wallet>","proof":{...}}\` with no transaction, the proof signing \`-\` in place of the transaction signature. The transaction is the one the Tributary SDK builds, signed by the payer: create-idempotent of the payer's token account (when missing), create_user_payment (when the payer has none), create_payment_policy with the requirement's recipient, gateway, mint and terms (Subscription for deferred; PayAsYouGo for x402://payg), an SPL revoke + approve of the user payment PDA for at least the policy's yearly allowance, and for deferred the fee accounts' ATAs (when missing) and execute_payment by the payer paying the first period; a deferred JWT is issued once the chain shows payment_count ≥ 1. It is checked, sent and confirmed once per signature → 200, header \`Payment-Response: scheme=..,network=..,id=..,timestamp=<unix ms>,policy=<address>[,transaction=<signature>]\`, body \`{jwt, message}\`.
+3. Header \`Authorization: Bearer <jwt>\` → the content; deferred: only while next_payment_due + SUBSCRIPTION_GRACE_SECONDS is ahead (else 402, overdue); x402://payg requests are metered against the policy's per-request and per-period caps.`;
 
 export function registerX402Routes(api: Api, ctx: AppContext): void {
   const setup = demoSetup(ctx.config);
@@ -58,11 +59,20 @@ export function registerX402Routes(api: Api, ctx: AppContext): void {
     return;
   }
   const guard = paymentRequired(setup.requirements, x402DepsFromContext(ctx));
+  // SPEC: the 402 flow applies to "any method on the protected path"; one guard (and so one
+  // set of requirement ids, one idempotency store, one meter) serves every method.
+  for (const method of DEMO_METHODS) registerDemo(api, ctx, method, guard);
+}
+
+/** Every method a route can be declared with (HEAD is served as GET by express). */
+export const DEMO_METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
+
+function registerDemo(api: Api, ctx: AppContext, method: (typeof DEMO_METHODS)[number], guard: RequestHandler): void {
   api.route({
-    method: 'get',
+    method,
     path: '/v1/x402/demo',
-    summary: 'Demo resource sold under the payment-gated protocol',
-    description: PROTOCOL,
+    summary: `Demo resource sold under the payment-gated protocol (${method.toUpperCase()})`,
+    description: `${PROTOCOL}\nEvery method of the path is protected alike: any method without payment answers 402; the Payment header and the bearer JWT work with any method.`,
     tags: ['x402'],
     security: [{ BearerAuth: [] }, {}],
     query: { type: 'object', additionalProperties: false, properties: {} },
@@ -74,15 +84,15 @@ export function registerX402Routes(api: Api, ctx: AppContext): void {
         schema: {
           oneOf: [
             { type: 'object', required: ['jwt', 'message'], properties: { jwt: { type: 'string' }, message: { type: 'string' } } },
-            { type: 'object', required: ['content', 'grant'], properties: { content: { type: 'string' }, grant: { type: 'object' } } },
+            { type: 'object', required: ['content', 'grant'], properties: { content: { type: 'string' }, method: { type: 'string' }, grant: { type: 'object' } } },
           ],
         },
       },
       402: { description: 'payment required', headers: { 'Payment-Required': { type: 'string' } }, schema: paymentRequiredBodySchema },
     },
-    async handler({ res }) {
+    async handler({ req, res }) {
       const grant = x402Grant(res);
-      return { body: { content: 'Tributary demo content: paid for on chain, served with a JWT.', grant, servedAt: ctx.clock.now() } };
+      return { body: { content: 'Tributary demo content: paid for on chain, served with a JWT.', method: req.method, grant, servedAt: ctx.clock.now() } };
     },
   });
 }

@@ -13,7 +13,8 @@ import { readProgramAccount, readProgramAccounts, type AccountRead } from '../..
 import { RpcResponseError, RpcUnavailableError, type RpcClient } from '../../infra/solana/rpc-client.js';
 import type { Commitment } from '../../infra/solana/chain-reader.js';
 import type { PdaDeriver } from '../../src/domain/pda.js';
-import { asPolicyType, asStatus } from '../../src/domain/policy-type.js';
+import { describeTransactionError, nameCustomErrors } from '../../src/domain/program-errors.js';
+import { asPolicyType, asStatus, type PolicyType } from '../../src/domain/policy-type.js';
 import { upstreamUnavailable } from '../../src/http/errors.js';
 import { PAYMENT_MEMO_BYTES } from '../../src/domain/memo.js';
 import { textToFixedBytes } from '../../src/events/codec.js';
@@ -49,6 +50,20 @@ export async function chainRead<T>(what: string, fn: () => Promise<T>): Promise<
   }
 }
 
+/**
+ * A preflight refusal in the program's words: the simulation's err and logs name the
+ * error (`InsufficientBalance (6007): Insufficient balance for payment`); other RPC errors
+ * keep their message, with any custom error code named.
+ */
+export function refusalText(err: RpcResponseError): string {
+  const sim = err.data as { err?: unknown; logs?: unknown } | undefined;
+  if (sim?.err !== undefined && sim.err !== null) {
+    const logs = Array.isArray(sim.logs) ? sim.logs.filter((l): l is string => typeof l === 'string') : [];
+    return describeTransactionError(sim.err, logs);
+  }
+  return nameCustomErrors(err.message);
+}
+
 /** Sends the transaction; a signature the chain has processed already counts as sent. */
 export async function sendPayment(deps: ChainDeps, p: CheckedPayment): Promise<void> {
   try {
@@ -57,7 +72,7 @@ export async function sendPayment(deps: ChainDeps, p: CheckedPayment): Promise<v
     if (chainDown(err)) throw upstreamUnavailable(`the chain did not answer (sendTransaction): ${(err as Error).message}`);
     if (err instanceof RpcResponseError) {
       if (/already been processed/i.test(err.message)) return;
-      throw new PaymentRefused(`the chain refused the transaction: ${err.message}`);
+      throw new PaymentRefused(`the chain refused the transaction: ${refusalText(err)}`);
     }
     throw err;
   }
@@ -74,7 +89,7 @@ export async function confirmPayment(deps: ChainDeps, signature: string): Promis
     const r = await chainRead('getSignatureStatuses', () =>
       deps.rpc.call<{ value: (SignatureStatus | null)[] }>('getSignatureStatuses', [[signature], { searchTransactionHistory: false }]));
     const s = r.value[0];
-    if (s?.err) throw new PaymentRefused(`the transaction failed on chain: ${JSON.stringify(s.err)}`);
+    if (s?.err) throw new PaymentRefused(`the transaction failed on chain: ${describeTransactionError(s.err)}`);
     if (s?.confirmationStatus && RANK[s.confirmationStatus] >= RANK[deps.commitment]) return;
     if (Date.now() >= deadline) throw upstreamUnavailable(`transaction ${signature} not ${deps.commitment} within ${deps.confirmTimeoutMs} ms; send the same Payment header again to resume`);
     await sleep(delay);
@@ -102,6 +117,8 @@ export function policyMismatch(read: AccountRead & { kind: 'found' }, r: Payment
   const d = read.data;
   const status = asStatus(d['status']);
   if (status !== 'Active') return `is ${status}`;
+  // a deferred JWT is issued only once the first period is paid on chain (a PaymentRecord)
+  if (r.scheme === 'deferred' && Number(d['payment_count'] ?? 0) < 1) return 'has not paid its first period';
   if (d['recipient'] !== r.recipient) return 'pays another recipient';
   if (d['gateway'] !== r.gateway) return 'is under another gateway';
   if (r.memo !== undefined && d['memo_hex'] !== textToFixedBytes(r.memo, PAYMENT_MEMO_BYTES)?.toString('hex')) return 'carries another memo';
@@ -109,12 +126,23 @@ export function policyMismatch(read: AccountRead & { kind: 'found' }, r: Payment
   return terms === undefined ? undefined : `does not match: ${terms}`;
 }
 
+/**
+ * Access follows payment: why a subscription is no longer honoured (its payment was due
+ * longer than the grace period ago), or undefined while it is paid through.
+ */
+export function overdueReason(t: PolicyType, nowSeconds: number, graceSeconds: number): string | undefined {
+  if (t.kind !== 'Subscription') return undefined;
+  const due = Number(t.next_payment_due);
+  if (due + graceSeconds > nowSeconds) return undefined;
+  return `is overdue: its payment was due at ${due} (unix seconds) and the grace period of ${graceSeconds} s has passed; pay again`;
+}
+
 /** How many of a payer's newest policies are searched for one that serves the requirement. */
 export const EXISTING_POLICY_SCAN = 100;
 
 /** The payer's newest Active policy with the requirement's terms, read from the chain. */
 export async function findMatchingPolicy(
-  deps: ChainDeps, payer: string, r: PaymentRequirement, nowSeconds: number,
+  deps: ChainDeps, payer: string, r: PaymentRequirement, nowSeconds: number, graceSeconds = Number.MAX_SAFE_INTEGER,
 ): Promise<(AccountRead & { kind: 'found' }) | undefined> {
   const userPayment = deps.pdas.userPayment(payer, r.tokenMint);
   const up = await chainRead('getAccountInfo', () => readProgramAccount(deps.rpc, userPayment, 'UserPayment', readOpts(deps)));
@@ -128,6 +156,7 @@ export async function findMatchingPolicy(
   return reads.find((a): a is AccountRead & { kind: 'found' } => {
     if (a.kind !== 'found' || policyMismatch(a, r) !== undefined) return false;
     const t = asPolicyType(a.data['policy_type']);
+    if (overdueReason(t, nowSeconds, graceSeconds) !== undefined) return false; // an overdue one serves nobody
     return !(t.kind === 'PayAsYouGo' && t.expiry_date !== null && Number(t.expiry_date) <= nowSeconds);
   });
 }

@@ -21,7 +21,8 @@ export class PostError extends Error {
   }
 }
 
-export interface PostResult { statusCode: number; latencyMs: number }
+/** retryAfter: the answer's Retry-After header, as sent (receivers ask for a pause with it) */
+export interface PostResult { statusCode: number; latencyMs: number; retryAfter?: string }
 
 export interface PostOptions {
   timeoutMs: number;
@@ -73,11 +74,13 @@ export function createJsonPoster(opts: { allowPrivateTargets: boolean; maxSocket
         ...(opts.allowPrivateTargets ? {} : { lookup: guardedLookup }),
       }, (res) => {
         let bytes = 0;
+        const retryAfter = res.headers['retry-after'];
+        const answer = (): PostResult => ({ statusCode: res.statusCode ?? 0, latencyMs: elapsed(), ...(retryAfter !== undefined ? { retryAfter } : {}) });
         res.on('data', (chunk: Buffer) => {
           bytes += chunk.length;
-          if (bytes > MAX_BODY_BYTES) { res.destroy(); resolve({ statusCode: res.statusCode ?? 0, latencyMs: elapsed() }); }
+          if (bytes > MAX_BODY_BYTES) { res.destroy(); resolve(answer()); }
         });
-        res.on('end', () => resolve({ statusCode: res.statusCode ?? 0, latencyMs: elapsed() }));
+        res.on('end', () => resolve(answer()));
         res.on('error', fail);
         res.on('aborted', () => fail(new Error('response aborted')));
       });

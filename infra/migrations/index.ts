@@ -9,6 +9,10 @@ import * as m0100 from './0100_read_models.js';
 import * as m0200 from './0200_signing_keys.js';
 import * as m0300 from './0300_pools.js';
 import * as m0400 from './0400_webhooks.js';
+import * as m0600 from './0600_scheduler.js';
+import * as m0700 from './0700_webhook_endpoints.js';
+import * as m0800 from './0800_merchant.js';
+import * as m0990 from './0990_webhooks_authority_key.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '0001_spine': m0001,
@@ -16,6 +20,10 @@ const MIGRATIONS: Record<string, Migration> = {
   '0200_signing_keys': m0200,
   '0300_pools': m0300,
   '0400_webhooks': m0400,
+  '0600_scheduler': m0600,
+  '0700_webhook_endpoints': m0700,
+  '0800_merchant': m0800,
+  '0990_webhooks_authority_key': m0990,
 };
 
 export async function migrateToLatest(db: Kysely<any>): Promise<MigrationResultSet> {

@@ -4,15 +4,18 @@
  */
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from './pg.js';
+import Cursor from 'pg-cursor';
 import type { Database } from './schema.js';
 
 export type Db = Kysely<Database>;
 
-export function createDb(url: string, poolMax = 10, applicationName = 'tributary'): Db {
+export function createDb(url: string, poolMax = 10, applicationName = 'tributary', opts: { statementTimeoutMs?: number } = {}): Db {
   const pool = new pg.Pool({
     connectionString: url,
     max: poolMax,
     application_name: applicationName,
+    // the read pool's bound on one query (a costly page cannot hold a connection for long); 0 = none
+    ...(opts.statementTimeoutMs ? { statement_timeout: opts.statementTimeoutMs } : {}),
     connectionTimeoutMillis: 5000,
     idleTimeoutMillis: 30_000,
   });
@@ -21,7 +24,8 @@ export function createDb(url: string, poolMax = 10, applicationName = 'tributary
   // A checked-out client whose server goes away (a Postgres restart) emits 'error' too; its
   // query in flight rejects and the pool discards it, so the event needs no more than this.
   pool.on('connect', (client) => { client.on('error', () => undefined); });
-  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  // cursor: .stream() reads large results in chunks (the merchant exports)
+  return new Kysely<Database>({ dialect: new PostgresDialect({ pool, cursor: Cursor }) });
 }
 
 /** Creates the database named in `url` when it does not exist (connecting to `postgres`). */

@@ -14,7 +14,9 @@ import type { StatsTables } from '../../projections/stats/tables.js';
 import type { PoolTables } from '../../queries/pools/tables.js';
 import type { WebhooksTables } from '../../commands/webhooks/tables.js';
 import type { WebhookOutboxTables } from '../../projections/webhooks/tables.js';
+import type { MerchantTables } from '../../projections/merchant/tables.js';
+import type { SchedulerTables } from '../../commands/scheduler/tables.js';
 
 export interface Database extends RunnerTables, ArchiveTables, KeysTables,
   GatewaysTables, UserPaymentsTables, PolicyTables, ComposableTables, PaymentsTables, StatsTables, PoolTables,
-  WebhooksTables, WebhookOutboxTables {}
+  WebhooksTables, WebhookOutboxTables, MerchantTables, SchedulerTables {}

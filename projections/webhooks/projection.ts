@@ -82,12 +82,13 @@ async function fanOut(trx: Trx, pda: PdaDeriver, events: readonly TributaryEvent
   const gatewayOf = concerns.map((c) => (c.kind === 'gateway' ? c.gateway : c.kind === 'policy' ? policies.get(c.policy) : undefined));
   const gateways = [...new Set(gatewayOf.filter((g): g is string => g !== undefined))];
   if (gateways.length === 0) return 0;
-  const hooks = await trx.selectFrom('webhooks').select(['id', 'gateway_pubkey', 'gateway_account'])
+  const hooks = await trx.selectFrom('webhooks').select(['id', 'gateway_pubkey', 'gateway_account', 'event_types'])
     .where('active', '=', true)
     .where((eb) => eb.or([eb('gateway_pubkey', 'in', gateways), eb('gateway_account', 'in', gateways)]))
     .execute();
   if (hooks.length === 0) return 0;
   const byGateway = new Map<string, number[]>();
+  const wants = new Map(hooks.map((h) => [h.id, h.event_types === null ? undefined : new Set(h.event_types)]));
   for (const h of hooks) {
     for (const g of new Set([h.gateway_pubkey, h.gateway_account])) byGateway.set(g, [...(byGateway.get(g) ?? []), h.id]);
   }
@@ -98,8 +99,14 @@ async function fanOut(trx: Trx, pda: PdaDeriver, events: readonly TributaryEvent
     const ids = g === undefined ? undefined : byGateway.get(g);
     if (!ids) return;
     const payload = JSON.stringify(apiEventOf(e));
-    for (const id of new Set(ids)) rows.push({ webhook_id: id, event_id: e.id, event_name: e.name, payload });
+    for (const id of new Set(ids)) {
+      if (wants.get(id)?.has(e.name) === false) continue; // the endpoint's event_types leave it out
+      rows.push({ webhook_id: id, event_id: e.id, event_name: e.name, payload });
+    }
   });
+  if (rows.length === 0) return 0;
+  // filtered above, with the webhooks read in this transaction: the outbox trigger may skip its lookup
+  await sql`SELECT set_config('tributary.outbox_filtered', 'on', true)`.execute(trx);
   let inserted = 0;
   for (let i = 0; i < rows.length; i += CHUNK) {
     const r = await trx.insertInto('webhook_deliveries').values(rows.slice(i, i + CHUNK))

@@ -12,6 +12,9 @@ import { registerSkillRoutes } from '../../queries/skill/routes.js';
 import { registerWebhookRoutes } from '../../commands/webhooks/routes.js';
 import { registerSigningRoutes } from '../../commands/keys/register.js';
 import { registerX402Routes } from '../../commands/x402/routes.js';
+import { registerMerchantViewRoutes } from '../../queries/merchant/view-routes.js';
+import { registerDashboardRoutes } from '../../queries/dashboard/routes.js';
+import { registerSchedulerRoutes } from '../../commands/scheduler/routes.js';
 
 export const ROUTE_MODULES: readonly RouteModule[] = [
   registerHealthRoutes,
@@ -24,4 +27,7 @@ export const ROUTE_MODULES: readonly RouteModule[] = [
   registerWebhookRoutes,
   registerSigningRoutes,
   registerX402Routes,
+  registerMerchantViewRoutes,
+  registerDashboardRoutes,
+  registerSchedulerRoutes,
 ];

@@ -1,14 +1,22 @@
 #!/usr/bin/env node
 /**
- * `tributary <command>`: start, serve --role <api|projector|indexer|webhooks|notifier>,
+ * `tributary <command>`: start, serve --role <api|projector|indexer|webhooks|notifier|scheduler>,
  * migrate, replay <projection>|all, localnet, keys rotate, status, config.
  */
 import { parseArgs, flagValues } from './args.js';
 import { contextFor, loadConfigOrExit, runUntilSignalled } from './process.js';
 import { configTable, migrate, projectionStatus, replay, writeReadmeTable } from './commands.js';
+import { reportLines, schedulerReport } from '../../queries/scheduler/report.js';
+import { chainIo } from '../../commands/scheduler/chain.js';
+import { createRpcClient } from '../../infra/solana/rpc-client.js';
+import type { Config } from '../config/config.js';
+
 import { closeContext } from '../app/build-context.js';
 import { ROLES } from '../roles/registry.js';
 import { EXTRA_COMMANDS } from './extra-commands.js';
+
+/** `status` reads signer balances with a short timeout: a slow chain must not hold up the report. */
+const statusChainIo = (c: Config) => chainIo(createRpcClient({ url: c.solana.rpcUrl, timeoutMs: 2000 }), c.solana.programId, c.solana.commitment);
 
 const USAGE = `usage: tributary <command>
   serve --role <r>[,<r>...]     run roles: ${Object.keys(ROLES).join(', ')}
@@ -58,7 +66,10 @@ async function main(argv: string[]): Promise<void> {
       try {
         const rows = await projectionStatus(ctx);
         if (args.flags.has('json')) out(JSON.stringify(rows, null, 2));
-        else for (const r of rows) out(`${r.projection.padEnd(Math.max(...rows.map((x) => x.projection.length)))} checkpoint ${String(r.checkpoint).padEnd(18)} applied ${String(r.applied).padEnd(10)} lag ${String(r.lag).padEnd(8)} pending ${String(r.pending).padEnd(6)} consumers ${r.consumers} dead ${r.deadLetters}`);
+        else {
+          for (const r of rows) out(`${r.projection.padEnd(Math.max(...rows.map((x) => x.projection.length)))} checkpoint ${String(r.checkpoint).padEnd(18)} applied ${String(r.applied).padEnd(10)} lag ${String(r.lag).padEnd(8)} pending ${String(r.pending).padEnd(6)} consumers ${r.consumers} dead ${r.deadLetters}`);
+          for (const line of reportLines(await schedulerReport(ctx.db, statusChainIo(ctx.config), ctx.config.scheduler.signerMinLamports))) out(line);
+        }
       } finally { await closeContext(ctx); }
       return;
     }

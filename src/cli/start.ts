@@ -11,7 +11,7 @@ import { localnetStartHook } from './localnet.js';
 const START_HOOKS: readonly StartHook[] = [localnetStartHook];
 
 /** Roles in start order: consumers before producers, the API last. */
-const START_ORDER = ['projector', 'webhooks', 'notifier', 'indexer', 'api'];
+const START_ORDER = ['projector', 'webhooks', 'notifier', 'indexer', 'scheduler', 'api'];
 
 export const startCommand: ExtraCommand = {
   usage: 'start',

@@ -29,6 +29,25 @@ const ms = (list: string[], name: string, r: EnvReader): number[] =>
     return n;
   });
 
+const DURATION_UNITS: Readonly<Record<string, number>> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** `500ms`, `30s`, `5m`, `1h`, `2d` (a bare number is milliseconds). */
+export function parseDurationMs(s: string): number | undefined {
+  const m = /^(\d+)(ms|s|m|h|d)?$/.exec(s.trim());
+  if (!m?.[1]) return undefined;
+  const n = Number(m[1]) * (DURATION_UNITS[m[2] ?? 'ms'] ?? 1);
+  return Number.isSafeInteger(n) ? n : undefined;
+}
+
+const durations = (list: string[], name: string, r: EnvReader): number[] => {
+  r.check(name, list.length > 0, 'at least one duration', '');
+  return list.map((s) => {
+    const n = parseDurationMs(s);
+    r.check(name, n !== undefined, 'a comma-separated list of durations such as 30s,5m,1h,2d', s);
+    return n ?? 0;
+  });
+};
+
 function build(r: EnvReader) {
   const localnetPort = r.int('LOCALNET_PORT', 8899, 'localnet JSON-RPC port; its websocket listens on the next port', 1, 65534);
   const rpcUrlSet = r.url('SOLANA_RPC_URL', undefined, ['http:', 'https:'], 'Solana JSON-RPC endpoint; unset = start and use the built-in localnet');
@@ -58,6 +77,7 @@ function build(r: EnvReader) {
       url: r.url('DATABASE_URL', 'postgres://root@127.0.0.1:5432/tributary', ['postgres:', 'postgresql:'], 'PostgreSQL primary (writes, projections)') ?? '',
       readUrl: r.url('DATABASE_READ_URL', undefined, ['postgres:', 'postgresql:'], 'optional PostgreSQL replica for query routes'),
       poolMax: r.int('DATABASE_POOL_MAX', 10, 'connections per pool per process', 1, 500),
+      readStatementTimeoutMs: r.int('DATABASE_READ_STATEMENT_TIMEOUT_MS', 5000, 'statement timeout of the query routes\' read pool (a query past it answers 503); 0 = none', 0, 600_000),
     },
     redis: {
       url: r.url('REDIS_URL', 'redis://127.0.0.1:6379', ['redis:', 'rediss:'], 'Redis (streams, nonces, rate limits, caches, Socket.IO adapter)') ?? '',
@@ -106,20 +126,39 @@ function build(r: EnvReader) {
       audience: r.str('JWT_AUDIENCE', 'tributary-api', 'aud of issued JWTs'),
       tokenMaxTtlSeconds: r.int('TOKEN_MAX_TTL_SECONDS', 3600, 'cap on the lifetime of issued tokens', 60),
       gatewayTokenTtlSeconds: r.int('GATEWAY_TOKEN_TTL_SECONDS', 3600, 'lifetime of gateway JWTs', 60),
+      gatewayKeysCacheMs: r.int('GATEWAY_KEYS_CACHE_MS', 5000, 'how long a node trusts a gateway\'s signer and active flag when checking gateway JWTs at use (a changed signer\'s tokens are refused at most this late)', 0, 600_000),
       nonceTtlSeconds: r.int('GATEWAY_NONCE_TTL_SECONDS', 300, 'lifetime of a gateway sign-in nonce', 5),
+      tokensRequireWalletProof: r.bool('TOKENS_REQUIRE_WALLET_PROOF', true, 'POST /v1/tokens/issue asks for a signed challenge (POST /v1/tokens/challenge) of the wallet; false = the open behaviour of SPEC.md, where anyone may name any wallet (logged loudly)'),
+      tokenChallengeTtlSeconds: r.int('TOKEN_CHALLENGE_TTL_SECONDS', 60, 'lifetime of a POST /v1/tokens/challenge nonce (single use, on any node)', 5, 3600),
       paymentProofMaxAgeSeconds: r.int('TOKEN_PAYMENT_MAX_AGE_SECONDS', 600, 'how recent a payment must be for its transactionSignature to earn a token (POST /v1/tokens/issue)', 1),
+    },
+    metrics: {
+      token: r.optStr('METRICS_TOKEN', 'when set, /metrics answers only requests with Authorization: Bearer <this token> (401 otherwise)'),
+      port: r.int('METRICS_PORT', 0, 'when set, /metrics is served on this port only (on METRICS_HOST), not on the API port; 0 = on the API port', 0, 65535),
+      host: r.str('METRICS_HOST', '127.0.0.1', 'interface of the METRICS_PORT listener'),
+    },
+    access: {
+      subscriptionGraceSeconds: r.int('SUBSCRIPTION_GRACE_SECONDS', 259_200, 'access follows payment: a subscription (deferred bearer, tokens/issue claim) is honoured until next_payment_due + this; past it the bearer gets 402 and the claim says overdue', 0),
     },
     webhooks: {
       allowPrivateTargets: r.bool('WEBHOOK_ALLOW_PRIVATE_TARGETS', cluster === 'localnet', 'allow webhook targets on private, loopback and link-local addresses (default: true on the localnet, where receivers run on this machine; else false)'),
       timeoutMs: r.int('WEBHOOK_TIMEOUT_MS', 10_000, 'timeout of one delivery attempt', 10),
-      retryDelaysMs: ms(r.list('WEBHOOK_RETRY_DELAYS_MS', '1000,2000,3000', 'quick retries after a failed attempt'), 'WEBHOOK_RETRY_DELAYS_MS', r),
-      slowScheduleMs: ms(r.list('WEBHOOK_SLOW_SCHEDULE_MS', '60000,300000,1800000,7200000,21600000', 'later retries after the quick ones, then dead'), 'WEBHOOK_SLOW_SCHEDULE_MS', r),
+      retryDelaysMs: ms(r.list('WEBHOOK_RETRY_DELAYS_MS', '1000,2000,3000', 'quick retries after a failed attempt (SPEC: up to 3, after 1 s, 2 s, 3 s)'), 'WEBHOOK_RETRY_DELAYS_MS', r),
+      slowScheduleMs: ms(r.listOrNone('WEBHOOK_SLOW_SCHEDULE_MS', '60000,300000,1800000,7200000,21600000',
+        'extension beyond SPEC: later retries after the quick ones, then dead; set it empty for SPEC\'s exact behaviour (dead once the third retry fails)'), 'WEBHOOK_SLOW_SCHEDULE_MS', r),
       concurrency: r.int('WEBHOOK_CONCURRENCY', 16, 'deliveries in flight per worker', 1, 1000),
       pollMs: r.int('WEBHOOK_POLL_MS', 200, 'outbox poll period when idle', 10),
       maxPerGateway: r.int('WEBHOOK_MAX_PER_GATEWAY', 20, 'webhooks a gateway may register (each receives every event of the gateway)', 1, 1000),
+      secretGraceSeconds: r.int('WEBHOOK_SECRET_GRACE_SECONDS', 86_400, 'after a secret rotation, how long the previous secret also signs every delivery', 0),
+      retentionDays: r.int('WEBHOOK_RETENTION_DAYS', 30, 'delivered and dead deliveries and their attempts are deleted this many days after they finished', 1),
+      pruneIntervalMs: r.int('WEBHOOK_PRUNE_INTERVAL_MS', 60_000, 'how often a worker prunes deliveries past their retention', 10),
+      retryAfterMaxSeconds: r.int('WEBHOOK_RETRY_AFTER_MAX_SECONDS', 3600, 'the longest Retry-After (429/503) a receiver gets honored', 0),
     },
     ws: {
       maxConnectionsPerTrackingId: r.int('WS_MAX_CONNECTIONS_PER_TRACKING_ID', 10, 'cap on sockets subscribed to one trackingId across all nodes', 1),
+      maxConnectionsPerIpPerTrackingId: r.int('WS_MAX_CONNECTIONS_PER_IP_PER_TRACKING_ID', 3, 'cap on sockets subscribed to one trackingId from one client address (IPv4, or IPv6 /64) across all nodes, so one address cannot take every slot', 1),
+      maxMessagesPerMinute: r.int('WS_MAX_MESSAGES_PER_MINUTE', 120, 'messages (subscribe, unsubscribe) one Socket.IO connection may send per minute; past it they are refused with rate_limited', 1),
+      maxCatchUpsPerMinute: r.int('WS_MAX_CATCH_UPS_PER_MINUTE', 100, 'catch-ups (subscribe with since, a read-model query each) one connection may ask for per minute (a reconnecting client following its 100 trackingIds needs 100)', 1),
       leaseSeconds: r.int('WS_LEASE_SECONDS', 30, 'lease of a connection slot; a dead node\'s slots free within it', 2),
       sharded: r.bool('WS_SHARDED_ADAPTER', false, 'use the sharded Redis adapter (Redis 7 sharded pub/sub)'),
     },
@@ -141,13 +180,27 @@ function build(r: EnvReader) {
       catalogPerMinute: r.int('RATE_LIMIT_CATALOG_PER_MINUTE', 120, 'assets and pools search per IP', 1),
       gatewayChallengePerMinute: r.int('RATE_LIMIT_GATEWAY_CHALLENGE_PER_MINUTE', 30, 'POST /v1/gateway/{gateway}/auth/challenge per client IP and gateway (each challenge evicts an older nonce of the gateway)', 1),
     },
+    scheduler: {
+      dunningScheduleMs: durations(r.list('SCHEDULER_DUNNING_SCHEDULE', '1h,6h,24h,72h', 'retries of a past-due payment (insufficient balance or delegation), as durations (500ms, 30s, 5m, 1h, 2d); after the last one the subscription is given up (subscription.canceled)'), 'SCHEDULER_DUNNING_SCHEDULE', r),
+      pollMs: r.int('SCHEDULER_POLL_MS', 1000, 'how often the scheduler looks for due payments and retries', 50, 600_000),
+      batchSize: r.int('SCHEDULER_BATCH_SIZE', 50, 'execution intents a scheduler process claims at once', 1, 10_000),
+      concurrency: r.int('SCHEDULER_CONCURRENCY', 8, 'executions a scheduler process has in flight', 1, 1000),
+      leaseMs: r.int('SCHEDULER_LEASE_MS', 60_000, 'how long a claimed intent is reserved to one scheduler process (a dead one\'s claims are taken over after it)', 1000),
+      retryMs: r.int('SCHEDULER_RETRY_MS', 2000, 'delay before retrying after an RPC or blockhash error', 10),
+      cooldownMs: r.int('SCHEDULER_COOLDOWN_MS', 300_000, 'pause of a policy after three consecutive failed attempts', 10),
+      upcomingLeadSeconds: r.int('SCHEDULER_UPCOMING_LEAD_SECONDS', 259_200, 'how long before a due date payment.upcoming is sent (0 = never)', 0),
+      signerMinLamports: r.int('SCHEDULER_SIGNER_MIN_LAMPORTS', 50_000_000, 'a scheduler signer with fewer lamports (transaction fees) is reported with a warning', 0),
+      settleIntervalMs: r.int('PAYG_SETTLE_INTERVAL_MS', 60_000, 'pay-as-you-go: the longest unsettled usage waits before it is charged', 100),
+      settleThreshold: r.int('PAYG_SETTLE_THRESHOLD', 1_000_000, 'pay-as-you-go: unsettled usage of a policy (smallest units) that is charged at once', 1),
+      rolloverMarginSeconds: r.int('PAYG_ROLLOVER_MARGIN_SECONDS', 30, 'pay-as-you-go: usage is charged this long before the chain\'s period ends at the latest', 0),
+    },
     x402: {
       jwtTtlSeconds: r.int('X402_JWT_TTL_SECONDS', 3600, 'lifetime of the JWT a paid x402 request earns', 60),
       cacheMs: r.int('X402_CACHE_MS', 5000, 'x402 bearer path: how long a node trusts a policy\'s status and a verified JWT (a pause or deletion on chain is refused at most this late)', 0, 600_000),
       confirmTimeoutMs: r.int('X402_CONFIRM_TIMEOUT_MS', 30_000, 'how long a Payment transaction may take to confirm before the request answers 503', 1000),
       idempotencyTtlSeconds: r.int('X402_IDEMPOTENCY_TTL_SECONDS', 86_400, 'how long the answer to a settled Payment header is kept for its repeats', 60),
       demo: {
-        enabled: r.bool('X402_DEMO_ENABLED', true, 'serve GET /v1/x402/demo, protected by a deferred and a x402://payg requirement'),
+        enabled: r.bool('X402_DEMO_ENABLED', true, 'serve /v1/x402/demo (every method), protected by a deferred and a x402://payg requirement'),
         recipient: r.optStr('X402_DEMO_RECIPIENT', 'demo recipient wallet (unset on the localnet: the first fixture gateway\'s authority; elsewhere the demo is off)'),
         gateway: r.optStr('X402_DEMO_GATEWAY', 'demo gateway account (unset on the localnet: the first fixture gateway of LOCALNET_SEED)'),
         tokenMint: r.optStr('X402_DEMO_TOKEN_MINT', 'demo token mint (unset: the cluster\'s default stablecoin)'),

@@ -14,8 +14,10 @@ import { AppError } from './errors.js';
 import { Api } from './routes.js';
 import { standardRateLimit } from './rate-limit.js';
 import { createMetrics } from '../../infra/metrics/metrics.js';
+import { metricsHandler } from './metrics-route.js';
 import { createReadCache } from '../../infra/cache/read-cache.js';
 import { registerSpineGauges } from '../../queries/metrics/spine-gauges.js';
+import { registerSchedulerGauges } from '../../queries/scheduler/gauges.js';
 
 export { API_VERSION } from './version.js';
 import { API_VERSION } from './version.js';
@@ -33,6 +35,7 @@ export function createHttpApp(ctx: AppContext, modules: readonly RouteModule[]):
   // is enabled: successes log at debug, 4xx at info, 5xx at error.
   const metrics = (ctx.metrics ??= createMetrics());
   registerSpineGauges(metrics.registry, ctx);
+  registerSchedulerGauges(metrics.registry, ctx);
   app.use((req, res, next) => {
     const incoming = req.get('x-request-id');
     const id = incoming && /^[\w.:-]{1,128}$/.test(incoming) ? incoming : randomUUID();
@@ -54,13 +57,8 @@ export function createHttpApp(ctx: AppContext, modules: readonly RouteModule[]):
     });
     next();
   });
-  app.get('/metrics', async (_req, res, next) => {
-    try {
-      res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
-    } catch (err) {
-      next(err);
-    }
-  });
+  // on its own listener when METRICS_PORT is set (api-server.ts), else here
+  if (ctx.config.metrics.port === 0) app.get('/metrics', metricsHandler(metrics.registry, ctx.config.metrics.token));
   app.use(helmet({ contentSecurityPolicy: false }));
   const origins = ctx.config.http.corsOrigins;
   app.use(cors({ origin: origins.includes('*') ? true : origins, exposedHeaders: ['Payment-Required', 'Payment-Response', 'X-Request-Id', 'Retry-After', 'RateLimit', 'RateLimit-Policy'] }));
@@ -107,6 +105,8 @@ function errorHandler(ctx: AppContext): ErrorRequestHandler {
 function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
   const e = err as { status?: number; type?: string; message?: string };
+  // the read pool's statement timeout (query_canceled): the service's limit, not the caller's error
+  if ((err as { code?: unknown }).code === '57014') return new AppError('upstream_unavailable', 'the query took too long; narrow the filters');
   if (e.type === 'entity.too.large') return new AppError('payload_too_large', 'request body too large');
   if (e.type === 'entity.parse.failed') return new AppError('invalid_input', 'request body is not valid JSON');
   if (e.type === 'encoding.unsupported' || e.type === 'charset.unsupported') return new AppError('invalid_input', 'unsupported body encoding');

@@ -14,6 +14,7 @@
  */
 import type { Redis } from 'ioredis';
 import { Server } from 'socket.io';
+import { MERCHANT_NAMESPACE, gatewayRoom } from './merchant-live.js';
 import type { AppContext } from '../app/context.js';
 import { createRedis } from '../../infra/redis/client.js';
 import { createLru } from '../domain/lru.js';
@@ -125,6 +126,7 @@ export async function startNotifier(ctx: AppContext, opts: NotifierOptions): Pro
       if (claim.kind === 'busy') { deferred += r.entries.length; continue; }
       if (claim.kind === 'publish') {
         io.to(roomOf(r.data.trackingId)).except(claim.except).emit('payment', notification(r.data, clock.now()));
+        io.of(MERCHANT_NAMESPACE).to(gatewayRoom(r.data.gateway)).emit('payment', notification(r.data, clock.now()));
         published.push(r.event.id);
         stats.emitted += 1;
         stats.duplicates += r.entries.length - 1;

@@ -5,6 +5,7 @@ import { startProjectorRole } from './projector.js';
 import { startWebhooksRole } from './webhooks.js';
 import { startNotifierRole } from './notifier.js';
 import { startIndexerRole } from './indexer.js';
+import { startSchedulerRole } from './scheduler.js';
 
 export const ROLES: Readonly<Record<string, RoleStarter>> = {
   api: (ctx) => startApiRole(ctx),
@@ -12,4 +13,5 @@ export const ROLES: Readonly<Record<string, RoleStarter>> = {
   webhooks: startWebhooksRole,
   notifier: startNotifierRole,
   indexer: startIndexerRole,
+  scheduler: startSchedulerRole,
 };

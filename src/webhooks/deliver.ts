@@ -1,23 +1,27 @@
 /**
- * One claimed delivery: signed POSTs with the quick retries (p-retry), every attempt
- * recorded as it ends, then the delivery delivered, rescheduled on the slow schedule, or
- * dead. The webhook-id is the event's identity on every attempt, whichever worker makes it.
+ * One claimed delivery: signed POSTs with the quick retries, every attempt recorded as it
+ * ends, then the delivery delivered, rescheduled on the slow schedule, or dead. The
+ * webhook-id is the event's identity on every attempt, whichever worker makes it.
+ *
+ * The receiver's answer steers what follows (./endpoint-health.ts): 410 disables the
+ * endpoint; 429/503 with Retry-After pause it and the delivery waits as asked (such an
+ * answer uses no retry: the 5-day rule bounds a receiver that keeps asking); any failure
+ * counts in the endpoint's failure streak, any success ends it.
  *
  * Body (JSON): {id, type, createdAt, data} = the event identity, the event name, the
  * event's block time (ISO 8601; when the cluster gave none, the time the delivery was
  * queued), and the event as GET /v1/events returns it.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import pRetry, { AbortError } from 'p-retry';
 import type { Db } from '../../infra/postgres/database.js';
 import type { Logger } from '../../infra/log/logger.js';
 import { PostError, type JsonPoster } from '../../infra/http/post-json.js';
-import { openSecret } from '../../infra/crypto/secret-box.js';
-import { secretAad } from '../../commands/webhooks/secret-aad.js';
-import { signedHeaders } from './signer.js';
-import { afterFailedRound, quickDelays, retryLeaseMs, type ScheduleConfig } from './schedule.js';
-import { releaseLeases, type ClaimedDelivery, type NextState, type RecordOutcome } from './outbox-store.js';
+import { afterFailedRound, leaseMarginMs, quickDelays, retryLeaseMs, type ScheduleConfig } from './schedule.js';
+import { giveBack, releaseLeases, type ClaimedDelivery, type NextState, type RecordOutcome } from './outbox-store.js';
 import type { RecordFn } from './attempt-recorder.js';
+import type { RateLimiter } from './rate-limit.js';
+import { signWithKeys } from './signer.js';
+import { asksForPause, disableEndpoint, noteFailure, noteSuccess, pauseEndpoint, retryAfterMs } from './endpoint-health.js';
 
 export interface DeliverDeps {
   db: Db;
@@ -26,30 +30,37 @@ export interface DeliverDeps {
   record: RecordFn;
   poster: JsonPoster;
   schedule: ScheduleConfig;
-  encryptionKey: Buffer | undefined;
+  /** the signing keys of a delivery: its secret's, then the rotated-out one's while in grace */
+  keysOf(d: ClaimedDelivery): Buffer[];
+  limiter: RateLimiter;
+  /** the longest Retry-After honored */
+  retryAfterMaxMs: number;
   now: () => number;
   logger: Logger;
 }
 
-export type DeliveryOutcome = 'delivered' | 'rescheduled' | 'dead' | 'lost' | 'gone' | 'stopped';
+export type DeliveryOutcome = 'delivered' | 'rescheduled' | 'dead' | 'lost' | 'gone' | 'stopped' | 'disabled' | 'deferred';
 
-export function deliveryBody(d: Pick<ClaimedDelivery, 'event_id' | 'event_name' | 'payload' | 'created_at'>): string {
-  const data = d.payload as { timestamp?: unknown };
-  const createdAt = typeof data.timestamp === 'string' ? data.timestamp : d.created_at.toISOString();
+export function deliveryBody(d: { event_id: string; event_name: string; payload: unknown; created_at: Date }): string {
+  const data = d.payload as { timestamp?: unknown } | null;
+  const createdAt = typeof data?.timestamp === 'string' ? data.timestamp : d.created_at.toISOString();
   return JSON.stringify({ id: d.event_id, type: d.event_name, createdAt, data: d.payload });
 }
 
-/** An attempt that failed while quick retries remain: p-retry tries again. */
-class AttemptFailed extends Error {}
+/** deliveryBody of a claimed row, byte for byte, with the stored JSON text spliced in (no parse, no stringify). */
+export function claimedBody(d: Pick<ClaimedDelivery, 'event_id' | 'event_name' | 'payload_text' | 'payload_timestamp' | 'created_at'>): string {
+  const createdAt = d.payload_timestamp ?? d.created_at.toISOString();
+  return `{"id":${JSON.stringify(d.event_id)},"type":${JSON.stringify(d.event_name)},"createdAt":${JSON.stringify(createdAt)},"data":${d.payload_text}}`;
+}
 
-interface AttemptResult { statusCode: number | null; latencyMs: number; error: string | null; stopped: boolean }
+interface AttemptResult { statusCode: number | null; latencyMs: number; error: string | null; stopped: boolean; retryAfter?: string }
 
-async function post(deps: DeliverDeps, d: ClaimedDelivery, secret: string, body: string, signal: AbortSignal): Promise<AttemptResult> {
-  const headers = signedHeaders(secret, d.event_id, deps.now(), body);
+async function post(deps: DeliverDeps, d: ClaimedDelivery, keys: Buffer[], body: string, signal: AbortSignal): Promise<AttemptResult> {
+  const headers = signWithKeys(keys, d.event_id, deps.now(), body);
   try {
     const r = await deps.poster.post(d.endpoint_url, body, { ...headers }, { timeoutMs: deps.schedule.timeoutMs, signal });
     const ok = r.statusCode >= 200 && r.statusCode < 300;
-    return { statusCode: r.statusCode, latencyMs: r.latencyMs, error: ok ? null : `HTTP ${r.statusCode}`, stopped: false };
+    return { statusCode: r.statusCode, latencyMs: r.latencyMs, error: ok ? null : `HTTP ${r.statusCode}`, stopped: false, ...(r.retryAfter !== undefined ? { retryAfter: r.retryAfter } : {}) };
   } catch (err) {
     if (!(err instanceof PostError)) throw err;
     return { statusCode: null, latencyMs: err.latencyMs, error: err.message, stopped: err.kind === 'aborted' };
@@ -67,12 +78,17 @@ const finalState = (deps: DeliverDeps, round: number): NextState => {
  */
 export interface StopSignals { stop: AbortSignal; abort: AbortSignal }
 
-export async function deliver(deps: DeliverDeps, d: ClaimedDelivery, signals: StopSignals): Promise<DeliveryOutcome> {
+/** Thrown when the database fails while recording: the lease runs out and another claim retries. */
+class RecordFailed extends Error {}
+
+/** `posted`: the POST succeeded and only its record remains (the worker frees the request slot). */
+export interface DeliveryHooks { posted?(): void }
+
+export async function deliver(deps: DeliverDeps, d: ClaimedDelivery, signals: StopSignals, hooks: DeliveryHooks = {}): Promise<DeliveryOutcome> {
   const signal = signals.stop;
   const delays = quickDelays(deps.schedule, d.round);
-  const body = deliveryBody(d);
+  const body = claimedBody(d);
   let attempt = d.attempts;
-  let outcome: DeliveryOutcome = 'stopped';
 
   const record = async (r: AttemptResult, attemptedAt: Date, next: NextState): Promise<RecordOutcome> => {
     attempt += 1;
@@ -82,59 +98,72 @@ export async function deliver(deps: DeliverDeps, d: ClaimedDelivery, signals: St
         statusCode: r.statusCode, latencyMs: r.latencyMs, error: r.error, success: r.error === null,
       }, next);
     } catch (err) {
-      // The database failed us: stop here; the lease runs out and the delivery is taken again.
-      throw new AbortError(err as Error);
+      throw new RecordFailed((err as Error).message);
     }
   };
 
-  let secret: string;
+  let keys: Buffer[];
   try {
-    secret = openSecret(d.secret, secretAad(d.webhook_id), deps.encryptionKey);
+    keys = deps.keysOf(d);
   } catch (err) {
     deps.logger.error({ webhookId: d.webhook_id, err: (err as Error).message }, 'webhook secret unavailable; delivery not sent');
     const next = finalState(deps, d.round);
-    const held = await record({ statusCode: null, latencyMs: 0, error: `not sent: ${(err as Error).message}`, stopped: false }, new Date(deps.now()), next);
+    const held = await record({ statusCode: null, latencyMs: 0, error: `not sent: ${(err as Error).message}`, stopped: false }, new Date(deps.now()), next)
+      .catch(() => 'lost' as const);
     return held === 'held' ? (next.kind === 'dead' ? 'dead' : 'rescheduled') : held;
   }
 
   try {
-    await pRetry(async (attemptNumber: number) => {
-      const attemptedAt = new Date(deps.now());
-      const r = await post(deps, d, secret, body, signals.abort);
-      const delay = delays[attemptNumber - 1];
-      const next: NextState = r.error === null ? { kind: 'delivered' }
-        : r.stopped ? { kind: 'pending', round: d.round, delayMs: 0 }
-          : delay !== undefined ? { kind: 'retry', leaseMs: retryLeaseMs(deps.schedule, delay) }
-            : finalState(deps, d.round);
-      const held = await record(r, attemptedAt, next);
-      if (held !== 'held') { outcome = held; return; }
-      switch (next.kind) {
-        case 'delivered': outcome = 'delivered'; return;
-        case 'retry': throw new AttemptFailed(r.error ?? 'failed');
-        case 'dead': outcome = 'dead'; return;
-        case 'pending': outcome = r.stopped ? 'stopped' : 'rescheduled'; return;
+    for (let i = 0; ; i += 1) {
+      if (signal.aborted) throw signal.reason;
+      if (d.rate_limit_per_second !== null) {
+        // the lease holds one attempt plus its margin: wait only within half the margin
+        const slot = await deps.limiter.reserve(d.webhook_id, d.rate_limit_per_second, leaseMarginMs(deps.schedule) / 2);
+        if ('laterMs' in slot) {
+          await giveBack(deps.db, deps.worker, d.id, slot.laterMs);
+          return 'deferred';
+        }
+        if (slot.waitMs > 0) await sleep(slot.waitMs, undefined, { signal });
       }
-    }, {
-      retries: delays.length,
-      minTimeout: 0,
-      maxTimeout: 0,
-      factor: 1,
-      randomize: false,
-      signal,
-      // SPEC's delays are 1 s, 2 s, 3 s: linear, which p-retry's exponential backoff cannot
-      // express, so the wait happens here (p-retry awaits it before the next attempt).
-      onFailedAttempt: async ({ attemptNumber, retriesLeft }) => {
-        if (retriesLeft > 0) await sleep(delays[attemptNumber - 1] ?? 0, undefined, { signal });
-      },
-    });
+      const attemptedAt = new Date(deps.now());
+      const r = await post(deps, d, keys, body, signals.abort);
+      if (r.error === null) {
+        hooks.posted?.();
+        const held = await record(r, attemptedAt, { kind: 'delivered' });
+        if (d.failing) await noteSuccess(deps.db, d.webhook_id).catch(() => undefined);
+        return held === 'held' ? 'delivered' : held;
+      }
+      if (r.stopped) {
+        const held = await record(r, attemptedAt, { kind: 'pending', round: d.round, delayMs: 0 });
+        return held === 'held' ? 'stopped' : held;
+      }
+      if (r.statusCode === 410) {
+        // disabled first: the delivery, pending again, must not be claimed meanwhile
+        await disableEndpoint(deps.db, d.webhook_id, 'the endpoint answered 410 Gone', new Date(deps.now()));
+        const held = await record(r, attemptedAt, { kind: 'pending', round: d.round, delayMs: 0 });
+        return held === 'held' ? 'disabled' : held;
+      }
+      const pauseMs = asksForPause(r.statusCode) ? retryAfterMs(r.retryAfter, deps.now(), deps.retryAfterMaxMs) : undefined;
+      const delay = delays[i];
+      const next: NextState = pauseMs !== undefined ? { kind: 'pending', round: d.round, delayMs: pauseMs }
+        : delay !== undefined ? { kind: 'retry', leaseMs: retryLeaseMs(deps.schedule, delay) }
+          : finalState(deps, d.round);
+      if (pauseMs !== undefined) await pauseEndpoint(deps.db, d.webhook_id, pauseMs);
+      const held = await record(r, attemptedAt, next);
+      const { disabled } = await noteFailure(deps.db, d.webhook_id, attemptedAt);
+      if (held !== 'held') return held;
+      if (disabled) return 'disabled';
+      if (next.kind === 'dead') return 'dead';
+      if (next.kind === 'pending') return 'rescheduled';
+      await sleep(delay ?? 0, undefined, { signal });
+    }
   } catch (err) {
     if (signal.aborted) {
       await releaseLeases(deps.db, deps.worker, [d.id]).catch(() => undefined);
       return 'stopped';
     }
-    // The database failed while recording: the lease runs out and another claim retries it.
+    // The database failed: the lease runs out and another claim retries it.
     deps.logger.warn({ deliveryId: d.id, err: (err as Error).message }, 'delivery interrupted; it will be taken again when its lease ends');
     return 'lost';
   }
-  return outcome;
 }

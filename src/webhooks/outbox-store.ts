@@ -12,12 +12,21 @@ export interface ClaimedDelivery {
   webhook_id: number;
   event_id: string;
   event_name: string;
-  payload: unknown;
+  /** the payload's JSON text as stored: spliced into the body, never parsed here */
+  payload_text: string;
+  /** the payload's `timestamp` (the event's block time), when it has one */
+  payload_timestamp: string | null;
   round: number;
   attempts: number;
   created_at: Date;
   endpoint_url: string;
   secret: string;
+  /** the secret rotated out and until when it still signs (application clock) */
+  previous_secret: string | null;
+  previous_secret_until: Date | null;
+  rate_limit_per_second: number | null;
+  /** the endpoint had a failure streak when claimed: a success ends it */
+  failing: boolean;
 }
 
 /**
@@ -25,14 +34,20 @@ export interface ClaimedDelivery {
  * any number of workers claim at once without waiting on each other or taking a row twice;
  * the lease (locked_until) outlives the transaction, so a row stays theirs while they
  * POST, and returns to the pool if they die.
+ *
+ * Skipped: endpoints a receiver paused (Retry-After), and on an ordered endpoint every
+ * delivery but its oldest pending one, so it has one delivery at a time, in outbox order
+ * (the projection writes rows in stream order).
  */
 export async function claimDue(db: Db, worker: string, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
   const { rows } = await sql<ClaimedDelivery>`
     WITH picked AS (
-      SELECT d.id FROM webhook_deliveries d
+      SELECT d.id FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
       WHERE d.status = 'pending' AND d.next_attempt_at <= now()
         AND (d.locked_until IS NULL OR d.locked_until < now())
-        AND EXISTS (SELECT 1 FROM webhooks w WHERE w.id = d.webhook_id AND w.active)
+        AND w.active AND (w.paused_until IS NULL OR w.paused_until <= now())
+        AND (NOT w.ordered OR NOT EXISTS (
+          SELECT 1 FROM webhook_deliveries e WHERE e.webhook_id = d.webhook_id AND e.status = 'pending' AND e.id < d.id))
       ORDER BY d.next_attempt_at, d.id
       LIMIT ${limit}
       FOR UPDATE OF d SKIP LOCKED
@@ -41,8 +56,15 @@ export async function claimDue(db: Db, worker: string, limit: number, leaseMs: n
     SET locked_until = now() + ${leaseMs} * interval '1 millisecond', locked_by = ${worker}
     FROM picked, webhooks w
     WHERE d.id = picked.id AND w.id = d.webhook_id
-    RETURNING d.id, d.webhook_id, d.event_id, d.event_name, d.payload, d.round, d.attempts, d.created_at, w.endpoint_url, w.secret`.execute(db);
+    RETURNING d.id, d.webhook_id, d.event_id, d.event_name, d.payload::text AS payload_text, CASE WHEN json_typeof(d.payload->'timestamp') = 'string' THEN d.payload->>'timestamp' END AS payload_timestamp, d.round, d.attempts, d.created_at, w.endpoint_url, w.secret,
+      w.previous_secret, w.previous_secret_until, w.rate_limit_per_second, (w.failing_since IS NOT NULL) AS failing`.execute(db);
   return rows;
+}
+
+/** Gives a delivery back without an attempt, due again in `delayMs` (its endpoint's rate is used up). */
+export async function giveBack(db: Db, worker: string, id: string, delayMs: number): Promise<void> {
+  await sql`UPDATE webhook_deliveries SET locked_until = NULL, locked_by = NULL, next_attempt_at = now() + ${delayMs} * interval '1 millisecond'
+    WHERE id = ${id} AND locked_by = ${worker} AND status = 'pending'`.execute(db);
 }
 
 export interface AttemptRecord {

@@ -12,7 +12,7 @@ import { concernOf } from '../../projections/webhooks/concerns.js';
 import { apiEventOf } from '../../projections/webhooks/projection.js';
 import { blockedRange, checkTarget, TargetRefused } from '../../infra/http/ssrf-guard.js';
 import { afterFailedRound, claimLeaseMs, quickDelays, retryLeaseMs } from '../../src/webhooks/schedule.js';
-import { deliveryBody } from '../../src/webhooks/deliver.js';
+import { claimedBody, deliveryBody } from '../../src/webhooks/deliver.js';
 import { openSecret, sealSecret, SecretBoxError } from '../../infra/crypto/secret-box.js';
 import { newSigningSecret } from '../../src/webhooks/signer.js';
 
@@ -104,6 +104,12 @@ describe('webhooks: pure parts', () => {
     expect(body).to.deep.equal({ id: e.id, type: 'PaymentRecord', createdAt: '2025-06-15T15:06:40.000Z', data: JSON.parse(JSON.stringify(payload)) });
     const noTime = apiEventOf({ ...e, blockTime: null });
     expect(JSON.parse(deliveryBody({ event_id: e.id, event_name: e.name, payload: noTime, created_at: queued })).createdAt).to.equal(queued.toISOString());
+    // the worker splices the stored JSON text instead: the same bytes
+    for (const p of [payload, noTime]) {
+      const text = JSON.stringify(p);
+      expect(claimedBody({ event_id: e.id, event_name: e.name, payload_text: text, payload_timestamp: p.timestamp, created_at: queued }))
+        .to.equal(deliveryBody({ event_id: e.id, event_name: e.name, payload: p, created_at: queued }));
+    }
   });
 
   it('keeps secrets encrypted at rest, bound to their webhook', () => {

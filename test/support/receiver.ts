@@ -8,8 +8,9 @@ import type { AddressInfo } from 'node:net';
 
 export interface ReceivedRequest { at: number; method: string; path: string; headers: IncomingHttpHeaders; body: string }
 
-/** The answer to the n-th request (0-based): a status code, or 'hang' to never answer. */
-export type Behavior = (n: number, req: ReceivedRequest) => number | 'hang';
+/** The answer to the n-th request (0-based): a status code, one with headers, or 'hang' to never answer. */
+export type Answer = number | { status: number; headers: Record<string, string> } | 'hang';
+export type Behavior = (n: number, req: ReceivedRequest) => Answer;
 
 export interface Receiver {
   url: string;
@@ -32,7 +33,8 @@ export async function startReceiver(behavior: Behavior = () => 200, path = '/hoo
       for (const w of waiters.splice(0)) w();
       const answer = behavior(n, r);
       if (answer === 'hang') return;
-      res.writeHead(answer, { 'content-type': 'text/plain' }).end(answer < 300 ? 'ok' : 'no');
+      const { status, headers } = typeof answer === 'number' ? { status: answer, headers: {} } : answer;
+      res.writeHead(status, { 'content-type': 'text/plain', ...headers }).end(status < 300 ? 'ok' : 'no');
     });
   });
   server.keepAliveTimeout = 30_000;

@@ -1,0 +1,171 @@
+/**
+ * The scheduler's and the settler's side of the chain: read what an execute_payment needs
+ * (policy, user payment, gateway, config), build it as the gateway's signer (accounts in
+ * the IDL's order, the owner's token account from its user payment, the fee accounts as
+ * associated token accounts of the recipient, the gateway's fee recipient and the
+ * protocol's), sign, and learn what became of a signature.
+ *
+ * The transaction is signed before it is sent and its bytes are kept by the caller: the
+ * same bytes sent twice are one signature, which the chain lands at most once.
+ */
+import { BorshCoder } from '@coral-xyz/anchor';
+import BN from 'bn.js';
+import bs58 from 'bs58';
+import { ComputeBudgetProgram, Keypair, PublicKey, Transaction, TransactionInstruction, type AccountMeta } from '@solana/web3.js';
+import { text } from '../../src/domain/event-data.js';
+import { idl } from '../../src/idl/index.js';
+import { readProgramAccount, type AccountRead } from '../../infra/solana/accounts.js';
+import { RpcResponseError, RpcUnavailableError, type RpcClient } from '../../infra/solana/rpc-client.js';
+import type { Commitment } from '../../infra/solana/chain-reader.js';
+import type { EventData } from '../../src/events/codec.js';
+import { createPdaDeriver, type PdaDeriver } from '../../src/domain/pda.js';
+import { associatedTokenAddress, TOKEN_PROGRAM_ID } from '../x402/program.js';
+import { failure, failureOfRpcError, nameOfTxError, type Failure } from './failure.js';
+
+const coder = new BorshCoder(idl);
+const EXECUTE_ACCOUNTS = ((idl.instructions as unknown as { name: string; accounts: { name: string; signer?: boolean; writable?: boolean; address?: string }[] }[])
+  .find((i) => i.name === 'execute_payment')?.accounts) ?? [];
+
+export interface ChainIo {
+  rpc: RpcClient;
+  programId: string;
+  pdas: PdaDeriver;
+  commitment: Commitment;
+}
+
+export function chainIo(rpc: RpcClient, programId: string, commitment: Commitment): ChainIo {
+  return { rpc, programId, pdas: createPdaDeriver(programId), commitment };
+}
+
+type Found = AccountRead & { kind: 'found' };
+
+export interface ExecutionContext {
+  policy: Found;
+  userPayment: Found;
+  gateway: Found;
+  config: Found;
+}
+
+const str = (d: EventData, k: string): string => text(d, k);
+
+/** The four accounts of an execution, or the failure that makes it pointless (a deleted policy). */
+export async function readExecutionContext(io: ChainIo, policyAddress: string): Promise<ExecutionContext | Failure> {
+  const opts = { programId: io.programId, commitment: io.commitment };
+  const policy = await readProgramAccount(io.rpc, policyAddress, 'PaymentPolicy', opts);
+  if (policy.kind !== 'found') return failure('PolicyNotFound', `no payment policy at ${policyAddress} (deleted)`);
+  const [userPayment, gateway, config] = await Promise.all([
+    readProgramAccount(io.rpc, str(policy.data, 'user_payment'), 'UserPayment', opts),
+    readProgramAccount(io.rpc, str(policy.data, 'gateway'), 'PaymentGateway', opts),
+    readProgramAccount(io.rpc, io.pdas.config(), 'ProgramConfig', opts),
+  ]);
+  if (userPayment.kind !== 'found') return failure('PolicyNotFound', `the policy's user payment ${userPayment.address} is gone`);
+  if (gateway.kind !== 'found') return failure('PolicyNotFound', `the policy's gateway ${gateway.address} is gone`);
+  if (config.kind !== 'found') return failure('failed', 'the program config account is missing');
+  return { policy, userPayment, gateway, config };
+}
+
+const COMPUTE_UNITS = 200_000;
+
+export interface SignedExecution { signature: string; blockhash: string; wire: string }
+
+/** execute_payment for the context's policy, signed by `signer`; `amount` for pay-as-you-go. */
+export function signExecution(io: ChainIo, c: ExecutionContext, signer: Keypair, blockhash: string, amount: bigint | null): SignedExecution {
+  const mint = str(c.userPayment.data, 'token_mint');
+  const accounts: Record<string, string> = {
+    fee_payer: signer.publicKey.toBase58(),
+    payments_delegate: PublicKey.findProgramAddressSync([Buffer.from('payments')], new PublicKey(io.programId))[0].toBase58(),
+    payment_policy: c.policy.address,
+    user_payment: c.userPayment.address,
+    gateway: c.gateway.address,
+    config: c.config.address,
+    user_token_account: str(c.userPayment.data, 'token_account'),
+    mint,
+    recipient_token_account: associatedTokenAddress(str(c.policy.data, 'recipient'), mint),
+    gateway_fee_account: associatedTokenAddress(str(c.gateway.data, 'fee_recipient'), mint),
+    protocol_fee_account: associatedTokenAddress(str(c.config.data, 'fee_recipient'), mint),
+    token_program: TOKEN_PROGRAM_ID,
+  };
+  const keys: AccountMeta[] = EXECUTE_ACCOUNTS.map((a) => ({
+    pubkey: new PublicKey(accounts[a.name] ?? a.address ?? ''), isSigner: a.signer ?? false, isWritable: a.writable ?? false,
+  }));
+  const data = coder.instruction.encode('execute_payment', { payment_amount: amount === null ? null : new BN(amount.toString()) });
+  const tx = new Transaction({ feePayer: signer.publicKey, recentBlockhash: blockhash });
+  // Two charges of one amount under one blockhash would be the same bytes, and the chain
+  // lands a signature once: the payment count (distinct for every payment of the policy)
+  // goes into the compute limit so each payment's transaction is its own.
+  tx.add(ComputeBudgetProgram.setComputeUnitLimit({ units: COMPUTE_UNITS + (Number(c.policy.data['payment_count']) % 100_000) }));
+  tx.add(new TransactionInstruction({ programId: new PublicKey(io.programId), keys, data }));
+  tx.sign(signer);
+  if (!tx.signature) throw new Error('transaction was not signed');
+  return { signature: bs58.encode(tx.signature), blockhash, wire: tx.serialize().toString('base64') };
+}
+
+export async function latestBlockhash(io: ChainIo): Promise<string> {
+  const r = await io.rpc.call<{ value: { blockhash: string } }>('getLatestBlockhash', [{ commitment: io.commitment }]);
+  return r.value.blockhash;
+}
+
+export type SendResult = { ok: true } | { ok: false; failure: Failure; landed: false } | { ok: false; unknown: true; reason: string };
+
+/**
+ * Sends the bytes with preflight. A refused preflight landed nothing (its failure says
+ * why); no answer at all leaves it unknown whether the node took the transaction.
+ */
+export async function sendSigned(io: ChainIo, wire: string): Promise<SendResult> {
+  try {
+    await io.rpc.call<string>('sendTransaction', [wire, { encoding: 'base64', preflightCommitment: io.commitment }]);
+    return { ok: true };
+  } catch (err) {
+    if (err instanceof RpcResponseError) {
+      if (/already been processed/i.test(err.message)) return { ok: true };
+      return { ok: false, failure: failureOfRpcError(err.message, err.data), landed: false };
+    }
+    if (err instanceof RpcUnavailableError) return { ok: false, unknown: true, reason: err.message };
+    throw err;
+  }
+}
+
+export type SignatureFate =
+  | { kind: 'landed'; slot: number }
+  | { kind: 'failed'; failure: Failure }
+  | { kind: 'unseen' };
+
+const RANK: Record<Commitment, number> = { processed: 0, confirmed: 1, finalized: 2 };
+
+/** What the chain knows of a signature at the commitment (unseen when not, or not yet). */
+export async function signatureFate(io: ChainIo, signature: string): Promise<SignatureFate> {
+  const r = await io.rpc.call<{ value: ({ slot: number; err: unknown; confirmationStatus?: Commitment | null } | null)[] }>(
+    'getSignatureStatuses', [[signature], { searchTransactionHistory: true }]);
+  const s = r.value[0];
+  if (!s) return { kind: 'unseen' };
+  if (s.err) {
+    const name = nameOfTxError(s.err);
+    return { kind: 'failed', failure: failure(name, `the transaction failed on chain: ${name} ${JSON.stringify(s.err)}`) };
+  }
+  if (s.confirmationStatus && RANK[s.confirmationStatus] >= RANK[io.commitment]) return { kind: 'landed', slot: s.slot };
+  return { kind: 'unseen' };
+}
+
+/** Polls until the signature lands, fails, or `timeoutMs` passes (then unseen: the caller keeps the bytes and looks again later). */
+export async function awaitSignature(io: ChainIo, signature: string, timeoutMs: number): Promise<SignatureFate> {
+  const deadline = Date.now() + timeoutMs;
+  for (let delay = 100; ; delay = Math.min(delay * 2, 1000)) {
+    const fate = await signatureFate(io, signature);
+    if (fate.kind !== 'unseen' || Date.now() >= deadline) return fate;
+    await new Promise((r) => setTimeout(r, delay));
+  }
+}
+
+export async function blockhashStillValid(io: ChainIo, blockhash: string): Promise<boolean> {
+  const r = await io.rpc.call<{ value: boolean }>('isBlockhashValid', [blockhash, { commitment: io.commitment === 'finalized' ? 'finalized' : 'confirmed' }]);
+  return r.value;
+}
+
+export async function solBalance(io: ChainIo, address: string): Promise<number> {
+  const r = await io.rpc.call<{ value: number }>('getBalance', [address, { commitment: io.commitment }]);
+  return r.value;
+}
+
+export function keypairFromSecret(secretBase58: string): Keypair {
+  return Keypair.fromSecretKey(bs58.decode(secretBase58));
+}

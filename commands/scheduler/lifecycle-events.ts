@@ -1,0 +1,64 @@
+/**
+ * Lifecycle events of the service's own (payment.upcoming, payment.failed,
+ * subscription.past_due, subscription.recovered, subscription.canceled): kept once per
+ * key in service_events, and in the same transaction put in the webhook outbox for every
+ * active webhook of the gateway (delivered and signed like the chain's events by the
+ * webhook workers), then broadcast to the trackingId's Socket.IO room as `lifecycle`.
+ *
+ * The body a webhook receives: `{id, type, createdAt, data}` where `data` is
+ *   {event, policy, gateway, trackingId, dueAt, timestamp, ...details}
+ * (README, "Scheduler and billing", has an example of each).
+ */
+import { sql } from 'kysely';
+import type { Db } from '../../infra/postgres/database.js';
+import { OUTBOX_CHANNEL } from '../../projections/webhooks/projection.js';
+import type { LifecycleEventName } from './decide.js';
+
+export interface LifecycleEvent {
+  name: LifecycleEventName;
+  /** one event per key: the same step retried never announces twice */
+  key: string;
+  gateway: string;
+  policy: string;
+  trackingId: string;
+  dueAt: number | null;
+  details: Record<string, string | number | boolean | null>;
+}
+
+/** Where the broadcast goes; the scheduler role passes a Socket.IO server on the Redis adapter. */
+export interface RoomEmitter { emit(trackingId: string, event: string, body: unknown): void }
+
+export interface LifecycleDeps { db: Db; nowMs: () => number; rooms?: RoomEmitter }
+
+export function eventData(e: LifecycleEvent, nowMs: number): Record<string, unknown> {
+  return {
+    event: e.name, policy: e.policy, gateway: e.gateway, trackingId: e.trackingId, dueAt: e.dueAt, timestamp: nowMs, ...e.details,
+  };
+}
+
+/** Records and delivers the event; false when its key was announced already. */
+export async function announce(deps: LifecycleDeps, e: LifecycleEvent): Promise<boolean> {
+  const now = deps.nowMs();
+  const data = eventData(e, now);
+  const payload = JSON.stringify(data);
+  const inserted = await deps.db.transaction().execute(async (trx) => {
+    const row = await trx.insertInto('service_events')
+      .values({ event_key: e.key, name: e.name, gateway: e.gateway, policy: e.policy, tracking_id: e.trackingId, payload })
+      .onConflict((oc) => oc.column('event_key').doNothing())
+      .returning('id').executeTakeFirst();
+    if (!row) return false;
+    const hooks = await trx.selectFrom('webhooks').select('id').where('active', '=', true)
+      .where((eb) => eb.or([eb('gateway_pubkey', '=', e.gateway), eb('gateway_account', '=', e.gateway)]))
+      .execute();
+    if (hooks.length > 0) {
+      await trx.insertInto('webhook_deliveries')
+        .values(hooks.map((h) => ({ webhook_id: h.id, event_id: `svc-${row.id}`, event_name: e.name, payload })))
+        .onConflict((oc) => oc.columns(['webhook_id', 'event_id']).doNothing())
+        .execute();
+      await sql`SELECT pg_notify(${OUTBOX_CHANNEL}, '')`.execute(trx);
+    }
+    return true;
+  });
+  if (inserted && deps.rooms && e.trackingId !== '') deps.rooms.emit(e.trackingId, 'lifecycle', { type: e.name, data });
+  return inserted;
+}

@@ -1,0 +1,83 @@
+/**
+ * The ends of an attempt: send and confirm stored bytes, and write what came of it (the
+ * decision, its attempt row, its lifecycle events). Shared by a first attempt (execute.ts)
+ * and the resolution of an intent left in doubt (recover.ts).
+ */
+import type { Keypair } from '@solana/web3.js';
+import type { Logger } from '../../infra/log/logger.js';
+import type { Db } from '../../infra/postgres/database.js';
+import { awaitSignature, readExecutionContext, sendSigned, type ChainIo } from './chain.js';
+import { afterFailure, afterSuccess, type DecideOptions } from './decide.js';
+import type { Failure } from './failure.js';
+import { forgetTransaction, releaseIntent, settleIntent, type Intent } from './intents.js';
+import { announce, type LifecycleDeps } from './lifecycle-events.js';
+
+export interface ExecutorDeps {
+  db: Db;
+  io: ChainIo;
+  /** this process's claim name */
+  me: string;
+  signerOf: (gateway: string) => Keypair | undefined;
+  nowMs: () => number;
+  decide: Omit<DecideOptions, 'nowMs'>;
+  confirmTimeoutMs: number;
+  lifecycle: LifecycleDeps;
+  logger: Logger;
+}
+
+const NOT_DUE_YET_RETRY_MS = 1000;
+
+/** The policy's payment_count moved past the one stored with the intent (or the policy is gone). */
+async function paidMeanwhile(deps: ExecutorDeps, i: Intent): Promise<boolean> {
+  const c = await readExecutionContext(deps.io, i.policy);
+  if ('class' in c) return true;
+  return i.payment_count_before !== null && Number(c.policy.data['payment_count']) > i.payment_count_before;
+}
+
+/** Sends the intent's stored bytes and confirms them; used for a first send and for a resend after a crash. */
+export async function sendAndConfirm(deps: ExecutorDeps, i: Intent): Promise<void> {
+  const sent = await sendSigned(deps.io, i.wire ?? '');
+  if (!sent.ok) {
+    if ('unknown' in sent) return releaseIntent(deps.db, i.id, deps.me, deps.nowMs() + deps.decide.retryMs);
+    // the chain's clock (its block time) runs a little behind ours: not due yet is not "nothing to pay"
+    if (sent.failure.code === 'PaymentNotDue' && !(await paidMeanwhile(deps, i))) {
+      await forgetTransaction(deps.db, i.id, deps.me);
+      return releaseIntent(deps.db, i.id, deps.me, deps.nowMs() + NOT_DUE_YET_RETRY_MS);
+    }
+    return fail(deps, i, sent.failure);
+  }
+  const fate = await awaitSignature(deps.io, i.signature ?? '', deps.confirmTimeoutMs);
+  if (fate.kind === 'landed') return succeed(deps, i);
+  if (fate.kind === 'failed') return fail(deps, i, fate.failure);
+  // not confirmed in time: the bytes stay with the intent; the next round looks again
+  return releaseIntent(deps.db, i.id, deps.me, deps.nowMs() + deps.decide.retryMs);
+}
+
+export async function succeed(deps: ExecutorDeps, i: Intent, note?: string): Promise<void> {
+  const d = afterSuccess({ status: i.status, dunningStep: i.dunning_step, consecutiveFailures: i.consecutive_failures });
+  const lagMs = Math.max(0, deps.nowMs() - Number(i.due_at) * 1000);
+  const ok = await settleIntent(deps.db, i, deps.me, d, { outcome: 'executed', signature: i.signature, lagMs, reason: note ?? '' }, true);
+  if (!ok) return;
+  deps.logger.info({ policy: i.policy, dueAt: i.due_at, signature: i.signature, lagMs }, 'scheduled payment executed');
+  for (const name of d.events) {
+    await announce(deps.lifecycle, {
+      name, key: `${name}:${i.policy}:${i.due_at}`, gateway: i.gateway, policy: i.policy, trackingId: i.tracking_id,
+      dueAt: Number(i.due_at), details: { signature: i.signature, failedAttempts: i.dunning_step },
+    });
+  }
+}
+
+export async function fail(deps: ExecutorDeps, i: Intent, f: Failure): Promise<void> {
+  const d = afterFailure({ status: i.status, dunningStep: i.dunning_step, consecutiveFailures: i.consecutive_failures }, f, { ...deps.decide, nowMs: deps.nowMs() });
+  const ok = await settleIntent(deps.db, i, deps.me, d, { outcome: d.outcome, reasonCode: f.code, reason: f.reason, signature: i.signature });
+  if (!ok) return;
+  deps.logger.info({ policy: i.policy, dueAt: i.due_at, outcome: d.outcome, code: f.code }, 'scheduled payment not executed');
+  const nextRetryAt = d.nextAttemptAtMs === undefined || d.status === 'given_up' ? null : new Date(d.nextAttemptAtMs).toISOString();
+  for (const name of d.events) {
+    await announce(deps.lifecycle, {
+      name, key: name === 'payment.failed' ? `${name}:${i.policy}:${i.due_at}:${d.dunningStep}` : `${name}:${i.policy}:${i.due_at}`,
+      gateway: i.gateway, policy: i.policy, trackingId: i.tracking_id, dueAt: Number(i.due_at),
+      details: { reason: f.reason, code: f.code, attempt: d.dunningStep, nextRetryAt },
+    });
+  }
+}

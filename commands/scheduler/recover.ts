@@ -1,0 +1,37 @@
+/**
+ * An intent found `sending`: its signed bytes were stored before the send, and whether
+ * they reached the chain is unknown (a crash, a lost answer, a slow confirmation). The
+ * chain decides before anything new is signed:
+ *   - the signature landed → executed; it failed → classified as any failure;
+ *   - unseen, blockhash still valid → the same bytes again (one signature: at most once);
+ *   - unseen, blockhash expired → these bytes can never land. The policy's payment_count
+ *     beyond the one stored with the intent means someone paid this due date (the payer,
+ *     say): dropped as paid. Otherwise a new transaction is built ('rebuild').
+ */
+import { RpcUnavailableError } from '../../infra/solana/rpc-client.js';
+import { blockhashStillValid, readExecutionContext, signatureFate } from './chain.js';
+import { failure } from './failure.js';
+import { fail, sendAndConfirm, succeed, type ExecutorDeps } from './outcomes.js';
+import { forgetTransaction, releaseIntent, type Intent } from './intents.js';
+
+export async function recoverSending(deps: ExecutorDeps, i: Intent): Promise<'done' | 'rebuild'> {
+  try {
+    const fate = await signatureFate(deps.io, i.signature ?? '');
+    if (fate.kind === 'landed') return await succeed(deps, i, 'confirmed after a restart or a timeout').then(() => 'done');
+    if (fate.kind === 'failed') return await fail(deps, i, fate.failure).then(() => 'done');
+    if (i.blockhash && await blockhashStillValid(deps.io, i.blockhash)) {
+      await sendAndConfirm(deps, i);
+      return 'done';
+    }
+    const c = await readExecutionContext(deps.io, i.policy);
+    if (!('class' in c) && i.payment_count_before !== null && Number(c.policy.data['payment_count']) > i.payment_count_before) {
+      await fail(deps, i, failure('PaymentNotDue', 'paid by another transaction while this one was in doubt'));
+      return 'done';
+    }
+    return (await forgetTransaction(deps.db, i.id, deps.me)) ? 'rebuild' : 'done';
+  } catch (err) {
+    if (!(err instanceof RpcUnavailableError)) throw err;
+    await releaseIntent(deps.db, i.id, deps.me, deps.nowMs() + deps.decide.retryMs);
+    return 'done';
+  }
+}

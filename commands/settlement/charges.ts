@@ -1,0 +1,87 @@
+/**
+ * Charges of metered usage in Postgres. A charge row (with its signed transaction) and
+ * the usage rows it covers are written in one transaction before the send; at most one
+ * charge per policy is in flight (a unique index), so settler processes never charge the
+ * same usage twice. A charge ends executed (the usage is charged, matched to the
+ * PaymentRecord record_id = payment_count before + 1) or failed (the usage goes back to
+ * unsettled, or is marked unbillable with the chain's reason).
+ */
+import { sql, type Selectable } from 'kysely';
+import type { Db } from '../../infra/postgres/database.js';
+import type { PaygChargesTable } from '../scheduler/tables.js';
+
+export type Charge = Selectable<PaygChargesTable>;
+
+export interface UnsettledPolicy { policy: string; gateway: string; total: bigint; oldestMs: number }
+
+export async function unsettledPolicies(db: Db, limit = 500): Promise<UnsettledPolicy[]> {
+  const rows = await db.selectFrom('payg_usage as u').innerJoin('scheduler_gateways as g', 'g.gateway', 'u.gateway')
+    .select(['u.policy', 'u.gateway', sql<string>`sum(u.chunk)::text`.as('total'), sql<Date>`min(u.metered_at)`.as('oldest')])
+    .where('g.state', '=', 'active').where('u.charge_id', 'is', null).where('u.unbillable_reason', 'is', null)
+    .groupBy(['u.policy', 'u.gateway']).limit(limit).execute();
+  return rows.map((r) => ({ policy: r.policy, gateway: r.gateway, total: BigInt(r.total), oldestMs: new Date(r.oldest).getTime() }));
+}
+
+export interface UsageRow { request_id: string; chunk: string; period_start: string }
+
+export async function unsettledRows(db: Db, policy: string, limit = 10_000): Promise<UsageRow[]> {
+  return db.selectFrom('payg_usage').select(['request_id', 'chunk', 'period_start'])
+    .where('policy', '=', policy).where('charge_id', 'is', null).where('unbillable_reason', 'is', null)
+    .orderBy('metered_at').orderBy('request_id').limit(limit).execute();
+}
+
+/** The charge and its usage rows, or undefined when another charge of the policy is in flight or a row was taken. */
+export async function openCharge(
+  db: Db, c: { policy: string; gateway: string; amount: bigint; paymentCountBefore: number; signature: string; blockhash: string; wire: string },
+  requestIds: readonly string[],
+): Promise<Charge | undefined> {
+  try {
+    return await db.transaction().execute(async (trx) => {
+      const charge = await trx.insertInto('payg_charges').values({
+        policy: c.policy, gateway: c.gateway, amount: c.amount.toString(), payment_count_before: c.paymentCountBefore,
+        signature: c.signature, blockhash: c.blockhash, wire: c.wire,
+      }).returningAll().executeTakeFirstOrThrow();
+      const r = await trx.updateTable('payg_usage').set({ charge_id: charge.id })
+        .where('request_id', 'in', [...requestIds]).where('charge_id', 'is', null).where('unbillable_reason', 'is', null)
+        .executeTakeFirst();
+      if (Number(r.numUpdatedRows) !== requestIds.length) throw new RowsTaken();
+      return charge;
+    });
+  } catch (err) {
+    if (err instanceof RowsTaken || (err as { code?: string }).code === '23505') return undefined;
+    throw err;
+  }
+}
+
+class RowsTaken extends Error {}
+
+/** Marks the charge executed; false when another settler finished it first. */
+export async function chargeExecuted(db: Db, id: string): Promise<Charge | undefined> {
+  return db.updateTable('payg_charges')
+    .set({ status: 'executed', record_id: sql<number>`payment_count_before + 1`, finished_at: new Date() })
+    .where('id', '=', id).where('status', '=', 'sending').returningAll().executeTakeFirst();
+}
+
+/** Marks the charge failed; its usage goes back to unsettled, or becomes unbillable with the reason. */
+export async function chargeFailed(db: Db, id: string, reason: string, unbillable: boolean): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    const r = await trx.updateTable('payg_charges').set({ status: 'failed', reason, finished_at: new Date() })
+      .where('id', '=', id).where('status', '=', 'sending').executeTakeFirst();
+    if (Number(r.numUpdatedRows) !== 1) return false;
+    await trx.updateTable('payg_usage')
+      .set(unbillable ? { unbillable_reason: reason } : { charge_id: null })
+      .where('charge_id', '=', id).execute();
+    return true;
+  });
+}
+
+export async function markUnbillable(db: Db, policy: string, reason: string): Promise<number> {
+  const r = await db.updateTable('payg_usage').set({ unbillable_reason: reason })
+    .where('policy', '=', policy).where('charge_id', 'is', null).where('unbillable_reason', 'is', null).executeTakeFirst();
+  return Number(r.numUpdatedRows);
+}
+
+export async function chargesInDoubt(db: Db, olderThanMs: number): Promise<Charge[]> {
+  return db.selectFrom('payg_charges').selectAll().where('status', '=', 'sending')
+    .where('created_at', '<', new Date(Date.now() - olderThanMs)).limit(100).execute();
+}

@@ -1,0 +1,117 @@
+/**
+ * The merchant's tools over a webhook (issue 17): rotate its secret, resend one delivery,
+ * recover what failed since a time, send a test event. Authorization as every webhook
+ * route (service.ts getWebhook): 404 for an unknown webhook, 403 for another gateway's.
+ */
+import { randomBytes } from 'node:crypto';
+import { sql } from 'kysely';
+import { conflict, invalid, notFound } from '../../src/http/errors.js';
+import type { RequestAuth } from '../../src/auth/gateway-token.js';
+import { newSigningSecret, signedHeaders } from '../../src/webhooks/signer.js';
+import { deliveryBody } from '../../src/webhooks/deliver.js';
+import { recordAttempt } from '../../src/webhooks/outbox-store.js';
+import { WEBHOOK_TEST } from '../../src/webhooks/event-types.js';
+import { openSecret, sealSecret } from '../../infra/crypto/secret-box.js';
+import { createJsonPoster, PostError, type PostResult } from '../../infra/http/post-json.js';
+import { secretAad } from './secret-aad.js';
+import { getWebhook, type WebhookDeps } from './service.js';
+
+export interface ToolDeps extends WebhookDeps {
+  secretGraceSeconds: number;
+  timeoutMs: number;
+  userAgent: string;
+}
+
+export interface RotatedSecret { id: number; secret: string; previous_secret_expires_at: string }
+
+/** A new secret, answered this once; the previous one keeps signing for the grace period. */
+export async function rotateSecret(deps: ToolDeps, auth: RequestAuth, id: number): Promise<RotatedSecret> {
+  await getWebhook(deps, auth, id);
+  const secret = newSigningSecret();
+  const now = deps.now();
+  const until = new Date(now + deps.secretGraceSeconds * 1000);
+  const r = await sql<{ id: number }>`
+    UPDATE webhooks SET previous_secret = secret, previous_secret_until = ${until},
+      secret = ${sealSecret(secret, secretAad(id), deps.encryptionKey)}, updated_at = ${new Date(now)}
+    WHERE id = ${id} RETURNING id`.execute(deps.db);
+  if (r.rows.length === 0) throw notFound(`webhook ${id} not found`);
+  return { id, secret, previous_secret_expires_at: until.toISOString() };
+}
+
+export interface ResendResult { deliveryId: string; status: 'pending' }
+
+/** Queues one delivery of this webhook again, now, with its full retry schedule. */
+export async function resendDelivery(deps: ToolDeps, auth: RequestAuth, id: number, deliveryId: string): Promise<ResendResult> {
+  await getWebhook(deps, auth, id);
+  const { rows } = await sql<{ id: string; status: string; held: boolean }>`
+    SELECT id, status, (status = 'pending' AND locked_until IS NOT NULL AND locked_until >= now()) AS held
+    FROM webhook_deliveries WHERE id = ${deliveryId} AND webhook_id = ${id}`.execute(deps.db);
+  const d = rows[0];
+  if (!d) throw notFound(`webhook ${id} has no delivery ${deliveryId}`);
+  if (d.held) throw conflict(`delivery ${deliveryId} is being attempted right now`);
+  const r = await sql`
+    UPDATE webhook_deliveries SET status = 'pending', round = 0, next_attempt_at = now(), finished_at = NULL, locked_until = NULL, locked_by = NULL
+    WHERE id = ${deliveryId} AND webhook_id = ${id} AND NOT (status = 'pending' AND locked_until IS NOT NULL AND locked_until >= now())`.execute(deps.db);
+  if (Number(r.numAffectedRows ?? 0) === 0) throw conflict(`delivery ${deliveryId} is being attempted right now`);
+  return { deliveryId, status: 'pending' };
+}
+
+/**
+ * Queues again every delivery of this webhook created since `since` that is dead, or
+ * pending after a failed attempt (and not being attempted): due now, full retry schedule.
+ */
+export async function recoverDeliveries(deps: ToolDeps, auth: RequestAuth, id: number, since: Date): Promise<{ recovered: number }> {
+  // the schema's date-time admits what Date cannot hold (a leap second, year 0)
+  if (Number.isNaN(since.getTime())) throw invalid('since is not a time this service can read');
+  await getWebhook(deps, auth, id);
+  const r = await sql`
+    UPDATE webhook_deliveries SET status = 'pending', round = 0, next_attempt_at = now(), finished_at = NULL, locked_until = NULL, locked_by = NULL
+    WHERE webhook_id = ${id} AND created_at >= ${since}
+      AND (status = 'dead' OR (status = 'pending' AND attempts > 0 AND (locked_until IS NULL OR locked_until < now())))`.execute(deps.db);
+  return { recovered: Number(r.numAffectedRows ?? 0) };
+}
+
+export interface TestResult {
+  deliveryId: string; eventId: string; success: boolean; statusCode: number | null; latencyMs: number; error: string | null;
+}
+
+/**
+ * Sends a signed webhook.test event at once, from this node, and answers the attempt's
+ * outcome. The delivery and its one attempt are recorded like any other (it is not retried).
+ */
+export async function sendTest(deps: ToolDeps, auth: RequestAuth, id: number): Promise<TestResult> {
+  const w = await getWebhook(deps, auth, id);
+  const now = deps.now();
+  const eventId = `${WEBHOOK_TEST}:${id}:${now}:${randomBytes(3).toString('hex')}`;
+  const payload = { webhookId: id, message: 'a test event from Tributary' };
+  const lock = `test:${eventId}`;
+  const { rows } = await sql<{ id: string; created_at: Date; secret: string; previous_secret: string | null; previous_secret_until: Date | null }>`
+    WITH d AS (
+      INSERT INTO webhook_deliveries (webhook_id, event_id, event_name, payload, locked_until, locked_by)
+      VALUES (${id}, ${eventId}, ${WEBHOOK_TEST}, ${JSON.stringify(payload)}::json, now() + ${deps.timeoutMs * 2} * interval '1 millisecond', ${lock})
+      RETURNING id, created_at, webhook_id)
+    SELECT d.id, d.created_at, w.secret, w.previous_secret, w.previous_secret_until FROM d JOIN webhooks w ON w.id = d.webhook_id`.execute(deps.db);
+  const row = rows[0];
+  if (!row) throw notFound(`webhook ${id} not found`);
+  const open = (sealed: string) => openSecret(sealed, secretAad(id), deps.encryptionKey);
+  const secrets = [open(row.secret)];
+  if (row.previous_secret !== null && row.previous_secret_until !== null && row.previous_secret_until.getTime() > now) secrets.push(open(row.previous_secret));
+  const body = deliveryBody({ event_id: eventId, event_name: WEBHOOK_TEST, payload, created_at: row.created_at });
+  const poster = createJsonPoster({ allowPrivateTargets: deps.allowPrivateTargets, maxSockets: 1, userAgent: deps.userAgent });
+  const attemptedAt = new Date(deps.now());
+  let result: { statusCode: number | null; latencyMs: number; error: string | null };
+  try {
+    const r: PostResult = await poster.post(w.endpoint_url, body, { ...signedHeaders(secrets, eventId, deps.now(), body) }, { timeoutMs: deps.timeoutMs });
+    result = { statusCode: r.statusCode, latencyMs: r.latencyMs, error: r.statusCode >= 200 && r.statusCode < 300 ? null : `HTTP ${r.statusCode}` };
+  } catch (err) {
+    if (!(err instanceof PostError)) throw err;
+    result = { statusCode: null, latencyMs: err.latencyMs, error: err.message };
+  } finally {
+    poster.close();
+  }
+  const success = result.error === null;
+  await recordAttempt(deps.db, lock, {
+    deliveryId: row.id, webhookId: id, eventId, eventName: WEBHOOK_TEST, attempt: 1, attemptedAt, ...result, success,
+  }, success ? { kind: 'delivered' } : { kind: 'dead' });
+  return { deliveryId: String(row.id), eventId, success, ...result };
+}

@@ -1,0 +1,94 @@
+/**
+ * A gateway's revenue series from the merchant read model: one series per mint, one
+ * entry per bucket from `from` to `to` (buckets without payments are zeros), MRR carried
+ * from the last bucket that moved it, so every entry holds the MRR at its bucket's end.
+ */
+import { sql } from 'kysely';
+import type { Db } from '../../infra/postgres/database.js';
+import { bucketStart, nextBucketStart, type Bucket } from '../../projections/merchant/calendar.js';
+import { microToDecimal } from '../../projections/merchant/mrr.js';
+import { invalid } from '../../src/http/errors.js';
+
+export const MAX_BUCKETS = 1000;
+
+export interface RevenueEntry {
+  /** unix seconds of the bucket's start, UTC */
+  start: number;
+  gross: string;
+  gatewayFee: string;
+  protocolFee: string;
+  net: string;
+  payments: number;
+  newSubscriptions: number;
+  endedSubscriptions: number;
+  /** base units per month, up to six decimals */
+  mrr: string;
+}
+
+export interface RevenueSeries { tokenMint: string; buckets: RevenueEntry[] }
+
+export interface RevenueAnswer { bucket: Bucket; from: number; to: number; series: RevenueSeries[] }
+
+/** The bucket starts covering [from, to]; 400 past MAX_BUCKETS. */
+export function bucketStarts(bucket: Bucket, from: number, to: number): number[] {
+  const out: number[] = [];
+  for (let s = bucketStart(bucket, from); s <= to; s = nextBucketStart(bucket, s)) {
+    out.push(s);
+    if (out.length > MAX_BUCKETS) throw invalid(`from..to spans more than ${MAX_BUCKETS} ${bucket} buckets`);
+  }
+  return out;
+}
+
+/** Default range: the last 30 days, 26 weeks or 12 months up to now. */
+export function defaultFrom(bucket: Bucket, to: number): number {
+  const d = new Date(to * 1000);
+  if (bucket === 'day') return to - 29 * 86_400;
+  if (bucket === 'week') return to - 25 * 7 * 86_400;
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() - 11, 1) / 1000;
+}
+
+interface Row {
+  token_mint: string; bucket_start: string; gross: string; gateway_fee: string; protocol_fee: string; net: string;
+  payments: string; new_subscriptions: number; ended_subscriptions: number; mrr_micro: string;
+}
+
+/** The bucket rows in [first, last], plus each mint's last row before `first` (the MRR carried in). */
+export function revenueRowsQuery(gateway: string, bucket: Bucket, first: number, last: number, tokenMint?: string) {
+  const mintFilter = tokenMint === undefined ? sql`` : sql`AND token_mint = ${tokenMint}`;
+  return sql<Row>`
+    SELECT token_mint, bucket_start::text, gross::text, gateway_fee::text, protocol_fee::text, net::text, payments::text,
+      new_subscriptions, ended_subscriptions, mrr_micro::text
+    FROM merchant_revenue WHERE gateway = ${gateway} AND bucket = ${bucket} ${mintFilter}
+      AND bucket_start BETWEEN ${first} AND ${last}
+    UNION ALL
+    (SELECT DISTINCT ON (token_mint) token_mint, bucket_start::text, '0', '0', '0', '0', '0', 0, 0, mrr_micro::text
+    FROM merchant_revenue WHERE gateway = ${gateway} AND bucket = ${bucket} ${mintFilter} AND bucket_start < ${first}
+    ORDER BY token_mint, bucket_start DESC)
+    ORDER BY 1, 2`;
+}
+
+export async function revenueSeries(db: Db, gateway: string, q: { bucket: Bucket; from: number; to: number; tokenMint?: string }): Promise<RevenueAnswer> {
+  const starts = bucketStarts(q.bucket, q.from, q.to);
+  const first = starts[0] ?? bucketStart(q.bucket, q.from);
+  const last = starts[starts.length - 1] ?? first;
+  const { rows } = await revenueRowsQuery(gateway, q.bucket, first, last, q.tokenMint).execute(db);
+  const byMint = new Map<string, Row[]>();
+  for (const r of rows) byMint.set(r.token_mint, [...(byMint.get(r.token_mint) ?? []), r]);
+  if (q.tokenMint !== undefined && !byMint.has(q.tokenMint)) byMint.set(q.tokenMint, []);
+  const series: RevenueSeries[] = [];
+  for (const [tokenMint, list] of byMint) {
+    const at = new Map(list.filter((r) => Number(r.bucket_start) >= first).map((r) => [Number(r.bucket_start), r]));
+    let mrr = list.find((r) => Number(r.bucket_start) < first)?.mrr_micro ?? '0';
+    const buckets = starts.map((start): RevenueEntry => {
+      const r = at.get(start);
+      if (r) mrr = r.mrr_micro;
+      return {
+        start, gross: r?.gross ?? '0', gatewayFee: r?.gateway_fee ?? '0', protocolFee: r?.protocol_fee ?? '0', net: r?.net ?? '0',
+        payments: Number(r?.payments ?? 0), newSubscriptions: r?.new_subscriptions ?? 0, endedSubscriptions: r?.ended_subscriptions ?? 0,
+        mrr: microToDecimal(BigInt(mrr)),
+      };
+    });
+    series.push({ tokenMint, buckets });
+  }
+  return { bucket: q.bucket, from: q.from, to: q.to, series };
+}

@@ -1,0 +1,74 @@
+/**
+ * What the scheduler tests share: the x402 harness (a localnet without workload, an API
+ * node serving the demo resource), the indexer and the projectors in-process so the
+ * policies read model follows the chain, and schedulers and settlers started on demand
+ * with the fixture gateway's signer delegated.
+ */
+import bs58 from 'bs58';
+import { Keypair } from '@solana/web3.js';
+import { loadConfig, type Config } from '../../src/config/config.js';
+import { createLogger } from '../../infra/log/logger.js';
+import { createRpcClient } from '../../infra/solana/rpc-client.js';
+import { startIndexer, type RunningIndexer } from '../../src/indexer/index.js';
+import { startProjectorRole } from '../../src/roles/projector.js';
+import type { RunningRole } from '../../src/roles/role.js';
+import { chainIo, type ChainIo } from '../../commands/scheduler/chain.js';
+import { delegateGateway } from '../../commands/scheduler/signers.js';
+import { startScheduler, type RunningScheduler } from '../../commands/scheduler/scheduler.js';
+import { startSettler, type RunningSettler } from '../../commands/settlement/settler.js';
+import type { RoomEmitter } from '../../commands/scheduler/lifecycle-events.js';
+import { startX402, type X402Harness } from './x402-harness.js';
+import { dataOf } from '../support/anchor-events.js';
+
+export interface SchedulerHarness {
+  h: X402Harness;
+  io: ChainIo;
+  config: Config;
+  gateway: string;
+  signer: Keypair;
+  scheduler(opts?: { autoStart?: boolean; rooms?: RoomEmitter }): RunningScheduler;
+  settler(opts?: { autoStart?: boolean }): RunningSettler;
+  /** PaymentRecords of a policy on the chain, in order */
+  records(policy: string): { amount: bigint; recordId: number; signature: string }[];
+  close(): Promise<void>;
+}
+
+export async function startSchedulerHarness(tag: string, extra: Record<string, string> = {}): Promise<SchedulerHarness> {
+  const h = await startX402(tag, extra);
+  const config = loadConfig({
+    ...h.env.env, ...h.overrides, SOLANA_RPC_URL: h.ln.rpcUrl, SCHEDULER_POLL_MS: '200', SCHEDULER_RETRY_MS: '300',
+    SCHEDULER_LEASE_MS: '3000', X402_CONFIRM_TIMEOUT_MS: '5000', ...extra,
+  });
+  const logger = createLogger(process.env['TEST_LOG_LEVEL'] ?? 'silent', `test-${tag}`);
+  const indexer: RunningIndexer = await startIndexer({ config: { ...config, indexer: { ...config.indexer, backfillIntervalMs: 500 } }, redis: h.env.redis, logger });
+  const projector: RunningRole = await startProjectorRole(h.api.ctx);
+  const io = chainIo(createRpcClient({ url: h.ln.rpcUrl, timeoutMs: 5000 }), config.solana.programId, 'confirmed');
+  const fixture = h.ln.fixtures.gateways[0]!;
+  const secret = (fixture as { signerSecretKey?: string }).signerSecretKey ?? fixture.authoritySecretKey;
+  const signer = Keypair.fromSecretKey(bs58.decode(secret));
+  await delegateGateway(h.env.db, { gateway: fixture.address, authority: fixture.authority, encryptionKey: undefined, source: 'fixtures', keypair: signer });
+  const running: { stop(): Promise<void> }[] = [];
+  const deps = { db: h.env.db, io, config, logger, nowMs: () => Date.now() };
+  return {
+    h, io, config, gateway: fixture.address, signer,
+    scheduler(opts = {}) {
+      const s = startScheduler({ ...deps, ...(opts.rooms ? { rooms: opts.rooms } : {}) }, opts);
+      running.push(s);
+      return s;
+    },
+    settler(opts = {}) {
+      const s = startSettler(deps, opts);
+      running.push(s);
+      return s;
+    },
+    records: (policy) => h.ln.ledger()
+      .filter((e) => e.name === 'PaymentRecord' && e.data['payment_policy'] === policy)
+      .map((e) => ({ amount: BigInt(dataOf(e)['amount'] as string), recordId: Number(dataOf(e)['record_id']), signature: e.signature })),
+    async close() {
+      for (const r of running) await r.stop();
+      await projector.stop();
+      await indexer.stop();
+      await h.close();
+    },
+  };
+}

@@ -1,0 +1,90 @@
+/**
+ * The scheduler's decisions as given/when/then: failure classes from the program's
+ * errors, the dunning schedule and the cooldown, and what one pay-as-you-go charge covers.
+ */
+import { expect } from 'chai';
+import { afterFailure, afterSuccess, type IntentCounters } from '../../commands/scheduler/decide.js';
+import { classOf, failure, failureOfRpcError, nameInText, nameOfTxError } from '../../commands/scheduler/failure.js';
+import { chargeDue, planCharge } from '../../commands/settlement/plan.js';
+import { parseDurationMs } from '../../src/config/config.js';
+import type { PayAsYouGoType } from '../../src/domain/policy-type.js';
+
+const opts = { nowMs: 1_000_000, dunningScheduleMs: [3_600_000, 21_600_000], retryMs: 2000, cooldownMs: 300_000 };
+const fresh: IntentCounters = { status: 'pending', dunningStep: 0, consecutiveFailures: 0 };
+
+describe('scheduler: failure classes', () => {
+  it('reads program errors by name from logs, texts and custom codes', () => {
+    expect(nameInText('Program log: AnchorError occurred. Error Code: InsufficientBalance. Error Number: 6007.')).to.equal('InsufficientBalance');
+    expect(nameInText('Transaction simulation failed: NoDelegateSet (6008): No delegate set')).to.equal('NoDelegateSet');
+    expect(nameOfTxError({ InstructionError: [1, { Custom: 6006 }] })).to.equal('PaymentNotDue');
+    expect(nameOfTxError('BlockhashNotFound')).to.equal('BlockhashNotFound');
+    expect(failureOfRpcError('Transaction simulation failed: Blockhash not found', { err: 'BlockhashNotFound', logs: [] }).class).to.equal('transient');
+  });
+  it('classes: not due, paused, completed, deleted → dropped; balance and delegation → past due; RPC → transient', () => {
+    for (const c of ['PaymentNotDue', 'PolicyPaused', 'PolicyCompleted', 'PolicyNotFound', 'PolicyExpired']) expect(classOf(c), c).to.equal('dropped');
+    for (const c of ['InsufficientBalance', 'NoDelegateSet', 'InsufficientDelegatedAmount']) expect(classOf(c), c).to.equal('past_due');
+    for (const c of ['rpc', 'BlockhashNotFound']) expect(classOf(c), c).to.equal('transient');
+    expect(classOf('Unauthorized'), 'a milestone the gateway signer may not release').to.equal('dropped');
+    expect(classOf('MissingSchedulerFeeAccount')).to.equal('failed');
+  });
+});
+
+describe('scheduler: decisions', () => {
+  it('past due: payment.failed and subscription.past_due first, then the dunning schedule, then given up', () => {
+    const f = failure('InsufficientBalance', 'InsufficientBalance (6007)');
+    const first = afterFailure(fresh, f, opts);
+    expect(first).to.deep.include({ status: 'past_due', dunningStep: 1, nextAttemptAtMs: 1_000_000 + 3_600_000 });
+    expect(first.events).to.deep.equal(['payment.failed', 'subscription.past_due']);
+    const second = afterFailure({ status: 'past_due', dunningStep: 1, consecutiveFailures: 0 }, f, opts);
+    expect(second).to.deep.include({ status: 'past_due', dunningStep: 2, nextAttemptAtMs: 1_000_000 + 21_600_000 });
+    expect(second.events).to.deep.equal(['payment.failed']);
+    const last = afterFailure({ status: 'past_due', dunningStep: 2, consecutiveFailures: 0 }, f, opts);
+    expect(last.status).to.equal('given_up');
+    expect(last.events).to.deep.equal(['payment.failed', 'subscription.canceled']);
+  });
+  it('a success after past due recovers; a plain success announces nothing', () => {
+    expect(afterSuccess({ status: 'past_due', dunningStep: 1, consecutiveFailures: 0 }).events).to.deep.equal(['subscription.recovered']);
+    expect(afterSuccess(fresh).events).to.deep.equal([]);
+  });
+  it('RPC errors retry within seconds; the third in a row puts the policy in cooldown', () => {
+    const f = failure('rpc', 'timeout');
+    const one = afterFailure(fresh, f, opts);
+    expect(one).to.deep.include({ status: 'pending', consecutiveFailures: 1, nextAttemptAtMs: 1_002_000, outcome: 'retry' });
+    const three = afterFailure({ ...fresh, consecutiveFailures: 2 }, f, opts);
+    expect(three).to.deep.include({ outcome: 'cooldown', nextAttemptAtMs: 1_300_000, consecutiveFailures: 0 });
+  });
+  it('not due, paused, deleted → dropped with no event', () => {
+    const d = afterFailure(fresh, failure('PolicyPaused', 'paused'), opts);
+    expect(d).to.deep.include({ status: 'dropped', outcome: 'dropped' });
+    expect(d.events).to.deep.equal([]);
+  });
+  it('durations of SCHEDULER_DUNNING_SCHEDULE', () => {
+    expect(['500ms', '30s', '5m', '1h', '2d', '250'].map(parseDurationMs)).to.deep.equal([500, 30_000, 300_000, 3_600_000, 172_800_000, 250]);
+    expect(parseDurationMs('1 hour')).to.equal(undefined);
+  });
+});
+
+describe('settler: what one charge covers', () => {
+  const t: PayAsYouGoType = {
+    kind: 'PayAsYouGo', max_amount_per_period: '100', max_chunk_amount: '30', period_length_seconds: '60',
+    current_period_start: '1000', current_period_total: '80', expiry_date: null,
+  };
+  const rows = [10, 10, 10, 10].map((c, i) => ({ request_id: `r${i}`, chunk: String(c) }));
+  it('the oldest chunks up to max_chunk_amount and the room left in the chain\'s period', () => {
+    expect(planCharge(rows, t, 1010)).to.deep.equal({ kind: 'charge', amount: 20n, requestIds: ['r0', 'r1'] });
+    expect(planCharge(rows, { ...t, current_period_total: '0' }, 1010)).to.deep.equal({ kind: 'charge', amount: 30n, requestIds: ['r0', 'r1', 'r2'] });
+  });
+  it('an elapsed period has its whole cap (the program rolls it at the charge)', () => {
+    expect(planCharge(rows, t, 1060)).to.deep.equal({ kind: 'charge', amount: 30n, requestIds: ['r0', 'r1', 'r2'] });
+  });
+  it('waits when nothing fits', () => {
+    expect(planCharge(rows, { ...t, current_period_total: '95' }, 1010).kind).to.equal('wait');
+  });
+  it('charges at the threshold, after the interval, or before the period rolls over', () => {
+    const o = { nowMs: 1_010_000, thresholdAmount: 50n, intervalMs: 60_000, rolloverMarginSeconds: 5 };
+    expect(chargeDue(10n, 1_009_000, t, o)).to.equal(false);
+    expect(chargeDue(50n, 1_009_000, t, o)).to.equal(true);
+    expect(chargeDue(10n, 940_000, t, o)).to.equal(true);
+    expect(chargeDue(10n, 1_054_000, t, { ...o, nowMs: 1_056_000 })).to.equal(true);
+  });
+});
