@@ -6,15 +6,18 @@
  *
  * A client that does not name the nonce it signed (SPEC.md's verify body has none) gets
  * its signature tried against the gateway's newest nonce only: one sorted set per gateway
- * (score = expiry, unix ms), bounded to MAX_OUTSTANDING, remembers the order.
+ * (score = expiry, unix ms, plus a per-gateway issue sequence in thousandths so that two
+ * nonces issued within one millisecond still have an order), bounded to MAX_OUTSTANDING,
+ * remembers the order.
  *
  * Keys: `<prefix>gw-auth:<gateway>:<nonce>` (the nonce, with its TTL) and
- * `<prefix>gw-auth:<gateway>` (ZSET nonce → expiresAt ms), expiring with the last nonce.
+ * `<prefix>gw-auth:<gateway>` (ZSET nonce → expiresAt ms), expiring with the last nonce,
+ * and `<prefix>gw-auth-seq:<gateway>` (the issue sequence).
  */
 import { randomBytes } from 'node:crypto';
 import bs58 from 'bs58';
 import type { Redis } from 'ioredis';
-import { gatewayNoncesKey } from '../../src/keys/index.js';
+import { gatewayNonceSequenceKey, gatewayNoncesKey } from '../../src/keys/index.js';
 
 export const MAX_OUTSTANDING = 32;
 
@@ -33,14 +36,17 @@ export interface NonceStore {
 export function createNonceStore(redis: Redis, prefix: string, ttlSeconds: number): NonceStore {
   const order = (gateway: string): string => gatewayNoncesKey(prefix, gateway);
   const one = (gateway: string, nonce: string): string => `${gatewayNoncesKey(prefix, gateway)}:${nonce}`;
+  const sequence = (gateway: string): string => gatewayNonceSequenceKey(prefix, gateway);
   return {
     async issue(gateway, nowMs) {
       const nonce = bs58.encode(randomBytes(32));
       const expiresAt = nowMs + ttlSeconds * 1000;
+      const seq = await redis.incr(sequence(gateway));
       await redis.multi()
+        .pexpire(sequence(gateway), ttlSeconds * 1000)
         .set(one(gateway, nonce), String(expiresAt), 'PX', ttlSeconds * 1000)
         .zremrangebyscore(order(gateway), '-inf', nowMs)
-        .zadd(order(gateway), expiresAt, nonce)
+        .zadd(order(gateway), expiresAt + (seq % 1000) / 1000, nonce)
         .zremrangebyrank(order(gateway), 0, -(MAX_OUTSTANDING + 1))
         .pexpire(order(gateway), ttlSeconds * 1000)
         .exec();

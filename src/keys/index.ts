@@ -60,6 +60,9 @@ export const rateLimitPrefix = (prefix: string, limit: string): string => `${pre
 /** A gateway's set of outstanding sign-in nonces. */
 export const gatewayNoncesKey = (prefix: string, gateway: string): string => `${prefix}gw-auth:${gateway}`;
 
+/** A gateway's counter that orders nonces issued within one millisecond. */
+export const gatewayNonceSequenceKey = (prefix: string, gateway: string): string => `${prefix}gw-auth-seq:${gateway}`;
+
 /** The shared cache of upstream answers. */
 export const sharedCacheKey = (prefix: string, key: string): string => `${prefix}cache:${key}`;
 

@@ -66,7 +66,7 @@ describe('gateway sign-in and merchant policies', function () {
     for (const w of [authority, signer]) {
       const c = await challenge(a);
       const res = await verify(a, { signer: w.address, signature: await sign(c.nonce, w) });
-      expect(res.status).to.equal(200);
+      expect(res.status, await res.clone().text()).to.equal(200);
       const body = (await res.json()) as { token: string; expiresIn: number };
       expect(body.expiresIn).to.equal(900);
       const { claims } = await createTokenVerifier({ jwksUrl: `${a.url}/v1/jwks`, now: () => clock.now() }).verify(body.token);

@@ -25,6 +25,8 @@ export interface SchedulerHarness {
   io: ChainIo;
   config: Config;
   gateway: string;
+  /** the gateway's authority key (webhooks are registered under it) */
+  authority: string;
   signer: Keypair;
   scheduler(opts?: { autoStart?: boolean; rooms?: RoomEmitter }): RunningScheduler;
   settler(opts?: { autoStart?: boolean }): RunningSettler;
@@ -50,7 +52,7 @@ export async function startSchedulerHarness(tag: string, extra: Record<string, s
   const running: { stop(): Promise<void> }[] = [];
   const deps = { db: h.env.db, io, config, logger, nowMs: () => Date.now() };
   return {
-    h, io, config, gateway: fixture.address, signer,
+    h, io, config, gateway: fixture.address, authority: fixture.authority, signer,
     scheduler(opts = {}) {
       const s = startScheduler({ ...deps, ...(opts.rooms ? { rooms: opts.rooms } : {}) }, opts);
       running.push(s);
