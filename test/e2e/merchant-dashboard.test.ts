@@ -100,7 +100,7 @@ describe('merchant dashboard on the localnet, in a real browser', function () {
     mkdirSync(SHOTS, { recursive: true });
     // the gateway with the most payments so far
     const counts = new Map<string, number>();
-    for (const e of ln.ledger()) if (e.name === 'PaymentRecord') counts.set(e.data['gateway'] as string, (counts.get(e.data['gateway'] as string) ?? 0) + 1);
+    for (const e of ln.ledger()) if (e.name === 'PaymentRecord') counts.set(e.data['gateway'], (counts.get(e.data['gateway']) ?? 0) + 1);
     const gateway = [...counts.entries()].sort((a, b) => b[1] - a[1])[0]![0];
     const fixture = ln.fixtures.gateways.find((g) => g.address === gateway)!;
     const secret = bs58.decode(fixture.authoritySecretKey).slice(0, 32);
