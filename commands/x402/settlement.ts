@@ -31,9 +31,10 @@ export async function settlePayment(deps: SettleDeps, r: PaymentRequirement, p: 
   }
   const policy = existing ?? await sendAndRead(deps, r, p);
   deps.policies.prime(policy);
+  const expiresAt = nowSeconds + deps.jwtTtlSeconds;
   const jwt = await issueX402Token(deps.signer, {
     payer: p.payer, policy: policy.address, requirementId: r.id, scheme: r.scheme, network: r.network, tokenMint: r.tokenMint,
-  }, nowSeconds + deps.jwtTtlSeconds);
+  }, expiresAt);
   const pairs: [string, string | number][] = [
     ['scheme', r.scheme], ['network', r.network], ['id', r.id], ['timestamp', deps.clock.now()], ['policy', policy.address],
   ];
@@ -41,7 +42,10 @@ export async function settlePayment(deps: SettleDeps, r: PaymentRequirement, p: 
   const message = reused
     ? `the payer already holds the active payment policy ${policy.address} with these terms; no new policy was created. Present the JWT as a bearer token.`
     : `payment policy ${policy.address} created (transaction ${p.signature}). Present the JWT as a bearer token.`;
-  return { paymentResponse: keyValueHeader(pairs), body: { jwt, message } };
+  return {
+    paymentResponse: keyValueHeader(pairs), body: { jwt, message }, payer: p.payer, policy: policy.address, expiresAt,
+    ...(reused ? {} : { transaction: p.signature }),
+  };
 }
 
 async function sendAndRead(deps: SettleDeps, r: PaymentRequirement, p: CheckedPayment) {
