@@ -23,6 +23,8 @@ export interface PaymentPayload {
   network: string;
   id: string;
   payload: { serializedTransaction: string };
+  /** x402 extensions the client attached; `payment-identifier` is honoured (payment-identifier.ts) */
+  extensions?: Record<string, unknown>;
 }
 
 /** A Solana transaction is at most 1232 bytes; the header is its base64 plus a little JSON. */
@@ -42,6 +44,11 @@ export function decodePaymentHeader(value: string): DecodedPayment {
   } catch {
     return { ok: false, reason: 'the Payment header does not decode to JSON' };
   }
+  return paymentPayloadFromJson(json);
+}
+
+/** The checks of a payload as JSON: the Payment header's content, or a facilitator request's paymentPayload. */
+export function paymentPayloadFromJson(json: unknown): DecodedPayment {
   const p = json as Partial<PaymentPayload> | null;
   if (typeof p !== 'object' || p === null) return { ok: false, reason: 'the Payment payload is not an object' };
   if (p.x402Version !== X402_VERSION) return { ok: false, reason: `x402Version must be ${X402_VERSION}` };
@@ -50,11 +57,23 @@ export function decodePaymentHeader(value: string): DecodedPayment {
   }
   if (typeof p.network !== 'string' || typeof p.id !== 'string') return { ok: false, reason: 'network and id must be strings' };
   const tx = p.payload?.serializedTransaction;
-  if (typeof tx !== 'string' || !BASE64.test(tx)) return { ok: false, reason: 'payload.serializedTransaction must be a Base64 string' };
-  return { ok: true, payment: { x402Version: X402_VERSION, scheme: p.scheme, network: p.network, id: p.id, payload: { serializedTransaction: tx } } };
+  if (typeof tx !== 'string' || !BASE64.test(tx) || tx.length > MAX_PAYMENT_HEADER_LENGTH) {
+    return { ok: false, reason: 'payload.serializedTransaction must be a Base64 string' };
+  }
+  const ext = p.extensions;
+  if (ext !== undefined && (typeof ext !== 'object' || ext === null || Array.isArray(ext))) return { ok: false, reason: 'extensions must be an object' };
+  return {
+    ok: true,
+    payment: {
+      x402Version: X402_VERSION, scheme: p.scheme, network: p.network, id: p.id, payload: { serializedTransaction: tx },
+      ...(ext ? { extensions: ext } : {}),
+    },
+  };
 }
 
 export function encodePaymentHeader(p: Omit<PaymentPayload, 'x402Version'>): string {
-  const body: PaymentPayload = { x402Version: X402_VERSION, scheme: p.scheme, network: p.network, id: p.id, payload: p.payload };
+  const body: PaymentPayload = {
+    x402Version: X402_VERSION, scheme: p.scheme, network: p.network, id: p.id, payload: p.payload, ...(p.extensions ? { extensions: p.extensions } : {}),
+  };
   return Buffer.from(JSON.stringify(body), 'utf8').toString('base64');
 }

@@ -14,7 +14,9 @@ import type { StatsTables } from '../../projections/stats/tables.js';
 import type { PoolTables } from '../../queries/pools/tables.js';
 import type { WebhooksTables } from '../../commands/webhooks/tables.js';
 import type { WebhookOutboxTables } from '../../projections/webhooks/tables.js';
+import type { ApiKeysTables } from '../../commands/api-keys/tables.js';
+import type { X402ResourceTables } from '../../commands/x402/facilitator/tables.js';
 
 export interface Database extends RunnerTables, ArchiveTables, KeysTables,
   GatewaysTables, UserPaymentsTables, PolicyTables, ComposableTables, PaymentsTables, StatsTables, PoolTables,
-  WebhooksTables, WebhookOutboxTables {}
+  WebhooksTables, WebhookOutboxTables, ApiKeysTables, X402ResourceTables {}

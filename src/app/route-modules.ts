@@ -12,6 +12,8 @@ import { registerSkillRoutes } from '../../queries/skill/routes.js';
 import { registerWebhookRoutes } from '../../commands/webhooks/routes.js';
 import { registerSigningRoutes } from '../../commands/keys/register.js';
 import { registerX402Routes } from '../../commands/x402/routes.js';
+import { registerFacilitatorRoutes } from '../../commands/x402/facilitator/routes.js';
+import { registerApiKeyRoutes } from '../../commands/api-keys/routes.js';
 
 export const ROUTE_MODULES: readonly RouteModule[] = [
   registerHealthRoutes,
@@ -24,4 +26,6 @@ export const ROUTE_MODULES: readonly RouteModule[] = [
   registerWebhookRoutes,
   registerSigningRoutes,
   registerX402Routes,
+  registerFacilitatorRoutes,
+  registerApiKeyRoutes,
 ];

@@ -1,0 +1,68 @@
+/**
+ * The facilitator's three operations on the payment engine (engine.ts), the same engine
+ * the middleware runs: verify checks without sending, settle sends and answers the JWT,
+ * usage meters a request against a JWT. Answers follow the x402 v2 facilitator shapes
+ * (isValid/invalidReason/payer; success/errorReason/transaction/network/payer) with
+ * Tributary's additions (policy, jwt, paymentResponse).
+ */
+import type { PaymentEngine, X402Grant } from '../engine.js';
+import { paymentPayloadFromJson } from '../payload.js';
+import { fingerprintOf, paymentIdentifierOf, type PaymentIdentifiers } from '../payment-identifier.js';
+import type { PaymentRequirement } from '../requirements.js';
+import { PaymentRefused } from '../settle.js';
+
+export interface VerifyAnswer { isValid: boolean; invalidReason?: string; payer?: string }
+export interface SettleAnswer {
+  success: boolean;
+  errorReason?: string;
+  transaction?: string;
+  network: string;
+  payer?: string;
+  policy?: string;
+  jwt?: string;
+  expiresAt?: number;
+  paymentResponse?: string;
+}
+export type UsageAnswer = ({ admitted: true } & X402Grant) | { admitted: false; reason: string };
+
+export interface FacilitatorDeps { engine: PaymentEngine; identifiers: PaymentIdentifiers }
+
+export async function verifyPayment(deps: FacilitatorDeps, scope: string, payloadJson: unknown, r: PaymentRequirement): Promise<VerifyAnswer> {
+  const decoded = paymentPayloadFromJson(payloadJson);
+  if (!decoded.ok) return { isValid: false, invalidReason: decoded.reason };
+  const pid = paymentIdentifierOf(decoded.payment);
+  if (pid !== undefined) await deps.identifiers.check(scope, pid, fingerprintOf(decoded.payment, r.id));
+  const v = deps.engine.verify(decoded.payment, r);
+  return v.ok ? { isValid: true, payer: v.payment.payer } : { isValid: false, invalidReason: v.reason };
+}
+
+export async function settlePayment(deps: FacilitatorDeps, scope: string, payloadJson: unknown, r: PaymentRequirement): Promise<SettleAnswer> {
+  const decoded = paymentPayloadFromJson(payloadJson);
+  if (!decoded.ok) return { success: false, errorReason: decoded.reason, network: r.network };
+  const p = decoded.payment;
+  const run = async (): Promise<SettleAnswer> => {
+    const v = deps.engine.verify(p, r);
+    if (!v.ok) return { success: false, errorReason: v.reason, network: r.network };
+    try {
+      const s = await deps.engine.settle(r, v.payment);
+      return {
+        success: true, network: r.network, payer: s.payer ?? v.payment.payer, ...(s.transaction ? { transaction: s.transaction } : {}),
+        ...(s.policy ? { policy: s.policy } : {}), jwt: s.body.jwt, ...(s.expiresAt ? { expiresAt: s.expiresAt } : {}), paymentResponse: s.paymentResponse,
+      };
+    } catch (err) {
+      if (err instanceof PaymentRefused) return { success: false, errorReason: err.reason, network: r.network, payer: v.payment.payer };
+      throw err;
+    }
+  };
+  const pid = paymentIdentifierOf(p);
+  return pid === undefined ? run() : deps.identifiers.once(scope, pid, fingerprintOf(p, r.id), run);
+}
+
+/** Admits a request of `amount` (default the requirement's price) against a JWT, or says why not. */
+export async function reportUsage(
+  deps: FacilitatorDeps, token: string, requirements: readonly PaymentRequirement[], amount: bigint | undefined,
+): Promise<UsageAnswer> {
+  const byId = new Map(requirements.map((r) => [r.id, r]));
+  const grant = await deps.engine.authorize(token, (c) => byId.get(c.requirementId), amount);
+  return typeof grant === 'string' ? { admitted: false, reason: grant } : { admitted: true, ...grant };
+}
