@@ -19,9 +19,10 @@ const ID = /^[A-Za-z0-9_-]{16,128}$/;
 
 /** The payload's payment identifier; undefined without one; a 400 when it is malformed. */
 export function paymentIdentifierOf(p: PaymentPayload): string | undefined {
-  const ext = p.extensions?.[PAYMENT_IDENTIFIER];
+  const ext: unknown = p.extensions?.[PAYMENT_IDENTIFIER];
   if (ext === undefined) return undefined;
-  const id = (ext)?.info?.id;
+  const info: unknown = typeof ext === 'object' && ext !== null ? (ext as Record<string, unknown>)['info'] : undefined;
+  const id: unknown = typeof info === 'object' && info !== null ? (info as Record<string, unknown>)['id'] : undefined;
   if (typeof id !== 'string' || !ID.test(id)) {
     throw invalid('extensions["payment-identifier"].info.id must be 16 to 128 characters of letters, digits, _ and -');
   }
