@@ -144,7 +144,7 @@ export function registerFacilitatorRoutes(api: Api, ctx: AppContext): void {
       409: { description: 'the URL is registered by another gateway' },
     },
     async handler({ body, res }) {
-      const rs = body.accepts.map((w) => requirementFromWire(w, programId));
+      const rs = body.accepts.map((w) => requirementFromWire({ ...w, resource: body.resource }, programId));
       for (const r of rs) requireOwnGateway(res, r.gateway);
       const accepts = rs.map((r) => acceptedRequirement(r, body.resource));
       const input: ResourceInput = {

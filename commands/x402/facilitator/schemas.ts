@@ -51,11 +51,11 @@ export const usageBodySchema: JsonSchema = {
   properties: {
     jwt: { type: 'string', maxLength: 4096, description: 'the bearer JWT the client presented' },
     paymentRequirements: {
-      oneOf: [wireRequirementSchema, { type: 'array', minItems: 1, maxItems: 16, items: wireRequirementSchema }],
+      anyOf: [wireRequirementSchema, { type: 'array', minItems: 1, maxItems: 16, items: wireRequirementSchema }],
       description: 'the requirements of the resource (one, or all it accepts)',
     },
     amount: {
-      oneOf: [{ type: 'integer', minimum: 0 }, { type: 'string', pattern: '^[0-9]{1,20}$' }],
+      anyOf: [{ type: 'string', pattern: '^[0-9]{1,20}$' }, { type: 'integer', minimum: 0 }],
       description: 'what this request costs in smallest units; x402://payg: default the requirement\'s amount',
     },
   },

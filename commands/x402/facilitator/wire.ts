@@ -8,7 +8,7 @@ import { invalid } from '../../../src/http/errors.js';
 import { base58Key, type JsonSchema } from '../../../src/http/schema.js';
 import { normalizeRequirement, RequirementError, SCHEMES, type PaymentRequirement, type PaymentRequirementInput } from '../requirements.js';
 
-const amount: JsonSchema = { oneOf: [{ type: 'integer', minimum: 0 }, { type: 'string', pattern: '^[0-9]{1,20}$' }] };
+const amount: JsonSchema = { anyOf: [{ type: 'string', pattern: '^[0-9]{1,20}$' }, { type: 'integer', minimum: 0 }] };
 
 export const wireRequirementSchema: JsonSchema = {
   type: 'object',
