@@ -48,7 +48,7 @@ export function paymentRequired(inputs: readonly PaymentRequirementInput[], deps
 
   function refuse(req: Request, res: Response, reason: string): void {
     const resource = `${deps.resourceBase ?? `${req.protocol}://${req.get('host') ?? 'localhost'}`}${req.originalUrl.split('?')[0] ?? ''}`;
-    const accepts = requirements.map((r) => acceptedRequirement(r, resource));
+    const accepts = requirements.map((r) => acceptedRequirement(r, resource, Math.floor(clock.now() / 1000)));
     res.status(402).set('Payment-Required', paymentRequiredHeader(accepts[0]!)).json({
       x402Version: X402_VERSION, accepts, error: reason, code: 'payment_required', success: false, timestamp: clock.now(),
     });

@@ -26,6 +26,14 @@ export interface BuiltPayment {
   createsUserPayment: boolean;
 }
 
+/** x402://upto: the window the 402 answer offered, or one from now of maxTimeoutSeconds. */
+function uptoWindow(a: AcceptedRequirement): { validAfter: number; deadline: number } | undefined {
+  if (a.scheme !== 'x402://upto') return undefined;
+  const now = Math.floor(Date.now() / 1000);
+  const validAfter = a.validAfter ?? now;
+  return { validAfter, deadline: a.deadline ?? validAfter + (a.maxTimeoutSeconds ?? 3600) };
+}
+
 export async function buildPayment(
   accepted: AcceptedRequirement, opts: { wallet: Keypair; rpc: RpcClient; commitment?: Commitment; programId?: string },
 ): Promise<BuiltPayment> {
@@ -50,7 +58,7 @@ export async function buildPayment(
   instructions.push(createPaymentPolicyIx(programId, {
     user: payer, user_payment: userPayment, recipient: r.recipient, token_mint: r.tokenMint, gateway: r.gateway, config,
     payment_policy: policyAddress, fee_payer: payer,
-  }, policyTypeArg(r), r.memo));
+  }, policyTypeArg(r, uptoWindow(accepted)), r.memo));
 
   const { value } = await opts.rpc.call<{ value: { blockhash: string } }>('getLatestBlockhash', [{ commitment }]);
   const message = new TransactionMessage({ payerKey: opts.wallet.publicKey, recentBlockhash: value.blockhash, instructions }).compileToLegacyMessage();

@@ -116,6 +116,8 @@ export const EXISTING_POLICY_SCAN = 100;
 export async function findMatchingPolicy(
   deps: ChainDeps, payer: string, r: PaymentRequirement, nowSeconds: number,
 ): Promise<(AccountRead & { kind: 'found' }) | undefined> {
+  // an upto authorization is single-use: each payment is a new one
+  if (r.scheme === 'x402://upto') return undefined;
   const userPayment = deps.pdas.userPayment(payer, r.tokenMint);
   const up = await chainRead('getAccountInfo', () => readProgramAccount(deps.rpc, userPayment, 'UserPayment', readOpts(deps)));
   if (up.kind !== 'found') return undefined;

@@ -4,6 +4,8 @@
  * transaction is sent, confirmed, and the created policy read back. Then the JWT.
  */
 import type { Clock } from '../../src/app/context.js';
+import type { AccountRead } from '../../infra/solana/accounts.js';
+import { asPolicyType } from '../../src/domain/policy-type.js';
 import type { PolicyCache } from './policy-cache.js';
 import { keyValueHeader, type PaymentRequirement } from './requirements.js';
 import type { SettledResult } from './idempotency.js';
@@ -31,7 +33,7 @@ export async function settlePayment(deps: SettleDeps, r: PaymentRequirement, p: 
   }
   const policy = existing ?? await sendAndRead(deps, r, p);
   deps.policies.prime(policy);
-  const expiresAt = nowSeconds + deps.jwtTtlSeconds;
+  const expiresAt = jwtExpiry(policy, nowSeconds + deps.jwtTtlSeconds);
   const jwt = await issueX402Token(deps.signer, {
     payer: p.payer, policy: policy.address, requirementId: r.id, scheme: r.scheme, network: r.network, tokenMint: r.tokenMint,
   }, expiresAt);
@@ -46,6 +48,12 @@ export async function settlePayment(deps: SettleDeps, r: PaymentRequirement, p: 
     paymentResponse: keyValueHeader(pairs), body: { jwt, message }, payer: p.payer, policy: policy.address, expiresAt,
     ...(reused ? {} : { transaction: p.signature }),
   };
+}
+
+/** An upto authorization's JWT expires at its deadline, when that comes before the usual lifetime. */
+function jwtExpiry(policy: AccountRead & { kind: 'found' }, usual: number): number {
+  const t = asPolicyType(policy.data['policy_type']);
+  return t.kind === 'UpTo' ? Math.min(usual, Number(t.deadline)) : usual;
 }
 
 async function sendAndRead(deps: SettleDeps, r: PaymentRequirement, p: CheckedPayment) {
