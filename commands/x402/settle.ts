@@ -13,6 +13,7 @@ import { readProgramAccount, readProgramAccounts, type AccountRead } from '../..
 import { RpcResponseError, RpcUnavailableError, type RpcClient } from '../../infra/solana/rpc-client.js';
 import type { Commitment } from '../../infra/solana/chain-reader.js';
 import type { PdaDeriver } from '../../src/domain/pda.js';
+import { describeTransactionError, nameCustomErrors } from '../../src/domain/program-errors.js';
 import { asPolicyType, asStatus } from '../../src/domain/policy-type.js';
 import { upstreamUnavailable } from '../../src/http/errors.js';
 import { PAYMENT_MEMO_BYTES } from '../../src/domain/memo.js';
@@ -49,6 +50,20 @@ export async function chainRead<T>(what: string, fn: () => Promise<T>): Promise<
   }
 }
 
+/**
+ * A preflight refusal in the program's words: the simulation's err and logs name the
+ * error (`InsufficientBalance (6007): Insufficient balance for payment`); other RPC errors
+ * keep their message, with any custom error code named.
+ */
+export function refusalText(err: RpcResponseError): string {
+  const sim = err.data as { err?: unknown; logs?: unknown } | undefined;
+  if (sim?.err !== undefined && sim.err !== null) {
+    const logs = Array.isArray(sim.logs) ? sim.logs.filter((l): l is string => typeof l === 'string') : [];
+    return describeTransactionError(sim.err, logs);
+  }
+  return nameCustomErrors(err.message);
+}
+
 /** Sends the transaction; a signature the chain has processed already counts as sent. */
 export async function sendPayment(deps: ChainDeps, p: CheckedPayment): Promise<void> {
   try {
@@ -57,7 +72,7 @@ export async function sendPayment(deps: ChainDeps, p: CheckedPayment): Promise<v
     if (chainDown(err)) throw upstreamUnavailable(`the chain did not answer (sendTransaction): ${(err as Error).message}`);
     if (err instanceof RpcResponseError) {
       if (/already been processed/i.test(err.message)) return;
-      throw new PaymentRefused(`the chain refused the transaction: ${err.message}`);
+      throw new PaymentRefused(`the chain refused the transaction: ${refusalText(err)}`);
     }
     throw err;
   }
@@ -74,7 +89,7 @@ export async function confirmPayment(deps: ChainDeps, signature: string): Promis
     const r = await chainRead('getSignatureStatuses', () =>
       deps.rpc.call<{ value: (SignatureStatus | null)[] }>('getSignatureStatuses', [[signature], { searchTransactionHistory: false }]));
     const s = r.value[0];
-    if (s?.err) throw new PaymentRefused(`the transaction failed on chain: ${JSON.stringify(s.err)}`);
+    if (s?.err) throw new PaymentRefused(`the transaction failed on chain: ${describeTransactionError(s.err)}`);
     if (s?.confirmationStatus && RANK[s.confirmationStatus] >= RANK[deps.commitment]) return;
     if (Date.now() >= deadline) throw upstreamUnavailable(`transaction ${signature} not ${deps.commitment} within ${deps.confirmTimeoutMs} ms; send the same Payment header again to resume`);
     await sleep(delay);

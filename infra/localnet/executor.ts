@@ -12,12 +12,14 @@
 import type { AccountMeta, VersionedMessage } from '@solana/web3.js';
 import bs58 from 'bs58';
 import {
-  COMPUTE_BUDGET_PROGRAM_ID, COMPUTE_UNIT_LIMIT, EVENT_IX_TAG, OTHER_PROGRAM_ID, PROGRAM_ID, SYSTEM_PROGRAM_ID,
+  ASSOCIATED_TOKEN_PROGRAM_ID, COMPUTE_BUDGET_PROGRAM_ID, COMPUTE_UNIT_LIMIT, EVENT_IX_TAG, OTHER_PROGRAM_ID, PROGRAM_ID,
+  SYSTEM_PROGRAM_ID, TOKEN_PROGRAM_ID,
 } from './constants.js';
 import { keyString, pdas } from './keys.js';
 import type { ProgramClock } from './program/context.js';
 import { invokeTributary } from './program/dispatch.js';
 import { createOverlay, type AccountView, type Overlay } from './program/store.js';
+import { runAssociatedTokenProgram, runTokenProgram, runtimeErrorText, TokenFailure } from './token-program.js';
 
 export type TransactionError = { InstructionError: [number, { Custom: number } | string] } | string;
 
@@ -76,8 +78,8 @@ export function executeMessage(base: AccountView, message: VersionedMessage, opt
       units += cost;
       if (outcome.error) {
         logs.push(`Program ${program} consumed ${cost} of ${COMPUTE_UNIT_LIMIT - units + cost} compute units`);
-        logs.push(`Program ${program} failed: custom program error: 0x${outcome.error.code.toString(16)}`);
-        return failed(outer, { Custom: outcome.error.code });
+        logs.push(`Program ${program} failed: ${outcome.error.runtimeText()}`);
+        return failed(outer, outcome.error.runtimeError());
       }
       const innerList: CompiledInnerInstruction[] = [];
       for (const ev of outcome.events) {
@@ -129,6 +131,19 @@ function withIdentity(pending: Pending[]): ExecutedEvent[] {
 /** System transfers, compute-budget no-ops, and the noise program that logs `Program data:` at top level. */
 function runBuiltin(view: Overlay, program: string, metas: AccountMeta[], data: Buffer, logs: string[]): { Custom: number } | string | undefined {
   if (program === COMPUTE_BUDGET_PROGRAM_ID.toBase58()) return undefined;
+  if (program === TOKEN_PROGRAM_ID.toBase58() || program === ASSOCIATED_TOKEN_PROGRAM_ID.toBase58()) {
+    try {
+      if (program === TOKEN_PROGRAM_ID.toBase58()) runTokenProgram(view, metas, data, logs);
+      else runAssociatedTokenProgram(view, metas, data, logs);
+      logs.push(`Program ${program} consumed ${program === TOKEN_PROGRAM_ID.toBase58() ? 4_645 : 21_990} of ${COMPUTE_UNIT_LIMIT} compute units`);
+      return undefined;
+    } catch (err) {
+      if (!(err instanceof TokenFailure)) throw err;
+      if (err.logLine) logs.push(err.logLine);
+      logs.push(`Program ${program} failed: ${runtimeErrorText(err.error)}`);
+      return err.error;
+    }
+  }
   if (program === OTHER_PROGRAM_ID.toBase58()) {
     logs.push('Program log: Instruction: Noise', `Program data: ${data.toString('base64')}`);
     return undefined;
@@ -153,3 +168,4 @@ function runBuiltin(view: Overlay, program: string, metas: AccountMeta[], data: 
   }
   return undefined;
 }
+

@@ -1,36 +1,74 @@
 /**
  * The fixtures file: what a test or a user needs to act on the localnet as any of its
- * actors (secret keys are base58 of the 64-byte ed25519 secret, as Solana CLIs use).
+ * actors (secret keys are base58 of the 64-byte ed25519 secret, as Solana CLIs use), and
+ * each wallet's token accounts with their balances at genesis (base units, decimal strings).
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { PublicKey } from '@solana/web3.js';
 import bs58 from 'bs58';
+import type { Chain } from './chain.js';
 import { PROGRAM_ID, WELL_KNOWN_MINTS, type WellKnownMint } from './constants.js';
 import type { Actors } from './genesis.js';
+import { pdas } from './keys.js';
+import { readTokenAccount } from './spl.js';
+
+export interface FixtureBalance { mint: string; symbol: string; tokenAccount: string; amount: string }
+
+export interface FixtureWallet {
+  publicKey: string;
+  secretKey: string;
+  /** "user": the workload's policy owners; "spare": funded wallets that own nothing; "unfunded": SOL, no tokens */
+  role: 'user' | 'spare' | 'unfunded';
+  /** its associated token accounts at genesis; empty for the unfunded wallet */
+  balances: FixtureBalance[];
+}
 
 export interface LocalnetFixtures {
   programId: string;
   rpcUrl: string;
   wsUrl: string;
   mints: WellKnownMint[];
-  gateways: { address: string; authority: string; authoritySecretKey: string; name: string; feeRecipient: string }[];
-  /** the workload's policy owners (role "user"), then funded wallets that own nothing (role "spare") */
-  wallets: { publicKey: string; secretKey: string; role: 'user' | 'spare' }[];
+  /** config.fee_recipient at genesis: the protocol fee goes to its token accounts */
+  protocolFeeRecipient: string;
+  gateways: {
+    address: string; authority: string; authoritySecretKey: string; name: string; feeRecipient: string; feeBps: number;
+    /** the gateway's execution signer, distinct from the authority */
+    signer: string; signerSecretKey: string;
+  }[];
+  wallets: FixtureWallet[];
 }
 
-export function buildFixtures(actors: Actors, rpcUrl: string, wsUrl: string): LocalnetFixtures {
+function balances(chain: Chain, owner: PublicKey): FixtureBalance[] {
+  const out: FixtureBalance[] = [];
+  for (const m of WELL_KNOWN_MINTS) {
+    const ata = pdas.associatedToken(owner, new PublicKey(m.address));
+    const acc = chain.store.get(ata.toBase58());
+    const t = acc ? readTokenAccount(acc.data) : undefined;
+    if (t) out.push({ mint: m.address, symbol: m.symbol, tokenAccount: ata.toBase58(), amount: t.amount.toString() });
+  }
+  return out;
+}
+
+export function buildFixtures(chain: Chain, actors: Actors, rpcUrl: string, wsUrl: string): LocalnetFixtures {
+  const wallet = (k: { publicKey: PublicKey; secretKey: Uint8Array }, role: FixtureWallet['role']): FixtureWallet => ({
+    publicKey: k.publicKey.toBase58(), secretKey: bs58.encode(k.secretKey), role, balances: balances(chain, k.publicKey),
+  });
   return {
     programId: PROGRAM_ID.toBase58(),
     rpcUrl,
     wsUrl,
     mints: WELL_KNOWN_MINTS.map((m) => ({ ...m })),
+    protocolFeeRecipient: actors.admin.publicKey.toBase58(),
     gateways: actors.gateways.map((g) => ({
       address: g.address.toBase58(), authority: g.authority.publicKey.toBase58(), authoritySecretKey: bs58.encode(g.authority.secretKey),
-      name: g.name, feeRecipient: g.feeRecipient.publicKey.toBase58(),
+      name: g.name, feeRecipient: g.feeRecipient.publicKey.toBase58(), feeBps: g.feeBps,
+      signer: g.signer.publicKey.toBase58(), signerSecretKey: bs58.encode(g.signer.secretKey),
     })),
     wallets: [
-      ...actors.users.map((k) => ({ publicKey: k.publicKey.toBase58(), secretKey: bs58.encode(k.secretKey), role: 'user' as const })),
-      ...actors.spare.map((k) => ({ publicKey: k.publicKey.toBase58(), secretKey: bs58.encode(k.secretKey), role: 'spare' as const })),
+      ...actors.users.map((k) => wallet(k, 'user')),
+      ...actors.spare.map((k) => wallet(k, 'spare')),
+      wallet(actors.unfunded, 'unfunded'),
     ],
   };
 }

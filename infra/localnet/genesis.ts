@@ -17,16 +17,27 @@ import { rentExempt } from './program/encoding.js';
 import { submitTransaction } from './submit.js';
 import { signedTransaction } from './transactions.js';
 
-export interface GatewayActor { authority: Keypair; feeRecipient: Keypair; address: PublicKey; name: string; feeBps: number }
+export interface GatewayActor {
+  authority: Keypair; feeRecipient: Keypair; address: PublicKey; name: string; feeBps: number;
+  /** who executes payments: for the fixture gateways a key distinct from the authority, set in genesis */
+  signer: Keypair;
+}
 
 export interface Actors {
   admin: Keypair;
+  /** the fixture gateways: the service (its scheduler) executes their payments, not the workload */
   gateways: GatewayActor[];
+  /** gateways of the workload's own, which executes their payments itself so the event flow continues */
+  workloadGateways: GatewayActor[];
   /** the workload's policy owners */
   users: Keypair[];
   /** funded wallets that own nothing, for tests and users to act as */
   spare: Keypair[];
+  /** a wallet with SOL and no token accounts at all: payments from it fail with InsufficientBalance */
+  unfunded: Keypair;
   referrers: Keypair[];
+  /** the recipients of the workload's policies */
+  merchants: Keypair[];
 }
 
 const GATEWAYS = [
@@ -34,30 +45,47 @@ const GATEWAYS = [
   { name: 'Borealis Data', feeBps: 200 },
   { name: 'Cobalt API', feeBps: 250 },
 ];
+const WORKLOAD_GATEWAYS = [{ name: 'Delta Workload', feeBps: 150 }];
 export const USER_COUNT = 6;
 const SOL = 1_000_000_000;
+/** whole tokens of every well-known mint in each funded wallet */
+export const FIXTURE_TOKENS = 1_000_000n;
+/** the workload's users pay for thousands of charges a minute: they get far more */
+const WORKLOAD_USER_TOKENS = 1_000_000_000n;
 
 export function deriveActors(seed: string): Actors {
   return {
     admin: deriveKeypair(seed, 'admin'),
     gateways: GATEWAYS.map((g, i) => {
       const authority = deriveKeypair(seed, `gateway-authority-${i}`);
-      return { ...g, authority, feeRecipient: deriveKeypair(seed, `gateway-fee-${i}`), address: pdas.gateway(authority.publicKey) };
+      return {
+        ...g, authority, feeRecipient: deriveKeypair(seed, `gateway-fee-${i}`), address: pdas.gateway(authority.publicKey),
+        signer: deriveKeypair(seed, `fixture-gateway-signer-${i}`),
+      };
+    }),
+    workloadGateways: WORKLOAD_GATEWAYS.map((g, i) => {
+      const authority = deriveKeypair(seed, `workload-gateway-authority-${i}`);
+      return {
+        ...g, authority, signer: authority, feeRecipient: deriveKeypair(seed, `workload-gateway-fee-${i}`), address: pdas.gateway(authority.publicKey),
+      };
     }),
     users: Array.from({ length: USER_COUNT }, (_, i) => deriveKeypair(seed, `user-${i}`)),
     spare: [0, 1].map((i) => deriveKeypair(seed, `wallet-spare-${i}`)),
+    unfunded: deriveKeypair(seed, 'wallet-unfunded'),
     referrers: [0, 1, 2].map((i) => deriveKeypair(seed, `referrer-${i}`)),
+    merchants: [0, 1, 2, 3].map((i) => deriveKeypair(seed, `merchant-${i}`)),
   };
 }
 
-/** SOL and 1,000,000 whole tokens of every well-known mint, in associated token accounts. */
-export function fundWallet(chain: Chain, owner: PublicKey): void {
+/** SOL, and `tokens` whole tokens of every well-known mint in associated token accounts (none when 0). */
+export function fundWallet(chain: Chain, owner: PublicKey, tokens: bigint = FIXTURE_TOKENS): void {
   chain.store.set(owner.toBase58(), { lamports: 1_000 * SOL, owner: SYSTEM_PROGRAM_ID.toBase58(), executable: false, data: Buffer.alloc(0) });
+  if (tokens === 0n) return;
   for (const m of WELL_KNOWN_MINTS) {
     const mint = new PublicKey(m.address);
     chain.store.set(pdas.associatedToken(owner, mint).toBase58(), {
       lamports: rentExempt(TOKEN_ACCOUNT_SIZE), owner: TOKEN_PROGRAM_ID.toBase58(), executable: false,
-      data: encodeTokenAccount({ mint, owner, amount: 1_000_000n * 10n ** BigInt(m.decimals) }),
+      data: encodeTokenAccount({ mint, owner, amount: tokens * 10n ** BigInt(m.decimals) }),
     });
   }
 }
@@ -72,10 +100,12 @@ export function createGenesisAccounts(chain: Chain, actors: Actors): void {
   }
   chain.store.set(PROGRAM_ID.toBase58(), { lamports: 1_141_440, owner: BPF_UPGRADEABLE_LOADER_ID.toBase58(), executable: true, data: Buffer.alloc(36) });
   const wallets = [
-    actors.admin, ...actors.users, ...actors.spare, ...actors.referrers,
-    ...actors.gateways.flatMap((g) => [g.authority, g.feeRecipient]),
+    actors.admin, ...actors.spare, ...actors.referrers, ...actors.merchants,
+    ...[...actors.gateways, ...actors.workloadGateways].flatMap((g) => [g.authority, g.feeRecipient, g.signer]),
   ];
   for (const w of wallets) fundWallet(chain, w.publicKey);
+  for (const u of actors.users) fundWallet(chain, u.publicKey, WORKLOAD_USER_TOKENS);
+  fundWallet(chain, actors.unfunded.publicKey, 0n);
 }
 
 /** initialize + the fixture gateways, the first referral-enabled; throws if any fails (a bug). */
@@ -92,7 +122,7 @@ export function runGenesisTransactions(chain: Chain, actors: Actors): void {
     authority: admin.publicKey, admin: admin.publicKey, config: pdas.config(),
     program_data: deriveKeypair(chain.seed, 'program-data').publicKey,
   })]);
-  for (const g of actors.gateways) {
+  for (const g of [...actors.gateways, ...actors.workloadGateways]) {
     land([], [tributaryIx('create_payment_gateway', {
       admin: admin.publicKey, authority: g.authority.publicKey, gateway: g.address, config: pdas.config(),
       fee_recipient: g.feeRecipient.publicKey,
@@ -106,5 +136,17 @@ export function runGenesisTransactions(chain: Chain, actors: Actors): void {
     land([first.authority], [tributaryIx('update_gateway_referral_settings', {
       gateway: first.address, authority: first.authority.publicKey, config: pdas.config(),
     }, { args: { feature_flags: null, referral_allocation_bps: 1_000, referral_tiers_bps: [6_000, 3_000, 1_000] } })]);
+  }
+  // the fixture gateways execute through a signer of their own, as a merchant delegating to a scheduler does
+  for (const g of actors.gateways) {
+    land([g.authority], [tributaryIx('change_gateway_signer', {
+      authority: g.authority.publicKey, gateway: g.address, new_signer: g.signer.publicKey, config: pdas.config(),
+    })]);
+  }
+  // the workload's own gateway pays referrals (flag 0x01), so their events keep flowing
+  for (const g of actors.workloadGateways) {
+    land([g.authority], [tributaryIx('update_gateway_referral_settings', {
+      gateway: g.address, authority: g.authority.publicKey, config: pdas.config(),
+    }, { args: { feature_flags: 1, referral_allocation_bps: 1_000, referral_tiers_bps: [6_000, 3_000, 1_000] } })]);
   }
 }

@@ -104,7 +104,7 @@ export async function startLocalnet(opts: LocalnetOptions): Promise<Localnet> {
   ref.pubsub = bound.pubsub;
   const rpcUrl = `http://${host}:${bound.port}`;
   const wsUrl = `ws://${host}:${bound.port + 1}`;
-  const fixtures = buildFixtures(actors, rpcUrl, wsUrl);
+  const fixtures = buildFixtures(chain, actors, rpcUrl, wsUrl);
   if (opts.fixturesPath) await writeFixtures(opts.fixturesPath, fixtures);
 
   let last = Date.now();

@@ -2,7 +2,8 @@
 import { PublicKey } from '@solana/web3.js';
 import bs58 from 'bs58';
 import type { Chain } from './chain.js';
-import type { StoredAccount } from './program/store.js';
+import type { AccountView, StoredAccount } from './program/store.js';
+import { parsedTokenData, tokenMethods } from './rpc-tokens.js';
 import { configParam, invalidParams, optionalString, stringParam, type Params } from './rpc-errors.js';
 
 /** Solana reports rentEpoch u64::MAX for rent-exempt accounts. */
@@ -26,9 +27,11 @@ function encodeData(data: Buffer, cfg: Record<string, unknown>): [string, string
   throw invalidParams(`unsupported encoding: ${encoding}`);
 }
 
-export function accountJson(acc: StoredAccount, cfg: Record<string, unknown>): Record<string, unknown> {
+/** An account as the node renders it; under jsonParsed, token accounts and mints come parsed (others as base64). */
+export function accountJson(acc: StoredAccount, cfg: Record<string, unknown>, view?: AccountView): Record<string, unknown> {
+  const parsed = view && cfg.encoding === 'jsonParsed' && !cfg.dataSlice ? parsedTokenData(acc, view) : undefined;
   return {
-    data: encodeData(acc.data, cfg), executable: acc.executable, lamports: acc.lamports, owner: acc.owner,
+    data: parsed ?? encodeData(acc.data, cfg), executable: acc.executable, lamports: acc.lamports, owner: acc.owner,
     rentEpoch: RENT_EPOCH, space: acc.data.length,
   };
 }
@@ -59,7 +62,7 @@ export function accountMethods(chain: Chain): Record<string, (p: Params) => unkn
   const context = (): { slot: number; apiVersion: string } => ({ slot: chain.slot(), apiVersion: '2.1.21' });
   const one = (address: string, cfg: Record<string, unknown>): Record<string, unknown> | null => {
     const acc = chain.store.get(address);
-    return acc ? accountJson(acc, cfg) : null;
+    return acc ? accountJson(acc, cfg, chain.store) : null;
   };
   return {
     getAccountInfo: (p) => ({ context: context(), value: one(pubkeyParam(p[0]), configParam(p, 1)) }),
@@ -78,9 +81,10 @@ export function accountMethods(chain: Chain): Record<string, (p: Params) => unkn
       const out: { pubkey: string; account: Record<string, unknown> }[] = [];
       for (const [pubkey, acc] of chain.store.entries()) {
         if (acc.owner !== owner || !filters.every((f) => f(acc.data))) continue;
-        out.push({ pubkey, account: accountJson(acc, cfg) });
+        out.push({ pubkey, account: accountJson(acc, cfg, chain.store) });
       }
       return cfg.withContext === true ? { context: context(), value: out } : out;
     },
+    ...tokenMethods(chain, (acc, cfg) => accountJson(acc, cfg, chain.store), pubkeyParam),
   };
 }

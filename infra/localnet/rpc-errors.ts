@@ -4,6 +4,11 @@ export class RpcError extends Error {
   constructor(readonly code: number, message: string, readonly data?: unknown) {
     super(message);
   }
+
+  /** the same error worded as the node words it (some params errors say "Invalid param:") */
+  withMessage(message: string): RpcError {
+    return new RpcError(this.code, message, this.data);
+  }
 }
 
 export const PARSE_ERROR = -32700;

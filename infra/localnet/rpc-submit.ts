@@ -12,6 +12,7 @@ import {
   TRANSACTION_SIGNATURE_VERIFICATION_FAILURE, type Params,
 } from './rpc-errors.js';
 import { submitTransaction, type Rejection } from './submit.js';
+import { describeTransactionError } from '../../src/domain/program-errors.js';
 
 function decodeTransaction(encoded: string, encoding: string): VersionedTransaction {
   try {
@@ -38,12 +39,17 @@ function rejection(reason: Rejection): RpcError {
   });
 }
 
-/** "Error processing Instruction 0: custom program error: 0x1770", as the bank words it */
-export function describeError(err: TransactionError): string {
+/**
+ * "Error processing Instruction 0: ProgramPaused (6000): Program is paused (custom program
+ * error: 0x1770)": the bank's wording, with the program's error named as the logs name it.
+ */
+export function describeError(err: TransactionError, logs: readonly string[] = []): string {
   if (typeof err === 'string') return err;
   const [index, detail] = err.InstructionError;
-  const what = typeof detail === 'string' ? detail : `custom program error: 0x${detail.Custom.toString(16)}`;
-  return `Error processing Instruction ${index}: ${what}`;
+  if (typeof detail === 'string') return `Error processing Instruction ${index}: ${detail}`;
+  const raw = `custom program error: 0x${detail.Custom.toString(16)}`;
+  const named = describeTransactionError(err, logs).replace(/ \(instruction \d+\)$/, '');
+  return `Error processing Instruction ${index}: ${named === raw ? raw : `${named} (${raw})`}`;
 }
 
 export function submitMethods(chain: Chain): Record<string, (p: Params) => unknown> {
@@ -57,7 +63,7 @@ export function submitMethods(chain: Chain): Record<string, (p: Params) => unkno
         if (pre.kind === 'rejected') throw rejection(pre.reason);
         const { err, logs, unitsConsumed } = pre.result;
         if (err !== null) {
-          throw new RpcError(SEND_TRANSACTION_PREFLIGHT_FAILURE, `Transaction simulation failed: ${describeError(err)}`, {
+          throw new RpcError(SEND_TRANSACTION_PREFLIGHT_FAILURE, `Transaction simulation failed: ${describeError(err, logs)}`, {
             accounts: null, err, innerInstructions: null, logs, returnData: null, unitsConsumed,
           });
         }

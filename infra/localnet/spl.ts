@@ -1,6 +1,7 @@
 /**
  * SPL Token accounts in their fixed binary layouts: Mint (82 bytes) and Account (165
- * bytes). Clients read mint decimals from these bytes, so they must be exact.
+ * bytes). Clients read mint decimals, balances and delegations from these bytes, so they
+ * must be exact.
  */
 import { PublicKey } from '@solana/web3.js';
 
@@ -22,21 +23,67 @@ export function mintDecimals(data: Buffer): number | undefined {
   return data.length === MINT_SIZE && data[45] === 1 ? data.readUInt8(44) : undefined;
 }
 
-/** mint, owner, amount u64, delegate COption, state u8 (1 = initialized), is_native COption<u64>, delegated_amount, close_authority */
-export function encodeTokenAccount(opts: { mint: PublicKey; owner: PublicKey; amount: bigint }): Buffer {
+export interface MintInfo { authority: PublicKey | null; supply: bigint; decimals: number; freezeAuthority: PublicKey | null }
+
+export function readMint(data: Buffer): MintInfo | undefined {
+  if (data.length !== MINT_SIZE || data[45] !== 1) return undefined;
+  return {
+    authority: data.readUInt32LE(0) === 1 ? new PublicKey(data.subarray(4, 36)) : null,
+    supply: data.readBigUInt64LE(36),
+    decimals: data.readUInt8(44),
+    freezeAuthority: data.readUInt32LE(46) === 1 ? new PublicKey(data.subarray(50, 82)) : null,
+  };
+}
+
+export interface TokenAccount {
+  mint: PublicKey;
+  owner: PublicKey;
+  amount: bigint;
+  delegate: PublicKey | null;
+  delegatedAmount: bigint;
+}
+
+/**
+ * mint 0..32, owner 32..64, amount u64 @64, delegate COption<Pubkey> @72 (tag u32 + key),
+ * state u8 @108 (1 = initialized), is_native COption<u64> @109, delegated_amount u64 @121,
+ * close_authority COption<Pubkey> @129.
+ */
+export function encodeTokenAccount(opts: { mint: PublicKey; owner: PublicKey; amount: bigint; delegate?: PublicKey | null; delegatedAmount?: bigint }): Buffer {
   const b = Buffer.alloc(TOKEN_ACCOUNT_SIZE);
   opts.mint.toBuffer().copy(b, 0);
   opts.owner.toBuffer().copy(b, 32);
   b.writeBigUInt64LE(opts.amount, 64);
+  if (opts.delegate) {
+    b.writeUInt32LE(1, 72);
+    opts.delegate.toBuffer().copy(b, 76);
+    b.writeBigUInt64LE(opts.delegatedAmount ?? 0n, 121);
+  }
   b.writeUInt8(1, 108);
   return b;
 }
 
-export function readTokenAccount(data: Buffer): { mint: PublicKey; owner: PublicKey; amount: bigint } | undefined {
+export function readTokenAccount(data: Buffer): TokenAccount | undefined {
   if (data.length !== TOKEN_ACCOUNT_SIZE || data[108] !== 1) return undefined;
+  const hasDelegate = data.readUInt32LE(72) === 1;
   return {
     mint: new PublicKey(data.subarray(0, 32)),
     owner: new PublicKey(data.subarray(32, 64)),
     amount: data.readBigUInt64LE(64),
+    delegate: hasDelegate ? new PublicKey(data.subarray(76, 108)) : null,
+    delegatedAmount: hasDelegate ? data.readBigUInt64LE(121) : 0n,
   };
+}
+
+/** The decimal string of a base-unit amount, as uiAmountString renders it (no trailing zeros). */
+export function uiAmountString(amount: bigint, decimals: number): string {
+  if (decimals === 0) return amount.toString();
+  const scale = 10n ** BigInt(decimals);
+  const frac = (amount % scale).toString().padStart(decimals, '0').replace(/0+$/, '');
+  return frac ? `${amount / scale}.${frac}` : `${amount / scale}`;
+}
+
+/** Solana's UiTokenAmount: `uiAmount` is the node's own lossy float, kept for wire compatibility. */
+export function uiTokenAmount(amount: bigint, decimals: number): { amount: string; decimals: number; uiAmount: number; uiAmountString: string } {
+  const s = uiAmountString(amount, decimals);
+  return { amount: amount.toString(), decimals, uiAmount: Number(s), uiAmountString: s };
 }

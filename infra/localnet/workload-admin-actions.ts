@@ -18,8 +18,11 @@ const cpi = { eventCpi: true } as const;
 const gatewayAccounts = (g: WlGateway): { authority: typeof g.address; gateway: typeof g.address; config: typeof g.address } =>
   ({ authority: g.authority.publicKey, gateway: g.address, config: pdas.config() });
 
+/** the published fixture gateways keep their terms, fee recipient and signer: tests and the service rely on them */
+const mutable = (env: Parameters<Action>[0]): WlGateway[] => env.model.gateways.filter((g) => g.selfDriven);
+
 export const changeFeeBps: Action = (env) => {
-  const g = env.prng.pick(env.model.gateways);
+  const g = env.prng.pick(mutable(env));
   return {
     label: 'change_gateway_fee_bps', payer: g.authority, signers: [],
     ixs: [tributaryIx('change_gateway_fee_bps', gatewayAccounts(g), { new_fee_bps: env.prng.between(25, 500) }, cpi)],
@@ -27,7 +30,7 @@ export const changeFeeBps: Action = (env) => {
 };
 
 export const changeFeeRecipient: Action = (env) => {
-  const g = env.prng.pick(env.model.gateways);
+  const g = env.prng.pick(mutable(env));
   env.model.counter += 1;
   const next = deriveKeypair(env.chain.seed, `fee-recipient-${env.model.counter}`).publicKey;
   return {
@@ -38,7 +41,7 @@ export const changeFeeRecipient: Action = (env) => {
 };
 
 export const changeSigner: Action = (env) => {
-  const g = env.prng.pick(env.model.gateways);
+  const g = env.prng.pick(mutable(env));
   env.model.counter += 1;
   const next = deriveKeypair(env.chain.seed, `gateway-signer-${env.model.counter}`);
   return {
@@ -58,7 +61,7 @@ export const createExtraGateway: Action = (env) => {
   const authority = deriveKeypair(env.chain.seed, `gateway-extra-${model.counter}`);
   const feeRecipient = deriveKeypair(env.chain.seed, `gateway-extra-fee-${model.counter}`).publicKey;
   const address = pdas.gateway(authority.publicKey);
-  const gw: WlGateway = { address, authority, signer: authority, feeRecipient, fixture: false, referral: false };
+  const gw: WlGateway = { address, authority, signer: authority, feeRecipient, fixture: false, referral: false, selfDriven: true };
   return {
     label: 'create_payment_gateway', payer: model.admin, signers: [],
     ixs: [tributaryIx('create_payment_gateway', {

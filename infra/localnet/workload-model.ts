@@ -12,8 +12,14 @@ import { keyString } from './keys.js';
 
 export interface WlGateway {
   address: PublicKey; authority: Keypair; signer: Keypair; feeRecipient: PublicKey;
-  /** fixture gateways are never deleted: clients rely on them */
+  /** genesis gateways are never deleted: clients rely on them */
   fixture: boolean; referral: boolean;
+  /**
+   * Whether the workload executes this gateway's payments itself. The fixture gateways'
+   * payments are the service's to execute (its scheduler holds their signers); the
+   * workload's own gateways stay self-driven so that the event flow continues.
+   */
+  selfDriven: boolean;
 }
 
 export interface WlUserPayment { address: PublicKey; owner: Keypair; mint: PublicKey; decimals: number }
@@ -77,7 +83,7 @@ export function refreshPolicy(chain: Chain, model: WorkloadModel, policy: WlPoli
 }
 
 export function duePolicies(model: WorkloadModel): WlPolicy[] {
-  const live = new Set(model.gateways.map((g) => keyString(g.address)));
+  const live = new Set(model.gateways.filter((g) => g.selfDriven).map((g) => keyString(g.address)));
   const out: WlPolicy[] = [];
   for (const p of model.policies.values()) {
     if (p.status === 'Active' && p.due !== null && p.due <= model.scheduleNow && live.has(p.gatewayKey)) out.push(p);

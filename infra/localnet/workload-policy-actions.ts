@@ -2,11 +2,12 @@
 import { PublicKey, type AccountMeta } from '@solana/web3.js';
 import { OTHER_PROGRAM_ID, PROGRAM_ID, SYSTEM_PROGRAM_ID, WELL_KNOWN_MINTS } from './constants.js';
 import { tributaryIx, computeUnitLimitIx } from './instructions.js';
-import { pdas } from './keys.js';
+import { keyString, pdas } from './keys.js';
 import { decodeAccount } from './program/encoding.js';
 import { bn, status, zeros, type PolicyStatusName } from './program/model.js';
 import { randomForward, randomMemo, randomPolicyType } from './workload-policies.js';
 import { refreshPolicy, type WlPolicy, type WlUserPayment } from './workload-model.js';
+import { approveIx, createAtaIdempotentIx, U64_MAX } from '../../src/domain/spl-token.js';
 import type { Action, Plan, WorkloadEnv } from './workload-plan.js';
 
 /** the workload's users pay in these (wSOL and mSOL too, for variety of decimals) */
@@ -14,10 +15,19 @@ const WORKLOAD_MINTS = WELL_KNOWN_MINTS.filter((m) => m.symbol !== 'USDC-dev').m
 
 const cpi = { eventCpi: true } as const;
 
-/** mostly the fixture gateways, so that extra ones stay idle enough to be deleted now and then */
+/**
+ * About half on the fixture gateways (whose payments the service executes), most of the
+ * rest on the workload's own gateway, and a few on extra ones, so that those stay idle
+ * enough to be deleted now and then.
+ */
 function pickGateway(env: WorkloadEnv): WorkloadEnv['model']['gateways'][number] {
-  const fixtures = env.model.gateways.filter((g) => g.fixture);
-  return env.prng.pick(env.prng.chance(0.9) && fixtures.length > 0 ? fixtures : env.model.gateways);
+  const { prng, model } = env;
+  const service = model.gateways.filter((g) => g.fixture && !g.selfDriven);
+  const own = model.gateways.filter((g) => g.fixture && g.selfDriven);
+  const r = prng.next();
+  if (r < 0.45 && service.length > 0) return prng.pick(service);
+  if (r < 0.9 && own.length > 0) return prng.pick(own);
+  return prng.pick(model.gateways);
 }
 const prefix = (env: WorkloadEnv): Plan['ixs'] => (env.prng.chance(0.15) ? [computeUnitLimitIx(400_000)] : []);
 
@@ -34,7 +44,9 @@ export const createUserPayment: Action = (env) => {
     ixs: [...prefix(env), tributaryIx('create_user_payment', {
       owner: owner.publicKey, user_payment: address, token_account: pdas.associatedToken(owner.publicKey, mint),
       token_mint: mint, config: pdas.config(), fee_payer: owner.publicKey,
-    }, {}, cpi)],
+    }, {}, cpi),
+    // as the SDK does: the user payment PDA becomes the token account's delegate
+    approveIx(pdas.associatedToken(owner.publicKey, mint).toBase58(), address.toBase58(), owner.publicKey.toBase58(), U64_MAX)],
     after: () => void model.userPayments.set(address.toBase58(), up),
   };
 };
@@ -178,14 +190,22 @@ export function executeDue(env: WorkloadEnv, p: WlPolicy): Plan | undefined {
   const t = decoded.policy_type;
   const amount = 'PayAsYouGo' in t
     ? bn(1 + prng.int(Math.max(1, Math.floor(t.PayAsYouGo.max_chunk_amount.toNumber() / 4))))
-    : 'UpTo' in t && prng.chance(0.5) ? t.UpTo.max_amount.divn(2).addn(1) : null;
+    : 'UpTo' in t ? t.UpTo.max_amount.divn(2).addn(1) : null;
   const ata = (owner: PublicKey): PublicKey => pdas.associatedToken(owner, p.up.mint);
+  const configAcc = env.chain.store.get(pdas.config().toBase58());
+  const protocolFeeRecipient = (configAcc && decodeAccount('ProgramConfig', configAcc.data)?.fee_recipient) ?? env.actors.admin.publicKey;
   const common = {
     fee_payer: gateway.signer.publicKey, payments_delegate: pdas.paymentsDelegate(), user_payment: p.up.address,
     gateway: gateway.address, config: pdas.config(), user_token_account: ata(p.up.owner.publicKey), mint: p.up.mint,
     recipient_token_account: ata(p.recipient), gateway_fee_account: ata(gateway.feeRecipient),
-    protocol_fee_account: ata(env.actors.admin.publicKey),
+    protocol_fee_account: ata(protocolFeeRecipient),
   };
+  // the fee recipients change now and then: their token accounts are created as the SDK does, idempotently
+  const atas = p.kind === 'payment'
+    ? [p.recipient, gateway.feeRecipient, protocolFeeRecipient]
+      .filter((w) => !env.chain.store.get(keyString(ata(w))))
+      .map((w) => createAtaIdempotentIx(gateway.signer.publicKey.toBase58(), w.toBase58(), p.up.mint.toBase58()))
+    : [];
   const referrers: AccountMeta[] = gateway.referral && prng.chance(0.5)
     ? env.actors.referrers.slice(0, prng.between(1, 3)).map((k) => ({ pubkey: k.publicKey, isSigner: false, isWritable: true }))
     : [];
@@ -198,5 +218,5 @@ export function executeDue(env: WorkloadEnv, p: WlPolicy): Plan | undefined {
       pre_validation_pda: PROGRAM_ID, post_validation_pda: PROGRAM_ID, output_mint: p.up.mint,
       intermediate_input_token_account: ata(pdas.paymentsDelegate()), intermediate_output_token_account: ata(pdas.paymentsDelegate()),
     }, { instruction_data: Buffer.from(zeros(prng.between(8, 16)).map(() => prng.int(256))), forward_amount: amount }, { extra, eventCpi: true });
-  return { label: `execute_${p.kind}`, payer: gateway.signer, signers: [], ixs: [...prefix(env), ix], after: () => refreshPolicy(env.chain, model, p) };
+  return { label: `execute_${p.kind}`, payer: gateway.signer, signers: [], ixs: [...prefix(env), ...atas, ix], after: () => refreshPolicy(env.chain, model, p) };
 }

@@ -8,7 +8,6 @@
 import type { Logger } from 'pino';
 import type { Chain } from './chain.js';
 import type { Actors } from './genesis.js';
-import { deriveKeypair } from './keys.js';
 import { createPrng } from './prng.js';
 import { submitTransaction } from './submit.js';
 import { signedTransaction } from './transactions.js';
@@ -72,9 +71,14 @@ export function createWorkload(chain: Chain, actors: Actors, opts: WorkloadOptio
   const prng = createPrng(`workload:${chain.seed}`);
   const model: WorkloadModel = {
     admin: actors.admin,
-    gateways: actors.gateways.map((g, i) => ({
-      address: g.address, authority: g.authority, signer: g.authority, feeRecipient: g.feeRecipient.publicKey, fixture: true, referral: i === 0,
-    })),
+    gateways: [
+      ...actors.gateways.map((g) => ({
+        address: g.address, authority: g.authority, signer: g.signer, feeRecipient: g.feeRecipient.publicKey, fixture: true, referral: false, selfDriven: false,
+      })),
+      ...actors.workloadGateways.map((g) => ({
+        address: g.address, authority: g.authority, signer: g.signer, feeRecipient: g.feeRecipient.publicKey, fixture: true, referral: true, selfDriven: true,
+      })),
+    ],
     userPayments: new Map(),
     policies: new Map(),
     scheduleNow: chain.blockTime(),
@@ -82,7 +86,7 @@ export function createWorkload(chain: Chain, actors: Actors, opts: WorkloadOptio
     programPaused: false,
   };
   const env: WorkloadEnv = {
-    chain, model, prng, actors, merchants: [0, 1, 2, 3].map((i) => deriveKeypair(chain.seed, `merchant-${i}`)),
+    chain, model, prng, actors, merchants: actors.merchants,
   };
   const stats = { transactions: 0, failed: 0, events: 0 };
   let budget = 0;

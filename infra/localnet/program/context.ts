@@ -33,6 +33,8 @@ export interface IxContext {
   remaining: AccountMeta[];
   emit(name: string, data: unknown): void;
   log(message: string): void;
+  /** a log line as it stands (the frames of a CPI into another program) */
+  logRaw(line: string): void;
 }
 
 interface IdlSeed { kind: 'const' | 'account' | 'arg'; value?: number[]; path?: string; account?: string }
@@ -69,6 +71,7 @@ export function createContext(
     remaining: keys.slice(ix.accounts.length),
     emit: (name, data) => void sink.events.push({ name, data }),
     log: (message) => void sink.logs.push(`Program log: ${message}`),
+    logRaw: (line) => void sink.logs.push(line),
   };
 }
 

@@ -16,6 +16,16 @@ export class ProgramError extends Error {
     super(`${errorName}: ${errorMessage}`);
   }
 
+  /** The instruction error the runtime reports for this failure. */
+  runtimeError(): { Custom: number } | string {
+    return { Custom: this.code };
+  }
+
+  /** The runtime's `Program X failed: ...` wording. */
+  runtimeText(): string {
+    return `custom program error: 0x${this.code.toString(16)}`;
+  }
+
   /** The `Program log:` text Anchor prints for this error. */
   logLine(): string {
     const where = this.account ? `caused by account: ${this.account}.` : 'occurred.';
@@ -28,6 +38,8 @@ const FRAMEWORK = {
   InstructionFallbackNotFound: [101, 'Fallback functions are not supported'],
   InstructionDidNotDeserialize: [102, 'The program could not deserialize the given instruction'],
   ConstraintHasOne: [2001, 'A has one constraint was violated'],
+  ConstraintRaw: [2003, 'A raw constraint was violated'],
+  AccountDidNotDeserialize: [3003, 'Failed to deserialize the account'],
   ConstraintSeeds: [2006, 'A seeds constraint was violated'],
   ConstraintAddress: [2012, 'An address constraint was violated'],
   AccountNotEnoughKeys: [3005, 'Not enough account keys given to the instruction'],
@@ -64,5 +76,27 @@ export class AccountInUseError extends ProgramError {
 
   override logLine(): string {
     return `Allocate: account Address { address: ${this.address}, base: None } already in use`;
+  }
+}
+
+/**
+ * A CPI into the token program that failed: the whole instruction fails with the token
+ * program's own error (the program does not wrap it), and Anchor logs nothing of its own.
+ */
+export class CpiError extends ProgramError {
+  constructor(readonly error: { Custom: number } | string, readonly text: string, readonly tokenLog?: string) {
+    super(typeof error === 'string' ? 0 : error.Custom, 'TokenProgramError', text);
+  }
+
+  override runtimeError(): { Custom: number } | string {
+    return this.error;
+  }
+
+  override runtimeText(): string {
+    return this.text;
+  }
+
+  override logLine(): string {
+    return this.tokenLog?.replace(/^Program log: /, '') ?? this.text;
   }
 }

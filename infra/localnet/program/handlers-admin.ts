@@ -8,7 +8,8 @@ import { zeros, type PaymentGateway } from './model.js';
 import { closeAccount, writeProgramAccount } from './store.js';
 
 /** Protocol share of every payment set by initialize (the real program's default). */
-const DEFAULT_PROTOCOL_SHARE_BPS = 50;
+/** initialize sets a protocol share of 20 % of every gateway fee */
+const DEFAULT_PROTOCOL_SHARE_BPS = 2_000;
 
 export function initialize(ctx: IxContext): void {
   const address = ctx.account('config');
@@ -45,7 +46,8 @@ export function createPaymentGateway(ctx: IxContext): void {
   const feeBps = ctx.args.gateway_fee_bps as number;
   const schedulerBps = ctx.args.scheduler_share_bps as number;
   if (feeBps > 10_000 || schedulerBps > 10_000) throw programError('InvalidFeeBps');
-  if (feeBps + config.protocol_share_bps >= 10_000) throw programError('CombinedFeeBpsExceedsMax');
+  // shares of the fee: protocol + scheduler (+ referral, 0 at creation) within 100 %
+  if (config.protocol_share_bps + schedulerBps > 10_000) throw programError('CombinedFeeBpsExceedsMax');
   const authority = ctx.account('authority');
   const feeRecipient = ctx.account('fee_recipient');
   const name = ctx.args.name as number[];
@@ -84,7 +86,7 @@ export function changeGatewayFeeBps(ctx: IxContext): void {
   const gateway = ownGateway(ctx);
   const next = ctx.args.new_fee_bps as number;
   if (next > 10_000) throw programError('InvalidFeeBps');
-  if (next + config.protocol_share_bps >= 10_000) throw programError('CombinedFeeBpsExceedsMax');
+  if (config.protocol_share_bps + gateway.scheduler_share_bps + gateway.referral_allocation_bps > 10_000) throw programError('CombinedFeeBpsExceedsMax');
   saveGateway(ctx, { ...gateway, gateway_fee_bps: next });
   ctx.emit('GatewayFeeBpsChanged', { gateway: ctx.account('gateway'), old_fee_bps: gateway.gateway_fee_bps, new_fee_bps: next });
 }

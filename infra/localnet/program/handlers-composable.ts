@@ -82,7 +82,7 @@ export function executeComposable(ctx: IxContext): void {
   requireKey(ctx.account('mint'), up.token_mint, 'TokenMintMismatch');
   requireChargeable(policy.status);
   const forwardAmount = (ctx.args.forward_amount as BN | null) ?? null;
-  const c = charge(policy.policy_type, policy.payment_count, forwardAmount, ctx.clock.scheduleNow);
+  const c = charge(policy.policy_type, forwardAmount, ctx.clock.scheduleNow);
   const gatewayFee = c.amount.muln(gateway.gateway_fee_bps).divn(10_000);
   const protocolFee = c.amount.muln(config.protocol_share_bps).divn(10_000);
   const output = c.amount.sub(gatewayFee).sub(protocolFee);

@@ -2,9 +2,11 @@
  * When a policy may be charged and how much: the rules of execute_payment and
  * execute_composable, as one pure function of the policy type and the clock.
  */
+import type { PublicKey } from '@solana/web3.js';
 import type BN from 'bn.js';
+import { skipFixed, skipMonths } from './calendar.js';
 import { ProgramError, programError } from './errors.js';
-import { bn, frequencySeconds, type PolicyType } from './model.js';
+import { bn, frequencySeconds, type PaymentFrequency, type PolicyType } from './model.js';
 
 export interface Charge {
   amount: BN;
@@ -14,57 +16,73 @@ export interface Charge {
   completes: boolean;
 }
 
-/** Throws the program's error when the policy cannot be charged now; `paymentCount` is before this payment. */
-export function charge(type: PolicyType, paymentCount: number, requested: BN | null, now: number): Charge | never {
+/** Who calls, for the milestone signer bits (1 = gateway signer, 2 = owner, 3 = recipient). */
+export interface Callers { caller: PublicKey; gatewaySigner: PublicKey; owner: PublicKey; recipient: PublicKey }
+
+const MONTHS: Record<string, number> = { Monthly: 1, Quarterly: 3, SemiAnnually: 6, Annually: 12 };
+
+/** The next due date after a payment at `now`: missed periods are skipped, never charged. */
+export function nextPaymentDue(due: number, frequency: PaymentFrequency, now: number): number {
+  const name = Object.keys(frequency)[0] ?? '';
+  const months = MONTHS[name];
+  if (months !== undefined) return skipMonths(due, now, months);
+  const step = frequencySeconds(frequency);
+  if (step <= 0) throw programError('InvalidFrequency');
+  return skipFixed(due, now, step);
+}
+
+/**
+ * Throws the program's error when the policy cannot be charged now, else the amount and
+ * the advanced schedule (validate_policy_execution then advance_policy of the program).
+ */
+export function charge(type: PolicyType, requested: BN | null, now: number, callers?: Callers): Charge | never {
   if ('Subscription' in type) {
     const s = type.Subscription;
-    if (s.next_payment_due.toNumber() > now) throw programError('PaymentNotDue');
-    const period = frequencySeconds(s.payment_frequency);
-    const next = { Subscription: { ...s, next_payment_due: s.next_payment_due.addn(period) } };
-    const completes = s.max_renewals !== null && paymentCount + 1 >= s.max_renewals;
+    if (now < s.next_payment_due.toNumber()) throw programError('PaymentNotDue');
+    const due = nextPaymentDue(s.next_payment_due.toNumber(), s.payment_frequency, now);
+    const renewals = s.max_renewals === null ? null : Math.max(0, s.max_renewals - 1);
+    const next = { Subscription: { ...s, next_payment_due: bn(due), max_renewals: renewals } };
+    const completes = renewals !== null && (renewals === 0 || !s.auto_renew);
     return { amount: s.amount, next, completes };
   }
   if ('Milestone' in type) {
     const m = type.Milestone;
-    const at = m.milestone_timestamps[m.current_milestone];
-    const amount = m.milestone_amounts[m.current_milestone];
-    if (!at || !amount || m.current_milestone >= m.total_milestones) throw programError('InvalidPolicyStatusTransition');
-    if (at.toNumber() > now) throw programError('PaymentNotDue');
-    const current = m.current_milestone + 1;
-    const next = { Milestone: { ...m, current_milestone: current, escrow_amount: atLeastZero(m.escrow_amount.sub(amount)) } };
-    return { amount, next, completes: current >= m.total_milestones };
+    const idx = m.current_milestone;
+    const amount = m.milestone_amounts[idx];
+    if (idx >= m.total_milestones || !amount) throw programError('PolicyPaused');
+    if ((m.release_condition & 1) !== 0 && now < (m.milestone_timestamps[idx]?.toNumber() ?? 0)) throw programError('PaymentNotDue');
+    if (callers) {
+      const bit = (b: number): boolean => (m.release_condition & b) !== 0;
+      const must = bit(2) ? callers.gatewaySigner : bit(4) ? callers.owner : bit(8) ? callers.recipient : undefined;
+      if (must && !must.equals(callers.caller)) throw programError('Unauthorized');
+    }
+    const current = idx + 1;
+    return { amount, next: { Milestone: { ...m, current_milestone: current } }, completes: current >= m.total_milestones };
   }
   if ('PayAsYouGo' in type) {
     const p = type.PayAsYouGo;
-    if (p.expiry_date !== null && p.expiry_date.toNumber() < now) throw programError('PolicyExpired');
+    const expiry = p.expiry_date?.toNumber() ?? 0;
+    if (expiry > 0 && now > expiry) throw programError('PolicyExpired');
     if (!requested || requested.isZero() || requested.gt(p.max_chunk_amount)) throw programError('InvalidAmount');
-    const period = p.period_length_seconds.toNumber();
-    let start = p.current_period_start.toNumber();
-    let total = p.current_period_total;
-    if (now >= start + period) {
-      start += Math.floor((now - start) / period) * period;
-      total = bn(0);
-    }
-    if (total.add(requested).gt(p.max_amount_per_period)) throw programError('InsufficientDelegatedAmount');
-    const next = { PayAsYouGo: { ...p, current_period_start: bn(start), current_period_total: total.add(requested) } };
-    return { amount: requested, next, completes: false };
+    // a new period starts at the first charge after the old one elapsed, not on a grid
+    const rolled = now >= p.current_period_start.toNumber() + p.period_length_seconds.toNumber();
+    const total = rolled ? requested : p.current_period_total.add(requested);
+    if (total.gt(p.max_amount_per_period)) throw programError('InsufficientDelegatedAmount');
+    const start = rolled ? bn(now) : p.current_period_start;
+    return { amount: requested, next: { PayAsYouGo: { ...p, current_period_start: start, current_period_total: total } }, completes: false };
   }
   if ('OneTime' in type) {
     const o = type.OneTime;
-    if (o.due_date.toNumber() > now) throw programError('PaymentNotDue');
-    if (o.expiry_date !== null && o.expiry_date.toNumber() < now) throw programError('PolicyExpired');
+    if (o.due_date.toNumber() > 0 && now < o.due_date.toNumber()) throw programError('PaymentNotDue');
+    if (o.expiry_date !== null && now > o.expiry_date.toNumber()) throw programError('PolicyExpired');
     return { amount: o.amount, next: type, completes: true };
   }
   const u = type.UpTo;
-  if (u.valid_after.toNumber() > now) throw programError('PaymentNotDue');
-  if (u.deadline.toNumber() < now) throw programError('PolicyExpired');
-  const amount = requested ?? u.max_amount;
-  if (amount.isZero() || amount.gt(u.max_amount)) throw programError('InvalidAmount');
-  return { amount, next: type, completes: true };
-}
-
-function atLeastZero(v: BN): BN {
-  return v.isNeg() ? bn(0) : v;
+  // zero is a valid amount for UpTo: the payee settles for nothing
+  if (!requested || requested.gt(u.max_amount)) throw programError('InvalidAmount');
+  if (u.valid_after.toNumber() > 0 && now < u.valid_after.toNumber()) throw programError('PaymentNotDue');
+  if (now >= u.deadline.toNumber()) throw programError('PolicyExpired');
+  return { amount: requested, next: type, completes: true };
 }
 
 /** Creation rules: amounts positive, frequencies and windows sane; returns the type as stored. */

@@ -1,0 +1,191 @@
+/**
+ * The SPL Token program and the Associated Token Account program, as far as payments
+ * need them: transfer, transfer_checked, approve, approve_checked, revoke, and ATA
+ * create / create-idempotent. Checks come in the order the real programs make them, and
+ * failures carry the real error numbers (TokenError::InsufficientFunds = 0x1, ...), so a
+ * wallet or the service reads the same outcome as on a real cluster.
+ */
+import { PublicKey, type AccountMeta } from '@solana/web3.js';
+import { TOKEN_PROGRAM_ID } from './constants.js';
+import { keyString, pdas } from './keys.js';
+import { rentExempt } from './program/encoding.js';
+import type { AccountView } from './program/store.js';
+import { encodeTokenAccount, readMint, readTokenAccount, TOKEN_ACCOUNT_SIZE, type TokenAccount } from './spl.js';
+
+/** What an instruction of a builtin program fails with, as the runtime reports it. */
+export type BuiltinError = { Custom: number } | string;
+
+/** spl_token::error::TokenError numbers and the text the program logs for them */
+export const TOKEN_ERRORS = {
+  InsufficientFunds: [1, 'insufficient funds'],
+  MintMismatch: [3, 'Account not associated with this Mint'],
+  OwnerMismatch: [4, 'owner does not match'],
+  MintDecimalsMismatch: [18, 'decimals different from the Mint decimals'],
+} as const;
+export type TokenErrorName = keyof typeof TOKEN_ERRORS;
+
+export class TokenFailure extends Error {
+  constructor(readonly error: BuiltinError, readonly logLine?: string) {
+    super(typeof error === 'string' ? error : `custom program error: 0x${error.Custom.toString(16)}`);
+  }
+}
+
+const tokenError = (name: TokenErrorName): TokenFailure => {
+  const [code, text] = TOKEN_ERRORS[name];
+  return new TokenFailure({ Custom: code }, `Program log: Error: ${text}`);
+};
+
+const TOKEN = TOKEN_PROGRAM_ID.toBase58();
+
+export function loadTokenAccount(view: AccountView, address: PublicKey): TokenAccount {
+  const acc = view.get(keyString(address));
+  if (!acc || acc.owner !== TOKEN) throw new TokenFailure(acc ? 'IncorrectProgramId' : 'InvalidAccountData');
+  const parsed = readTokenAccount(acc.data);
+  if (!parsed) throw new TokenFailure('UninitializedAccount');
+  return parsed;
+}
+
+export function saveTokenAccount(view: AccountView, address: PublicKey, t: TokenAccount): void {
+  const prior = view.get(keyString(address));
+  view.set(keyString(address), {
+    lamports: prior?.lamports ?? rentExempt(TOKEN_ACCOUNT_SIZE), owner: TOKEN, executable: false, data: encodeTokenAccount(t),
+  });
+}
+
+/**
+ * Moves `amount` from `source` to `destination` on the authority of `authority` (the
+ * owner, or the delegate within its delegated amount, which the transfer uses up).
+ * `signed` says whether the authority signed (a PDA signs through invoke_signed).
+ */
+export function tokenTransfer(
+  view: AccountView, source: PublicKey, destination: PublicKey, authority: PublicKey, amount: bigint, signed: boolean,
+  expect?: { mint: PublicKey; decimals: number },
+): void {
+  const src = loadTokenAccount(view, source);
+  const dst = loadTokenAccount(view, destination);
+  if (src.amount < amount) throw tokenError('InsufficientFunds');
+  if (!src.mint.equals(dst.mint)) throw tokenError('MintMismatch');
+  if (expect) {
+    if (!expect.mint.equals(src.mint)) throw tokenError('MintMismatch');
+    const mint = view.get(keyString(expect.mint));
+    if (mint && readMint(mint.data)?.decimals !== expect.decimals) throw tokenError('MintDecimalsMismatch');
+  }
+  let next: TokenAccount = src;
+  if (src.delegate && src.delegate.equals(authority) && !src.owner.equals(authority)) {
+    if (!signed) throw new TokenFailure('MissingRequiredSignature');
+    if (src.delegatedAmount < amount) throw tokenError('InsufficientFunds');
+    const left = src.delegatedAmount - amount;
+    next = { ...src, delegatedAmount: left, delegate: left === 0n ? null : src.delegate };
+  } else {
+    if (!src.owner.equals(authority)) throw tokenError('OwnerMismatch');
+    if (!signed) throw new TokenFailure('MissingRequiredSignature');
+  }
+  if (source.equals(destination)) return;
+  saveTokenAccount(view, source, { ...next, amount: next.amount - amount });
+  const after = loadTokenAccount(view, destination);
+  saveTokenAccount(view, destination, { ...after, amount: after.amount + amount });
+}
+
+function approve(view: AccountView, source: PublicKey, delegate: PublicKey, owner: AccountMeta, amount: bigint): void {
+  const src = loadTokenAccount(view, source);
+  if (!src.owner.equals(owner.pubkey)) throw tokenError('OwnerMismatch');
+  if (!owner.isSigner) throw new TokenFailure('MissingRequiredSignature');
+  saveTokenAccount(view, source, { ...src, delegate, delegatedAmount: amount });
+}
+
+function revoke(view: AccountView, source: PublicKey, authority: AccountMeta): void {
+  const src = loadTokenAccount(view, source);
+  const ok = src.owner.equals(authority.pubkey) || (src.delegate?.equals(authority.pubkey) ?? false);
+  if (!ok) throw tokenError('OwnerMismatch');
+  if (!authority.isSigner) throw new TokenFailure('MissingRequiredSignature');
+  saveTokenAccount(view, source, { ...src, delegate: null, delegatedAmount: 0n });
+}
+
+const NAMES: Record<number, string> = { 3: 'Transfer', 4: 'Approve', 5: 'Revoke', 12: 'TransferChecked', 13: 'ApproveChecked' };
+
+/** One top-level instruction of the token program; pushes its `Program log:` lines. */
+export function runTokenProgram(view: AccountView, metas: AccountMeta[], data: Buffer, logs: string[]): void {
+  const tag = data[0];
+  const name = tag === undefined ? undefined : NAMES[tag];
+  if (!name) throw new TokenFailure('InvalidInstructionData');
+  logs.push(`Program log: Instruction: ${name}`);
+  const key = (i: number): AccountMeta => {
+    const m = metas[i];
+    if (!m) throw new TokenFailure('NotEnoughAccountKeys');
+    return m;
+  };
+  const amount = (): bigint => {
+    if (data.length < 9) throw new TokenFailure('InvalidInstructionData');
+    return data.readBigUInt64LE(1);
+  };
+  const decimals = (): number => {
+    if (data.length < 10) throw new TokenFailure('InvalidInstructionData');
+    return data.readUInt8(9);
+  };
+  switch (tag ?? -1) {
+    case 3: return tokenTransfer(view, key(0).pubkey, key(1).pubkey, key(2).pubkey, amount(), key(2).isSigner);
+    case 12: return tokenTransfer(view, key(0).pubkey, key(2).pubkey, key(3).pubkey, amount(), key(3).isSigner, { mint: key(1).pubkey, decimals: decimals() });
+    case 4: return approve(view, key(0).pubkey, key(1).pubkey, key(2), amount());
+    case 13: {
+      const src = loadTokenAccount(view, key(0).pubkey);
+      if (!src.mint.equals(key(1).pubkey)) throw tokenError('MintMismatch');
+      const mint = view.get(keyString(key(1).pubkey));
+      if (mint && readMint(mint.data)?.decimals !== decimals()) throw tokenError('MintDecimalsMismatch');
+      return approve(view, key(0).pubkey, key(2).pubkey, key(3), amount());
+    }
+    case 5: return revoke(view, key(0).pubkey, key(1));
+    default: throw new TokenFailure('InvalidInstructionData');
+  }
+}
+
+/**
+ * The ATA program: data empty or [0] = Create, [1] = CreateIdempotent. Accounts: funder
+ * (signer, pays the rent), the ATA, the wallet, the mint, the system and token programs.
+ */
+export function runAssociatedTokenProgram(view: AccountView, metas: AccountMeta[], data: Buffer, logs: string[]): void {
+  const mode = data.length === 0 ? 0 : data[0];
+  if (mode !== 0 && mode !== 1) throw new TokenFailure('InvalidInstructionData');
+  logs.push(`Program log: ${mode === 1 ? 'CreateIdempotent' : 'Create'}`);
+  const [funder, ata, wallet, mint] = metas;
+  if (!funder || !ata || !wallet || !mint) throw new TokenFailure('NotEnoughAccountKeys');
+  if (!pdas.associatedToken(wallet.pubkey, mint.pubkey).equals(ata.pubkey)) {
+    logs.push('Program log: Error: Associated address does not match seed derivation');
+    throw new TokenFailure('InvalidSeeds');
+  }
+  const existing = view.get(keyString(ata.pubkey));
+  if (existing) {
+    const t = existing.owner === TOKEN ? readTokenAccount(existing.data) : undefined;
+    if (mode === 1 && t && t.owner.equals(wallet.pubkey) && t.mint.equals(mint.pubkey)) return;
+    if (mode === 1) throw new TokenFailure({ Custom: 0 }, 'Program log: Error: Associated token account owner does not match address derivation');
+    throw new TokenFailure({ Custom: 0 }, `Allocate: account Address { address: ${keyString(ata.pubkey)}, base: None } already in use`);
+  }
+  const mintAcc = view.get(keyString(mint.pubkey));
+  if (!mintAcc || mintAcc.owner !== TOKEN || !readMint(mintAcc.data)) throw new TokenFailure('IncorrectProgramId');
+  if (!funder.isSigner) throw new TokenFailure('MissingRequiredSignature');
+  const rent = rentExempt(TOKEN_ACCOUNT_SIZE);
+  const payer = view.get(keyString(funder.pubkey));
+  if (!payer || payer.lamports < rent) {
+    logs.push(`Transfer: insufficient lamports ${payer?.lamports ?? 0}, need ${rent}`);
+    throw new TokenFailure({ Custom: 1 });
+  }
+  view.set(keyString(funder.pubkey), { ...payer, lamports: payer.lamports - rent });
+  logs.push('Program log: Initialize the associated token account');
+  view.set(keyString(ata.pubkey), {
+    lamports: rent, owner: TOKEN, executable: false, data: encodeTokenAccount({ mint: mint.pubkey, owner: wallet.pubkey, amount: 0n }),
+  });
+}
+
+/** The runtime's wording of an instruction error, as in `Program X failed: ...` lines. */
+export function runtimeErrorText(e: { Custom: number } | string): string {
+  if (typeof e !== 'string') return `custom program error: 0x${e.Custom.toString(16)}`;
+  const words: Record<string, string> = {
+    MissingRequiredSignature: 'missing required signature for instruction',
+    InvalidAccountData: 'invalid account data for instruction',
+    InvalidInstructionData: 'invalid instruction data',
+    NotEnoughAccountKeys: 'insufficient account keys for instruction',
+    IncorrectProgramId: 'incorrect program id for instruction',
+    InvalidSeeds: 'Provided seeds do not result in a valid address',
+    UninitializedAccount: 'instruction requires an initialized account',
+  };
+  return words[e] ?? e;
+}
