@@ -1,9 +1,9 @@
 /**
- * Who may sign in for a gateway: its authority and its signer. The contract a source
- * must meet (the read model today; a chain read could meet it too): undefined when the
+ * Who may sign in for a gateway: its authority and its signer, while the gateway is
+ * active. The contract a source must meet (the chain, the read model): undefined when the
  * gateway does not exist or was deleted; an upstream_unavailable AppError when the
  * source cannot answer.
  */
-export interface GatewayKeys { authority: string; signer: string }
+export interface GatewayKeys { authority: string; signer: string; active: boolean }
 
 export type GatewayLookup = (address: string) => Promise<GatewayKeys | undefined>;

@@ -1,13 +1,15 @@
 /**
- * Sign-in challenges in Redis, shared by every node. The verify request carries only
- * the signer and the signature (SPEC.md), not the nonce, so each gateway has one sorted
- * set of outstanding nonces (score = expiry, unix ms): verification tries the live ones,
- * newest first, and consumes the one that matches with ZREM, which returns 1 to exactly
- * one caller across all nodes: a nonce is used once.
+ * Sign-in challenges in Redis, shared by every node. Each nonce is a key of its own,
+ * expiring with it, so a flood of challenges cannot evict a nonce a gateway is about to
+ * sign (the per-IP and per-gateway limits bound how many there are). Consuming one is a
+ * DEL, which returns 1 to exactly one caller across all nodes: a nonce is used once.
  *
- * Keys: `<prefix>gw-auth:<gateway>` (ZSET nonce → expiresAt ms), expiring with the last nonce.
- * At most MAX_OUTSTANDING nonces per gateway are kept (those expiring first are dropped),
- * which bounds both memory and the signatures a verification may have to try.
+ * A client that does not name the nonce it signed (SPEC.md's verify body has none) gets
+ * its signature tried against the gateway's newest nonce only: one sorted set per gateway
+ * (score = expiry, unix ms), bounded to MAX_OUTSTANDING, remembers the order.
+ *
+ * Keys: `<prefix>gw-auth:<gateway>:<nonce>` (the nonce, with its TTL) and
+ * `<prefix>gw-auth:<gateway>` (ZSET nonce → expiresAt ms), expiring with the last nonce.
  */
 import { randomBytes } from 'node:crypto';
 import bs58 from 'bs58';
@@ -19,31 +21,42 @@ export interface Challenge { nonce: string; gateway: string; expiresAt: number }
 
 export interface NonceStore {
   issue(gateway: string, nowMs: number): Promise<Challenge>;
-  /** live nonces of the gateway, newest first */
-  live(gateway: string, nowMs: number): Promise<string[]>;
+  /** the gateway's newest live nonce, if any */
+  newest(gateway: string, nowMs: number): Promise<string | undefined>;
+  /** true while the nonce is outstanding (issued, not expired by the clock or Redis, not used) */
+  outstanding(gateway: string, nonce: string, nowMs: number): Promise<boolean>;
   /** true for the one caller that consumed it */
   consume(gateway: string, nonce: string): Promise<boolean>;
 }
 
 export function createNonceStore(redis: Redis, prefix: string, ttlSeconds: number): NonceStore {
-  const key = (gateway: string): string => `${prefix}gw-auth:${gateway}`;
+  const order = (gateway: string): string => `${prefix}gw-auth:${gateway}`;
+  const one = (gateway: string, nonce: string): string => `${prefix}gw-auth:${gateway}:${nonce}`;
   return {
     async issue(gateway, nowMs) {
       const nonce = bs58.encode(randomBytes(32));
       const expiresAt = nowMs + ttlSeconds * 1000;
       await redis.multi()
-        .zremrangebyscore(key(gateway), '-inf', nowMs)
-        .zadd(key(gateway), expiresAt, nonce)
-        .zremrangebyrank(key(gateway), 0, -(MAX_OUTSTANDING + 1))
-        .pexpire(key(gateway), ttlSeconds * 1000)
+        .set(one(gateway, nonce), String(expiresAt), 'PX', ttlSeconds * 1000)
+        .zremrangebyscore(order(gateway), '-inf', nowMs)
+        .zadd(order(gateway), expiresAt, nonce)
+        .zremrangebyrank(order(gateway), 0, -(MAX_OUTSTANDING + 1))
+        .pexpire(order(gateway), ttlSeconds * 1000)
         .exec();
       return { nonce, gateway, expiresAt };
     },
-    async live(gateway, nowMs) {
-      return redis.zrevrangebyscore(key(gateway), '+inf', `(${nowMs}`);
+    async newest(gateway, nowMs) {
+      const [n] = await redis.zrevrangebyscore(order(gateway), '+inf', `(${nowMs}`, 'LIMIT', 0, 1);
+      return n;
+    },
+    async outstanding(gateway, nonce, nowMs) {
+      if (nonce.length > 128) return false;
+      const expiresAt = await redis.get(one(gateway, nonce));
+      return expiresAt !== null && Number(expiresAt) > nowMs;
     },
     async consume(gateway, nonce) {
-      return (await redis.zrem(key(gateway), nonce)) === 1;
+      const [[, deleted] = []] = (await redis.multi().del(one(gateway, nonce)).zrem(order(gateway), nonce).exec()) ?? [];
+      return deleted === 1;
     },
   };
 }

@@ -31,6 +31,7 @@ export const verifyBodySchema: JsonSchema = {
   required: ['signer', 'signature'],
   additionalProperties: false,
   properties: {
+    nonce: { type: 'string', minLength: 1, maxLength: 128, description: 'the nonce that was signed (from the challenge). Recommended: without it only the gateway\'s newest outstanding nonce is tried' },
     signer: { ...base58Key, description: 'base58 public key of the gateway authority or of its signer' },
     signature: {
       type: 'array', minItems: 64, maxItems: 64,
@@ -76,7 +77,7 @@ export function registerGatewayAuthRoutes(api: Api, ctx: AppContext, lookup: Gat
       return { body: await createChallenge(deps, params.gateway) };
     },
   });
-  api.route<Record<string, never>, { gateway: string }, { signer: string; signature: number[] }>({
+  api.route<Record<string, never>, { gateway: string }, { signer: string; signature: number[]; nonce?: string }>({
     method: 'post',
     path: '/v1/gateway/:gateway/auth/verify',
     summary: 'Gateway sign-in, step 2: the signed nonce for a gateway JWT',
@@ -87,7 +88,7 @@ export function registerGatewayAuthRoutes(api: Api, ctx: AppContext, lookup: Gat
       200: { description: 'gateway JWT', schema: gatewayTokenSchema },
       400: { description: 'malformed gateway, signer or signature' },
       401: { description: 'signature matches no outstanding nonce: bad, reused or expired' },
-      403: { description: 'signer is neither the gateway authority nor its signer' },
+      403: { description: 'signer is neither the gateway authority nor its signer, or the gateway is inactive' },
       404: { description: 'unknown gateway' },
     },
     async handler({ params, body }) {

@@ -1,9 +1,12 @@
 /**
  * Gateway sign-in: a challenge nonce, then an ed25519 signature over its UTF-8 bytes by
- * the gateway's authority or its signer, exchanged for a gateway JWT.
+ * the gateway's authority or its signer, exchanged for a gateway JWT. An inactive gateway
+ * cannot sign in. Verification is strict (infra/crypto/ed25519.ts: RFC 8032, small-order
+ * keys refused, so a cleared all-zero signer signs nothing) and happens once per request:
+ * the client names the nonce it signed; without it, the gateway's newest nonce is tried.
  */
-import * as ed from '@noble/ed25519';
 import bs58 from 'bs58';
+import { verifyStrict } from '../../infra/crypto/ed25519.js';
 import { AppError, forbidden, invalid, notFound } from '../../src/http/errors.js';
 import { GATEWAY_ROLE } from '../../src/auth/gateway-token.js';
 import type { KeyRing } from '../keys/key-ring.js';
@@ -34,6 +37,7 @@ async function gatewayKeys(deps: SignInDeps, gateway: string) {
   decodePublicKey(gateway, 'gateway');
   const keys = await deps.lookup(gateway);
   if (!keys) throw notFound(`unknown gateway ${gateway}`);
+  if (!keys.active) throw forbidden(`gateway ${gateway} is inactive`);
   return keys;
 }
 
@@ -42,20 +46,12 @@ export async function createChallenge(deps: SignInDeps, gateway: string): Promis
   return deps.nonces.issue(gateway, deps.now());
 }
 
-async function signatureValid(signature: Uint8Array, message: Uint8Array, publicKey: Uint8Array): Promise<boolean> {
-  try {
-    return await ed.verifyAsync(signature, message, publicKey);
-  } catch {
-    return false; // a signature that is not a valid encoding is simply not valid
-  }
-}
-
 export interface GatewayToken { token: string; expiresIn: number }
 
 export async function verifyChallenge(
   deps: SignInDeps,
   gateway: string,
-  input: { signer: string; signature: readonly number[] },
+  input: { signer: string; signature: readonly number[]; nonce?: string },
 ): Promise<GatewayToken> {
   const keys = await gatewayKeys(deps, gateway);
   const signerKey = decodePublicKey(input.signer, 'signer');
@@ -64,10 +60,9 @@ export async function verifyChallenge(
     throw forbidden('signer is neither the gateway authority nor its signer');
   }
   const signature = Uint8Array.from(input.signature);
-  const enc = new TextEncoder();
-  for (const nonce of await deps.nonces.live(gateway, deps.now())) {
-    if (!(await signatureValid(signature, enc.encode(nonce), signerKey))) continue;
-    if (!(await deps.nonces.consume(gateway, nonce))) break; // consumed a moment ago by another request
+  const nonce = input.nonce ?? await deps.nonces.newest(gateway, deps.now());
+  if (nonce !== undefined && await deps.nonces.outstanding(gateway, nonce, deps.now()) && verifyStrict(signature, new TextEncoder().encode(nonce), signerKey)
+    && await deps.nonces.consume(gateway, nonce)) { // false: consumed a moment ago by another request
     const now = Math.floor(deps.now() / 1000);
     const { token } = await deps.ring.sign(
       { role: GATEWAY_ROLE, signer: input.signer },

@@ -8,11 +8,10 @@ import type { Api } from '../../src/http/routes.js';
 import type { RouteModule } from '../../src/http/app.js';
 import { registerJwksRoutes } from '../../queries/jwks/routes.js';
 import { registerMerchantRoutes } from '../../queries/merchant/routes.js';
-import { chainFirstGatewayLookup, chainGatewayLookup, readModelGatewayLookup } from '../../queries/merchant/gateways.js';
-import { createRpcClient } from '../../infra/solana/rpc-client.js';
 import { readModelMerchantPolicies, type MerchantPolicies } from '../../queries/merchant/policies.js';
 import type { GatewayLookup } from '../gateway-auth/gateway-lookup.js';
 import { registerGatewayAuthRoutes } from '../gateway-auth/routes.js';
+import { defaultGatewayLookup } from '../gateway-auth/current-keys.js';
 import { registerTokenRoutes } from '../tokens/routes.js';
 import { keyRingOf } from './key-ring.js';
 import { registerKeyAdminRoutes } from './routes.js';
@@ -22,13 +21,6 @@ export interface SigningRoutesOptions {
   merchantPolicies?: (ctx: AppContext) => MerchantPolicies;
 }
 
-/** The chain (PaymentGateway account) first; the gateways read model when the chain does not answer. */
-export function defaultGatewayLookup(ctx: AppContext): GatewayLookup {
-  const { solana } = ctx.config;
-  const rpc = createRpcClient({ url: solana.rpcUrl, timeoutMs: solana.rpcTimeoutMs });
-  const chain = chainGatewayLookup(rpc, { programId: solana.programId, commitment: solana.commitment });
-  return chainFirstGatewayLookup(chain, readModelGatewayLookup(ctx.dbRead), ctx.logger);
-}
 
 export function signingRoutes(opts: SigningRoutesOptions = {}): RouteModule {
   return (api: Api, ctx: AppContext) => {

@@ -6,7 +6,9 @@
  *
  * validUntil: until when the policy, by its own terms, is known to hold without another
  * on-chain event; null when its terms set no end (the token cap then applies):
- *   Subscription  next payment due (paid through then); when due already, DUE_GRACE_SECONDS
+ *   Subscription  next payment due + SUBSCRIPTION_GRACE_SECONDS (access follows payment);
+ *                 once that has passed the claim says paymentStanding "overdue" and lasts
+ *                 DUE_GRACE_SECONDS, long enough to be read, not to be honoured
  *   Milestone     the next milestone's time; when due already, DUE_GRACE_SECONDS
  *   PayAsYouGo    expiry_date, else null
  *   OneTime       expiry_date, else null
@@ -42,6 +44,11 @@ export interface SubscriptionClaim extends ClaimBase {
   /** null when unlimited */
   renewalsRemaining: number | null;
   nextPaymentDue: number;
+  /**
+   * paid: next payment not due yet; due: due, within SUBSCRIPTION_GRACE_SECONDS;
+   * overdue: past the grace period, not to be honoured as access
+   */
+  paymentStanding: 'paid' | 'due' | 'overdue';
 }
 export interface MilestoneClaim extends ClaimBase {
   variant: 'Milestone';
@@ -98,8 +105,14 @@ export interface ActivePolicy {
 const n = (s: string): number => Number(s);
 const dueOr = (at: number, now: number): number => (at > now ? at : now + DUE_GRACE_SECONDS);
 
+/** How a subscription stands at `now`: paid through, due within the grace period, or overdue. */
+export function subscriptionStanding(nextPaymentDue: number, now: number, graceSeconds: number): 'paid' | 'due' | 'overdue' {
+  if (nextPaymentDue > now) return 'paid';
+  return nextPaymentDue + graceSeconds > now ? 'due' : 'overdue';
+}
+
 /** The claim of an Active policy at `now` (unix s), or undefined when its terms have ended. */
-export function policyClaim(p: ActivePolicy, now: number): PolicyClaim | undefined {
+export function policyClaim(p: ActivePolicy, now: number, subscriptionGraceSeconds = 0): PolicyClaim | undefined {
   const base = {
     address: p.address, gateway: p.gateway, recipient: p.recipient, tokenMint: p.tokenMint,
     trackingId: p.trackingId, status: 'Active' as const, totalPaid: p.totalPaid, paymentCount: p.paymentCount,
@@ -109,11 +122,13 @@ export function policyClaim(p: ActivePolicy, now: number): PolicyClaim | undefin
   switch (t.kind) {
     case 'Subscription': {
       const due = n(t.next_payment_due);
+      const standing = subscriptionStanding(due, now, subscriptionGraceSeconds);
       claim = {
         ...base, variant: 'Subscription', amount: t.amount, paymentFrequency: frequencyName(t.payment_frequency),
         frequencySeconds: frequencySeconds(t.payment_frequency).toString(), autoRenew: t.auto_renew, maxRenewals: t.max_renewals,
         renewalsRemaining: t.max_renewals === null ? null : Math.max(0, t.max_renewals - p.paymentCount),
-        nextPaymentDue: due, validUntil: dueOr(due, now),
+        nextPaymentDue: due, paymentStanding: standing,
+        validUntil: standing === 'overdue' ? now + DUE_GRACE_SECONDS : due + subscriptionGraceSeconds,
       };
       break;
     }

@@ -4,8 +4,16 @@
  * payment (its transaction signature, found in the archive), get a JWT bound to the
  * wallet that carries the proof.
  *
+ * The wallet must be proven (wallet-proof.ts): `nonce` from POST /v1/tokens/challenge and
+ * `signature`, the wallet's ed25519 signature of it. With transactionSignature, the
+ * payment must be the proven wallet's. Only proven requests count against the wallet's
+ * limit, so nobody can spend a victim's budget; the per-IP limit (the standard one) runs
+ * before anything else. TOKENS_REQUIRE_WALLET_PROOF=false restores the open behaviour.
+ *
  * Errors (all in the error envelope):
  *   400 invalid input (neither wallet nor signature; a trackingId longer than 64 bytes)
+ *   401 proof_required: no nonce and signature; unauthorized: the nonce unknown, expired,
+ *       used, or another wallet's, or the signature not the wallet's
  *   404 the signature names no PaymentRecord (of this wallet, matching the filters) in
  *       the index, or the payment is older than TOKEN_PAYMENT_MAX_AGE_SECONDS
  *   403 no Active policy matches, and no payment proof was given
@@ -15,10 +23,11 @@
 import type { Response } from 'express';
 import type { Db } from '../../infra/postgres/database.js';
 import type { RateLimit } from '../../infra/redis/rate-limit.js';
-import { AppError, forbidden, invalid, notFound, upstreamUnavailable } from '../../src/http/errors.js';
+import { AppError, forbidden, invalid, notFound, proofRequired, upstreamUnavailable } from '../../src/http/errors.js';
 import { trackingIdToMemo, PAYMENT_MEMO_BYTES } from '../../src/domain/memo.js';
 import type { KeyRing } from '../keys/key-ring.js';
 import { policyClaim, tokenExpiry, type PaymentRecordClaim, type PolicyClaim } from './claims.js';
+import { proveWallet, type WalletChallenges } from './wallet-proof.js';
 import { activePolicies, MAX_LAST_PAYMENTS, MAX_POLICY_CLAIMS, paymentsOfTransaction, recentPayments, type IssueFilters } from './store.js';
 
 export interface IssueRequest {
@@ -28,6 +37,10 @@ export interface IssueRequest {
   recipient?: string;
   transactionSignature?: string;
   trackingId?: string;
+  /** from POST /v1/tokens/challenge */
+  nonce?: string;
+  /** the wallet's ed25519 signature of the nonce's UTF-8 bytes: 64 integers or base58 */
+  signature?: number[] | string;
 }
 
 export interface TokenBundle {
@@ -46,6 +59,10 @@ export interface IssueDeps {
   now: () => number;
   maxTtlSeconds: number;
   paymentMaxAgeSeconds: number;
+  /** a subscription is honoured until next_payment_due + this (its claim says overdue after) */
+  subscriptionGraceSeconds: number;
+  /** the challenges of wallet proofs; undefined = proofs not required (TOKENS_REQUIRE_WALLET_PROOF=false) */
+  challenges: WalletChallenges | undefined;
 }
 
 export const WALLET_ROLE = 'wallet';
@@ -74,33 +91,43 @@ function filtersOf(req: IssueRequest): IssueFilters {
   };
 }
 
+/** The wallet the request is for: proven by its signed challenge, or (proofs off) as named. */
+async function walletOf(deps: IssueDeps, req: IssueRequest): Promise<string | undefined> {
+  if (!deps.challenges) return req.walletPublicKey;
+  if (req.nonce === undefined || req.signature === undefined) {
+    throw proofRequired('a proof of the wallet is required: nonce from POST /v1/tokens/challenge and signature, the wallet\'s ed25519 signature of the nonce');
+  }
+  return proveWallet(deps.challenges, { nonce: req.nonce, signature: req.signature, ...(req.walletPublicKey !== undefined ? { walletPublicKey: req.walletPublicKey } : {}) });
+}
+
 export async function issueToken(deps: IssueDeps, req: IssueRequest, res: Response): Promise<TokenBundle> {
-  if (req.walletPublicKey === undefined && req.transactionSignature === undefined) {
+  if (req.walletPublicKey === undefined && req.transactionSignature === undefined && !(deps.challenges && req.nonce !== undefined)) {
     throw invalid('walletPublicKey is required unless transactionSignature is given');
   }
   const filters = filtersOf(req);
   const nowS = Math.floor(deps.now() / 1000);
+  const named = await walletOf(deps, req);
   // Count before any database work when the wallet is known; otherwise once the payment names it.
-  if (req.walletPublicKey !== undefined) await deps.limit.enforce(req.walletPublicKey, res);
+  if (named !== undefined) await deps.limit.enforce(named, res);
 
   let proof: PaymentRecordClaim | undefined;
   if (req.transactionSignature !== undefined) {
-    const found = await read(paymentsOfTransaction(deps.db, req.transactionSignature, req.walletPublicKey, filters));
+    const found = await read(paymentsOfTransaction(deps.db, req.transactionSignature, named, filters));
     proof = found[0];
     if (!proof) throw notFound('no payment with that transaction signature in the index (for this wallet and filters)');
     if (nowS - proof.timestamp > deps.paymentMaxAgeSeconds) {
       throw notFound(`payment too old: a transactionSignature earns a token for ${deps.paymentMaxAgeSeconds} s after the payment`);
     }
-    if (req.walletPublicKey === undefined) await deps.limit.enforce(proof.payer, res);
+    if (named === undefined) await deps.limit.enforce(proof.payer, res);
   }
-  const wallet = req.walletPublicKey ?? proof?.payer ?? '';
+  const wallet = named ?? proof?.payer ?? '';
 
   const [policies, payments] = await Promise.all([
     read(activePolicies(deps.db, wallet, filters)),
     read(recentPayments(deps.db, wallet, filters)),
   ]);
   const claims = policies
-    .map((p) => policyClaim(p, nowS))
+    .map((p) => policyClaim(p, nowS, deps.subscriptionGraceSeconds))
     .filter((c): c is PolicyClaim => c !== undefined)
     .slice(0, MAX_POLICY_CLAIMS);
   if (claims.length === 0 && !proof) throw forbidden('no active payment policy for this wallet (and filters)');

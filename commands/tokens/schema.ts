@@ -6,7 +6,7 @@ const unixSeconds = (description: string, nullable = false): JsonSchema => ({ ty
 export const issueRequestSchema: JsonSchema = {
   type: 'object',
   additionalProperties: false,
-  description: 'walletPublicKey is required unless transactionSignature is given; the other fields narrow which policies count',
+  description: 'walletPublicKey is required unless transactionSignature (or, with proofs, nonce) is given; nonce and signature prove the wallet; the other fields narrow which policies count',
   properties: {
     walletPublicKey: { ...base58Key, description: 'the wallet the token is bound to (sub)' },
     tokenMint: { ...base58Key, description: 'only policies of this token mint' },
@@ -14,6 +14,31 @@ export const issueRequestSchema: JsonSchema = {
     recipient: { ...base58Key, description: 'only policies paying this recipient' },
     transactionSignature: { ...signatureSchema, description: 'a payment (PaymentRecord) made at most TOKEN_PAYMENT_MAX_AGE_SECONDS (600 s by default) ago, found in the index' },
     trackingId: { type: 'string', minLength: 1, maxLength: 64, description: 'checkout tracking id (the policy memo, at most 64 bytes of UTF-8)' },
+    nonce: { type: 'string', minLength: 1, maxLength: 128, description: 'the nonce of POST /v1/tokens/challenge for this wallet (single use)' },
+    signature: {
+      description: 'the wallet\'s ed25519 signature of the nonce\'s UTF-8 bytes: 64 integers (as gateway verify takes it) or base58',
+      oneOf: [
+        { type: 'array', minItems: 64, maxItems: 64, items: { type: 'integer', minimum: 0, maximum: 255 } },
+        { type: 'string', pattern: '^[1-9A-HJ-NP-Za-km-z]{64,90}$' },
+      ],
+    },
+  },
+};
+
+export const challengeRequestSchema: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['walletPublicKey'],
+  properties: { walletPublicKey: { ...base58Key, description: 'the wallet a token will be asked for' } },
+};
+
+export const walletChallengeSchema: JsonSchema = {
+  type: 'object',
+  required: ['nonce', 'walletPublicKey', 'expiresAt'],
+  properties: {
+    nonce: { type: 'string', description: 'the text to sign: ed25519 over its UTF-8 bytes, by walletPublicKey. Single use.' },
+    walletPublicKey: base58Key,
+    expiresAt: { type: 'integer', description: 'Unix epoch milliseconds after which the nonce is refused' },
   },
 };
 
@@ -44,7 +69,11 @@ export const policyClaimSchema: JsonSchema = {
       amount: u64String, paymentFrequency: { type: 'string' }, frequencySeconds: u64String, autoRenew: { type: 'boolean' },
       maxRenewals: { type: 'integer', nullable: true }, renewalsRemaining: { type: 'integer', nullable: true, description: 'null when unlimited' },
       nextPaymentDue: unixSeconds('next payment due; the subscription is paid through then'),
-    }, 'Subscription: validUntil = nextPaymentDue (5 minutes from now when already due)'),
+      paymentStanding: {
+        type: 'string', enum: ['paid', 'due', 'overdue'],
+        description: 'paid: not due yet; due: due, within SUBSCRIPTION_GRACE_SECONDS; overdue: past nextPaymentDue + SUBSCRIPTION_GRACE_SECONDS, access is not to be granted',
+      },
+    }, 'Subscription: validUntil = nextPaymentDue + SUBSCRIPTION_GRACE_SECONDS; when overdue, 5 minutes from now (the claim says overdue)'),
     claim('Milestone', {
       currentMilestone: { type: 'integer' }, totalMilestones: { type: 'integer' }, nextMilestoneAmount: { ...u64String, nullable: true },
       nextMilestoneAt: unixSeconds('time of the next milestone', true), escrowAmount: u64String,

@@ -13,6 +13,7 @@ import type { AppContext } from '../../src/app/context.js';
 import type { Api } from '../../src/http/routes.js';
 import { requireAdminKey } from '../../src/auth/admin-key.js';
 import { requireGatewayToken, type RequestAuth } from '../../src/auth/gateway-token.js';
+import { currentGatewayKeys } from '../gateway-auth/current-keys.js';
 import { createPdaDeriver } from '../../src/domain/pda.js';
 import { keyRingOf } from '../keys/key-ring.js';
 import {
@@ -53,7 +54,7 @@ export function registerWebhookRoutes(api: Api, ctx: AppContext): void {
   const maxLimit = ctx.config.http.maxLimit;
   // Which gateway a request acts for is known only after validation (body) or a read (id):
   // the middleware authenticates, the service authorizes.
-  const gatewayOrAdmin: RequestHandler = requireGatewayToken(keyRingOf(ctx), { gatewayOf: () => undefined, adminKey: ctx.config.keys.adminApiKey });
+  const gatewayOrAdmin: RequestHandler = requireGatewayToken(keyRingOf(ctx), { gatewayOf: () => undefined, adminKey: ctx.config.keys.adminApiKey, keys: currentGatewayKeys(ctx) });
 
   api.route<Record<string, never>, Record<string, never>, CreateInput>({
     method: 'post',

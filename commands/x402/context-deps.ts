@@ -23,6 +23,7 @@ export function x402DepsFromContext(ctx: AppContext): X402Deps {
     cacheMs: x402.cacheMs,
     confirmTimeoutMs: x402.confirmTimeoutMs,
     idempotencyTtlSeconds: x402.idempotencyTtlSeconds,
+    subscriptionGraceSeconds: ctx.config.access.subscriptionGraceSeconds,
     ...(http.publicUrl ? { resourceBase: http.publicUrl.replace(/\/$/, '') } : {}),
   };
 }

@@ -21,8 +21,9 @@ import { meterRequest } from './metering.js';
 import type { PaymentPayload } from './payload.js';
 import { createPolicyCache, type PolicyCache } from './policy-cache.js';
 import type { PaymentRequirement, Scheme } from './requirements.js';
-import { chainRead, policyMismatch, type ChainDeps } from './settle.js';
-import { settlePayment } from './settlement.js';
+import { proofProblem } from './proof.js';
+import { chainRead, overdueReason, policyMismatch, type ChainDeps } from './settle.js';
+import { settleExisting, settlePayment } from './settlement.js';
 import { createTokenCheck, type X402Claims, type X402Signer } from './tokens.js';
 import { checkPaymentTransaction, type CheckedPayment } from './verify-transaction.js';
 import type { Logger } from '../../infra/log/logger.js';
@@ -48,11 +49,21 @@ export interface X402Deps {
   confirmTimeoutMs?: number;
   /** how long a settled payment's answer is kept for repeats; default 86400 */
   idempotencyTtlSeconds?: number;
+  /** access follows payment: a subscription is honoured until next_payment_due + this; default 259200 (3 days) */
+  subscriptionGraceSeconds?: number;
   /** origin of resource URLs in 402 answers (e.g. https://api.example.com); default the request's own */
   resourceBase?: string;
 }
 
-export type Verified = { ok: true; payment: CheckedPayment } | { ok: false; reason: string };
+/**
+ * A payment that passed every check: a transaction to send, or (no transaction) a payer
+ * who proved to be the payer and claims to hold a matching policy already.
+ */
+export type Verified =
+  | { ok: true; payer: string; payment: CheckedPayment }
+  | { ok: true; payer: string; existing: true }
+  | { ok: false; reason: string };
+export type Accepted = Extract<Verified, { ok: true }>;
 
 /** Who paid, under which policy, and what a metered request counted. */
 export interface X402Grant {
@@ -72,9 +83,10 @@ export interface PaymentEngine {
   redisPrefix: string;
   policies: PolicyCache;
   chain: ChainDeps;
-  verify(p: PaymentPayload, r: PaymentRequirement): Verified;
+  /** `resource` is the URL the payer's proof names (proof.ts) */
+  verify(p: PaymentPayload, r: PaymentRequirement, resource: string): Verified;
   /** throws PaymentRefused (the chain said no), an AppError 503 (the chain is unreachable) or 409 (in progress elsewhere) */
-  settle(r: PaymentRequirement, payment: CheckedPayment): Promise<SettledResult>;
+  settle(r: PaymentRequirement, v: Accepted): Promise<SettledResult>;
   /** the grant of a bearer JWT, or why it does not serve: `pick` chooses the requirement its claims name */
   authorize(token: string, pick: (claims: X402Claims) => PaymentRequirement | undefined, chunk?: bigint): Promise<X402Grant | string>;
 }
@@ -90,22 +102,33 @@ export function createPaymentEngine(deps: X402Deps): PaymentEngine {
   const idempotency = createIdempotency({
     redis: deps.redis, keyPrefix: deps.redisPrefix, leaseMs: chain.confirmTimeoutMs + 10_000, ttlSeconds: deps.idempotencyTtlSeconds ?? 86_400,
   });
-  const settleDeps = { chain, signer: deps.signer, clock, policies, jwtTtlSeconds: deps.jwtTtlSeconds ?? 3600 };
+  const graceSeconds = deps.subscriptionGraceSeconds ?? 259_200;
+  const settleDeps = { chain, signer: deps.signer, clock, policies, jwtTtlSeconds: deps.jwtTtlSeconds ?? 3600, graceSeconds };
   const nowSeconds = () => Math.floor(clock.now() / 1000);
 
   return {
     programId: deps.programId, pdas, clock, redis: deps.redis, redisPrefix: deps.redisPrefix, policies, chain,
 
-    verify(p, r) {
+    verify(p, r, resource) {
       if (p.id !== r.id) return { ok: false, reason: `the payment names requirement ${p.id}, which this resource does not accept` };
       if (r.scheme !== p.scheme || r.network !== p.network) return { ok: false, reason: `requirement ${r.id} is scheme ${r.scheme} on ${r.network}` };
-      const check = checkPaymentTransaction(p.payload.serializedTransaction, r, { pdas, nowSeconds: nowSeconds() });
+      const now = nowSeconds();
+      const proofOf = (payer: string, transactionSignature: string | undefined) =>
+        proofProblem(p.payload.proof, payer, { requirementId: r.id, resource: r.resource ?? resource, transactionSignature }, now);
+      if ('payer' in p.payload) {
+        const problem = proofOf(p.payload.payer, undefined);
+        return problem ? { ok: false, reason: problem } : { ok: true, payer: p.payload.payer, existing: true };
+      }
+      const check = checkPaymentTransaction(p.payload.serializedTransaction, r, { pdas, nowSeconds: now });
       if (!check.ok) return { ok: false, reason: `the payment transaction is not acceptable: ${check.reason}` };
-      return check;
+      // before the idempotency entry: a stored answer goes only to whoever proves to be the payer
+      const problem = proofOf(check.payment.payer, check.payment.signature);
+      return problem ? { ok: false, reason: problem } : { ok: true, payer: check.payment.payer, payment: check.payment };
     },
 
-    settle(r, payment) {
-      return idempotency.once(payment.signature, () => settlePayment(settleDeps, r, payment));
+    settle(r, v) {
+      if ('existing' in v) return settleExisting(settleDeps, r, v.payer);
+      return idempotency.once(v.payment.signature, () => settlePayment(settleDeps, r, v.payment));
     },
 
     async authorize(token, pick, chunk) {
@@ -118,8 +141,11 @@ export function createPaymentEngine(deps: X402Deps): PaymentEngine {
       const mismatch = policyMismatch(read, r);
       if (mismatch) return `the payment policy ${t.claims.policy} ${mismatch}`;
       const grant: X402Grant = { payer: t.claims.sub, policy: t.claims.policy, scheme: r.scheme, network: r.network, requirementId: r.id };
-      if (r.scheme !== 'x402://payg') return grant;
       const type = asPolicyType(read.data['policy_type']);
+      if (r.scheme !== 'x402://payg') {
+        const overdue = overdueReason(type, nowSeconds(), graceSeconds);
+        return overdue ? `the payment policy ${t.claims.policy} ${overdue}` : grant;
+      }
       if (type.kind !== 'PayAsYouGo') return 'the payment policy is not pay-as-you-go';
       const m = await meterRequest(deps.redis, deps.redisPrefix, t.claims.policy, type, chunk ?? r.amount, nowSeconds());
       if (!m.ok) return m.reason;

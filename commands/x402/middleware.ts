@@ -46,8 +46,11 @@ export function paymentRequired(inputs: readonly PaymentRequirementInput[], deps
   const clock = engine.clock;
   const byId = new Map(requirements.map((r) => [r.id, r]));
 
+  const requestResource = (req: Request): string =>
+    `${deps.resourceBase ?? `${req.protocol}://${req.get('host') ?? 'localhost'}`}${req.originalUrl.split('?')[0] ?? ''}`;
+
   function refuse(req: Request, res: Response, reason: string): void {
-    const resource = `${deps.resourceBase ?? `${req.protocol}://${req.get('host') ?? 'localhost'}`}${req.originalUrl.split('?')[0] ?? ''}`;
+    const resource = requestResource(req);
     const accepts = requirements.map((r) => acceptedRequirement(r, resource, Math.floor(clock.now() / 1000)));
     res.status(402).set('Payment-Required', paymentRequiredHeader(accepts[0]!)).json({
       x402Version: X402_VERSION, accepts, error: reason, code: 'payment_required', success: false, timestamp: clock.now(),
@@ -60,10 +63,10 @@ export function paymentRequired(inputs: readonly PaymentRequirementInput[], deps
     const p = decoded.payment;
     const r = byId.get(p.id);
     if (!r) return refuse(req, res, `the payment names requirement ${p.id}, which this resource does not accept`);
-    const check = engine.verify(p, r);
+    const check = engine.verify(p, r, requestResource(req));
     if (!check.ok) return refuse(req, res, check.reason);
     try {
-      const result = await engine.settle(r, check.payment);
+      const result = await engine.settle(r, check);
       res.status(200).set('Payment-Response', result.paymentResponse).json(result.body);
     } catch (err) {
       if (err instanceof PaymentRefused) return refuse(req, res, err.reason);

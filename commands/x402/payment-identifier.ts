@@ -29,9 +29,13 @@ export function paymentIdentifierOf(p: PaymentPayload): string | undefined {
   return id;
 }
 
-/** What identifies one payment attempt: the transaction and the requirement it pays. */
+/**
+ * What identifies one payment: the transaction (or, without one, the payer) and the
+ * requirement it pays. Not the proof: a retry re-signs it, and it is checked every time.
+ */
 export function fingerprintOf(p: PaymentPayload, requirementId: string): string {
-  return createHash('sha256').update(JSON.stringify([p.scheme, p.network, p.id, requirementId, p.payload.serializedTransaction])).digest('hex');
+  const what = 'payer' in p.payload ? `payer:${p.payload.payer}` : `tx:${p.payload.serializedTransaction}`;
+  return createHash('sha256').update(JSON.stringify([p.scheme, p.network, p.id, requirementId, what])).digest('hex');
 }
 
 type Entry<T> = { fp: string; state: 'pending' } | { fp: string; state: 'done'; answer: T };

@@ -13,6 +13,7 @@ import type { Commitment } from '../../infra/solana/chain-reader.js';
 import { createPdaDeriver } from '../../src/domain/pda.js';
 import { PROGRAM_ID } from '../../src/idl/index.js';
 import { encodePaymentHeader } from './payload.js';
+import { signPaymentProof } from './proof.js';
 import { associatedTokenAddress, createPaymentPolicyIx, createUserPaymentIx, policyTypeArg } from './program.js';
 import { normalizeRequirement, type AcceptedRequirement } from './requirements.js';
 
@@ -35,7 +36,7 @@ function uptoWindow(a: AcceptedRequirement): { validAfter: number; deadline: num
 }
 
 export async function buildPayment(
-  accepted: AcceptedRequirement, opts: { wallet: Keypair; rpc: RpcClient; commitment?: Commitment; programId?: string },
+  accepted: AcceptedRequirement, opts: { wallet: Keypair; rpc: RpcClient; commitment?: Commitment; programId?: string; signedAt?: number },
 ): Promise<BuiltPayment> {
   const programId = opts.programId ?? accepted.extra?.programId ?? PROGRAM_ID;
   const r = normalizeRequirement({ ...accepted, maxRenewals: accepted.maxRenewals ?? null }, programId);
@@ -65,6 +66,10 @@ export async function buildPayment(
   const transaction = new VersionedTransaction(message);
   transaction.sign([opts.wallet]);
   const serializedTransaction = Buffer.from(transaction.serialize()).toString('base64');
-  const header = encodePaymentHeader({ scheme: accepted.scheme, network: accepted.network, id: accepted.id, payload: { serializedTransaction } });
-  return { header, transaction, signature: bs58.encode(transaction.signatures[0]!), policyAddress, createsUserPayment: up.kind === 'missing' };
+  const signature = bs58.encode(transaction.signatures[0]!);
+  // the payer's proof (proof.ts): only the wallet that signed may present this payment
+  const proof = signPaymentProof(opts.wallet.secretKey, { requirementId: accepted.id, resource: accepted.resource, transactionSignature: signature },
+    opts.signedAt ?? Math.floor(Date.now() / 1000));
+  const header = encodePaymentHeader({ scheme: accepted.scheme, network: accepted.network, id: accepted.id, payload: { serializedTransaction, proof } });
+  return { header, transaction, signature, policyAddress, createsUserPayment: up.kind === 'missing' };
 }

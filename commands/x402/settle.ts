@@ -14,7 +14,7 @@ import { RpcResponseError, RpcUnavailableError, type RpcClient } from '../../inf
 import type { Commitment } from '../../infra/solana/chain-reader.js';
 import type { PdaDeriver } from '../../src/domain/pda.js';
 import { describeTransactionError, nameCustomErrors } from '../../src/domain/program-errors.js';
-import { asPolicyType, asStatus } from '../../src/domain/policy-type.js';
+import { asPolicyType, asStatus, type PolicyType } from '../../src/domain/policy-type.js';
 import { upstreamUnavailable } from '../../src/http/errors.js';
 import { PAYMENT_MEMO_BYTES } from '../../src/domain/memo.js';
 import { textToFixedBytes } from '../../src/events/codec.js';
@@ -124,12 +124,23 @@ export function policyMismatch(read: AccountRead & { kind: 'found' }, r: Payment
   return terms === undefined ? undefined : `does not match: ${terms}`;
 }
 
+/**
+ * Access follows payment: why a subscription is no longer honoured (its payment was due
+ * longer than the grace period ago), or undefined while it is paid through.
+ */
+export function overdueReason(t: PolicyType, nowSeconds: number, graceSeconds: number): string | undefined {
+  if (t.kind !== 'Subscription') return undefined;
+  const due = Number(t.next_payment_due);
+  if (due + graceSeconds > nowSeconds) return undefined;
+  return `is overdue: its payment was due at ${due} (unix seconds) and the grace period of ${graceSeconds} s has passed; pay again`;
+}
+
 /** How many of a payer's newest policies are searched for one that serves the requirement. */
 export const EXISTING_POLICY_SCAN = 100;
 
 /** The payer's newest Active policy with the requirement's terms, read from the chain. */
 export async function findMatchingPolicy(
-  deps: ChainDeps, payer: string, r: PaymentRequirement, nowSeconds: number,
+  deps: ChainDeps, payer: string, r: PaymentRequirement, nowSeconds: number, graceSeconds = Number.MAX_SAFE_INTEGER,
 ): Promise<(AccountRead & { kind: 'found' }) | undefined> {
   // an upto authorization is single-use: each payment is a new one
   if (r.scheme === 'x402://upto') return undefined;
@@ -145,6 +156,7 @@ export async function findMatchingPolicy(
   return reads.find((a): a is AccountRead & { kind: 'found' } => {
     if (a.kind !== 'found' || policyMismatch(a, r) !== undefined) return false;
     const t = asPolicyType(a.data['policy_type']);
+    if (overdueReason(t, nowSeconds, graceSeconds) !== undefined) return false; // an overdue one serves nobody
     return !(t.kind === 'PayAsYouGo' && t.expiry_date !== null && Number(t.expiry_date) <= nowSeconds);
   });
 }

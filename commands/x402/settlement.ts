@@ -21,32 +21,50 @@ export interface SettleDeps {
   clock: Clock;
   policies: PolicyCache;
   jwtTtlSeconds: number;
+  /** SUBSCRIPTION_GRACE_SECONDS: an overdue subscription does not serve as an existing policy */
+  graceSeconds: number;
 }
 
 export async function settlePayment(deps: SettleDeps, r: PaymentRequirement, p: CheckedPayment): Promise<SettledResult> {
   const nowSeconds = Math.floor(deps.clock.now() / 1000);
-  const existing = await findMatchingPolicy(deps.chain, p.payer, r, nowSeconds);
-  const reused = existing !== undefined;
+  const existing = await findMatchingPolicy(deps.chain, p.payer, r, nowSeconds, deps.graceSeconds);
   // the transaction is not sent then, so nothing on chain vouches for its freshness but this
   if (existing && !(await blockhashValid(deps.chain, p.recentBlockhash))) {
     throw new PaymentRefused('the transaction\'s blockhash has expired; sign the payment again with a recent blockhash');
   }
-  const policy = existing ?? await sendAndRead(deps, r, p);
+  if (existing) return answer(deps, r, p.payer, existing, undefined);
+  return answer(deps, r, p.payer, await sendAndRead(deps, r, p), p.signature);
+}
+
+/**
+ * A payment without a transaction: the payer (whose proof the middleware checked) holds
+ * an Active policy with the requirement's terms already, or is refused.
+ */
+export async function settleExisting(deps: SettleDeps, r: PaymentRequirement, payer: string): Promise<SettledResult> {
+  const existing = await findMatchingPolicy(deps.chain, payer, r, Math.floor(deps.clock.now() / 1000), deps.graceSeconds);
+  if (!existing) throw new PaymentRefused(`${payer} holds no active payment policy with the terms of requirement ${r.id}; send a transaction that creates one`);
+  return answer(deps, r, payer, existing, undefined);
+}
+
+async function answer(
+  deps: SettleDeps, r: PaymentRequirement, payer: string, policy: AccountRead & { kind: 'found' }, transaction: string | undefined,
+): Promise<SettledResult> {
+  const nowSeconds = Math.floor(deps.clock.now() / 1000);
   deps.policies.prime(policy);
   const expiresAt = jwtExpiry(policy, nowSeconds + deps.jwtTtlSeconds);
   const jwt = await issueX402Token(deps.signer, {
-    payer: p.payer, policy: policy.address, requirementId: r.id, scheme: r.scheme, network: r.network, tokenMint: r.tokenMint,
+    payer, policy: policy.address, requirementId: r.id, scheme: r.scheme, network: r.network, tokenMint: r.tokenMint,
   }, expiresAt);
   const pairs: [string, string | number][] = [
     ['scheme', r.scheme], ['network', r.network], ['id', r.id], ['timestamp', deps.clock.now()], ['policy', policy.address],
   ];
-  if (!reused) pairs.push(['transaction', p.signature]);
-  const message = reused
+  if (transaction !== undefined) pairs.push(['transaction', transaction]);
+  const message = transaction === undefined
     ? `the payer already holds the active payment policy ${policy.address} with these terms; no new policy was created. Present the JWT as a bearer token.`
-    : `payment policy ${policy.address} created (transaction ${p.signature}). Present the JWT as a bearer token.`;
+    : `payment policy ${policy.address} created (transaction ${transaction}). Present the JWT as a bearer token.`;
   return {
-    paymentResponse: keyValueHeader(pairs), body: { jwt, message }, payer: p.payer, policy: policy.address, expiresAt,
-    ...(reused ? {} : { transaction: p.signature }),
+    paymentResponse: keyValueHeader(pairs), body: { jwt, message }, payer, policy: policy.address, expiresAt,
+    ...(transaction !== undefined ? { transaction } : {}),
   };
 }
 

@@ -6,7 +6,7 @@
  * fe80::/10), unique-local (fc00::/7, e.g. fd00:ec2::254), carrier-grade NAT (100.64/10,
  * e.g. 100.100.100.200), unspecified, multicast, broadcast, reserved and documentation
  * ranges, and IPv6 forms that embed an IPv4 address other than as a plain mapping
- * (NAT64, 6to4, Teredo) are refused. IPv4-mapped IPv6 (::ffff:a.b.c.d) is judged as its
+ * (NAT64, 6to4, Teredo, and IPv4-compatible ::/96) are refused. IPv4-mapped IPv6 (::ffff:a.b.c.d) is judged as its
  * IPv4 address. ipaddr.js names the ranges, so no CIDR table is written here.
  *
  * Two checks, because a name can resolve differently later (DNS rebinding):
@@ -35,6 +35,9 @@ export function blockedRange(address: string): string | undefined {
     return 'unparseable';
   }
   if (ip.kind() === 'ipv6' && (ip as ipaddr.IPv6).isIPv4MappedAddress()) ip = (ip as ipaddr.IPv6).toIPv4Address();
+  // IPv4-compatible IPv6 (::/96, deprecated by RFC 4291): `http://[::127.0.0.1]/` reaches
+  // 127.0.0.1 on some stacks, and the URL parser spells it ::7f00:1, which ipaddr.js calls unicast
+  if (ip.kind() === 'ipv6' && (ip as ipaddr.IPv6).parts.slice(0, 6).every((p) => p === 0)) return 'ipv4Compatible';
   const range = ip.range();
   return range === 'unicast' ? undefined : range;
 }

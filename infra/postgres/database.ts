@@ -12,11 +12,13 @@ pg.types.setTypeParser(pg.types.builtins.NUMERIC, (v) => v);
 
 export type Db = Kysely<Database>;
 
-export function createDb(url: string, poolMax = 10, applicationName = 'tributary'): Db {
+export function createDb(url: string, poolMax = 10, applicationName = 'tributary', opts: { statementTimeoutMs?: number } = {}): Db {
   const pool = new pg.Pool({
     connectionString: url,
     max: poolMax,
     application_name: applicationName,
+    // the read pool's bound on one query (a costly page cannot hold a connection for long); 0 = none
+    ...(opts.statementTimeoutMs ? { statement_timeout: opts.statementTimeoutMs } : {}),
     connectionTimeoutMillis: 5000,
     idleTimeoutMillis: 30_000,
   });

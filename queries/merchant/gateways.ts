@@ -18,7 +18,7 @@ export function readModelGatewayLookup(db: Db): GatewayLookup {
     try {
       return await db
         .selectFrom('gateways')
-        .select(['authority', 'signer'])
+        .select(['authority', 'signer', 'active'])
         .where('address', '=', address)
         .where('deleted', '=', false)
         .executeTakeFirst();
@@ -34,7 +34,8 @@ export function chainGatewayLookup(rpc: RpcClient, opts: AccountReadOptions): Ga
     const read = await readProgramAccount(rpc, address, 'PaymentGateway', opts);
     if (read.kind !== 'found') return undefined;
     const { authority, signer } = read.data;
-    return typeof authority === 'string' && typeof signer === 'string' ? { authority, signer } : undefined;
+    const active = read.data['is_active'] === true;
+    return typeof authority === 'string' && typeof signer === 'string' ? { authority, signer, active } : undefined;
   };
 }
 

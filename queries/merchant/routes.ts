@@ -7,6 +7,7 @@ import type { Api } from '../../src/http/routes.js';
 import { base58Key, limitSchema, offsetSchema, type JsonSchema } from '../../src/http/schema.js';
 import { requireGatewayToken } from '../../src/auth/gateway-token.js';
 import { keyRingOf } from '../../commands/keys/key-ring.js';
+import { currentGatewayKeys } from '../../commands/gateway-auth/current-keys.js';
 import { normalizedPolicySchema } from '../../src/domain/policy-schema.js';
 import type { MerchantPolicies } from './policies.js';
 
@@ -27,7 +28,7 @@ export function registerMerchantRoutes(api: Api, ctx: AppContext, policies: Merc
     description: 'Bearer: a gateway JWT from /v1/gateway/{gateway}/auth/verify for this gateway. None or invalid: 401; another gateway\'s token: 403.',
     tags: ['gateway'],
     security: [{ BearerAuth: [] }],
-    before: [requireGatewayToken(keyRingOf(ctx))],
+    before: [requireGatewayToken(keyRingOf(ctx), { keys: currentGatewayKeys(ctx) })],
     params: { type: 'object', required: ['gateway'], properties: { gateway: { ...base58Key, description: 'gateway account address' } } },
     query: {
       type: 'object',

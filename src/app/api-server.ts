@@ -7,11 +7,14 @@ import type { AddressInfo } from 'node:net';
 import type { AppContext } from './context.js';
 import { createHttpApp, type RouteModule } from '../http/app.js';
 import { ROUTE_MODULES } from './route-modules.js';
+import { startMetricsServer } from '../http/metrics-route.js';
 
 export interface ApiServer {
   server: Server;
   port: number;
   url: string;
+  /** the METRICS_PORT listener's port, when it is on */
+  metricsPort?: number;
   close(): Promise<void>;
 }
 
@@ -34,11 +37,15 @@ export async function startApiServer(
     server.listen(opts.port ?? ctx.config.http.port, opts.host ?? ctx.config.http.host, () => resolve());
   });
   const port = (server.address() as AddressInfo).port;
+  const { metrics: m } = ctx.config;
+  const metricsServer = m.port !== 0 && ctx.metrics ? await startMetricsServer(ctx.metrics.registry, m) : undefined;
   return {
     server,
     port,
     url: `http://127.0.0.1:${port}`,
+    ...(metricsServer ? { metricsPort: metricsServer.port } : {}),
     async close() {
+      await metricsServer?.close();
       for (const a of attached) await a.close();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());

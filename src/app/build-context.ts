@@ -8,7 +8,12 @@ import { systemClock, type AppContext, type Clock } from './context.js';
 
 export function buildContext(config: Config, logger: Logger, role: string, clock: Clock = systemClock): AppContext {
   const db = createDb(config.db.url, config.db.poolMax, `tributary-${role}`);
-  const dbRead = config.db.readUrl ? createDb(config.db.readUrl, config.db.poolMax, `tributary-${role}-read`) : db;
+  // query routes read through a pool of their own, bounded by a statement timeout (the
+  // primary's pool, used by projections and commands, has none)
+  const readTimeout = config.db.readStatementTimeoutMs;
+  const dbRead = config.db.readUrl || readTimeout > 0
+    ? createDb(config.db.readUrl ?? config.db.url, config.db.poolMax, `tributary-${role}-read`, { statementTimeoutMs: readTimeout })
+    : db;
   // many requests each issue a command or two in the same tick: one write for all of them
   const redis = createRedis(config.redis, { enableAutoPipelining: true });
   redis.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis connection error'));

@@ -37,7 +37,15 @@ export async function verifyGatewayToken(verifier: TokenVerifier, token: string)
   };
 }
 
+/** The gateway's keys now (commands/gateway-auth/current-keys.ts): undefined when it does not exist. */
+export type CurrentGatewayKeys = (gateway: string) => Promise<{ authority: string; signer: string; active: boolean } | undefined>;
+
 export interface RequireGatewayOptions {
+  /**
+   * When set, a token is honoured only while the wallet that signed in is still the
+   * gateway's authority or signer and the gateway is active (checked at use); 401 otherwise.
+   */
+  keys?: CurrentGatewayKeys;
   /** the gateway the request acts for; default the `gateway` path parameter */
   gatewayOf?: (req: Request) => string | undefined;
   /** when set, a matching `x-admin-key` is accepted instead of a gateway token */
@@ -68,6 +76,13 @@ export function requireGatewayToken(verifier: TokenVerifier, opts: RequireGatewa
       const claims = await verifyGatewayToken(verifier, token);
       const wanted = gatewayOf(req);
       if (wanted !== undefined && wanted !== claims.gateway) throw forbidden('token was issued for another gateway');
+      if (opts.keys) {
+        const now = await opts.keys(claims.gateway);
+        if (!now?.active) throw unauthorized('the gateway of this token no longer exists or is inactive');
+        if (claims.signer !== now.signer && claims.signer !== now.authority) {
+          throw unauthorized('the wallet that signed in is no longer the gateway\'s authority or signer; sign in again');
+        }
+      }
       res.locals['auth'] = { kind: 'gateway', claims } satisfies RequestAuth;
       next();
     } catch (err) {

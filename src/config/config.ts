@@ -58,6 +58,7 @@ function build(r: EnvReader) {
       url: r.url('DATABASE_URL', 'postgres://root@127.0.0.1:5432/tributary', ['postgres:', 'postgresql:'], 'PostgreSQL primary (writes, projections)') ?? '',
       readUrl: r.url('DATABASE_READ_URL', undefined, ['postgres:', 'postgresql:'], 'optional PostgreSQL replica for query routes'),
       poolMax: r.int('DATABASE_POOL_MAX', 10, 'connections per pool per process', 1, 500),
+      readStatementTimeoutMs: r.int('DATABASE_READ_STATEMENT_TIMEOUT_MS', 5000, 'statement timeout of the query routes\' read pool (a query past it answers 503); 0 = none', 0, 600_000),
     },
     redis: {
       url: r.url('REDIS_URL', 'redis://127.0.0.1:6379', ['redis:', 'rediss:'], 'Redis (streams, nonces, rate limits, caches, Socket.IO adapter)') ?? '',
@@ -106,8 +107,19 @@ function build(r: EnvReader) {
       audience: r.str('JWT_AUDIENCE', 'tributary-api', 'aud of issued JWTs'),
       tokenMaxTtlSeconds: r.int('TOKEN_MAX_TTL_SECONDS', 3600, 'cap on the lifetime of issued tokens', 60),
       gatewayTokenTtlSeconds: r.int('GATEWAY_TOKEN_TTL_SECONDS', 3600, 'lifetime of gateway JWTs', 60),
+      gatewayKeysCacheMs: r.int('GATEWAY_KEYS_CACHE_MS', 5000, 'how long a node trusts a gateway\'s signer and active flag when checking gateway JWTs at use (a changed signer\'s tokens are refused at most this late)', 0, 600_000),
       nonceTtlSeconds: r.int('GATEWAY_NONCE_TTL_SECONDS', 300, 'lifetime of a gateway sign-in nonce', 5),
+      tokensRequireWalletProof: r.bool('TOKENS_REQUIRE_WALLET_PROOF', true, 'POST /v1/tokens/issue asks for a signed challenge (POST /v1/tokens/challenge) of the wallet; false = the open behaviour of SPEC.md, where anyone may name any wallet (logged loudly)'),
+      tokenChallengeTtlSeconds: r.int('TOKEN_CHALLENGE_TTL_SECONDS', 60, 'lifetime of a POST /v1/tokens/challenge nonce (single use, on any node)', 5, 3600),
       paymentProofMaxAgeSeconds: r.int('TOKEN_PAYMENT_MAX_AGE_SECONDS', 600, 'how recent a payment must be for its transactionSignature to earn a token (POST /v1/tokens/issue)', 1),
+    },
+    metrics: {
+      token: r.optStr('METRICS_TOKEN', 'when set, /metrics answers only requests with Authorization: Bearer <this token> (401 otherwise)'),
+      port: r.int('METRICS_PORT', 0, 'when set, /metrics is served on this port only (on METRICS_HOST), not on the API port; 0 = on the API port', 0, 65535),
+      host: r.str('METRICS_HOST', '127.0.0.1', 'interface of the METRICS_PORT listener'),
+    },
+    access: {
+      subscriptionGraceSeconds: r.int('SUBSCRIPTION_GRACE_SECONDS', 259_200, 'access follows payment: a subscription (deferred bearer, tokens/issue claim) is honoured until next_payment_due + this; past it the bearer gets 402 and the claim says overdue', 0),
     },
     webhooks: {
       allowPrivateTargets: r.bool('WEBHOOK_ALLOW_PRIVATE_TARGETS', cluster === 'localnet', 'allow webhook targets on private, loopback and link-local addresses (default: true on the localnet, where receivers run on this machine; else false)'),

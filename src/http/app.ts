@@ -14,6 +14,7 @@ import { AppError } from './errors.js';
 import { Api } from './routes.js';
 import { standardRateLimit } from './rate-limit.js';
 import { createMetrics } from '../../infra/metrics/metrics.js';
+import { metricsHandler } from './metrics-route.js';
 import { createReadCache } from '../../infra/cache/read-cache.js';
 import { registerSpineGauges } from '../../queries/metrics/spine-gauges.js';
 
@@ -54,13 +55,8 @@ export function createHttpApp(ctx: AppContext, modules: readonly RouteModule[]):
     });
     next();
   });
-  app.get('/metrics', async (_req, res, next) => {
-    try {
-      res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
-    } catch (err) {
-      next(err);
-    }
-  });
+  // on its own listener when METRICS_PORT is set (api-server.ts), else here
+  if (ctx.config.metrics.port === 0) app.get('/metrics', metricsHandler(metrics.registry, ctx.config.metrics.token));
   app.use(helmet({ contentSecurityPolicy: false }));
   const origins = ctx.config.http.corsOrigins;
   app.use(cors({ origin: origins.includes('*') ? true : origins, exposedHeaders: ['Payment-Required', 'Payment-Response', 'X-Request-Id', 'Retry-After', 'RateLimit', 'RateLimit-Policy'] }));
@@ -107,6 +103,8 @@ function errorHandler(ctx: AppContext): ErrorRequestHandler {
 function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
   const e = err as { status?: number; type?: string; message?: string };
+  // the read pool's statement timeout (query_canceled): the service's limit, not the caller's error
+  if ((err as { code?: unknown }).code === '57014') return new AppError('upstream_unavailable', 'the query took too long; narrow the filters');
   if (e.type === 'entity.too.large') return new AppError('payload_too_large', 'request body too large');
   if (e.type === 'entity.parse.failed') return new AppError('invalid_input', 'request body is not valid JSON');
   if (e.type === 'encoding.unsupported' || e.type === 'charset.unsupported') return new AppError('invalid_input', 'unsupported body encoding');

@@ -17,7 +17,7 @@ export const errorEnvelopeSchema: JsonSchema = {
   required: ['error'],
   properties: {
     error: { type: 'string', description: 'human-readable message' },
-    code: { type: 'string', description: 'machine-readable kind: invalid_input, unauthorized, payment_required, forbidden, not_found, conflict, payload_too_large, rate_limited, upstream_unavailable, internal' },
+    code: { type: 'string', description: 'machine-readable kind: invalid_input, unauthorized, proof_required, payment_required, forbidden, not_found, conflict, payload_too_large, rate_limited, upstream_unavailable, internal' },
     success: { type: 'boolean', enum: [false] },
     timestamp: { type: 'integer', description: 'Unix epoch milliseconds' },
   },

@@ -5,6 +5,8 @@
 export type ErrorKind =
   | 'invalid_input'
   | 'unauthorized'
+  /** a credential is asked for without proof of possession of the wallet it names (issue 15) */
+  | 'proof_required'
   | 'payment_required'
   | 'forbidden'
   | 'not_found'
@@ -17,6 +19,7 @@ export type ErrorKind =
 export const STATUS_OF: Readonly<Record<ErrorKind, number>> = {
   invalid_input: 400,
   unauthorized: 401,
+  proof_required: 401,
   payment_required: 402,
   forbidden: 403,
   not_found: 404,
@@ -44,6 +47,7 @@ export class AppError extends Error {
 
 export const invalid = (message: string, details?: unknown) => new AppError('invalid_input', message, {}, details);
 export const unauthorized = (message: string) => new AppError('unauthorized', message, { 'WWW-Authenticate': 'Bearer' });
+export const proofRequired = (message: string) => new AppError('proof_required', message, { 'WWW-Authenticate': 'Bearer' });
 export const forbidden = (message: string) => new AppError('forbidden', message);
 export const notFound = (message: string) => new AppError('not_found', message);
 export const conflict = (message: string) => new AppError('conflict', message);

@@ -117,7 +117,7 @@ export async function signIn(baseUrl: string, gateway: string, wallet: Wallet): 
   expect(ch.status).to.equal(200);
   const { nonce } = (await ch.json()) as { nonce: string };
   const signature = await ed.signAsync(new TextEncoder().encode(nonce), wallet.secretKey);
-  const res = await postJson(`${baseUrl}/v1/gateway/${gateway}/auth/verify`, { signer: wallet.address, signature: Array.from(signature) });
+  const res = await postJson(`${baseUrl}/v1/gateway/${gateway}/auth/verify`, { signer: wallet.address, signature: Array.from(signature), nonce });
   expect(res.status).to.equal(200);
   return (await res.json()) as { token: string; expiresIn: number };
 }

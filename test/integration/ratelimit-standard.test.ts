@@ -37,7 +37,7 @@ describe('standard rate limit', function () {
       TRUST_PROXY: 'loopback', TOKENS_API_URL: jup.url, POOL_SYNC_INTERVAL_MS: '0', ...NO_VENUES,
     };
     // every gateway exists, so a challenge answers 200 until it is limited
-    const signing = signingRoutes({ gatewayLookup: () => (address) => Promise.resolve({ authority: address, signer: address }) });
+    const signing = signingRoutes({ gatewayLookup: () => (address) => Promise.resolve({ authority: address, signer: address, active: true }) });
     const modules = { modules: [registerHealthRoutes, registerAssetRoutes, signing] };
     [a, b] = await Promise.all([startTestApi(env, settings, modules), startTestApi(env, settings, modules)]);
   });

@@ -42,7 +42,8 @@ describe('token issuance', function () {
 
   before(async () => {
     env = await createTestEnv('tokens-issue');
-    const settings = { SOLANA_RPC_URL: 'http://127.0.0.1:1' }; // no chain: gateways come from the read model
+    // no chain: gateways come from the read model; the open behaviour of SPEC.md (tokens-proof.test.ts covers proofs)
+    const settings = { SOLANA_RPC_URL: 'http://127.0.0.1:1', TOKENS_REQUIRE_WALLET_PROOF: 'false' };
     [a, b] = await Promise.all([startTestApi(env, settings, { clock }), startTestApi(env, settings, { clock })]);
     wallet = (await newWallet()).address;
     gateway = await insertGateway(env.db, randomKey());
@@ -77,7 +78,7 @@ describe('token issuance', function () {
     expect(bundle.wallet).to.equal(wallet);
     expect(bundle.policies.map((p) => p.variant)).to.deep.equal(['UpTo', 'OneTime', 'PayAsYouGo', 'Milestone', 'Subscription']);
     expect(bundle.policies.find((p) => p.variant === 'PayAsYouGo')).to.include({ remainingThisPeriod: '700', currentPeriodEnd: NOW - 60 + 3600 });
-    expect(bundle.policies.find((p) => p.variant === 'Subscription')).to.include({ nextPaymentDue: NOW + 86_400, validUntil: NOW + 86_400 });
+    expect(bundle.policies.find((p) => p.variant === 'Subscription')).to.include({ nextPaymentDue: NOW + 86_400, validUntil: NOW + 86_400 + 259_200, paymentStanding: 'paid' }); // + SUBSCRIPTION_GRACE_SECONDS
     expect(bundle.lastPayments).to.have.length(1);
     expect(bundle.lastPayments[0]).to.include({ payer: wallet, paymentPolicy: addr['Subscription'], amount: '1000', gateway });
     // the latest proof is the subscription, beyond the one-hour cap

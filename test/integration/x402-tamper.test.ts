@@ -41,6 +41,7 @@ describe('x402: tampered payments are refused before the chain hears of them', f
   const rewrap = (value: string, change: (tx: Tx) => void): string => {
     const d = decodePaymentHeader(value);
     if (!d.ok) throw new Error(d.reason);
+    if (!('serializedTransaction' in d.payment.payload)) throw new Error('no transaction');
     const tx = VersionedTransaction.deserialize(Buffer.from(d.payment.payload.serializedTransaction, 'base64'));
     change(tx);
     return encodePaymentHeader({ ...d.payment, payload: { serializedTransaction: Buffer.from(tx.serialize()).toString('base64') } });

@@ -10,6 +10,7 @@ import { paymentPayloadFromJson } from '../payload.js';
 import { fingerprintOf, paymentIdentifierOf, type PaymentIdentifiers } from '../payment-identifier.js';
 import type { PaymentRequirement } from '../requirements.js';
 import { PaymentRefused } from '../settle.js';
+import { invalid } from '../../../src/http/errors.js';
 
 export interface VerifyAnswer { isValid: boolean; invalidReason?: string; payer?: string }
 export interface SettleAnswer {
@@ -27,34 +28,44 @@ export type UsageAnswer = ({ admitted: true } & X402Grant) | { admitted: false; 
 
 export interface FacilitatorDeps { engine: PaymentEngine; identifiers: PaymentIdentifiers }
 
+/** The resource the payer's proof names: the requirements' (the accepts entry the client answered). */
+function resourceOf(r: PaymentRequirement): string {
+  if (r.resource === undefined) throw invalid('paymentRequirements.resource is required: the payer\'s proof names the resource');
+  return r.resource;
+}
+
 export async function verifyPayment(deps: FacilitatorDeps, scope: string, payloadJson: unknown, r: PaymentRequirement): Promise<VerifyAnswer> {
   const decoded = paymentPayloadFromJson(payloadJson);
   if (!decoded.ok) return { isValid: false, invalidReason: decoded.reason };
   const pid = paymentIdentifierOf(decoded.payment);
   if (pid !== undefined) await deps.identifiers.check(scope, pid, fingerprintOf(decoded.payment, r.id));
-  const v = deps.engine.verify(decoded.payment, r);
-  return v.ok ? { isValid: true, payer: v.payment.payer } : { isValid: false, invalidReason: v.reason };
+  const v = deps.engine.verify(decoded.payment, r, resourceOf(r));
+  return v.ok ? { isValid: true, payer: v.payer } : { isValid: false, invalidReason: v.reason };
 }
 
 export async function settlePayment(deps: FacilitatorDeps, scope: string, payloadJson: unknown, r: PaymentRequirement): Promise<SettleAnswer> {
   const decoded = paymentPayloadFromJson(payloadJson);
   if (!decoded.ok) return { success: false, errorReason: decoded.reason, network: r.network };
   const p = decoded.payment;
+  const pid = paymentIdentifierOf(p);
+  // every check first, the proof included: a stored answer goes only to whoever proves to be the payer
+  const v = deps.engine.verify(p, r, resourceOf(r));
+  if (!v.ok) {
+    if (pid !== undefined) await deps.identifiers.check(scope, pid, fingerprintOf(p, r.id));
+    return { success: false, errorReason: v.reason, network: r.network };
+  }
   const run = async (): Promise<SettleAnswer> => {
-    const v = deps.engine.verify(p, r);
-    if (!v.ok) return { success: false, errorReason: v.reason, network: r.network };
     try {
-      const s = await deps.engine.settle(r, v.payment);
+      const s = await deps.engine.settle(r, v);
       return {
-        success: true, network: r.network, payer: s.payer ?? v.payment.payer, ...(s.transaction ? { transaction: s.transaction } : {}),
+        success: true, network: r.network, payer: s.payer ?? v.payer, ...(s.transaction ? { transaction: s.transaction } : {}),
         ...(s.policy ? { policy: s.policy } : {}), jwt: s.body.jwt, ...(s.expiresAt ? { expiresAt: s.expiresAt } : {}), paymentResponse: s.paymentResponse,
       };
     } catch (err) {
-      if (err instanceof PaymentRefused) return { success: false, errorReason: err.reason, network: r.network, payer: v.payment.payer };
+      if (err instanceof PaymentRefused) return { success: false, errorReason: err.reason, network: r.network, payer: v.payer };
       throw err;
     }
   };
-  const pid = paymentIdentifierOf(p);
   return pid === undefined ? run() : deps.identifiers.once(scope, pid, fingerprintOf(p, r.id), run);
 }
 
