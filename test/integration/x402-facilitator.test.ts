@@ -92,6 +92,8 @@ describe('x402 facilitator: supported, verify, settle, usage, discovery', functi
       [elsewhere, deferred, /the recipient is .*; the requirement asks/],
       [good, { ...deferred, amount: 2_000_000 }, /names requirement .* which this resource does not accept/],
       [{ ...good, x402Version: 1 }, deferred, /x402Version must be 2/],
+      [{ ...good, payload: { serializedTransaction: good.payload.serializedTransaction } }, deferred, /carries no proof/],
+      [{ ...good, payload: { ...good.payload, proof: { ...good.payload.proof, signedAt: good.payload.proof.signedAt + 1 } } }, deferred, /is not the payer's/],
     ];
     for (const [p, req, reason] of cases) {
       const v = await post('/v1/x402/verify', { paymentPayload: p, paymentRequirements: req });
