@@ -65,7 +65,7 @@ export function refusalText(err: RpcResponseError): string {
 }
 
 /** Sends the transaction; a signature the chain has processed already counts as sent. */
-export async function sendPayment(deps: ChainDeps, p: CheckedPayment): Promise<void> {
+export async function sendPayment(deps: ChainDeps, p: Pick<CheckedPayment, 'wire'>): Promise<void> {
   try {
     await deps.rpc.call<string>('sendTransaction', [p.wire, { encoding: 'base64', preflightCommitment: deps.commitment }]);
   } catch (err) {

@@ -22,7 +22,7 @@ import { requirementFromWire } from './wire.js';
 
 type Wire = PaymentRequirementInput & { id?: string; extra?: { programId?: string } };
 type ExchangeBody = { paymentPayload: unknown; paymentRequirements: Wire };
-type UsageBody = { jwt: string; paymentRequirements: Wire | Wire[]; amount?: number | string };
+type UsageBody = { jwt: string; paymentRequirements: Wire | Wire[]; amount?: number | string; transaction?: string };
 
 export function registerFacilitatorRoutes(api: Api, ctx: AppContext): void {
   const x402 = x402DepsFromContext(ctx);
@@ -107,6 +107,8 @@ export function registerFacilitatorRoutes(api: Api, ctx: AppContext): void {
     summary: 'x402 facilitator: admit one request against a bearer JWT, metering its cost',
     description: 'For any language\'s merchant: the JWT must be ours, for one of the requirements, its policy still Active with their terms. '
       + 'x402://payg: `amount` (default the requirement\'s price) is counted against the policy\'s per-request and per-period caps, shared by every node. '
+      + 'x402://upto: `amount` is the actual charge (0 to the authorized maximum); with `transaction` (base64 of the merchant\'s execute_payment of that amount, '
+      + 'signed as the policy\'s recipient or the gateway\'s signer) it is sent and confirmed, once: a second settlement is refused. '
       + 'Refused: 200 `{admitted: false, reason}`.',
     tags: ['x402'],
     security: FACILITATOR_SECURITY,
@@ -123,7 +125,7 @@ export function registerFacilitatorRoutes(api: Api, ctx: AppContext): void {
       const rs = list.map((w) => requirementFromWire(w, programId));
       for (const r of rs) requireOwnGateway(res, r.gateway);
       const amount = body.amount === undefined ? undefined : BigInt(body.amount);
-      return { body: await reportUsage(deps, body.jwt, rs, amount) };
+      return { body: await reportUsage(deps, body.jwt, rs, amount, body.transaction) };
     },
   });
 

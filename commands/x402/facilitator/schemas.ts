@@ -56,8 +56,9 @@ export const usageBodySchema: JsonSchema = {
     },
     amount: {
       anyOf: [{ type: 'string', pattern: '^[0-9]{1,20}$' }, { type: 'integer', minimum: 0 }],
-      description: 'what this request costs in smallest units; x402://payg: default the requirement\'s amount',
+      description: 'what this request costs in smallest units; x402://payg: default the requirement\'s amount; x402://upto: required, the actual charge',
     },
+    transaction: { type: 'string', maxLength: 2048, description: 'x402://upto: base64 of the merchant-signed execute_payment that settles `amount`' },
   },
 };
 
@@ -69,6 +70,7 @@ export const usageAnswerSchema: JsonSchema = {
     reason: { type: 'string' },
     payer: base58Key, policy: base58Key, scheme: { type: 'string' }, network: { type: 'string' }, requirementId: { type: 'string' },
     metered: { type: 'object' },
+    settled: { type: 'object', properties: { amount: { type: 'string' }, transaction: { type: 'string' } } },
   },
 };
 

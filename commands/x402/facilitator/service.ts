@@ -10,6 +10,7 @@ import { paymentPayloadFromJson } from '../payload.js';
 import { fingerprintOf, paymentIdentifierOf, type PaymentIdentifiers } from '../payment-identifier.js';
 import type { PaymentRequirement } from '../requirements.js';
 import { PaymentRefused } from '../settle.js';
+import { settleUpto } from '../upto-settle.js';
 import { invalid } from '../../../src/http/errors.js';
 
 export interface VerifyAnswer { isValid: boolean; invalidReason?: string; payer?: string }
@@ -24,7 +25,7 @@ export interface SettleAnswer {
   expiresAt?: number;
   paymentResponse?: string;
 }
-export type UsageAnswer = ({ admitted: true } & X402Grant) | { admitted: false; reason: string };
+export type UsageAnswer = ({ admitted: true; settled?: { amount: string; transaction: string } } & X402Grant) | { admitted: false; reason: string };
 
 export interface FacilitatorDeps { engine: PaymentEngine; identifiers: PaymentIdentifiers }
 
@@ -69,11 +70,22 @@ export async function settlePayment(deps: FacilitatorDeps, scope: string, payloa
   return pid === undefined ? run() : deps.identifiers.once(scope, pid, fingerprintOf(p, r.id), run);
 }
 
-/** Admits a request of `amount` (default the requirement's price) against a JWT, or says why not. */
+/**
+ * Admits a request of `amount` (default the requirement's price) against a JWT, or says
+ * why not. x402://upto (when every requirement is upto, or a settlement transaction is
+ * sent): `amount` is the actual charge, checked against the authorization, and with
+ * `transaction` (the merchant's signed execute_payment) settled on chain, once.
+ */
 export async function reportUsage(
-  deps: FacilitatorDeps, token: string, requirements: readonly PaymentRequirement[], amount: bigint | undefined,
+  deps: FacilitatorDeps, token: string, requirements: readonly PaymentRequirement[], amount: bigint | undefined, transaction?: string,
 ): Promise<UsageAnswer> {
   const byId = new Map(requirements.map((r) => [r.id, r]));
+  const upto = requirements.filter((r) => r.scheme === 'x402://upto');
+  if (upto.length > 0 && (transaction !== undefined || upto.length === requirements.length)) {
+    if (amount === undefined) throw invalid('amount is required for x402://upto: the actual charge, 0 to the authorized maximum');
+    return settleUpto(deps.engine, token, (id) => byId.get(id), amount, transaction);
+  }
+  if (transaction !== undefined) throw invalid('transaction is only for settling an x402://upto authorization');
   const grant = await deps.engine.authorize(token, (c) => byId.get(c.requirementId), amount);
   return typeof grant === 'string' ? { admitted: false, reason: grant } : { admitted: true, ...grant };
 }
