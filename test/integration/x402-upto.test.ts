@@ -103,7 +103,7 @@ describe('x402://upto: authorize a maximum, settle the actual amount once', func
     expect(r.body).to.deep.include({ admitted: true, policy: a.policy, settled: { amount: '123456', transaction: r.body.settled.transaction } });
     expect(await balance(payer.publicKey.toBase58())).to.equal(before - 123_456n);
     const record = h.ln.ledger().filter((e) => e.name === 'PaymentRecord' && e.data['payment_policy'] === a.policy);
-    expect(record.map((e) => String(e.data['amount']))).to.deep.equal(['123456']);
+    expect(record.map((e) => (e.data['amount'] as { toString(): string }).toString())).to.deep.equal(['123456']);
     const acc = await readProgramAccount(h.rpc, a.policy, 'PaymentPolicy', { programId: PROGRAM_ID });
     expect(acc.kind === 'found' && acc.data['status']).to.equal('Completed');
 
