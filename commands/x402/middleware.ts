@@ -27,8 +27,9 @@ import { decodePaymentHeader } from './payload.js';
 import {
   acceptedRequirement, normalizeRequirement, paymentRequiredHeader, X402_VERSION, type PaymentRequirementInput,
 } from './requirements.js';
-import { PaymentRefused } from './settle.js';
+import { localBackend, remoteBackend, type RemoteFacilitatorDeps } from './backend.js';
 export type { X402Deps, X402Grant } from './engine.js';
+export type { RemoteFacilitatorDeps } from './backend.js';
 
 export interface PaymentRequiredOptions {
   /** the pay-as-you-go chunk of this request, in smallest units; default the requirement's amount */
@@ -39,11 +40,17 @@ export function x402Grant(res: Response): X402Grant | undefined {
   return (res.locals as { x402?: X402Grant }).x402;
 }
 
-export function paymentRequired(inputs: readonly PaymentRequirementInput[], deps: X402Deps, options: PaymentRequiredOptions = {}): RequestHandler {
+/**
+ * `deps`: the chain connection (X402Deps: verified and settled here), or a remote
+ * facilitator (RemoteFacilitatorDeps: verified and settled by the Tributary service).
+ */
+export function paymentRequired(
+  inputs: readonly PaymentRequirementInput[], deps: X402Deps | RemoteFacilitatorDeps, options: PaymentRequiredOptions = {},
+): RequestHandler {
   if (inputs.length === 0) throw new Error('paymentRequired needs at least one requirement');
   const requirements = inputs.map((i) => normalizeRequirement(i, deps.programId));
-  const engine = createPaymentEngine(deps);
-  const clock = engine.clock;
+  const backend = 'facilitatorUrl' in deps ? remoteBackend(deps) : localBackend(createPaymentEngine(deps));
+  const clock = backend.clock;
   const byId = new Map(requirements.map((r) => [r.id, r]));
 
   const requestResource = (req: Request): string =>
@@ -63,15 +70,9 @@ export function paymentRequired(inputs: readonly PaymentRequirementInput[], deps
     const p = decoded.payment;
     const r = byId.get(p.id);
     if (!r) return refuse(req, res, `the payment names requirement ${p.id}, which this resource does not accept`);
-    const check = engine.verify(p, r, requestResource(req));
-    if (!check.ok) return refuse(req, res, check.reason);
-    try {
-      const result = await engine.settle(r, check);
-      res.status(200).set('Payment-Response', result.paymentResponse).json(result.body);
-    } catch (err) {
-      if (err instanceof PaymentRefused) return refuse(req, res, err.reason);
-      throw err;
-    }
+    const paid = await backend.pay(p, r, requestResource(req));
+    if (!paid.ok) return refuse(req, res, paid.reason);
+    res.status(200).set('Payment-Response', paid.result.paymentResponse).json(paid.result.body);
   }
 
   return async (req, res, next) => {
@@ -81,7 +82,7 @@ export function paymentRequired(inputs: readonly PaymentRequirementInput[], deps
       const auth = /^Bearer\s+(\S+)\s*$/i.exec(req.get('authorization') ?? '');
       if (!auth?.[1]) return refuse(req, res, 'payment required: send a Payment header or a bearer JWT');
       const chunk = options.price ? BigInt(options.price(req)) : undefined;
-      const grant = await engine.authorize(auth[1], (c) => byId.get(c.requirementId), chunk);
+      const grant = await backend.authorize(auth[1], requirements, requestResource(req), chunk);
       if (typeof grant === 'string') return refuse(req, res, grant);
       (res.locals as { x402?: X402Grant }).x402 = grant;
       next();
