@@ -14,7 +14,7 @@ const requirementSchema = {
   type: 'object',
   required: ['scheme', 'network', 'amount', 'recipient', 'gateway', 'tokenMint', 'currency', 'resource', 'id'],
   properties: {
-    scheme: { type: 'string', enum: ['deferred', 'x402://payg'] },
+    scheme: { type: 'string', enum: ['deferred', 'x402://payg', 'x402://upto'] },
     network: { type: 'string', description: 'CAIP-2 chain id' },
     amount: { type: 'integer', description: 'smallest token units: subscription amount (deferred) or price of one request (payg)' },
     recipient: base58Key, gateway: base58Key, tokenMint: base58Key,
@@ -29,6 +29,10 @@ const requirementSchema = {
     maxAmountPerPeriod: { type: 'integer' },
     periodLengthSeconds: { type: 'integer' },
     maxChunkAmount: { type: 'integer' },
+    maxAmount: { type: 'integer', description: 'x402://upto: the most the merchant may settle (= amount)' },
+    maxTimeoutSeconds: { type: 'integer', description: 'x402://upto: the longest authorization window' },
+    validAfter: { type: 'integer', description: 'x402://upto: the window offered, unix seconds' },
+    deadline: { type: 'integer', description: 'x402://upto: the window offered, unix seconds; the JWT expires then' },
     extra: { type: 'object', properties: { programId: base58Key, x402Version: { type: 'integer' } } },
   },
 };

@@ -11,6 +11,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   ingest: async () => (await import('./ingest.js')).benchIngest(),
   webhooks: benchWebhooks,
   x402: async () => (await import('./x402.js')).benchX402(),
+  facilitator: async () => (await import('./facilitator.js')).benchFacilitator(),
 };
 
 const only = process.argv.slice(2);
