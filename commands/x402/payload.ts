@@ -16,11 +16,13 @@
  * "payload": { "payer": "<base58 wallet>", "proof": {...} } (the proof then signs "-"
  * in place of the transaction signature).
  *
- * The transaction (legacy or v0 without address lookup tables) carries one
- * create_payment_policy instruction, preceded by create_user_payment when the payer has
- * no user payment for the mint yet, optionally ComputeBudget instructions, signed by
- * every required signer (the payer at least). The server checks it against the
- * requirement, sends it and answers with a JWT.
+ * The transaction (legacy or v0 without address lookup tables) is the one the Tributary
+ * SDK builds (payment-transaction.ts): the payer's token account created idempotently when
+ * missing, create_user_payment when the payer has none for the mint, create_payment_policy,
+ * an SPL revoke + approve of the user payment PDA, and for `deferred` the first
+ * execute_payment by the payer; optionally ComputeBudget instructions; signed by every
+ * required signer (the payer at least). The server checks it against the requirement
+ * (verify-transaction.ts), sends it and answers with a JWT.
  */
 import { X402_VERSION, SCHEMES, type Scheme } from './requirements.js';
 import type { PaymentProof } from './proof.js';

@@ -1,21 +1,33 @@
 /**
  * The payer's side of a payment: the signed transaction that answers an `accepts` entry,
- * and the `Payment` header carrying it. It reads the payer's user payment from the chain
- * (to know whether to create it, and the new policy's id: created_policies_count + 1) and
- * a recent blockhash, then builds create_user_payment (when needed) + create_payment_policy
- * with the requirement's terms, and signs with the wallet (payer and fee payer).
+ * built as the SDK builds it (PROGRAM.md §4), and the `Payment` header carrying it:
+ *
+ *   1. create-idempotent of the payer's token account, when it is missing;
+ *   2. create_user_payment, when the payer has none for the mint;
+ *   3. create_payment_policy with the requirement's terms (id: created_policies_count + 1);
+ *   4. SPL revoke + approve of the user payment PDA for the SDK's allowance (the new
+ *      policy's yearly amount plus the payer's existing policies', allowance.ts);
+ *   5. `deferred` only: create-idempotent of the recipient's, the gateway fee recipient's
+ *      and the protocol fee recipient's token accounts when missing, then execute_payment
+ *      by the payer, paying the first period now (the payer's own token account as the
+ *      last remaining account when the gateway has a scheduler share: the cut comes back).
+ * Signed by the wallet (payer and fee payer).
  */
 import { TransactionMessage, VersionedTransaction, type Keypair, type TransactionInstruction } from '@solana/web3.js';
 import bs58 from 'bs58';
-import { readProgramAccount } from '../../infra/solana/accounts.js';
+import { readProgramAccount, readProgramAccounts } from '../../infra/solana/accounts.js';
 import type { RpcClient } from '../../infra/solana/rpc-client.js';
 import type { Commitment } from '../../infra/solana/chain-reader.js';
-import { createPdaDeriver } from '../../src/domain/pda.js';
+import { createPdaDeriver, type PdaDeriver } from '../../src/domain/pda.js';
+import { asPolicyType, asStatus, type PolicyType } from '../../src/domain/policy-type.js';
+import { approveIx, associatedTokenAddress, createAtaIdempotentIx, revokeIx } from '../../src/domain/spl-token.js';
 import { PROGRAM_ID } from '../../src/idl/index.js';
+import { totalAllowance } from './allowance.js';
 import { encodePaymentHeader } from './payload.js';
 import { signPaymentProof } from './proof.js';
-import { associatedTokenAddress, createPaymentPolicyIx, createUserPaymentIx, policyTypeArg } from './program.js';
-import { normalizeRequirement, type AcceptedRequirement } from './requirements.js';
+import { createPaymentPolicyIx, createUserPaymentIx, executePaymentIx, policyTypeArg } from './program.js';
+import { normalizeRequirement, type AcceptedRequirement, type PaymentRequirement } from './requirements.js';
+import { paymentsDelegate } from './verify-token-ixs.js';
 
 export interface BuiltPayment {
   /** the `Payment` header value */
@@ -25,6 +37,46 @@ export interface BuiltPayment {
   /** the policy the transaction creates */
   policyAddress: string;
   createsUserPayment: boolean;
+  /** what the approve allows the user payment PDA to draw */
+  approvedAmount: bigint;
+}
+
+interface ReadCtx { rpc: RpcClient; programId: string; commitment: Commitment }
+
+/** The payer's newest policies of the mint (up to 100), for the allowance sum. */
+async function existingPolicies(c: ReadCtx, pdas: PdaDeriver, userPayment: string, count: number): Promise<PolicyType[]> {
+  const ids: number[] = [];
+  for (let id = count; id >= 1 && ids.length < 100; id -= 1) ids.push(id);
+  if (ids.length === 0) return [];
+  const reads = await readProgramAccounts(c.rpc, ids.map((id) => pdas.paymentPolicy(userPayment, id)), 'PaymentPolicy', c);
+  return reads.flatMap((a) => (a.kind === 'found' && asStatus(a.data['status']) !== 'Completed' ? [asPolicyType(a.data['policy_type'])] : []));
+}
+
+async function missingAccounts(c: ReadCtx, addresses: string[]): Promise<Set<string>> {
+  const r = await c.rpc.call<{ value: unknown[] }>('getMultipleAccounts', [addresses, { encoding: 'base64', commitment: c.commitment }]);
+  return new Set(addresses.filter((_, i) => r.value[i] === null || r.value[i] === undefined));
+}
+
+/** The first period's execution and the fee accounts it needs, as the SDK's executeImmediately. */
+async function firstPayment(c: ReadCtx, pdas: PdaDeriver, r: PaymentRequirement, payer: string, policy: string, userPayment: string): Promise<TransactionInstruction[]> {
+  const gateway = await readProgramAccount(c.rpc, r.gateway, 'PaymentGateway', c);
+  if (gateway.kind !== 'found') throw new Error(`the requirement's gateway ${r.gateway} is not a payment gateway on this chain`);
+  const config = await readProgramAccount(c.rpc, pdas.config(), 'ProgramConfig', c);
+  if (config.kind !== 'found') throw new Error('the program config account is missing on this chain');
+  const feeRecipient = gateway.data['fee_recipient'];
+  const protocol = config.data['fee_recipient'];
+  if (typeof feeRecipient !== 'string' || typeof protocol !== 'string') throw new Error('the gateway or config account has no fee recipient');
+  const ata = (w: string): string => associatedTokenAddress(w, r.tokenMint);
+  const wallets = [...new Set([r.recipient, feeRecipient, protocol])];
+  const missing = await missingAccounts(c, wallets.map(ata));
+  const ixs = wallets.filter((w) => missing.has(ata(w))).map((w) => createAtaIdempotentIx(payer, w, r.tokenMint));
+  const schedulerShare = Number(gateway.data['scheduler_share_bps'] ?? 0);
+  ixs.push(executePaymentIx(c.programId, {
+    fee_payer: payer, payments_delegate: paymentsDelegate(c.programId), payment_policy: policy, user_payment: userPayment,
+    gateway: r.gateway, config: pdas.config(), user_token_account: ata(payer), mint: r.tokenMint,
+    recipient_token_account: ata(r.recipient), gateway_fee_account: ata(feeRecipient), protocol_fee_account: ata(protocol),
+  }, null, schedulerShare > 0 ? [ata(payer)] : []));
+  return ixs;
 }
 
 /** x402://upto: the window the 402 answer offered, or one from now of maxTimeoutSeconds. */
@@ -42,26 +94,31 @@ export async function buildPayment(
   const r = normalizeRequirement({ ...accepted, maxRenewals: accepted.maxRenewals ?? null }, programId);
   const pdas = createPdaDeriver(programId);
   const payer = opts.wallet.publicKey.toBase58();
-  const commitment = opts.commitment ?? 'confirmed';
+  const c: ReadCtx = { rpc: opts.rpc, programId, commitment: opts.commitment ?? 'confirmed' };
   const userPayment = pdas.userPayment(payer, r.tokenMint);
-  const up = await readProgramAccount(opts.rpc, userPayment, 'UserPayment', { programId, commitment });
+  const up = await readProgramAccount(opts.rpc, userPayment, 'UserPayment', c);
   if (up.kind === 'mismatch') throw new Error(`${userPayment} is not a user payment account: ${up.reason}`);
   const count = up.kind === 'found' ? Number(up.data['created_policies_count']) : 0;
   const policyAddress = pdas.paymentPolicy(userPayment, count + 1);
   const config = pdas.config();
+  const payerAta = associatedTokenAddress(payer, r.tokenMint);
 
   const instructions: TransactionInstruction[] = [];
+  if ((await missingAccounts(c, [payerAta])).size > 0) instructions.push(createAtaIdempotentIx(payer, payer, r.tokenMint));
   if (up.kind === 'missing') {
     instructions.push(createUserPaymentIx(programId, {
-      owner: payer, user_payment: userPayment, token_account: associatedTokenAddress(payer, r.tokenMint), token_mint: r.tokenMint, config, fee_payer: payer,
+      owner: payer, user_payment: userPayment, token_account: payerAta, token_mint: r.tokenMint, config, fee_payer: payer,
     }));
   }
   instructions.push(createPaymentPolicyIx(programId, {
     user: payer, user_payment: userPayment, recipient: r.recipient, token_mint: r.tokenMint, gateway: r.gateway, config,
     payment_policy: policyAddress, fee_payer: payer,
   }, policyTypeArg(r, uptoWindow(accepted)), r.memo));
+  const approvedAmount = totalAllowance(r, await existingPolicies(c, pdas, userPayment, count));
+  instructions.push(revokeIx(payerAta, payer), approveIx(payerAta, userPayment, payer, approvedAmount));
+  if (r.scheme === 'deferred') instructions.push(...await firstPayment(c, pdas, r, payer, policyAddress, userPayment));
 
-  const { value } = await opts.rpc.call<{ value: { blockhash: string } }>('getLatestBlockhash', [{ commitment }]);
+  const { value } = await opts.rpc.call<{ value: { blockhash: string } }>('getLatestBlockhash', [{ commitment: c.commitment }]);
   const message = new TransactionMessage({ payerKey: opts.wallet.publicKey, recentBlockhash: value.blockhash, instructions }).compileToLegacyMessage();
   const transaction = new VersionedTransaction(message);
   transaction.sign([opts.wallet]);
@@ -71,5 +128,5 @@ export async function buildPayment(
   const proof = signPaymentProof(opts.wallet.secretKey, { requirementId: accepted.id, resource: accepted.resource, transactionSignature: signature },
     opts.signedAt ?? Math.floor(Date.now() / 1000));
   const header = encodePaymentHeader({ scheme: accepted.scheme, network: accepted.network, id: accepted.id, payload: { serializedTransaction, proof } });
-  return { header, transaction, signature, policyAddress, createsUserPayment: up.kind === 'missing' };
+  return { header, transaction, signature, policyAddress, createsUserPayment: up.kind === 'missing', approvedAmount };
 }

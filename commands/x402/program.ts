@@ -1,5 +1,5 @@
 /**
- * The two instructions a payment carries, encoded and decoded with Anchor's BorshCoder
+ * The Tributary instructions a payment carries, encoded and decoded with Anchor's BorshCoder
  * from the vendored IDL (8-byte discriminator ++ borsh(args)), with accounts in the IDL's
  * order. The client builds with these functions and the middleware decodes with them, so
  * both sides read one definition.
@@ -7,6 +7,9 @@
  *   create_user_payment   owner, user_payment, token_account, token_mint, config, system_program, fee_payer
  *   create_payment_policy user, user_payment, recipient, token_mint, gateway, config, payment_policy,
  *                         system_program, fee_payer; args policy_type, memo [u8; 64]
+ *   execute_payment       fee_payer, payments_delegate, payment_policy, user_payment, gateway, config,
+ *                         user_token_account, mint, recipient_token_account, gateway_fee_account,
+ *                         protocol_fee_account, token_program (+ remaining); args payment_amount Option<u64>
  */
 import { BorshCoder } from '@coral-xyz/anchor';
 import BN from 'bn.js';
@@ -22,7 +25,7 @@ export const TOKEN_PROGRAM_ID = 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA';
 export const ASSOCIATED_TOKEN_PROGRAM_ID = 'ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJA8knL';
 export const COMPUTE_BUDGET_PROGRAM_ID = 'ComputeBudget111111111111111111111111111111';
 
-export type PaymentIxName = 'create_user_payment' | 'create_payment_policy';
+export type PaymentIxName = 'create_user_payment' | 'create_payment_policy' | 'execute_payment';
 
 const coder = new BorshCoder(idl);
 
@@ -36,13 +39,7 @@ export function accountNames(name: PaymentIxName): string[] {
   return (ixAccounts.get(name) ?? []).map((a) => a.name);
 }
 
-/** The associated token account of (owner, mint) under the classic token program. */
-export function associatedTokenAddress(owner: string, mint: string): string {
-  return PublicKey.findProgramAddressSync(
-    [new PublicKey(owner).toBytes(), new PublicKey(TOKEN_PROGRAM_ID).toBytes(), new PublicKey(mint).toBytes()],
-    new PublicKey(ASSOCIATED_TOKEN_PROGRAM_ID),
-  )[0].toBase58();
-}
+export { associatedTokenAddress } from '../../src/domain/spl-token.js';
 
 function instruction(programId: string, name: PaymentIxName, accounts: Record<string, string>, args: Record<string, unknown>): TransactionInstruction {
   const keys: AccountMeta[] = (ixAccounts.get(name) ?? []).map((a) => {
@@ -57,6 +54,18 @@ export interface UserPaymentAccounts { owner: string; user_payment: string; toke
 export interface PolicyAccounts {
   user: string; user_payment: string; recipient: string; token_mint: string; gateway: string; config: string;
   payment_policy: string; fee_payer: string;
+}
+
+export interface ExecuteAccounts {
+  fee_payer: string; payments_delegate: string; payment_policy: string; user_payment: string; gateway: string; config: string;
+  user_token_account: string; mint: string; recipient_token_account: string; gateway_fee_account: string; protocol_fee_account: string;
+}
+
+/** execute_payment; `remaining` follows the IDL's accounts (the scheduler's token account goes last). */
+export function executePaymentIx(programId: string, accounts: ExecuteAccounts, amount: bigint | null, remaining: string[] = []): TransactionInstruction {
+  const ix = instruction(programId, 'execute_payment', { ...accounts }, { payment_amount: amount === null ? null : new BN(amount.toString()) });
+  ix.keys.push(...remaining.map((k) => ({ pubkey: new PublicKey(k), isSigner: false, isWritable: true })));
+  return ix;
 }
 
 export function createUserPaymentIx(programId: string, accounts: UserPaymentAccounts): TransactionInstruction {
@@ -106,6 +115,7 @@ export function policyTypeArg(r: PaymentRequirement, window?: { validAfter: numb
 export type DecodedIx =
   | { name: 'create_user_payment' }
   | { name: 'create_payment_policy'; policyType: PolicyType; memo: Buffer }
+  | { name: 'execute_payment'; amount: bigint | null }
   | { name: 'other'; idlName: string };
 
 /** The Tributary instruction in `data`, or undefined when it does not decode. */
@@ -118,6 +128,10 @@ export function decodePaymentIx(data: Uint8Array): DecodedIx | undefined {
   }
   if (!d) return undefined;
   if (d.name === 'create_user_payment') return { name: 'create_user_payment' };
+  if (d.name === 'execute_payment') {
+    const amount = (d.data as { payment_amount: BN | null }).payment_amount;
+    return { name: 'execute_payment', amount: amount === null ? null : BigInt(amount.toString()) };
+  }
   if (d.name !== 'create_payment_policy') return { name: 'other', idlName: d.name };
   const args = d.data as { policy_type: unknown; memo: number[] };
   try {

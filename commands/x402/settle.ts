@@ -117,6 +117,8 @@ export function policyMismatch(read: AccountRead & { kind: 'found' }, r: Payment
   const d = read.data;
   const status = asStatus(d['status']);
   if (status !== 'Active') return `is ${status}`;
+  // a deferred JWT is issued only once the first period is paid on chain (a PaymentRecord)
+  if (r.scheme === 'deferred' && Number(d['payment_count'] ?? 0) < 1) return 'has not paid its first period';
   if (d['recipient'] !== r.recipient) return 'pays another recipient';
   if (d['gateway'] !== r.gateway) return 'is under another gateway';
   if (r.memo !== undefined && d['memo_hex'] !== textToFixedBytes(r.memo, PAYMENT_MEMO_BYTES)?.toString('hex')) return 'carries another memo';

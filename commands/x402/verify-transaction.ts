@@ -1,29 +1,37 @@
 /**
  * The checks a Payment transaction passes before anything reaches the chain. All of them
- * are pure (no RPC): a tampered transaction is refused without a network call.
+ * are pure (no RPC): a tampered transaction is refused without a network call. The shape
+ * accepted is the one the SDK builds (PROGRAM.md §4), in this order:
  *
- *   - it deserializes; legacy or v0 without address lookup tables (every account must be
- *     visible to be checked);
- *   - every required signer signed, and each signature verifies;
- *   - it calls only the Tributary program and the ComputeBudget program: exactly one
- *     create_payment_policy, optionally one create_user_payment before it;
- *   - create_payment_policy: the user is a signer (the payer), user_payment is the PDA
- *     (payer, mint), recipient, token mint and gateway are the requirement's, config is
+ *   - ComputeBudget instructions, anywhere;
+ *   - create-idempotent (or create) of the payer's associated token account, optional;
+ *   - create_user_payment, optional, before the policy: same owner, user payment and mint;
+ *   - create_payment_policy, exactly one: the user is a signer (the payer), user_payment
+ *     is the PDA (payer, mint), recipient, mint and gateway are the requirement's, config
  *     the program's PDA, the policy type carries the requirement's terms and falls due
- *     now, and the memo is the requirement's when it names one;
- *   - create_user_payment: for the same owner, user payment and mint.
- * The policy address is the instruction's payment_policy account; the program checks it
- * is the PDA (user payment, count + 1), and the account is read back after confirmation.
+ *     now, the memo is the requirement's when it names one;
+ *   - an SPL revoke (optional) and exactly one approve of the payer's token account to the
+ *     user payment PDA (the legacy payments PDA is honored) for at least the policy's
+ *     yearly allowance (verify-token-ixs.ts);
+ *   - `deferred` only: the fee accounts' ATA creations (optional), then execute_payment
+ *     by the payer, after the approve, paying the first period: the policy, user payment,
+ *     gateway, config, payer's token account, mint and recipient's token account are the
+ *     requirement's, no amount, and at most one remaining account, the payer's own token
+ *     account (the scheduler cut when the gateway has a scheduler share). The fee
+ *     accounts' owners are checked by the program itself. `x402://payg` carries none.
+ * Anything else (another program, a transfer, a second policy) is refused with a reason.
  */
 import { VersionedTransaction } from '@solana/web3.js';
 import bs58 from 'bs58';
 import type { PdaDeriver } from '../../src/domain/pda.js';
 import { PAYMENT_MEMO_BYTES } from '../../src/domain/memo.js';
+import { associatedTokenAddress, ASSOCIATED_TOKEN_PROGRAM, TOKEN_PROGRAM } from '../../src/domain/spl-token.js';
 import { textToFixedBytes } from '../../src/events/codec.js';
-import { accountNames, COMPUTE_BUDGET_PROGRAM_ID, decodePaymentIx, SYSTEM_PROGRAM_ID, type PaymentIxName } from './program.js';
+import { accountNames, COMPUTE_BUDGET_PROGRAM_ID, decodePaymentIx, SYSTEM_PROGRAM_ID, type DecodedIx, type PaymentIxName } from './program.js';
 import type { PaymentRequirement } from './requirements.js';
 import { signatureProblem } from './signatures.js';
 import { checkNewPolicyTerms } from './terms.js';
+import { checkAtaIx, checkTokenIxs, MAX_ATA_CREATIONS, paymentsDelegate, type ApproveCheck, type Ix } from './verify-token-ixs.js';
 
 export interface CheckedPayment {
   tx: VersionedTransaction;
@@ -36,6 +44,10 @@ export interface CheckedPayment {
   policyAddress: string;
   createsUserPayment: boolean;
   recentBlockhash: string;
+  /** the approve the transaction carries */
+  approve: ApproveCheck;
+  /** `deferred`: the first period is paid in the transaction itself */
+  paysFirstPeriod: boolean;
 }
 
 export type TxCheck = { ok: true; payment: CheckedPayment } | { ok: false; reason: string };
@@ -52,13 +64,71 @@ function deserialize(wire: string): VersionedTransaction | string {
   }
 }
 
-interface Ix { index: number; program: string; accounts: string[]; data: Uint8Array }
-
 /** The instruction's accounts by IDL name; a reason when the count is short. */
 function named(ix: Ix, name: PaymentIxName): Record<string, string> | string {
   const names = accountNames(name);
   if (ix.accounts.length < names.length) return `instruction ${ix.index} (${name}) has ${ix.accounts.length} accounts; it needs ${names.length}`;
   return Object.fromEntries(names.map((n, i) => [n, ix.accounts[i] ?? '']));
+}
+
+type PolicyDecoded = Extract<DecodedIx, { name: 'create_payment_policy' }>;
+
+interface Sorted { userPaymentIx?: Ix; policyIx?: { ix: Ix; decoded: PolicyDecoded }; executeIx?: { ix: Ix; amount: bigint | null }; tokenIxs: Ix[]; ataIxs: Ix[] }
+
+/** Sorts the instructions by kind, refusing other programs and misplaced Tributary instructions. */
+function sortInstructions(ixs: readonly Ix[], programId: string): Sorted | string {
+  const s: Sorted = { tokenIxs: [], ataIxs: [] };
+  for (const ix of ixs) {
+    if (ix.program === COMPUTE_BUDGET_PROGRAM_ID) continue;
+    if (ix.program === TOKEN_PROGRAM) {
+      s.tokenIxs.push(ix);
+      continue;
+    }
+    if (ix.program === ASSOCIATED_TOKEN_PROGRAM) {
+      s.ataIxs.push(ix);
+      continue;
+    }
+    if (ix.program !== programId) {
+      return `instruction ${ix.index} calls ${ix.program}; a payment calls only the Tributary program ${programId}, the token and associated token account programs, and ComputeBudget`;
+    }
+    if (s.executeIx) return 'execute_payment must be the last Tributary instruction';
+    const d = decodePaymentIx(ix.data);
+    if (!d) return `instruction ${ix.index} is not a Tributary instruction that decodes`;
+    if (d.name === 'other') return `instruction ${ix.index} is ${d.idlName}; a payment carries create_payment_policy (with create_user_payment and execute_payment)`;
+    if (d.name === 'create_user_payment') {
+      if (s.userPaymentIx || s.policyIx) return 'create_user_payment may appear once, before create_payment_policy';
+      s.userPaymentIx = ix;
+    } else if (d.name === 'create_payment_policy') {
+      if (s.policyIx) return 'a payment creates exactly one policy';
+      s.policyIx = { ix, decoded: d };
+    } else {
+      if (!s.policyIx) return 'execute_payment must follow create_payment_policy';
+      s.executeIx = { ix, amount: d.amount };
+    }
+  }
+  if (s.ataIxs.length > MAX_ATA_CREATIONS) return `a payment creates at most ${MAX_ATA_CREATIONS} token accounts`;
+  return s;
+}
+
+/** The first payment, executed by the payer in the same transaction (deferred only). */
+function checkExecute(ex: { ix: Ix; amount: bigint | null }, c: { payer: string; policy: string; userPayment: string; r: PaymentRequirement; pdas: PdaDeriver }): string | undefined {
+  const a = named(ex.ix, 'execute_payment');
+  if (typeof a === 'string') return a;
+  const ata = (w: string): string => associatedTokenAddress(w, c.r.tokenMint);
+  const want: Record<string, string> = {
+    fee_payer: c.payer, payments_delegate: paymentsDelegate(c.pdas.programId), payment_policy: c.policy, user_payment: c.userPayment,
+    gateway: c.r.gateway, config: c.pdas.config(), user_token_account: ata(c.payer), mint: c.r.tokenMint,
+    recipient_token_account: ata(c.r.recipient), token_program: TOKEN_PROGRAM,
+  };
+  for (const [name, value] of Object.entries(want)) {
+    if (a[name] !== value) return `execute_payment's ${name} is ${a[name] ?? 'missing'}; it must be ${value}`;
+  }
+  if (ex.amount !== null) return 'execute_payment of a subscription carries no amount (the program charges the policy\'s own)';
+  const remaining = ex.ix.accounts.slice(accountNames('execute_payment').length);
+  if (remaining.length > 1 || (remaining[0] !== undefined && remaining[0] !== ata(c.payer))) {
+    return 'execute_payment\'s only remaining account may be the payer\'s own token account (the scheduler cut of a gateway with a scheduler share)';
+  }
+  return undefined;
 }
 
 export function checkPaymentTransaction(
@@ -78,22 +148,9 @@ export function checkPaymentTransaction(
     index, program: keys[c.programIdIndex] ?? '', accounts: c.accountKeyIndexes.map((i) => keys[i] ?? ''), data: c.data,
   }));
   const programId = opts.pdas.programId;
-  let userPaymentIx: Ix | undefined;
-  let policyIx: { ix: Ix; decoded: Extract<ReturnType<typeof decodePaymentIx>, { name: 'create_payment_policy' }> } | undefined;
-  for (const ix of ixs) {
-    if (ix.program === COMPUTE_BUDGET_PROGRAM_ID) continue;
-    if (ix.program !== programId) return fail(`instruction ${ix.index} calls ${ix.program}; a payment calls only the Tributary program ${programId}`);
-    const d = decodePaymentIx(ix.data);
-    if (!d) return fail(`instruction ${ix.index} is not a Tributary instruction that decodes`);
-    if (d.name === 'other') return fail(`instruction ${ix.index} is ${d.idlName}; a payment carries create_payment_policy (and create_user_payment)`);
-    if (d.name === 'create_user_payment') {
-      if (userPaymentIx || policyIx) return fail('create_user_payment may appear once, before create_payment_policy');
-      userPaymentIx = ix;
-    } else {
-      if (policyIx) return fail('a payment creates exactly one policy');
-      policyIx = { ix, decoded: d };
-    }
-  }
+  const sorted = sortInstructions(ixs, programId);
+  if (typeof sorted === 'string') return fail(sorted);
+  const { userPaymentIx, policyIx, executeIx } = sorted;
   if (!policyIx) return fail('the transaction has no create_payment_policy instruction');
 
   const a = named(policyIx.ix, 'create_payment_policy');
@@ -121,12 +178,28 @@ export function checkPaymentTransaction(
       return fail('create_user_payment is not for the payer and the requirement\'s mint');
     }
   }
+  for (const ix of sorted.ataIxs) {
+    const problem = checkAtaIx(ix, payer, r);
+    if (problem) return fail(problem);
+  }
+  const token = checkTokenIxs(sorted.tokenIxs, payer, r, userPayment, programId);
+  if (!token.ok) return fail(token.reason);
+
+  const policyAddress = a['payment_policy'] ?? '';
+  if (r.scheme === 'deferred') {
+    if (!executeIx) return fail('a deferred payment pays its first period in the same transaction: execute_payment by the payer is missing');
+    if (executeIx.ix.index < token.approveIndex) return fail('execute_payment must come after the approve it draws on');
+    const problem = checkExecute(executeIx, { payer, policy: policyAddress, userPayment, r, pdas: opts.pdas });
+    if (problem) return fail(problem);
+  } else if (executeIx) {
+    return fail('a pay-as-you-go payment is charged per request; its Payment transaction executes no payment');
+  }
   const signature = bs58.encode(tx.signatures[0] ?? new Uint8Array(64));
   return {
     ok: true,
     payment: {
-      tx, wire, signature, payer, userPayment, policyAddress: a['payment_policy'] ?? '', createsUserPayment: userPaymentIx !== undefined,
-      recentBlockhash: message.recentBlockhash,
+      tx, wire, signature, payer, userPayment, policyAddress, createsUserPayment: userPaymentIx !== undefined,
+      recentBlockhash: message.recentBlockhash, approve: token.approve, paysFirstPeriod: executeIx !== undefined,
     },
   };
 }

@@ -47,6 +47,7 @@ export const payCommand: ExtraCommand = {
     try {
       const r = await payAndFetch(url, {
         wallet, rpcUrl, ...(scheme ? { scheme: scheme as Scheme } : {}), ...(cache ? { tokens: fileTokenStore(cache) } : {}),
+        onPauseWait: (reason, waitedMs) => out(`the program is paused (emergency pause): ${reason}; waiting and trying again (${Math.round(waitedMs / 1000)} s so far, up to 30 s)`),
       });
       if (r.usedKeptToken) out('used the kept JWT; nothing paid');
       if (r.paid) {

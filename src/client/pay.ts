@@ -20,8 +20,12 @@ import { createRpcClient } from '../../infra/solana/rpc-client.js';
 import type { Commitment } from '../../infra/solana/chain-reader.js';
 import { buildPayment } from '../../commands/x402/payment-transaction.js';
 import { parseKeyValueHeader, type AcceptedRequirement, type Scheme } from '../../commands/x402/requirements.js';
+import { isPauseRefusal } from '../domain/program-errors.js';
 
 export type { AcceptedRequirement, Scheme };
+
+const PAUSE_WAIT_MS = 30_000;
+const PAUSE_RETRY_MS = 1_000;
 
 export interface TokenStore {
   get(key: string): Promise<string | undefined>;
@@ -72,6 +76,10 @@ export interface PayOptions {
   /** method, headers and body of the protected request */
   init?: RequestInit;
   tokens?: TokenStore;
+  /** how long to wait out an emergency pause of the program, retrying with a fresh transaction; default 30 s, 0 = never */
+  pauseWaitMs?: number;
+  /** told each time a payment is refused because the program is paused, before the wait */
+  onPauseWait?: (reason: string, waitedMs: number) => void;
   commitment?: Commitment;
   rpcTimeoutMs?: number;
   fetch?: typeof fetch;
@@ -139,9 +147,19 @@ export async function payAndFetch(url: string, opts: PayOptions): Promise<PayRes
 
   const requirement = pickRequirement(await challenge.json(), opts.scheme);
   const rpc = createRpcClient({ url: opts.rpcUrl, timeoutMs: opts.rpcTimeoutMs ?? 10_000 });
-  const built = await buildPayment(requirement, { wallet: opts.wallet, rpc, ...(opts.commitment ? { commitment: opts.commitment } : {}) });
-  const paidRes = await doFetch(url, withHeaders(opts.init, { payment: built.header }));
-  const body = await paidRes.json().catch(() => undefined) as { jwt?: string; message?: string; error?: string } | undefined;
+  const started = Date.now();
+  let paidRes: Response;
+  let body: { jwt?: string; message?: string; error?: string } | undefined;
+  for (;;) {
+    // a fresh transaction each attempt: a new blockhash, and the policy id as the chain has it now
+    const built = await buildPayment(requirement, { wallet: opts.wallet, rpc, ...(opts.commitment ? { commitment: opts.commitment } : {}) });
+    paidRes = await doFetch(url, withHeaders(opts.init, { payment: built.header }));
+    body = await paidRes.json().catch(() => undefined) as typeof body;
+    const waited = Date.now() - started;
+    if (paidRes.status !== 402 || !isPauseRefusal(body?.error) || waited >= (opts.pauseWaitMs ?? PAUSE_WAIT_MS)) break;
+    opts.onPauseWait?.(body?.error ?? '', waited);
+    await new Promise((r) => setTimeout(r, PAUSE_RETRY_MS));
+  }
   if (paidRes.status !== 200 || typeof body?.jwt !== 'string') {
     throw new PaymentFailed(`the payment was refused (HTTP ${paidRes.status}): ${body?.error ?? 'no reason given'}`, paidRes, body);
   }

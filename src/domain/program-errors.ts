@@ -95,3 +95,12 @@ export function nameCustomErrors(text: string): string {
     return named ? `${formatNamed(named)} (${whole})` : whole;
   });
 }
+
+/**
+ * Whether a refusal is the program's emergency pause: ProgramPaused on the creating
+ * instructions, or execute_payment's raw constraint on the config account. The pause is
+ * short on the localnet (and rare anywhere): a client may wait it out and try again.
+ */
+export function isPauseRefusal(reason: string | undefined): boolean {
+  return reason !== undefined && (/ProgramPaused \(6000\)/.test(reason) || /ConstraintRaw \(2003\)[^,]*, account config\b/.test(reason));
+}

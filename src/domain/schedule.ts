@@ -1,18 +1,21 @@
 /**
  * What one payment does to a policy's type and status, and when the next one falls due:
- * the program's rules (execute_payment / execute_composable) as pure functions of the
- * policy and the payment, so a read model folds PaymentRecord events into exactly the
- * state the chain holds.
- *   Subscription: next_payment_due advances by one period from the previous due date;
- *     Completed once payment_count reaches max_renewals.
- *   Milestone: current_milestone advances and the escrow shrinks by the amount paid;
+ * the program's rules (execute_payment / execute_composable, shared/schedule.rs) as pure
+ * functions of the policy and the payment, so a read model folds PaymentRecord events into
+ * exactly the state the chain holds. The payment's `timestamp` is the program's clock.
+ *   Subscription: next_payment_due moves to the first due date after the payment (missed
+ *     periods are skipped, never charged): fixed steps in one jump, calendar months for
+ *     Monthly and longer (calendar.ts); max_renewals, when set, counts down and the policy
+ *     completes at 0 or whenever auto_renew is false; with no max_renewals it never does.
+ *   Milestone: current_milestone advances (the escrow figure stays as created);
  *     Completed at the last milestone.
- *   PayAsYouGo: the period rolls forward by whole periods when the payment falls past its
- *     end, and the period total accumulates; never Completed.
+ *   PayAsYouGo: a payment at or past the period's end starts a new period at the payment's
+ *     time with the payment as its total; otherwise the total accumulates; never Completed.
  *   OneTime, UpTo: Completed after one execution.
  * i64 arithmetic saturates: the program rejects an overflowing payment, so such an event
  * cannot occur, but a read model must never fail on one.
  */
+import { calendarMonths, skipFixed, skipMonths } from './calendar.js';
 import { frequencySeconds } from './frequency.js';
 import type { PolicyStatus, PolicyType } from './policy-type.js';
 
@@ -32,32 +35,26 @@ export interface Charged {
   completes: boolean;
 }
 
-/** The policy type after one payment; `paymentCount` counts payments including this one. */
-export function applyPayment(type: PolicyType, paymentCount: number, p: Payment): Charged {
+/** The policy type after one payment (the count of payments including this one is not needed: the program counts renewals down). */
+export function applyPayment(type: PolicyType, _paymentCount: number, p: Payment): Charged {
   switch (type.kind) {
     case 'Subscription': {
-      const next = clampI64(BigInt(type.next_payment_due) + frequencySeconds(type.payment_frequency));
-      const completes = type.max_renewals !== null && paymentCount >= type.max_renewals;
-      return { policyType: { ...type, next_payment_due: next.toString() }, completes };
+      const renewals = type.max_renewals === null ? null : Math.max(0, type.max_renewals - 1);
+      const completes = renewals !== null && (renewals === 0 || !type.auto_renew);
+      const policyType = { ...type, next_payment_due: nextDueAfter(type, p.timestamp), max_renewals: renewals };
+      return { policyType, completes };
     }
     case 'Milestone': {
       const current = Math.min(type.current_milestone + 1, 255);
-      const escrow = BigInt(type.escrow_amount) - p.amount;
-      return {
-        policyType: { ...type, current_milestone: current, escrow_amount: (escrow < 0n ? 0n : escrow).toString() },
-        completes: current >= type.total_milestones,
-      };
+      return { policyType: { ...type, current_milestone: current }, completes: current >= type.total_milestones };
     }
     case 'PayAsYouGo': {
       const period = BigInt(type.period_length_seconds);
-      let start = BigInt(type.current_period_start);
-      let total = BigInt(type.current_period_total);
-      if (period > 0n && p.timestamp >= start + period) {
-        start = clampI64(start + ((p.timestamp - start) / period) * period);
-        total = 0n;
-      }
+      const start = BigInt(type.current_period_start);
+      const rolled = p.timestamp >= clampI64(start + period);
+      const total = rolled ? p.amount : BigInt(type.current_period_total) + p.amount;
       return {
-        policyType: { ...type, current_period_start: start.toString(), current_period_total: (total + p.amount).toString() },
+        policyType: { ...type, current_period_start: (rolled ? p.timestamp : start).toString(), current_period_total: total.toString() },
         completes: false,
       };
     }
@@ -69,6 +66,15 @@ export function applyPayment(type: PolicyType, paymentCount: number, p: Payment)
       throw new Error(`unknown policy type ${JSON.stringify(never)}`);
     }
   }
+}
+
+/** A subscription's next due date after a payment at `now` (unchanged when not yet reached). */
+function nextDueAfter(type: Extract<PolicyType, { kind: 'Subscription' }>, now: bigint): string {
+  const due = BigInt(type.next_payment_due);
+  const months = calendarMonths(type.payment_frequency);
+  if (months === undefined) return clampI64(skipFixed(due, now, frequencySeconds(type.payment_frequency))).toString();
+  const next = skipMonths(Number(due), Number(now), months);
+  return next === undefined ? I64_MAX.toString() : String(next);
 }
 
 /**

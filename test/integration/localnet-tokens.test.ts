@@ -7,7 +7,10 @@ import { expect } from 'chai';
 import { Connection, Keypair, PublicKey, Transaction } from '@solana/web3.js';
 import bs58 from 'bs58';
 import { startLocalnet, type Localnet } from '../../infra/localnet/index.js';
-import { approveIx, associatedTokenAddress, TOKEN_PROGRAM } from '../../src/domain/spl-token.js';
+import { approveIx, associatedTokenAddress, createAtaIdempotentIx, TOKEN_PROGRAM } from '../../src/domain/spl-token.js';
+import { deriveActors } from '../../infra/localnet/genesis.js';
+import { tributaryIx } from '../../infra/localnet/instructions.js';
+import { pdas } from '../../infra/localnet/keys.js';
 
 const USDC = 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v';
 
@@ -57,6 +60,39 @@ describe('localnet token RPC', function () {
     expect(raw?.owner.toBase58()).to.equal(TOKEN_PROGRAM);
     const notToken = await conn.getTokenAccountBalance(owner).then(() => 'answered', (e: Error) => e.message);
     expect(notToken).to.match(/Invalid param: not a Token account/);
+  });
+
+  it('names the program error in a failed preflight, and creates token accounts idempotently', async () => {
+    const unfunded = Keypair.fromSecretKey(bs58.decode(ln.fixtures.wallets.find((w) => w.role === 'unfunded')!.secretKey));
+    const create = new Transaction().add(createAtaIdempotentIx(unfunded.publicKey.toBase58(), unfunded.publicKey.toBase58(), USDC));
+    for (let i = 0; i < 2; i += 1) {
+      create.recentBlockhash = (await conn.getLatestBlockhash()).blockhash;
+      create.feePayer = unfunded.publicKey;
+      create.signatures = [];
+      create.sign(unfunded);
+      await conn.confirmTransaction(await conn.sendRawTransaction(create.serialize()), 'confirmed');
+      await new Promise((r) => setTimeout(r, 450));
+    }
+    const balance = await conn.getTokenAccountBalance(new PublicKey(associatedTokenAddress(unfunded.publicKey.toBase58(), USDC)));
+    expect(balance.value.amount).to.equal('0');
+
+    const admin = deriveActors('tokens-rpc').admin;
+    const pause = new Transaction().add(tributaryIx('set_emergency_pause', { admin: admin.publicKey, config: pdas.config() }, { paused: true }));
+    pause.recentBlockhash = (await conn.getLatestBlockhash()).blockhash;
+    pause.feePayer = admin.publicKey;
+    pause.sign(admin);
+    await conn.confirmTransaction(await conn.sendRawTransaction(pause.serialize()), 'confirmed');
+    const owner = unfunded.publicKey;
+    const mint = new PublicKey(USDC);
+    const up = pdas.userPayment(owner, mint);
+    const refused = new Transaction().add(tributaryIx('create_user_payment', {
+      owner, user_payment: up, token_account: new PublicKey(associatedTokenAddress(owner.toBase58(), USDC)), token_mint: mint, config: pdas.config(), fee_payer: owner,
+    }));
+    refused.recentBlockhash = (await conn.getLatestBlockhash()).blockhash;
+    refused.feePayer = owner;
+    refused.sign(unfunded);
+    const message = await conn.sendRawTransaction(refused.serialize()).then(() => 'landed', (e: Error) => e.message);
+    expect(message).to.contain('Error processing Instruction 0: ProgramPaused (6000): Program is paused (custom program error: 0x1770)');
   });
 
   it('lands an approve sent over RPC and shows the delegate', async () => {

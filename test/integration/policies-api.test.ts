@@ -111,7 +111,8 @@ describe('policy query API', () => {
       expect(sub1.memoHex).to.have.length(128);
       expect(sub1.lastPaymentAt).to.be.a('number');
       expect(sub1.lastPaymentSignature).to.be.a('string');
-      expect(sub1.parameters).to.include({ amount: '1000000', autoRenew: true, maxRenewals: 3, paymentFrequency: 'Monthly', frequencySeconds: '2592000' });
+      // the program counts max_renewals down with each payment: 3 payments of 3 leave 0
+      expect(sub1.parameters).to.include({ amount: '1000000', autoRenew: true, maxRenewals: 0, paymentFrequency: 'Monthly', frequencySeconds: '2592000' });
       const [sub2] = await list(`/v1/subscriptions?walletPublicKey=${K.w2}&tokenMint=${USDC_DEV}`);
       expect(sub2.parameters).to.include({ amount: '18446744073709551615', paymentFrequency: 'Custom', frequencySeconds: '3600' });
       expect(sub2.totalPaid).to.equal((2n * 18446744073709551615n).toString());
@@ -120,7 +121,7 @@ describe('policy query API', () => {
       expect(comp.composable).to.include({ totalInput: '600', totalOutput: '590', targetProgram: K.target, inputMint: USDC_DEV });
       expect(comp.composable.postValidation).to.deep.equal({ kind: 'ProgramCall', programId: K.target });
       const mile = (await list(`/v1/payment-policies?recipient=${K.r2}&gatewayPublicKey=${G1}`)).find((p) => p.address === P.mile1);
-      expect(mile.parameters).to.include({ currentMilestone: 2, escrowAmount: '300', totalMilestones: 3 });
+      expect(mile.parameters).to.include({ currentMilestone: 2, escrowAmount: '600', totalMilestones: 3 });
       expect(mile.nextPaymentDue).to.equal(Number(mile.parameters.milestoneTimestamps[2]));
     });
   });

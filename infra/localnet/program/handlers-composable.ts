@@ -73,7 +73,9 @@ export function deleteComposablePolicy(ctx: IxContext): void {
 }
 
 export function executeComposable(ctx: IxContext): void {
-  const config = liveConfig(ctx);
+  const config = load(ctx, 'config', 'ProgramConfig');
+  // execution is gated by a raw constraint on the config, not ProgramPaused (PROGRAM.md §6)
+  if (config.emergency_pause) throw frameworkError('ConstraintRaw', 'config');
   const address = ctx.account('composable_policy');
   const policy = load(ctx, 'composable_policy', 'ComposablePolicy');
   const up = load(ctx, 'user_payment', 'UserPayment');
@@ -86,7 +88,8 @@ export function executeComposable(ctx: IxContext): void {
   const gatewayFee = c.amount.muln(gateway.gateway_fee_bps).divn(10_000);
   const protocolFee = c.amount.muln(config.protocol_share_bps).divn(10_000);
   const output = c.amount.sub(gatewayFee).sub(protocolFee);
-  const now = new BN(ctx.clock.now);
+  // the clock the schedule advanced by (the workload's accelerated one for its own transactions)
+  const now = new BN(ctx.clock.scheduleNow);
   const count = policy.payment_count + 1;
   writeProgramAccount(ctx.view, address, 'ComposablePolicy', {
     ...policy, policy_type: c.next, status: c.completes ? status('Completed') : policy.status,

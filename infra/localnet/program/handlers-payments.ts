@@ -123,7 +123,9 @@ export function executePayment(ctx: IxContext): void {
     if (!ok) throw programError('InvalidSchedulerFeeAccount');
   }
 
-  const now = new BN(ctx.clock.now);
+  // the program's clock: for the workload's own transactions its accelerated schedule clock,
+  // so that the event's timestamp is the time the schedule advanced by (as on a real chain)
+  const now = new BN(ctx.clock.scheduleNow);
   const rewards = referralRewards(gateway, fees.referralPool, remaining);
   if (rewards) {
     ctx.emit('ReferralRewardDistributedRecord', {
