@@ -5,7 +5,8 @@
  *     the payment-gated protocol (HTTP 402, schemes `deferred` and `x402://payg`); its
  *     deps are a JSON-RPC client of the chain (`createRpcClient`), Redis, and a signer of
  *     JWTs (the service's key ring, or any `X402Signer`). `x402Grant(res)` tells the
- *     handler who paid. The Payment header's format: `encodePaymentHeader`.
+ *     handler who paid. The Payment header's format: `encodePaymentHeader`; its payer's
+ *     proof: `signPaymentProof` over `proofMessage`.
  *   - `payAndFetch(url, {wallet, rpcUrl})`: the paying client (402 → Payment → JWT → content).
  *   - `createTokenVerifier({jwksUrl})`: verifies the service's JWTs against its JWKS.
  */
@@ -17,6 +18,7 @@ export {
   type PaymentRequirementInput, type PaymentRequirement, type AcceptedRequirement, type Scheme,
 } from '../commands/x402/requirements.js';
 export { encodePaymentHeader, decodePaymentHeader, type PaymentPayload } from '../commands/x402/payload.js';
+export { proofMessage, signPaymentProof, PROOF_WINDOW_SECONDS, type PaymentProof } from '../commands/x402/proof.js';
 export type { X402Signer, X402Claims } from '../commands/x402/tokens.js';
 export { buildPayment, type BuiltPayment } from '../commands/x402/payment-transaction.js';
 export {

@@ -37,8 +37,8 @@ export function blockedRange(address: string): string | undefined {
   if (ip.kind() === 'ipv6' && (ip as ipaddr.IPv6).isIPv4MappedAddress()) ip = (ip as ipaddr.IPv6).toIPv4Address();
   // IPv4-compatible IPv6 (::/96, deprecated by RFC 4291): `http://[::127.0.0.1]/` reaches
   // 127.0.0.1 on some stacks, and the URL parser spells it ::7f00:1, which ipaddr.js calls unicast
-  if (ip.kind() === 'ipv6' && (ip as ipaddr.IPv6).parts.slice(0, 6).every((p) => p === 0)) return 'ipv4Compatible';
   const range = ip.range();
+  if (range === 'unicast' && ip.kind() === 'ipv6' && (ip as ipaddr.IPv6).parts.slice(0, 6).every((p) => p === 0)) return 'ipv4Compatible';
   return range === 'unicast' ? undefined : range;
 }
 

@@ -28,7 +28,25 @@ async function within<T>(p: Promise<T>, ms: number): Promise<boolean> {
   }
 }
 
+/**
+ * How long one check's answer serves every probe: the route has no rate limit (load
+ * balancers probe it), so a flood of probes must not become a flood of queries. One
+ * check per node per this period, shared by concurrent probes.
+ */
+export const HEALTH_CHECK_REUSE_MS = 1000;
+
 export function registerHealthRoutes(api: Api, ctx: AppContext): void {
+  let last: { at: number; checks: Promise<{ postgres: boolean; redis: boolean }> } | undefined;
+  const check = () => {
+    const now = Date.now();
+    if (last && now - last.at < HEALTH_CHECK_REUSE_MS) return last.checks;
+    const checks = Promise.all([
+      within(sql`SELECT 1`.execute(ctx.dbRead), 2000),
+      within(ctx.redis.ping(), 2000),
+    ]).then(([postgres, redis]) => ({ postgres, redis }));
+    last = { at: now, checks };
+    return checks;
+  };
   api.route({
     method: 'get',
     path: '/v1/health',
@@ -38,10 +56,7 @@ export function registerHealthRoutes(api: Api, ctx: AppContext): void {
     query: { type: 'object', additionalProperties: false, properties: {} },
     responses: { 200: { description: 'health', schema: envelopeSchema(healthSchema) } },
     async handler() {
-      const [postgres, redis] = await Promise.all([
-        within(sql`SELECT 1`.execute(ctx.dbRead), 2000),
-        within(ctx.redis.ping(), 2000),
-      ]);
+      const { postgres, redis } = await check();
       const status = postgres && redis ? 'ok' : 'degraded';
       return { body: envelope({ status, service: 'tributary', version: API_VERSION, checks: { postgres, redis } }) };
     },

@@ -72,7 +72,7 @@ export function renderSkill(f: SkillFacts): string {
   const tokenName = f.symbol ?? 'tokens';
   const memo = s.trackingId ?? s.memo;
   const issueBody = JSON.stringify({
-    walletPublicKey: '<PAYER_PUBKEY>', tokenMint: s.tokenMint, recipient: s.recipient, ...(s.trackingId ? { trackingId: s.trackingId } : {}),
+    walletPublicKey: '<PAYER_PUBKEY>', nonce: '<NONCE>', signature: '<SIGNATURE>', tokenMint: s.tokenMint, recipient: s.recipient, ...(s.trackingId ? { trackingId: s.trackingId } : {}),
   });
   const byTracking = s.trackingId
     ? fence([`curl -s ${sh(`${b}/v1/subscriptions?trackingId=${encodeURIComponent(s.trackingId)}`)}`,
@@ -138,7 +138,11 @@ ${byTracking ? `\n   By tracking ID:\n\n${byTracking}\n` : ''}
 
 5. **Get an access token** bound to the payer's wallet, for the resources this subscription pays for:
 
-${fence([`curl -s -X POST ${sh(`${b}/v1/tokens/issue`)} -H 'content-type: application/json' -d ${sh(issueBody)}`])}
+${fence([`curl -s -X POST ${sh(`${b}/v1/tokens/challenge`)} -H 'content-type: application/json' -d ${sh(JSON.stringify({ walletPublicKey: '<PAYER_PUBKEY>' }))}`,
+    'npx tributary sign <NONCE> --wallet <path-to-payer-keypair.json>',
+    `curl -s -X POST ${sh(`${b}/v1/tokens/issue`)} -H 'content-type: application/json' -d ${sh(issueBody)}`])}
+
+   The challenge's \`nonce\` is used once, within 60 s; \`sign\` prints the wallet's signature of it.
 
    The answer holds the JWT; send it as \`Authorization: Bearer <JWT>\`.
 ${s.successUrl ? `\n6. **Finish:** open the success URL ${code(s.successUrl)}.\n` : ''}

@@ -7,6 +7,7 @@ import { localnetCommand } from './localnet.js';
 import { keysCommand } from '../../commands/keys/cli.js';
 import { watchCommand } from './watch.js';
 import { payCommand } from './pay.js';
+import { signCommand } from './sign.js';
 
 export const EXTRA_COMMANDS: Readonly<Record<string, ExtraCommand>> = {
   start: startCommand,
@@ -14,4 +15,5 @@ export const EXTRA_COMMANDS: Readonly<Record<string, ExtraCommand>> = {
   keys: keysCommand,
   watch: watchCommand,
   pay: payCommand,
+  sign: signCommand,
 };

@@ -132,6 +132,9 @@ function build(r: EnvReader) {
     },
     ws: {
       maxConnectionsPerTrackingId: r.int('WS_MAX_CONNECTIONS_PER_TRACKING_ID', 10, 'cap on sockets subscribed to one trackingId across all nodes', 1),
+      maxConnectionsPerIpPerTrackingId: r.int('WS_MAX_CONNECTIONS_PER_IP_PER_TRACKING_ID', 3, 'cap on sockets subscribed to one trackingId from one client address (IPv4, or IPv6 /64) across all nodes, so one address cannot take every slot', 1),
+      maxMessagesPerMinute: r.int('WS_MAX_MESSAGES_PER_MINUTE', 120, 'messages (subscribe, unsubscribe) one Socket.IO connection may send per minute; past it they are refused with rate_limited', 1),
+      maxCatchUpsPerMinute: r.int('WS_MAX_CATCH_UPS_PER_MINUTE', 100, 'catch-ups (subscribe with since, a read-model query each) one connection may ask for per minute (a reconnecting client following its 100 trackingIds needs 100)', 1),
       leaseSeconds: r.int('WS_LEASE_SECONDS', 30, 'lease of a connection slot; a dead node\'s slots free within it', 2),
       sharded: r.bool('WS_SHARDED_ADAPTER', false, 'use the sharded Redis adapter (Redis 7 sharded pub/sub)'),
     },

@@ -10,6 +10,7 @@ import type { ServerAttachment } from '../app/api-server.js';
 import { attachRedisAdapter } from './adapter.js';
 import { NOTIFIER_GROUP, realtimeKeys, roomOf } from './keys.js';
 import { createSlotLeases } from './slots.js';
+import { clientAddress } from './client-address.js';
 import { paymentsProjection } from '../../projections/payments/projection.js';
 import { dropSocket, isReply, recordOutgoing, resync, subscribe, unsubscribe, type ProtocolDeps, type SocketState } from './subscriptions.js';
 import type { Since } from './since.js';
@@ -55,10 +56,12 @@ export async function startRealtimeNode(server: HttpServer, ctx: AppContext): Pr
   const adapter = await attachRedisAdapter(io, config, log);
   const keys = realtimeKeys(config.redis.prefix);
   const leaseMs = config.ws.leaseSeconds * 1000;
-  const leases = createSlotLeases(ctx.redis, keys.slots, leaseMs, config.ws.maxConnectionsPerTrackingId);
+  const leases = createSlotLeases(ctx.redis, keys.slots, leaseMs, config.ws.maxConnectionsPerTrackingId, config.ws.maxConnectionsPerIpPerTrackingId);
   const deps: ProtocolDeps = {
     leases,
     logger: log,
+    maxCatchUpsPerMinute: config.ws.maxCatchUpsPerMinute,
+    now: () => ctx.clock.now(),
     catchUp: {
       // the primary: catch-up waits for the payments projection's progress there, and a
       // lagging replica could still miss a payment the projection already committed
@@ -83,10 +86,26 @@ export async function startRealtimeNode(server: HttpServer, ctx: AppContext): Pr
   });
 
   io.on('connection', (socket: Socket) => {
-    const state: SocketState = { socket, subs: new Map() };
+    const state: SocketState = {
+      socket, subs: new Map(), client: clientAddress(socket.request, config.http.trustProxy), catchUps: { windowStart: 0, count: 0 },
+    };
     states.set(socket.id, state);
     socket.onAnyOutgoing((event: string, msg: unknown) => recordOutgoing(state, event, msg));
+    // every message costs Redis work (a lease, a room): a budget per connection, and one error per window, not one per message
+    let window = { start: 0, count: 0, told: false };
+    const admitted = (reply: unknown): boolean => {
+      const now = ctx.clock.now();
+      if (now - window.start >= 60_000) window = { start: now, count: 0, told: false };
+      window.count += 1;
+      if (window.count <= config.ws.maxMessagesPerMinute) return true;
+      const body = { code: 'rate_limited', message: `at most ${config.ws.maxMessagesPerMinute} messages per minute per connection` };
+      if (isReply(reply)) reply({ ok: false, error: body });
+      if (!window.told) socket.emit('error', body);
+      window.told = true;
+      return false;
+    };
     const handle = (fn: typeof subscribe) => (payload: unknown, reply: unknown) => {
+      if (!admitted(reply)) return;
       fn(deps, state, payload, isReply(reply) ? reply : undefined).catch((err: Error) => {
         log.error({ err: err.message }, 'socket handler failed');
         socket.emit('error', { code: 'unavailable', message: 'internal error, retry' });
@@ -103,7 +122,7 @@ export async function startRealtimeNode(server: HttpServer, ctx: AppContext): Pr
   /** Renews every lease of this node; a lease lost (the node stalled past it) and not retaken ends that subscription. */
   async function renewAll(): Promise<void> {
     const held = [...states.values()].flatMap((s) => [...s.subs.values()].filter((sub) => sub.held).map((sub) => ({ state: s, sub })));
-    const results = await leases.renew(held.map((h) => ({ trackingId: h.sub.trackingId, socketId: h.state.socket.id })));
+    const results = await leases.renew(held.map((h) => ({ trackingId: h.sub.trackingId, socketId: h.state.socket.id, client: h.state.client })));
     for (const [i, r] of results.entries()) {
       const h = held[i]!;
       if (r === 'held' || !h.sub.active) continue;

@@ -8,8 +8,10 @@
  *   ← error       {code, message, trackingId?}
  *
  * Error codes: invalid_payload, invalid_tracking_id, invalid_since, unknown_since,
- * too_many_connections (the trackingId's cap across all nodes is reached, or a lease was
- * lost and could not be taken back), too_many_subscriptions (per socket), unavailable.
+ * too_many_connections (the trackingId's cap across all nodes is reached, this client
+ * address holds its share of it (WS_MAX_CONNECTIONS_PER_IP_PER_TRACKING_ID), or a lease
+ * was lost and could not be taken back), too_many_subscriptions (per socket), rate_limited
+ * (more messages or catch-ups than the connection's budget), unavailable.
  * A client passing an acknowledgement callback gets the ack or the error through it too.
  */
 import type { Socket } from 'socket.io';
@@ -37,9 +39,36 @@ export interface Subscription {
 
 const RECENT_KEPT = 256;
 
-export interface SocketState { socket: Socket; subs: Map<string, Subscription> }
+export interface SocketState {
+  socket: Socket;
+  subs: Map<string, Subscription>;
+  /** the client address its slots are counted under (an IPv4 address or an IPv6 /64) */
+  client: string;
+  /** catch-ups asked for in the current minute: each is a read-model query */
+  catchUps: { windowStart: number; count: number };
+}
 
-export interface ProtocolDeps { leases: SlotLeases; catchUp: CatchUpDeps; logger: Logger }
+export interface ProtocolDeps {
+  leases: SlotLeases;
+  catchUp: CatchUpDeps;
+  logger: Logger;
+  /** catch-ups (subscribe with since) one connection may ask for per minute */
+  maxCatchUpsPerMinute: number;
+  now: () => number;
+}
+
+/** Counts one catch-up against the connection's budget; false when it is spent. */
+function takeCatchUp(deps: ProtocolDeps, state: SocketState): boolean {
+  const now = deps.now();
+  if (now - state.catchUps.windowStart >= 60_000) state.catchUps = { windowStart: now, count: 0 };
+  if (state.catchUps.count >= deps.maxCatchUpsPerMinute) return false;
+  state.catchUps.count += 1;
+  return true;
+}
+
+const catchUpLimited = (deps: ProtocolDeps, trackingId: string): ErrorBody => ({
+  code: 'rate_limited', message: `at most ${deps.maxCatchUpsPerMinute} catch-ups (subscribe with since) per minute per connection`, trackingId,
+});
 
 export interface ErrorBody { code: string; message: string; trackingId?: string }
 
@@ -82,6 +111,7 @@ export async function subscribe(deps: ProtocolDeps, state: SocketState, payload:
     if (!s.ok) return fail(state, reply, { code: 'invalid_since', message: s.message, trackingId });
     since = s.value;
   }
+  if (since && !takeCatchUp(deps, state)) return fail(state, reply, catchUpLimited(deps, trackingId));
   const ackBody = { action: 'subscribe', trackingId, ...(since ? { since: describeSince(since) } : {}) };
   const existing = state.subs.get(trackingId);
   if (existing) {
@@ -99,20 +129,21 @@ export async function subscribe(deps: ProtocolDeps, state: SocketState, payload:
   state.subs.set(trackingId, sub);
   let slot;
   try {
-    slot = await deps.leases.acquire(trackingId, state.socket.id);
+    slot = await deps.leases.acquire(trackingId, state.socket.id, state.client);
   } catch (err) {
     state.subs.delete(trackingId);
     deps.logger.warn({ err: (err as Error).message }, 'connection slot lease failed');
     return fail(state, reply, { code: 'unavailable', message: 'subscription service unavailable, retry', trackingId });
   }
-  if (slot === 'full') {
+  if (slot !== 'held') {
     state.subs.delete(trackingId);
-    return fail(state, reply, { code: 'too_many_connections', message: `too many connections for this trackingId`, trackingId });
+    const message = slot === 'full' ? 'too many connections for this trackingId' : 'too many connections for this trackingId from this address';
+    return fail(state, reply, { code: 'too_many_connections', message, trackingId });
   }
   sub.held = true;
   if (!sub.active || !state.socket.connected) {
     // unsubscribed or gone while the lease was taken: give it back
-    await deps.leases.release([{ trackingId, socketId: state.socket.id }]).catch(() => undefined);
+    await deps.leases.release([{ trackingId, socketId: state.socket.id, client: state.client }]).catch(() => undefined);
     return;
   }
   await state.socket.join(roomOf(trackingId));
@@ -130,7 +161,7 @@ export async function unsubscribe(deps: ProtocolDeps, state: SocketState, payloa
     sub.active = false;
     state.subs.delete(trackingId);
     await state.socket.leave(roomOf(trackingId));
-    await deps.leases.release([{ trackingId, socketId: state.socket.id }]).catch((err: Error) =>
+    await deps.leases.release([{ trackingId, socketId: state.socket.id, client: state.client }]).catch((err: Error) =>
       deps.logger.warn({ err: err.message }, 'slot release failed; the lease expires by itself'));
   }
   const body = { action: 'unsubscribe', trackingId };
@@ -140,7 +171,7 @@ export async function unsubscribe(deps: ProtocolDeps, state: SocketState, payloa
 
 /** Everything a socket held, when it goes. */
 export async function dropSocket(deps: ProtocolDeps, state: SocketState): Promise<void> {
-  const held = [...state.subs.values()].map((s) => { s.active = false; return { trackingId: s.trackingId, socketId: state.socket.id }; });
+  const held = [...state.subs.values()].map((s) => { s.active = false; return { trackingId: s.trackingId, socketId: state.socket.id, client: state.client }; });
   state.subs.clear();
   await deps.leases.release(held).catch((err: Error) => deps.logger.warn({ err: err.message }, 'slot release failed; the leases expire by themselves'));
 }

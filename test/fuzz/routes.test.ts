@@ -100,7 +100,7 @@ describe('fuzz: every route from its schema', function () {
     const signature = await ed.signAsync(new TextEncoder().encode(nonce), bs58.decode(g.authoritySecretKey).subarray(0, 32));
     const res = await send(api.url, {
       method: 'POST', path: `/v1/gateway/${g.address}/auth/verify`, headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ signer: g.authority, signature: Array.from(signature) }),
+      body: JSON.stringify({ signer: g.authority, signature: Array.from(signature), nonce }),
     });
     expect(res.status, res.text).to.equal(200);
     return (res.json as { token: string }).token;
@@ -133,7 +133,19 @@ describe('fuzz: every route from its schema', function () {
     fc.record({
       x402Version: fc.oneof(fc.constant(2), hostileJson), scheme: fc.constantFrom('deferred', 'x402://payg', 'exact', ''),
       network: fc.constantFrom('solana:localnet', 'solana:other'), id: hostileString,
-      payload: fc.oneof(hostileJson, fc.uint8Array({ maxLength: 400 }).map((b) => ({ serializedTransaction: Buffer.from(b).toString('base64') }))),
+      payload: fc.oneof(
+        hostileJson,
+        fc.uint8Array({ maxLength: 400 }).map((b) => ({ serializedTransaction: Buffer.from(b).toString('base64') })),
+        // the payer's proof (issue 15): hostile proofs with a transaction, and the transaction-less form
+        fc.record({
+          serializedTransaction: fc.uint8Array({ maxLength: 400 }).map((b) => Buffer.from(b).toString('base64')),
+          proof: fc.oneof(hostileJson, fc.record({ signedAt: fc.oneof(fc.integer(), hostileJson), signature: fc.oneof(hostileString, fc.uint8Array({ minLength: 64, maxLength: 64 }).map((b) => bs58.encode(b))) })),
+        }),
+        fc.record({
+          payer: fc.oneof(hostileString, fc.constantFrom(gateway.authority || '11111111111111111111111111111111', bs58.encode(new Uint8Array(32)))),
+          proof: fc.oneof(hostileJson, fc.record({ signedAt: fc.integer({ min: 1_700_000_000, max: 1_900_000_000 }), signature: fc.uint8Array({ minLength: 64, maxLength: 64 }).map((b) => bs58.encode(b)) })),
+        }),
+      ),
     }).map((p) => b64(JSON.stringify(p))),
   ).filter((h) => h.length < 6000); // larger headers are refused by node itself (431) before the app sees them
   const contentType = fc.constantFrom('application/json', 'application/json; charset=utf-8', 'text/plain', 'application/x-www-form-urlencoded',
@@ -191,7 +203,7 @@ describe('fuzz: every route from its schema', function () {
 
   it('lists the routes it fuzzes', () => {
     expect(ops.length).to.be.above(40);
-    expect(ops.map((o) => `${o.method} ${o.path}`)).to.include.members(['GET /v1/events', 'POST /v1/webhooks', 'POST /v1/tokens/issue', 'GET /v1/x402/demo']);
+    expect(ops.map((o) => `${o.method} ${o.path}`)).to.include.members(['GET /v1/events', 'POST /v1/webhooks', 'POST /v1/tokens/issue', 'POST /v1/tokens/challenge', 'GET /v1/x402/demo']);
   });
 
   it('answers every hostile request below 500, and every 4xx in the error envelope', async () => {
@@ -214,6 +226,33 @@ describe('fuzz: every route from its schema', function () {
     expect(n).to.be.at.least(ops.length * RUNS);
     // FUZZ_STATS=1 prints the answers per route: whether the inputs reach past validation
     if (process.env['FUZZ_STATS'] === '1') for (const [route, h] of stats) console.log(`${route.padEnd(48)} ${JSON.stringify(h)}`);
+  });
+
+  it('answers tokens/issue with a real wallet proof and hostile other fields below 500, in the envelope', async () => {
+    const op = ops.find((o) => o.method === 'POST' && o.path === '/v1/tokens/issue')!;
+    const wallet = net.fixtures.wallets[0]!;
+    const secret = bs58.decode(wallet.secretKey).subarray(0, 32);
+    const others = fc.record({
+      walletPublicKey: sometimes(fc.oneof(hostileString, fc.constant(wallet.publicKey), fc.constant(bs58.encode(new Uint8Array(32)))), 1, 2),
+      transactionSignature: sometimes(hostileString, 1, 2),
+      tokenMint: sometimes(hostileString, 1, 3),
+      trackingId: sometimes(hostileString, 1, 3),
+      signatureForm: fc.constantFrom('ints', 'base58', 'hostile'),
+      hostileSignature: hostileJson,
+    });
+    const out = await fc.check(fc.asyncProperty(others, async (o) => {
+      const ch = await send(api.url, { method: 'POST', path: '/v1/tokens/challenge', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ walletPublicKey: wallet.publicKey }) });
+      expect(ch.status, ch.text).to.equal(200);
+      const { nonce } = ch.json as { nonce: string };
+      const sig = await ed.signAsync(new TextEncoder().encode(nonce), secret);
+      const signature = o.signatureForm === 'ints' ? Array.from(sig) : o.signatureForm === 'base58' ? bs58.encode(sig) : o.hostileSignature;
+      const body: Record<string, unknown> = { nonce, signature };
+      for (const k of ['walletPublicKey', 'transactionSignature', 'tokenMint', 'trackingId'] as const) if (o[k] !== undefined) body[k] = o[k];
+      const res = await send(api.url, { method: 'POST', path: '/v1/tokens/issue', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const f = fault(op, res);
+      if (f) throw new Error(`${JSON.stringify(body).slice(0, 400)} → ${f}`);
+    }), { seed: SEED, numRuns: RUNS * 4 });
+    if (out.failed) expect.fail(`tokens/issue with a proof (seed ${out.seed}, path ${out.counterexamplePath}): ${(out.errorInstance as Error | undefined)?.message ?? ''}`);
   });
 
   it('refuses malformed JSON, wrong content types and oversized bodies in the envelope', async () => {

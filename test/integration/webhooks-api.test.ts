@@ -31,6 +31,11 @@ describe('webhooks API', function () {
   async function gateway(): Promise<Gateway> {
     const authority = Keypair.generate().publicKey.toBase58();
     const account = pda.gateway(authority);
+    // gateway JWTs are honoured only for a gateway that exists (checked at use): the read model has it
+    await env.db.insertInto('gateways').values({
+      address: account, authority, signer: authority, fee_recipient: authority, fee_bps: 100, name: 'test', url: 'https://example.com',
+      active: true, deleted: false, created_at: 1, updated_at: 1, deleted_at: null, created_slot: 1, created_signature: '1'.repeat(88),
+    }).execute();
     const { token } = await keyRingOf(api.ctx).sign({ role: 'gateway', signer: authority }, { subject: account, expiresAt: Math.floor(t / 1000) + 3600 });
     return { authority, account, token };
   }
@@ -59,7 +64,8 @@ describe('webhooks API', function () {
 
   before(async () => {
     env = await createTestEnv('webhooks_api');
-    api = await startTestApi(env, { ADMIN_API_KEY: ADMIN, WEBHOOK_ALLOW_PRIVATE_TARGETS: 'false', WEBHOOK_MAX_PER_GATEWAY: '10', SIGNING_KEY_ENCRYPTION_KEY: 'ab'.repeat(32) }, { clock, modules: [registerWebhookRoutes] });
+    // no chain: the gateway JWTs' gateways come from the read model
+    api = await startTestApi(env, { SOLANA_RPC_URL: 'http://127.0.0.1:1', ADMIN_API_KEY: ADMIN, WEBHOOK_ALLOW_PRIVATE_TARGETS: 'false', WEBHOOK_MAX_PER_GATEWAY: '10', SIGNING_KEY_ENCRYPTION_KEY: 'ab'.repeat(32) }, { clock, modules: [registerWebhookRoutes] });
     gw = await gateway();
     other = await gateway();
   });
