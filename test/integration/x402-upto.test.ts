@@ -1,6 +1,6 @@
 /**
  * x402://upto through the facilitator on a localnet started here: the payer authorizes a
- * maximum (an UpTo policy created by its Payment transaction, settled by /v1/x402/settle
+ * maximum (an UpTo policy created by its Payment transaction, which approves that maximum, settled by /v1/x402/settle
  * with a JWT that expires at the deadline); the merchant, as the policy's recipient,
  * settles a smaller actual amount with its own execute_payment through /v1/x402/usage;
  * the chain charges exactly that amount; a second settlement is refused and nothing more
@@ -8,13 +8,13 @@
  */
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON answers are inspected field by field */
 import { expect } from 'chai';
-import { Keypair, PublicKey, TransactionMessage, VersionedTransaction } from '@solana/web3.js';
+import { Keypair } from '@solana/web3.js';
 import bs58 from 'bs58';
 import { buildPayment } from '../../commands/x402/payment-transaction.js';
 import { buildUptoSettlement } from '../../commands/x402/upto.js';
 import type { AcceptedRequirement } from '../../commands/x402/requirements.js';
 import { decodeJwt } from 'jose';
-import { approveIx, associatedTokenAddress } from '../../src/domain/spl-token.js';
+import { associatedTokenAddress } from '../../src/domain/spl-token.js';
 import { readProgramAccount } from '../../infra/solana/accounts.js';
 import { PROGRAM_ID } from '../../src/idl/index.js';
 import { startX402, type X402Harness } from './x402-harness.js';
@@ -32,17 +32,6 @@ describe('x402://upto: authorize a maximum, settle the actual amount once', func
   const balance = async (owner: string): Promise<bigint> => {
     const r = await h.rpc.call<{ value: { amount: string } }>('getTokenAccountBalance', [associatedTokenAddress(owner, USDC_DEV)]);
     return BigInt(r.value.amount);
-  };
-  /** the payer lets the program pull up to `amount` (the Payment transaction of this branch carries no approve yet) */
-  const approve = async (payer: Keypair, amount: bigint) => {
-    const delegate = PublicKey.findProgramAddressSync([Buffer.from('payments')], new PublicKey(PROGRAM_ID))[0].toBase58();
-    const owner = payer.publicKey.toBase58();
-    const { value } = await h.rpc.call<{ value: { blockhash: string } }>('getLatestBlockhash', [{ commitment: 'confirmed' }]);
-    const tx = new VersionedTransaction(new TransactionMessage({
-      payerKey: payer.publicKey, recentBlockhash: value.blockhash, instructions: [approveIx(associatedTokenAddress(owner, USDC_DEV), delegate, owner, amount)],
-    }).compileToLegacyMessage());
-    tx.sign([payer]);
-    await h.rpc.call('sendTransaction', [Buffer.from(tx.serialize()).toString('base64'), { encoding: 'base64' }]);
   };
   const authorize = async (payer: Keypair) => {
     const r = await post('/v1/x402/settle', { paymentPayload: payloadOf((await buildPayment(upto, { wallet: payer, rpc: h.rpc })).header), paymentRequirements: upto });
@@ -91,7 +80,6 @@ describe('x402://upto: authorize a maximum, settle the actual amount once', func
   it('settles a smaller actual amount: the chain charges exactly that, and a second settlement is refused', async () => {
     const payer = h.payer();
     const a = await authorize(payer);
-    await approve(payer, 500_000n);
     const before = await balance(payer.publicKey.toBase58());
     const admitted = await post('/v1/x402/usage', { jwt: a.jwt, paymentRequirements: upto, amount: '123456' });
     expect(admitted.body).to.include({ admitted: true, scheme: 'x402://upto', policy: a.policy });
@@ -118,7 +106,6 @@ describe('x402://upto: authorize a maximum, settle the actual amount once', func
   it('refuses an amount above the maximum, a settlement by someone else, and allows 0', async () => {
     const payer = h.payer();
     const a = await authorize(payer);
-    await approve(payer, 500_000n);
     const txs = h.txCount();
     const over = await settle(a.jwt, a.policy, 500_001n);
     expect(over.body).to.deep.equal({ admitted: false, reason: 'the amount 500001 is above the authorized maximum 500000' });
