@@ -14,6 +14,8 @@ import { DEMO_PATH, startX402, type X402Harness } from './x402-harness.js';
 import { insertGateway, insertPolicy, newWallet, postJson, randomKey, subscription } from './auth-fixtures.js';
 
 const GRACE = 120;
+/** the demo subscription's period: the Payment transaction pays the first one, so the next falls due this much later */
+const PERIOD = 60;
 
 describe('access follows payment', function () {
   this.timeout(60_000);
@@ -24,7 +26,9 @@ describe('access follows payment', function () {
   let deferred: AcceptedRequirement;
 
   before(async () => {
-    h = await startX402('access', { X402_CACHE_MS: '0', SUBSCRIPTION_GRACE_SECONDS: String(GRACE), X402_JWT_TTL_SECONDS: '86400' }, { clock });
+    h = await startX402('access', {
+      X402_CACHE_MS: '0', SUBSCRIPTION_GRACE_SECONDS: String(GRACE), X402_JWT_TTL_SECONDS: '86400', X402_DEMO_FREQUENCY: `Custom:${PERIOD}`,
+    }, { clock });
     url = `${h.api.url}${DEMO_PATH}`;
     deferred = (await h.accepts())[0]!;
   });
@@ -36,10 +40,10 @@ describe('access follows payment', function () {
     const paid = await fetch(url, { headers: { payment: (await buildPayment(deferred, { wallet: payer, rpc: h.rpc })).header } });
     const { jwt } = (await paid.json()) as { jwt: string };
     expect(paid.status).to.equal(200);
-    // a new policy's first payment is due at its creation (the program's rule); the grace period runs from there
-    offsetMs = (GRACE - 30) * 1000;
+    // the Payment transaction paid the first period, so the next payment falls due a period after creation; the grace period runs from there
+    offsetMs = (PERIOD + GRACE - 30) * 1000;
     expect((await fetch(url, { headers: { authorization: `Bearer ${jwt}` } })).status).to.equal(200);
-    offsetMs = (GRACE + 5) * 1000;
+    offsetMs = (PERIOD + GRACE + 5) * 1000;
     const res = await fetch(url, { headers: { authorization: `Bearer ${jwt}` } });
     const body = (await res.json()) as any;
     expect(res.status).to.equal(402);
