@@ -17,6 +17,11 @@ import { decodeJwt } from 'jose';
 import { associatedTokenAddress } from '../../src/domain/spl-token.js';
 import { readProgramAccount } from '../../infra/solana/accounts.js';
 import { PROGRAM_ID } from '../../src/idl/index.js';
+import express from 'express';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { paymentRequired, x402Grant } from '../../commands/x402/middleware.js';
+import { payAndFetch } from '../../src/client/pay.js';
 import { startX402, type X402Harness } from './x402-harness.js';
 import { call, gatewayJwt, payloadOf } from './x402-facilitator-support.js';
 
@@ -101,6 +106,27 @@ describe('x402://upto: authorize a maximum, settle the actual amount once', func
     expect(again.body.reason).to.match(/Completed|settled already/);
     expect(h.txCount()).to.equal(txs);
     expect(await balance(payer.publicKey.toBase58())).to.equal(before - 123_456n);
+  });
+
+  it('tributary pay\'s client pays an upto route of a middleware in remote mode, and the bearer is admitted', async () => {
+    const gw = h.ln.fixtures.gateways[0]!;
+    const { resource: _r, id: _i, extra: _e, validAfter: _v, deadline: _d, maxAmount: _m, ...input } = upto;
+    const app = express();
+    app.get('/completions', paymentRequired([input], { facilitatorUrl: h.api.url, apiKey: key, programId: PROGRAM_ID }), (_req, res) => {
+      res.json({ content: 'completion', grant: x402Grant(res) });
+    });
+    const server = await new Promise<Server>((resolve) => { const s = app.listen(0, '127.0.0.1', () => resolve(s)); });
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/completions`;
+      const wallet = h.payer();
+      const r = await payAndFetch(url, { wallet, rpcUrl: h.ln.rpcUrl, scheme: 'x402://upto' });
+      expect(r.response.status).to.equal(200);
+      const body = (await r.response.json()) as any;
+      expect(body.grant).to.include({ payer: wallet.publicKey.toBase58(), scheme: 'x402://upto', requirementId: upto.id });
+      expect(gw.address).to.equal(upto.gateway);
+    } finally {
+      await new Promise((res) => server.close(res));
+    }
   });
 
   it('refuses an amount above the maximum, a settlement by someone else, and allows 0', async () => {
