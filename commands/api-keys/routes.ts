@@ -41,7 +41,7 @@ export function registerApiKeyRoutes(api: Api, ctx: AppContext): void {
     security: SECURITY,
     before: [auth],
     params: gatewayParams,
-    body: { type: 'object', additionalProperties: false, properties: { label: { type: 'string', maxLength: 200 } } },
+    body: { type: 'object', additionalProperties: false, properties: { label: { type: 'string', maxLength: 200, pattern: '^[^\\u0000]*$', description: 'no NUL characters' } } },
     responses: {
       201: { description: 'created; `key` is shown this once', schema: { ...keyInfo, required: [...(keyInfo['required'] as string[]), 'key'], properties: { ...(keyInfo['properties'] as object), key: { type: 'string' } } } },
       400: { description: 'invalid gateway or label' },

@@ -7,6 +7,7 @@
 import type { AppContext } from '../../../src/app/context.js';
 import type { Api } from '../../../src/http/routes.js';
 import { limitSchema, offsetSchema } from '../../../src/http/schema.js';
+import { invalid } from '../../../src/http/errors.js';
 import { keyRingOf } from '../../keys/key-ring.js';
 import { x402DepsFromContext } from '../context-deps.js';
 import { createPaymentEngine } from '../engine.js';
@@ -146,6 +147,8 @@ export function registerFacilitatorRoutes(api: Api, ctx: AppContext): void {
       409: { description: 'the URL is registered by another gateway' },
     },
     async handler({ body, res }) {
+      // PostgreSQL text and jsonb cannot hold NUL: refused here rather than failing the insert
+      if (JSON.stringify(body).includes('\\u0000')) throw invalid('the resource, description, input and output must not contain NUL characters');
       const rs = body.accepts.map((w) => requirementFromWire({ ...w, resource: body.resource }, programId));
       for (const r of rs) requireOwnGateway(res, r.gateway);
       const accepts = rs.map((r) => acceptedRequirement(r, body.resource));
