@@ -11,6 +11,7 @@ import type { PaymentEngine, X402Grant } from './engine.js';
 import type { SettledResult } from './idempotency.js';
 import type { PaymentPayload } from './payload.js';
 import { acceptedRequirement, type PaymentRequirement } from './requirements.js';
+import { createPaymentIdentifiers, fingerprintOf, paymentIdentifierOf } from './payment-identifier.js';
 import { PaymentRefused } from './settle.js';
 
 export type Paid = { ok: true; result: SettledResult } | { ok: false; reason: string };
@@ -22,18 +23,29 @@ export interface PaymentBackend {
   authorize(token: string, accepted: readonly PaymentRequirement[], resource: string, chunk: bigint | undefined): Promise<X402Grant | string>;
 }
 
-export function localBackend(engine: PaymentEngine): PaymentBackend {
+export function localBackend(engine: PaymentEngine, opts: { idempotencyTtlSeconds?: number } = {}): PaymentBackend {
+  const identifiers = createPaymentIdentifiers({
+    redis: engine.redis, keyPrefix: engine.redisPrefix, ttlSeconds: opts.idempotencyTtlSeconds ?? 86_400, waitMs: engine.chain.confirmTimeoutMs + 10_000,
+  });
   return {
     clock: engine.clock,
     async pay(p, r, resource) {
+      const pid = paymentIdentifierOf(p);
       const check = engine.verify(p, r, resource);
-      if (!check.ok) return check;
-      try {
-        return { ok: true, result: await engine.settle(r, check) };
-      } catch (err) {
-        if (err instanceof PaymentRefused) return { ok: false, reason: err.reason };
-        throw err;
+      if (!check.ok) {
+        if (pid !== undefined) await identifiers.check(r.gateway, pid, fingerprintOf(p, r.id));
+        return check;
       }
+      const run = async (): Promise<Paid> => {
+        try {
+          return { ok: true, result: await engine.settle(r, check) };
+        } catch (err) {
+          if (err instanceof PaymentRefused) return { ok: false, reason: err.reason };
+          throw err;
+        }
+      };
+      // the payment-identifier extension, in the same Redis entries as the facilitator's (scoped by gateway)
+      return pid === undefined ? run() : identifiers.once(r.gateway, pid, fingerprintOf(p, r.id), run);
     },
     authorize(token, accepted, _resource, chunk) {
       const byId = new Map(accepted.map((r) => [r.id, r]));

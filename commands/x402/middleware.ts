@@ -49,7 +49,7 @@ export function paymentRequired(
 ): RequestHandler {
   if (inputs.length === 0) throw new Error('paymentRequired needs at least one requirement');
   const requirements = inputs.map((i) => normalizeRequirement(i, deps.programId));
-  const backend = 'facilitatorUrl' in deps ? remoteBackend(deps) : localBackend(createPaymentEngine(deps));
+  const backend = 'facilitatorUrl' in deps ? remoteBackend(deps) : localBackend(createPaymentEngine(deps), deps.idempotencyTtlSeconds !== undefined ? { idempotencyTtlSeconds: deps.idempotencyTtlSeconds } : {});
   const clock = backend.clock;
   const byId = new Map(requirements.map((r) => [r.id, r]));
 

@@ -171,6 +171,22 @@ describe('x402 facilitator: supported, verify, settle, usage, discovery', functi
     expect((await post('/v1/x402/settle', { paymentPayload: bad, paymentRequirements: deferred })).status).to.equal(400);
   });
 
+  it('honours payment-identifier in the middleware too: the same id and payment, the same answer; another payment, 409', async () => {
+    const ext = { 'payment-identifier': { info: { id: `mw_${Date.now()}_0123456789abcdef` } } };
+    const header = async () => Buffer.from(JSON.stringify({ ...(await payload(h.payer(), deferred)), extensions: ext })).toString('base64');
+    const demo = `${h.api.url}/v1/x402/demo`;
+    const first = await header();
+    const before = h.txCount();
+    const a = await fetch(demo, { headers: { payment: first } });
+    const b = await fetch(demo, { headers: { payment: first } });
+    expect(a.status).to.equal(200);
+    expect(await b.json()).to.deep.equal(await a.json());
+    const c = await fetch(demo, { headers: { payment: await header() } });
+    expect(c.status).to.equal(409);
+    expect(((await c.json()) as any).code).to.equal('conflict');
+    expect(h.txCount()).to.equal(before + 1);
+  });
+
   it('registers resources and lists the discoverable ones by type, limit and offset', async () => {
     const reg = (resource: string, discoverable: boolean) => call(h.api.url, 'PUT', '/v1/x402/resources', {
       resource, description: 'weather report', discoverable, input: { method: 'GET' }, output: { mimeType: 'application/json' }, accepts: [payg],
