@@ -12,6 +12,11 @@ import type { InnerInstructions, TransactionError } from './executor.js';
 import { deriveHash } from './keys.js';
 import { createStore, type AccountStore } from './program/store.js';
 
+export interface TokenBalance {
+  accountIndex: number; mint: string; owner: string; programId: string;
+  uiTokenAmount: { amount: string; decimals: number; uiAmount: number; uiAmountString: string };
+}
+
 export interface TxRecord {
   /** global order of execution */
   seq: number;
@@ -29,6 +34,9 @@ export interface TxRecord {
   innerInstructions: InnerInstructions[];
   fee: number;
   preBalances: number[];
+  /** the transaction's token accounts before and after, as meta.pre/postTokenBalances show them */
+  preTokenBalances?: TokenBalance[];
+  postTokenBalances?: TokenBalance[];
   postBalances: number[];
   unitsConsumed: number;
   events: TributaryEvent[];

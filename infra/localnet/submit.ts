@@ -9,8 +9,10 @@ import bs58 from 'bs58';
 import { normalizeIdlValue } from '../../src/events/codec.js';
 import { eventId, type TributaryEvent } from '../../src/events/envelope.js';
 import { isEventName } from '../../src/events/catalog.js';
-import type { Chain, TxRecord } from './chain.js';
-import { LAMPORTS_PER_SIGNATURE } from './constants.js';
+import type { Chain, TokenBalance, TxRecord } from './chain.js';
+import { LAMPORTS_PER_SIGNATURE, TOKEN_PROGRAM_ID } from './constants.js';
+import type { AccountView } from './program/store.js';
+import { readMint, readTokenAccount, uiTokenAmount } from './spl.js';
 import { executeMessage, type ExecOptions, type ExecResult } from './executor.js';
 import { decodeEventBody } from './program/encoding.js';
 import { verifyTransaction } from './signatures.js';
@@ -52,6 +54,7 @@ export function submitTransaction(chain: Chain, tx: VersionedTransaction, opts: 
   if (!opts.commit) return { kind: 'executed', result };
 
   const preBalances = keys.map((k) => chain.store.get(k)?.lamports ?? 0);
+  const preTokenBalances = tokenBalances(chain.store, keys);
   if (result.err === null) result.overlay.commit();
   const payerNow = chain.store.get(feePayer);
   if (payerNow) chain.store.set(feePayer, { ...payerNow, lamports: payerNow.lamports - fee });
@@ -60,7 +63,8 @@ export function submitTransaction(chain: Chain, tx: VersionedTransaction, opts: 
   const record: TxRecord = {
     seq: chain.nextSeq(), signature, signatures: tx.signatures.map((s) => bs58.encode(s)), slot, blockTime,
     version: message.version === 'legacy' ? 'legacy' : 0, message, wire: Buffer.from(tx.serialize()), accountKeys: keys, err: result.err,
-    logs: result.logs, innerInstructions: result.innerInstructions, fee, preBalances,
+    logs: result.logs, innerInstructions: result.innerInstructions, fee, preBalances, preTokenBalances,
+    postTokenBalances: tokenBalances(chain.store, keys),
     postBalances: keys.map((k) => chain.store.get(k)?.lamports ?? 0), unitsConsumed: result.unitsConsumed,
     events: result.err === null ? result.events.map((e) => toEnvelope(e, signature, slot, blockTime)) : [],
   };
@@ -76,4 +80,21 @@ function toEnvelope(
     id: eventId(signature, e.ixPath, e.index), name: e.name, signature, slot, blockTime, ixPath: e.ixPath,
     index: e.index, data: normalizeIdlValue(e.name, decodeEventBody(e.name, e.payload)),
   };
+}
+
+const TOKEN = TOKEN_PROGRAM_ID.toBase58();
+
+/** The token accounts among a transaction's keys with their balances, as a node records them. */
+function tokenBalances(store: AccountView, keys: readonly string[]): TokenBalance[] {
+  const out: TokenBalance[] = [];
+  keys.forEach((k, accountIndex) => {
+    const acc = store.get(k);
+    if (!acc || acc.owner !== TOKEN) return;
+    const t = readTokenAccount(acc.data);
+    const mint = t && store.get(t.mint.toBase58());
+    const decimals = mint ? readMint(mint.data)?.decimals : undefined;
+    if (!t || decimals === undefined) return;
+    out.push({ accountIndex, mint: t.mint.toBase58(), owner: t.owner.toBase58(), programId: TOKEN, uiTokenAmount: uiTokenAmount(t.amount, decimals) });
+  });
+  return out;
 }

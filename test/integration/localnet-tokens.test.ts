@@ -104,7 +104,13 @@ describe('localnet token RPC', function () {
     tx.recentBlockhash = (await conn.getLatestBlockhash()).blockhash;
     tx.feePayer = owner.publicKey;
     tx.sign(owner);
-    await conn.confirmTransaction(await conn.sendRawTransaction(tx.serialize()), 'confirmed');
+    const sig = await conn.sendRawTransaction(tx.serialize());
+    await conn.confirmTransaction(sig, 'confirmed');
+    const landed = await conn.getTransaction(sig, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 });
+    const post = landed?.meta?.postTokenBalances ?? [];
+    expect(post).to.have.length(1);
+    expect(post[0]).to.deep.include({ mint: USDC, owner: owner.publicKey.toBase58(), programId: TOKEN_PROGRAM });
+    expect(post[0]!.uiTokenAmount.amount).to.equal(landed?.meta?.preTokenBalances?.[0]?.uiTokenAmount.amount);
     const parsed = await conn.getParsedAccountInfo(new PublicKey(ata));
     const info = (parsed.value?.data as { parsed: { info: Record<string, unknown> } }).parsed.info;
     expect(info['delegate']).to.equal(delegate.toBase58());

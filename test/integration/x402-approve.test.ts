@@ -8,7 +8,7 @@
  */
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON answers are inspected field by field */
 import { expect } from 'chai';
-import { Keypair, TransactionMessage, VersionedTransaction, type TransactionInstruction } from '@solana/web3.js';
+import { Keypair, PublicKey, TransactionInstruction, TransactionMessage, VersionedTransaction } from '@solana/web3.js';
 import { buildPayment } from '../../commands/x402/payment-transaction.js';
 import { decodePaymentHeader, encodePaymentHeader } from '../../commands/x402/payload.js';
 import type { AcceptedRequirement } from '../../commands/x402/requirements.js';
@@ -82,6 +82,26 @@ describe('x402: the Payment transaction carries the approve and the first execut
     const tributary = h.ln.fixtures.programId;
     const lastTributary = (ixs: TransactionInstruction[]) => ixs.filter((ix, i) => !(ix.programId.toBase58() === tributary && i === ixs.length - 1));
     await expectRefused(await edited(deferred, lastTributary), /execute_payment by the payer is missing/);
+  });
+
+  it('refuses an execution with other accounts, and a pay-as-you-go payment that executes one', async () => {
+    const programId = h.ln.fixtures.programId;
+    const isExecute = (ix: TransactionInstruction): boolean => ix.programId.toBase58() === programId && ix.keys.length >= 12 && ix.keys[0]!.isSigner && ix.keys[11]!.pubkey.toBase58() === TOKEN_PROGRAM;
+    const stranger = associatedTokenAddress(Keypair.generate().publicKey.toBase58(), deferred.tokenMint);
+    const redirected = (ixs: TransactionInstruction[]) => ixs.map((ix) => {
+      if (!isExecute(ix)) return ix;
+      const keys = ix.keys.map((k, i) => (i === 8 ? { ...k, pubkey: new PublicKey(stranger) } : k));
+      return new TransactionInstruction({ programId: ix.programId, keys, data: ix.data });
+    });
+    await expectRefused(await edited(deferred, redirected), new RegExp(`execute_payment's recipient_token_account is ${stranger}; it must be`));
+    const extra = (ixs: TransactionInstruction[]) => ixs.map((ix) => (isExecute(ix)
+      ? new TransactionInstruction({ programId: ix.programId, keys: [...ix.keys, { pubkey: new PublicKey(stranger), isSigner: false, isWritable: true }], data: ix.data })
+      : ix));
+    await expectRefused(await edited(deferred, extra), /only remaining account may be the payer's own token account/);
+
+    const d = await buildPayment(deferred, { wallet: payer, rpc: h.rpc });
+    const execute = TransactionMessage.decompile(d.transaction.message).instructions.find(isExecute)!;
+    await expectRefused(await edited(payg, (ixs) => [...ixs, execute]), /a pay-as-you-go payment is charged per request; its Payment transaction executes no payment/);
   });
 
   it('refuses a token transfer riding along', async () => {
