@@ -4,9 +4,10 @@
  *   - `paymentRequired(requirements, deps)`: Express middleware that sells a route under
  *     the payment-gated protocol (HTTP 402, schemes `deferred` and `x402://payg`); its
  *     deps are a JSON-RPC client of the chain (`createRpcClient`), Redis, and a signer of
- *     JWTs (the service's key ring, or any `X402Signer`). `x402Grant(res)` tells the
- *     handler who paid. The Payment header's format: `encodePaymentHeader`; its payer's
- *     proof: `signPaymentProof` over `proofMessage`.
+ *     JWTs (the service's key ring, or any `X402Signer`). Mount it for every method
+ *     of the path (`app.all(path, guard, handler)`): SPEC's flow covers any method.
+ *     `x402Grant(res)` tells the handler who paid. The Payment header's format:
+ *     `encodePaymentHeader`; its payer's proof: `signPaymentProof` over `proofMessage`.
  *   - `payAndFetch(url, {wallet, rpcUrl})`: the paying client (402 → Payment → JWT → content).
  *   - `createTokenVerifier({jwksUrl})`: verifies the service's JWTs against its JWKS.
  */

@@ -12,6 +12,9 @@ import { readModelMerchantPolicies, type MerchantPolicies } from '../../queries/
 import type { GatewayLookup } from '../gateway-auth/gateway-lookup.js';
 import { registerGatewayAuthRoutes } from '../gateway-auth/routes.js';
 import { defaultGatewayLookup } from '../gateway-auth/current-keys.js';
+
+/** where it lived before it moved beside the cached lookup; other modules import it from here */
+export { defaultGatewayLookup };
 import { registerTokenRoutes } from '../tokens/routes.js';
 import { keyRingOf } from './key-ring.js';
 import { registerKeyAdminRoutes } from './routes.js';

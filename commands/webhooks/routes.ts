@@ -2,7 +2,8 @@
  * /v1/webhooks: the seven routes of SPEC.md and GET /v1/webhooks/{id}/deliveries.
  *
  * Credentials: `Authorization: Bearer <gateway JWT>` (gateway sign-in) acting for the
- * webhook's gateway_pubkey (the gateway account or its authority), or `x-admin-key`.
+ * webhook's gateway_pubkey (the gateway's authority; the account address is a 400), or
+ * `x-admin-key`.
  * Listing every webhook needs the admin key. No credential: 401; another gateway's: 403.
  * Answers are bare objects and arrays (SPEC: "Webhook", "array of Webhook"); errors use
  * the error envelope. Both DELETEs answer 200 `{deleted: n}`: a count tells the caller
@@ -16,6 +17,7 @@ import { requireGatewayToken, type RequestAuth } from '../../src/auth/gateway-to
 import { currentGatewayKeys } from '../gateway-auth/current-keys.js';
 import { createPdaDeriver } from '../../src/domain/pda.js';
 import { keyRingOf } from '../keys/key-ring.js';
+import { defaultGatewayLookup } from '../keys/register.js';
 import {
   attemptListSchema, createBodySchema, createdWebhookSchema, deletedSchema, gatewayParams, idParams, listQuery,
   updateBodySchema, webhookListSchema, webhookSchema,
@@ -46,6 +48,7 @@ export function webhookDeps(ctx: AppContext): WebhookDeps {
     encryptionKey: ctx.config.keys.encryptionKey,
     allowPrivateTargets: ctx.config.webhooks.allowPrivateTargets,
     maxPerGateway: ctx.config.webhooks.maxPerGateway,
+    gatewayOf: defaultGatewayLookup(ctx),
   };
 }
 
@@ -60,14 +63,15 @@ export function registerWebhookRoutes(api: Api, ctx: AppContext): void {
     method: 'post',
     path: '/v1/webhooks',
     summary: 'Register a webhook for a gateway',
-    description: 'Returns the webhook with its Standard Webhooks signing secret, shown this once. The target must resolve to a public address.',
+    description: 'Returns the webhook with its Standard Webhooks signing secret, shown this once. The target must resolve to a public address. '
+      + 'gateway_pubkey is the gateway\'s authority public key (SPEC); the gateway account address is refused with 400, naming the authority when known.',
     tags: ['webhooks'],
     security: SECURITY,
     before: [gatewayOrAdmin],
     body: createBodySchema,
     responses: {
       201: { description: 'created', schema: createdWebhookSchema },
-      400: { description: 'gateway_pubkey is not a 32-byte base58 key, or endpoint_url is not an http(s) URL or targets a private address' },
+      400: { description: 'gateway_pubkey is not a 32-byte base58 key or is the gateway account address (the authority key is expected), or endpoint_url is not an http(s) URL or targets a private address' },
       ...AUTH_ERRORS,
       409: { description: 'the gateway already has a webhook for this endpoint_url, or already has WEBHOOK_MAX_PER_GATEWAY webhooks' },
     },
@@ -100,13 +104,13 @@ export function registerWebhookRoutes(api: Api, ctx: AppContext): void {
     method: 'get',
     path: '/v1/webhooks/gateway/:gatewayPubkey',
     summary: 'List the webhooks of a gateway',
-    description: 'Webhooks registered under this gateway_pubkey, ordered by id.',
+    description: 'Webhooks registered under this gateway authority key, ordered by id. The gateway account address is refused with 400.',
     tags: ['webhooks'],
     security: SECURITY,
     before: [gatewayOrAdmin],
     params: gatewayParams,
     query: listQuery(maxLimit),
-    responses: { 200: { description: 'webhooks', schema: webhookListSchema }, 400: { description: 'malformed gatewayPubkey' }, ...AUTH_ERRORS },
+    responses: { 200: { description: 'webhooks', schema: webhookListSchema }, 400: { description: 'malformed gatewayPubkey, or the gateway account address (the authority key is expected)' }, ...AUTH_ERRORS },
     async handler({ params, query, res }) {
       return { body: await listOfGateway(deps, authOf(res), params.gatewayPubkey, query.active_only, query) };
     },
@@ -121,7 +125,7 @@ export function registerWebhookRoutes(api: Api, ctx: AppContext): void {
     security: SECURITY,
     before: [gatewayOrAdmin],
     params: gatewayParams,
-    responses: { 200: { description: 'deleted', schema: deletedSchema }, 400: { description: 'malformed gatewayPubkey' }, ...AUTH_ERRORS },
+    responses: { 200: { description: 'deleted', schema: deletedSchema }, 400: { description: 'malformed gatewayPubkey, or the gateway account address (the authority key is expected)' }, ...AUTH_ERRORS },
     async handler({ params, res }) {
       return { body: await removeGatewayWebhooks(deps, authOf(res), params.gatewayPubkey) };
     },

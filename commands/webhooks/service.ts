@@ -2,9 +2,10 @@
  * Webhook management: validation, who may act for which gateway, the signing secret.
  *
  * Authorization. A gateway JWT's subject is the gateway account G (gateway sign-in). A
- * webhook's gateway_pubkey is, per SPEC, the gateway authority's key; registering under
- * the gateway account is accepted too. The token may act for gateway_pubkey K when
- * K = G or PDA("gateway", K) = G (K is G's authority); no read model is consulted, so a
+ * webhook's gateway_pubkey is, per SPEC, the gateway authority's key; the gateway account
+ * is refused with a 400 (gateway-key.ts). The token may act for gateway_pubkey K when
+ * PDA("gateway", K) = G (K is G's authority), or K = G (rows registered under the
+ * account before it was refused, reached by id); no read model is consulted, so a
  * gateway signed in a moment ago is never refused for lag. The admin key may act for any.
  */
 import bs58 from 'bs58';
@@ -21,6 +22,8 @@ import {
   type Page, type WebhookRow,
 } from './store.js';
 import { listAttempts, type AttemptRow } from './attempts-query.js';
+import { refuseGatewayAccount } from './gateway-key.js';
+import type { GatewayLookup } from '../gateway-auth/gateway-lookup.js';
 
 export interface WebhookDeps {
   db: Db;
@@ -30,6 +33,8 @@ export interface WebhookDeps {
   allowPrivateTargets: boolean;
   maxPerGateway: number;
   resolve?: Resolver;
+  /** gateway account → its keys (undefined when the key is no gateway account) */
+  gatewayOf: GatewayLookup;
 }
 
 export interface Webhook {
@@ -96,6 +101,7 @@ export interface CreateInput { gateway_pubkey: string; endpoint_url: string; act
 
 export async function createWebhook(deps: WebhookDeps, auth: RequestAuth, input: CreateInput): Promise<Webhook & { secret: string }> {
   checkPublicKey(input.gateway_pubkey, 'gateway_pubkey');
+  await refuseGatewayAccount(deps.gatewayOf, auth, input.gateway_pubkey, 'gateway_pubkey');
   authorize(deps, auth, input.gateway_pubkey);
   const endpointUrl = await checkEndpointUrl(deps, input.endpoint_url);
   const secret = newSigningSecret();
@@ -141,12 +147,14 @@ export async function listAll(deps: WebhookDeps, activeOnly: boolean, page: Page
 
 export async function listOfGateway(deps: WebhookDeps, auth: RequestAuth, gatewayPubkey: string, activeOnly: boolean, page: Page): Promise<Webhook[]> {
   checkPublicKey(gatewayPubkey, 'gatewayPubkey');
+  await refuseGatewayAccount(deps.gatewayOf, auth, gatewayPubkey, 'gatewayPubkey');
   authorize(deps, auth, gatewayPubkey);
   return (await listWebhooks(deps.db, { gatewayPubkey, activeOnly }, page)).map(toWebhook);
 }
 
 export async function removeGatewayWebhooks(deps: WebhookDeps, auth: RequestAuth, gatewayPubkey: string): Promise<{ deleted: number }> {
   checkPublicKey(gatewayPubkey, 'gatewayPubkey');
+  await refuseGatewayAccount(deps.gatewayOf, auth, gatewayPubkey, 'gatewayPubkey');
   authorize(deps, auth, gatewayPubkey);
   return { deleted: await deleteGatewayWebhooks(deps.db, gatewayPubkey) };
 }

@@ -2,8 +2,17 @@
  * `paymentRequired(requirements, deps)`: an Express middleware that sells access to any
  * route under the payment-gated protocol (SPEC.md, "Payment-gated resource flow").
  *
- *   app.get('/report', paymentRequired([{ scheme: 'deferred', network, amount: 1_000_000,
- *     recipient, gateway, tokenMint, paymentFrequency: 'Monthly' }], deps), handler);
+ * SPEC's flow applies to "any method on the protected path", so protect the path, not one
+ * method: `app.all` runs the guard for every method of the path (`app.use('/reports',
+ * guard)` for every path under a prefix). Create the guard once and share it, so every
+ * method accepts the same requirement ids, Payment headers and JWTs.
+ *
+ *   const guard = paymentRequired([{ scheme: 'deferred', network, amount: 1_000_000,
+ *     recipient, gateway, tokenMint, paymentFrequency: 'Monthly' }], deps);
+ *   app.all('/report', guard, handler);              // GET, POST, PUT, PATCH, DELETE, ...
+ *
+ * (`app.get('/report', guard, handler)` would leave the other methods unprotected, or to
+ * whatever else answers them.)
  *
  * 1. No `Payment` header and no valid bearer JWT → 402; header `Payment-Required` with
  *    scheme, network, resource, id, amount, currency, recipient, gateway, tokenMint of the

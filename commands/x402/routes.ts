@@ -1,8 +1,9 @@
 /**
- * GET /v1/x402/demo: a resource sold under the payment-gated protocol, with a `deferred`
- * (subscription) and an `x402://payg` (metered) requirement from the X402_DEMO_* settings,
- * so a fresh `make start` shows the whole flow with `tributary pay`.
+ * /v1/x402/demo, every method: a resource sold under the payment-gated protocol, with a
+ * `deferred` (subscription) and an `x402://payg` (metered) requirement from the
+ * X402_DEMO_* settings, so a fresh `make start` shows the whole flow with `tributary pay`.
  */
+import type { RequestHandler } from 'express';
 import type { AppContext } from '../../src/app/context.js';
 import type { Api } from '../../src/http/routes.js';
 import { base58Key } from '../../src/http/schema.js';
@@ -62,11 +63,20 @@ export function registerX402Routes(api: Api, ctx: AppContext): void {
     return;
   }
   const guard = paymentRequired(setup.requirements, x402DepsFromContext(ctx));
+  // SPEC: the 402 flow applies to "any method on the protected path"; one guard (and so one
+  // set of requirement ids, one idempotency store, one meter) serves every method.
+  for (const method of DEMO_METHODS) registerDemo(api, ctx, method, guard);
+}
+
+/** Every method a route can be declared with (HEAD is served as GET by express). */
+export const DEMO_METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
+
+function registerDemo(api: Api, ctx: AppContext, method: (typeof DEMO_METHODS)[number], guard: RequestHandler): void {
   api.route({
-    method: 'get',
+    method,
     path: '/v1/x402/demo',
-    summary: 'Demo resource sold under the payment-gated protocol',
-    description: PROTOCOL,
+    summary: `Demo resource sold under the payment-gated protocol (${method.toUpperCase()})`,
+    description: `${PROTOCOL}\nEvery method of the path is protected alike: any method without payment answers 402; the Payment header and the bearer JWT work with any method.`,
     tags: ['x402'],
     security: [{ BearerAuth: [] }, {}],
     query: { type: 'object', additionalProperties: false, properties: {} },
@@ -78,15 +88,15 @@ export function registerX402Routes(api: Api, ctx: AppContext): void {
         schema: {
           oneOf: [
             { type: 'object', required: ['jwt', 'message'], properties: { jwt: { type: 'string' }, message: { type: 'string' } } },
-            { type: 'object', required: ['content', 'grant'], properties: { content: { type: 'string' }, grant: { type: 'object' } } },
+            { type: 'object', required: ['content', 'grant'], properties: { content: { type: 'string' }, method: { type: 'string' }, grant: { type: 'object' } } },
           ],
         },
       },
       402: { description: 'payment required', headers: { 'Payment-Required': { type: 'string' } }, schema: paymentRequiredBodySchema },
     },
-    async handler({ res }) {
+    async handler({ req, res }) {
       const grant = x402Grant(res);
-      return { body: { content: 'Tributary demo content: paid for on chain, served with a JWT.', grant, servedAt: ctx.clock.now() } };
+      return { body: { content: 'Tributary demo content: paid for on chain, served with a JWT.', method: req.method, grant, servedAt: ctx.clock.now() } };
     },
   });
 }

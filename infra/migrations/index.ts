@@ -10,6 +10,7 @@ import * as m0200 from './0200_signing_keys.js';
 import * as m0300 from './0300_pools.js';
 import * as m0400 from './0400_webhooks.js';
 import * as m0950 from './0950_x402_facilitator.js';
+import * as m0990 from './0990_webhooks_authority_key.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '0001_spine': m0001,
@@ -18,6 +19,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0300_pools': m0300,
   '0400_webhooks': m0400,
   '0950_x402_facilitator': m0950,
+  '0990_webhooks_authority_key': m0990,
 };
 
 export async function migrateToLatest(db: Kysely<any>): Promise<MigrationResultSet> {

@@ -43,15 +43,27 @@ export interface TimeRange {
   to?: number;
 }
 
-/** startTime/endTime (either may be absent) as an inclusive range of whole seconds. */
-export function parseTimeRange(startTime: string | undefined, endTime: string | undefined): TimeRange {
+/**
+ * startTime/endTime (either may be absent) as an inclusive range of whole seconds, each
+ * checked on its own; the range may be reversed (checkTimeOrder checks that).
+ */
+export function parseTimes(startTime: string | undefined, endTime: string | undefined): TimeRange {
   const range: TimeRange = {};
   if (startTime !== undefined) range.from = Math.ceil(parseTime(startTime, 'startTime'));
   if (endTime !== undefined) range.to = Math.floor(parseTime(endTime, 'endTime'));
+  return range;
+}
+
+export function checkTimeOrder(range: TimeRange): TimeRange {
   if (range.from !== undefined && range.to !== undefined && range.from > range.to) {
     throw invalid('startTime is after endTime');
   }
   return range;
+}
+
+/** startTime/endTime as an inclusive range of whole seconds; 400 when reversed. */
+export function parseTimeRange(startTime: string | undefined, endTime: string | undefined): TimeRange {
+  return checkTimeOrder(parseTimes(startTime, endTime));
 }
 
 export function hasTimeRange(r: TimeRange): boolean {

@@ -4,14 +4,16 @@
  * arrays and objects, as SPEC says; errors use the error envelope.
  */
 import type { AppContext } from '../../src/app/context.js';
-import { EVENT_NAMES } from '../../src/events/catalog.js';
+import { EVENT_NAMES, type EventName } from '../../src/events/catalog.js';
 import { notFound } from '../../src/http/errors.js';
 import type { Api } from '../../src/http/routes.js';
 import { base58Key, limitSchema, offsetSchema, signatureSchema, type JsonSchema } from '../../src/http/schema.js';
 import { anyTypedEventListSchema, apiEventListSchema, apiEventSchema } from './event-schema.js';
 import { countEvents, distinctNames, findBySignature, listEvents, type EventWhere } from './events-query.js';
 import { registerKindRoutes } from './kind-routes.js';
-import { checkSlotRange, EVENT_NAME_INPUTS, eventNameParam, hasTimeRange, parseTimeRange, trackingIdMemos } from './params.js';
+import {
+  checkSlotRange, checkTimeOrder, EVENT_NAME_INPUTS, eventNameParam, hasTimeRange, parseTimeRange, parseTimes, trackingIdMemos, type TimeRange,
+} from './params.js';
 import { paymentStats } from './payment-stats-query.js';
 
 const TIME_HELP = 'ISO 8601 (e.g. 2024-05-01T12:00:00Z; without an offset, UTC) or unix seconds; compared with the block time, inclusive';
@@ -27,6 +29,16 @@ interface EventsQuery {
   startTime?: string; endTime?: string; minSlot?: number; maxSlot?: number; limit: number; offset: number;
 }
 
+/** The one list mode that applies, after signature: slot, trackingId, eventName, time, generic. */
+function filterMode(q: EventsQuery, memos: Buffer[] | undefined, name: EventName | undefined, range: TimeRange): EventWhere {
+  if (q.slot !== undefined) return { slot: q.slot };
+  if (memos) return { memos };
+  if (name) return { name };
+  if (hasTimeRange(range)) return { time: checkTimeOrder(range) };
+  checkSlotRange(q.minSlot, q.maxSlot);
+  return { ...(q.minSlot !== undefined ? { minSlot: q.minSlot } : {}), ...(q.maxSlot !== undefined ? { maxSlot: q.maxSlot } : {}) };
+}
+
 export function registerEventRoutes(api: Api, ctx: AppContext): void {
   const page = { limit: limitSchema(100, ctx.config.http.maxLimit), offset: offsetSchema };
 
@@ -34,7 +46,7 @@ export function registerEventRoutes(api: Api, ctx: AppContext): void {
     method: 'get',
     path: '/v1/events',
     summary: 'Search archived events',
-    description: 'Exactly one filter mode applies, in this priority order: signature (one event object, the first of the transaction; 404 when none), slot, trackingId (matched through its memo encodings: 64 bytes zero-padded, and 32 bytes as on composable policies), eventName, startTime/endTime; with none of them, a generic search bounded by minSlot/maxSlot. Every parameter given is validated even when its mode does not apply. Lists are newest first (slot, then arrival), bare arrays.',
+    description: 'Exactly one filter mode applies, in this priority order: signature (one event object, the first of the transaction; 404 when none), slot, trackingId (matched through its memo encodings: 64 bytes zero-padded, and 32 bytes as on composable policies), eventName, startTime/endTime; with none of them, a generic search bounded by minSlot/maxSlot. Parameters of the modes that do not apply are ignored, except that each one malformed in itself (not a time, not a slot, an unknown name, a tracking id past 64 bytes) is still a 400; a reversed startTime/endTime or minSlot/maxSlot is a 400 only when its mode applies. Lists are newest first (slot, then arrival), bare arrays.',
     tags: ['events'],
     query: {
       type: 'object',
@@ -57,8 +69,10 @@ export function registerEventRoutes(api: Api, ctx: AppContext): void {
     },
     cachedFrom: ['archive'],
     async handler({ query: q }) {
-      const range = parseTimeRange(q.startTime, q.endTime);
-      checkSlotRange(q.minSlot, q.maxSlot);
+      // Each parameter malformed in itself is a 400, whichever mode applies. Checks between
+      // parameters (a reversed time or slot range) belong to their mode: SPEC applies
+      // exactly one mode, so those of a lower-priority mode are ignored, not validated.
+      const range = parseTimes(q.startTime, q.endTime);
       const memos = q.trackingId !== undefined ? trackingIdMemos(q.trackingId) : undefined;
       const name = q.eventName !== undefined ? eventNameParam(q.eventName) : undefined;
       if (q.signature !== undefined) {
@@ -66,12 +80,7 @@ export function registerEventRoutes(api: Api, ctx: AppContext): void {
         if (!event) throw notFound(`no event with signature ${q.signature}`);
         return { body: event };
       }
-      const where: EventWhere = q.slot !== undefined ? { slot: q.slot }
-        : memos ? { memos }
-          : name ? { name }
-            : hasTimeRange(range) ? { time: range }
-              : { ...(q.minSlot !== undefined ? { minSlot: q.minSlot } : {}), ...(q.maxSlot !== undefined ? { maxSlot: q.maxSlot } : {}) };
-      return { body: await listEvents(ctx.dbRead, where, { limit: q.limit, offset: q.offset }) };
+      return { body: await listEvents(ctx.dbRead, filterMode(q, memos, name, range), { limit: q.limit, offset: q.offset }) };
     },
   });
 

@@ -9,14 +9,31 @@ import { sql } from 'kysely';
 import type { Db } from '../../infra/postgres/database.js';
 import type { Page } from '../policies/policy-rows.js';
 
-/** The stored normalized policies (JSON text) of the matching records. */
-export async function listOneTime(db: Db, memo: Buffer, recipient: string | undefined, page: Page): Promise<string[]> {
+/**
+ * SPEC: data is one object when exactly one record matches, otherwise an array. The shape
+ * follows the number of matching records, not the size of the page.
+ */
+export type OneTimeAnswer = { kind: 'one'; doc: string } | { kind: 'many'; docs: string[] };
+
+function matching(db: Db, memo: Buffer, recipient: string | undefined) {
   let q = db.selectFrom('payment_policies').select('doc')
     .where(sql<boolean>`NOT deleted`)
     .where('memo', '=', memo)
     .where('variant', '=', 'OneTime')
     .where('doc', 'is not', null);
   if (recipient !== undefined) q = q.where('recipient', '=', recipient);
-  const rows = await q.orderBy('created_slot', 'desc').orderBy('address', 'desc').limit(page.limit).offset(page.offset).execute();
-  return rows.map((r) => r.doc ?? 'null');
+  return q.orderBy('created_slot', 'desc').orderBy('address', 'desc');
+}
+
+/**
+ * The stored normalized policies (JSON text) of the matching records. Two rows at most
+ * tell one match from several; almost every tracking id has zero or one, answered by that
+ * single query. Only several matches are paged.
+ */
+export async function listOneTime(db: Db, memo: Buffer, recipient: string | undefined, page: Page): Promise<OneTimeAnswer> {
+  const firstTwo = await matching(db, memo, recipient).limit(2).execute();
+  if (firstTwo.length === 1) return { kind: 'one', doc: firstTwo[0]!.doc ?? 'null' };
+  if (firstTwo.length === 0) return { kind: 'many', docs: [] };
+  const rows = await matching(db, memo, recipient).limit(page.limit).offset(page.offset).execute();
+  return { kind: 'many', docs: rows.map((r) => r.doc ?? 'null') };
 }

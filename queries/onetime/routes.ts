@@ -17,7 +17,9 @@ export function registerOneTimeRoutes(api: Api, ctx: AppContext): void {
     path: '/v1/onetime/:trackingId',
     summary: 'One-time payments by tracking id',
     description: 'OneTime payment policies whose memo is the tracking id (its 64-byte encoding), newest first, as normalized policies: '
-      + 'status Completed with totalPaid and lastPaymentAt once paid. data is one object when exactly one record matches, otherwise an array (empty when none).',
+      + 'status Completed with totalPaid and lastPaymentAt once paid. data is one object when exactly one record matches (the trackingId and recipient), '
+      + 'otherwise an array (empty when none). The shape follows the number of matching records, not the page: with several matches, limit and offset page '
+      + 'the array (limit=1 answers an array of one); a single match is answered as that object whatever limit and offset say.',
     tags: ['onetime'],
     params: {
       type: 'object',
@@ -45,8 +47,8 @@ export function registerOneTimeRoutes(api: Api, ctx: AppContext): void {
       const memo = trackingIdToMemo(params.trackingId, PAYMENT_MEMO_BYTES);
       if (!memo) throw invalid(`trackingId must be 1 to ${PAYMENT_MEMO_BYTES} UTF-8 bytes (its memo encoding)`);
       if (query.recipient !== undefined && !isPublicKey(query.recipient)) throw invalid('recipient is not a base58 public key of 32 bytes');
-      const docs = await listOneTime(ctx.dbRead, memo, query.recipient, query);
-      return { json: docs.length === 1 ? docs[0]! : `[${docs.join(',')}]`, envelope: true };
+      const found = await listOneTime(ctx.dbRead, memo, query.recipient, query);
+      return { json: found.kind === 'one' ? found.doc : `[${found.docs.join(',')}]`, envelope: true };
     },
   });
 }

@@ -1,8 +1,13 @@
-/** GET /v1/pools/search: pools of three venues, ranked by trust then liquidity; never a 500. */
+/**
+ * GET /v1/pools/search: pools of three venues, ranked by trust then liquidity. SPEC: "On
+ * any error the response is 200 with results: [], never a 500", read to the letter: bad
+ * input too (a missing or blank q, an unknown venue, a malformed limit, an unknown
+ * parameter) answers 200 with no results, `data.error` saying what was wrong. Only the
+ * rate limit answers otherwise (429).
+ */
 import type { AppContext } from '../../src/app/context.js';
 import { envelope, envelopeSchema } from '../../src/http/envelope.js';
-import { invalid } from '../../src/http/errors.js';
-import type { Api } from '../../src/http/routes.js';
+import type { Api, Reply } from '../../src/http/routes.js';
 import type { JsonSchema } from '../../src/http/schema.js';
 import { createSharedCache } from '../../infra/upstream/shared-cache.js';
 import { VENUES, type Venue } from '../../infra/upstream/venues/types.js';
@@ -45,6 +50,11 @@ export const poolResultSchema: JsonSchema = {
   },
 };
 
+/** The answer to any error: no results; `error` only when the request itself was refused. */
+function noResults(query: string, venue: string | null, error?: string): Reply {
+  return { body: envelope({ query, venue, results: [], ...(error !== undefined ? { error } : {}) }) };
+}
+
 export function registerPoolRoutes(api: Api, ctx: AppContext): void {
   const deps: PoolSearchDeps = {
     db: ctx.dbRead,
@@ -62,7 +72,8 @@ export function registerPoolRoutes(api: Api, ctx: AppContext): void {
     description: 'Pools of Meteora DLMM (meteora), Raydium (raydium) and Orca whirlpools (whirlpool) matching a symbol, a pair '
       + '("SOL-USDC"), a mint or a pool address: the pools kept by the periodic sync plus live lookups where the venue can search. '
       + `Tokens are enriched from the asset catalog. Ranking: stars descending, then tvl descending. ${STARS_RULE} `
-      + `Cached per (q, venue, limit). Any failure answers 200 with no results. limit defaults to ${POOL_LIMIT.default}, clamped to `
+      + `Cached per (q, venue, limit). Any error answers 200 with no results (SPEC), bad input included: a missing or blank q, an unknown venue, `
+      + `a malformed limit or an unknown parameter answer 200 with results [] and data.error saying why. limit defaults to ${POOL_LIMIT.default}, clamped to `
       + `${POOL_LIMIT.min}..${POOL_LIMIT.max}. 120 requests per minute per client IP.`,
     tags: ['pools'],
     query: {
@@ -85,23 +96,28 @@ export function registerPoolRoutes(api: Api, ctx: AppContext): void {
           required: ['query', 'venue', 'results'],
           properties: {
             query: { type: 'string' },
-            venue: nullable({ type: 'string', enum: [...VENUES] }),
+            venue: nullable({ type: 'string', description: `the venue asked for (${VENUES.join(', ')}); null when all were searched` }),
             results: { type: 'array', items: poolResultSchema },
+            error: { type: 'string', description: 'present when the request was refused (bad input): why there are no results' },
           },
         }),
       },
       429: { description: 'rate limited (Retry-After)' },
     },
+    onInvalid(reason, req) {
+      const { q, venue } = req.query;
+      return noResults(typeof q === 'string' ? q.trim() : '', typeof venue === 'string' ? venue : null, reason);
+    },
     async handler({ query }) {
       const q = query.q.trim();
-      if (q === '') throw invalid("query field 'q' must not be blank");
       const venue = query.venue ?? null;
+      if (q === '') return noResults(q, venue, "query field 'q' must not be blank");
       const limit = clamp(query.limit, POOL_LIMIT.min, POOL_LIMIT.max);
       try {
         return { body: envelope({ query: q, venue, results: await searchPools(deps, q, venue, limit) }) };
       } catch (err) {
         ctx.logger.warn({ err: (err as Error).message }, 'pool search failed; answering no results');
-        return { body: envelope({ query: q, venue, results: [] }) };
+        return noResults(q, venue);
       }
     },
   });

@@ -124,8 +124,9 @@ function build(r: EnvReader) {
     webhooks: {
       allowPrivateTargets: r.bool('WEBHOOK_ALLOW_PRIVATE_TARGETS', cluster === 'localnet', 'allow webhook targets on private, loopback and link-local addresses (default: true on the localnet, where receivers run on this machine; else false)'),
       timeoutMs: r.int('WEBHOOK_TIMEOUT_MS', 10_000, 'timeout of one delivery attempt', 10),
-      retryDelaysMs: ms(r.list('WEBHOOK_RETRY_DELAYS_MS', '1000,2000,3000', 'quick retries after a failed attempt'), 'WEBHOOK_RETRY_DELAYS_MS', r),
-      slowScheduleMs: ms(r.list('WEBHOOK_SLOW_SCHEDULE_MS', '60000,300000,1800000,7200000,21600000', 'later retries after the quick ones, then dead'), 'WEBHOOK_SLOW_SCHEDULE_MS', r),
+      retryDelaysMs: ms(r.list('WEBHOOK_RETRY_DELAYS_MS', '1000,2000,3000', 'quick retries after a failed attempt (SPEC: up to 3, after 1 s, 2 s, 3 s)'), 'WEBHOOK_RETRY_DELAYS_MS', r),
+      slowScheduleMs: ms(r.listOrNone('WEBHOOK_SLOW_SCHEDULE_MS', '60000,300000,1800000,7200000,21600000',
+        'extension beyond SPEC: later retries after the quick ones, then dead; set it empty for SPEC\'s exact behaviour (dead once the third retry fails)'), 'WEBHOOK_SLOW_SCHEDULE_MS', r),
       concurrency: r.int('WEBHOOK_CONCURRENCY', 16, 'deliveries in flight per worker', 1, 1000),
       pollMs: r.int('WEBHOOK_POLL_MS', 200, 'outbox poll period when idle', 10),
       maxPerGateway: r.int('WEBHOOK_MAX_PER_GATEWAY', 20, 'webhooks a gateway may register (each receives every event of the gateway)', 1, 1000),
@@ -162,7 +163,7 @@ function build(r: EnvReader) {
       confirmTimeoutMs: r.int('X402_CONFIRM_TIMEOUT_MS', 30_000, 'how long a Payment transaction may take to confirm before the request answers 503', 1000),
       idempotencyTtlSeconds: r.int('X402_IDEMPOTENCY_TTL_SECONDS', 86_400, 'how long the answer to a settled Payment header is kept for its repeats', 60),
       demo: {
-        enabled: r.bool('X402_DEMO_ENABLED', true, 'serve GET /v1/x402/demo, protected by a deferred and a x402://payg requirement'),
+        enabled: r.bool('X402_DEMO_ENABLED', true, 'serve /v1/x402/demo (every method), protected by a deferred and a x402://payg requirement'),
         recipient: r.optStr('X402_DEMO_RECIPIENT', 'demo recipient wallet (unset on the localnet: the first fixture gateway\'s authority; elsewhere the demo is off)'),
         gateway: r.optStr('X402_DEMO_GATEWAY', 'demo gateway account (unset on the localnet: the first fixture gateway of LOCALNET_SEED)'),
         tokenMint: r.optStr('X402_DEMO_TOKEN_MINT', 'demo token mint (unset: the cluster\'s default stablecoin)'),

@@ -74,6 +74,16 @@ export class EnvReader {
     return v.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
   }
 
+  /**
+   * Like list, but a variable set to the empty string is the empty list (unset gives the
+   * default): for a list whose emptiness means something, such as "no slow retries".
+   */
+  listOrNone(name: string, def: string, description: string): string[] {
+    const v = this.raw(name, def, description) ?? def;
+    const chosen = this.env[name] === '' ? '' : v;
+    return chosen.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+  }
+
   check(name: string, ok: boolean, expected: string, got: string): void {
     if (!ok) this.fail(name, expected, got);
   }

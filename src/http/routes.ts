@@ -8,7 +8,7 @@ import type { Request, RequestHandler, Response, Router } from 'express';
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { errorEnvelopeSchema } from './envelope.js';
-import { invalid } from './errors.js';
+import { AppError, invalid } from './errors.js';
 import type { JsonSchema } from './schema.js';
 import type { RouteRateLimit } from './rate-limit.js';
 import type { ReadCache } from '../../infra/cache/read-cache.js';
@@ -58,6 +58,12 @@ export interface RouteDef<Q = Record<string, never>, P = Record<string, never>, 
    * path and query alone.
    */
   cachedFrom?: readonly string[];
+  /**
+   * The reply to a request that fails validation, instead of the 400: for a route whose
+   * spec answers every error alike (pool search: 200 with no results). `reason` is the
+   * message the 400 would have carried.
+   */
+  onInvalid?(reason: string, req: Request): Reply;
   handler(ctx: Ctx<Q, P, B>): Promise<Reply | undefined>;
 }
 
@@ -100,11 +106,18 @@ export class Api {
       try {
         const rawQuery = { ...(req.query as Record<string, unknown>) };
         const rawParams: Record<string, unknown> = { ...req.params };
-        checkSpelling(def.query, rawQuery, 'query');
-        checkSpelling(def.params, rawParams, 'path');
-        const query = validate(vQuery, rawQuery, 'query');
-        const params = validate(vParams, rawParams, 'path');
-        const body = vBody ? validate(vBody, req.body ?? {}, 'body') : undefined;
+        let query: unknown, params: unknown, body: unknown;
+        try {
+          checkSpelling(def.query, rawQuery, 'query');
+          checkSpelling(def.params, rawParams, 'path');
+          query = validate(vQuery, rawQuery, 'query');
+          params = validate(vParams, rawParams, 'path');
+          body = vBody ? validate(vBody, req.body ?? {}, 'body') : undefined;
+        } catch (err) {
+          if (!def.onInvalid || !(err instanceof AppError)) throw err;
+          send(req, res, render(def.onInvalid(err.message, req), def.path, false), this.now());
+          return;
+        }
         const run = () => def.handler({ query: query as Q, params: params as P, body: body as B, req, res });
         if (cache && def.cachedFrom) {
           const key = `${def.method} ${def.path} ${stableJson(params)} ${stableJson(query)}`;

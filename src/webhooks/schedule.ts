@@ -1,10 +1,11 @@
 /**
  * When a delivery is tried, as pure functions of the configuration.
  *
- * Round 0 is the first try with its quick retries (WEBHOOK_RETRY_DELAYS_MS, SPEC: 1 s,
- * 2 s, 3 s), run by one worker. When they all fail, the delivery is kept and tried once
- * more after each delay of the slow schedule (WEBHOOK_SLOW_SCHEDULE_MS: rounds 1..n), and
- * marked dead when the last one fails.
+ * Round 0 is the first try with its quick retries (WEBHOOK_RETRY_DELAYS_MS, SPEC: up to
+ * 3 retries, 1 s, 2 s, 3 s), run by one worker. When they all fail, the delivery is kept
+ * and tried once more after each delay of the slow schedule (WEBHOOK_SLOW_SCHEDULE_MS:
+ * rounds 1..n, our extension beyond SPEC), and marked dead when the last one fails. An
+ * empty slow schedule is SPEC's exact behaviour: dead once the third retry fails.
  *
  * Leases. A worker holds a delivery only for what its next step can take: one attempt
  * (the timeout) plus a margin, renewed before each quick retry to cover the delay and the

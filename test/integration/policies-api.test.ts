@@ -213,7 +213,7 @@ describe('policy query API', () => {
       expect((both.body.data as any[]).map((p) => p.address)).to.deep.equal([P.once2, P.once1]);
       const one = await get(`/v1/onetime/onetime-42?recipient=${K.r1}`);
       expect(one.body.data).to.include({ address: P.once1, variant: 'OneTime', status: 'Completed', totalPaid: '5000000', trackingId: 'onetime-42' });
-      expect((await get('/v1/onetime/onetime-42?limit=1')).body.data).to.include({ address: P.once2 });
+      expect((await get('/v1/onetime/onetime-42?limit=1')).body.data.map((p: any) => p.address)).to.deep.equal([P.once2]); // an array of one: two records match
       expect((await get('/v1/onetime/order-1')).body.data).to.deep.equal([]);
       expect((await get('/v1/onetime/nothing-here')).body.data).to.deep.equal([]);
     });

@@ -92,9 +92,10 @@ describe('webhooks API', function () {
       expect(row.secret).to.not.contain(r.body.secret.slice(6, 30));
     });
 
-    it('accepts the gateway account as gateway_pubkey, the admin key for any gateway, and active=false', async () => {
+    it('refuses the gateway account as gateway_pubkey (the authority key is expected); accepts the admin key for any gateway, and active=false', async () => {
       const byAccount = await call('POST', '/v1/webhooks', { token: gw.token, body: { gateway_pubkey: gw.account, endpoint_url: 'http://8.8.4.4/a' } });
-      expect(byAccount.status).to.equal(201);
+      expectError(byAccount, 400, /authority public key/);
+      expect((await create(gw, 'http://8.8.4.4/a')).status).to.equal(201);
       const byAdmin = await call('POST', '/v1/webhooks', { admin: true, body: { gateway_pubkey: other.authority, endpoint_url: 'http://8.8.4.4/b', active: false } });
       expect(byAdmin.status).to.equal(201);
       expect(byAdmin.body.active).to.equal(false);
