@@ -26,7 +26,7 @@ export function paymentsPerYear(f: Frequency): bigint {
 
 const cap = (v: bigint): bigint => (v > U64_MAX ? U64_MAX : v);
 
-/** One existing policy's share of the approval (0 for OneTime, UpTo and completed policies). */
+/** One existing policy's share of the approval (0 for OneTime and completed policies). */
 export function policyAllowance(t: PolicyType): bigint {
   if (t.kind === 'Subscription') {
     const count = t.max_renewals !== null ? BigInt(t.max_renewals) : paymentsPerYear(t.payment_frequency);
@@ -37,12 +37,16 @@ export function policyAllowance(t: PolicyType): bigint {
     return period > 0n ? BigInt(t.max_amount_per_period) * (YEAR_SECONDS / period) : 0n;
   }
   if (t.kind === 'Milestone') return t.milestone_amounts.slice(0, t.total_milestones).reduce((a, b) => a + BigInt(b), 0n);
+  // an UpTo authorization not yet settled keeps its maximum approved (a new approve replaces the old one)
+  if (t.kind === 'UpTo') return BigInt(t.max_amount);
   return 0n;
 }
 
 /** The new policy's share, from the requirement's terms. */
 export function requirementAllowance(r: PaymentRequirement): bigint {
   if (r.scheme === 'deferred') return cap(r.amount * (r.maxRenewals !== null ? BigInt(r.maxRenewals) : paymentsPerYear(r.paymentFrequency)));
+  // x402://upto: the authorized maximum, settled once
+  if (r.scheme === 'x402://upto') return r.amount;
   return cap(r.maxAmountPerPeriod * (YEAR_SECONDS / r.periodLengthSeconds));
 }
 

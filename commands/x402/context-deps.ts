@@ -6,7 +6,7 @@
 import type { AppContext } from '../../src/app/context.js';
 import { createRpcClient } from '../../infra/solana/rpc-client.js';
 import { keyRingOf } from '../keys/key-ring.js';
-import type { X402Deps } from './middleware.js';
+import type { X402Deps } from './engine.js';
 import { createUsageLedger } from '../settlement/usage-ledger.js';
 
 export function x402DepsFromContext(ctx: AppContext): X402Deps {

@@ -17,6 +17,13 @@ export interface SettledResult {
   /** the Payment-Response header value */
   paymentResponse: string;
   body: { jwt: string; message: string };
+  /** the facts of the settlement (the facilitator answers them; absent from results stored by older nodes) */
+  payer?: string;
+  policy?: string;
+  /** the signature sent, absent when an existing policy served */
+  transaction?: string;
+  /** unix seconds at which the JWT expires */
+  expiresAt?: number;
 }
 
 type Entry = { state: 'pending' } | { state: 'done'; result: SettledResult };

@@ -25,103 +25,49 @@
  *    timestamp=<unix ms>,policy=<address>[,transaction=<signature>]`, body `{jwt, message}`.
  * 3. `Authorization: Bearer <JWT>` (tokens.ts) → the policy is read from the chain (cached
  *    for X402_CACHE_MS, policy-cache.ts) and must still be Active with the requirement's
- *    terms; a `deferred` one must be paid through: next_payment_due + SUBSCRIPTION_GRACE_SECONDS
- *    > now, read from the chain account (overdue → 402 with the requirements); an `x402://payg` request is metered (metering.ts) at the requirement's amount,
+ *    terms; an `x402://payg` request is metered (metering.ts) at the requirement's amount,
  *    or at `options.price(req)`. Then next(), with `res.locals.x402` describing the payer.
  *    Otherwise 402 as in 1, with the reason.
  * An unreachable chain or key store is a 503 in the error envelope, never a 402.
  */
 import type { Request, RequestHandler, Response } from 'express';
-import type { Redis } from 'ioredis';
-import type { Logger } from '../../infra/log/logger.js';
-import type { RpcClient } from '../../infra/solana/rpc-client.js';
-import type { Commitment } from '../../infra/solana/chain-reader.js';
-import { createPdaDeriver } from '../../src/domain/pda.js';
-import { asPolicyType } from '../../src/domain/policy-type.js';
-import { systemClock, type Clock } from '../../src/app/context.js';
-import { createIdempotency } from './idempotency.js';
-import { meterRequest, type UsageLedger } from './metering.js';
-import { randomUUID } from 'node:crypto';
+import { createPaymentEngine, type X402Deps, type X402Grant } from './engine.js';
 import { decodePaymentHeader } from './payload.js';
-import { createPolicyCache } from './policy-cache.js';
 import {
-  acceptedRequirement, normalizeRequirement, paymentRequiredHeader, X402_VERSION, type PaymentRequirement, type PaymentRequirementInput, type Scheme,
+  acceptedRequirement, normalizeRequirement, paymentRequiredHeader, X402_VERSION, type PaymentRequirementInput,
 } from './requirements.js';
-import { chainRead, overdueReason, PaymentRefused, policyMismatch, type ChainDeps } from './settle.js';
-import { settleExisting, settlePayment } from './settlement.js';
-import { proofProblem } from './proof.js';
-import { createTokenCheck, type X402Signer } from './tokens.js';
-import { checkPaymentTransaction } from './verify-transaction.js';
-
-export interface X402Deps {
-  rpc: RpcClient;
-  programId: string;
-  /** commitment of confirmation and reads; default confirmed */
-  commitment?: Commitment;
-  redis: Redis;
-  /** prefix of the Redis keys (idempotency, metering) */
-  redisPrefix: string;
-  signer: X402Signer;
-  clock?: Clock;
-  logger?: Logger;
-  /** lifetime of an issued JWT; default 3600 */
-  jwtTtlSeconds?: number;
-  /** staleness bound of the bearer path (policy status, verified JWTs); default 5000 */
-  cacheMs?: number;
-  /** default 30000 */
-  confirmTimeoutMs?: number;
-  /** how long a settled payment's answer is kept for repeats; default 86400 */
-  idempotencyTtlSeconds?: number;
-  /** access follows payment: a subscription is honoured until next_payment_due + this; default 259200 (3 days) */
-  subscriptionGraceSeconds?: number;
-  /** origin of resource URLs in 402 answers (e.g. https://api.example.com); default the request's own */
-  resourceBase?: string;
-  /** durable record of every metered chunk (the service's Postgres ledger, which the settler charges); default none */
-  usage?: UsageLedger;
-}
+import { localBackend, remoteBackend, type RemoteFacilitatorDeps } from './backend.js';
+export type { X402Deps, X402Grant } from './engine.js';
+export type { RemoteFacilitatorDeps } from './backend.js';
 
 export interface PaymentRequiredOptions {
   /** the pay-as-you-go chunk of this request, in smallest units; default the requirement's amount */
   price?: (req: Request) => number | bigint;
 }
 
-/** What the middleware leaves in `res.locals.x402` for the protected handler. */
-export interface X402Grant {
-  payer: string;
-  policy: string;
-  scheme: Scheme;
-  network: string;
-  requirementId: string;
-  metered?: { chunk: string; periodTotal: string; periodLimit: string; periodEnd: number; requestId?: string };
-}
-
 export function x402Grant(res: Response): X402Grant | undefined {
   return (res.locals as { x402?: X402Grant }).x402;
 }
 
-export function paymentRequired(inputs: readonly PaymentRequirementInput[], deps: X402Deps, options: PaymentRequiredOptions = {}): RequestHandler {
+/**
+ * `deps`: the chain connection (X402Deps: verified and settled here), or a remote
+ * facilitator (RemoteFacilitatorDeps: verified and settled by the Tributary service).
+ */
+export function paymentRequired(
+  inputs: readonly PaymentRequirementInput[], deps: X402Deps | RemoteFacilitatorDeps, options: PaymentRequiredOptions = {},
+): RequestHandler {
   if (inputs.length === 0) throw new Error('paymentRequired needs at least one requirement');
   const requirements = inputs.map((i) => normalizeRequirement(i, deps.programId));
-  const clock = deps.clock ?? systemClock;
-  const cacheMs = deps.cacheMs ?? 5000;
-  const commitment = deps.commitment ?? 'confirmed';
-  const pdas = createPdaDeriver(deps.programId);
-  const chain: ChainDeps = { rpc: deps.rpc, pdas, commitment, confirmTimeoutMs: deps.confirmTimeoutMs ?? 30_000 };
-  const policies = createPolicyCache({ rpc: deps.rpc, programId: deps.programId, commitment, ttlMs: cacheMs, clock });
-  const tokens = createTokenCheck(deps.signer, { cacheMs, clock });
-  const idempotency = createIdempotency({
-    redis: deps.redis, keyPrefix: deps.redisPrefix, leaseMs: chain.confirmTimeoutMs + 10_000, ttlSeconds: deps.idempotencyTtlSeconds ?? 86_400,
-  });
+  const backend = 'facilitatorUrl' in deps ? remoteBackend(deps) : localBackend(createPaymentEngine(deps), deps.idempotencyTtlSeconds !== undefined ? { idempotencyTtlSeconds: deps.idempotencyTtlSeconds } : {});
+  const clock = backend.clock;
   const byId = new Map(requirements.map((r) => [r.id, r]));
-  const graceSeconds = deps.subscriptionGraceSeconds ?? 259_200;
-  const settleDeps = { chain, signer: deps.signer, clock, policies, jwtTtlSeconds: deps.jwtTtlSeconds ?? 3600, graceSeconds };
 
   const requestResource = (req: Request): string =>
     `${deps.resourceBase ?? `${req.protocol}://${req.get('host') ?? 'localhost'}`}${req.originalUrl.split('?')[0] ?? ''}`;
 
   function refuse(req: Request, res: Response, reason: string): void {
     const resource = requestResource(req);
-    const accepts = requirements.map((r) => acceptedRequirement(r, resource));
+    const accepts = requirements.map((r) => acceptedRequirement(r, resource, Math.floor(clock.now() / 1000)));
     res.status(402).set('Payment-Required', paymentRequiredHeader(accepts[0]!)).json({
       x402Version: X402_VERSION, accepts, error: reason, code: 'payment_required', success: false, timestamp: clock.now(),
     });
@@ -133,54 +79,9 @@ export function paymentRequired(inputs: readonly PaymentRequirementInput[], deps
     const p = decoded.payment;
     const r = byId.get(p.id);
     if (!r) return refuse(req, res, `the payment names requirement ${p.id}, which this resource does not accept`);
-    if (r.scheme !== p.scheme || r.network !== p.network) return refuse(req, res, `requirement ${r.id} is scheme ${r.scheme} on ${r.network}`);
-    const nowSeconds = Math.floor(clock.now() / 1000);
-    const proofOf = (payer: string, transactionSignature: string | undefined) =>
-      proofProblem(p.payload.proof, payer, { requirementId: r.id, resource: r.resource ?? requestResource(req), transactionSignature }, nowSeconds);
-    try {
-      if ('payer' in p.payload) {
-        const problem = proofOf(p.payload.payer, undefined);
-        if (problem) return refuse(req, res, problem);
-        const result = await settleExisting(settleDeps, r, p.payload.payer);
-        res.status(200).set('Payment-Response', result.paymentResponse).json(result.body);
-        return;
-      }
-      const check = checkPaymentTransaction(p.payload.serializedTransaction, r, { pdas, nowSeconds });
-      if (!check.ok) return refuse(req, res, `the payment transaction is not acceptable: ${check.reason}`);
-      // before the idempotency entry: a stored answer goes only to whoever proves to be the payer
-      const problem = proofOf(check.payment.payer, check.payment.signature);
-      if (problem) return refuse(req, res, problem);
-      const result = await idempotency.once(check.payment.signature, () => settlePayment(settleDeps, r, check.payment));
-      res.status(200).set('Payment-Response', result.paymentResponse).json(result.body);
-    } catch (err) {
-      if (err instanceof PaymentRefused) return refuse(req, res, err.reason);
-      throw err;
-    }
-  }
-
-  async function bearer(req: Request, res: Response, token: string): Promise<X402Grant | string> {
-    const t = await tokens.check(token);
-    if (!t.ok) return t.reason;
-    const r: PaymentRequirement | undefined = byId.get(t.claims.requirementId);
-    if (!r) return 'the JWT was issued for a requirement this resource does not accept';
-    const read = await chainRead('getAccountInfo', () => policies.get(t.claims.policy));
-    if (read.kind !== 'found') return `the payment policy ${t.claims.policy} no longer exists`;
-    const mismatch = policyMismatch(read, r);
-    if (mismatch) return `the payment policy ${t.claims.policy} ${mismatch}`;
-    const grant: X402Grant = { payer: t.claims.sub, policy: t.claims.policy, scheme: r.scheme, network: r.network, requirementId: r.id };
-    const type = asPolicyType(read.data['policy_type']);
-    if (r.scheme !== 'x402://payg') {
-      const overdue = overdueReason(type, Math.floor(clock.now() / 1000), graceSeconds);
-      return overdue ? `the payment policy ${t.claims.policy} ${overdue}` : grant;
-    }
-    if (type.kind !== 'PayAsYouGo') return 'the payment policy is not pay-as-you-go';
-    const chunk = BigInt(options.price ? options.price(req) : r.amount);
-    const requestId = randomUUID();
-    const ledger = deps.usage ? { ledger: deps.usage, requestId, gateway: r.gateway } : undefined;
-    const m = await meterRequest(deps.redis, deps.redisPrefix, t.claims.policy, type, chunk, Math.floor(clock.now() / 1000), ledger);
-    if (!m.ok) return m.reason;
-    const metered = { chunk: m.chunk.toString(), periodTotal: m.periodTotal.toString(), periodLimit: m.periodLimit.toString(), periodEnd: Number(m.periodEnd) };
-    return { ...grant, metered: ledger ? { ...metered, requestId } : metered };
+    const paid = await backend.pay(p, r, requestResource(req));
+    if (!paid.ok) return refuse(req, res, paid.reason);
+    res.status(200).set('Payment-Response', paid.result.paymentResponse).json(paid.result.body);
   }
 
   return async (req, res, next) => {
@@ -189,7 +90,8 @@ export function paymentRequired(inputs: readonly PaymentRequirementInput[], deps
       if (payment !== undefined) return await pay(req, res, payment);
       const auth = /^Bearer\s+(\S+)\s*$/i.exec(req.get('authorization') ?? '');
       if (!auth?.[1]) return refuse(req, res, 'payment required: send a Payment header or a bearer JWT');
-      const grant = await bearer(req, res, auth[1]);
+      const chunk = options.price ? BigInt(options.price(req)) : undefined;
+      const grant = await backend.authorize(auth[1], requirements, requestResource(req), chunk);
       if (typeof grant === 'string') return refuse(req, res, grant);
       (res.locals as { x402?: X402Grant }).x402 = grant;
       next();

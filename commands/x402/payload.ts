@@ -12,6 +12,10 @@
  *     }
  *   }
  *
+ * or, for a payer who holds a matching Active policy already and sends no transaction,
+ * "payload": { "payer": "<base58 wallet>", "proof": {...} } (the proof then signs "-"
+ * in place of the transaction signature).
+ *
  * The transaction (legacy or v0 without address lookup tables) is the one the Tributary
  * SDK builds (payment-transaction.ts): the payer's token account created idempotently when
  * missing, create_user_payment when the payer has none for the mint, create_payment_policy,
@@ -19,10 +23,6 @@
  * execute_payment by the payer; optionally ComputeBudget instructions; signed by every
  * required signer (the payer at least). The server checks it against the requirement
  * (verify-transaction.ts), sends it and answers with a JWT.
- *
- * Or, for a payer who holds a matching Active policy already and sends no transaction,
- * "payload": { "payer": "<base58 wallet>", "proof": {...} } (the proof then signs "-"
- * in place of the transaction signature).
  */
 import { X402_VERSION, SCHEMES, type Scheme } from './requirements.js';
 import type { PaymentProof } from './proof.js';
@@ -33,6 +33,8 @@ export interface PaymentPayload {
   network: string;
   id: string;
   payload: PaymentBody;
+  /** x402 extensions the client attached; `payment-identifier` is honoured (payment-identifier.ts) */
+  extensions?: Record<string, unknown>;
 }
 
 /** A transaction, or (no transaction) the payer; the proof is checked by the middleware, which names it when missing. */
@@ -68,6 +70,11 @@ export function decodePaymentHeader(value: string): DecodedPayment {
   } catch {
     return { ok: false, reason: 'the Payment header does not decode to JSON' };
   }
+  return paymentPayloadFromJson(json);
+}
+
+/** The checks of a payload as JSON: the Payment header's content, or a facilitator request's paymentPayload. */
+export function paymentPayloadFromJson(json: unknown): DecodedPayment {
   const p = json as Partial<PaymentPayload> | null;
   if (typeof p !== 'object' || p === null) return { ok: false, reason: 'the Payment payload is not an object' };
   if (p.x402Version !== X402_VERSION) return { ok: false, reason: `x402Version must be ${X402_VERSION}` };
@@ -80,18 +87,24 @@ export function decodePaymentHeader(value: string): DecodedPayment {
   const proof = decodeProof(body['proof']);
   if (!proof.ok) return proof;
   const withProof = proof.proof ? { proof: proof.proof } : {};
-  const head = { x402Version: X402_VERSION, scheme: p.scheme, network: p.network, id: p.id };
+  const ext = p.extensions;
+  if (ext !== undefined && (typeof ext !== 'object' || ext === null || Array.isArray(ext))) return { ok: false, reason: 'extensions must be an object' };
+  const head = { x402Version: X402_VERSION, scheme: p.scheme, network: p.network, id: p.id, ...(ext ? { extensions: ext } : {}) };
   const tx = body['serializedTransaction'];
   if (tx === undefined && body['payer'] !== undefined) {
     const payer = body['payer'];
     if (typeof payer !== 'string' || !BASE58_KEY.test(payer)) return { ok: false, reason: 'payload.payer must be a base58 public key' };
     return { ok: true, payment: { ...head, payload: { payer, ...withProof } } };
   }
-  if (typeof tx !== 'string' || !BASE64.test(tx)) return { ok: false, reason: 'payload.serializedTransaction must be a Base64 string' };
+  if (typeof tx !== 'string' || !BASE64.test(tx) || tx.length > MAX_PAYMENT_HEADER_LENGTH) {
+    return { ok: false, reason: 'payload.serializedTransaction must be a Base64 string' };
+  }
   return { ok: true, payment: { ...head, payload: { serializedTransaction: tx, ...withProof } } };
 }
 
 export function encodePaymentHeader(p: Omit<PaymentPayload, 'x402Version'>): string {
-  const body: PaymentPayload = { x402Version: X402_VERSION, scheme: p.scheme, network: p.network, id: p.id, payload: p.payload };
+  const body: PaymentPayload = {
+    x402Version: X402_VERSION, scheme: p.scheme, network: p.network, id: p.id, payload: p.payload, ...(p.extensions ? { extensions: p.extensions } : {}),
+  };
   return Buffer.from(JSON.stringify(body), 'utf8').toString('base64');
 }

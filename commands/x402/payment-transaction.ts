@@ -79,6 +79,14 @@ async function firstPayment(c: ReadCtx, pdas: PdaDeriver, r: PaymentRequirement,
   return ixs;
 }
 
+/** x402://upto: the window the 402 answer offered, or one from now of maxTimeoutSeconds. */
+function uptoWindow(a: AcceptedRequirement): { validAfter: number; deadline: number } | undefined {
+  if (a.scheme !== 'x402://upto') return undefined;
+  const now = Math.floor(Date.now() / 1000);
+  const validAfter = a.validAfter ?? now;
+  return { validAfter, deadline: a.deadline ?? validAfter + (a.maxTimeoutSeconds ?? 3600) };
+}
+
 export async function buildPayment(
   accepted: AcceptedRequirement, opts: { wallet: Keypair; rpc: RpcClient; commitment?: Commitment; programId?: string; signedAt?: number },
 ): Promise<BuiltPayment> {
@@ -105,7 +113,7 @@ export async function buildPayment(
   instructions.push(createPaymentPolicyIx(programId, {
     user: payer, user_payment: userPayment, recipient: r.recipient, token_mint: r.tokenMint, gateway: r.gateway, config,
     payment_policy: policyAddress, fee_payer: payer,
-  }, policyTypeArg(r), r.memo));
+  }, policyTypeArg(r, uptoWindow(accepted)), r.memo));
   const approvedAmount = totalAllowance(r, await existingPolicies(c, pdas, userPayment, count));
   instructions.push(revokeIx(payerAta, payer), approveIx(payerAta, userPayment, payer, approvedAmount));
   if (r.scheme === 'deferred') instructions.push(...await firstPayment(c, pdas, r, payer, policyAddress, userPayment));

@@ -90,7 +90,11 @@ function frequencyArg(f: Frequency): unknown {
  * first payment falls due at once (0: the program moves a past due date to "now"); a
  * pay-as-you-go period starts at creation (the program sets it) and never expires.
  */
-export function policyTypeArg(r: PaymentRequirement): unknown {
+export function policyTypeArg(r: PaymentRequirement, window?: { validAfter: number; deadline: number }): unknown {
+  if (r.scheme === 'x402://upto') {
+    if (!window) throw new Error('an x402://upto policy needs its window (validAfter, deadline)');
+    return { UpTo: { max_amount: new BN(r.amount.toString()), valid_after: new BN(window.validAfter), deadline: new BN(window.deadline), padding: zeros(104) } };
+  }
   if (r.scheme === 'deferred') {
     return {
       Subscription: {

@@ -19,7 +19,7 @@ import { PAYMENT_MEMO_BYTES } from '../../src/domain/memo.js';
 import { textToFixedBytes } from '../../src/events/codec.js';
 
 export const X402_VERSION = 2;
-export const SCHEMES = ['deferred', 'x402://payg'] as const;
+export const SCHEMES = ['deferred', 'x402://payg', 'x402://upto'] as const;
 export type Scheme = (typeof SCHEMES)[number];
 
 type Amount = number | string | bigint;
@@ -53,6 +53,12 @@ export interface PaymentRequirementInput {
   periodLengthSeconds?: Amount;
   /** payg: cap per request; default amount */
   maxChunkAmount?: Amount;
+  /**
+   * upto: the longest authorization the resource grants, in seconds: a payer's UpTo policy
+   * must reach its deadline within this of its creation; default 3600. The JWT expires
+   * at the policy's deadline.
+   */
+  maxTimeoutSeconds?: Amount;
 }
 
 interface Common {
@@ -80,7 +86,12 @@ export interface PaygRequirement extends Common {
   periodLengthSeconds: bigint;
   maxChunkAmount: bigint;
 }
-export type PaymentRequirement = DeferredRequirement | PaygRequirement;
+/** x402://upto: `amount` is the maximum the merchant may settle, once, before the deadline. */
+export interface UptoRequirement extends Common {
+  scheme: 'x402://upto';
+  maxTimeoutSeconds: bigint;
+}
+export type PaymentRequirement = DeferredRequirement | PaygRequirement | UptoRequirement;
 
 /** An element of the 402 body's `accepts` (SPEC's fields, amounts as numbers, plus `extra.programId`). */
 export interface AcceptedRequirement {
@@ -101,6 +112,13 @@ export interface AcceptedRequirement {
   maxAmountPerPeriod?: number;
   periodLengthSeconds?: number;
   maxChunkAmount?: number;
+  /** upto: the maximum (= amount) */
+  maxAmount?: number;
+  /** upto: the longest authorization window in seconds */
+  maxTimeoutSeconds?: number;
+  /** upto: a window the payer may take, computed when the 402 was answered (unix seconds) */
+  validAfter?: number;
+  deadline?: number;
   /** what a client needs beyond SPEC's fields to build the transaction */
   extra: { programId: string; x402Version: number };
 }
@@ -184,6 +202,11 @@ export function normalizeRequirement(input: PaymentRequirementInput, programId: 
     const id = hashId([...head, frequencyText(paymentFrequency), autoRenew, maxRenewals]);
     return { ...base, id, scheme: 'deferred', paymentFrequency, autoRenew, maxRenewals };
   }
+  if (input.scheme === 'x402://upto') {
+    const maxTimeoutSeconds = positive(input.maxTimeoutSeconds, 'maxTimeoutSeconds', 3600n);
+    const id = hashId([...head, maxTimeoutSeconds.toString()]);
+    return { ...base, id, scheme: 'x402://upto', maxTimeoutSeconds };
+  }
   const maxChunkAmount = positive(input.maxChunkAmount, 'maxChunkAmount', base.amount);
   const maxAmountPerPeriod = positive(input.maxAmountPerPeriod, 'maxAmountPerPeriod', base.amount * 100n);
   const periodLengthSeconds = positive(input.periodLengthSeconds, 'periodLengthSeconds', 86_400n);
@@ -193,8 +216,8 @@ export function normalizeRequirement(input: PaymentRequirementInput, programId: 
   return { ...base, id, scheme: 'x402://payg', maxAmountPerPeriod, periodLengthSeconds, maxChunkAmount };
 }
 
-/** The `accepts` entry of a requirement for a resource. */
-export function acceptedRequirement(r: PaymentRequirement, resource: string): AcceptedRequirement {
+/** The `accepts` entry of a requirement for a resource; `nowSeconds` dates an upto window. */
+export function acceptedRequirement(r: PaymentRequirement, resource: string, nowSeconds = Math.floor(Date.now() / 1000)): AcceptedRequirement {
   const common = {
     scheme: r.scheme, network: r.network, amount: Number(r.amount), recipient: r.recipient, gateway: r.gateway,
     tokenMint: r.tokenMint, currency: r.currency, resource: r.resource ?? resource, id: r.id,
@@ -204,6 +227,10 @@ export function acceptedRequirement(r: PaymentRequirement, resource: string): Ac
   const extra = { programId: r.programId, x402Version: X402_VERSION };
   if (r.scheme === 'deferred') {
     return { ...common, paymentFrequency: frequencyText(r.paymentFrequency), autoRenew: r.autoRenew, maxRenewals: r.maxRenewals, extra };
+  }
+  if (r.scheme === 'x402://upto') {
+    const window = Number(r.maxTimeoutSeconds);
+    return { ...common, maxAmount: Number(r.amount), maxTimeoutSeconds: window, validAfter: nowSeconds, deadline: nowSeconds + window, extra };
   }
   return {
     ...common, maxAmountPerPeriod: Number(r.maxAmountPerPeriod), periodLengthSeconds: Number(r.periodLengthSeconds),

@@ -15,7 +15,7 @@ const requirementSchema = {
   type: 'object',
   required: ['scheme', 'network', 'amount', 'recipient', 'gateway', 'tokenMint', 'currency', 'resource', 'id'],
   properties: {
-    scheme: { type: 'string', enum: ['deferred', 'x402://payg'] },
+    scheme: { type: 'string', enum: ['deferred', 'x402://payg', 'x402://upto'] },
     network: { type: 'string', description: 'CAIP-2 chain id' },
     amount: { type: 'integer', description: 'smallest token units: subscription amount (deferred) or price of one request (payg)' },
     recipient: base58Key, gateway: base58Key, tokenMint: base58Key,
@@ -30,6 +30,10 @@ const requirementSchema = {
     maxAmountPerPeriod: { type: 'integer' },
     periodLengthSeconds: { type: 'integer' },
     maxChunkAmount: { type: 'integer' },
+    maxAmount: { type: 'integer', description: 'x402://upto: the most the merchant may settle (= amount)' },
+    maxTimeoutSeconds: { type: 'integer', description: 'x402://upto: the longest authorization window' },
+    validAfter: { type: 'integer', description: 'x402://upto: the window offered, unix seconds' },
+    deadline: { type: 'integer', description: 'x402://upto: the window offered, unix seconds; the JWT expires then' },
     extra: { type: 'object', properties: { programId: base58Key, x402Version: { type: 'integer' } } },
   },
 };
@@ -49,7 +53,7 @@ export const paymentRequiredBodySchema = {
 
 const PROTOCOL = `Payment-gated (HTTP 402, protocol version 2).
 1. Without payment: 402, header \`Payment-Required\` (scheme, network, resource, id, amount, currency, recipient, gateway, tokenMint of the preferred requirement as comma-separated key=value pairs), body \`{accepts: [...]}\`.
-2. Header \`Payment: <base64 of {"x402Version":2,"scheme":"deferred"|"x402://payg","network":"<CAIP-2>","id":"<accepts[].id>","payload":{"serializedTransaction":"<base64 signed Solana transaction>","proof":{"signedAt":<unix seconds>,"signature":"<base58>"}}}>\`. The proof (required; it never goes on chain) is the payer's ed25519 signature over the UTF-8 bytes of \`tributary-x402|<accepts[].id>|<accepts[].resource>|<the transaction's signature, base58>|<signedAt>\`, signedAt within 300 s of the server's clock; without it, or by another wallet, 402. A payer who holds a matching Active policy may send \`"payload":{"payer":"<wallet>","proof":{...}}\` with no transaction, the proof signing \`-\` in place of the transaction signature. The transaction is the one the Tributary SDK builds, signed by the payer: create-idempotent of the payer's token account (when missing), create_user_payment (when the payer has none), create_payment_policy with the requirement's recipient, gateway, mint and terms (Subscription for deferred; PayAsYouGo for x402://payg), an SPL revoke + approve of the user payment PDA for at least the policy's yearly allowance, and for deferred the fee accounts' ATAs (when missing) and execute_payment by the payer paying the first period; a deferred JWT is issued once the chain shows payment_count ≥ 1. It is checked, sent and confirmed once per signature → 200, header \`Payment-Response: scheme=..,network=..,id=..,timestamp=<unix ms>,policy=<address>[,transaction=<signature>]\`, body \`{jwt, message}\`.
+2. Header \`Payment: <base64 of {"x402Version":2,"scheme":"deferred"|"x402://payg"|"x402://upto","network":"<CAIP-2>","id":"<accepts[].id>","payload":{"serializedTransaction":"<base64 signed Solana transaction>","proof":{"signedAt":<unix seconds>,"signature":"<base58>"}}}>\`. The proof (required; it never goes on chain) is the payer's ed25519 signature over the UTF-8 bytes of \`tributary-x402|<accepts[].id>|<accepts[].resource>|<the transaction's signature, base58>|<signedAt>\`, signedAt within 300 s of the server's clock; without it, or by another wallet, 402. A payer who holds a matching Active policy may send \`"payload":{"payer":"<wallet>","proof":{...}}\` with no transaction, the proof signing \`-\` in place of the transaction signature. The transaction is the one the Tributary SDK builds, signed by the payer: create-idempotent of the payer's token account (when missing), create_user_payment (when the payer has none), create_payment_policy with the requirement's recipient, gateway, mint and terms (Subscription for deferred; PayAsYouGo for x402://payg; UpTo for x402://upto), an SPL revoke + approve of the user payment PDA for at least the policy's yearly allowance, and for deferred the fee accounts' ATAs (when missing) and execute_payment by the payer paying the first period; a deferred JWT is issued once the chain shows payment_count ≥ 1. It is checked, sent and confirmed once per signature → 200, header \`Payment-Response: scheme=..,network=..,id=..,timestamp=<unix ms>,policy=<address>[,transaction=<signature>]\`, body \`{jwt, message}\`.
 3. Header \`Authorization: Bearer <jwt>\` → the content; deferred: only while next_payment_due + SUBSCRIPTION_GRACE_SECONDS is ahead (else 402, overdue); x402://payg requests are metered against the policy's per-request and per-period caps.`;
 
 export function registerX402Routes(api: Api, ctx: AppContext): void {

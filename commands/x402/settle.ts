@@ -65,7 +65,7 @@ export function refusalText(err: RpcResponseError): string {
 }
 
 /** Sends the transaction; a signature the chain has processed already counts as sent. */
-export async function sendPayment(deps: ChainDeps, p: CheckedPayment): Promise<void> {
+export async function sendPayment(deps: ChainDeps, p: Pick<CheckedPayment, 'wire'>): Promise<void> {
   try {
     await deps.rpc.call<string>('sendTransaction', [p.wire, { encoding: 'base64', preflightCommitment: deps.commitment }]);
   } catch (err) {
@@ -144,6 +144,8 @@ export const EXISTING_POLICY_SCAN = 100;
 export async function findMatchingPolicy(
   deps: ChainDeps, payer: string, r: PaymentRequirement, nowSeconds: number, graceSeconds = Number.MAX_SAFE_INTEGER,
 ): Promise<(AccountRead & { kind: 'found' }) | undefined> {
+  // an upto authorization is single-use: each payment is a new one
+  if (r.scheme === 'x402://upto') return undefined;
   const userPayment = deps.pdas.userPayment(payer, r.tokenMint);
   const up = await chainRead('getAccountInfo', () => readProgramAccount(deps.rpc, userPayment, 'UserPayment', readOpts(deps)));
   if (up.kind !== 'found') return undefined;

@@ -5,6 +5,7 @@
  */
 import type { Clock } from '../../src/app/context.js';
 import type { AccountRead } from '../../infra/solana/accounts.js';
+import { asPolicyType } from '../../src/domain/policy-type.js';
 import type { PolicyCache } from './policy-cache.js';
 import { keyValueHeader, type PaymentRequirement } from './requirements.js';
 import type { SettledResult } from './idempotency.js';
@@ -50,9 +51,10 @@ async function answer(
 ): Promise<SettledResult> {
   const nowSeconds = Math.floor(deps.clock.now() / 1000);
   deps.policies.prime(policy);
+  const expiresAt = jwtExpiry(policy, nowSeconds + deps.jwtTtlSeconds);
   const jwt = await issueX402Token(deps.signer, {
     payer, policy: policy.address, requirementId: r.id, scheme: r.scheme, network: r.network, tokenMint: r.tokenMint,
-  }, nowSeconds + deps.jwtTtlSeconds);
+  }, expiresAt);
   const pairs: [string, string | number][] = [
     ['scheme', r.scheme], ['network', r.network], ['id', r.id], ['timestamp', deps.clock.now()], ['policy', policy.address],
   ];
@@ -60,7 +62,16 @@ async function answer(
   const message = transaction === undefined
     ? `the payer already holds the active payment policy ${policy.address} with these terms; no new policy was created. Present the JWT as a bearer token.`
     : `payment policy ${policy.address} created (transaction ${transaction}). Present the JWT as a bearer token.`;
-  return { paymentResponse: keyValueHeader(pairs), body: { jwt, message } };
+  return {
+    paymentResponse: keyValueHeader(pairs), body: { jwt, message }, payer, policy: policy.address, expiresAt,
+    ...(transaction !== undefined ? { transaction } : {}),
+  };
+}
+
+/** An upto authorization's JWT expires at its deadline, when that comes before the usual lifetime. */
+function jwtExpiry(policy: AccountRead & { kind: 'found' }, usual: number): number {
+  const t = asPolicyType(policy.data['policy_type']);
+  return t.kind === 'UpTo' ? Math.min(usual, Number(t.deadline)) : usual;
 }
 
 async function sendAndRead(deps: SettleDeps, r: PaymentRequirement, p: CheckedPayment) {

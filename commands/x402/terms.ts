@@ -10,7 +10,7 @@
  */
 import { frequencyText } from './requirements.js';
 import type { PaymentRequirement } from './requirements.js';
-import type { PolicyType } from '../../src/domain/policy-type.js';
+import type { PolicyType, UpToType } from '../../src/domain/policy-type.js';
 
 /** Why `type` does not carry the requirement's terms, or undefined when it does. */
 export function termsMismatch(r: PaymentRequirement, type: PolicyType): string | undefined {
@@ -21,6 +21,11 @@ export function termsMismatch(r: PaymentRequirement, type: PolicyType): string |
     if (f !== frequencyText(r.paymentFrequency)) return `the payment frequency is ${f}; the requirement asks ${frequencyText(r.paymentFrequency)}`;
     if (type.auto_renew !== r.autoRenew) return `auto_renew is ${type.auto_renew}; the requirement asks ${r.autoRenew}`;
     if (type.max_renewals !== r.maxRenewals) return `max_renewals is ${String(type.max_renewals)}; the requirement asks ${String(r.maxRenewals)}`;
+    return undefined;
+  }
+  if (r.scheme === 'x402://upto') {
+    if (type.kind !== 'UpTo') return `the policy type is ${type.kind}; scheme x402://upto needs an UpTo policy`;
+    if (type.max_amount !== r.amount.toString()) return `max_amount is ${type.max_amount}; the requirement asks ${r.amount}`;
     return undefined;
   }
   if (type.kind !== 'PayAsYouGo') return `the policy type is ${type.kind}; scheme x402://payg needs a PayAsYouGo policy`;
@@ -50,6 +55,24 @@ export function checkNewPolicyTerms(r: PaymentRequirement, type: PolicyType, now
   }
   if (type.kind === 'PayAsYouGo' && type.expiry_date !== null && BigInt(type.expiry_date) <= BigInt(nowSeconds)) {
     return 'the pay-as-you-go policy has already expired';
+  }
+  if (type.kind === 'UpTo' && r.scheme === 'x402://upto') return uptoWindowProblem(type, r.maxTimeoutSeconds, nowSeconds);
+  return undefined;
+}
+
+/**
+ * An UpTo authorization being created: usable from (about) now, its deadline ahead and no
+ * further than the requirement's longest window. The deadline bounds the JWT too.
+ */
+export function uptoWindowProblem(type: UpToType, maxTimeoutSeconds: bigint, nowSeconds: number): string | undefined {
+  const now = BigInt(nowSeconds);
+  const validAfter = BigInt(type.valid_after);
+  const deadline = BigInt(type.deadline);
+  if (validAfter > now + BigInt(DUE_SKEW_SECONDS)) return `the authorization starts at ${validAfter}, not now`;
+  if (deadline <= now) return `the authorization's deadline ${deadline} has passed`;
+  if (deadline <= validAfter) return 'the deadline is not after valid_after';
+  if (deadline > now + maxTimeoutSeconds + BigInt(DUE_SKEW_SECONDS)) {
+    return `the deadline ${deadline} is more than maxTimeoutSeconds (${maxTimeoutSeconds}) ahead`;
   }
   return undefined;
 }

@@ -12,6 +12,7 @@ import * as m0400 from './0400_webhooks.js';
 import * as m0600 from './0600_scheduler.js';
 import * as m0700 from './0700_webhook_endpoints.js';
 import * as m0800 from './0800_merchant.js';
+import * as m0950 from './0950_x402_facilitator.js';
 import * as m0990 from './0990_webhooks_authority_key.js';
 
 const MIGRATIONS: Record<string, Migration> = {
@@ -23,6 +24,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0600_scheduler': m0600,
   '0700_webhook_endpoints': m0700,
   '0800_merchant': m0800,
+  '0950_x402_facilitator': m0950,
   '0990_webhooks_authority_key': m0990,
 };
 

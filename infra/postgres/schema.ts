@@ -16,7 +16,9 @@ import type { WebhooksTables } from '../../commands/webhooks/tables.js';
 import type { WebhookOutboxTables } from '../../projections/webhooks/tables.js';
 import type { MerchantTables } from '../../projections/merchant/tables.js';
 import type { SchedulerTables } from '../../commands/scheduler/tables.js';
+import type { ApiKeysTables } from '../../commands/api-keys/tables.js';
+import type { X402ResourceTables } from '../../commands/x402/facilitator/tables.js';
 
 export interface Database extends RunnerTables, ArchiveTables, KeysTables,
   GatewaysTables, UserPaymentsTables, PolicyTables, ComposableTables, PaymentsTables, StatsTables, PoolTables,
-  WebhooksTables, WebhookOutboxTables, MerchantTables, SchedulerTables {}
+  WebhooksTables, WebhookOutboxTables, MerchantTables, SchedulerTables, ApiKeysTables, X402ResourceTables {}

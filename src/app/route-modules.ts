@@ -15,6 +15,8 @@ import { registerX402Routes } from '../../commands/x402/routes.js';
 import { registerMerchantViewRoutes } from '../../queries/merchant/view-routes.js';
 import { registerDashboardRoutes } from '../../queries/dashboard/routes.js';
 import { registerSchedulerRoutes } from '../../commands/scheduler/routes.js';
+import { registerFacilitatorRoutes } from '../../commands/x402/facilitator/routes.js';
+import { registerApiKeyRoutes } from '../../commands/api-keys/routes.js';
 
 export const ROUTE_MODULES: readonly RouteModule[] = [
   registerHealthRoutes,
@@ -30,4 +32,6 @@ export const ROUTE_MODULES: readonly RouteModule[] = [
   registerMerchantViewRoutes,
   registerDashboardRoutes,
   registerSchedulerRoutes,
+  registerFacilitatorRoutes,
+  registerApiKeyRoutes,
 ];

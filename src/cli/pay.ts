@@ -1,5 +1,5 @@
 /**
- * `tributary pay <url> --wallet <secret|file> [--scheme deferred|x402://payg] [--rpc <url>]
+ * `tributary pay <url> --wallet <secret|file> [--scheme deferred|x402://payg|x402://upto] [--rpc <url>]
  * [--token-cache <file>]`: fetches a payment-gated resource, paying when asked (402),
  * and prints what was paid and the answer. The wallet is a base58 secret key (64 bytes,
  * or a 32-byte seed), or the path of a file holding one, or a JSON array of bytes (the
@@ -33,11 +33,11 @@ const out = (s: string) => process.stdout.write(`${s}\n`);
 
 export const payCommand: ExtraCommand = {
   usage: 'pay <url> --wallet <key>',
-  summary: 'fetch a payment-gated URL, paying on 402 (--scheme deferred|x402://payg, --rpc <url>, --token-cache <file>)',
+  summary: 'fetch a payment-gated URL, paying on 402 (--scheme deferred|x402://payg|x402://upto, --rpc <url>, --token-cache <file>)',
   async run(args) {
     const url = args.positionals[1];
     const walletArg = one(args, 'wallet');
-    if (!url || !walletArg) throw new Error('usage: tributary pay <url> --wallet <base58 secret key or key file> [--scheme deferred|x402://payg] [--rpc <url>]');
+    if (!url || !walletArg) throw new Error('usage: tributary pay <url> --wallet <base58 secret key or key file> [--scheme deferred|x402://payg|x402://upto] [--rpc <url>]');
     const scheme = one(args, 'scheme');
     if (scheme !== undefined && !(SCHEMES as readonly string[]).includes(scheme)) throw new Error(`--scheme must be one of ${SCHEMES.join(', ')}`);
     const wallet = parseWallet(walletArg);

@@ -181,6 +181,7 @@ export class Api {
         securitySchemes: {
           AdminApiKey: { type: 'apiKey', in: 'header', name: 'x-admin-key' },
           BearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+          GatewayApiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' },
         },
       },
     };

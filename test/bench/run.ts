@@ -12,6 +12,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   webhooks: benchWebhooks,
   x402: async () => (await import('./x402.js')).benchX402(),
   merchant: async () => (await import('./merchant.js')).benchMerchant(),
+  facilitator: async () => (await import('./facilitator.js')).benchFacilitator(),
 };
 
 const only = process.argv.slice(2);

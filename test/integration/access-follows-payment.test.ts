@@ -14,7 +14,7 @@ import { DEMO_PATH, startX402, type X402Harness } from './x402-harness.js';
 import { insertGateway, insertPolicy, newWallet, postJson, randomKey, subscription } from './auth-fixtures.js';
 
 const GRACE = 120;
-/** the demo's period: the Payment transaction pays the first one, so the next is due a period after creation */
+/** the demo subscription's period: the Payment transaction pays the first one, so the next falls due this much later */
 const PERIOD = 60;
 
 describe('access follows payment', function () {
@@ -26,7 +26,9 @@ describe('access follows payment', function () {
   let deferred: AcceptedRequirement;
 
   before(async () => {
-    h = await startX402('access', { X402_CACHE_MS: '0', X402_DEMO_FREQUENCY: `Custom:${PERIOD}`, SUBSCRIPTION_GRACE_SECONDS: String(GRACE), X402_JWT_TTL_SECONDS: '86400' }, { clock });
+    h = await startX402('access', {
+      X402_CACHE_MS: '0', SUBSCRIPTION_GRACE_SECONDS: String(GRACE), X402_JWT_TTL_SECONDS: '86400', X402_DEMO_FREQUENCY: `Custom:${PERIOD}`,
+    }, { clock });
     url = `${h.api.url}${DEMO_PATH}`;
     deferred = (await h.accepts())[0]!;
   });
@@ -38,7 +40,7 @@ describe('access follows payment', function () {
     const paid = await fetch(url, { headers: { payment: (await buildPayment(deferred, { wallet: payer, rpc: h.rpc })).header } });
     const { jwt } = (await paid.json()) as { jwt: string };
     expect(paid.status).to.equal(200);
-    // the transaction paid the first period, so the next payment is due a period after creation; the grace runs from there
+    // the Payment transaction paid the first period, so the next payment falls due a period after creation; the grace period runs from there
     offsetMs = (PERIOD + GRACE - 30) * 1000;
     expect((await fetch(url, { headers: { authorization: `Bearer ${jwt}` } })).status).to.equal(200);
     offsetMs = (PERIOD + GRACE + 5) * 1000;

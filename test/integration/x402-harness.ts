@@ -13,6 +13,8 @@ import { fundWallet } from '../../infra/localnet/genesis.js';
 import { createRpcClient, type RpcClient } from '../../infra/solana/rpc-client.js';
 import { registerSigningRoutes } from '../../commands/keys/register.js';
 import { registerX402Routes } from '../../commands/x402/routes.js';
+import { registerFacilitatorRoutes } from '../../commands/x402/facilitator/routes.js';
+import { registerApiKeyRoutes } from '../../commands/api-keys/routes.js';
 import type { AcceptedRequirement } from '../../commands/x402/requirements.js';
 import type { Clock } from '../../src/app/context.js';
 
@@ -46,7 +48,7 @@ export async function startX402(tag: string, extra: Record<string, string> = {},
   const overrides = {
     SOLANA_RPC_URL: proxy.url, SOLANA_WS_URL: ln.wsUrl, SOLANA_CLUSTER: 'localnet', LOCALNET_SEED: seed, ...extra,
   };
-  const modules = [registerSigningRoutes, registerX402Routes];
+  const modules = [registerSigningRoutes, registerX402Routes, registerFacilitatorRoutes, registerApiKeyRoutes];
   const api = await startTestApi(env, overrides, { modules, ...(opts.clock ? { clock: opts.clock } : {}) });
   const nodes: TestApi[] = [api];
   return {

@@ -1,0 +1,89 @@
+/**
+ * /v1/gateway/{gateway}/api-keys: a gateway's keys for calling the x402 facilitator from
+ * servers that cannot sign in (a Python merchant, an edge worker). Managed with the
+ * gateway's JWT (or the admin key); the key itself is shown once, at creation.
+ */
+import type { AppContext } from '../../src/app/context.js';
+import type { Api } from '../../src/http/routes.js';
+import { requireGatewayToken } from '../../src/auth/gateway-token.js';
+import { notFound } from '../../src/http/errors.js';
+import { base58Key, type JsonSchema } from '../../src/http/schema.js';
+import { keyRingOf } from '../keys/key-ring.js';
+import { createApiKey, listApiKeys, revokeApiKey } from './store.js';
+
+const gatewayParams: JsonSchema = {
+  type: 'object', required: ['gateway'], properties: { gateway: { ...base58Key, description: 'gateway account address' } },
+};
+const keyInfo: JsonSchema = {
+  type: 'object',
+  required: ['id', 'gateway', 'label', 'createdAt', 'revokedAt'],
+  properties: {
+    id: { type: 'string' }, gateway: base58Key, label: { type: 'string', nullable: true },
+    createdAt: { type: 'string', format: 'date-time' }, revokedAt: { type: 'string', format: 'date-time', nullable: true },
+  },
+};
+const AUTH = {
+  401: { description: 'no credential, or an invalid or expired one' },
+  403: { description: 'a token of another gateway, or not a gateway token' },
+};
+const SECURITY: Record<string, string[]>[] = [{ BearerAuth: [] }, { AdminApiKey: [] }];
+
+export function registerApiKeyRoutes(api: Api, ctx: AppContext): void {
+  const auth = requireGatewayToken(keyRingOf(ctx), { adminKey: ctx.config.keys.adminApiKey });
+  const now = () => new Date(ctx.clock.now());
+
+  api.route<Record<string, never>, { gateway: string }, { label?: string }>({
+    method: 'post',
+    path: '/v1/gateway/:gateway/api-keys',
+    summary: 'Create an API key for the x402 facilitator',
+    description: 'The key (`tak_<id>_<secret>`) is in this answer only: it is stored hashed. Send it as `x-api-key` to /v1/x402/*.',
+    tags: ['x402'],
+    security: SECURITY,
+    before: [auth],
+    params: gatewayParams,
+    body: { type: 'object', additionalProperties: false, properties: { label: { type: 'string', maxLength: 200, pattern: '^[^\\u0000]*$', description: 'no NUL characters' } } },
+    responses: {
+      201: { description: 'created; `key` is shown this once', schema: { ...keyInfo, required: [...(keyInfo['required'] as string[]), 'key'], properties: { ...(keyInfo['properties'] as object), key: { type: 'string' } } } },
+      400: { description: 'invalid gateway or label' },
+      ...AUTH,
+    },
+    async handler({ params, body }) {
+      return { status: 201, body: await createApiKey(ctx.db, params.gateway, body.label ?? null, now()) };
+    },
+  });
+
+  api.route<Record<string, never>, { gateway: string }>({
+    method: 'get',
+    path: '/v1/gateway/:gateway/api-keys',
+    summary: "The gateway's API keys (without their secrets)",
+    tags: ['x402'],
+    security: SECURITY,
+    before: [auth],
+    params: gatewayParams,
+    query: { type: 'object', additionalProperties: false, properties: {} },
+    responses: { 200: { description: 'newest first', schema: { type: 'array', items: keyInfo } }, 400: { description: 'invalid gateway' }, ...AUTH },
+    async handler({ params }) {
+      return { body: await listApiKeys(ctx.dbRead, params.gateway) };
+    },
+  });
+
+  api.route<Record<string, never>, { gateway: string; id: string }>({
+    method: 'delete',
+    path: '/v1/gateway/:gateway/api-keys/:id',
+    summary: 'Revoke an API key',
+    description: 'A revoked key is refused (401) from then on, by every node.',
+    tags: ['x402'],
+    security: SECURITY,
+    before: [auth],
+    params: {
+      type: 'object', required: ['gateway', 'id'],
+      properties: { gateway: (gatewayParams['properties'] as { gateway: JsonSchema }).gateway, id: { type: 'string', pattern: '^[0-9a-f]{16}$' } },
+    },
+    responses: { 200: { description: 'revoked', schema: keyInfo }, 400: { description: 'invalid gateway or id' }, ...AUTH, 404: { description: 'the gateway has no such key' } },
+    async handler({ params }) {
+      const revoked = await revokeApiKey(ctx.db, params.gateway, params.id, now());
+      if (!revoked) throw notFound(`gateway ${params.gateway} has no API key ${params.id}`);
+      return { body: revoked };
+    },
+  });
+}

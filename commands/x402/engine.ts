@@ -1,0 +1,162 @@
+/**
+ * The payment engine: every check and every effect of the payment-gated protocol, built
+ * once from X402Deps and used by both entry points, the Express middleware
+ * (middleware.ts) and the HTTP facilitator (facilitator/). One implementation: a rule
+ * added here holds for a Node merchant and for a merchant in any other language alike.
+ *
+ *   verify(payload, requirement)   the payload names the requirement, the transaction
+ *                                  passes every pure check (verify-transaction.ts);
+ *                                  nothing is sent
+ *   settle(requirement, payment)   sends, confirms, reads back, signs the JWT, once per
+ *                                  transaction signature (idempotency.ts, settlement.ts)
+ *   authorize(token, pick, chunk)  the bearer path: the JWT, the policy still serving the
+ *                                  requirement, and a pay-as-you-go chunk metered
+ */
+import type { Redis } from 'ioredis';
+import { createPdaDeriver, type PdaDeriver } from '../../src/domain/pda.js';
+import { asPolicyType } from '../../src/domain/policy-type.js';
+import { systemClock, type Clock } from '../../src/app/context.js';
+import { createIdempotency, type SettledResult } from './idempotency.js';
+import { randomUUID } from 'node:crypto';
+import { meterRequest, type UsageLedger } from './metering.js';
+import type { PaymentPayload } from './payload.js';
+import { createPolicyCache, type PolicyCache } from './policy-cache.js';
+import type { PaymentRequirement, Scheme } from './requirements.js';
+import { proofProblem } from './proof.js';
+import { chainRead, overdueReason, policyMismatch, type ChainDeps } from './settle.js';
+import { settleExisting, settlePayment } from './settlement.js';
+import { createTokenCheck, type X402Claims, type X402Signer } from './tokens.js';
+import { checkPaymentTransaction, type CheckedPayment } from './verify-transaction.js';
+import type { Logger } from '../../infra/log/logger.js';
+import type { RpcClient } from '../../infra/solana/rpc-client.js';
+import type { Commitment } from '../../infra/solana/chain-reader.js';
+
+export interface X402Deps {
+  rpc: RpcClient;
+  programId: string;
+  /** commitment of confirmation and reads; default confirmed */
+  commitment?: Commitment;
+  redis: Redis;
+  /** prefix of the Redis keys (idempotency, metering) */
+  redisPrefix: string;
+  signer: X402Signer;
+  clock?: Clock;
+  logger?: Logger;
+  /** lifetime of an issued JWT; default 3600 */
+  jwtTtlSeconds?: number;
+  /** staleness bound of the bearer path (policy status, verified JWTs); default 5000 */
+  cacheMs?: number;
+  /** default 30000 */
+  confirmTimeoutMs?: number;
+  /** how long a settled payment's answer is kept for repeats; default 86400 */
+  idempotencyTtlSeconds?: number;
+  /** access follows payment: a subscription is honoured until next_payment_due + this; default 259200 (3 days) */
+  subscriptionGraceSeconds?: number;
+  /** origin of resource URLs in 402 answers (e.g. https://api.example.com); default the request's own */
+  resourceBase?: string;
+  /** durable record of every metered chunk (the service's Postgres ledger, which the settler charges); default none */
+  usage?: UsageLedger;
+}
+
+/**
+ * A payment that passed every check: a transaction to send, or (no transaction) a payer
+ * who proved to be the payer and claims to hold a matching policy already.
+ */
+export type Verified =
+  | { ok: true; payer: string; payment: CheckedPayment }
+  | { ok: true; payer: string; existing: true }
+  | { ok: false; reason: string };
+export type Accepted = Extract<Verified, { ok: true }>;
+
+/** Who paid, under which policy, and what a metered request counted. */
+export interface X402Grant {
+  payer: string;
+  policy: string;
+  scheme: Scheme;
+  network: string;
+  requirementId: string;
+  metered?: { chunk: string; periodTotal: string; periodLimit: string; periodEnd: number; requestId?: string };
+}
+
+export interface PaymentEngine {
+  programId: string;
+  pdas: PdaDeriver;
+  clock: Clock;
+  redis: Redis;
+  redisPrefix: string;
+  policies: PolicyCache;
+  chain: ChainDeps;
+  /** `resource` is the URL the payer's proof names (proof.ts) */
+  verify(p: PaymentPayload, r: PaymentRequirement, resource: string): Verified;
+  /** throws PaymentRefused (the chain said no), an AppError 503 (the chain is unreachable) or 409 (in progress elsewhere) */
+  settle(r: PaymentRequirement, v: Accepted): Promise<SettledResult>;
+  /** the grant of a bearer JWT, or why it does not serve: `pick` chooses the requirement its claims name */
+  authorize(token: string, pick: (claims: X402Claims) => PaymentRequirement | undefined, chunk?: bigint): Promise<X402Grant | string>;
+}
+
+export function createPaymentEngine(deps: X402Deps): PaymentEngine {
+  const clock = deps.clock ?? systemClock;
+  const cacheMs = deps.cacheMs ?? 5000;
+  const commitment = deps.commitment ?? 'confirmed';
+  const pdas = createPdaDeriver(deps.programId);
+  const chain: ChainDeps = { rpc: deps.rpc, pdas, commitment, confirmTimeoutMs: deps.confirmTimeoutMs ?? 30_000 };
+  const policies = createPolicyCache({ rpc: deps.rpc, programId: deps.programId, commitment, ttlMs: cacheMs, clock });
+  const tokens = createTokenCheck(deps.signer, { cacheMs, clock });
+  const idempotency = createIdempotency({
+    redis: deps.redis, keyPrefix: deps.redisPrefix, leaseMs: chain.confirmTimeoutMs + 10_000, ttlSeconds: deps.idempotencyTtlSeconds ?? 86_400,
+  });
+  const graceSeconds = deps.subscriptionGraceSeconds ?? 259_200;
+  const settleDeps = { chain, signer: deps.signer, clock, policies, jwtTtlSeconds: deps.jwtTtlSeconds ?? 3600, graceSeconds };
+  const nowSeconds = () => Math.floor(clock.now() / 1000);
+
+  return {
+    programId: deps.programId, pdas, clock, redis: deps.redis, redisPrefix: deps.redisPrefix, policies, chain,
+
+    verify(p, r, resource) {
+      if (p.id !== r.id) return { ok: false, reason: `the payment names requirement ${p.id}, which this resource does not accept` };
+      if (r.scheme !== p.scheme || r.network !== p.network) return { ok: false, reason: `requirement ${r.id} is scheme ${r.scheme} on ${r.network}` };
+      const now = nowSeconds();
+      const proofOf = (payer: string, transactionSignature: string | undefined) =>
+        proofProblem(p.payload.proof, payer, { requirementId: r.id, resource: r.resource ?? resource, transactionSignature }, now);
+      if ('payer' in p.payload) {
+        const problem = proofOf(p.payload.payer, undefined);
+        return problem ? { ok: false, reason: problem } : { ok: true, payer: p.payload.payer, existing: true };
+      }
+      const check = checkPaymentTransaction(p.payload.serializedTransaction, r, { pdas, nowSeconds: now });
+      if (!check.ok) return { ok: false, reason: `the payment transaction is not acceptable: ${check.reason}` };
+      // before the idempotency entry: a stored answer goes only to whoever proves to be the payer
+      const problem = proofOf(check.payment.payer, check.payment.signature);
+      return problem ? { ok: false, reason: problem } : { ok: true, payer: check.payment.payer, payment: check.payment };
+    },
+
+    settle(r, v) {
+      if ('existing' in v) return settleExisting(settleDeps, r, v.payer);
+      return idempotency.once(v.payment.signature, () => settlePayment(settleDeps, r, v.payment));
+    },
+
+    async authorize(token, pick, chunk) {
+      const t = await tokens.check(token);
+      if (!t.ok) return t.reason;
+      const r = pick(t.claims);
+      if (!r) return 'the JWT was issued for a requirement this resource does not accept';
+      const read = await chainRead('getAccountInfo', () => policies.get(t.claims.policy));
+      if (read.kind !== 'found') return `the payment policy ${t.claims.policy} no longer exists`;
+      const mismatch = policyMismatch(read, r);
+      if (mismatch) return `the payment policy ${t.claims.policy} ${mismatch}`;
+      const grant: X402Grant = { payer: t.claims.sub, policy: t.claims.policy, scheme: r.scheme, network: r.network, requirementId: r.id };
+      const type = asPolicyType(read.data['policy_type']);
+      if (r.scheme !== 'x402://payg') {
+        const overdue = overdueReason(type, nowSeconds(), graceSeconds);
+        return overdue ? `the payment policy ${t.claims.policy} ${overdue}` : grant;
+      }
+      if (type.kind !== 'PayAsYouGo') return 'the payment policy is not pay-as-you-go';
+      // with a ledger, the chunk is written to Postgres before Redis counts it (the settler charges the ledger)
+      const requestId = randomUUID();
+      const ledger = deps.usage ? { ledger: deps.usage, requestId, gateway: r.gateway } : undefined;
+      const m = await meterRequest(deps.redis, deps.redisPrefix, t.claims.policy, type, chunk ?? r.amount, nowSeconds(), ledger);
+      if (!m.ok) return m.reason;
+      const metered = { chunk: m.chunk.toString(), periodTotal: m.periodTotal.toString(), periodLimit: m.periodLimit.toString(), periodEnd: Number(m.periodEnd) };
+      return { ...grant, metered: ledger ? { ...metered, requestId } : metered };
+    },
+  };
+}

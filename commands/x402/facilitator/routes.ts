@@ -1,0 +1,180 @@
+/**
+ * The x402 facilitator over HTTP (x402 v2's /supported, /verify, /settle, discovery) for
+ * merchants that are not Node processes, plus /usage (metering against a JWT) and
+ * /resources (registering what discovery lists). Verify, settle and usage run the payment
+ * engine the middleware runs (engine.ts): one set of checks, two entry points.
+ */
+import type { AppContext } from '../../../src/app/context.js';
+import type { Api } from '../../../src/http/routes.js';
+import { limitSchema, offsetSchema } from '../../../src/http/schema.js';
+import { invalid } from '../../../src/http/errors.js';
+import { keyRingOf } from '../../keys/key-ring.js';
+import { x402DepsFromContext } from '../context-deps.js';
+import { createPaymentEngine } from '../engine.js';
+import { createPaymentIdentifiers, PAYMENT_IDENTIFIER } from '../payment-identifier.js';
+import { acceptedRequirement, SCHEMES, X402_VERSION, type PaymentRequirementInput } from '../requirements.js';
+import { callerGateway, FACILITATOR_AUTH_ERRORS, FACILITATOR_SECURITY, requireFacilitatorAuth, requireOwnGateway } from './auth.js';
+import { discoverResources, registerResource, type ResourceInput } from './resources.js';
+import {
+  discoveryItemSchema, discoveryListSchema, exchangeBodySchema, resourceBodySchema, settleAnswerSchema, supportedSchema, usageAnswerSchema, usageBodySchema, verifyAnswerSchema,
+} from './schemas.js';
+import { reportUsage, settlePayment, verifyPayment, type FacilitatorDeps } from './service.js';
+import { requirementFromWire } from './wire.js';
+
+type Wire = PaymentRequirementInput & { id?: string; extra?: { programId?: string } };
+type ExchangeBody = { paymentPayload: unknown; paymentRequirements: Wire };
+type UsageBody = { jwt: string; paymentRequirements: Wire | Wire[]; amount?: number | string; transaction?: string };
+
+export function registerFacilitatorRoutes(api: Api, ctx: AppContext): void {
+  const x402 = x402DepsFromContext(ctx);
+  const engine = createPaymentEngine(x402);
+  const identifiers = createPaymentIdentifiers({
+    redis: ctx.redis, keyPrefix: ctx.config.redis.prefix, ttlSeconds: ctx.config.x402.idempotencyTtlSeconds, waitMs: ctx.config.x402.confirmTimeoutMs + 10_000,
+  });
+  const deps: FacilitatorDeps = { engine, identifiers };
+  const auth = requireFacilitatorAuth(ctx.db, keyRingOf(ctx));
+  const programId = ctx.config.solana.programId;
+  const network = ctx.config.solana.network;
+
+  api.route({
+    method: 'get',
+    path: '/v1/x402/supported',
+    summary: 'x402 facilitator: the schemes, networks and extensions this deployment verifies and settles',
+    tags: ['x402'],
+    query: { type: 'object', additionalProperties: false, properties: {} },
+    responses: { 200: { description: 'x402 v2 SupportedResponse', schema: supportedSchema } },
+    async handler() {
+      return {
+        body: {
+          kinds: SCHEMES.map((scheme) => ({ x402Version: X402_VERSION, scheme, network, extra: { programId } })),
+          extensions: [PAYMENT_IDENTIFIER],
+          signers: {},
+        },
+      };
+    },
+  });
+
+  api.route<Record<string, never>, Record<string, never>, ExchangeBody>({
+    method: 'post',
+    path: '/v1/x402/verify',
+    summary: 'x402 facilitator: check a payment against requirements; nothing is sent',
+    description: 'Every check the middleware makes on a Payment header. A payload that fails any of them: 200 `{isValid: false, invalidReason}`. '
+      + 'Malformed requirements: 400. A payment identifier already used for another payload: 409.',
+    tags: ['x402'],
+    security: FACILITATOR_SECURITY,
+    before: [auth],
+    body: exchangeBodySchema,
+    responses: {
+      200: { description: 'x402 v2 VerifyResponse', schema: verifyAnswerSchema },
+      400: { description: 'the requirements are not valid terms, or the payment identifier is malformed' },
+      ...FACILITATOR_AUTH_ERRORS,
+      409: { description: 'the payment identifier was used for another payment' },
+    },
+    async handler({ body, res }) {
+      const r = requirementFromWire(body.paymentRequirements, programId);
+      requireOwnGateway(res, r.gateway);
+      return { body: await verifyPayment(deps, callerGateway(res), body.paymentPayload, r) };
+    },
+  });
+
+  api.route<Record<string, never>, Record<string, never>, ExchangeBody>({
+    method: 'post',
+    path: '/v1/x402/settle',
+    summary: 'x402 facilitator: send a verified payment, confirm it, answer the JWT',
+    description: 'Verifies as /verify does, then sends, confirms and reads the policy back, once per transaction signature; answers the JWT '
+      + 'and Payment-Response the middleware would have. A refused payment: 200 `{success: false, errorReason}` and nothing sent. '
+      + 'With extensions["payment-identifier"]: the same id and payload get the stored answer; another payload: 409. An unreachable chain: 503.',
+    tags: ['x402'],
+    security: FACILITATOR_SECURITY,
+    before: [auth],
+    body: exchangeBodySchema,
+    responses: {
+      200: { description: 'x402 v2 SettlementResponse, with policy and jwt', schema: settleAnswerSchema },
+      400: { description: 'the requirements are not valid terms, or the payment identifier is malformed' },
+      ...FACILITATOR_AUTH_ERRORS,
+      409: { description: 'the payment identifier was used for another payment, or its settlement is still in progress' },
+      503: { description: 'the chain did not answer or confirm in time; send the same request again' },
+    },
+    async handler({ body, res }) {
+      const r = requirementFromWire(body.paymentRequirements, programId);
+      requireOwnGateway(res, r.gateway);
+      return { body: await settlePayment(deps, callerGateway(res), body.paymentPayload, r) };
+    },
+  });
+
+  api.route<Record<string, never>, Record<string, never>, UsageBody>({
+    method: 'post',
+    path: '/v1/x402/usage',
+    summary: 'x402 facilitator: admit one request against a bearer JWT, metering its cost',
+    description: 'For any language\'s merchant: the JWT must be ours, for one of the requirements, its policy still Active with their terms. '
+      + 'x402://payg: `amount` (default the requirement\'s price) is counted against the policy\'s per-request and per-period caps, shared by every node. '
+      + 'x402://upto: `amount` is the actual charge (0 to the authorized maximum); with `transaction` (base64 of the merchant\'s execute_payment of that amount, '
+      + 'signed as the policy\'s recipient or the gateway\'s signer) it is sent and confirmed, once: a second settlement is refused. '
+      + 'Refused: 200 `{admitted: false, reason}`.',
+    tags: ['x402'],
+    security: FACILITATOR_SECURITY,
+    before: [auth],
+    body: usageBodySchema,
+    responses: {
+      200: { description: 'admitted (with what was metered) or refused (with the reason)', schema: usageAnswerSchema },
+      400: { description: 'the requirements are not valid terms' },
+      ...FACILITATOR_AUTH_ERRORS,
+      503: { description: 'the chain or Redis did not answer' },
+    },
+    async handler({ body, res }) {
+      const list = Array.isArray(body.paymentRequirements) ? body.paymentRequirements : [body.paymentRequirements];
+      const rs = list.map((w) => requirementFromWire(w, programId));
+      for (const r of rs) requireOwnGateway(res, r.gateway);
+      const amount = body.amount === undefined ? undefined : BigInt(body.amount);
+      return { body: await reportUsage(deps, body.jwt, rs, amount, body.transaction) };
+    },
+  });
+
+  api.route<Record<string, never>, Record<string, never>, ResourceInput & { accepts: Wire[] }>({
+    method: 'put',
+    path: '/v1/x402/resources',
+    summary: 'Register a paid resource: its requirements and, when discoverable, its listing',
+    description: 'Answers the `accepts` entries (with their ids) to serve in the resource\'s 402 answers. Registering the same URL again updates it. '
+      + 'A URL registered by another gateway: 409.',
+    tags: ['x402'],
+    security: FACILITATOR_SECURITY,
+    before: [auth],
+    body: resourceBodySchema,
+    responses: {
+      200: { description: 'the resource as discovery lists it', schema: discoveryItemSchema },
+      400: { description: 'invalid URL or requirements' },
+      ...FACILITATOR_AUTH_ERRORS,
+      409: { description: 'the URL is registered by another gateway' },
+    },
+    async handler({ body, res }) {
+      // PostgreSQL text and jsonb cannot hold NUL: refused here rather than failing the insert
+      if (JSON.stringify(body).includes('\\u0000')) throw invalid('the resource, description, input and output must not contain NUL characters');
+      const rs = body.accepts.map((w) => requirementFromWire({ ...w, resource: body.resource }, programId));
+      for (const r of rs) requireOwnGateway(res, r.gateway);
+      const accepts = rs.map((r) => acceptedRequirement(r, body.resource));
+      const input: ResourceInput = {
+        resource: body.resource, type: body.type, discoverable: body.discoverable,
+        ...(body.description !== undefined ? { description: body.description } : {}),
+        ...(body.input !== undefined ? { input: body.input } : {}), ...(body.output !== undefined ? { output: body.output } : {}),
+      };
+      return { body: await registerResource(ctx.db, callerGateway(res), input, accepts, new Date(ctx.clock.now())) };
+    },
+  });
+
+  api.route<{ type?: string; limit: number; offset: number }>({
+    method: 'get',
+    path: '/v1/x402/discovery/resources',
+    summary: 'x402 discovery: the paid resources merchants registered as discoverable',
+    tags: ['x402'],
+    query: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { type: { type: 'string', enum: ['http'] }, limit: limitSchema(20, 100), offset: offsetSchema },
+    },
+    responses: { 200: { description: 'x402 v2 discovery list, oldest registration first', schema: discoveryListSchema }, 400: { description: 'invalid type, limit or offset' } },
+    async handler({ query }) {
+      const page = await discoverResources(ctx.dbRead, { ...(query.type !== undefined ? { type: query.type } : {}), limit: query.limit, offset: query.offset });
+      return { body: { x402Version: X402_VERSION, items: page.items, pagination: { limit: query.limit, offset: query.offset, total: page.total } } };
+    },
+  });
+}

@@ -1,0 +1,53 @@
+/**
+ * Payment requirements as a facilitator request carries them: an `accepts` entry of a 402
+ * answer (the fields of requirements.ts, amounts as integers or decimal strings). They are
+ * normalized exactly as the middleware normalizes its configuration, so the id a merchant
+ * in any language sends is the id the middleware would have computed.
+ */
+import { invalid } from '../../../src/http/errors.js';
+import { base58Key, type JsonSchema } from '../../../src/http/schema.js';
+import { normalizeRequirement, RequirementError, SCHEMES, type PaymentRequirement, type PaymentRequirementInput } from '../requirements.js';
+
+const amount: JsonSchema = { anyOf: [{ type: 'string', pattern: '^[0-9]{1,20}$' }, { type: 'integer', minimum: 0 }] };
+
+export const wireRequirementSchema: JsonSchema = {
+  type: 'object',
+  required: ['scheme', 'network', 'amount', 'recipient', 'gateway', 'tokenMint'],
+  properties: {
+    scheme: { type: 'string', enum: [...SCHEMES] },
+    network: { type: 'string', maxLength: 64 },
+    amount,
+    recipient: base58Key, gateway: base58Key, tokenMint: base58Key,
+    currency: { type: 'string', maxLength: 64 },
+    resource: { type: 'string', maxLength: 2048 },
+    description: { type: 'string', maxLength: 1000 },
+    memo: { type: 'string', maxLength: 64 },
+    id: { type: 'string', maxLength: 64, description: 'ignored: recomputed from the terms' },
+    paymentFrequency: { type: 'string', maxLength: 32 },
+    autoRenew: { type: 'boolean' },
+    maxRenewals: { type: 'integer', nullable: true },
+    maxAmountPerPeriod: amount,
+    periodLengthSeconds: amount,
+    maxChunkAmount: amount,
+    maxAmount: amount,
+    validAfter: amount,
+    deadline: amount,
+    extra: { type: 'object', properties: { programId: base58Key, x402Version: { type: 'integer' } } },
+  },
+};
+
+type Wire = PaymentRequirementInput & { id?: string; extra?: { programId?: string } };
+
+/** The normalized requirement; a 400 naming the problem when the terms are not valid. */
+export function requirementFromWire(w: Wire, programId: string): PaymentRequirement {
+  if (w.extra?.programId !== undefined && w.extra.programId !== programId) {
+    throw invalid(`paymentRequirements.extra.programId is ${w.extra.programId}; this service settles for program ${programId}`);
+  }
+  const { id: _id, extra: _extra, ...input } = w;
+  try {
+    return normalizeRequirement(input, programId);
+  } catch (err) {
+    if (err instanceof RequirementError) throw invalid(err.message);
+    throw err;
+  }
+}
