@@ -26,13 +26,14 @@ services:
 # Without SIGNING_KEY_ENCRYPTION_KEY, `make start` runs in the loudly announced development mode.
 start: build services
 	@if [ -z "$$SIGNING_KEY_ENCRYPTION_KEY" ]; then export TRIBUTARY_DEV_MODE=$${TRIBUTARY_DEV_MODE:-true}; fi; \
-	  exec node dist/src/cli/bin.js start
+	  exec node dist/src/app/cli/bin.js start
 
 typecheck: install
 	$(NODE_BIN)/tsc --noEmit -p tsconfig.json
 
 lint: install
 	$(NODE_BIN)/eslint --max-warnings 0 .
+	$(NODE_BIN)/depcruise --config .dependency-cruiser.cjs src projections commands queries infra test
 
 circular: install
 	$(NODE_BIN)/madge --circular --extensions ts --ts-config tsconfig.json src projections commands queries infra test

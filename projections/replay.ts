@@ -12,7 +12,7 @@
 import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db } from '../infra/postgres/database.js';
-import type { TributaryEvent } from '../src/events/envelope.js';
+import type { TributaryEvent } from '../src/kernel/events/envelope.js';
 import type { Projection, Trx } from './runner/projection.js';
 import { filterNew, lockExclusive } from './runner/checkpoint.js';
 

@@ -3,12 +3,12 @@
  * servers that cannot sign in (a Python merchant, an edge worker). Managed with the
  * gateway's JWT (or the admin key); the key itself is shown once, at creation.
  */
-import type { AppContext } from '../../src/app/context.js';
-import type { Api } from '../../src/http/routes.js';
-import { requireGatewayToken } from '../../src/auth/gateway-token.js';
-import { notFound } from '../../src/http/errors.js';
-import { base58Key, type JsonSchema } from '../../src/http/schema.js';
-import { keyRingOf } from '../keys/key-ring.js';
+import type { AppContext } from '../../src/kernel/context.js';
+import type { Api } from '../../src/kernel/http/routes.js';
+import { requireGatewayToken } from '../../src/kernel/auth/gateway-token.js';
+import { notFound } from '../../src/kernel/http/errors.js';
+import { base58Key, type JsonSchema } from '../../src/kernel/http/schema.js';
+import { keyRingOf } from '../../infra/signing-keys/key-ring.js';
 import { createApiKey, listApiKeys, revokeApiKey } from './store.js';
 
 const gatewayParams: JsonSchema = {

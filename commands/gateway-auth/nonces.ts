@@ -17,7 +17,7 @@
 import { randomBytes } from 'node:crypto';
 import bs58 from 'bs58';
 import type { Redis } from 'ioredis';
-import { gatewayNonceSequenceKey, gatewayNoncesKey } from '../../src/keys/index.js';
+import { gatewayNonceSequenceKey, gatewayNoncesKey } from '../../src/kernel/keys/index.js';
 
 export const MAX_OUTSTANDING = 32;
 

@@ -1,12 +1,12 @@
 /**
  * POST /v1/gateway/{gateway}/auth/challenge and /auth/verify: gateway sign-in.
  */
-import type { AppContext } from '../../src/app/context.js';
-import type { Api } from '../../src/http/routes.js';
-import { base58Key, type JsonSchema } from '../../src/http/schema.js';
-import { gatewayChallengeRateLimit } from '../../src/http/rate-limit.js';
-import { keyRingOf } from '../keys/key-ring.js';
-import type { GatewayLookup } from './gateway-lookup.js';
+import type { AppContext } from '../../src/kernel/context.js';
+import type { Api } from '../../src/kernel/http/routes.js';
+import { base58Key, type JsonSchema } from '../../src/kernel/http/schema.js';
+import { gatewayChallengeRateLimit } from '../../src/kernel/http/rate-limit.js';
+import { keyRingOf } from '../../infra/signing-keys/key-ring.js';
+import type { GatewayLookup } from '../../src/kernel/auth/gateway-lookup.js';
 import { createNonceStore } from './nonces.js';
 import { createChallenge, verifyChallenge, type SignInDeps } from './sign-in.js';
 

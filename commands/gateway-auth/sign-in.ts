@@ -7,10 +7,10 @@
  */
 import bs58 from 'bs58';
 import { verifyStrict } from '../../infra/crypto/ed25519.js';
-import { AppError, forbidden, invalid, notFound } from '../../src/http/errors.js';
-import { GATEWAY_ROLE } from '../../src/auth/gateway-token.js';
-import type { KeyRing } from '../keys/key-ring.js';
-import type { GatewayLookup } from './gateway-lookup.js';
+import { AppError, forbidden, invalid, notFound } from '../../src/kernel/http/errors.js';
+import { GATEWAY_ROLE } from '../../src/kernel/auth/gateway-token.js';
+import type { KeyRing } from '../../infra/signing-keys/key-ring.js';
+import type { GatewayLookup } from '../../src/kernel/auth/gateway-lookup.js';
 import type { Challenge, NonceStore } from './nonces.js';
 
 export interface SignInDeps {

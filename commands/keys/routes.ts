@@ -2,11 +2,11 @@
  * POST /v1/admin/keys/rotate: a new active key; the old one stays in the JWKS for the
  * grace period (KEY_GRACE_PERIOD_SECONDS, 24 h by default), then retires.
  */
-import type { AppContext } from '../../src/app/context.js';
-import type { Api } from '../../src/http/routes.js';
-import type { JsonSchema } from '../../src/http/schema.js';
-import { requireAdminKey } from '../../src/auth/admin-key.js';
-import { keyRingOf } from './key-ring.js';
+import type { AppContext } from '../../src/kernel/context.js';
+import type { Api } from '../../src/kernel/http/routes.js';
+import type { JsonSchema } from '../../src/kernel/http/schema.js';
+import { requireAdminKey } from '../../src/kernel/auth/admin-key.js';
+import { keyRingOf } from '../../infra/signing-keys/key-ring.js';
 
 export const rotationResultSchema: JsonSchema = {
   type: 'object',

@@ -12,13 +12,13 @@ import { BorshCoder } from '@coral-xyz/anchor';
 import BN from 'bn.js';
 import bs58 from 'bs58';
 import { ComputeBudgetProgram, Keypair, PublicKey, Transaction, TransactionInstruction, type AccountMeta } from '@solana/web3.js';
-import { text } from '../../src/domain/event-data.js';
-import { idl } from '../../src/idl/index.js';
+import { text } from '../../src/kernel/domain/event-data.js';
+import { idl } from '../../src/kernel/idl/index.js';
 import { readProgramAccount, type AccountRead } from '../../infra/solana/accounts.js';
 import { RpcResponseError, RpcUnavailableError, type RpcClient } from '../../infra/solana/rpc-client.js';
 import type { Commitment } from '../../infra/solana/chain-reader.js';
-import type { EventData } from '../../src/events/codec.js';
-import { createPdaDeriver, type PdaDeriver } from '../../src/domain/pda.js';
+import type { EventData } from '../../src/kernel/events/codec.js';
+import { createPdaDeriver, type PdaDeriver } from '../../src/kernel/domain/pda.js';
 import { associatedTokenAddress, TOKEN_PROGRAM_ID } from '../x402/program.js';
 import { failure, failureOfRpcError, nameOfTxError, type Failure } from './failure.js';
 

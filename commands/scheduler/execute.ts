@@ -11,9 +11,9 @@
  * 3. execute_payment is signed as the gateway's signer, stored with the intent, sent with
  *    preflight, and confirmed. A refused preflight landed nothing and is classified.
  */
-import { text } from '../../src/domain/event-data.js';
-import { asPolicyType, asStatus } from '../../src/domain/policy-type.js';
-import { nextPaymentDue } from '../../src/domain/schedule.js';
+import { text } from '../../src/kernel/domain/event-data.js';
+import { asPolicyType, asStatus } from '../../src/kernel/domain/policy-type.js';
+import { nextPaymentDue } from '../../src/kernel/domain/schedule.js';
 import { latestBlockhash, readExecutionContext, signExecution, type ExecutionContext } from './chain.js';
 import { failure } from './failure.js';
 import { ensureIntent, markSending, releaseIntent, type Intent } from './intents.js';

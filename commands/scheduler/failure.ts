@@ -14,7 +14,7 @@
  * Program errors are read by name: from Anchor's log line (`Error Code: Name.`), from a
  * `Name (6007)` text, or from the custom code of the transaction error through the IDL.
  */
-import { idl } from '../../src/idl/index.js';
+import { idl } from '../../src/kernel/idl/index.js';
 
 export type FailureClass = 'dropped' | 'past_due' | 'transient' | 'failed';
 

@@ -7,7 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import bs58 from 'bs58';
 import { Keypair } from '@solana/web3.js';
-import { text } from '../../src/domain/event-data.js';
+import { text } from '../../src/kernel/domain/event-data.js';
 import type { Db } from '../../infra/postgres/database.js';
 import type { Logger } from '../../infra/log/logger.js';
 import { readProgramAccounts } from '../../infra/solana/accounts.js';

@@ -11,7 +11,7 @@
  */
 import { sql } from 'kysely';
 import type { Db } from '../../infra/postgres/database.js';
-import { OUTBOX_CHANNEL } from '../../projections/webhooks/projection.js';
+import { OUTBOX_CHANNEL } from '../../src/kernel/keys/index.js';
 import type { LifecycleEventName } from './decide.js';
 
 export interface LifecycleEvent {

@@ -4,12 +4,12 @@
  * (GET), and stops it (DELETE). Credentials: the gateway's JWT (gateway sign-in) or
  * `x-admin-key`; another gateway's token is 403.
  */
-import type { AppContext } from '../../src/app/context.js';
-import type { Api } from '../../src/http/routes.js';
-import { base58Key, type JsonSchema } from '../../src/http/schema.js';
-import { requireGatewayToken } from '../../src/auth/gateway-token.js';
+import type { AppContext } from '../../src/kernel/context.js';
+import type { Api } from '../../src/kernel/http/routes.js';
+import { base58Key, type JsonSchema } from '../../src/kernel/http/schema.js';
+import { requireGatewayToken } from '../../src/kernel/auth/gateway-token.js';
 import { createRpcClient } from '../../infra/solana/rpc-client.js';
-import { keyRingOf } from '../keys/key-ring.js';
+import { keyRingOf } from '../../infra/signing-keys/key-ring.js';
 import { chainIo } from './chain.js';
 import { delegate, schedulerStatus, stop, type SchedulerServiceDeps } from './service.js';
 

@@ -9,7 +9,7 @@ import { hostname } from 'node:os';
 import type { Keypair } from '@solana/web3.js';
 import type { Db } from '../../infra/postgres/database.js';
 import type { Logger } from '../../infra/log/logger.js';
-import type { Config } from '../../src/config/config.js';
+import type { Config } from '../../src/kernel/config/config.js';
 import type { ChainIo } from './chain.js';
 import { processIntent } from './execute.js';
 import { syncGatewayStates } from './gateway-sync.js';

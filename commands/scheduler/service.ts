@@ -9,9 +9,9 @@ import { sql } from 'kysely';
 import type { Db } from '../../infra/postgres/database.js';
 import { readProgramAccount } from '../../infra/solana/accounts.js';
 import { RpcResponseError, RpcUnavailableError } from '../../infra/solana/rpc-client.js';
-import { idl } from '../../src/idl/index.js';
-import { text } from '../../src/domain/event-data.js';
-import { notFound, upstreamUnavailable } from '../../src/http/errors.js';
+import { idl } from '../../src/kernel/idl/index.js';
+import { text } from '../../src/kernel/domain/event-data.js';
+import { notFound, upstreamUnavailable } from '../../src/kernel/http/errors.js';
 import { latestBlockhash, solBalance, type ChainIo } from './chain.js';
 import { delegateGateway, findServedGateway, stopGateway } from './signers.js';
 

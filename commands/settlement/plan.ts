@@ -6,7 +6,7 @@
  * a policy is worth charging: its unsettled usage reached the threshold, its oldest chunk
  * waited the interval, or the chain's period is about to roll over.
  */
-import type { PayAsYouGoType } from '../../src/domain/policy-type.js';
+import type { PayAsYouGoType } from '../../src/kernel/domain/policy-type.js';
 
 export interface PlanRow { request_id: string; chunk: string }
 

@@ -12,8 +12,8 @@
 import type { Keypair } from '@solana/web3.js';
 import type { Db } from '../../infra/postgres/database.js';
 import type { Logger } from '../../infra/log/logger.js';
-import type { Config } from '../../src/config/config.js';
-import { asPolicyType, asStatus } from '../../src/domain/policy-type.js';
+import type { Config } from '../../src/kernel/config/config.js';
+import { asPolicyType, asStatus } from '../../src/kernel/domain/policy-type.js';
 import {
   awaitSignature, blockhashStillValid, latestBlockhash, readExecutionContext, sendSigned, signExecution, signatureFate, type ChainIo,
 } from '../scheduler/chain.js';

@@ -15,8 +15,8 @@
  *   UpTo          deadline
  * A claim whose validUntil has passed is not an active authorization and is left out.
  */
-import { frequencyName, frequencySeconds } from '../../src/domain/frequency.js';
-import type { PolicyType } from '../../src/domain/policy-type.js';
+import { frequencyName, frequencySeconds } from '../../src/kernel/domain/frequency.js';
+import type { PolicyType } from '../../src/kernel/domain/policy-type.js';
 
 /** How long a token lasts on a subscription or milestone whose payment is due now. */
 export const DUE_GRACE_SECONDS = 300;

@@ -22,10 +22,10 @@
  */
 import type { Response } from 'express';
 import type { Db } from '../../infra/postgres/database.js';
-import type { RateLimit } from '../../infra/redis/rate-limit.js';
-import { AppError, forbidden, invalid, notFound, proofRequired, upstreamUnavailable } from '../../src/http/errors.js';
-import { trackingIdToMemo, PAYMENT_MEMO_BYTES } from '../../src/domain/memo.js';
-import type { KeyRing } from '../keys/key-ring.js';
+import type { RateLimit } from '../../src/kernel/http/redis-rate-limit.js';
+import { AppError, forbidden, invalid, notFound, proofRequired, upstreamUnavailable } from '../../src/kernel/http/errors.js';
+import { trackingIdToMemo, PAYMENT_MEMO_BYTES } from '../../src/kernel/domain/memo.js';
+import type { KeyRing } from '../../infra/signing-keys/key-ring.js';
 import { policyClaim, tokenExpiry, type PaymentRecordClaim, type PolicyClaim } from './claims.js';
 import { proveWallet, type WalletChallenges } from './wallet-proof.js';
 import { activePolicies, MAX_LAST_PAYMENTS, MAX_POLICY_CLAIMS, paymentsOfTransaction, recentPayments, type IssueFilters } from './store.js';

@@ -2,14 +2,14 @@
  * POST /v1/tokens/challenge and /v1/tokens/issue: a short-lived JWT bound to a wallet that
  * proves it holds the wallet (a signed challenge) and a policy or a payment.
  */
-import type { AppContext } from '../../src/app/context.js';
-import type { Api } from '../../src/http/routes.js';
-import { createRateLimit } from '../../infra/redis/rate-limit.js';
-import { keyRingOf } from '../keys/key-ring.js';
+import type { AppContext } from '../../src/kernel/context.js';
+import type { Api } from '../../src/kernel/http/routes.js';
+import { createRateLimit } from '../../src/kernel/http/redis-rate-limit.js';
+import { keyRingOf } from '../../infra/signing-keys/key-ring.js';
 import { issueToken, type IssueDeps, type IssueRequest } from './issue.js';
 import { challengeRequestSchema, issueRequestSchema, tokenBundleSchema, walletChallengeSchema } from './schema.js';
 import { createWalletChallenges } from './wallet-proof.js';
-import { rateLimitPrefix } from '../../src/keys/index.js';
+import { rateLimitPrefix } from '../../src/kernel/keys/index.js';
 
 export function registerTokenRoutes(api: Api, ctx: AppContext): void {
   const perMinute = ctx.config.rateLimit.tokensIssuePerMinute;

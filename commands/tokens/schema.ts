@@ -1,5 +1,5 @@
 /** Schemas of POST /v1/tokens/issue: the request, PolicyClaim (by variant), PaymentRecord, the bundle. */
-import { base58Key, signatureSchema, u64String, type JsonSchema } from '../../src/http/schema.js';
+import { base58Key, signatureSchema, u64String, type JsonSchema } from '../../src/kernel/http/schema.js';
 
 const unixSeconds = (description: string, nullable = false): JsonSchema => ({ type: 'integer', ...(nullable ? { nullable: true } : {}), description: `${description} (unix seconds)` });
 

@@ -6,8 +6,8 @@
 import { sql } from 'kysely';
 import type { Db } from '../../infra/postgres/database.js';
 import { listEvents } from '../../queries/events/events-query.js';
-import type { EventData } from '../../src/events/codec.js';
-import { asPolicyType } from '../../src/domain/policy-type.js';
+import type { EventData } from '../../src/kernel/events/codec.js';
+import { asPolicyType } from '../../src/kernel/domain/policy-type.js';
 import type { ActivePolicy, PaymentRecordClaim } from './claims.js';
 
 export interface IssueFilters {

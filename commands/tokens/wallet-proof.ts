@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import bs58 from 'bs58';
 import type { Redis } from 'ioredis';
 import { verifyStrict, weakPublicKey } from '../../infra/crypto/ed25519.js';
-import { invalid, unauthorized } from '../../src/http/errors.js';
+import { invalid, unauthorized } from '../../src/kernel/http/errors.js';
 
 export interface WalletChallenge { nonce: string; walletPublicKey: string; expiresAt: number }
 

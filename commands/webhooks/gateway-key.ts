@@ -15,9 +15,9 @@
  * ago on an unreachable chain can slip through; it is still delivered to, see
  * projections/webhooks).
  */
-import type { RequestAuth } from '../../src/auth/gateway-token.js';
-import { invalid } from '../../src/http/errors.js';
-import type { GatewayLookup } from '../gateway-auth/gateway-lookup.js';
+import type { RequestAuth } from '../../src/kernel/auth/gateway-token.js';
+import { invalid } from '../../src/kernel/http/errors.js';
+import type { GatewayLookup } from '../../src/kernel/auth/gateway-lookup.js';
 
 function accountRefused(key: string, field: string, authority: string | undefined) {
   const expected = authority ? `: for this gateway, ${authority}` : '';

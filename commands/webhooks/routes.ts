@@ -10,15 +10,14 @@
  * what happened (the gateway variant may remove zero or many).
  */
 import type { RequestHandler, Response } from 'express';
-import type { AppContext } from '../../src/app/context.js';
-import type { Api } from '../../src/http/routes.js';
-import { requireAdminKey } from '../../src/auth/admin-key.js';
-import { requireGatewayToken, type RequestAuth } from '../../src/auth/gateway-token.js';
-import { currentGatewayKeys } from '../gateway-auth/current-keys.js';
-import { createPdaDeriver } from '../../src/domain/pda.js';
-import { keyRingOf } from '../keys/key-ring.js';
-import { defaultGatewayLookup } from '../keys/register.js';
-import { API_VERSION } from '../../src/http/version.js';
+import type { AppContext } from '../../src/kernel/context.js';
+import type { Api } from '../../src/kernel/http/routes.js';
+import { requireAdminKey } from '../../src/kernel/auth/admin-key.js';
+import { requireGatewayToken, type RequestAuth } from '../../src/kernel/auth/gateway-token.js';
+import { currentGatewayKeys, defaultGatewayLookup } from '../../src/kernel/auth/current-keys.js';
+import { createPdaDeriver } from '../../src/kernel/domain/pda.js';
+import { keyRingOf } from '../../infra/signing-keys/key-ring.js';
+import { API_VERSION } from '../../src/kernel/http/version.js';
 import { registerWebhookToolRoutes } from './tool-routes.js';
 import {
   attemptListSchema, createBodySchema, createdWebhookSchema, deletedSchema, gatewayParams, idParams, listQuery,

@@ -1,6 +1,6 @@
 /** One schema per request part and response of /v1/webhooks (validation and OpenAPI). */
-import { base58Key, limitSchema, offsetSchema, type JsonSchema } from '../../src/http/schema.js';
-import { WEBHOOK_EVENT_TYPES, WEBHOOK_TEST } from '../../src/webhooks/event-types.js';
+import { base58Key, limitSchema, offsetSchema, type JsonSchema } from '../../src/kernel/http/schema.js';
+import { WEBHOOK_EVENT_TYPES, WEBHOOK_TEST } from './delivery/event-types.js';
 
 export const DEFAULT_LIMIT = 100;
 

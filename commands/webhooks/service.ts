@@ -9,21 +9,21 @@
  * gateway signed in a moment ago is never refused for lag. The admin key may act for any.
  */
 import bs58 from 'bs58';
-import type { PdaDeriver } from '../../src/domain/pda.js';
-import type { RequestAuth } from '../../src/auth/gateway-token.js';
-import { conflict, forbidden, invalid, notFound } from '../../src/http/errors.js';
+import type { PdaDeriver } from '../../src/kernel/domain/pda.js';
+import type { RequestAuth } from '../../src/kernel/auth/gateway-token.js';
+import { conflict, forbidden, invalid, notFound } from '../../src/kernel/http/errors.js';
 import type { Db } from '../../infra/postgres/database.js';
 import { checkTarget, TargetRefused, type Resolver } from '../../infra/http/ssrf-guard.js';
-import { newSigningSecret } from '../../src/webhooks/signer.js';
+import { newSigningSecret } from './delivery/signer.js';
 import { sealSecret } from '../../infra/crypto/secret-box.js';
-import { secretAad } from '../../commands/webhooks/secret-aad.js';
+import { secretAad } from './secret-aad.js';
 import {
   deleteGatewayWebhooks, deleteWebhook, findWebhook, insertWebhook, listWebhooks, updateEndpoint,
   type EndpointSettings, type Page, type WebhookRow,
 } from './store.js';
 import { listAttempts, type AttemptRow } from './attempts-query.js';
 import { refuseGatewayAccount } from './gateway-key.js';
-import type { GatewayLookup } from '../gateway-auth/gateway-lookup.js';
+import type { GatewayLookup } from '../../src/kernel/auth/gateway-lookup.js';
 
 export interface WebhookDeps {
   db: Db;

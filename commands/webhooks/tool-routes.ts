@@ -3,12 +3,12 @@
  * rotation, resend, recover and test. Registered by routes.ts (one route module).
  */
 import type { RequestHandler, Response } from 'express';
-import type { Api } from '../../src/http/routes.js';
-import type { RequestAuth } from '../../src/auth/gateway-token.js';
-import { EVENT_TYPE_CATALOG } from '../../src/webhooks/event-types.js';
+import type { Api } from '../../src/kernel/http/routes.js';
+import type { RequestAuth } from '../../src/kernel/auth/gateway-token.js';
+import { EVENT_TYPE_CATALOG } from './delivery/event-types.js';
 import { eventTypeListSchema, idParams, rotatedSecretSchema } from './schemas.js';
 import { recoverDeliveries, resendDelivery, rotateSecret, sendTest, type ToolDeps } from './tools.js';
-import type { JsonSchema } from '../../src/http/schema.js';
+import type { JsonSchema } from '../../src/kernel/http/schema.js';
 
 type IdParams = { id: number };
 type DeliveryParams = { id: number; deliveryId: string };

@@ -5,12 +5,12 @@
  */
 import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
-import { conflict, invalid, notFound } from '../../src/http/errors.js';
-import type { RequestAuth } from '../../src/auth/gateway-token.js';
-import { newSigningSecret, signedHeaders } from '../../src/webhooks/signer.js';
-import { deliveryBody } from '../../src/webhooks/deliver.js';
-import { recordAttempt } from '../../src/webhooks/outbox-store.js';
-import { WEBHOOK_TEST } from '../../src/webhooks/event-types.js';
+import { conflict, invalid, notFound } from '../../src/kernel/http/errors.js';
+import type { RequestAuth } from '../../src/kernel/auth/gateway-token.js';
+import { newSigningSecret, signedHeaders } from './delivery/signer.js';
+import { deliveryBody } from './delivery/deliver.js';
+import { recordAttempt } from './delivery/outbox-store.js';
+import { WEBHOOK_TEST } from './delivery/event-types.js';
 import { openSecret, sealSecret } from '../../infra/crypto/secret-box.js';
 import { createJsonPoster, PostError, type PostResult } from '../../infra/http/post-json.js';
 import { secretAad } from './secret-aad.js';

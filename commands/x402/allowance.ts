@@ -9,8 +9,8 @@
  * The verifier can check only the new policy's share without reading the chain: an
  * approve below it cannot pay the policy for a year, so it is refused.
  */
-import type { Frequency, PolicyType } from '../../src/domain/policy-type.js';
-import { U64_MAX } from '../../src/domain/spl-token.js';
+import type { Frequency, PolicyType } from '../../src/kernel/domain/policy-type.js';
+import { U64_MAX } from '../../src/kernel/domain/spl-token.js';
 import type { PaymentRequirement } from './requirements.js';
 
 const YEAR_SECONDS = 31_536_000n;

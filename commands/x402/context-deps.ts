@@ -3,9 +3,9 @@
  * Redis and key ring (the JWTs are signed with the service's keys and published in
  * /v1/jwks), the injected clock, and the x402 settings.
  */
-import type { AppContext } from '../../src/app/context.js';
+import type { AppContext } from '../../src/kernel/context.js';
 import { createRpcClient } from '../../infra/solana/rpc-client.js';
-import { keyRingOf } from '../keys/key-ring.js';
+import { keyRingOf } from '../../infra/signing-keys/key-ring.js';
 import type { X402Deps } from './engine.js';
 import { createUsageLedger } from '../settlement/usage-ledger.js';
 

@@ -5,9 +5,9 @@
  * derived here exactly as the localnet derives them. Elsewhere, without both settings,
  * the demo is off.
  */
-import type { Config } from '../../src/config/config.js';
-import { createPdaDeriver } from '../../src/domain/pda.js';
-import { deriveKeypair } from '../../src/domain/seeded-keypair.js';
+import type { Config } from '../../src/kernel/config/config.js';
+import { createPdaDeriver } from '../../src/kernel/domain/pda.js';
+import { deriveKeypair } from '../../src/kernel/domain/seeded-keypair.js';
 import type { PaymentRequirementInput } from './requirements.js';
 
 export type DemoSetup = { on: true; requirements: PaymentRequirementInput[] } | { on: false; why: string };

@@ -13,9 +13,9 @@
  *                                  requirement, and a pay-as-you-go chunk metered
  */
 import type { Redis } from 'ioredis';
-import { createPdaDeriver, type PdaDeriver } from '../../src/domain/pda.js';
-import { asPolicyType } from '../../src/domain/policy-type.js';
-import { systemClock, type Clock } from '../../src/app/context.js';
+import { createPdaDeriver, type PdaDeriver } from '../../src/kernel/domain/pda.js';
+import { asPolicyType } from '../../src/kernel/domain/policy-type.js';
+import { systemClock, type Clock } from '../../src/kernel/context.js';
 import { createIdempotency, type SettledResult } from './idempotency.js';
 import { randomUUID } from 'node:crypto';
 import { meterRequest, type UsageLedger } from './metering.js';

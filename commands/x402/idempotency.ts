@@ -10,8 +10,8 @@
  * processed is recognized at send and confirmed (settle.ts).
  */
 import type { Redis } from 'ioredis';
-import { conflict } from '../../src/http/errors.js';
-import { x402PaymentKey } from '../../src/keys/index.js';
+import { conflict } from '../../src/kernel/http/errors.js';
+import { x402PaymentKey } from '../../src/kernel/keys/index.js';
 
 export interface SettledResult {
   /** the Payment-Response header value */

@@ -26,7 +26,7 @@
  * requirements are limited to safe integers.
  */
 import type { Redis } from 'ioredis';
-import type { PayAsYouGoType } from '../../src/domain/policy-type.js';
+import type { PayAsYouGoType } from '../../src/kernel/domain/policy-type.js';
 import { luaScript, runScript } from '../../infra/redis/scripts.js';
 
 /**

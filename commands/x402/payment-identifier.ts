@@ -11,7 +11,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { conflict, invalid } from '../../src/http/errors.js';
+import { conflict, invalid } from '../../src/kernel/http/errors.js';
 import type { PaymentPayload } from './payload.js';
 
 export const PAYMENT_IDENTIFIER = 'payment-identifier';

@@ -10,8 +10,8 @@
 import { readProgramAccount, type AccountRead } from '../../infra/solana/accounts.js';
 import type { RpcClient } from '../../infra/solana/rpc-client.js';
 import type { Commitment } from '../../infra/solana/chain-reader.js';
-import { createLru } from '../../src/domain/lru.js';
-import type { Clock } from '../../src/app/context.js';
+import { createLru } from '../../src/kernel/domain/lru.js';
+import type { Clock } from '../../src/kernel/context.js';
 
 export interface PolicyCache {
   get(address: string): Promise<AccountRead>;

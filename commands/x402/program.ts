@@ -14,10 +14,10 @@
 import { BorshCoder } from '@coral-xyz/anchor';
 import BN from 'bn.js';
 import { PublicKey, TransactionInstruction, type AccountMeta } from '@solana/web3.js';
-import { idl } from '../../src/idl/index.js';
-import { normalizeIdlValue, textToFixedBytes } from '../../src/events/codec.js';
-import { asPolicyType, type Frequency, type PolicyType } from '../../src/domain/policy-type.js';
-import { PAYMENT_MEMO_BYTES } from '../../src/domain/memo.js';
+import { idl } from '../../src/kernel/idl/index.js';
+import { normalizeIdlValue, textToFixedBytes } from '../../src/kernel/events/codec.js';
+import { asPolicyType, type Frequency, type PolicyType } from '../../src/kernel/domain/policy-type.js';
+import { PAYMENT_MEMO_BYTES } from '../../src/kernel/domain/memo.js';
 import type { PaymentRequirement } from './requirements.js';
 
 export const SYSTEM_PROGRAM_ID = '11111111111111111111111111111111';
@@ -39,7 +39,7 @@ export function accountNames(name: PaymentIxName): string[] {
   return (ixAccounts.get(name) ?? []).map((a) => a.name);
 }
 
-export { associatedTokenAddress } from '../../src/domain/spl-token.js';
+export { associatedTokenAddress } from '../../src/kernel/domain/spl-token.js';
 
 function instruction(programId: string, name: PaymentIxName, accounts: Record<string, string>, args: Record<string, unknown>): TransactionInstruction {
   const keys: AccountMeta[] = (ixAccounts.get(name) ?? []).map((a) => {

@@ -12,11 +12,11 @@
  * JWT serves both. Every node computes the same id for the same configuration.
  */
 import { createHash } from 'node:crypto';
-import { FREQUENCY_SECONDS } from '../../src/domain/frequency.js';
-import { isPublicKey } from '../../src/domain/pda.js';
-import type { Frequency } from '../../src/domain/policy-type.js';
-import { PAYMENT_MEMO_BYTES } from '../../src/domain/memo.js';
-import { textToFixedBytes } from '../../src/events/codec.js';
+import { FREQUENCY_SECONDS } from '../../src/kernel/domain/frequency.js';
+import { isPublicKey } from '../../src/kernel/domain/pda.js';
+import type { Frequency } from '../../src/kernel/domain/policy-type.js';
+import { PAYMENT_MEMO_BYTES } from '../../src/kernel/domain/memo.js';
+import { textToFixedBytes } from '../../src/kernel/events/codec.js';
 
 export const X402_VERSION = 2;
 export const SCHEMES = ['deferred', 'x402://payg', 'x402://upto'] as const;

@@ -4,9 +4,9 @@
  * X402_DEMO_* settings, so a fresh `make start` shows the whole flow with `tributary pay`.
  */
 import type { RequestHandler } from 'express';
-import type { AppContext } from '../../src/app/context.js';
-import type { Api } from '../../src/http/routes.js';
-import { base58Key } from '../../src/http/schema.js';
+import type { AppContext } from '../../src/kernel/context.js';
+import type { Api } from '../../src/kernel/http/routes.js';
+import { base58Key } from '../../src/kernel/http/schema.js';
 import { x402DepsFromContext } from './context-deps.js';
 import { demoSetup } from './demo.js';
 import { paymentRequired, x402Grant } from './middleware.js';

@@ -12,12 +12,12 @@
 import { readProgramAccount, readProgramAccounts, type AccountRead } from '../../infra/solana/accounts.js';
 import { RpcResponseError, RpcUnavailableError, type RpcClient } from '../../infra/solana/rpc-client.js';
 import type { Commitment } from '../../infra/solana/chain-reader.js';
-import type { PdaDeriver } from '../../src/domain/pda.js';
-import { describeTransactionError, nameCustomErrors } from '../../src/domain/program-errors.js';
-import { asPolicyType, asStatus, type PolicyType } from '../../src/domain/policy-type.js';
-import { upstreamUnavailable } from '../../src/http/errors.js';
-import { PAYMENT_MEMO_BYTES } from '../../src/domain/memo.js';
-import { textToFixedBytes } from '../../src/events/codec.js';
+import type { PdaDeriver } from '../../src/kernel/domain/pda.js';
+import { describeTransactionError, nameCustomErrors } from '../../src/kernel/domain/program-errors.js';
+import { asPolicyType, asStatus, type PolicyType } from '../../src/kernel/domain/policy-type.js';
+import { upstreamUnavailable } from '../../src/kernel/http/errors.js';
+import { PAYMENT_MEMO_BYTES } from '../../src/kernel/domain/memo.js';
+import { textToFixedBytes } from '../../src/kernel/events/codec.js';
 import type { PaymentRequirement } from './requirements.js';
 import { termsMismatch } from './terms.js';
 import type { CheckedPayment } from './verify-transaction.js';

@@ -3,9 +3,9 @@
  * policy with the requirement's terms serves as is (no transaction sent); otherwise the
  * transaction is sent, confirmed, and the created policy read back. Then the JWT.
  */
-import type { Clock } from '../../src/app/context.js';
+import type { Clock } from '../../src/kernel/context.js';
 import type { AccountRead } from '../../infra/solana/accounts.js';
-import { asPolicyType } from '../../src/domain/policy-type.js';
+import { asPolicyType } from '../../src/kernel/domain/policy-type.js';
 import type { PolicyCache } from './policy-cache.js';
 import { keyValueHeader, type PaymentRequirement } from './requirements.js';
 import type { SettledResult } from './idempotency.js';

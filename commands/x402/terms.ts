@@ -10,7 +10,7 @@
  */
 import { frequencyText } from './requirements.js';
 import type { PaymentRequirement } from './requirements.js';
-import type { PolicyType, UpToType } from '../../src/domain/policy-type.js';
+import type { PolicyType, UpToType } from '../../src/kernel/domain/policy-type.js';
 
 /** Why `type` does not carry the requirement's terms, or undefined when it does. */
 export function termsMismatch(r: PaymentRequirement, type: PolicyType): string | undefined {

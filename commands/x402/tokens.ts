@@ -1,6 +1,6 @@
 /**
  * The JWT of a paid exchange: ES256, signed with the service's active key (commands/keys)
- * and verifiable by anyone through /v1/jwks (src/client/verify-token.ts). Claims:
+ * and verifiable by anyone through /v1/jwks (commands/x402/client/verify-token.ts). Claims:
  *
  *   sub            the payer's wallet
  *   role           "x402"
@@ -15,12 +15,12 @@
  * within X402_CACHE_MS).
  */
 import type { JWTPayload } from 'jose';
-import { createLru } from '../../src/domain/lru.js';
-import { AppError } from '../../src/http/errors.js';
-import type { Clock } from '../../src/app/context.js';
+import { createLru } from '../../src/kernel/domain/lru.js';
+import { AppError } from '../../src/kernel/http/errors.js';
+import type { Clock } from '../../src/kernel/context.js';
 import type { Scheme } from './requirements.js';
 
-/** What the middleware needs of a key ring (commands/keys/key-ring.ts's KeyRing has it). */
+/** What the middleware needs of a key ring (infra/signing-keys/key-ring.ts's KeyRing has it). */
 export interface X402Signer {
   sign(claims: Record<string, unknown>, opts: { subject: string; expiresAt: number }): Promise<{ token: string }>;
   /** throws when the signature, issuer, audience, exp or nbf is wrong */

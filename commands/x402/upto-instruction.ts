@@ -1,7 +1,7 @@
 /** A Tributary instruction from the vendored IDL: accounts by name in the IDL's order, args borsh-encoded. */
 import { BorshCoder } from '@coral-xyz/anchor';
 import { PublicKey, TransactionInstruction, type AccountMeta } from '@solana/web3.js';
-import { idl } from '../../src/idl/index.js';
+import { idl } from '../../src/kernel/idl/index.js';
 
 const coder = new BorshCoder(idl);
 interface IdlIxAccount { name: string; signer?: boolean; writable?: boolean; address?: string }

@@ -6,7 +6,7 @@
  * Without a transaction the report only asks whether `amount` would be admitted.
  */
 import { readProgramAccount } from '../../infra/solana/accounts.js';
-import { asPolicyType } from '../../src/domain/policy-type.js';
+import { asPolicyType } from '../../src/kernel/domain/policy-type.js';
 import type { PaymentEngine, X402Grant } from './engine.js';
 import type { PaymentRequirement } from './requirements.js';
 import { chainRead, confirmPayment, PaymentRefused, sendPayment } from './settle.js';

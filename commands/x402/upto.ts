@@ -17,8 +17,8 @@ import { PublicKey, TransactionMessage, VersionedTransaction, type Keypair } fro
 import { readProgramAccount } from '../../infra/solana/accounts.js';
 import type { RpcClient } from '../../infra/solana/rpc-client.js';
 import type { Commitment } from '../../infra/solana/chain-reader.js';
-import { createPdaDeriver } from '../../src/domain/pda.js';
-import { idl } from '../../src/idl/index.js';
+import { createPdaDeriver } from '../../src/kernel/domain/pda.js';
+import { idl } from '../../src/kernel/idl/index.js';
 import { tributaryInstruction } from './upto-instruction.js';
 import { COMPUTE_BUDGET_PROGRAM_ID } from './program.js';
 import { signatureProblem } from './signatures.js';

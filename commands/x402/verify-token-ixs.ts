@@ -5,8 +5,8 @@
  * revoke + approve that make the policy executable.
  */
 import { PublicKey } from '@solana/web3.js';
-import { associatedTokenAddress, decodeAtaIx, decodeTokenIx } from '../../src/domain/spl-token.js';
-import { createLru } from '../../src/domain/lru.js';
+import { associatedTokenAddress, decodeAtaIx, decodeTokenIx } from '../../src/kernel/domain/spl-token.js';
+import { createLru } from '../../src/kernel/domain/lru.js';
 import { requirementAllowance } from './allowance.js';
 import type { PaymentRequirement } from './requirements.js';
 

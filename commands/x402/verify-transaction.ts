@@ -23,10 +23,10 @@
  */
 import { VersionedTransaction } from '@solana/web3.js';
 import bs58 from 'bs58';
-import type { PdaDeriver } from '../../src/domain/pda.js';
-import { PAYMENT_MEMO_BYTES } from '../../src/domain/memo.js';
-import { associatedTokenAddress, ASSOCIATED_TOKEN_PROGRAM, TOKEN_PROGRAM } from '../../src/domain/spl-token.js';
-import { textToFixedBytes } from '../../src/events/codec.js';
+import type { PdaDeriver } from '../../src/kernel/domain/pda.js';
+import { PAYMENT_MEMO_BYTES } from '../../src/kernel/domain/memo.js';
+import { associatedTokenAddress, ASSOCIATED_TOKEN_PROGRAM, TOKEN_PROGRAM } from '../../src/kernel/domain/spl-token.js';
+import { textToFixedBytes } from '../../src/kernel/events/codec.js';
 import { accountNames, COMPUTE_BUDGET_PROGRAM_ID, decodePaymentIx, SYSTEM_PROGRAM_ID, type DecodedIx, type PaymentIxName } from './program.js';
 import type { PaymentRequirement } from './requirements.js';
 import { signatureProblem } from './signatures.js';

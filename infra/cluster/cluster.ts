@@ -21,7 +21,7 @@ export interface ClusterOptions {
   /** nginx listens here; the API nodes on 127.0.0.1 only */
   host: string;
   port: number;
-  /** how the CLI is run, e.g. [node, dist/src/cli/bin.js] */
+  /** how the CLI is run, e.g. [node, dist/src/app/cli/bin.js] */
   cli: readonly string[];
   /** environment of every role: DATABASE_URL, REDIS_URL, ADMIN_API_KEY, ... */
   env: Readonly<Record<string, string>>;

@@ -9,7 +9,7 @@
  *   CLUSTER_API_NODES (2), CLUSTER_PROJECTORS, CLUSTER_WEBHOOK_WORKERS, CLUSTER_NOTIFIERS, CLUSTER_INDEXERS (1)
  *   CLUSTER_REPLICA_PORT (5433)  streaming replica of DATABASE_URL's primary for the API nodes' reads; CLUSTER_REPLICA=0: none
  *   CLUSTER_SENTINEL (0)         1: a private redis-server (CLUSTER_REDIS_PORT, 6380) reached through Sentinel (CLUSTER_SENTINEL_PORT, 26380)
- *   CLUSTER_CLI (dist)           dist: node dist/src/cli/bin.js (after make build); tsx: the TypeScript sources
+ *   CLUSTER_CLI (dist)           dist: node dist/src/app/cli/bin.js (after make build); tsx: the TypeScript sources
  *   LOCALNET_PORT, LOCALNET_SEED, LOCALNET_RATE, LOCALNET_MAX_EVENTS as for make start; SOLANA_RPC_URL set: no localnet
  */
 import { existsSync } from 'node:fs';
@@ -38,8 +38,8 @@ const num = (name: string, dflt: number): number => {
 const flag = (name: string, dflt: boolean): boolean => (env[name] === undefined || env[name] === '' ? dflt : !['0', 'false', 'no', 'off'].includes(env[name].toLowerCase()));
 
 export function cliCommand(root: string, mode: string | undefined): string[] {
-  if (mode === 'tsx') return [process.execPath, '--import', 'tsx', path.join(root, 'src', 'cli', 'bin.ts')];
-  const bin = path.join(root, 'dist', 'src', 'cli', 'bin.js');
+  if (mode === 'tsx') return [process.execPath, '--import', 'tsx', path.join(root, 'src', 'app', 'cli', 'bin.ts')];
+  const bin = path.join(root, 'dist', 'src', 'app', 'cli', 'bin.js');
   if (!existsSync(bin)) throw new Error(`${bin} is missing: run make build first (or CLUSTER_CLI=tsx)`);
   return [process.execPath, bin];
 }

@@ -6,7 +6,7 @@
  */
 import type { VersionedMessage } from '@solana/web3.js';
 import bs58 from 'bs58';
-import type { TributaryEvent } from '../../src/events/envelope.js';
+import type { TributaryEvent } from '../../src/kernel/events/envelope.js';
 import { BLOCKHASH_VALIDITY, FINALITY_DEPTH } from './constants.js';
 import type { InnerInstructions, TransactionError } from './executor.js';
 import { deriveHash } from './keys.js';

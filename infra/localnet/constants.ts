@@ -4,7 +4,7 @@
  * unchanged against the localnet.
  */
 import { PublicKey } from '@solana/web3.js';
-import { PROGRAM_ID as PROGRAM_ID_TEXT } from '../../src/idl/index.js';
+import { PROGRAM_ID as PROGRAM_ID_TEXT } from '../../src/kernel/idl/index.js';
 
 export const PROGRAM_ID = new PublicKey(PROGRAM_ID_TEXT);
 export const SYSTEM_PROGRAM_ID = new PublicKey('11111111111111111111111111111111');

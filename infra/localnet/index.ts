@@ -8,7 +8,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
-import type { TributaryEvent } from '../../src/events/envelope.js';
+import type { TributaryEvent } from '../../src/kernel/events/envelope.js';
 import { createChain, type Chain } from './chain.js';
 import { SLOT_MS } from './constants.js';
 import { buildFixtures, writeFixtures, type LocalnetFixtures } from './fixtures.js';

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { PublicKey } from '@solana/web3.js';
 import { ASSOCIATED_TOKEN_PROGRAM_ID, PROGRAM_ID, TOKEN_PROGRAM_ID } from './constants.js';
 
-export { deriveKeypair } from '../../src/domain/seeded-keypair.js';
+export { deriveKeypair } from '../../src/kernel/domain/seeded-keypair.js';
 
 /** Deterministic pseudo-random 32 bytes (blockhashes, filler addresses). */
 export function deriveHash(seed: string, label: string): Buffer {

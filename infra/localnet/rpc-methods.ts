@@ -9,7 +9,7 @@ import bs58 from 'bs58';
 import type { Chain } from './chain.js';
 import { deriveHash } from './keys.js';
 import { PROGRAM_ID } from './constants.js';
-import { idlAccounts } from '../../src/idl/index.js';
+import { idlAccounts } from '../../src/kernel/idl/index.js';
 import { configParam, invalidParams, optionalNumber, type Params } from './rpc-errors.js';
 import { accountMethods } from './rpc-accounts.js';
 import { submitMethods } from './rpc-submit.js';

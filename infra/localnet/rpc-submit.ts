@@ -12,7 +12,7 @@ import {
   TRANSACTION_SIGNATURE_VERIFICATION_FAILURE, type Params,
 } from './rpc-errors.js';
 import { submitTransaction, type Rejection } from './submit.js';
-import { describeTransactionError } from '../../src/domain/program-errors.js';
+import { describeTransactionError } from '../../src/kernel/domain/program-errors.js';
 
 function decodeTransaction(encoded: string, encoding: string): VersionedTransaction {
   try {

@@ -6,9 +6,9 @@
  */
 import type { VersionedTransaction } from '@solana/web3.js';
 import bs58 from 'bs58';
-import { normalizeIdlValue } from '../../src/events/codec.js';
-import { eventId, type TributaryEvent } from '../../src/events/envelope.js';
-import { isEventName } from '../../src/events/catalog.js';
+import { normalizeIdlValue } from '../../src/kernel/events/codec.js';
+import { eventId, type TributaryEvent } from '../../src/kernel/events/envelope.js';
+import { isEventName } from '../../src/kernel/events/catalog.js';
 import type { Chain, TokenBalance, TxRecord } from './chain.js';
 import { LAMPORTS_PER_SIGNATURE, TOKEN_PROGRAM_ID } from './constants.js';
 import type { AccountView } from './program/store.js';

@@ -7,7 +7,7 @@ import { decodeAccount } from './program/encoding.js';
 import { bn, status, zeros, type PolicyStatusName } from './program/model.js';
 import { randomForward, randomMemo, randomPolicyType } from './workload-policies.js';
 import { refreshPolicy, type WlPolicy, type WlUserPayment } from './workload-model.js';
-import { approveIx, createAtaIdempotentIx, U64_MAX } from '../../src/domain/spl-token.js';
+import { approveIx, createAtaIdempotentIx, U64_MAX } from '../../src/kernel/domain/spl-token.js';
 import type { Action, Plan, WorkloadEnv } from './workload-plan.js';
 
 /** the workload's users pay in these (wSOL and mSOL too, for variety of decimals) */

@@ -4,7 +4,7 @@
  */
 import type { ArchiveTables } from '../../projections/archive/tables.js';
 import type { RunnerTables } from '../../projections/runner/tables.js';
-import type { KeysTables } from '../../commands/keys/tables.js';
+import type { KeysTables } from '../signing-keys/tables.js';
 import type { GatewaysTables } from '../../projections/gateways/tables.js';
 import type { UserPaymentsTables } from '../../projections/user-payments/tables.js';
 import type { PolicyTables } from '../../projections/policies/tables.js';

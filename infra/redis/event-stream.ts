@@ -5,7 +5,7 @@
  * the window is an optimisation of the stream, not the guarantee.
  */
 import type { Redis } from 'ioredis';
-import { serializeEvent, STREAM_FIELD, type TributaryEvent } from '../../src/events/envelope.js';
+import { serializeEvent, STREAM_FIELD, type TributaryEvent } from '../../src/kernel/events/envelope.js';
 import type { StreamKeys } from './client.js';
 import { luaScript, runScript } from './scripts.js';
 

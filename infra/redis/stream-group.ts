@@ -3,7 +3,7 @@
  * Blocking reads use their own connection and a finite BLOCK (DESIGN.md).
  */
 import type { Redis } from 'ioredis';
-import { STREAM_FIELD } from '../../src/events/envelope.js';
+import { STREAM_FIELD } from '../../src/kernel/events/envelope.js';
 
 export interface StreamEntry { streamId: string; payload: string | undefined }
 

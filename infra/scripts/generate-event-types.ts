@@ -1,7 +1,7 @@
 /**
- * Generates src/events/event-types.ts from the vendored IDL: one TypeScript type per
- * program event, in the JSON form the codec (src/events/codec.ts) produces, and the
- * discriminated union of all of them. Run after updating src/idl/tributary.json:
+ * Generates src/kernel/events/event-types.ts from the vendored IDL: one TypeScript type per
+ * program event, in the JSON form the codec (src/kernel/events/codec.ts) produces, and the
+ * discriminated union of all of them. Run after updating src/kernel/idl/tributary.json:
  *
  *   node --import tsx infra/scripts/generate-event-types.ts
  *
@@ -17,8 +17,8 @@ interface Variant { name: string; fields?: (Field | TypeRef)[] }
 type TypeDef = { name: string; type: { kind: 'struct'; fields?: Field[] } | { kind: 'enum'; variants: Variant[] } };
 interface IdlJson { events: { name: string }[]; types: TypeDef[] }
 
-export const OUTPUT = fileURLToPath(new URL('../../src/events/event-types.ts', import.meta.url));
-const IDL = fileURLToPath(new URL('../../src/idl/tributary.json', import.meta.url));
+export const OUTPUT = fileURLToPath(new URL('../../src/kernel/events/event-types.ts', import.meta.url));
+const IDL = fileURLToPath(new URL('../../src/kernel/idl/tributary.json', import.meta.url));
 
 // The codec's rules (codec.ts): text byte arrays become strings, memos keep their bytes as hex.
 const TEXT_FIELDS = new Set(['memo', 'name', 'url', 'referral_code']);
@@ -102,9 +102,9 @@ export function renderEventTypes(idl: IdlJson): string {
     for (const u of used) if (!done.has(u)) pending.push(u);
   }
   return [
-    '// Generated from src/idl/tributary.json by infra/scripts/generate-event-types.ts. Do not edit:',
+    '// Generated from src/kernel/idl/tributary.json by infra/scripts/generate-event-types.ts. Do not edit:',
     '// run `node --import tsx infra/scripts/generate-event-types.ts` after changing the IDL.',
-    '// The JSON form of every program event as src/events/codec.ts decodes it.',
+    '// The JSON form of every program event as src/kernel/events/codec.ts decodes it.',
     '',
     '/** A public key, base58. */',
     'export type Pubkey = string;',

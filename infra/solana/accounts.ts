@@ -9,8 +9,8 @@
  *   - RpcUnavailableError / RpcResponseError (rpc-client.ts) when the chain does not
  *     answer or answers with an error: the caller decides what a read model may say instead.
  */
-import { idlAccounts } from '../../src/idl/index.js';
-import { decodeAccount, type EventData } from '../../src/events/codec.js';
+import { idlAccounts } from '../../src/kernel/idl/index.js';
+import { decodeAccount, type EventData } from '../../src/kernel/events/codec.js';
 import type { RpcClient } from './rpc-client.js';
 
 export type AccountRead =

@@ -2,8 +2,8 @@
  * The archive: every event, once, in the append-only `events` table, the replay source of
  * every other read model (the stream is trimmed; this table is the history).
  */
-import { textToFixedBytes } from '../../src/events/codec.js';
-import type { TributaryEvent } from '../../src/events/envelope.js';
+import { textToFixedBytes } from '../../src/kernel/events/codec.js';
+import type { TributaryEvent } from '../../src/kernel/events/envelope.js';
 import type { Projection, Trx } from '../runner/projection.js';
 
 /** The 64-byte memo of an event, for trackingId lookups through the memo encoding. */

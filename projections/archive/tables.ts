@@ -1,5 +1,5 @@
 import type { ColumnType, Generated } from 'kysely';
-import type { EventData } from '../../src/events/codec.js';
+import type { EventData } from '../../src/kernel/events/codec.js';
 
 export interface EventsTable {
   seq: Generated<string>;

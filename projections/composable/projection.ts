@@ -3,8 +3,8 @@
  * memos, ComposableExecuted as the execution (total input, total output after fees), and
  * the forward config and validations kept for the normalized object.
  */
-import { PROGRAM_ID } from '../../src/idl/index.js';
-import { createPdaDeriver, type PdaDeriver } from '../../src/domain/pda.js';
+import { PROGRAM_ID } from '../../src/kernel/idl/index.js';
+import { createPdaDeriver, type PdaDeriver } from '../../src/kernel/domain/pda.js';
 import type { Projection } from '../runner/projection.js';
 import { composablePolicySpec } from '../policies/specs.js';
 import { createPolicyProjection } from '../policies/projection.js';

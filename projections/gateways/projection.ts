@@ -6,10 +6,10 @@
  * Times are the events' block times; a missing block time leaves the previous value.
  */
 import { sql } from 'kysely';
-import { PROGRAM_ID } from '../../src/idl/index.js';
-import { createPdaDeriver, type PdaDeriver } from '../../src/domain/pda.js';
-import { pgText } from '../../src/domain/event-data.js';
-import { assertNever, type TributaryEvent } from '../../src/events/envelope.js';
+import { PROGRAM_ID } from '../../src/kernel/idl/index.js';
+import { createPdaDeriver, type PdaDeriver } from '../../src/kernel/domain/pda.js';
+import { pgText } from '../../src/kernel/domain/event-data.js';
+import { assertNever, type TributaryEvent } from '../../src/kernel/events/envelope.js';
 import type { Projection, Trx } from '../runner/projection.js';
 
 const touch = (at: number | null) => ({ updated_at: sql<string>`coalesce(${at}::bigint, updated_at)` });

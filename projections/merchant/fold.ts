@@ -5,16 +5,16 @@
  * block times (a payment's own clock when the cluster gave none); an event without a
  * time changes state but lands in no bucket.
  */
-import { big, field, int, text } from '../../src/domain/event-data.js';
-import type { TributaryEvent } from '../../src/events/envelope.js';
-import type { EventName } from '../../src/events/catalog.js';
-import type { EventData } from '../../src/events/codec.js';
-import type { PdaDeriver } from '../../src/domain/pda.js';
-import { asPolicyType, asStatus, type PolicyStatus, type PolicyType } from '../../src/domain/policy-type.js';
-import { applyPayment, nextPaymentDue, statusAfterPayment } from '../../src/domain/schedule.js';
-import { BUCKETS, bucketStart } from './calendar.js';
+import { big, field, int, text } from '../../src/kernel/domain/event-data.js';
+import type { TributaryEvent } from '../../src/kernel/events/envelope.js';
+import type { EventName } from '../../src/kernel/events/catalog.js';
+import type { EventData } from '../../src/kernel/events/codec.js';
+import type { PdaDeriver } from '../../src/kernel/domain/pda.js';
+import { asPolicyType, asStatus, type PolicyStatus, type PolicyType } from '../../src/kernel/domain/policy-type.js';
+import { applyPayment, nextPaymentDue, statusAfterPayment } from '../../src/kernel/domain/schedule.js';
+import { BUCKETS, bucketStart } from '../../src/kernel/domain/buckets.js';
 import { DEFAULT_PROTOCOL_SHARE_BPS, splitPayment, type FeeSettings } from './fees.js';
-import { monthlyMicro } from './mrr.js';
+import { monthlyMicro } from '../../src/kernel/domain/mrr.js';
 
 export interface MPolicy {
   address: string;

@@ -6,13 +6,15 @@
  * Its tables are its own: it remembers user payments and policies itself rather than
  * reading another model, so a replay of this one model alone rebuilds it.
  */
-import { PROGRAM_ID } from '../../src/idl/index.js';
-import { createPdaDeriver, type PdaDeriver } from '../../src/domain/pda.js';
+import { PROGRAM_ID } from '../../src/kernel/idl/index.js';
+import { createPdaDeriver, type PdaDeriver } from '../../src/kernel/domain/pda.js';
 import type { Projection } from '../runner/projection.js';
 import { batchNeeds, foldMerchant } from './fold.js';
 import { loadState, saveState } from './store.js';
 
-export const MERCHANT_PROJECTION = 'merchant';
+import { MERCHANT_PROJECTION } from '../../src/kernel/keys/index.js';
+
+export { MERCHANT_PROJECTION };
 
 export function createMerchantProjection(pda: PdaDeriver): Projection {
   return {

@@ -5,7 +5,7 @@
  */
 import { sql } from 'kysely';
 import type { Trx } from '../runner/projection.js';
-import type { PolicyStatus } from '../../src/domain/policy-type.js';
+import type { PolicyStatus } from '../../src/kernel/domain/policy-type.js';
 import { pairKey, type BatchNeeds, type FoldOut, type MerchantState, type MPolicy } from './fold.js';
 
 const CHUNK = 1000;

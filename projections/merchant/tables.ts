@@ -1,5 +1,5 @@
 import type { ColumnType } from 'kysely';
-import type { PolicyType } from '../../src/domain/policy-type.js';
+import type { PolicyType } from '../../src/kernel/domain/policy-type.js';
 
 type Big = ColumnType<string, string | number | bigint, string | number | bigint>;
 type OptBig = ColumnType<string | null, string | number | bigint | null, string | number | bigint | null>;
@@ -65,7 +65,7 @@ export interface MerchantSubscribersTable {
   past_due: ColumnType<boolean, boolean | undefined, boolean>;
 }
 
-/** The running MRR of a gateway and mint, in micro base units (projections/merchant/mrr.ts). */
+/** The running MRR of a gateway and mint, in micro base units (src/kernel/domain/mrr.ts). */
 export interface MerchantMrrTable {
   gateway: string;
   token_mint: string;

@@ -4,8 +4,8 @@
  * IDL's field names) plus the policy's trackingId, rendered as JSON text when the row is
  * written. Pure: a function of the row alone.
  */
-import type { EventData } from '../../src/events/codec.js';
-import { toApiEvent } from '../../src/wire/api-event.js';
+import type { EventData } from '../../src/kernel/events/codec.js';
+import { toApiEvent } from '../../src/kernel/wire/api-event.js';
 import type { Insertable } from 'kysely';
 import type { PaymentsTable } from './tables.js';
 

@@ -4,12 +4,12 @@
  * this model remembers each composable policy's 32-byte memo from its creation event (in
  * a table of its own, never another model's) and fills executions seen before it.
  */
-import { paymentAt, pgText } from '../../src/domain/event-data.js';
-import { COMPOSABLE_MEMO_BYTES, PAYMENT_MEMO_BYTES, memoFromData, memoToTrackingId } from '../../src/domain/memo.js';
-import { assertNever, type TributaryEvent } from '../../src/events/envelope.js';
+import { paymentAt, pgText } from '../../src/kernel/domain/event-data.js';
+import { COMPOSABLE_MEMO_BYTES, PAYMENT_MEMO_BYTES, memoFromData, memoToTrackingId } from '../../src/kernel/domain/memo.js';
+import { assertNever, type TributaryEvent } from '../../src/kernel/events/envelope.js';
 import type { Projection, Trx } from '../runner/projection.js';
 import { paymentDoc, type PaymentRowLike } from './doc.js';
-import { PAYMENTS_GROUP } from '../../src/keys/index.js';
+import { PAYMENTS_GROUP } from '../../src/kernel/keys/index.js';
 
 interface Memo { memo: Buffer; tracking_id: string; input_mint: string | null }
 type Executed = TributaryEvent<'PaymentRecord' | 'ComposableExecuted'>;

@@ -1,11 +1,11 @@
 /**
- * The stored answer of a policy row: its normalized policy (src/domain/policy.ts, the
+ * The stored answer of a policy row: its normalized policy (src/kernel/domain/policy.ts, the
  * same normalizer as chain reads) rendered as JSON text whenever the row changes, so
  * that lists are assembled from text. Pure: a function of the row alone.
  */
-import type { Json } from '../../src/events/codec.js';
-import { normalizePolicy, type PolicyFacts, type PolicyKind } from '../../src/domain/policy.js';
-import type { PolicyStatus, PolicyType } from '../../src/domain/policy-type.js';
+import type { Json } from '../../src/kernel/events/codec.js';
+import { normalizePolicy, type PolicyFacts, type PolicyKind } from '../../src/kernel/domain/policy.js';
+import type { PolicyStatus, PolicyType } from '../../src/kernel/domain/policy-type.js';
 import type { Selectable } from 'kysely';
 import type { PolicyRowTable } from './tables.js';
 

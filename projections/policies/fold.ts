@@ -6,14 +6,14 @@
  * without a timestamp, the program's clock carried by payment events otherwise).
  */
 import type { Insertable, Selectable } from 'kysely';
-import type { Json } from '../../src/events/codec.js';
+import type { Json } from '../../src/kernel/events/codec.js';
 import type { PolicyRowTable, StatusHistoryTable } from './tables.js';
-import { assertNever, type TributaryEvent } from '../../src/events/envelope.js';
-import { pgText } from '../../src/domain/event-data.js';
-import { memoToTrackingId } from '../../src/domain/memo.js';
-import type { PdaDeriver } from '../../src/domain/pda.js';
-import { asPolicyType, asStatus, type PolicyStatus, type PolicyType } from '../../src/domain/policy-type.js';
-import { applyPayment, nextPaymentDue, statusAfterPayment } from '../../src/domain/schedule.js';
+import { assertNever, type TributaryEvent } from '../../src/kernel/events/envelope.js';
+import { pgText } from '../../src/kernel/domain/event-data.js';
+import { memoToTrackingId } from '../../src/kernel/domain/memo.js';
+import type { PdaDeriver } from '../../src/kernel/domain/pda.js';
+import { asPolicyType, asStatus, type PolicyStatus, type PolicyType } from '../../src/kernel/domain/policy-type.js';
+import { applyPayment, nextPaymentDue, statusAfterPayment } from '../../src/kernel/domain/schedule.js';
 
 /** What one event means to a policy model: its creation, a status change, its deletion, or one execution. */
 export type PolicyChange =

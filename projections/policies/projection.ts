@@ -5,8 +5,8 @@
  * payment. Each batch: load the touched rows, fold the events (pure), save the changes.
  * The composable policy model is the same machinery with another spec.
  */
-import { PROGRAM_ID } from '../../src/idl/index.js';
-import { createPdaDeriver, type PdaDeriver } from '../../src/domain/pda.js';
+import { PROGRAM_ID } from '../../src/kernel/idl/index.js';
+import { createPdaDeriver, type PdaDeriver } from '../../src/kernel/domain/pda.js';
 import type { Projection } from '../runner/projection.js';
 import { foldPolicies, type PolicyKindSpec } from './fold.js';
 import { paymentPolicySpec } from './specs.js';

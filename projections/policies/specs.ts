@@ -4,9 +4,9 @@
  * switch over every event name, so a new event in the IDL fails to compile here until
  * someone decides what it means to the model.
  */
-import { assertNever, type TributaryEvent } from '../../src/events/envelope.js';
-import { COMPOSABLE_MEMO_BYTES, PAYMENT_MEMO_BYTES, memoFromData } from '../../src/domain/memo.js';
-import type { PdaDeriver } from '../../src/domain/pda.js';
+import { assertNever, type TributaryEvent } from '../../src/kernel/events/envelope.js';
+import { COMPOSABLE_MEMO_BYTES, PAYMENT_MEMO_BYTES, memoFromData } from '../../src/kernel/domain/memo.js';
+import type { PdaDeriver } from '../../src/kernel/domain/pda.js';
 import type { PolicyChange, PolicyKindSpec } from './fold.js';
 
 function paymentChange(pda: PdaDeriver, e: TributaryEvent): PolicyChange | undefined {

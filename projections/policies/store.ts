@@ -5,8 +5,8 @@
 import type { Selectable } from 'kysely';
 import type { Trx } from '../runner/projection.js';
 import type { FoldResult, FoldState, HistoryRow, Owner, PolicyKindSpec, PolicyRow } from './fold.js';
-import type { PolicyType } from '../../src/domain/policy-type.js';
-import type { PolicyStatus } from '../../src/domain/policy-type.js';
+import type { PolicyType } from '../../src/kernel/domain/policy-type.js';
+import type { PolicyStatus } from '../../src/kernel/domain/policy-type.js';
 import type { PolicyRowTable } from './tables.js';
 import { policyDoc } from './doc.js';
 

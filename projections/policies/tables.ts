@@ -3,7 +3,7 @@
  * by the same logic into tables of the same shape (`payment_*` and `composable_*`).
  */
 import type { ColumnType } from 'kysely';
-import type { Json } from '../../src/events/codec.js';
+import type { Json } from '../../src/kernel/events/codec.js';
 
 type Seconds = ColumnType<string | null, string | number | null, string | number | null>;
 type Big = ColumnType<string, string | number, string | number>;
@@ -40,7 +40,7 @@ export interface PolicyRowTable {
   deleted: boolean;
   deleted_at: Seconds;
   /**
-   * the normalized policy (src/domain/policy.ts) as JSON text, rendered by the projection
+   * the normalized policy (src/kernel/domain/policy.ts) as JSON text, rendered by the projection
    * at every change (projections/policies/doc.ts: policyDoc). A row written by other code
    * without it is left out of the lists.
    */

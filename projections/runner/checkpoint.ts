@@ -1,6 +1,6 @@
 /** Checkpoint and dedup writes, always inside the batch's transaction. */
 import { sql } from 'kysely';
-import type { TributaryEvent } from '../../src/events/envelope.js';
+import type { TributaryEvent } from '../../src/kernel/events/envelope.js';
 import type { Trx } from './projection.js';
 import type { Db } from '../../infra/postgres/database.js';
 

@@ -6,7 +6,7 @@
  */
 import type { Transaction } from 'kysely';
 import type { Database } from '../../infra/postgres/schema.js';
-import type { TributaryEvent } from '../../src/events/envelope.js';
+import type { TributaryEvent } from '../../src/kernel/events/envelope.js';
 
 export type Trx = Transaction<Database>;
 

@@ -10,7 +10,7 @@ import type { Redis } from 'ioredis';
 import type { Db } from '../../infra/postgres/database.js';
 import type { StreamKeys } from '../../infra/redis/client.js';
 import type { Logger } from '../../infra/log/logger.js';
-import { parseEvent, type TributaryEvent } from '../../src/events/envelope.js';
+import { parseEvent, type TributaryEvent } from '../../src/kernel/events/envelope.js';
 import type { Projection } from './projection.js';
 import { advanceCheckpoint, filterNew, lockShared } from './checkpoint.js';
 import { ack, compareStreamIds, type StreamEntry } from '../../infra/redis/stream-group.js';

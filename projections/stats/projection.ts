@@ -4,7 +4,7 @@
  * written as one upsert per (gateway, day) it touches.
  */
 import { sql } from 'kysely';
-import { epochDay, paymentAt } from '../../src/domain/event-data.js';
+import { epochDay, paymentAt } from '../../src/kernel/domain/event-data.js';
 import type { Projection } from '../runner/projection.js';
 
 export const statsProjection: Projection = {

@@ -8,7 +8,7 @@
  */
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../../infra/postgres/schema.js';
-import { epochDay } from '../../src/domain/event-data.js';
+import { epochDay } from '../../src/kernel/domain/event-data.js';
 
 export interface PaymentStatsFilter {
   gateway?: string;

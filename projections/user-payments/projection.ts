@@ -4,9 +4,9 @@
  * UserPaymentCreated for the same owner and mint revives it.
  */
 import { sql } from 'kysely';
-import { PROGRAM_ID } from '../../src/idl/index.js';
-import { createPdaDeriver, type PdaDeriver } from '../../src/domain/pda.js';
-import { assertNever, type TributaryEvent } from '../../src/events/envelope.js';
+import { PROGRAM_ID } from '../../src/kernel/idl/index.js';
+import { createPdaDeriver, type PdaDeriver } from '../../src/kernel/domain/pda.js';
+import { assertNever, type TributaryEvent } from '../../src/kernel/events/envelope.js';
 import type { Projection, Trx } from '../runner/projection.js';
 
 async function applyOne(trx: Trx, pda: PdaDeriver, e: TributaryEvent): Promise<void> {

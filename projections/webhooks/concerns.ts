@@ -15,8 +15,8 @@
  *   payment account serves every gateway, and program events concern all of them. They are
  *   not delivered by webhooks.
  */
-import type { PdaDeriver } from '../../src/domain/pda.js';
-import { assertNever, type TributaryEvent } from '../../src/events/envelope.js';
+import type { PdaDeriver } from '../../src/kernel/domain/pda.js';
+import { assertNever, type TributaryEvent } from '../../src/kernel/events/envelope.js';
 
 export type PolicyKind = 'payment' | 'composable';
 

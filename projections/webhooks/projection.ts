@@ -3,7 +3,7 @@
  * of the gateway the event concerns), in the runner's transaction, so an event's
  * deliveries exist exactly when its checkpoint has moved past it: none lost, none twice
  * (the runner's dedup, and the (webhook, event) key behind it). Delivery workers take the
- * rows from there (src/webhooks/worker.ts); a NOTIFY, sent at commit, wakes them.
+ * rows from there (commands/webhooks/delivery/worker.ts); a NOTIFY, sent at commit, wakes them.
  *
  * A webhook matches a gateway account G when it was registered under G itself or under
  * G's authority (its gateway_account = PDA("gateway", authority) = G). Which gateway an
@@ -13,13 +13,13 @@
  * events API returns it (queries/events toApiEvent), built here from the stream's copy.
  */
 import { sql } from 'kysely';
-import { PROGRAM_ID } from '../../src/idl/index.js';
-import { createPdaDeriver, type PdaDeriver } from '../../src/domain/pda.js';
-import type { TributaryEvent } from '../../src/events/envelope.js';
-import { toApiEvent } from '../../src/wire/api-event.js';
+import { PROGRAM_ID } from '../../src/kernel/idl/index.js';
+import { createPdaDeriver, type PdaDeriver } from '../../src/kernel/domain/pda.js';
+import type { TributaryEvent } from '../../src/kernel/events/envelope.js';
+import { toApiEvent } from '../../src/kernel/wire/api-event.js';
 import type { Projection, Trx } from '../runner/projection.js';
 import { concernOf, createdPolicy, type PolicyKind } from './concerns.js';
-import { OUTBOX_CHANNEL } from '../../src/keys/index.js';
+import { OUTBOX_CHANNEL } from '../../src/kernel/keys/index.js';
 
 /** The channel workers LISTEN on. NOTIFY is per database, so test databases never cross. */
 export { OUTBOX_CHANNEL };

@@ -2,7 +2,7 @@
  * The asset shapes of SPEC.md (search result, resolve data) and how a catalog token
  * becomes one. An asset's id is its mint: the catalog (Jupiter) identifies tokens by mint.
  */
-import type { JsonSchema } from '../../src/http/schema.js';
+import type { JsonSchema } from '../../src/kernel/http/schema.js';
 import { isPublicKey } from '../../infra/upstream/base58.js';
 import { TRUST_TIERS, type CatalogToken, type TrustTier } from '../../infra/upstream/token-catalog.js';
 import { TOKEN_2022_PROGRAM_ID, TOKEN_PROGRAM_ID } from '../../infra/solana/mint.js';

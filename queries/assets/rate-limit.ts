@@ -5,9 +5,9 @@
  * req.ip, which honours X-Forwarded-For only as far as TRUST_PROXY trusts the proxies.
  */
 import type { RequestHandler } from 'express';
-import type { AppContext } from '../../src/app/context.js';
-import { createRateLimit } from '../../infra/redis/rate-limit.js';
-import { rateLimitPrefix } from '../../src/keys/index.js';
+import type { AppContext } from '../../src/kernel/context.js';
+import { createRateLimit } from '../../src/kernel/http/redis-rate-limit.js';
+import { rateLimitPrefix } from '../../src/kernel/keys/index.js';
 
 export function catalogRateLimit(ctx: AppContext, bucket: 'assets' | 'pools'): RequestHandler {
   return createRateLimit(ctx.redis, {

@@ -3,11 +3,11 @@
  * credential stays on this server; answers are cached in Redis for every node; a failing
  * catalog degrades (search: no results; resolve: the well-known map) instead of failing.
  */
-import type { AppContext } from '../../src/app/context.js';
-import { envelope, envelopeSchema } from '../../src/http/envelope.js';
-import { invalid, notFound, upstreamUnavailable } from '../../src/http/errors.js';
-import type { Api } from '../../src/http/routes.js';
-import { base58Key } from '../../src/http/schema.js';
+import type { AppContext } from '../../src/kernel/context.js';
+import { envelope, envelopeSchema } from '../../src/kernel/http/envelope.js';
+import { invalid, notFound, upstreamUnavailable } from '../../src/kernel/http/errors.js';
+import type { Api } from '../../src/kernel/http/routes.js';
+import { base58Key } from '../../src/kernel/http/schema.js';
 import { isPublicKey } from '../../infra/upstream/base58.js';
 import { createSharedCache } from '../../infra/upstream/shared-cache.js';
 import { createTokenCatalog } from '../../infra/upstream/token-catalog.js';

@@ -6,10 +6,10 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import type { AppContext } from '../../src/app/context.js';
-import type { Api } from '../../src/http/routes.js';
-import type { RouteModule } from '../../src/http/app.js';
-import { base58Key } from '../../src/http/schema.js';
+import type { AppContext } from '../../src/kernel/context.js';
+import type { Api } from '../../src/kernel/http/routes.js';
+import type { RouteModule } from '../../src/kernel/http/routes.js';
+import { base58Key } from '../../src/kernel/http/schema.js';
 import { DASHBOARD_HTML } from './page.js';
 import { DASHBOARD_CSS } from './style.js';
 import { DASHBOARD_JS } from './client.js';

@@ -4,9 +4,9 @@
  * kind by a JSON schema derived from the IDL, following the codec's encoding rules, so the
  * OpenAPI document tells clients the exact fields of each of the 19 kinds.
  */
-import { EVENT_NAMES, type EventName } from '../../src/events/catalog.js';
-import { idlType, type IdlField, type IdlTypeRef } from '../../src/idl/index.js';
-import { base58Key, signatureSchema, type JsonSchema } from '../../src/http/schema.js';
+import { EVENT_NAMES, type EventName } from '../../src/kernel/events/catalog.js';
+import { idlType, type IdlField, type IdlTypeRef } from '../../src/kernel/idl/index.js';
+import { base58Key, signatureSchema, type JsonSchema } from '../../src/kernel/http/schema.js';
 
 const TEXT_FIELDS = new Set(['memo', 'name', 'url', 'referral_code']);
 const isPadding = (name: string): boolean => /^_?padding/.test(name) || name.startsWith('_');

@@ -7,9 +7,9 @@
 import { sql, type ExpressionBuilder, type Expression, type SqlBool } from 'kysely';
 import type { Db } from '../../infra/postgres/database.js';
 import type { Database } from '../../infra/postgres/schema.js';
-import type { EventName } from '../../src/events/catalog.js';
+import type { EventName } from '../../src/kernel/events/catalog.js';
 import type { TimeRange } from './params.js';
-import { toApiEvent, type ApiEvent } from '../../src/wire/api-event.js';
+import { toApiEvent, type ApiEvent } from '../../src/kernel/wire/api-event.js';
 
 export { toApiEvent, type ApiEvent };
 

@@ -3,10 +3,10 @@
  * one event kind each, filtered by public keys in its fields. Declared as data: a query
  * parameter (camelCase) maps to the IDL field (snake_case) it must equal.
  */
-import type { AppContext } from '../../src/app/context.js';
-import type { EventName } from '../../src/events/catalog.js';
-import type { Api } from '../../src/http/routes.js';
-import { base58Key, limitSchema, offsetSchema } from '../../src/http/schema.js';
+import type { AppContext } from '../../src/kernel/context.js';
+import type { EventName } from '../../src/kernel/events/catalog.js';
+import type { Api } from '../../src/kernel/http/routes.js';
+import { base58Key, limitSchema, offsetSchema } from '../../src/kernel/http/schema.js';
 import { typedEventListSchema } from './event-schema.js';
 import { listEvents } from './events-query.js';
 

@@ -3,9 +3,9 @@
  * ISO 8601 or unix seconds, tracking ids turned into their memo encodings, event names
  * with SPEC's aliases. Pure functions; bad input throws the typed `invalid` error (400).
  */
-import { EVENT_ALIASES, EVENT_NAMES, resolveEventName, type EventName } from '../../src/events/catalog.js';
-import { textToFixedBytes } from '../../src/events/codec.js';
-import { invalid } from '../../src/http/errors.js';
+import { EVENT_ALIASES, EVENT_NAMES, resolveEventName, type EventName } from '../../src/kernel/events/catalog.js';
+import { textToFixedBytes } from '../../src/kernel/events/codec.js';
+import { invalid } from '../../src/kernel/http/errors.js';
 
 /** 9999-12-31T23:59:59Z: a larger "unix seconds" value is almost surely milliseconds. */
 const MAX_UNIX_SECONDS = 253_402_300_799;

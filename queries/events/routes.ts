@@ -3,11 +3,11 @@
  * payment stats, the per-kind lists and /typed/{eventName}. These endpoints answer bare
  * arrays and objects, as SPEC says; errors use the error envelope.
  */
-import type { AppContext } from '../../src/app/context.js';
-import { EVENT_NAMES, type EventName } from '../../src/events/catalog.js';
-import { notFound } from '../../src/http/errors.js';
-import type { Api } from '../../src/http/routes.js';
-import { base58Key, limitSchema, offsetSchema, signatureSchema, type JsonSchema } from '../../src/http/schema.js';
+import type { AppContext } from '../../src/kernel/context.js';
+import { EVENT_NAMES, type EventName } from '../../src/kernel/events/catalog.js';
+import { notFound } from '../../src/kernel/http/errors.js';
+import type { Api } from '../../src/kernel/http/routes.js';
+import { base58Key, limitSchema, offsetSchema, signatureSchema, type JsonSchema } from '../../src/kernel/http/schema.js';
 import { anyTypedEventListSchema, apiEventListSchema, apiEventSchema } from './event-schema.js';
 import { countEvents, distinctNames, findBySignature, listEvents, type EventWhere } from './events-query.js';
 import { registerKindRoutes } from './kind-routes.js';

@@ -1,9 +1,9 @@
 /** GET /v1/health: whether this node reaches Postgres and Redis, and the API version. */
 import { sql } from 'kysely';
-import type { AppContext } from '../../src/app/context.js';
-import { envelope, envelopeSchema } from '../../src/http/envelope.js';
-import { API_VERSION } from '../../src/http/version.js';
-import type { Api } from '../../src/http/routes.js';
+import type { AppContext } from '../../src/kernel/context.js';
+import { envelope, envelopeSchema } from '../../src/kernel/http/envelope.js';
+import { API_VERSION } from '../../src/kernel/http/version.js';
+import type { Api } from '../../src/kernel/http/routes.js';
 
 export const healthSchema = {
   type: 'object',

@@ -4,10 +4,10 @@
  * still in its grace period. Publicly cacheable for an hour; a verifier that meets an
  * unknown kid refetches (jose's remote key set does), so a rotation is not held back.
  */
-import type { AppContext } from '../../src/app/context.js';
-import type { Api } from '../../src/http/routes.js';
-import type { JsonSchema } from '../../src/http/schema.js';
-import { keyRingOf } from '../../commands/keys/key-ring.js';
+import type { AppContext } from '../../src/kernel/context.js';
+import type { Api } from '../../src/kernel/http/routes.js';
+import type { JsonSchema } from '../../src/kernel/http/schema.js';
+import { keyRingOf } from '../../infra/signing-keys/key-ring.js';
 
 export const jwkSchema: JsonSchema = {
   type: 'object',

@@ -4,8 +4,8 @@
  */
 import { sql } from 'kysely';
 import type { Db } from '../../infra/postgres/database.js';
-import type { Bucket } from '../../projections/merchant/calendar.js';
-import { microToDecimal } from '../../projections/merchant/mrr.js';
+import type { Bucket } from '../../src/kernel/domain/buckets.js';
+import { microToDecimal } from '../../src/kernel/domain/mrr.js';
 import type { Cell } from './export-writer.js';
 import { subscribersQuery, type SubscriberStatus } from './subscribers.js';
 

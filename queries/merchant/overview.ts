@@ -7,7 +7,7 @@
  */
 import { sql } from 'kysely';
 import type { Db } from '../../infra/postgres/database.js';
-import { microToDecimal } from '../../projections/merchant/mrr.js';
+import { microToDecimal } from '../../src/kernel/domain/mrr.js';
 
 export interface RecentPayment { signature: string; at: number; payer: string | null; tokenMint: string | null; amount: string; policy: string; trackingId: string | null }
 export interface Renewal { policy: string; payer: string | null; tokenMint: string | null; nextDue: number; mrr: string }

@@ -6,8 +6,8 @@
 import { sql } from 'kysely';
 import type { Db } from '../../infra/postgres/database.js';
 import { rowToFacts, type Page } from '../policies/policy-rows.js';
-import { normalizePolicy, type NormalizedPolicy } from '../../src/domain/policy.js';
-import { upstreamUnavailable } from '../../src/http/errors.js';
+import { normalizePolicy, type NormalizedPolicy } from '../../src/kernel/domain/policy.js';
+import { upstreamUnavailable } from '../../src/kernel/http/errors.js';
 
 export type { Page };
 

@@ -5,9 +5,9 @@
  */
 import { sql } from 'kysely';
 import type { Db } from '../../infra/postgres/database.js';
-import { bucketStart, nextBucketStart, type Bucket } from '../../projections/merchant/calendar.js';
-import { microToDecimal } from '../../projections/merchant/mrr.js';
-import { invalid } from '../../src/http/errors.js';
+import { bucketStart, nextBucketStart, type Bucket } from '../../src/kernel/domain/buckets.js';
+import { microToDecimal } from '../../src/kernel/domain/mrr.js';
+import { invalid } from '../../src/kernel/http/errors.js';
 
 export const MAX_BUCKETS = 1000;
 

@@ -2,13 +2,13 @@
  * GET /v1/gateway/{gateway}/merchant/policies: the payment policies of the gateway that
  * signed in, newest first, with the total for paging. Bearer: that gateway's JWT.
  */
-import type { AppContext } from '../../src/app/context.js';
-import type { Api } from '../../src/http/routes.js';
-import { base58Key, limitSchema, offsetSchema, type JsonSchema } from '../../src/http/schema.js';
-import { requireGatewayToken } from '../../src/auth/gateway-token.js';
-import { keyRingOf } from '../../commands/keys/key-ring.js';
-import { currentGatewayKeys } from '../../commands/gateway-auth/current-keys.js';
-import { normalizedPolicySchema } from '../../src/domain/policy-schema.js';
+import type { AppContext } from '../../src/kernel/context.js';
+import type { Api } from '../../src/kernel/http/routes.js';
+import { base58Key, limitSchema, offsetSchema, type JsonSchema } from '../../src/kernel/http/schema.js';
+import { requireGatewayToken } from '../../src/kernel/auth/gateway-token.js';
+import { keyRingOf } from '../../infra/signing-keys/key-ring.js';
+import { currentGatewayKeys } from '../../src/kernel/auth/current-keys.js';
+import { normalizedPolicySchema } from '../../src/kernel/domain/policy-schema.js';
 import type { MerchantPolicies } from './policies.js';
 
 export const merchantPoliciesSchema: JsonSchema = {

@@ -6,15 +6,15 @@
  * Answers come from the merchant read model (projections/merchant); exports stream from
  * a cursor (export-writer.ts).
  */
-import type { AppContext } from '../../src/app/context.js';
-import type { Api } from '../../src/http/routes.js';
-import type { RouteModule } from '../../src/http/app.js';
-import { requireGatewayToken } from '../../src/auth/gateway-token.js';
-import { envelope } from '../../src/http/envelope.js';
-import { AppError, invalid, upstreamUnavailable } from '../../src/http/errors.js';
-import { keyRingOf } from '../../commands/keys/key-ring.js';
-import { MERCHANT_PROJECTION } from '../../projections/merchant/projection.js';
-import type { Bucket } from '../../projections/merchant/calendar.js';
+import type { AppContext } from '../../src/kernel/context.js';
+import type { Api } from '../../src/kernel/http/routes.js';
+import type { RouteModule } from '../../src/kernel/http/routes.js';
+import { requireGatewayToken } from '../../src/kernel/auth/gateway-token.js';
+import { envelope } from '../../src/kernel/http/envelope.js';
+import { AppError, invalid, upstreamUnavailable } from '../../src/kernel/http/errors.js';
+import { keyRingOf } from '../../infra/signing-keys/key-ring.js';
+import { MERCHANT_PROJECTION } from '../../src/kernel/keys/index.js';
+import type { Bucket } from '../../src/kernel/domain/buckets.js';
 import { parseTime } from '../events/params.js';
 import { listSubscribers, type SubscriberStatus } from './subscribers.js';
 import { defaultFrom, revenueSeries } from './revenue.js';

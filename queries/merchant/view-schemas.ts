@@ -1,7 +1,7 @@
 /** The merchant view's request and response schemas: validation and OpenAPI from one place. */
-import { base58Key, limitSchema, offsetSchema, type JsonSchema } from '../../src/http/schema.js';
-import { envelopeSchema } from '../../src/http/envelope.js';
-import { BUCKETS } from '../../projections/merchant/calendar.js';
+import { base58Key, limitSchema, offsetSchema, type JsonSchema } from '../../src/kernel/http/schema.js';
+import { envelopeSchema } from '../../src/kernel/http/envelope.js';
+import { BUCKETS } from '../../src/kernel/domain/buckets.js';
 import { SUBSCRIBER_STATUSES } from './subscribers.js';
 import { EXPORT_KINDS } from './exports.js';
 

@@ -4,10 +4,10 @@
  */
 import { Gauge, type Registry } from 'prom-client';
 import { sql } from 'kysely';
-import type { AppContext } from '../../src/app/context.js';
+import type { AppContext } from '../../src/kernel/context.js';
 import { groupInfo } from '../../infra/redis/group-lag.js';
 import { PROJECTIONS } from '../../projections/registry.js';
-import { indexerProgressKey, webhookOutcomesKey } from '../../src/keys/index.js';
+import { indexerProgressKey, webhookOutcomesKey } from '../../src/kernel/keys/index.js';
 
 /** Where the indexer publishes its progress for scrapes (written by the indexer role). */
 export { indexerProgressKey };

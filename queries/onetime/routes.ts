@@ -1,12 +1,12 @@
 /** SPEC "One-time payments": GET /v1/onetime/{trackingId}. */
-import type { AppContext } from '../../src/app/context.js';
-import { isPublicKey } from '../../src/domain/pda.js';
-import { PAYMENT_MEMO_BYTES, trackingIdToMemo } from '../../src/domain/memo.js';
-import { normalizedPolicySchema } from '../../src/domain/policy-schema.js';
-import { envelopeSchema } from '../../src/http/envelope.js';
-import { invalid } from '../../src/http/errors.js';
-import type { Api } from '../../src/http/routes.js';
-import { base58Key, limitSchema, offsetSchema } from '../../src/http/schema.js';
+import type { AppContext } from '../../src/kernel/context.js';
+import { isPublicKey } from '../../src/kernel/domain/pda.js';
+import { PAYMENT_MEMO_BYTES, trackingIdToMemo } from '../../src/kernel/domain/memo.js';
+import { normalizedPolicySchema } from '../../src/kernel/domain/policy-schema.js';
+import { envelopeSchema } from '../../src/kernel/http/envelope.js';
+import { invalid } from '../../src/kernel/http/errors.js';
+import type { Api } from '../../src/kernel/http/routes.js';
+import { base58Key, limitSchema, offsetSchema } from '../../src/kernel/http/schema.js';
 import { listOneTime } from './onetime-query.js';
 
 interface OneTimeQuery { recipient?: string; limit: number; offset: number }

@@ -11,10 +11,10 @@ import { readProgramAccount, type AccountReadOptions } from '../../infra/solana/
 import { RpcResponseError, RpcUnavailableError, type RpcClient } from '../../infra/solana/rpc-client.js';
 import {
   factsFromComposableAccount, factsFromPaymentAccount, normalizePolicy, type AccountExtras, type NormalizedPolicy, type PolicyKind,
-} from '../../src/domain/policy.js';
-import { notFound, upstreamUnavailable } from '../../src/http/errors.js';
+} from '../../src/kernel/domain/policy.js';
+import { notFound, upstreamUnavailable } from '../../src/kernel/http/errors.js';
 import type { Logger } from '../../infra/log/logger.js';
-import { text } from '../../src/domain/event-data.js';
+import { text } from '../../src/kernel/domain/event-data.js';
 import { findPolicy, findUserPayment, rowToFacts } from './policy-rows.js';
 
 export interface ChainReadDeps {

@@ -7,9 +7,9 @@
  */
 import { sql } from 'kysely';
 import type { Db } from '../../infra/postgres/database.js';
-import type { PolicyKind } from '../../src/domain/policy.js';
+import type { PolicyKind } from '../../src/kernel/domain/policy.js';
 import { typedEventSchema } from '../events/event-schema.js';
-import type { JsonSchema } from '../../src/http/schema.js';
+import type { JsonSchema } from '../../src/kernel/http/schema.js';
 import type { Page } from './policy-rows.js';
 
 const EVENT = { payment: 'PaymentRecord', composable: 'ComposableExecuted' } as const;

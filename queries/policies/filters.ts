@@ -13,9 +13,9 @@
  * stablecoin's mint (config.solana.defaultStablecoin). The default is not a filter the
  * client named, so it counts toward neither limit.
  */
-import { invalid } from '../../src/http/errors.js';
-import { isPublicKey, type PdaDeriver } from '../../src/domain/pda.js';
-import { trackingIdToMemo } from '../../src/domain/memo.js';
+import { invalid } from '../../src/kernel/http/errors.js';
+import { isPublicKey, type PdaDeriver } from '../../src/kernel/domain/pda.js';
+import { trackingIdToMemo } from '../../src/kernel/domain/memo.js';
 
 export const FILTER_NAMES = ['gatewayPublicKey', 'recipient', 'tokenMint', 'trackingId', 'userPublicKey', 'walletPublicKey'] as const;
 export type FilterName = (typeof FILTER_NAMES)[number];

@@ -10,7 +10,7 @@ import { sql, type Selectable } from 'kysely';
 import type { Db } from '../../infra/postgres/database.js';
 import type { PolicyRowTable } from '../../projections/policies/tables.js';
 import { factsFromRow } from '../../projections/policies/doc.js';
-import type { PolicyFacts, PolicyKind } from '../../src/domain/policy.js';
+import type { PolicyFacts, PolicyKind } from '../../src/kernel/domain/policy.js';
 import type { PolicyFilter } from './filters.js';
 
 export type PolicyRow = Selectable<PolicyRowTable>;

@@ -2,12 +2,12 @@
  * SPEC "Subscriptions and policies": the three filtered lists (read model), a policy by
  * address (read from the chain), and a policy's executions (read model).
  */
-import type { AppContext } from '../../src/app/context.js';
-import { createPdaDeriver, isPublicKey } from '../../src/domain/pda.js';
-import type { PolicyKind } from '../../src/domain/policy.js';
-import { envelope, envelopeSchema } from '../../src/http/envelope.js';
-import { invalid } from '../../src/http/errors.js';
-import type { Api } from '../../src/http/routes.js';
+import type { AppContext } from '../../src/kernel/context.js';
+import { createPdaDeriver, isPublicKey } from '../../src/kernel/domain/pda.js';
+import type { PolicyKind } from '../../src/kernel/domain/policy.js';
+import { envelope, envelopeSchema } from '../../src/kernel/http/envelope.js';
+import { invalid } from '../../src/kernel/http/errors.js';
+import type { Api } from '../../src/kernel/http/routes.js';
 import { createRpcClient } from '../../infra/solana/rpc-client.js';
 import { readPolicy, type ChainReadDeps } from './chain-read.js';
 import { executionSchema, listExecutionDocs } from './executions.js';

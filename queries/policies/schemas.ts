@@ -1,7 +1,7 @@
 /** Request and response schemas of the policy routes, each declared once. */
-import { base58Key, limitSchema, offsetSchema, type JsonSchema } from '../../src/http/schema.js';
-import { envelopeSchema } from '../../src/http/envelope.js';
-import { normalizedPolicySchema } from '../../src/domain/policy-schema.js';
+import { base58Key, limitSchema, offsetSchema, type JsonSchema } from '../../src/kernel/http/schema.js';
+import { envelopeSchema } from '../../src/kernel/http/envelope.js';
+import { normalizedPolicySchema } from '../../src/kernel/domain/policy-schema.js';
 import type { ListEndpoint } from './filters.js';
 
 export function filterQuerySchema(endpoint: ListEndpoint, defaultMint: string, maxLimit: number): JsonSchema {

@@ -5,10 +5,10 @@
  * parameter) answers 200 with no results, `data.error` saying what was wrong. Only the
  * rate limit answers otherwise (429).
  */
-import type { AppContext } from '../../src/app/context.js';
-import { envelope, envelopeSchema } from '../../src/http/envelope.js';
-import type { Api, Reply } from '../../src/http/routes.js';
-import type { JsonSchema } from '../../src/http/schema.js';
+import type { AppContext } from '../../src/kernel/context.js';
+import { envelope, envelopeSchema } from '../../src/kernel/http/envelope.js';
+import type { Api, Reply } from '../../src/kernel/http/routes.js';
+import type { JsonSchema } from '../../src/kernel/http/schema.js';
 import { createSharedCache } from '../../infra/upstream/shared-cache.js';
 import { VENUES, type Venue } from '../../infra/upstream/venues/types.js';
 import { TRUST_TIERS } from '../../infra/upstream/token-catalog.js';

@@ -9,14 +9,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import type { AppContext, Clock } from '../../src/app/context.js';
-import type { ServerAttachment } from '../../src/http/server-attachment.js';
+import type { AppContext, Clock } from '../../src/kernel/context.js';
+import type { ServerAttachment } from '../../src/kernel/http/server-attachment.js';
 import type { Db } from '../../infra/postgres/database.js';
 import type { Logger } from '../../infra/log/logger.js';
 import type { Venue, VenueClient } from '../../infra/upstream/venues/types.js';
 import { replaceVenuePools } from './store.js';
 import { createVenueClients } from './venues.js';
-import { poolsSyncLockKey } from '../../src/keys/index.js';
+import { poolsSyncLockKey } from '../../src/kernel/keys/index.js';
 
 export interface PoolSyncDeps {
   db: Db;

@@ -1,5 +1,5 @@
 /** The three venue clients of one process, each behind its own timeout and circuit breaker. */
-import type { Config } from '../../src/config/config.js';
+import type { Config } from '../../src/kernel/config/config.js';
 import type { Logger } from '../../infra/log/logger.js';
 import { createUpstreamClient } from '../../infra/upstream/http-client.js';
 import { createMeteoraClient } from '../../infra/upstream/venues/meteora.js';

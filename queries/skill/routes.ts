@@ -3,9 +3,9 @@
  * the exact integer amount → a markdown skill document.
  */
 import type { Request } from 'express';
-import type { AppContext } from '../../src/app/context.js';
-import { invalid, notFound, upstreamUnavailable } from '../../src/http/errors.js';
-import type { Api } from '../../src/http/routes.js';
+import type { AppContext } from '../../src/kernel/context.js';
+import { invalid, notFound, upstreamUnavailable } from '../../src/kernel/http/errors.js';
+import type { Api } from '../../src/kernel/http/routes.js';
 import { createRpcClient, type RpcClient } from '../../infra/solana/rpc-client.js';
 import { MintNotFoundError, readMintDecimals } from '../../infra/solana/mint.js';
 import { createSharedCache, type SharedCache } from '../../infra/upstream/shared-cache.js';

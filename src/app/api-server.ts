@@ -4,11 +4,11 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { AppContext } from './context.js';
-import { createHttpApp, type RouteModule } from '../http/app.js';
+import type { AppContext } from '../kernel/context.js';
+import { createHttpApp, type RouteModule } from './http-app.js';
 import { ROUTE_MODULES } from './route-modules.js';
-import type { ServerAttachment } from '../http/server-attachment.js';
-import { startMetricsServer } from '../http/metrics-route.js';
+import type { ServerAttachment } from '../kernel/http/server-attachment.js';
+import { startMetricsServer } from '../kernel/http/metrics-route.js';
 
 export interface ApiServer {
   server: Server;

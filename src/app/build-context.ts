@@ -1,10 +1,10 @@
 /** Builds the per-process dependencies from the configuration, and tears them down. */
-import type { Config } from '../config/config.js';
+import type { Config } from '../kernel/config/config.js';
 import { createDb } from '../../infra/postgres/database.js';
 import { createRedis, streamKeys } from '../../infra/redis/client.js';
 import type { Logger } from '../../infra/log/logger.js';
 import { createMetrics } from '../../infra/metrics/metrics.js';
-import { systemClock, type AppContext, type Clock } from './context.js';
+import { systemClock, type AppContext, type Clock } from '../kernel/context.js';
 
 export function buildContext(config: Config, logger: Logger, role: string, clock: Clock = systemClock): AppContext {
   const db = createDb(config.db.url, config.db.poolMax, `tributary-${role}`);

@@ -1,7 +1,7 @@
 /**
  * Every route module of the API node, in registration order. A new area adds one line.
  */
-import type { RouteModule } from '../http/app.js';
+import type { RouteModule } from './http-app.js';
 import { registerHealthRoutes } from '../../queries/health/routes.js';
 import { registerPolicyRoutes } from '../../queries/policies/routes.js';
 import { registerOneTimeRoutes } from '../../queries/onetime/routes.js';
@@ -10,7 +10,7 @@ import { registerAssetRoutes } from '../../queries/assets/routes.js';
 import { registerPoolRoutes } from '../../queries/pools/routes.js';
 import { registerSkillRoutes } from '../../queries/skill/routes.js';
 import { registerWebhookRoutes } from '../../commands/webhooks/routes.js';
-import { registerSigningRoutes } from '../../commands/keys/register.js';
+import { registerSigningRoutes } from './signing-routes.js';
 import { registerX402Routes } from '../../commands/x402/routes.js';
 import { registerMerchantViewRoutes } from '../../queries/merchant/view-routes.js';
 import { registerDashboardRoutes } from '../../queries/dashboard/routes.js';

@@ -11,7 +11,7 @@ import { createTestEnv } from '../support/env.js';
 import { startTestApi } from '../support/app.js';
 import { startLocalnet } from '../../infra/localnet/index.js';
 import { fundWallet } from '../../infra/localnet/genesis.js';
-import { registerSigningRoutes } from '../../commands/keys/register.js';
+import { registerSigningRoutes } from '../../src/app/signing-routes.js';
 import { createApiKey } from '../../commands/api-keys/store.js';
 import { x402DepsFromContext } from '../../commands/x402/context-deps.js';
 import { localnetGateway } from '../../commands/x402/demo.js';
@@ -21,7 +21,7 @@ import { buildPayment } from '../../commands/x402/payment-transaction.js';
 import { paymentPayloadFromJson } from '../../commands/x402/payload.js';
 import { acceptedRequirement, normalizeRequirement, type AcceptedRequirement } from '../../commands/x402/requirements.js';
 import { createRpcClient } from '../../infra/solana/rpc-client.js';
-import type { RouteModule } from '../../src/http/app.js';
+import type { RouteModule } from '../../src/app/http-app.js';
 import { percentile, report } from './harness.js';
 
 const SECONDS = Number(process.env['BENCH_X402_SECONDS'] ?? 4);

@@ -8,9 +8,9 @@
  *     alone (the same signature pages and batched getTransaction calls).
  */
 import pino from 'pino';
-import { decodeEventPayload } from '../../src/events/codec.js';
-import { loadConfig } from '../../src/config/config.js';
-import { startIndexer } from '../../src/indexer/index.js';
+import { decodeEventPayload } from '../../src/kernel/events/codec.js';
+import { loadConfig } from '../../src/kernel/config/config.js';
+import { startIndexer } from '../../infra/indexer/index.js';
 import { createChain } from '../../infra/localnet/chain.js';
 import { PROGRAM_ID } from '../../infra/localnet/constants.js';
 import { createGenesisAccounts, deriveActors, runGenesisTransactions } from '../../infra/localnet/genesis.js';

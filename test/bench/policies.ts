@@ -11,14 +11,14 @@ import bs58 from 'bs58';
 import { sql, type Compilable } from 'kysely';
 import { createTestEnv, type TestEnv } from '../support/env.js';
 import { startTestApi } from '../support/app.js';
-import { createPdaDeriver } from '../../src/domain/pda.js';
-import { PROGRAM_ID } from '../../src/idl/index.js';
-import { loadConfig } from '../../src/config/config.js';
+import { createPdaDeriver } from '../../src/kernel/domain/pda.js';
+import { PROGRAM_ID } from '../../src/kernel/idl/index.js';
+import { loadConfig } from '../../src/kernel/config/config.js';
 import { resolveFilters } from '../../queries/policies/filters.js';
 import { policiesQuery } from '../../queries/policies/policy-rows.js';
 import { executionsQuery } from '../../queries/policies/executions.js';
 import { policyDoc } from '../../projections/policies/doc.js';
-import type { Json } from '../../src/events/codec.js';
+import type { Json } from '../../src/kernel/events/codec.js';
 import { httpLoad, routeVsPgbench, timed } from './harness.js';
 
 const POLICIES = Number(process.env['BENCH_POLICIES'] ?? 100_000);

@@ -7,7 +7,7 @@ import { sql } from 'kysely';
 import { createTestEnv } from '../support/env.js';
 import { syntheticEvents } from '../support/synthetic-events.js';
 import { appendRaw } from '../../infra/redis/event-stream.js';
-import { serializeEvent } from '../../src/events/envelope.js';
+import { serializeEvent } from '../../src/kernel/events/envelope.js';
 import { archiveProjection, archiveRow } from '../../projections/archive/projection.js';
 import { startProjection } from '../../projections/runner/runner.js';
 import { createRedis } from '../../infra/redis/client.js';

@@ -16,14 +16,14 @@ import { appendRaw } from '../../infra/redis/event-stream.js';
 import { createRedis } from '../../infra/redis/client.js';
 import { createLogger } from '../../infra/log/logger.js';
 import { createJsonPoster } from '../../infra/http/post-json.js';
-import { serializeEvent, type TributaryEvent } from '../../src/events/envelope.js';
-import { createPdaDeriver } from '../../src/domain/pda.js';
-import { PROGRAM_ID } from '../../src/idl/index.js';
+import { serializeEvent, type TributaryEvent } from '../../src/kernel/events/envelope.js';
+import { createPdaDeriver } from '../../src/kernel/domain/pda.js';
+import { PROGRAM_ID } from '../../src/kernel/idl/index.js';
 import { startProjection } from '../../projections/runner/runner.js';
 import { webhooksProjection } from '../../projections/webhooks/projection.js';
 import { sealSecret } from '../../infra/crypto/secret-box.js';
 import { secretAad } from '../../commands/webhooks/secret-aad.js';
-import { newSigningSecret } from '../../src/webhooks/signer.js';
+import { newSigningSecret } from '../../commands/webhooks/delivery/signer.js';
 import { percentile, report } from './harness.js';
 
 const RATE = 1000;

@@ -9,13 +9,13 @@ import { createTestEnv } from '../support/env.js';
 import { startTestApi } from '../support/app.js';
 import { startLocalnet } from '../../infra/localnet/index.js';
 import { fundWallet } from '../../infra/localnet/genesis.js';
-import { registerSigningRoutes } from '../../commands/keys/register.js';
+import { registerSigningRoutes } from '../../src/app/signing-routes.js';
 import { x402DepsFromContext } from '../../commands/x402/context-deps.js';
 import { localnetGateway } from '../../commands/x402/demo.js';
 import { paymentRequired } from '../../commands/x402/middleware.js';
 import type { PaymentRequirementInput } from '../../commands/x402/requirements.js';
-import { payAndFetch } from '../../src/client/pay.js';
-import type { RouteModule } from '../../src/http/app.js';
+import { payAndFetch } from '../../commands/x402/client/pay.js';
+import type { RouteModule } from '../../src/app/http-app.js';
 import { Keypair } from '@solana/web3.js';
 import { httpLoad, report } from './harness.js';
 

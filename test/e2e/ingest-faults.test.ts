@@ -13,8 +13,8 @@
  */
 import { expect } from 'chai';
 import { sql } from 'kysely';
-import { parseEvent } from '../../src/events/envelope.js';
-import { cursorKey } from '../../src/indexer/cursor.js';
+import { parseEvent } from '../../src/kernel/events/envelope.js';
+import { cursorKey } from '../../infra/indexer/cursor.js';
 import { createRedis, type Redis } from '../../infra/redis/client.js';
 import { createTestEnv, type TestEnv } from '../support/env.js';
 import { startLocalnetProcess, type LocalnetProcess } from '../support/localnet-process.js';

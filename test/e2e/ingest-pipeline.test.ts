@@ -7,8 +7,8 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import { expect } from 'chai';
-import { EVENT_NAMES } from '../../src/events/catalog.js';
-import type { TributaryEvent } from '../../src/events/envelope.js';
+import { EVENT_NAMES } from '../../src/kernel/events/catalog.js';
+import type { TributaryEvent } from '../../src/kernel/events/envelope.js';
 import { createTestEnv, type TestEnv } from '../support/env.js';
 import { startLocalnetProcess, type LocalnetProcess } from '../support/localnet-process.js';
 import { freePort, freePortPair } from '../support/ports.js';

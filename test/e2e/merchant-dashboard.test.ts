@@ -20,10 +20,10 @@ import { ROOT, runCli, startCli, waitFor, type Proc } from '../support/process.j
 import { archiveRevenue } from '../support/merchant-archive.js';
 import { signIn } from '../integration/auth-fixtures.js';
 import { startLocalnet, type Localnet } from '../../infra/localnet/index.js';
-import { startIndexer, type RunningIndexer } from '../../src/indexer/index.js';
-import { loadConfig } from '../../src/config/config.js';
+import { startIndexer, type RunningIndexer } from '../../infra/indexer/index.js';
+import { loadConfig } from '../../src/kernel/config/config.js';
 import { createLogger } from '../../infra/log/logger.js';
-import { groupInfo } from '../../projections/runner/lag.js';
+import { groupInfo } from '../../infra/redis/group-lag.js';
 
 const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
 const SHOTS = path.resolve(ROOT, process.env['DASHBOARD_SCREENSHOTS'] ?? '.artifacts/dashboard');

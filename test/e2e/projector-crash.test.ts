@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import { sql } from 'kysely';
 import { createTestEnv, type TestEnv } from '../support/env.js';
 import { appendRaw } from '../../infra/redis/event-stream.js';
-import { serializeEvent } from '../../src/events/envelope.js';
+import { serializeEvent } from '../../src/kernel/events/envelope.js';
 import { startCli, waitFor, type Proc } from '../support/process.js';
 import { syntheticEvents } from '../support/synthetic-events.js';
 

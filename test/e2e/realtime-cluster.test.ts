@@ -9,7 +9,7 @@ import { freePort } from '../support/ports.js';
 import { startCli, waitFor, type Proc } from '../support/process.js';
 import { connectClient, type TestClient } from '../support/realtime-client.js';
 import { appendTestEvents, makeEvent } from '../support/anchor-events.js';
-import type { TributaryEvent } from '../../src/events/envelope.js';
+import type { TributaryEvent } from '../../src/kernel/events/envelope.js';
 
 const LEASE_SECONDS = 2;
 

@@ -11,10 +11,10 @@ import { freePort } from '../support/ports.js';
 import { startCli, waitFor, type Proc } from '../support/process.js';
 import { connectClient, type TestClient } from '../support/realtime-client.js';
 import { startLocalnet, type Localnet } from '../../infra/localnet/index.js';
-import { startIndexer, type RunningIndexer } from '../../src/indexer/index.js';
-import { loadConfig } from '../../src/config/config.js';
+import { startIndexer, type RunningIndexer } from '../../infra/indexer/index.js';
+import { loadConfig } from '../../src/kernel/config/config.js';
 import { createLogger } from '../../infra/log/logger.js';
-import type { TributaryEvent } from '../../src/events/envelope.js';
+import type { TributaryEvent } from '../../src/kernel/events/envelope.js';
 import { dataOf } from '../support/anchor-events.js';
 
 /** trackingId of each payment in the ledger: the record's memo, or its composable policy's. */

@@ -17,7 +17,7 @@ import { startLocalnetProcess, type LocalnetProcess } from '../support/localnet-
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import { connectClient, type TestClient } from '../support/realtime-client.js';
 import { deriveActors } from '../../infra/localnet/genesis.js';
-import type { TributaryEvent } from '../../src/events/envelope.js';
+import type { TributaryEvent } from '../../src/kernel/events/envelope.js';
 import { PROJECTIONS } from '../../projections/registry.js';
 import { projectionDigest, replayProjection } from '../../projections/replay.js';
 import { groupInfo } from '../../infra/redis/group-lag.js';

@@ -6,7 +6,7 @@
  * payment_count equals the PaymentRecords, one per due date, no refused second send).
  */
 import { expect } from 'chai';
-import { payAndFetch } from '../../src/index.js';
+import { payAndFetch } from '../../src/app/index.js';
 import { readProgramAccount } from '../../infra/solana/accounts.js';
 import { startCli, waitFor, type Proc } from '../support/process.js';
 import { DEMO_PATH } from '../integration/x402-harness.js';

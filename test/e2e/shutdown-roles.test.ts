@@ -19,15 +19,15 @@ import { NO_VENUES } from '../support/upstreams/fixtures.js';
 import { syntheticEvents } from '../support/synthetic-events.js';
 import { appendTestEvents, makeEvent } from '../support/anchor-events.js';
 import { appendRaw } from '../../infra/redis/event-stream.js';
-import { serializeEvent } from '../../src/events/envelope.js';
+import { serializeEvent } from '../../src/kernel/events/envelope.js';
 import { PROJECTIONS } from '../../projections/registry.js';
 import { registerWebhookRoutes } from '../../commands/webhooks/routes.js';
 import { webhooksProjection } from '../../projections/webhooks/projection.js';
 import { startProjection, type RunningProjection } from '../../projections/runner/runner.js';
 import { createRedis } from '../../infra/redis/client.js';
 import { createLogger } from '../../infra/log/logger.js';
-import { createPdaDeriver } from '../../src/domain/pda.js';
-import { PROGRAM_ID } from '../../src/idl/index.js';
+import { createPdaDeriver } from '../../src/kernel/domain/pda.js';
+import { PROGRAM_ID } from '../../src/kernel/idl/index.js';
 
 const STOP_BOUND_MS = 15_000;
 

@@ -10,9 +10,9 @@ import { freePort } from '../support/ports.js';
 import { startCli, terminate, waitFor, type Proc } from '../support/process.js';
 import { syntheticEvents } from '../support/synthetic-events.js';
 import { appendRaw } from '../../infra/redis/event-stream.js';
-import { parseEvent, serializeEvent } from '../../src/events/envelope.js';
+import { parseEvent, serializeEvent } from '../../src/kernel/events/envelope.js';
 import { groupInfo } from '../../infra/redis/group-lag.js';
-import { NOTIFIER_GROUP } from '../../src/realtime/keys.js';
+import { NOTIFIER_GROUP } from '../../queries/realtime/keys.js';
 import { startLocalnet, type Localnet } from '../../infra/localnet/index.js';
 
 describe('graceful shutdown of the stream roles on SIGTERM', function () {

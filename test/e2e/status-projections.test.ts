@@ -9,10 +9,10 @@ import { createTestEnv, type TestEnv } from '../support/env.js';
 import { runCli, startCli, waitFor } from '../support/process.js';
 import { syntheticEvents } from '../support/synthetic-events.js';
 import { appendRaw } from '../../infra/redis/event-stream.js';
-import { serializeEvent } from '../../src/events/envelope.js';
+import { serializeEvent } from '../../src/kernel/events/envelope.js';
 import { deadLetterCount } from '../../infra/redis/dead-letter.js';
 import { PROJECTIONS } from '../../projections/registry.js';
-import type { ProjectionStatus } from '../../src/cli/commands.js';
+import type { ProjectionStatus } from '../../src/app/cli/commands.js';
 
 const APPLIED = 40;
 const WAITING = 7;
@@ -59,7 +59,7 @@ describe('tributary status', function () {
     const { code, output } = await runCli(['status'], { ...env.env, SOLANA_RPC_URL: 'http://127.0.0.1:1' });
     expect(code, output).to.equal(0);
     const all = output.trim().split('\n');
-    // then the scheduler's own lines (queries/scheduler/report.ts)
+    // then the scheduler's own lines (commands/scheduler/report.ts)
     const lines = all.slice(0, PROJECTIONS.length);
     expect(all.slice(PROJECTIONS.length).map((l) => l.split(' ')[0])).to.deep.equal(['scheduler', 'scheduler', 'settler']);
     for (const [i, p] of PROJECTIONS.entries()) {

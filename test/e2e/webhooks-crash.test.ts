@@ -16,8 +16,8 @@ import { webhooksProjection } from '../../projections/webhooks/projection.js';
 import { startProjection, type RunningProjection } from '../../projections/runner/runner.js';
 import { createRedis } from '../../infra/redis/client.js';
 import { createLogger } from '../../infra/log/logger.js';
-import { createPdaDeriver } from '../../src/domain/pda.js';
-import { PROGRAM_ID } from '../../src/idl/index.js';
+import { createPdaDeriver } from '../../src/kernel/domain/pda.js';
+import { PROGRAM_ID } from '../../src/kernel/idl/index.js';
 
 const ADMIN = 'admin-key-for-crash-test';
 

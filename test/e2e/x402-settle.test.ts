@@ -18,7 +18,7 @@ import { tributaryIx } from '../../infra/localnet/instructions.js';
 import { pdas } from '../../infra/localnet/keys.js';
 import { submitTransaction } from '../../infra/localnet/submit.js';
 import { signedTransaction } from '../../infra/localnet/transactions.js';
-import { associatedTokenAddress } from '../../src/domain/spl-token.js';
+import { associatedTokenAddress } from '../../src/kernel/domain/spl-token.js';
 import { runCli, startCli, waitFor } from '../support/process.js';
 import { dataOf } from '../support/anchor-events.js';
 import { DEMO_PATH, startX402, type X402Harness } from '../integration/x402-harness.js';

@@ -9,9 +9,9 @@ import bs58 from 'bs58';
 import { expect } from 'chai';
 import type { Db } from '../../infra/postgres/database.js';
 import { archiveProjection } from '../../projections/archive/projection.js';
-import { eventId, type TributaryEvent } from '../../src/events/envelope.js';
-import type { PolicyType } from '../../src/domain/policy-type.js';
-import type { AppContext, Clock } from '../../src/app/context.js';
+import { eventId, type TributaryEvent } from '../../src/kernel/events/envelope.js';
+import type { PolicyType } from '../../src/kernel/domain/policy-type.js';
+import type { AppContext, Clock } from '../../src/kernel/context.js';
 
 export interface MovableClock extends Clock { set(ms: number): void; advance(seconds: number): void }
 

@@ -9,7 +9,7 @@ import bs58 from 'bs58';
 import { startLocalnet, type Localnet } from '../../infra/localnet/index.js';
 import { createTestEnv, type TestEnv } from '../support/env.js';
 import { startTestApi, type TestApi } from '../support/app.js';
-import { createTokenVerifier } from '../../src/client/verify-token.js';
+import { createTokenVerifier } from '../../commands/x402/client/verify-token.js';
 import { startApiServer } from '../../src/app/api-server.js';
 import { createDb } from '../../infra/postgres/database.js';
 import { MAX_OUTSTANDING } from '../../commands/gateway-auth/nonces.js';

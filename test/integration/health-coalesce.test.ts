@@ -6,9 +6,9 @@ import { expect } from 'chai';
 import type { KyselyPlugin } from 'kysely';
 import { createTestEnv, type TestEnv } from '../support/env.js';
 import { startApiServer, type ApiServer } from '../../src/app/api-server.js';
-import { loadConfig } from '../../src/config/config.js';
+import { loadConfig } from '../../src/kernel/config/config.js';
 import { createLogger } from '../../infra/log/logger.js';
-import { systemClock } from '../../src/app/context.js';
+import { systemClock } from '../../src/kernel/context.js';
 import { registerHealthRoutes } from '../../queries/health/routes.js';
 
 describe('health probes share their checks', function () {

@@ -7,10 +7,10 @@
 import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
 import pino from 'pino';
-import { loadConfig } from '../../src/config/config.js';
-import { parseEvent, type TributaryEvent } from '../../src/events/envelope.js';
-import { startIndexer, type RunningIndexer } from '../../src/indexer/index.js';
-import { cursorKey } from '../../src/indexer/cursor.js';
+import { loadConfig } from '../../src/kernel/config/config.js';
+import { parseEvent, type TributaryEvent } from '../../src/kernel/events/envelope.js';
+import { startIndexer, type RunningIndexer } from '../../infra/indexer/index.js';
+import { cursorKey } from '../../infra/indexer/cursor.js';
 import { createRedis, streamKeys, type Redis } from '../../infra/redis/client.js';
 import { startLocalnet, type Localnet } from '../../infra/localnet/index.js';
 

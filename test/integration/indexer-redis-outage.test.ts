@@ -5,9 +5,9 @@
  */
 import { expect } from 'chai';
 import pino from 'pino';
-import { loadConfig } from '../../src/config/config.js';
-import { parseEvent } from '../../src/events/envelope.js';
-import { startIndexer } from '../../src/indexer/index.js';
+import { loadConfig } from '../../src/kernel/config/config.js';
+import { parseEvent } from '../../src/kernel/events/envelope.js';
+import { startIndexer } from '../../infra/indexer/index.js';
 import { createRedis, streamKeys } from '../../infra/redis/client.js';
 import { startLocalnet } from '../../infra/localnet/index.js';
 import { startRedisServer } from '../support/redis-server.js';

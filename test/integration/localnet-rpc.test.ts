@@ -6,7 +6,7 @@
 import { expect } from 'chai';
 import { Connection, Keypair, PublicKey, SendTransactionError, type Logs } from '@solana/web3.js';
 import bs58 from 'bs58';
-import { decodeAccount } from '../../src/events/codec.js';
+import { decodeAccount } from '../../src/kernel/events/codec.js';
 import { startLocalnet, type Localnet } from '../../infra/localnet/index.js';
 import { tributaryIx } from '../../infra/localnet/instructions.js';
 import { pdas } from '../../infra/localnet/keys.js';

@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import { Connection, Keypair, PublicKey, Transaction } from '@solana/web3.js';
 import bs58 from 'bs58';
 import { startLocalnet, type Localnet } from '../../infra/localnet/index.js';
-import { approveIx, associatedTokenAddress, createAtaIdempotentIx, TOKEN_PROGRAM } from '../../src/domain/spl-token.js';
+import { approveIx, associatedTokenAddress, createAtaIdempotentIx, TOKEN_PROGRAM } from '../../src/kernel/domain/spl-token.js';
 import { deriveActors } from '../../infra/localnet/genesis.js';
 import { tributaryIx } from '../../infra/localnet/instructions.js';
 import { pdas } from '../../infra/localnet/keys.js';

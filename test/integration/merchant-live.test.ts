@@ -10,10 +10,10 @@ import { startTestApi, type TestApi } from '../support/app.js';
 import { appendTestEvents } from '../support/anchor-events.js';
 import { payment } from '../support/realtime-client.js';
 import { waitFor } from '../support/process.js';
-import { realtimeAttachment } from '../../src/realtime/attachment.js';
-import { startNotifier, type RunningNotifier } from '../../src/realtime/notifier.js';
+import { realtimeAttachment } from '../../queries/realtime/attachment.js';
+import { startNotifier, type RunningNotifier } from '../../queries/realtime/notifier.js';
 import { expectError, newWallet, randomKey, randomSignature, signIn } from './auth-fixtures.js';
-import type { PaymentNotification } from '../../src/realtime/notification.js';
+import type { PaymentNotification } from '../../queries/realtime/notification.js';
 
 const ADMIN = 'live-admin';
 

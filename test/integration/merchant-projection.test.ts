@@ -11,7 +11,7 @@ import { archiveProjection } from '../../projections/archive/projection.js';
 import { merchantProjection } from '../../projections/merchant/projection.js';
 import { PROJECTIONS } from '../../projections/registry.js';
 import { projectionDigest, replayProjection } from '../../projections/replay.js';
-import { microToDecimal, monthlyMicro } from '../../projections/merchant/mrr.js';
+import { microToDecimal, monthlyMicro } from '../../src/kernel/domain/mrr.js';
 import { buildScenario, G1, G2, K, P, project, USDC_DEV, USDT } from './readmodels-scenario.js';
 import { archiveRevenue } from '../support/merchant-archive.js';
 

@@ -19,15 +19,15 @@ import { createRpcClient } from '../../infra/solana/rpc-client.js';
 import { readProgramAccount } from '../../infra/solana/accounts.js';
 import { PROJECTIONS } from '../../projections/registry.js';
 import { paymentStats } from '../../projections/stats/query.js';
-import { idlAccounts, PROGRAM_ID } from '../../src/idl/index.js';
-import { decodeAccount, type EventData } from '../../src/events/codec.js';
-import type { TributaryEvent } from '../../src/events/envelope.js';
+import { idlAccounts, PROGRAM_ID } from '../../src/kernel/idl/index.js';
+import { decodeAccount, type EventData } from '../../src/kernel/events/codec.js';
+import type { TributaryEvent } from '../../src/kernel/events/envelope.js';
 import {
   factsFromComposableAccount, factsFromPaymentAccount, normalizePolicy, type AccountExtras, type NormalizedPolicy,
-} from '../../src/domain/policy.js';
+} from '../../src/kernel/domain/policy.js';
 import { waitFor } from '../support/process.js';
-import { loadConfig } from '../../src/config/config.js';
-import { startIndexer } from '../../src/indexer/index.js';
+import { loadConfig } from '../../src/kernel/config/config.js';
+import { startIndexer } from '../../infra/indexer/index.js';
 import { createLogger } from '../../infra/log/logger.js';
 import { key, project } from './readmodels-scenario.js';
 

@@ -12,7 +12,7 @@ import { startJupiterStandIn, type JupiterStandIn } from '../support/upstreams/j
 import { NO_VENUES } from '../support/upstreams/fixtures.js';
 import { registerHealthRoutes } from '../../queries/health/routes.js';
 import { registerAssetRoutes } from '../../queries/assets/routes.js';
-import { signingRoutes } from '../../commands/keys/register.js';
+import { signingRoutes } from '../../src/app/signing-routes.js';
 
 const STANDARD = 5;
 const CHALLENGES = 2;

@@ -9,9 +9,9 @@ import { createTestEnv, type TestEnv } from '../support/env.js';
 import { startTestApi, type TestApi } from '../support/app.js';
 import { startApiServer } from '../../src/app/api-server.js';
 import { buildContext, closeContext } from '../../src/app/build-context.js';
-import { loadConfig } from '../../src/config/config.js';
+import { loadConfig } from '../../src/kernel/config/config.js';
 import { createLogger } from '../../infra/log/logger.js';
-import { MAX_OFFSET } from '../../src/http/schema.js';
+import { MAX_OFFSET } from '../../src/kernel/http/schema.js';
 import { expectError } from './auth-fixtures.js';
 
 describe('read bounds: offset cap and the read pool\'s statement timeout', function () {

@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import { io, type Socket } from 'socket.io-client';
 import { createTestEnv, type TestEnv } from '../support/env.js';
 import { startTestApi, type TestApi } from '../support/app.js';
-import { realtimeAttachment } from '../../src/realtime/attachment.js';
+import { realtimeAttachment } from '../../queries/realtime/attachment.js';
 
 interface Reply { ok: boolean; error?: { code: string; message: string } }
 

@@ -8,9 +8,9 @@ import { createTestEnv, type TestEnv } from '../support/env.js';
 import { startTestApi, type TestApi } from '../support/app.js';
 import { connectClient, type TestClient } from '../support/realtime-client.js';
 import { waitFor } from '../support/process.js';
-import { realtimeAttachment } from '../../src/realtime/attachment.js';
-import { realtimeKeys } from '../../src/realtime/keys.js';
-import { MAX_SUBSCRIPTIONS_PER_SOCKET } from '../../src/realtime/subscriptions.js';
+import { realtimeAttachment } from '../../queries/realtime/attachment.js';
+import { realtimeKeys } from '../../queries/realtime/keys.js';
+import { MAX_SUBSCRIPTIONS_PER_SOCKET } from '../../queries/realtime/subscriptions.js';
 
 describe('real-time socket protocol', function () {
   this.timeout(30_000);

@@ -11,7 +11,7 @@ import { startTestApi, type TestApi } from '../support/app.js';
 import { connectClient, payment, type TestClient } from '../support/realtime-client.js';
 import { waitFor } from '../support/process.js';
 import { appendTestEvents } from '../support/anchor-events.js';
-import { realtimeAttachment } from '../../src/realtime/attachment.js';
+import { realtimeAttachment } from '../../queries/realtime/attachment.js';
 import { paymentsProjection } from '../../projections/payments/projection.js';
 import { startProjection, type RunningProjection } from '../../projections/runner/runner.js';
 import { createRedis, type Redis } from '../../infra/redis/client.js';

@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import { sql } from 'kysely';
 import { createTestEnv, type TestEnv } from '../support/env.js';
 import { appendEvents, appendRaw } from '../../infra/redis/event-stream.js';
-import { serializeEvent, type TributaryEvent } from '../../src/events/envelope.js';
+import { serializeEvent, type TributaryEvent } from '../../src/kernel/events/envelope.js';
 import { archiveProjection } from '../../projections/archive/projection.js';
 import { startProjection, type RunnerOptions } from '../../projections/runner/runner.js';
 import type { Projection } from '../../projections/runner/projection.js';

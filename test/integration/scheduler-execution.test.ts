@@ -7,10 +7,10 @@
  * schedulers side by side send nothing twice.
  */
 import { expect } from 'chai';
-import { payAndFetch } from '../../src/index.js';
+import { payAndFetch } from '../../src/app/index.js';
 import { claimIntents, enqueueDue, markSending } from '../../commands/scheduler/intents.js';
 import { syncGatewayStates } from '../../commands/scheduler/gateway-sync.js';
-import { reportLines, schedulerReport } from '../../queries/scheduler/report.js';
+import { reportLines, schedulerReport } from '../../commands/scheduler/report.js';
 import { latestBlockhash, readExecutionContext, sendSigned, signExecution } from '../../commands/scheduler/chain.js';
 import { waitFor } from '../support/process.js';
 import { DEMO_PATH } from './x402-harness.js';

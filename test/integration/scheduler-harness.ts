@@ -6,12 +6,12 @@
  */
 import bs58 from 'bs58';
 import { Keypair } from '@solana/web3.js';
-import { loadConfig, type Config } from '../../src/config/config.js';
+import { loadConfig, type Config } from '../../src/kernel/config/config.js';
 import { createLogger } from '../../infra/log/logger.js';
 import { createRpcClient } from '../../infra/solana/rpc-client.js';
-import { startIndexer, type RunningIndexer } from '../../src/indexer/index.js';
-import { startProjectorRole } from '../../src/roles/projector.js';
-import type { RunningRole } from '../../src/roles/role.js';
+import { startIndexer, type RunningIndexer } from '../../infra/indexer/index.js';
+import { startProjectorRole } from '../../src/app/roles/projector.js';
+import type { RunningRole } from '../../src/app/roles/role.js';
 import { chainIo, type ChainIo } from '../../commands/scheduler/chain.js';
 import { delegateGateway } from '../../commands/scheduler/signers.js';
 import { startScheduler, type RunningScheduler } from '../../commands/scheduler/scheduler.js';

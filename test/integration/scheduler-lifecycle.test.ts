@@ -9,14 +9,14 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON bodies are inspected field by field */
 import { expect } from 'chai';
 import { Transaction, type Keypair } from '@solana/web3.js';
-import { payAndFetch } from '../../src/index.js';
-import { approveIx, associatedTokenAddress, revokeIx } from '../../src/domain/spl-token.js';
-import { createPdaDeriver } from '../../src/domain/pda.js';
-import { systemClock } from '../../src/app/context.js';
+import { payAndFetch } from '../../src/app/index.js';
+import { approveIx, associatedTokenAddress, revokeIx } from '../../src/kernel/domain/spl-token.js';
+import { createPdaDeriver } from '../../src/kernel/domain/pda.js';
+import { systemClock } from '../../src/kernel/context.js';
 import { createLogger } from '../../infra/log/logger.js';
 import { createWebhook } from '../../commands/webhooks/service.js';
 import { webhookDeps } from '../../commands/webhooks/routes.js';
-import { startWebhookWorker, type WebhookWorker } from '../../src/webhooks/worker.js';
+import { startWebhookWorker, type WebhookWorker } from '../../commands/webhooks/delivery/worker.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import { DEMO_PATH } from './x402-harness.js';
 import { startSchedulerHarness, type SchedulerHarness } from './scheduler-harness.js';

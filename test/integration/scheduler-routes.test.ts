@@ -12,7 +12,7 @@ import { createTestEnv, type TestEnv } from '../support/env.js';
 import { startTestApi, type TestApi } from '../support/app.js';
 import { startLocalnet, type Localnet } from '../../infra/localnet/index.js';
 import { createRpcClient } from '../../infra/solana/rpc-client.js';
-import { registerSigningRoutes } from '../../commands/keys/register.js';
+import { registerSigningRoutes } from '../../src/app/signing-routes.js';
 import { registerSchedulerRoutes } from '../../commands/scheduler/routes.js';
 import { chainIo } from '../../commands/scheduler/chain.js';
 import { syncGatewayStates } from '../../commands/scheduler/gateway-sync.js';

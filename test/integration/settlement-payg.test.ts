@@ -8,8 +8,8 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON answers are inspected field by field */
 import { expect } from 'chai';
 import { createRedis } from '../../infra/redis/client.js';
-import { payAndFetch } from '../../src/index.js';
-import { registerSigningRoutes } from '../../commands/keys/register.js';
+import { payAndFetch } from '../../src/app/index.js';
+import { registerSigningRoutes } from '../../src/app/signing-routes.js';
 import { registerX402Routes } from '../../commands/x402/routes.js';
 import { startTestApi, type TestApi } from '../support/app.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';

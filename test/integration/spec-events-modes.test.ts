@@ -13,7 +13,7 @@ import { waitFor } from '../support/process.js';
 import { appendTestEvents, BASE_TIME, makeEvent, trackingIdMemo } from '../support/anchor-events.js';
 import { archiveProjection } from '../../projections/archive/projection.js';
 import { startProjection } from '../../projections/runner/runner.js';
-import { groupInfo } from '../../projections/runner/lag.js';
+import { groupInfo } from '../../infra/redis/group-lag.js';
 import { createRedis } from '../../infra/redis/client.js';
 import { createLogger } from '../../infra/log/logger.js';
 import type { ApiEvent } from '../../queries/events/events-query.js';

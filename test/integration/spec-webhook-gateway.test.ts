@@ -16,10 +16,10 @@ import { startTestApi, type TestApi } from '../support/app.js';
 import { makeEvent } from '../support/anchor-events.js';
 import { startLocalnet, type Localnet } from '../../infra/localnet/index.js';
 import { registerWebhookRoutes } from '../../commands/webhooks/routes.js';
-import { keyRingOf } from '../../commands/keys/key-ring.js';
+import { keyRingOf } from '../../infra/signing-keys/key-ring.js';
 import { gatewaysProjection } from '../../projections/gateways/projection.js';
-import { createPdaDeriver } from '../../src/domain/pda.js';
-import { PROGRAM_ID } from '../../src/idl/index.js';
+import { createPdaDeriver } from '../../src/kernel/domain/pda.js';
+import { PROGRAM_ID } from '../../src/kernel/idl/index.js';
 import { up as moveToAuthority } from '../../infra/migrations/0990_webhooks_authority_key.js';
 import { project } from './readmodels-scenario.js';
 

@@ -18,11 +18,11 @@ import { webhooksProjection } from '../../projections/webhooks/projection.js';
 import { startProjection, type RunningProjection } from '../../projections/runner/runner.js';
 import { createRedis } from '../../infra/redis/client.js';
 import { createLogger } from '../../infra/log/logger.js';
-import { loadConfig } from '../../src/config/config.js';
-import { systemClock } from '../../src/app/context.js';
-import { createPdaDeriver } from '../../src/domain/pda.js';
-import { PROGRAM_ID } from '../../src/idl/index.js';
-import { startWebhookWorker, type WebhookWorker } from '../../src/webhooks/worker.js';
+import { loadConfig } from '../../src/kernel/config/config.js';
+import { systemClock } from '../../src/kernel/context.js';
+import { createPdaDeriver } from '../../src/kernel/domain/pda.js';
+import { PROGRAM_ID } from '../../src/kernel/idl/index.js';
+import { startWebhookWorker, type WebhookWorker } from '../../commands/webhooks/delivery/worker.js';
 
 const ADMIN = 'admin-key-for-spec-retries';
 const ENCRYPTION_KEY = 'ef'.repeat(32);

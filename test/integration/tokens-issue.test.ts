@@ -9,8 +9,8 @@ import { createTestEnv, type TestEnv } from '../support/env.js';
 import { startTestApi, type TestApi } from '../support/app.js';
 import { startApiServer } from '../../src/app/api-server.js';
 import { createDb } from '../../infra/postgres/database.js';
-import { createTokenVerifier, type WalletTokenClaims } from '../../src/client/verify-token.js';
-import type { PolicyType } from '../../src/domain/policy-type.js';
+import { createTokenVerifier, type WalletTokenClaims } from '../../commands/x402/client/verify-token.js';
+import type { PolicyType } from '../../src/kernel/domain/policy-type.js';
 import {
   expectError, insertGateway, insertPayment, insertPolicy, movableClock, newWallet, nodeWith, postJson, randomKey, randomSignature, subscription,
 } from './auth-fixtures.js';

@@ -11,9 +11,9 @@ import bs58 from 'bs58';
 import type { KyselyPlugin } from 'kysely';
 import { createTestEnv, type TestEnv } from '../support/env.js';
 import { startApiServer, type ApiServer } from '../../src/app/api-server.js';
-import { loadConfig } from '../../src/config/config.js';
+import { loadConfig } from '../../src/kernel/config/config.js';
 import { createLogger } from '../../infra/log/logger.js';
-import { registerSigningRoutes } from '../../commands/keys/register.js';
+import { registerSigningRoutes } from '../../src/app/signing-routes.js';
 import {
   expectError, insertGateway, insertPayment, insertPolicy, movableClock, newWallet, postJson, randomKey, randomSignature, subscription, type Wallet,
 } from './auth-fixtures.js';

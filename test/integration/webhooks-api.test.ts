@@ -9,10 +9,10 @@ import bs58 from 'bs58';
 import { createTestEnv, type TestEnv } from '../support/env.js';
 import { startTestApi, type TestApi } from '../support/app.js';
 import { registerWebhookRoutes } from '../../commands/webhooks/routes.js';
-import { keyRingOf } from '../../commands/keys/key-ring.js';
-import { createPdaDeriver } from '../../src/domain/pda.js';
-import { PROGRAM_ID } from '../../src/idl/index.js';
-import type { Clock } from '../../src/app/context.js';
+import { keyRingOf } from '../../infra/signing-keys/key-ring.js';
+import { createPdaDeriver } from '../../src/kernel/domain/pda.js';
+import { PROGRAM_ID } from '../../src/kernel/idl/index.js';
+import type { Clock } from '../../src/kernel/context.js';
 
 const ADMIN = 'admin-key-for-webhook-tests';
 const pda = createPdaDeriver(PROGRAM_ID);

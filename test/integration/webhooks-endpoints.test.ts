@@ -10,8 +10,8 @@ import { Webhook } from 'standardwebhooks';
 import { waitFor } from '../support/process.js';
 import { startHarness, type Harness } from '../support/webhook-harness.js';
 import type { ReceivedRequest } from '../support/receiver.js';
-import { LIFECYCLE_EVENT_TYPES } from '../../src/webhooks/event-types.js';
-import { enqueueOutboxEvent } from '../../src/webhooks/outbox-enqueue.js';
+import { LIFECYCLE_EVENT_TYPES } from '../../commands/webhooks/delivery/event-types.js';
+import { enqueueOutboxEvent } from '../../commands/webhooks/delivery/outbox-enqueue.js';
 
 const settle = (ms = 400) => new Promise((r) => setTimeout(r, ms));
 const headersOf = (q: ReceivedRequest) => ({

@@ -8,7 +8,7 @@ import { sql } from 'kysely';
 import { waitFor } from '../support/process.js';
 import { startHarness, type Harness } from '../support/webhook-harness.js';
 import type { ReceivedRequest } from '../support/receiver.js';
-import { pruneAll } from '../../src/webhooks/retention.js';
+import { pruneAll } from '../../commands/webhooks/delivery/retention.js';
 
 const settle = (ms = 400) => new Promise((r) => setTimeout(r, ms));
 const DAY = 86_400_000;

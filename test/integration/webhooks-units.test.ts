@@ -5,16 +5,16 @@
 import { expect } from 'chai';
 import { Keypair } from '@solana/web3.js';
 import { makeEvent } from '../support/anchor-events.js';
-import { EVENT_NAMES, type EventName } from '../../src/events/catalog.js';
-import { createPdaDeriver } from '../../src/domain/pda.js';
-import { PROGRAM_ID } from '../../src/idl/index.js';
+import { EVENT_NAMES, type EventName } from '../../src/kernel/events/catalog.js';
+import { createPdaDeriver } from '../../src/kernel/domain/pda.js';
+import { PROGRAM_ID } from '../../src/kernel/idl/index.js';
 import { concernOf } from '../../projections/webhooks/concerns.js';
 import { apiEventOf } from '../../projections/webhooks/projection.js';
 import { blockedRange, checkTarget, TargetRefused } from '../../infra/http/ssrf-guard.js';
-import { afterFailedRound, claimLeaseMs, quickDelays, retryLeaseMs } from '../../src/webhooks/schedule.js';
-import { claimedBody, deliveryBody } from '../../src/webhooks/deliver.js';
+import { afterFailedRound, claimLeaseMs, quickDelays, retryLeaseMs } from '../../commands/webhooks/delivery/schedule.js';
+import { claimedBody, deliveryBody } from '../../commands/webhooks/delivery/deliver.js';
 import { openSecret, sealSecret, SecretBoxError } from '../../infra/crypto/secret-box.js';
-import { newSigningSecret } from '../../src/webhooks/signer.js';
+import { newSigningSecret } from '../../commands/webhooks/delivery/signer.js';
 
 const pda = createPdaDeriver(PROGRAM_ID);
 const key = () => Keypair.generate().publicKey.toBase58();

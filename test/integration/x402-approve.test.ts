@@ -12,7 +12,7 @@ import { Keypair, PublicKey, TransactionInstruction, TransactionMessage, Version
 import { buildPayment } from '../../commands/x402/payment-transaction.js';
 import { decodePaymentHeader, encodePaymentHeader } from '../../commands/x402/payload.js';
 import type { AcceptedRequirement } from '../../commands/x402/requirements.js';
-import { approveIx, associatedTokenAddress, decodeTokenIx, TOKEN_PROGRAM, transferIx } from '../../src/domain/spl-token.js';
+import { approveIx, associatedTokenAddress, decodeTokenIx, TOKEN_PROGRAM, transferIx } from '../../src/kernel/domain/spl-token.js';
 import { DEMO_PATH, startX402, type X402Harness } from './x402-harness.js';
 
 describe('x402: the Payment transaction carries the approve and the first execution', function () {

@@ -1,6 +1,6 @@
 /** What the facilitator tests share: a gateway JWT for a localnet fixture gateway, and JSON calls. */
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON answers are inspected field by field */
-import { keyRingOf } from '../../commands/keys/key-ring.js';
+import { keyRingOf } from '../../infra/signing-keys/key-ring.js';
 import type { X402Harness } from './x402-harness.js';
 
 export async function gatewayJwt(h: X402Harness, gateway: string, signer: string): Promise<string> {

@@ -10,7 +10,7 @@ import { Keypair } from '@solana/web3.js';
 import { buildPayment } from '../../commands/x402/payment-transaction.js';
 import type { AcceptedRequirement } from '../../commands/x402/requirements.js';
 import { readProgramAccount } from '../../infra/solana/accounts.js';
-import { PROGRAM_ID } from '../../src/idl/index.js';
+import { PROGRAM_ID } from '../../src/kernel/idl/index.js';
 import { startX402, type X402Harness } from './x402-harness.js';
 import { call, gatewayJwt, payloadOf } from './x402-facilitator-support.js';
 

@@ -11,12 +11,12 @@ import { startTestApi, type TestApi } from '../support/app.js';
 import { startLocalnet, type Localnet } from '../../infra/localnet/index.js';
 import { fundWallet } from '../../infra/localnet/genesis.js';
 import { createRpcClient, type RpcClient } from '../../infra/solana/rpc-client.js';
-import { registerSigningRoutes } from '../../commands/keys/register.js';
+import { registerSigningRoutes } from '../../src/app/signing-routes.js';
 import { registerX402Routes } from '../../commands/x402/routes.js';
 import { registerFacilitatorRoutes } from '../../commands/x402/facilitator/routes.js';
 import { registerApiKeyRoutes } from '../../commands/api-keys/routes.js';
 import type { AcceptedRequirement } from '../../commands/x402/requirements.js';
-import type { Clock } from '../../src/app/context.js';
+import type { Clock } from '../../src/kernel/context.js';
 
 export const DEMO_PATH = '/v1/x402/demo';
 

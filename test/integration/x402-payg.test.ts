@@ -9,8 +9,8 @@ import { expect } from 'chai';
 import express from 'express';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createRpcClient, paymentRequired, x402Grant, payAndFetch, type AcceptedRequirement } from '../../src/index.js';
-import { keyRingOf } from '../../commands/keys/key-ring.js';
+import { createRpcClient, paymentRequired, x402Grant, payAndFetch, type AcceptedRequirement } from '../../src/app/index.js';
+import { keyRingOf } from '../../infra/signing-keys/key-ring.js';
 import { DEMO_PATH, startX402, type X402Harness } from './x402-harness.js';
 
 const PERIOD = 60;

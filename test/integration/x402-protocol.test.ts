@@ -9,12 +9,12 @@ import { expect } from 'chai';
 import { PublicKey, type Keypair } from '@solana/web3.js';
 import { buildPayment } from '../../commands/x402/payment-transaction.js';
 import { parseKeyValueHeader, type AcceptedRequirement } from '../../commands/x402/requirements.js';
-import { createTokenVerifier } from '../../src/client/verify-token.js';
+import { createTokenVerifier } from '../../commands/x402/client/verify-token.js';
 import { readProgramAccount } from '../../infra/solana/accounts.js';
 import { tributaryIx } from '../../infra/localnet/instructions.js';
 import { signedTransaction } from '../../infra/localnet/transactions.js';
 import { pdas } from '../../infra/localnet/keys.js';
-import { PROGRAM_ID } from '../../src/idl/index.js';
+import { PROGRAM_ID } from '../../src/kernel/idl/index.js';
 import { DEMO_PATH, startX402, type X402Harness } from './x402-harness.js';
 
 const USDC_DEV = '4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU';

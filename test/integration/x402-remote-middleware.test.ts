@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { buildPayment } from '../../commands/x402/payment-transaction.js';
 import { paymentRequired, x402Grant } from '../../commands/x402/middleware.js';
 import { parseKeyValueHeader, type AcceptedRequirement } from '../../commands/x402/requirements.js';
-import { PROGRAM_ID } from '../../src/idl/index.js';
+import { PROGRAM_ID } from '../../src/kernel/idl/index.js';
 import { startX402, type X402Harness } from './x402-harness.js';
 import { call, gatewayJwt } from './x402-facilitator-support.js';
 

@@ -14,14 +14,14 @@ import { buildPayment } from '../../commands/x402/payment-transaction.js';
 import { buildUptoSettlement } from '../../commands/x402/upto.js';
 import type { AcceptedRequirement } from '../../commands/x402/requirements.js';
 import { decodeJwt } from 'jose';
-import { associatedTokenAddress } from '../../src/domain/spl-token.js';
+import { associatedTokenAddress } from '../../src/kernel/domain/spl-token.js';
 import { readProgramAccount } from '../../infra/solana/accounts.js';
-import { PROGRAM_ID } from '../../src/idl/index.js';
+import { PROGRAM_ID } from '../../src/kernel/idl/index.js';
 import express from 'express';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { paymentRequired, x402Grant } from '../../commands/x402/middleware.js';
-import { payAndFetch } from '../../src/client/pay.js';
+import { payAndFetch } from '../../commands/x402/client/pay.js';
 import { startX402, type X402Harness } from './x402-harness.js';
 import { call, gatewayJwt, payloadOf } from './x402-facilitator-support.js';
 

@@ -6,7 +6,7 @@
  */
 import { sql } from 'kysely';
 import type { Db } from '../../infra/postgres/database.js';
-import type { TributaryEvent } from '../../src/events/envelope.js';
+import type { TributaryEvent } from '../../src/kernel/events/envelope.js';
 import { PROJECTIONS } from '../../projections/registry.js';
 import { projectionDigest, replayProjection } from '../../projections/replay.js';
 import type { LedgerReceiver } from './webhooks.js';

@@ -17,7 +17,7 @@ import { createDb } from '../../infra/postgres/database.js';
 import { groupInfo } from '../../infra/redis/group-lag.js';
 import { listenPorts } from './ports.js';
 import { rpcCall } from '../support/localnet-process.js';
-import type { TributaryEvent } from '../../src/events/envelope.js';
+import type { TributaryEvent } from '../../src/kernel/events/envelope.js';
 import { startPrivateServices, type PrivateServices } from './services.js';
 import { readRequests, startReadLoad } from './load.js';
 import { connectClients, followedIds, type SoakClients } from './sockets.js';

@@ -6,7 +6,7 @@
  * since, so catch-up hands over what was missed while away.
  */
 import { io, type Socket } from 'socket.io-client';
-import type { PaymentNotification } from '../../src/realtime/notification.js';
+import type { PaymentNotification } from '../../queries/realtime/notification.js';
 
 export interface SoakClient {
   socket: Socket;

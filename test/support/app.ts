@@ -2,10 +2,10 @@
  * An API node in-process for integration tests, bound to a test's database and prefix,
  * listening on a free port. `overrides` sets further environment variables.
  */
-import { loadConfig } from '../../src/config/config.js';
-import { systemClock, type AppContext, type Clock } from '../../src/app/context.js';
+import { loadConfig } from '../../src/kernel/config/config.js';
+import { systemClock, type AppContext, type Clock } from '../../src/kernel/context.js';
 import { startApiServer, type ServerAttachment } from '../../src/app/api-server.js';
-import type { RouteModule } from '../../src/http/app.js';
+import type { RouteModule } from '../../src/app/http-app.js';
 import { createLogger } from '../../infra/log/logger.js';
 import type { TestEnv } from './env.js';
 

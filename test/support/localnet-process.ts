@@ -6,7 +6,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { TributaryEvent } from '../../src/events/envelope.js';
+import type { TributaryEvent } from '../../src/kernel/events/envelope.js';
 import { freePortPair } from './ports.js';
 import { startCli, waitFor, type Proc } from './process.js';
 

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const BIN = path.join(ROOT, 'src', 'cli', 'bin.ts');
+const BIN = path.join(ROOT, 'src', 'app', 'cli', 'bin.ts');
 
 export interface Proc { child: ChildProcess; output(): string; exited: Promise<number | null> }
 

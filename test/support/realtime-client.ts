@@ -1,9 +1,9 @@
 /** A real socket.io-client on /ws/v1 that records what the server sends, for tests and the bench. */
 import { io, type Socket } from 'socket.io-client';
-import type { PaymentNotification } from '../../src/realtime/notification.js';
+import type { PaymentNotification } from '../../queries/realtime/notification.js';
 import { waitFor } from './process.js';
 import { makeEvent } from './anchor-events.js';
-import type { TributaryEvent } from '../../src/events/envelope.js';
+import type { TributaryEvent } from '../../src/kernel/events/envelope.js';
 
 let seq = 0;
 

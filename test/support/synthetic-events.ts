@@ -4,8 +4,8 @@
  */
 import { createHash } from 'node:crypto';
 import bs58 from 'bs58';
-import type { TributaryEvent } from '../../src/events/envelope.js';
-import { eventId } from '../../src/events/envelope.js';
+import type { TributaryEvent } from '../../src/kernel/events/envelope.js';
+import { eventId } from '../../src/kernel/events/envelope.js';
 
 const key = (s: string) => bs58.encode(createHash('sha256').update(s).digest());
 const sig = (s: string) => bs58.encode(Buffer.concat([createHash('sha512').update(s).digest()]));

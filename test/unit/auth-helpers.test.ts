@@ -1,10 +1,10 @@
 /** Shared auth helpers and key material: pure functions, no services. */
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
-import { adminKeyMatches, checkAdminKey } from '../../src/auth/admin-key.js';
-import { parseBearer } from '../../src/auth/bearer.js';
-import { AppError } from '../../src/http/errors.js';
-import { generateSigningKey, KeyMaterialError, newKid, openPrivateJwk, sealPrivateJwk } from '../../commands/keys/crypto.js';
+import { adminKeyMatches, checkAdminKey } from '../../src/kernel/auth/admin-key.js';
+import { parseBearer } from '../../src/kernel/auth/bearer.js';
+import { AppError } from '../../src/kernel/http/errors.js';
+import { generateSigningKey, KeyMaterialError, newKid, openPrivateJwk, sealPrivateJwk } from '../../infra/signing-keys/crypto.js';
 
 const statusOf = (f: () => unknown): number | undefined => {
   try {

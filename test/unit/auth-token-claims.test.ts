@@ -1,7 +1,7 @@
 /** Token claims: each variant's state and validity, and the token's exp, at a given clock. */
 import { expect } from 'chai';
 import { DUE_GRACE_SECONDS, policyClaim, tokenExpiry, type ActivePolicy } from '../../commands/tokens/claims.js';
-import type { PolicyType } from '../../src/domain/policy-type.js';
+import type { PolicyType } from '../../src/kernel/domain/policy-type.js';
 
 const NOW = 1_800_000_000;
 const policy = (policyType: PolicyType, paymentCount = 0): ActivePolicy => ({

@@ -9,9 +9,9 @@ import { expect } from 'chai';
 import { BorshCoder } from '@coral-xyz/anchor';
 import { PublicKey } from '@solana/web3.js';
 import BN from 'bn.js';
-import { decodeEventPayload } from '../../src/events/codec.js';
-import { EVENT_NAMES } from '../../src/events/catalog.js';
-import { idl, idlEvents, idlType, type IdlField, type IdlTypeRef } from '../../src/idl/index.js';
+import { decodeEventPayload } from '../../src/kernel/events/codec.js';
+import { EVENT_NAMES } from '../../src/kernel/events/catalog.js';
+import { idl, idlEvents, idlType, type IdlField, type IdlTypeRef } from '../../src/kernel/idl/index.js';
 import { dataOf } from '../support/anchor-events.js';
 
 const coder = new BorshCoder(idl);

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { bytesToText } from '../../src/events/codec.js';
+import { bytesToText } from '../../src/kernel/events/codec.js';
 import { makeEvent } from '../support/anchor-events.js';
 
 describe('codec: text fields', () => {

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { ConfigError, loadConfig, NETWORKS, USDC_DEVNET, USDC_MAINNET } from '../../src/config/config.js';
+import { ConfigError, loadConfig, NETWORKS, USDC_DEVNET, USDC_MAINNET } from '../../src/kernel/config/config.js';
 
 describe('configuration', () => {
   it('has working defaults and is frozen', () => {

@@ -1,9 +1,9 @@
 /** The six filters of the policy lists, resolved: each rule, and each meaning. */
 import { expect } from 'chai';
 import { resolveFilters, type FilterQuery, type ListEndpoint } from '../../queries/policies/filters.js';
-import { createPdaDeriver } from '../../src/domain/pda.js';
-import { PROGRAM_ID } from '../../src/idl/index.js';
-import { AppError } from '../../src/http/errors.js';
+import { createPdaDeriver } from '../../src/kernel/domain/pda.js';
+import { PROGRAM_ID } from '../../src/kernel/idl/index.js';
+import { AppError } from '../../src/kernel/http/errors.js';
 
 const pda = createPdaDeriver(PROGRAM_ID);
 const DEFAULT = '4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU';

@@ -1,9 +1,9 @@
 /** PDA derivation with the program's seeds, memoized in a bounded LRU. */
 import { expect } from 'chai';
 import { PublicKey } from '@solana/web3.js';
-import { createLru } from '../../src/domain/lru.js';
-import { createPdaDeriver, isPublicKey, u32le } from '../../src/domain/pda.js';
-import { PROGRAM_ID } from '../../src/idl/index.js';
+import { createLru } from '../../src/kernel/domain/lru.js';
+import { createPdaDeriver, isPublicKey, u32le } from '../../src/kernel/domain/pda.js';
+import { PROGRAM_ID } from '../../src/kernel/idl/index.js';
 
 const program = new PublicKey(PROGRAM_ID);
 const owner = 'AU4grQhj3xF9NQ9Yn8xeJDdFBiz9P9xCsvoAfXYNs7qt';

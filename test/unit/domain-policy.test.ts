@@ -6,10 +6,10 @@
 import { expect } from 'chai';
 import { Ajv } from 'ajv';
 import { makeEvent } from '../support/anchor-events.js';
-import { normalizedPolicySchema } from '../../src/domain/policy-schema.js';
-import { camelKeys, factsFromPaymentAccount, normalizePolicy } from '../../src/domain/policy.js';
-import { asPolicyType } from '../../src/domain/policy-type.js';
-import { memoToTrackingId, trackingIdToMemo } from '../../src/domain/memo.js';
+import { normalizedPolicySchema } from '../../src/kernel/domain/policy-schema.js';
+import { camelKeys, factsFromPaymentAccount, normalizePolicy } from '../../src/kernel/domain/policy.js';
+import { asPolicyType } from '../../src/kernel/domain/policy-type.js';
+import { memoToTrackingId, trackingIdToMemo } from '../../src/kernel/domain/memo.js';
 
 const validate = new Ajv({ strict: false }).compile(normalizedPolicySchema);
 const key = 'AU4grQhj3xF9NQ9Yn8xeJDdFBiz9P9xCsvoAfXYNs7qt';

@@ -4,9 +4,9 @@
  */
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { frequencySeconds } from '../../src/domain/frequency.js';
-import { applyPayment, nextPaymentDue, statusAfterPayment } from '../../src/domain/schedule.js';
-import type { MilestoneType, PayAsYouGoType, SubscriptionType } from '../../src/domain/policy-type.js';
+import { frequencySeconds } from '../../src/kernel/domain/frequency.js';
+import { applyPayment, nextPaymentDue, statusAfterPayment } from '../../src/kernel/domain/schedule.js';
+import type { MilestoneType, PayAsYouGoType, SubscriptionType } from '../../src/kernel/domain/policy-type.js';
 
 const sub = (o: Partial<SubscriptionType> = {}): SubscriptionType => ({
   kind: 'Subscription', amount: '100', auto_renew: true, max_renewals: null, payment_frequency: 'Monthly', next_payment_due: '1000', ...o,

@@ -1,6 +1,6 @@
 /** The events API's input parsing: times, tracking-id memo encodings, event names. */
 import { expect } from 'chai';
-import { AppError } from '../../src/http/errors.js';
+import { AppError } from '../../src/kernel/http/errors.js';
 import { eventNameParam, parseTime, parseTimeRange, trackingIdMemos, checkSlotRange } from '../../queries/events/params.js';
 
 const rejects = (f: () => unknown, mentions: string) => {

@@ -1,18 +1,18 @@
 /**
- * The typed events: src/events/event-types.ts is what the generator makes of the vendored
+ * The typed events: src/kernel/events/event-types.ts is what the generator makes of the vendored
  * IDL (regenerate with `node --import tsx infra/scripts/generate-event-types.ts`), and a
  * stream entry becomes a typed event only when its data has the IDL's shape.
  */
 import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
 import { OUTPUT, readIdl, renderEventTypes } from '../../infra/scripts/generate-event-types.js';
-import { EVENT_NAMES } from '../../src/events/catalog.js';
-import { parseEvent, serializeEvent } from '../../src/events/envelope.js';
+import { EVENT_NAMES } from '../../src/kernel/events/catalog.js';
+import { parseEvent, serializeEvent } from '../../src/kernel/events/envelope.js';
 import { makeEvent } from '../support/anchor-events.js';
 
 describe('typed events', () => {
   it('the checked-in event-types.ts matches the IDL', () => {
-    expect(readFileSync(OUTPUT, 'utf8'), 'src/events/event-types.ts is stale: run the generator').to.equal(renderEventTypes(readIdl()));
+    expect(readFileSync(OUTPUT, 'utf8'), 'src/kernel/events/event-types.ts is stale: run the generator').to.equal(renderEventTypes(readIdl()));
   });
 
   it('the generator fails the comparison when the IDL gains a field', () => {

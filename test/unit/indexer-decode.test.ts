@@ -6,8 +6,8 @@ import { expect } from 'chai';
 import { BorshCoder } from '@coral-xyz/anchor';
 import { PublicKey } from '@solana/web3.js';
 import bs58 from 'bs58';
-import { idl, idlEvents, PROGRAM_ID } from '../../src/idl/index.js';
-import { decodeTransaction, EVENT_IX_TAG } from '../../src/indexer/decode.js';
+import { idl, idlEvents, PROGRAM_ID } from '../../src/kernel/idl/index.js';
+import { decodeTransaction, EVENT_IX_TAG } from '../../infra/indexer/decode.js';
 import type { TransactionJson } from '../../infra/solana/chain-reader.js';
 import { dataOf } from '../support/anchor-events.js';
 

@@ -11,7 +11,7 @@ import { addMonths, skipMonths } from '../../infra/localnet/program/calendar.js'
 import { splitFees } from '../../infra/localnet/program/fees.js';
 import { bn, zeros } from '../../infra/localnet/program/model.js';
 import { nextPaymentDue } from '../../infra/localnet/program/schedule.js';
-import { approveIx, createAtaIdempotentIx, revokeIx, transferIx } from '../../src/domain/spl-token.js';
+import { approveIx, createAtaIdempotentIx, revokeIx, transferIx } from '../../src/kernel/domain/spl-token.js';
 import { createPolicyIxs, errorName, executeIx, startTestChain, USDC, type TestChain } from '../support/localnet-chain.js';
 
 const at = (iso: string): number => Date.parse(iso) / 1000;

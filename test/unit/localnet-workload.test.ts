@@ -4,7 +4,7 @@
  * follow the indexer's rule (log events first, then self-CPI events).
  */
 import { expect } from 'chai';
-import { EVENT_NAMES } from '../../src/events/catalog.js';
+import { EVENT_NAMES } from '../../src/kernel/events/catalog.js';
 import { createChain, type Chain } from '../../infra/localnet/chain.js';
 import { createGenesisAccounts, deriveActors, runGenesisTransactions } from '../../infra/localnet/genesis.js';
 import { createWorkload } from '../../infra/localnet/workload.js';

@@ -6,9 +6,9 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { splitPayment, bps } from '../../projections/merchant/fees.js';
-import { monthlyMicro, microToDecimal } from '../../projections/merchant/mrr.js';
-import { bucketStart, nextBucketStart } from '../../projections/merchant/calendar.js';
-import type { Frequency, SubscriptionType } from '../../src/domain/policy-type.js';
+import { monthlyMicro, microToDecimal } from '../../src/kernel/domain/mrr.js';
+import { bucketStart, nextBucketStart } from '../../src/kernel/domain/buckets.js';
+import type { Frequency, SubscriptionType } from '../../src/kernel/domain/policy-type.js';
 
 const sub = (amount: string, payment_frequency: Frequency): SubscriptionType => ({
   kind: 'Subscription', amount, auto_renew: true, max_renewals: null, payment_frequency, next_payment_due: '0',

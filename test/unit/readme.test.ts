@@ -2,7 +2,7 @@
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { configDocs } from '../../src/config/config.js';
+import { configDocs } from '../../src/kernel/config/config.js';
 import { ROOT } from '../support/process.js';
 
 describe('README', () => {

@@ -6,8 +6,8 @@ import { expect } from 'chai';
 import { afterFailure, afterSuccess, type IntentCounters } from '../../commands/scheduler/decide.js';
 import { classOf, failure, failureOfRpcError, nameInText, nameOfTxError } from '../../commands/scheduler/failure.js';
 import { chargeDue, planCharge } from '../../commands/settlement/plan.js';
-import { parseDurationMs } from '../../src/config/config.js';
-import type { PayAsYouGoType } from '../../src/domain/policy-type.js';
+import { parseDurationMs } from '../../src/kernel/config/config.js';
+import type { PayAsYouGoType } from '../../src/kernel/domain/policy-type.js';
 
 const opts = { nowMs: 1_000_000, dunningScheduleMs: [3_600_000, 21_600_000], retryMs: 2000, cooldownMs: 300_000 };
 const fresh: IntentCounters = { status: 'pending', dunningStep: 0, consecutiveFailures: 0 };

@@ -1,10 +1,10 @@
 /** The pure parts of issue 17's receiver signals and signing: Retry-After, the 5-day rule, two signatures. */
 import { expect } from 'chai';
 import { Webhook } from 'standardwebhooks';
-import { FAILING_DISABLE_MS, retryAfterMs, streakExpired } from '../../src/webhooks/endpoint-health.js';
-import { newSigningSecret, signedHeaders } from '../../src/webhooks/signer.js';
-import { localRateLimiter } from '../../src/webhooks/rate-limit.js';
-import { EVENT_TYPE_CATALOG, WEBHOOK_EVENT_TYPES } from '../../src/webhooks/event-types.js';
+import { FAILING_DISABLE_MS, retryAfterMs, streakExpired } from '../../commands/webhooks/delivery/endpoint-health.js';
+import { newSigningSecret, signedHeaders } from '../../commands/webhooks/delivery/signer.js';
+import { localRateLimiter } from '../../commands/webhooks/delivery/rate-limit.js';
+import { EVENT_TYPE_CATALOG, WEBHOOK_EVENT_TYPES } from '../../commands/webhooks/delivery/event-types.js';
 
 const DAY = 86_400_000;
 

@@ -1,13 +1,13 @@
 /** The facilitator's pure parts: payment identifiers, wire requirements, the upto window. */
 import { expect } from 'chai';
 import { Keypair } from '@solana/web3.js';
-import { AppError } from '../../src/http/errors.js';
+import { AppError } from '../../src/kernel/http/errors.js';
 import { fingerprintOf, paymentIdentifierOf } from '../../commands/x402/payment-identifier.js';
 import type { PaymentPayload } from '../../commands/x402/payload.js';
 import { acceptedRequirement, normalizeRequirement } from '../../commands/x402/requirements.js';
 import { uptoWindowProblem } from '../../commands/x402/terms.js';
 import { requirementFromWire } from '../../commands/x402/facilitator/wire.js';
-import { PROGRAM_ID } from '../../src/idl/index.js';
+import { PROGRAM_ID } from '../../src/kernel/idl/index.js';
 
 const key = () => Keypair.generate().publicKey.toBase58();
 const base = { network: 'solana:localnet', recipient: key(), gateway: key(), tokenMint: key() };

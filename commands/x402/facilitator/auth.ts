@@ -5,9 +5,9 @@
  */
 import type { RequestHandler, Response } from 'express';
 import type { Db } from '../../../infra/postgres/database.js';
-import { parseBearer } from '../../../src/auth/bearer.js';
-import { verifyGatewayToken, type TokenVerifier } from '../../../src/auth/gateway-token.js';
-import { forbidden, unauthorized } from '../../../src/http/errors.js';
+import { parseBearer } from '../../../src/kernel/auth/bearer.js';
+import { verifyGatewayToken, type TokenVerifier } from '../../../src/kernel/auth/gateway-token.js';
+import { forbidden, unauthorized } from '../../../src/kernel/http/errors.js';
 import { gatewayOfApiKey } from '../../api-keys/store.js';
 
 export const API_KEY_HEADER = 'x-api-key';

@@ -7,7 +7,7 @@
  */
 import { sql } from 'kysely';
 import type { Db } from '../../../infra/postgres/database.js';
-import { conflict } from '../../../src/http/errors.js';
+import { conflict } from '../../../src/kernel/http/errors.js';
 import { X402_VERSION, type AcceptedRequirement } from '../requirements.js';
 
 export interface ResourceInput {

@@ -4,11 +4,11 @@
  * /resources (registering what discovery lists). Verify, settle and usage run the payment
  * engine the middleware runs (engine.ts): one set of checks, two entry points.
  */
-import type { AppContext } from '../../../src/app/context.js';
-import type { Api } from '../../../src/http/routes.js';
-import { limitSchema, offsetSchema } from '../../../src/http/schema.js';
-import { invalid } from '../../../src/http/errors.js';
-import { keyRingOf } from '../../keys/key-ring.js';
+import type { AppContext } from '../../../src/kernel/context.js';
+import type { Api } from '../../../src/kernel/http/routes.js';
+import { limitSchema, offsetSchema } from '../../../src/kernel/http/schema.js';
+import { invalid } from '../../../src/kernel/http/errors.js';
+import { keyRingOf } from '../../../infra/signing-keys/key-ring.js';
 import { x402DepsFromContext } from '../context-deps.js';
 import { createPaymentEngine } from '../engine.js';
 import { createPaymentIdentifiers, PAYMENT_IDENTIFIER } from '../payment-identifier.js';

@@ -1,5 +1,5 @@
 /** Request and answer schemas of the facilitator routes (OpenAPI and validation). */
-import { base58Key, type JsonSchema } from '../../../src/http/schema.js';
+import { base58Key, type JsonSchema } from '../../../src/kernel/http/schema.js';
 import { SCHEMES } from '../requirements.js';
 import { wireRequirementSchema } from './wire.js';
 

@@ -11,7 +11,7 @@ import { fingerprintOf, paymentIdentifierOf, type PaymentIdentifiers } from '../
 import type { PaymentRequirement } from '../requirements.js';
 import { PaymentRefused } from '../settle.js';
 import { settleUpto } from '../upto-settle.js';
-import { invalid } from '../../../src/http/errors.js';
+import { invalid } from '../../../src/kernel/http/errors.js';
 
 export interface VerifyAnswer { isValid: boolean; invalidReason?: string; payer?: string }
 export interface SettleAnswer {

@@ -4,8 +4,8 @@
  * normalized exactly as the middleware normalizes its configuration, so the id a merchant
  * in any language sends is the id the middleware would have computed.
  */
-import { invalid } from '../../../src/http/errors.js';
-import { base58Key, type JsonSchema } from '../../../src/http/schema.js';
+import { invalid } from '../../../src/kernel/http/errors.js';
+import { base58Key, type JsonSchema } from '../../../src/kernel/http/schema.js';
 import { normalizeRequirement, RequirementError, SCHEMES, type PaymentRequirement, type PaymentRequirementInput } from '../requirements.js';
 
 const amount: JsonSchema = { anyOf: [{ type: 'string', pattern: '^[0-9]{1,20}$' }, { type: 'integer', minimum: 0 }] };

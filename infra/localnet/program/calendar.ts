@@ -1,8 +1,8 @@
 /**
  * The program's due-date arithmetic on the localnet: the shared calendar
- * (src/domain/calendar.ts), failing as the program fails past 1,200 monthly steps.
+ * (src/kernel/domain/calendar.ts), failing as the program fails past 1,200 monthly steps.
  */
-import { addMonths, MAX_MONTH_STEPS, skipMonths as skip } from '../../../src/domain/calendar.js';
+import { addMonths, MAX_MONTH_STEPS, skipMonths as skip } from '../../../src/kernel/domain/calendar.js';
 import { programError } from './errors.js';
 
 export { addMonths, MAX_MONTH_STEPS };

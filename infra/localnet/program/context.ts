@@ -4,7 +4,7 @@
  * PDA seeds, including seeds taken from another account's fields or from an argument).
  */
 import { PublicKey, type AccountMeta } from '@solana/web3.js';
-import { idl } from '../../../src/idl/index.js';
+import { idl } from '../../../src/kernel/idl/index.js';
 import { findPda, u32le } from '../keys.js';
 import { frameworkError } from './errors.js';
 import type { AccountKind } from './model.js';

@@ -5,7 +5,7 @@
  * getProgramAccounts' dataSize filters match on.
  */
 import { BorshCoder } from '@coral-xyz/anchor';
-import { idl, idlAccounts, idlEvents } from '../../../src/idl/index.js';
+import { idl, idlAccounts, idlEvents } from '../../../src/kernel/idl/index.js';
 import type { AccountKind, AccountTypes } from './model.js';
 
 export const coder = new BorshCoder(idl);

@@ -3,7 +3,7 @@
  * IDL's custom errors (6000+), each rendered as Anchor logs it before the runtime's
  * `custom program error: 0x..` line.
  */
-import { idl } from '../../../src/idl/index.js';
+import { idl } from '../../../src/kernel/idl/index.js';
 
 export class ProgramError extends Error {
   constructor(

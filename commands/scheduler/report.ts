@@ -1,0 +1,63 @@
+/**
+ * What the scheduler and the settler are doing, for `tributary status` and /metrics: due
+ * now, past due, executed, failed attempts by reason, the lag from due date to execution
+ * (p50, p99, over the last day), the unsettled pay-as-you-go usage, and each served
+ * gateway's signer with its SOL balance (low below SCHEDULER_SIGNER_MIN_LAMPORTS).
+ */
+import { sql } from 'kysely';
+import type { Db } from '../../infra/postgres/database.js';
+import { solBalance, type ChainIo } from './chain.js';
+
+export interface SignerReport { gateway: string; signer: string; state: string; lamports: number | null; low: boolean }
+
+export interface SchedulerReport {
+  dueNow: number;
+  pastDue: number;
+  executed: number;
+  givenUp: number;
+  failedByReason: Record<string, number>;
+  lagP50Ms: number | null;
+  lagP99Ms: number | null;
+  unsettledUsage: string;
+  signers: SignerReport[];
+}
+
+export async function schedulerReport(db: Db, io: ChainIo | undefined, minLamports: number): Promise<SchedulerReport> {
+  const byStatus = await db.selectFrom('execution_intents').select(['status', sql<string>`count(*)::text`.as('n')]).groupBy('status').execute();
+  const n = (s: string) => Number(byStatus.find((r) => r.status === s)?.n ?? 0);
+  const dueNow = await sql<{ n: string }>`SELECT count(*)::text AS n FROM execution_intents WHERE status IN ('pending', 'sending') AND next_attempt_at <= now()`.execute(db);
+  const failed = await db.selectFrom('execution_attempts').select(['reason_code', sql<string>`count(*)::text`.as('n')])
+    .where('outcome', 'not in', ['executed', 'dropped']).groupBy('reason_code').execute();
+  const lag = await sql<{ p50: string | null; p99: string | null }>`
+    SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY lag_ms)::bigint::text AS p50, percentile_cont(0.99) WITHIN GROUP (ORDER BY lag_ms)::bigint::text AS p99
+    FROM execution_attempts WHERE outcome = 'executed' AND lag_ms IS NOT NULL AND at > now() - interval '1 day'`.execute(db);
+  const usage = await sql<{ total: string | null }>`SELECT sum(chunk)::text AS total FROM payg_usage WHERE charge_id IS NULL AND unbillable_reason IS NULL`.execute(db);
+  const gateways = await db.selectFrom('scheduler_gateways').select(['gateway', 'signer', 'state']).where('state', '!=', 'stopped').orderBy('gateway').execute();
+  const signers: SignerReport[] = [];
+  for (const g of gateways) {
+    const lamports = io ? await solBalance(io, g.signer).catch(() => null) : null;
+    signers.push({ ...g, lamports, low: lamports !== null && lamports < minLamports });
+  }
+  const l = lag.rows[0];
+  return {
+    dueNow: Number(dueNow.rows[0]?.n ?? 0), pastDue: n('past_due'), executed: n('executed'), givenUp: n('given_up'),
+    failedByReason: Object.fromEntries(failed.map((r) => [r.reason_code || 'unknown', Number(r.n)])),
+    lagP50Ms: l?.p50 == null ? null : Number(l.p50), lagP99Ms: l?.p99 == null ? null : Number(l.p99),
+    unsettledUsage: usage.rows[0]?.total ?? '0', signers,
+  };
+}
+
+/** The report as `tributary status` prints it; a low signer balance is a WARNING line. */
+export function reportLines(r: SchedulerReport): string[] {
+  const failed = Object.entries(r.failedByReason).map(([k, v]) => `${k} ${v}`).join(', ') || 'none';
+  const lines = [
+    `scheduler  due now ${r.dueNow}  past due ${r.pastDue}  executed ${r.executed}  given up ${r.givenUp}  lag p50 ${r.lagP50Ms ?? '-'} ms  p99 ${r.lagP99Ms ?? '-'} ms`,
+    `scheduler  failed attempts by reason: ${failed}`,
+    `settler    unsettled pay-as-you-go usage ${r.unsettledUsage}`,
+  ];
+  for (const s of r.signers) {
+    const sol = s.lamports === null ? 'balance unknown' : `${(s.lamports / 1e9).toFixed(4)} SOL`;
+    lines.push(`${s.low ? 'WARNING ' : ''}signer     ${s.gateway} ${s.state} ${s.signer} ${sol}${s.low ? ' (below SCHEDULER_SIGNER_MIN_LAMPORTS: fees will fail)' : ''}`);
+  }
+  return lines;
+}

@@ -1,0 +1,184 @@
+/**
+ * SQL of the delivery workers over the outbox (projections/webhooks/tables.ts).
+ *
+ * Times that order work between workers (due, leases) are the database's `now()`: one
+ * clock for every node, whatever their own clocks say.
+ */
+import { sql } from 'kysely';
+import type { Db } from '../../../infra/postgres/database.js';
+
+export interface ClaimedDelivery {
+  id: string;
+  webhook_id: number;
+  event_id: string;
+  event_name: string;
+  /** the payload's JSON text as stored: spliced into the body, never parsed here */
+  payload_text: string;
+  /** the payload's `timestamp` (the event's block time), when it has one */
+  payload_timestamp: string | null;
+  round: number;
+  attempts: number;
+  created_at: Date;
+  endpoint_url: string;
+  secret: string;
+  /** the secret rotated out and until when it still signs (application clock) */
+  previous_secret: string | null;
+  previous_secret_until: Date | null;
+  rate_limit_per_second: number | null;
+  /** the endpoint had a failure streak when claimed: a success ends it */
+  failing: boolean;
+}
+
+/**
+ * Leases up to `limit` due deliveries of active webhooks to `worker`. SKIP LOCKED lets
+ * any number of workers claim at once without waiting on each other or taking a row twice;
+ * the lease (locked_until) outlives the transaction, so a row stays theirs while they
+ * POST, and returns to the pool if they die.
+ *
+ * Skipped: endpoints a receiver paused (Retry-After), and on an ordered endpoint every
+ * delivery but its oldest pending one, so it has one delivery at a time, in outbox order
+ * (the projection writes rows in stream order).
+ */
+export async function claimDue(db: Db, worker: string, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
+  const { rows } = await sql<ClaimedDelivery>`
+    WITH picked AS (
+      SELECT d.id FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
+      WHERE d.status = 'pending' AND d.next_attempt_at <= now()
+        AND (d.locked_until IS NULL OR d.locked_until < now())
+        AND w.active AND (w.paused_until IS NULL OR w.paused_until <= now())
+        AND (NOT w.ordered OR NOT EXISTS (
+          SELECT 1 FROM webhook_deliveries e WHERE e.webhook_id = d.webhook_id AND e.status = 'pending' AND e.id < d.id))
+      ORDER BY d.next_attempt_at, d.id
+      LIMIT ${limit}
+      FOR UPDATE OF d SKIP LOCKED
+    )
+    UPDATE webhook_deliveries d
+    SET locked_until = now() + ${leaseMs} * interval '1 millisecond', locked_by = ${worker}
+    FROM picked, webhooks w
+    WHERE d.id = picked.id AND w.id = d.webhook_id
+    RETURNING d.id, d.webhook_id, d.event_id, d.event_name, d.payload::text AS payload_text, CASE WHEN json_typeof(d.payload->'timestamp') = 'string' THEN d.payload->>'timestamp' END AS payload_timestamp, d.round, d.attempts, d.created_at, w.endpoint_url, w.secret,
+      w.previous_secret, w.previous_secret_until, w.rate_limit_per_second, (w.failing_since IS NOT NULL) AS failing`.execute(db);
+  return rows;
+}
+
+/** Gives a delivery back without an attempt, due again in `delayMs` (its endpoint's rate is used up). */
+export async function giveBack(db: Db, worker: string, id: string, delayMs: number): Promise<void> {
+  await sql`UPDATE webhook_deliveries SET locked_until = NULL, locked_by = NULL, next_attempt_at = now() + ${delayMs} * interval '1 millisecond'
+    WHERE id = ${id} AND locked_by = ${worker} AND status = 'pending'`.execute(db);
+}
+
+export interface AttemptRecord {
+  deliveryId: string;
+  webhookId: number;
+  eventId: string;
+  eventName: string;
+  attempt: number;
+  attemptedAt: Date;
+  statusCode: number | null;
+  latencyMs: number;
+  error: string | null;
+  success: boolean;
+}
+
+/** What the delivery becomes after the attempt. */
+export type NextState =
+  | { kind: 'delivered' }
+  /** a quick retry follows: keep the lease for the delay and the next attempt */
+  | { kind: 'retry'; leaseMs: number }
+  | { kind: 'pending'; round: number; delayMs: number }
+  | { kind: 'dead' };
+
+function stateUpdate(next: NextState) {
+  switch (next.kind) {
+    case 'delivered':
+      return sql`status = 'delivered', finished_at = now(), locked_until = NULL, locked_by = NULL`;
+    case 'retry':
+      return sql`locked_until = now() + ${next.leaseMs} * interval '1 millisecond'`;
+    case 'pending':
+      return sql`round = ${next.round}, next_attempt_at = now() + ${next.delayMs} * interval '1 millisecond', locked_until = NULL, locked_by = NULL`;
+    case 'dead':
+      return sql`status = 'dead', finished_at = now(), locked_until = NULL, locked_by = NULL`;
+    default: {
+      const never: never = next;
+      throw new Error(`unknown state ${JSON.stringify(never)}`);
+    }
+  }
+}
+
+export type RecordOutcome = 'held' | 'lost' | 'gone';
+
+/**
+ * Records an attempt and moves its delivery on, in one statement. The attempt is always
+ * recorded; the delivery changes only while `worker` still holds it ('lost' otherwise:
+ * its lease ran out and another worker has it). 'gone': the webhook was deleted meanwhile.
+ */
+export async function recordAttempt(db: Db, worker: string, a: AttemptRecord, next: NextState): Promise<RecordOutcome> {
+  try {
+    const { rows } = await sql<{ id: string }>`
+      WITH attempt AS (
+        INSERT INTO webhook_attempts (delivery_id, webhook_id, event_id, event_name, attempt, attempted_at, status_code, latency_ms, error, success)
+        VALUES (${a.deliveryId}, ${a.webhookId}, ${a.eventId}, ${a.eventName}, ${a.attempt}, ${a.attemptedAt}, ${a.statusCode}, ${a.latencyMs}, ${a.error}, ${a.success})
+      )
+      UPDATE webhook_deliveries
+      SET attempts = attempts + 1, last_error = ${a.error}, ${stateUpdate(next)}
+      WHERE id = ${a.deliveryId} AND locked_by = ${worker} AND status = 'pending'
+      RETURNING id`.execute(db);
+    return rows.length > 0 ? 'held' : 'lost';
+  } catch (err) {
+    if ((err as { code?: string }).code === '23503') return 'gone'; // foreign key: the webhook or delivery was deleted
+    throw err;
+  }
+}
+
+const STATE_CODE: Record<NextState['kind'], string> = { delivered: 'delivered', retry: 'retry', pending: 'pending', dead: 'dead' };
+
+/**
+ * recordAttempt for many attempts in one statement (one commit): what lets a worker keep
+ * up under load. Same rules; outcomes in input order ('held' or 'lost'). Throws when any
+ * row fails (a delivery deleted meanwhile): the caller then records them one by one.
+ */
+export async function recordAttempts(db: Db, worker: string, items: readonly { a: AttemptRecord; next: NextState }[]): Promise<RecordOutcome[]> {
+  if (items.length === 0) return [];
+  const input = JSON.stringify(items.map(({ a, next }) => ({
+    delivery_id: a.deliveryId, webhook_id: a.webhookId, event_id: a.eventId, event_name: a.eventName, attempt: a.attempt,
+    attempted_at: a.attemptedAt.toISOString(), status_code: a.statusCode, latency_ms: a.latencyMs, error: a.error, success: a.success,
+    next: STATE_CODE[next.kind],
+    lease_ms: next.kind === 'retry' ? next.leaseMs : null,
+    round: next.kind === 'pending' ? next.round : null,
+    delay_ms: next.kind === 'pending' ? next.delayMs : null,
+  })));
+  const { rows } = await sql<{ id: string }>`
+    WITH input AS (
+      SELECT * FROM json_to_recordset(${input}::json) AS x(
+        delivery_id bigint, webhook_id integer, event_id text, event_name text, attempt integer, attempted_at timestamptz,
+        status_code integer, latency_ms integer, error text, success boolean, next text, lease_ms integer, round integer, delay_ms integer)
+    ),
+    attempts AS (
+      INSERT INTO webhook_attempts (delivery_id, webhook_id, event_id, event_name, attempt, attempted_at, status_code, latency_ms, error, success)
+      SELECT delivery_id, webhook_id, event_id, event_name, attempt, attempted_at, status_code, latency_ms, error, success FROM input
+    )
+    UPDATE webhook_deliveries d SET
+      attempts = d.attempts + 1,
+      last_error = i.error,
+      status = CASE i.next WHEN 'delivered' THEN 'delivered' WHEN 'dead' THEN 'dead' ELSE 'pending' END,
+      finished_at = CASE WHEN i.next IN ('delivered', 'dead') THEN now() ELSE d.finished_at END,
+      round = CASE WHEN i.next = 'pending' THEN i.round ELSE d.round END,
+      next_attempt_at = CASE WHEN i.next = 'pending' THEN now() + i.delay_ms * interval '1 millisecond' ELSE d.next_attempt_at END,
+      locked_until = CASE WHEN i.next = 'retry' THEN now() + i.lease_ms * interval '1 millisecond' ELSE NULL END,
+      locked_by = CASE WHEN i.next = 'retry' THEN d.locked_by ELSE NULL END
+    FROM input i
+    WHERE d.id = i.delivery_id AND d.locked_by = ${worker} AND d.status = 'pending'
+    RETURNING d.id`.execute(db);
+  const held = new Set(rows.map((r) => String(r.id)));
+  return items.map(({ a }) => (held.has(a.deliveryId) ? 'held' : 'lost'));
+}
+
+/** Gives back leases at a graceful stop, so other workers need not wait them out. */
+export async function releaseLeases(db: Db, worker: string, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await db.updateTable('webhook_deliveries')
+    .set({ locked_until: null, locked_by: null })
+    .where('id', 'in', [...ids])
+    .where('locked_by', '=', worker)
+    .execute();
+}

@@ -1,0 +1,169 @@
+/**
+ * A delivery worker: keeps up to WEBHOOK_CONCURRENCY requests in flight, claiming due
+ * outbox rows as slots free up (a slot frees when its POST has succeeded; the record is
+ * committed meanwhile). It wakes on the projection's NOTIFY, when a delivery
+ * ends, and every WEBHOOK_POLL_MS (rows whose retry time has come, missed notifications).
+ * Any number of workers, in any number of processes, share the outbox (SKIP LOCKED).
+ *
+ * Stop: no new claims and no more waiting between quick retries (those leases are given
+ * back at once); requests in flight get one timeout to finish, then are cut.
+ */
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import type { AppContext } from '../../../src/kernel/context.js';
+import { createJsonPoster, type JsonPoster } from '../../../infra/http/post-json.js';
+import { API_VERSION } from '../../../src/kernel/http/version.js';
+import { claimDue } from './outbox-store.js';
+import { claimLeaseMs, type ScheduleConfig } from './schedule.js';
+import { deliver, type DeliverDeps, type DeliveryOutcome } from './deliver.js';
+import { listenOutbox, type OutboxListener } from './outbox-signal.js';
+import { createAttemptRecorder } from './attempt-recorder.js';
+import { OUTBOX_CHANNEL, webhookOutcomesKey } from '../../../src/kernel/keys/index.js';
+import { createRateLimiter } from './rate-limit.js';
+import { createSecretKeys } from './secret-keys.js';
+import { startPruner, type Pruner } from './retention.js';
+
+export interface WorkerStats { claimed: number; outcomes: Record<DeliveryOutcome, number>; errors: number }
+
+export interface WebhookWorker {
+  readonly id: string;
+  stop(): Promise<void>;
+  stats(): WorkerStats;
+}
+
+export interface WorkerOptions {
+  /** default: an HTTP client behind the SSRF guard (unless allowPrivateTargets) */
+  poster?: JsonPoster;
+  /** default true: LISTEN for the projection's notifications */
+  listen?: boolean;
+  /** default true: prune old deliveries (retention) */
+  prune?: boolean;
+}
+
+type WorkerCtx = Pick<AppContext, 'config' | 'db' | 'logger' | 'clock'> & Partial<Pick<AppContext, 'redis'>>;
+
+/** Deliveries a worker may have in flight, POSTing or recording, per slot of WEBHOOK_CONCURRENCY. */
+const RECORDING_FACTOR = 4;
+
+const OUTCOME_FLUSH_MS = 1000;
+
+/** Cluster-wide outcome counts, read by /metrics on any API node. */
+export { webhookOutcomesKey };
+
+export function startWebhookWorker(ctx: WorkerCtx, opts: WorkerOptions = {}): WebhookWorker {
+  const { config } = ctx;
+  const cfg = config.webhooks;
+  const id = `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
+  const log = ctx.logger.child({ worker: id });
+  const poster = opts.poster ?? createJsonPoster({
+    allowPrivateTargets: cfg.allowPrivateTargets, maxSockets: cfg.concurrency, userAgent: `tributary-webhooks/${API_VERSION}`,
+  });
+  const schedule: ScheduleConfig = { timeoutMs: cfg.timeoutMs, retryDelaysMs: cfg.retryDelaysMs, slowScheduleMs: cfg.slowScheduleMs };
+  const now = () => ctx.clock.now();
+  const deps: DeliverDeps = {
+    db: ctx.db, worker: id, record: createAttemptRecorder(ctx.db, id), poster, schedule, now, logger: log,
+    keysOf: createSecretKeys(config.keys.encryptionKey, now),
+    limiter: createRateLimiter(ctx.redis, config.redis.prefix),
+    retryAfterMaxMs: cfg.retryAfterMaxSeconds * 1000,
+  };
+  const stopCtl = new AbortController();
+  const abortCtl = new AbortController();
+  const signals = { stop: stopCtl.signal, abort: abortCtl.signal };
+  const stats: WorkerStats = { claimed: 0, outcomes: { delivered: 0, rescheduled: 0, dead: 0, lost: 0, gone: 0, stopped: 0, disabled: 0, deferred: 0 }, errors: 0 };
+  const inflight = new Set<Promise<void>>();
+
+  let woken = false;
+  let wakeUp: (() => void) | undefined;
+  const wake = () => { woken = true; wakeUp?.(); };
+  const nap = (ms: number) => new Promise<void>((resolve) => {
+    if (woken || stopCtl.signal.aborted) { woken = false; resolve(); return; }
+    const t = setTimeout(done, ms);
+    function done() { clearTimeout(t); wakeUp = undefined; woken = false; resolve(); }
+    wakeUp = done;
+  });
+
+  const listener: OutboxListener | undefined = opts.listen === false ? undefined : listenOutbox(config.db.url, OUTBOX_CHANNEL, log, wake);
+  const pruner: Pruner | undefined = opts.prune === false ? undefined
+    : startPruner({ db: ctx.db, logger: log, now }, { retentionDays: cfg.retentionDays, intervalMs: cfg.pruneIntervalMs });
+
+  // Outcome counts reach the cluster-wide hash once a second, not one command per delivery.
+  let unflushed: Partial<Record<DeliveryOutcome, number>> = {};
+  const flushOutcomes = async () => {
+    const counts = Object.entries(unflushed);
+    unflushed = {};
+    if (!ctx.redis || counts.length === 0) return;
+    const key = webhookOutcomesKey(config.redis.prefix);
+    const pipe = ctx.redis.pipeline();
+    for (const [o, n] of counts) pipe.hincrby(key, o, n);
+    await pipe.exec().catch(() => undefined);
+  };
+  const flusher = setInterval(() => { void flushOutcomes(); }, OUTCOME_FLUSH_MS);
+
+  // A slot is an HTTP request: it frees as soon as a delivery's POST succeeds, while its
+  // record is still being committed (group commit), so the database's latency does not
+  // throttle the requests. Deliveries still recording are bounded by RECORDING_FACTOR.
+  let busy = 0;
+  const maxInflight = cfg.concurrency * RECORDING_FACTOR;
+
+  function launch(row: Parameters<typeof deliver>[1]): void {
+    busy += 1;
+    let held = true;
+    const release = () => {
+      if (!held) return;
+      held = false;
+      busy -= 1;
+      wake();
+    };
+    const p = deliver(deps, row, signals, { posted: release })
+      .then((o) => {
+        stats.outcomes[o] += 1;
+        unflushed[o] = (unflushed[o] ?? 0) + 1;
+      })
+      .catch((err: unknown) => { stats.errors += 1; log.error({ err, deliveryId: row.id }, 'delivery failed unexpectedly'); })
+      .finally(() => { inflight.delete(p); release(); wake(); });
+    inflight.add(p);
+  }
+
+  // Claims come in batches: with deliveries in flight, wait until a quarter of the slots
+  // are free rather than paying a claim query for every delivery that ends.
+  const claimBatch = Math.max(1, Math.floor(cfg.concurrency / 4));
+
+  const loop = (async () => {
+    while (!stopCtl.signal.aborted) {
+      const free = Math.min(cfg.concurrency - busy, maxInflight - inflight.size);
+      if (free >= claimBatch || (free > 0 && busy === 0)) {
+        try {
+          const rows = await claimDue(ctx.db, id, free, claimLeaseMs(schedule));
+          stats.claimed += rows.length;
+          for (const row of rows) launch(row);
+          if (rows.length === free) continue; // more may be due
+        } catch (err) {
+          log.warn({ err: (err as Error).message }, 'claiming deliveries failed; retrying');
+          await nap(1000);
+          continue;
+        }
+      }
+      await nap(cfg.pollMs);
+    }
+  })();
+
+  log.info({ concurrency: cfg.concurrency, timeoutMs: cfg.timeoutMs }, 'webhook worker started');
+  return {
+    id,
+    stats: () => ({ ...stats, outcomes: { ...stats.outcomes } }),
+    async stop() {
+      stopCtl.abort();
+      wake();
+      await loop;
+      const cut = setTimeout(() => abortCtl.abort(), cfg.timeoutMs);
+      await Promise.allSettled([...inflight]);
+      clearTimeout(cut);
+      clearInterval(flusher);
+      await flushOutcomes();
+      await pruner?.stop();
+      await listener?.close();
+      if (!opts.poster) poster.close();
+      log.info('webhook worker stopped');
+    },
+  };
+}

@@ -1,0 +1,89 @@
+/**
+ * For merchants: verify a JWT issued by the Tributary service (POST /v1/tokens/issue,
+ * gateway sign-in, the x402 flow) against the service's published keys.
+ *
+ *   const verifier = createTokenVerifier({ jwksUrl: 'https://api.example.com/v1/jwks',
+ *     issuer: 'tributary', audience: 'tributary-api' });
+ *   const { claims } = await verifier.verify(token);   // throws when invalid
+ *   claims.sub        // the wallet the token is bound to
+ *   claims.policies   // PolicyClaim[]: what the wallet has authorized, per variant
+ *
+ * The key set is fetched with jose's createRemoteJWKSet: cached, and refetched when a
+ * token names a kid it has not seen (a rotation), at most once per cooldown. Tokens
+ * signed by a rotated-out key verify until its grace period ends, because the service
+ * publishes the key until then; after that the kid is unknown and verification fails.
+ */
+import { createRemoteJWKSet, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
+import type { PaymentRecordClaim, PolicyClaim } from '../../tokens/claims.js';
+
+export type { PaymentRecordClaim, PolicyClaim };
+
+export interface VerifierOptions {
+  /** the service's /v1/jwks (or /.well-known/jwks.json) URL */
+  jwksUrl: string | URL;
+  /** JWT_ISSUER of the service (default "tributary") */
+  issuer?: string;
+  /** JWT_AUDIENCE of the service (default "tributary-api") */
+  audience?: string;
+  /** the time verification happens at; default the system clock (tests inject one) */
+  now?: () => number;
+  /** seconds of clock skew tolerated on exp and nbf; default 0 */
+  clockToleranceSeconds?: number;
+  /** how long a fetched key set is trusted before refetching, ms; default 10 min (jose) */
+  cacheMaxAgeMs?: number;
+  /** minimum time between two fetches, ms; default 30 s (jose) */
+  cooldownMs?: number;
+}
+
+/** Claims of a token bundle's JWT (POST /v1/tokens/issue). */
+export interface WalletTokenClaims extends JWTPayload {
+  sub: string;
+  iss: string;
+  aud: string | string[];
+  iat: number;
+  nbf: number;
+  exp: number;
+  jti: string;
+  role: 'wallet';
+  policies: PolicyClaim[];
+  lastPayments: PaymentRecordClaim[];
+}
+
+export interface TokenVerifier {
+  /** Verifies signature, alg (ES256), issuer, audience, exp and nbf; throws a jose error otherwise. */
+  verify(token: string): Promise<{ claims: JWTPayload; kid: string | undefined }>;
+  /** As verify, and requires a wallet token (role "wallet") with its policies and payments. */
+  verifyWalletToken(token: string): Promise<WalletTokenClaims>;
+}
+
+export function createTokenVerifier(opts: VerifierOptions): TokenVerifier {
+  const keys: JWTVerifyGetKey = createRemoteJWKSet(new URL(opts.jwksUrl), {
+    ...(opts.cacheMaxAgeMs !== undefined ? { cacheMaxAge: opts.cacheMaxAgeMs } : {}),
+    ...(opts.cooldownMs !== undefined ? { cooldownDuration: opts.cooldownMs } : {}),
+  });
+  const issuer = opts.issuer ?? 'tributary';
+  const audience = opts.audience ?? 'tributary-api';
+
+  async function verify(token: string) {
+    const { payload, protectedHeader } = await jwtVerify(token, keys, {
+      algorithms: ['ES256'],
+      issuer,
+      audience,
+      requiredClaims: ['sub', 'iat', 'exp', 'jti'],
+      ...(opts.now ? { currentDate: new Date(opts.now()) } : {}),
+      ...(opts.clockToleranceSeconds ? { clockTolerance: opts.clockToleranceSeconds } : {}),
+    });
+    return { claims: payload, kid: protectedHeader.kid };
+  }
+
+  return {
+    verify,
+    async verifyWalletToken(token) {
+      const { claims } = await verify(token);
+      if (claims['role'] !== 'wallet' || !Array.isArray(claims['policies']) || !Array.isArray(claims['lastPayments'])) {
+        throw new Error('not a wallet token');
+      }
+      return claims as WalletTokenClaims;
+    },
+  };
+}

@@ -1,0 +1,182 @@
+/**
+ * A node's view of the signing keys: signs with the active key, verifies against the
+ * active key and those in their grace period, publishes the JWKS. The keys are cached
+ * for a few seconds and dropped at once when any node announces a rotation on Redis
+ * pub/sub, so every node follows a rotation within moments.
+ *
+ * One ring per AppContext (keyRingOf): the routes of this area, the webhooks' gateway
+ * auth and the x402 middleware share its cache and its single subscriber connection.
+ */
+import { randomUUID } from 'node:crypto';
+import { importJWK, jwtVerify, SignJWT, type CryptoKey, type JWTPayload, type JWTHeaderParameters } from 'jose';
+import type { AppContext } from '../../src/kernel/context.js';
+import { upstreamUnavailable } from '../../src/kernel/http/errors.js';
+import { openPrivateJwk, SIGNING_ALG, type PublicJwk } from './crypto.js';
+import { ensureActiveKey, loadPublishedKeys, type StoredKey } from './store.js';
+import { assertKeyConfig, rotateKeys, rotationChannel, type RotateKeysOutput } from './rotate.js';
+
+/** How long a node trusts its cached key set without hearing of a rotation. */
+export const KEY_CACHE_TTL_MS = 5000;
+
+export interface SignOptions {
+  subject: string;
+  /** unix seconds */
+  expiresAt: number;
+  audience?: string;
+}
+
+export interface SignedToken { token: string; kid: string; jti: string; issuedAt: number; expiresAt: number }
+
+export interface KeyRing {
+  /** Signs `claims` with the active key, adding iss, aud, sub, iat, nbf, exp and jti. */
+  sign(claims: Record<string, unknown>, opts: SignOptions): Promise<SignedToken>;
+  /** Verifies signature (active or in-grace key), iss, aud, exp, nbf at the injected clock. */
+  verify(token: string, opts?: { audience?: string }): Promise<JWTPayload>;
+  /** The published set: the active key and every key in its grace period. */
+  jwks(): Promise<{ keys: PublicJwk[] }>;
+  rotate(): Promise<RotateKeysOutput>;
+  /** Makes the first key when there is none; run at start. */
+  warmUp(): Promise<void>;
+  close(): Promise<void>;
+}
+
+interface Snapshot { keys: StoredKey[]; active: { kid: string; key: CryptoKey }; loadedAt: number }
+
+type RingCtx = Pick<AppContext, 'config' | 'db' | 'redis' | 'logger' | 'clock'>;
+
+export function createKeyRing(ctx: RingCtx): KeyRing {
+  assertKeyConfig(ctx.config, ctx.logger);
+  const { config, clock } = ctx;
+  let snapshot: Snapshot | undefined;
+  let inflight: Promise<Snapshot> | undefined;
+  // Bumped by every invalidation: a load that began before it is used once, never cached.
+  let generation = 0;
+  const publicKeys = new Map<string, CryptoKey>();
+
+  const channel = rotationChannel(config);
+  const sub = ctx.redis.duplicate();
+  sub.on('error', (err: Error) => ctx.logger.warn({ err: err.message }, 'key rotation subscriber error'));
+  sub.on('message', (ch: string) => { if (ch === channel) invalidate(); });
+  sub.subscribe(channel).catch((err: Error) => ctx.logger.warn({ err: err.message }, 'key rotation subscribe failed'));
+  // The subscriber lives as long as the context's Redis client.
+  ctx.redis.once('end', () => sub.disconnect());
+
+  function invalidate(): void {
+    generation += 1;
+    snapshot = undefined;
+  }
+
+  async function load(): Promise<Snapshot> {
+    const now = clock.now();
+    let keys = await loadPublishedKeys(ctx.db, now);
+    let active = keys.find((k) => k.retiresAt === null);
+    if (!active?.sealedPrivate) {
+      await ensureActiveKey(ctx.db, { nowMs: now, encryptionKey: config.keys.encryptionKey });
+      keys = await loadPublishedKeys(ctx.db, now);
+      active = keys.find((k) => k.retiresAt === null);
+    }
+    if (!active?.sealedPrivate) throw new Error('no active signing key after creating one');
+    const jwk = openPrivateJwk(active.sealedPrivate, active.kid, config.keys.encryptionKey);
+    const key = (await importJWK(jwk, SIGNING_ALG)) as CryptoKey;
+    return { keys, active: { kid: active.kid, key }, loadedAt: now };
+  }
+
+  async function current(force = false): Promise<Snapshot> {
+    if (!force && snapshot && clock.now() - snapshot.loadedAt < KEY_CACHE_TTL_MS) return snapshot;
+    if (inflight) return inflight;
+    const gen = generation;
+    inflight = load()
+      .then((s) => {
+        if (gen === generation) snapshot = s;
+        return s;
+      })
+      .catch((err: unknown) => {
+        ctx.logger.error({ err }, 'signing keys unavailable');
+        throw upstreamUnavailable('signing keys unavailable');
+      })
+      .finally(() => { inflight = undefined; });
+    return inflight;
+  }
+
+  const live = (k: StoredKey, now: number): boolean => k.retiresAt === null || k.retiresAt.getTime() > now;
+
+  async function publicKeyFor(header: JWTHeaderParameters): Promise<CryptoKey> {
+    const kid = header.kid;
+    if (header.alg !== SIGNING_ALG || typeof kid !== 'string') throw new Error('unexpected token header');
+    const now = clock.now();
+    let found = (await current()).keys.find((k) => k.kid === kid && live(k, now));
+    // A kid we have not seen may come from a rotation on another node a moment ago.
+    if (!found) found = (await current(true)).keys.find((k) => k.kid === kid && live(k, now));
+    if (!found) throw new Error(`unknown or retired key ${kid}`);
+    let key = publicKeys.get(kid);
+    if (!key) {
+      key = (await importJWK({ ...found.publicJwk }, SIGNING_ALG)) as CryptoKey;
+      publicKeys.set(kid, key);
+    }
+    return key;
+  }
+
+  return {
+    async sign(claims, opts) {
+      const { active } = await current();
+      const issuedAt = Math.floor(clock.now() / 1000);
+      const jti = randomUUID();
+      const token = await new SignJWT(claims)
+        .setProtectedHeader({ alg: SIGNING_ALG, kid: active.kid, typ: 'JWT' })
+        .setIssuer(config.keys.issuer)
+        .setAudience(opts.audience ?? config.keys.audience)
+        .setSubject(opts.subject)
+        .setIssuedAt(issuedAt)
+        .setNotBefore(issuedAt)
+        .setExpirationTime(opts.expiresAt)
+        .setJti(jti)
+        .sign(active.key);
+      return { token, kid: active.kid, jti, issuedAt, expiresAt: opts.expiresAt };
+    },
+    async verify(token, opts = {}) {
+      const { payload } = await jwtVerify(token, publicKeyFor, {
+        algorithms: [SIGNING_ALG],
+        issuer: config.keys.issuer,
+        audience: opts.audience ?? config.keys.audience,
+        currentDate: new Date(clock.now()),
+      });
+      return payload;
+    },
+    async jwks() {
+      const now = clock.now();
+      const { keys } = await current();
+      return { keys: keys.filter((k) => live(k, now)).map((k) => ({ ...k.publicJwk })) };
+    },
+    async rotate() {
+      try {
+        return await rotateKeys(ctx);
+      } catch (err) {
+        ctx.logger.error({ err }, 'key rotation failed');
+        throw upstreamUnavailable('key store unavailable: rotation not done');
+      } finally {
+        invalidate();
+      }
+    },
+    async warmUp() {
+      const { kid, created } = await ensureActiveKey(ctx.db, { nowMs: clock.now(), encryptionKey: config.keys.encryptionKey });
+      if (created) ctx.logger.info({ kid }, 'first signing key created');
+    },
+    async close() {
+      sub.disconnect();
+    },
+  };
+}
+
+// Keyed by the context object, which is built once per process by the composition root:
+// every area of one node shares one cache and one subscriber, and tests that start two
+// nodes on one environment get two independent rings.
+const rings = new WeakMap<object, KeyRing>();
+
+export function keyRingOf(ctx: RingCtx): KeyRing {
+  let ring = rings.get(ctx);
+  if (!ring) {
+    ring = createKeyRing(ctx);
+    rings.set(ctx, ring);
+  }
+  return ring;
+}

@@ -1,0 +1,42 @@
+/**
+ * Key rotation, shared by POST /v1/admin/keys/rotate and `tributary keys rotate`: rotate
+ * in Postgres, then tell every node through Redis pub/sub so each drops its key cache and
+ * signs with the new key at once (the cache's short TTL covers a lost message).
+ */
+import type { AppContext } from '../../src/kernel/context.js';
+import type { Config } from '../../src/kernel/config/config.js';
+import { ConfigError } from '../../src/kernel/config/config.js';
+import type { Logger } from '../log/logger.js';
+import { rotateSigningKey, type RotationResult } from './store.js';
+import { rotationChannelKey } from '../../src/kernel/keys/index.js';
+
+export const rotationChannel = (config: Config): string => rotationChannelKey(config.redis.prefix);
+
+/**
+ * Private keys are encrypted at rest; without SIGNING_KEY_ENCRYPTION_KEY the service
+ * refuses to make or use keys unless development mode is set explicitly, and then says so.
+ */
+export function assertKeyConfig(config: Config, logger: Logger): void {
+  if (config.keys.encryptionKey) return;
+  if (!config.keys.devMode) {
+    throw new ConfigError(['SIGNING_KEY_ENCRYPTION_KEY: required to encrypt signing keys at rest (32 bytes, hex or base64); set TRIBUTARY_DEV_MODE=true to run without it in development']);
+  }
+  logger.warn('!!! DEVELOPMENT MODE: SIGNING_KEY_ENCRYPTION_KEY is not set, JWT signing keys are stored UNENCRYPTED. Never run this in production. !!!');
+}
+
+export interface RotateKeysOutput extends RotationResult { message: string }
+
+/** `tributary keys rotate`: the same rotation as the admin route, from the shell. */
+export async function rotateKeys(ctx: Pick<AppContext, 'config' | 'db' | 'redis' | 'logger' | 'clock'>): Promise<RotateKeysOutput> {
+  assertKeyConfig(ctx.config, ctx.logger);
+  const result = await rotateSigningKey(ctx.db, {
+    nowMs: ctx.clock.now(),
+    encryptionKey: ctx.config.keys.encryptionKey,
+    graceSeconds: ctx.config.keys.gracePeriodSeconds,
+  });
+  // Best effort: a node that misses the message still reloads within the cache TTL.
+  await ctx.redis.publish(rotationChannel(ctx.config), result.newKid).catch((err: Error) =>
+    ctx.logger.warn({ err: err.message }, 'key rotation not broadcast; nodes will reload keys within the cache TTL'));
+  ctx.logger.info({ newKid: result.newKid, oldKid: result.oldKid, gracePeriodEndsAt: result.gracePeriodEndsAt.toISOString() }, 'signing key rotated');
+  return { ...result, message: `signing key rotated: ${result.oldKid} stays published until ${result.gracePeriodEndsAt.toISOString()}` };
+}

@@ -1,2 +1,0 @@
-/** Moved to infra/redis/stream-group.ts (the consumer-group code lives once, in infra/redis); this re-export keeps code written against the old path compiling until the lead removes it. */
-export * from '../../infra/redis/stream-group.js';

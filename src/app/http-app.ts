@@ -1,0 +1,123 @@
+/**
+ * The HTTP application: express 5 with request ids, structured logs, security headers,
+ * CORS, a body limit, every route module, the OpenAPI document, and one error handler
+ * that maps typed errors to SPEC's error envelope and never shows a 5xx message.
+ */
+import { randomUUID } from 'node:crypto';
+import express, { type ErrorRequestHandler, type Express } from 'express';
+import helmet from 'helmet';
+import cors from 'cors';
+import { stringify } from 'yaml';
+import type { AppContext } from '../kernel/context.js';
+import { errorEnvelope } from '../kernel/http/envelope.js';
+import { AppError } from '../kernel/http/errors.js';
+import { Api } from '../kernel/http/routes.js';
+import { standardRateLimit } from '../kernel/http/rate-limit.js';
+import { createMetrics } from '../../infra/metrics/metrics.js';
+import { metricsHandler } from '../kernel/http/metrics-route.js';
+import { createReadCache } from '../../infra/cache/read-cache.js';
+import { registerSpineGauges } from '../../queries/metrics/spine-gauges.js';
+import { registerSchedulerGauges } from '../../commands/scheduler/gauges.js';
+
+import type { RouteModule } from '../kernel/http/routes.js';
+export { API_VERSION } from '../kernel/http/version.js';
+import { API_VERSION } from '../kernel/http/version.js';
+
+export type { RouteModule };
+
+export function createHttpApp(ctx: AppContext, modules: readonly RouteModule[]): { app: Express; api: Api } {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', parseTrustProxy(ctx.config.http.trustProxy));
+  app.set('query parser', 'simple');
+
+  // A request id (the caller's when well-formed), and one 'finish' listener per request
+  // for its log line and its latency histogram. A log line is built only when its level
+  // is enabled: successes log at debug, 4xx at info, 5xx at error.
+  const metrics = (ctx.metrics ??= createMetrics());
+  registerSpineGauges(metrics.registry, ctx);
+  registerSchedulerGauges(metrics.registry, ctx);
+  app.use((req, res, next) => {
+    const incoming = req.get('x-request-id');
+    const id = incoming && /^[\w.:-]{1,128}$/.test(incoming) ? incoming : randomUUID();
+    res.setHeader('X-Request-Id', id);
+    (req as { id?: string }).id = id;
+    const started = process.hrtime.bigint();
+    res.once('finish', () => {
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      const route = (req.route as { path?: string } | undefined)?.path;
+      const status = res.statusCode;
+      metrics.httpDuration.observe({ method: req.method, route: route ? `${req.baseUrl}${route}` : 'unmatched', status: String(status) }, seconds);
+      const level = status >= 500 ? 'error' : status >= 400 ? 'info' : 'debug';
+      if (!ctx.logger.isLevelEnabled(level)) return;
+      ctx.logger[level]({
+        req: { id, method: req.method, url: req.originalUrl },
+        res: { statusCode: status },
+        responseTime: Math.round(seconds * 1000),
+      }, 'request completed');
+    });
+    next();
+  });
+  // on its own listener when METRICS_PORT is set (api-server.ts), else here
+  if (ctx.config.metrics.port === 0) app.get('/metrics', metricsHandler(metrics.registry, ctx.config.metrics.token));
+  app.use(helmet({ contentSecurityPolicy: false }));
+  const origins = ctx.config.http.corsOrigins;
+  app.use(cors({ origin: origins.includes('*') ? true : origins, exposedHeaders: ['Payment-Required', 'Payment-Response', 'X-Request-Id', 'Retry-After', 'RateLimit', 'RateLimit-Policy'] }));
+  app.use(express.json({ limit: ctx.config.http.bodyLimit, type: ['application/json', 'application/*+json'] }));
+
+  const router = express.Router();
+  const standardLimit = standardRateLimit(ctx);
+  const cache = createReadCache(ctx.redis, {
+    ttlMs: ctx.config.http.readCacheTtlMs,
+    maxBytes: ctx.config.http.readCacheMaxMb * 1024 * 1024,
+    versionKey: (m) => ctx.keys.readVersion(m),
+    outcomes: metrics.readCache,
+  });
+  const api = new Api(router, {
+    title: 'Tributary payment service',
+    version: API_VERSION,
+    description: 'Subscription and pay-per-request payments on Solana: HTTP 402 protocol, REST API, webhooks, WebSocket notifications.',
+  }, { standardLimit, cache, now: () => ctx.clock.now() });
+  for (const register of modules) register(api, ctx);
+  app.use(router);
+
+  const doc = stringify(api.openapi([{ url: ctx.config.http.publicUrl ?? `http://localhost:${ctx.config.http.port}`, description: 'this node' }]), { aliasDuplicateObjects: false });
+  app.get('/openapi.yaml', standardLimit, (_req, res) => { res.type('application/yaml').send(doc); });
+
+  app.use((req, res) => {
+    res.status(404).json(errorEnvelope(`no route for ${req.method} ${req.path}`, 'not_found'));
+  });
+  app.use(errorHandler(ctx));
+  return { app, api };
+}
+
+function errorHandler(ctx: AppContext): ErrorRequestHandler {
+  return (err, req, res, _next) => {
+    if (res.headersSent) return;
+    const e = toAppError(err);
+    if (e.status >= 500 && e.kind !== 'upstream_unavailable') ctx.logger.error({ err, reqId: (req as { id?: string }).id }, 'request failed');
+    res.set(e.headers);
+    const message = e.kind === 'internal' ? 'internal error' : e.message;
+    res.status(e.status).json(errorEnvelope(message, e.kind));
+  };
+}
+
+/** Body-parser and express errors carry a status; anything else is internal. */
+function toAppError(err: unknown): AppError {
+  if (err instanceof AppError) return err;
+  const e = err as { status?: number; type?: string; message?: string };
+  // the read pool's statement timeout (query_canceled): the service's limit, not the caller's error
+  if ((err as { code?: unknown }).code === '57014') return new AppError('upstream_unavailable', 'the query took too long; narrow the filters');
+  if (e.type === 'entity.too.large') return new AppError('payload_too_large', 'request body too large');
+  if (e.type === 'entity.parse.failed') return new AppError('invalid_input', 'request body is not valid JSON');
+  if (e.type === 'encoding.unsupported' || e.type === 'charset.unsupported') return new AppError('invalid_input', 'unsupported body encoding');
+  if (typeof e.status === 'number' && e.status >= 400 && e.status < 500) return new AppError('invalid_input', e.message ?? 'bad request');
+  return new AppError('internal', 'internal error');
+}
+
+function parseTrustProxy(v: string): boolean | number | string {
+  if (v === 'true') return true;
+  if (v === 'false' || v === '') return false;
+  if (/^\d+$/.test(v)) return Number(v);
+  return v;
+}

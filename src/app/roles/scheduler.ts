@@ -1,0 +1,44 @@
+/**
+ * The scheduler role (`serve --role scheduler`): executes the due payments of the gateways
+ * that delegated a signer to the service, and settles metered pay-as-you-go usage. Any
+ * number of processes may run it; they share the work through Postgres row claims.
+ * Lifecycle events reach the Socket.IO rooms through the same Redis adapter as the API
+ * nodes (a Server attached to nothing, as the notifier does).
+ */
+import { Server } from 'socket.io';
+import type { AppContext } from '../../kernel/context.js';
+import { assertKeyConfig } from '../../../infra/signing-keys/rotate.js';
+import { createRpcClient } from '../../../infra/solana/rpc-client.js';
+import { chainIo } from '../../../commands/scheduler/chain.js';
+import { loadFixtureSigners } from '../../../commands/scheduler/gateway-sync.js';
+import { startScheduler } from '../../../commands/scheduler/scheduler.js';
+import { startSettler } from '../../../commands/settlement/settler.js';
+import { attachRedisAdapter } from '../../../queries/realtime/adapter.js';
+import { roomOf } from '../../../queries/realtime/keys.js';
+import type { RunningRole } from './role.js';
+
+export async function startSchedulerRole(ctx: AppContext): Promise<RunningRole> {
+  // signer keys are sealed with the signing keys' encryption key: same rule, same message
+  assertKeyConfig(ctx.config, ctx.logger);
+  const { solana, localnet } = ctx.config;
+  const log = ctx.logger.child({ component: 'scheduler' });
+  const io = chainIo(createRpcClient({ url: solana.rpcUrl, timeoutMs: solana.rpcTimeoutMs }), solana.programId, solana.commitment);
+  if (solana.cluster === 'localnet') {
+    const n = await loadFixtureSigners(ctx.db, localnet.fixturesPath, ctx.config.keys.encryptionKey, log);
+    if (n > 0) log.info({ gateways: n }, 'localnet fixture gateways served with their fixture signers');
+  }
+  const server = new Server();
+  const adapter = await attachRedisAdapter(server, ctx.config, log);
+  const rooms = { emit: (trackingId: string, event: string, body: unknown) => void server.to(roomOf(trackingId)).emit(event, body) };
+  const nowMs = () => ctx.clock.now();
+  const scheduler = startScheduler({ db: ctx.db, io, config: ctx.config, logger: log, nowMs, rooms });
+  const settler = startSettler({ db: ctx.db, io, config: ctx.config, logger: log, nowMs });
+  return {
+    name: 'scheduler',
+    async stop() {
+      await Promise.all([scheduler.stop(), settler.stop()]);
+      await server.of('/').adapter.close();
+      await adapter.close();
+    },
+  };
+}

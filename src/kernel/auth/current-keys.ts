@@ -1,0 +1,44 @@
+/**
+ * The gateway's keys as they are now, for checking gateway JWTs at use: a token names the
+ * wallet that signed in (`signer`), and it is honoured only while that wallet is still the
+ * gateway's authority or signer and the gateway is active. Answers are kept per node for
+ * GATEWAY_KEYS_CACHE_MS (5 s), so a changed signer locks its tokens out within that,
+ * at the cost of one chain read per gateway per period, not one per request.
+ */
+import type { AppContext } from '../context.js';
+import { createRpcClient } from '../../../infra/solana/rpc-client.js';
+import { createLru } from '../domain/lru.js';
+import { chainFirstGatewayLookup, chainGatewayLookup, readModelGatewayLookup } from './gateway-lookups.js';
+import type { GatewayKeys, GatewayLookup } from './gateway-lookup.js';
+
+/** The chain (PaymentGateway account) first; the gateways read model when the chain does not answer. */
+export function defaultGatewayLookup(ctx: AppContext): GatewayLookup {
+  const { solana } = ctx.config;
+  const rpc = createRpcClient({ url: solana.rpcUrl, timeoutMs: solana.rpcTimeoutMs });
+  const chain = chainGatewayLookup(rpc, { programId: solana.programId, commitment: solana.commitment });
+  return chainFirstGatewayLookup(chain, readModelGatewayLookup(ctx.dbRead), ctx.logger);
+}
+
+export function cachedGatewayLookup(lookup: GatewayLookup, ttlMs: number, now: () => number, capacity = 10_000): GatewayLookup {
+  const cache = createLru<string, { at: number; keys: GatewayKeys | undefined }>(capacity);
+  return async (address) => {
+    const hit = cache.get(address);
+    if (hit && now() - hit.at < ttlMs) return hit.keys;
+    const at = now();
+    const keys = await lookup(address);
+    cache.set(address, { at, keys });
+    return keys;
+  };
+}
+
+const perContext = new WeakMap<AppContext, GatewayLookup>();
+
+/** One cached lookup per node (context), shared by every route that takes gateway JWTs. */
+export function currentGatewayKeys(ctx: AppContext): GatewayLookup {
+  let l = perContext.get(ctx);
+  if (!l) {
+    l = cachedGatewayLookup(defaultGatewayLookup(ctx), ctx.config.keys.gatewayKeysCacheMs, () => ctx.clock.now());
+    perContext.set(ctx, l);
+  }
+  return l;
+}

@@ -1,0 +1,92 @@
+/**
+ * Gateway JWTs (issued by gateway sign-in): `sub` = the gateway account address,
+ * `role` = "gateway", `signer` = the wallet that signed the challenge. This module checks
+ * them on requests; routes that act for a gateway put `requireGatewayToken` in `before`.
+ */
+import type { Request, RequestHandler } from 'express';
+import type { JWTPayload } from 'jose';
+import { AppError, forbidden, unauthorized } from '../http/errors.js';
+import { adminKeyMatches, ADMIN_KEY_HEADER } from './admin-key.js';
+import { parseBearer } from './bearer.js';
+
+export const GATEWAY_ROLE = 'gateway';
+
+/** What verifies our JWTs: the key ring of commands/keys (keyRingOf(ctx)) satisfies it. */
+export interface TokenVerifier { verify(token: string): Promise<JWTPayload> }
+
+export interface GatewayClaims { gateway: string; signer: string; jti?: string; expiresAt?: number }
+
+/** Who a request was authorized as, in `res.locals.auth`. */
+export type RequestAuth = { kind: 'gateway'; claims: GatewayClaims } | { kind: 'admin' };
+
+/** Verifies a gateway JWT: 401 when invalid, expired or signed by a retired key; 403 when not a gateway token. */
+export async function verifyGatewayToken(verifier: TokenVerifier, token: string): Promise<GatewayClaims> {
+  let payload: JWTPayload;
+  try {
+    payload = await verifier.verify(token);
+  } catch (err) {
+    if (err instanceof AppError) throw err; // keys unavailable: 503, not the caller's fault
+    throw unauthorized('invalid or expired token');
+  }
+  if (payload['role'] !== GATEWAY_ROLE || typeof payload.sub !== 'string') throw forbidden('not a gateway token');
+  return {
+    gateway: payload.sub,
+    signer: typeof payload['signer'] === 'string' ? payload['signer'] : '',
+    ...(payload.jti ? { jti: payload.jti } : {}),
+    ...(payload.exp ? { expiresAt: payload.exp } : {}),
+  };
+}
+
+/** The gateway's keys now (src/kernel/auth/current-keys.ts): undefined when it does not exist. */
+export type CurrentGatewayKeys = (gateway: string) => Promise<{ authority: string; signer: string; active: boolean } | undefined>;
+
+export interface RequireGatewayOptions {
+  /**
+   * When set, a token is honoured only while the wallet that signed in is still the
+   * gateway's authority or signer and the gateway is active (checked at use); 401 otherwise.
+   */
+  keys?: CurrentGatewayKeys;
+  /** the gateway the request acts for; default the `gateway` path parameter */
+  gatewayOf?: (req: Request) => string | undefined;
+  /** when set, a matching `x-admin-key` is accepted instead of a gateway token */
+  adminKey?: string | undefined;
+}
+
+/**
+ * Middleware: the request must carry `Authorization: Bearer <gateway JWT>` whose subject
+ * is the gateway the request acts for (or, with `adminKey`, the admin key).
+ * None → 401; invalid → 401; another gateway's token → 403. Sets `res.locals.auth`.
+ */
+export function requireGatewayToken(verifier: TokenVerifier, opts: RequireGatewayOptions = {}): RequestHandler {
+  const gatewayOf = opts.gatewayOf ?? ((req: Request) => {
+    const p = (req.params as Record<string, string | undefined>)['gateway'];
+    return typeof p === 'string' ? p : undefined;
+  });
+  return async (req, res, next) => {
+    try {
+      const adminHeader = req.get(ADMIN_KEY_HEADER);
+      if (opts.adminKey && adminHeader !== undefined) {
+        if (!adminKeyMatches(opts.adminKey, adminHeader)) throw unauthorized(`invalid ${ADMIN_KEY_HEADER}`);
+        res.locals['auth'] = { kind: 'admin' } satisfies RequestAuth;
+        next();
+        return;
+      }
+      const token = parseBearer(req.get('authorization'));
+      if (token === undefined) throw unauthorized('missing bearer token');
+      const claims = await verifyGatewayToken(verifier, token);
+      const wanted = gatewayOf(req);
+      if (wanted !== undefined && wanted !== claims.gateway) throw forbidden('token was issued for another gateway');
+      if (opts.keys) {
+        const now = await opts.keys(claims.gateway);
+        if (!now?.active) throw unauthorized('the gateway of this token no longer exists or is inactive');
+        if (claims.signer !== now.signer && claims.signer !== now.authority) {
+          throw unauthorized('the wallet that signed in is no longer the gateway\'s authority or signer; sign in again');
+        }
+      }
+      res.locals['auth'] = { kind: 'gateway', claims } satisfies RequestAuth;
+      next();
+    } catch (err) {
+      next(err);
+    }
+  };
+}

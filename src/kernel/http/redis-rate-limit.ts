@@ -1,0 +1,106 @@
+/**
+ * Rate limits counted in Redis, so every API node draws on the same budget: a narrow
+ * factory around rate-limiter-flexible's RateLimiterRedis (atomic fixed window per key,
+ * one Lua call per request).
+ *
+ * Answers carry the IETF draft headers (draft-ietf-httpapi-ratelimit-headers-07, the form
+ * express-rate-limit emits as 'draft-7'):
+ *   RateLimit-Policy: <points>;w=<window seconds>
+ *   RateLimit: limit=<points>, remaining=<n>, reset=<seconds until the window ends>
+ * and a refusal is 429 in the error envelope with Retry-After (seconds).
+ *
+ * If Redis cannot be reached the request is let through and a warning logged: a rate
+ * limit protects the service, it must not become the reason it is down.
+ */
+import type { Request, RequestHandler, Response } from 'express';
+import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import type { Redis } from 'ioredis';
+import type { Logger } from '../../../infra/log/logger.js';
+import { AppError } from './errors.js';
+
+export interface RateLimitOptions {
+  /** full Redis key prefix, e.g. `${config.redis.prefix}rl:tokens-issue` */
+  keyPrefix: string;
+  /** requests allowed per window and key */
+  points: number;
+  durationSeconds: number;
+  logger?: Logger;
+}
+
+export interface RateLimitDecision { allowed: boolean; limit: number; remaining: number; resetSeconds: number }
+
+export interface RateLimit {
+  readonly points: number;
+  readonly durationSeconds: number;
+  /** Counts one request for `key`. Never throws: an unreachable Redis allows the request. */
+  consume(key: string): Promise<RateLimitDecision>;
+  /** Counts one request, sets the RateLimit headers on `res`, throws 429 when over the limit. */
+  enforce(key: string, res: Response): Promise<void>;
+  /** Express middleware over `enforce`; requests for which `keyOf` gives no key are not counted. */
+  middleware(keyOf: (req: Request) => string | undefined): RequestHandler;
+}
+
+export function createRateLimit(redis: Redis, opts: RateLimitOptions): RateLimit {
+  const limiter = new RateLimiterRedis({
+    storeClient: redis,
+    keyPrefix: opts.keyPrefix,
+    points: opts.points,
+    duration: opts.durationSeconds,
+  });
+  // Our client queues commands while Redis is away, so during an outage every request would
+  // wait for it: once the connection has been seen up, a lost one lets requests through at
+  // once. Before that, requests wait for it (a starting node, not an outage).
+  let connectedOnce = false;
+  const policy = `${opts.points};w=${opts.durationSeconds}`;
+
+  async function consume(key: string): Promise<RateLimitDecision> {
+    if (redis.status === 'ready') connectedOnce = true;
+    else if (connectedOnce) return unavailable(new Error(`redis ${redis.status}`));
+    try {
+      const r = await limiter.consume(key, 1);
+      return { allowed: true, limit: opts.points, remaining: r.remainingPoints, resetSeconds: Math.ceil(r.msBeforeNext / 1000) };
+    } catch (err) {
+      if (err instanceof RateLimiterRes) {
+        return { allowed: false, limit: opts.points, remaining: 0, resetSeconds: Math.max(1, Math.ceil(err.msBeforeNext / 1000)) };
+      }
+      return unavailable(err as Error);
+    }
+  }
+
+  function unavailable(err: Error): RateLimitDecision {
+    opts.logger?.warn({ err: err.message, keyPrefix: opts.keyPrefix }, 'rate limiter unavailable; request allowed');
+    return { allowed: true, limit: opts.points, remaining: opts.points, resetSeconds: opts.durationSeconds };
+  }
+
+  function headers(d: RateLimitDecision): Record<string, string> {
+    return { 'RateLimit-Policy': policy, RateLimit: `limit=${d.limit}, remaining=${d.remaining}, reset=${d.resetSeconds}` };
+  }
+
+  async function enforce(key: string, res: Response): Promise<void> {
+    const d = await consume(key);
+    if (d.allowed) {
+      res.set(headers(d));
+      return;
+    }
+    throw new AppError('rate_limited', `rate limit exceeded: ${opts.points} requests per ${opts.durationSeconds} s; retry in ${d.resetSeconds} s`,
+      { ...headers(d), 'Retry-After': String(d.resetSeconds) });
+  }
+
+  return {
+    points: opts.points,
+    durationSeconds: opts.durationSeconds,
+    consume,
+    enforce,
+    middleware(keyOf) {
+      return async (req, res, next) => {
+        try {
+          const key = keyOf(req);
+          if (key !== undefined) await enforce(key, res);
+          next();
+        } catch (err) {
+          next(err);
+        }
+      };
+    },
+  };
+}

@@ -1,0 +1,280 @@
+/**
+ * Route definitions: one schema per request part and response, used by ajv to validate
+ * and by the OpenAPI document to describe. A route is declared once, here, and both
+ * express and /openapi.yaml learn it from that declaration.
+ */
+import { createHash } from 'node:crypto';
+import type { Request, RequestHandler, Response, Router } from 'express';
+import { Ajv, type ValidateFunction } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import { errorEnvelopeSchema } from './envelope.js';
+import { AppError, invalid } from './errors.js';
+import type { JsonSchema } from './schema.js';
+import type { RouteRateLimit } from './rate-limit.js';
+import type { ReadCache } from '../../../infra/cache/read-cache.js';
+import type { AppContext } from '../context.js';
+
+type Method = 'get' | 'post' | 'put' | 'delete' | 'patch';
+
+export type Reply = {
+  status?: number;
+  headers?: Record<string, string>;
+} & (
+  | {
+    body: unknown;
+    /** default application/json */
+    contentType?: string;
+  }
+  | {
+    /** the body as JSON text already (rendered by Postgres, say): written as it is */
+    json: string;
+    /** true: json is the data of SPEC's success envelope, wrapped at send time with that moment's timestamp */
+    envelope?: boolean;
+  }
+);
+
+export interface Ctx<Q, P, B> { query: Q; params: P; body: B; req: Request; res: Response }
+
+export interface RouteDef<Q = Record<string, never>, P = Record<string, never>, B = undefined> {
+  method: Method;
+  /** express path, e.g. /v1/webhooks/:id */
+  path: string;
+  summary: string;
+  description?: string;
+  tags: string[];
+  params?: JsonSchema;
+  query?: JsonSchema;
+  body?: JsonSchema;
+  security?: Record<string, string[]>[];
+  /** status → description and schema (JSON) or content type (text) */
+  responses: Record<number, { description: string; schema?: JsonSchema; contentType?: string; headers?: Record<string, JsonSchema> }>;
+  /** middleware that runs before validation (rate limits, auth) */
+  before?: RequestHandler[];
+  /** which rate limit the route lives under (src/kernel/http/rate-limit.ts); default 'standard' */
+  rateLimit?: RouteRateLimit;
+  /**
+   * The read models (projection names) the handler's answer is computed from, and nothing
+   * else: its replies are kept by the read cache (infra/cache/read-cache.ts) until one of
+   * them commits again. Only for handlers whose answer depends on the request's validated
+   * path and query alone.
+   */
+  cachedFrom?: readonly string[];
+  /**
+   * The reply to a request that fails validation, instead of the 400: for a route whose
+   * spec answers every error alike (pool search: 200 with no results). `reason` is the
+   * message the 400 would have carried.
+   */
+  onInvalid?(reason: string, req: Request): Reply;
+  handler(ctx: Ctx<Q, P, B>): Promise<Reply | undefined>;
+}
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+
+export interface ApiOptions {
+  /** the standard rate limit, run first on every route declared with rateLimit 'standard' */
+  standardLimit?: RequestHandler;
+  /** keeps the replies of routes declared with cachedFrom */
+  cache?: ReadCache;
+  /** the clock of envelope timestamps */
+  now?: () => number;
+}
+
+export class Api {
+  private readonly ajv: Ajv;
+  private readonly paths: Record<string, Record<string, unknown>> = {};
+  private readonly standardLimit: RequestHandler | undefined;
+  private readonly cache: ReadCache | undefined;
+  private readonly now: () => number;
+
+  constructor(
+    private readonly router: Router,
+    private readonly info: { title: string; version: string; description: string },
+    opts: ApiOptions = {},
+  ) {
+    this.standardLimit = opts.standardLimit;
+    this.cache = opts.cache?.enabled ? opts.cache : undefined;
+    this.now = opts.now ?? Date.now;
+    this.ajv = new Ajv({ coerceTypes: true, useDefaults: true, allErrors: false, strict: false });
+    addFormats(this.ajv);
+  }
+
+  route<Q = Record<string, never>, P = Record<string, never>, B = undefined>(def: RouteDef<Q, P, B>): void {
+    const vQuery = def.query ? this.ajv.compile(def.query) : undefined;
+    const vParams = def.params ? this.ajv.compile(def.params) : undefined;
+    const vBody = def.body ? this.ajv.compile(def.body) : undefined;
+    const cache = this.cache;
+    const handler: RequestHandler = async (req, res, next) => {
+      try {
+        const rawQuery = { ...(req.query as Record<string, unknown>) };
+        const rawParams: Record<string, unknown> = { ...req.params };
+        let query: unknown, params: unknown, body: unknown;
+        try {
+          checkSpelling(def.query, rawQuery, 'query');
+          checkSpelling(def.params, rawParams, 'path');
+          query = validate(vQuery, rawQuery, 'query');
+          params = validate(vParams, rawParams, 'path');
+          body = vBody ? validate(vBody, req.body ?? {}, 'body') : undefined;
+        } catch (err) {
+          if (!def.onInvalid || !(err instanceof AppError)) throw err;
+          send(req, res, render(def.onInvalid(err.message, req), def.path, false), this.now());
+          return;
+        }
+        const run = () => def.handler({ query: query as Q, params: params as P, body: body as B, req, res });
+        if (cache && def.cachedFrom) {
+          const key = `${def.method} ${def.path} ${stableJson(params)} ${stableJson(query)}`;
+          const rendered = await cache.get(def.cachedFrom, key, async () => render(await run(), def.path, true), (r) => r.body.length + key.length + 64);
+          send(req, res, rendered, this.now());
+          return;
+        }
+        const reply = await run();
+        if (!reply || res.headersSent) return;
+        if ('json' in reply || !reply.contentType || reply.contentType.startsWith('application/json')) {
+          send(req, res, render(reply, def.path, false), this.now());
+          return;
+        }
+        if (reply.headers) res.set(reply.headers);
+        res.status(reply.status ?? 200).type(reply.contentType).send(reply.body);
+      } catch (err) {
+        next(err);
+      }
+    };
+    const limit = (def.rateLimit ?? 'standard') === 'standard' && this.standardLimit ? [this.standardLimit] : [];
+    this.router[def.method](def.path, ...limit, ...(def.before ?? []), handler);
+    this.document(def);
+  }
+
+  private document<Q, P, B>(def: RouteDef<Q, P, B>): void {
+    const path = def.path.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+    const parameters = [
+      ...schemaParams(def.params, 'path'),
+      ...schemaParams(def.query, 'query'),
+    ];
+    const responses: Record<string, unknown> = {};
+    for (const [status, r] of Object.entries(def.responses)) {
+      const content = r.contentType
+        ? { [r.contentType]: { schema: r.schema ?? { type: 'string' } } }
+        : r.schema ? { 'application/json': { schema: r.schema } } : undefined;
+      responses[status] = { description: r.description, ...(content ? { content } : {}), ...(r.headers ? { headers: Object.fromEntries(Object.entries(r.headers).map(([k, s]) => [k, { schema: s }])) } : {}) };
+    }
+    if ((def.rateLimit ?? 'standard') === 'standard' && this.standardLimit && !responses['429']) {
+      responses['429'] = { description: 'standard rate limit per client IP exceeded (RATE_LIMIT_PER_MINUTE, across all nodes); Retry-After gives the seconds to wait', headers: { 'Retry-After': { schema: { type: 'integer' } } } };
+    }
+    responses['default'] = { description: 'error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+    (this.paths[path] ??= {})[def.method] = {
+      summary: def.summary,
+      ...(def.description ? { description: def.description } : {}),
+      tags: def.tags,
+      ...(parameters.length ? { parameters } : {}),
+      ...(def.body ? { requestBody: { required: true, content: { 'application/json': { schema: def.body } } } } : {}),
+      ...(def.security ? { security: def.security } : {}),
+      responses,
+    };
+  }
+
+  openapi(servers: { url: string; description: string }[]): Record<string, unknown> {
+    return {
+      openapi: '3.0.3',
+      info: this.info,
+      servers,
+      paths: this.paths,
+      components: {
+        schemas: { Error: errorEnvelopeSchema },
+        securitySchemes: {
+          AdminApiKey: { type: 'apiKey', in: 'header', name: 'x-admin-key' },
+          BearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+          GatewayApiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' },
+        },
+      },
+    };
+  }
+}
+
+/** A JSON reply as bytes, ready to send as often as needed. */
+interface Rendered {
+  status: number;
+  headers: Record<string, string> | undefined;
+  /** the whole body, or the envelope's data when envelope is set */
+  body: Buffer;
+  envelope: boolean;
+  /** of a whole cached body (an envelope's timestamp changes with every send) */
+  etag: string | undefined;
+}
+
+/** `tagged`: the body is kept and sent many times, worth an ETag (one hash) for revalidation. */
+function render(reply: Reply | undefined, path: string, tagged: boolean): Rendered {
+  if (!reply) throw new Error(`route ${path}: a handler that writes its own response cannot be cached`);
+  const envelope = 'json' in reply && reply.envelope === true;
+  const body = Buffer.from('json' in reply ? reply.json : JSON.stringify(reply.body) ?? 'null', 'utf8');
+  const status = reply.status ?? 200;
+  const etag = !tagged || envelope || status !== 200 ? undefined : `W/"${body.length.toString(16)}-${createHash('sha1').update(body).digest('base64').slice(0, 27)}"`;
+  return { status, headers: reply.headers, body, envelope, etag };
+}
+
+const ENVELOPE_HEAD = Buffer.from('{"success":true,"data":');
+
+/**
+ * Writes a rendered reply: the envelope wrapped around its data with this moment's
+ * timestamp, or the whole body with its ETag (a client sending If-None-Match gets 304).
+ */
+function send(req: Request, res: Response, r: Rendered, now: number): void {
+  if (r.headers) res.set(r.headers);
+  res.status(r.status);
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  if (r.etag) {
+    res.setHeader('ETag', r.etag);
+    if (req.fresh) { res.status(304).end(); return; }
+  }
+  const body = r.envelope ? Buffer.concat([ENVELOPE_HEAD, r.body, Buffer.from(`,"timestamp":${now}}`)]) : r.body;
+  res.setHeader('Content-Length', body.length);
+  res.end(req.method === 'HEAD' ? undefined : body);
+}
+
+/** JSON with keys sorted: equal queries, equal cache keys. */
+function stableJson(v: unknown): string {
+  if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? 'null';
+  if (Array.isArray(v)) return `[${v.map(stableJson).join(',')}]`;
+  return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${stableJson((v as Record<string, unknown>)[k])}`).join(',')}}`;
+}
+
+/**
+ * ajv coerces strings the way JavaScript does ("0x10" → 16, " " → 0). Query and path
+ * values of integer or boolean type must be spelled plainly; anything else is a 400.
+ */
+function checkSpelling(schema: JsonSchema | undefined, data: Record<string, unknown>, where: string): void {
+  const props = (schema?.['properties'] ?? {}) as Record<string, JsonSchema>;
+  for (const [name, value] of Object.entries(data)) {
+    const type = props[name]?.['type'];
+    if (typeof value !== 'string') continue;
+    if (type === 'integer' && !/^-?\d{1,16}$/.test(value)) throw invalid(`${where} '${name}' must be an integer`);
+    if (type === 'boolean' && !/^(true|false)$/.test(value)) throw invalid(`${where} '${name}' must be true or false`);
+  }
+}
+
+function validate(v: ValidateFunction | undefined, data: unknown, where: string): unknown {
+  if (!v) return data;
+  if (v(data)) return data;
+  const e = v.errors?.[0];
+  const field = e?.instancePath ? e.instancePath.replace(/^\//, '').replace(/\//g, '.') : '';
+  const what = e?.keyword === 'additionalProperties'
+    ? `unknown ${where} parameter '${String((e.params as { additionalProperty?: string }).additionalProperty)}'`
+    : e?.keyword === 'required'
+      ? `missing ${where} field '${String((e.params as { missingProperty?: string }).missingProperty)}'`
+      : `${where}${field ? ` '${field}'` : ''} ${e?.message ?? 'is invalid'}`;
+  throw invalid(what);
+}
+
+function schemaParams(schema: JsonSchema | undefined, where: 'path' | 'query'): unknown[] {
+  if (!schema) return [];
+  const props = (schema['properties'] ?? {}) as Record<string, JsonSchema>;
+  const required = new Set((schema['required'] ?? []) as string[]);
+  return Object.entries(props).map(([name, s]) => ({
+    name,
+    in: where,
+    required: where === 'path' || required.has(name),
+    ...(typeof s['description'] === 'string' ? { description: s['description'] } : {}),
+    schema: s,
+  }));
+}
+
+/** An area's routes: registered on the API node's Api with the process's context (src/app lists them). */
+export type RouteModule = (api: Api, ctx: AppContext) => void;

@@ -1,0 +1,78 @@
+/**
+ * Every name the service gives things in Redis and Postgres notifications, in one place:
+ * stream keys, consumer groups, channels and key prefixes. Everything but the Postgres
+ * channel lives under the deployment's prefix (REDIS_PREFIX; one per test file), so two
+ * deployments on one Redis never see each other's keys. A new key gets its name here.
+ */
+
+/** The event stream and what its consumer groups keep beside it. */
+export function streamKeys(prefix: string) {
+  return {
+    events: `${prefix}events`,
+    seen: (id: string) => `${prefix}seen:${id}`,
+    deadLetters: (group: string) => `${prefix}dead:${group}`,
+    attempts: (group: string) => `${prefix}attempts:${group}`,
+    /** a read model's version, bumped after each commit that changed it (infra/cache/read-cache.ts) */
+    readVersion: (readModel: string) => `${prefix}readversion:${readModel}`,
+  };
+}
+export type StreamKeys = ReturnType<typeof streamKeys>;
+
+/** Names of the real-time layer. */
+export function realtimeKeys(prefix: string) {
+  return {
+    /** channel prefix of the Socket.IO Redis adapter (plain `key`, sharded `channelPrefix`) */
+    adapterChannel: `${prefix}socket.io`,
+    /** sorted set socketId → lease expiry (ms, Redis clock) of the sockets on a trackingId */
+    slots: (trackingId: string) => `${prefix}ws:slots:${trackingId}`,
+    /** the notifier's dedup key of an event: `c:<consumer>:<ms>` while publishing, `p` once published */
+    emitted: (eventId: string) => `${prefix}ws:emitted:${eventId}`,
+    /** sockets that got an event through catch-up before the notifier claimed it: left out of its broadcast */
+    except: (eventId: string) => `${prefix}ws:except:${eventId}`,
+  };
+}
+export type RealtimeKeys = ReturnType<typeof realtimeKeys>;
+
+/** The consumer group of the notifier, one for the whole cluster. */
+export const NOTIFIER_GROUP = 'notifier';
+
+/** The payments projection's consumer group: the notifier's catch-up waits on it. */
+export const PAYMENTS_GROUP = 'payments';
+/** the merchant read model's projection (its consumer group and read-cache version) */
+export const MERCHANT_PROJECTION = 'merchant';
+
+/** The indexer's cursor: the newest signature whose events are all in the stream. */
+export const cursorKey = (prefix: string): string => `${prefix}indexer:cursor`;
+
+/** The indexer's progress hash (slots, counts), read by /metrics. */
+export const indexerProgressKey = (prefix: string): string => `${prefix}indexer:progress`;
+
+/** Webhook delivery outcomes counted by the workers, read by /metrics. */
+export const webhookOutcomesKey = (prefix: string): string => `${prefix}metrics:webhook-outcomes`;
+
+/** The Postgres NOTIFY channel that wakes the webhook workers when the outbox grows (not prefixed: one per database). */
+export const OUTBOX_CHANNEL = 'tributary_webhook_outbox';
+
+/** The Redis channel on which a signing key rotation is announced to every node. */
+export const rotationChannelKey = (prefix: string): string => `${prefix}keys:rotated`;
+
+/** The prefix of a rate limit's counters. */
+export const rateLimitPrefix = (prefix: string, limit: string): string => `${prefix}rl:${limit}`;
+
+/** A gateway's set of outstanding sign-in nonces. */
+export const gatewayNoncesKey = (prefix: string, gateway: string): string => `${prefix}gw-auth:${gateway}`;
+
+/** A gateway's counter that orders nonces issued within one millisecond. */
+export const gatewayNonceSequenceKey = (prefix: string, gateway: string): string => `${prefix}gw-auth-seq:${gateway}`;
+
+/** The shared cache of upstream answers. */
+export const sharedCacheKey = (prefix: string, key: string): string => `${prefix}cache:${key}`;
+
+/** The lock that keeps one pools sync running at a time. */
+export const poolsSyncLockKey = (prefix: string): string => `${prefix}pools:sync:lock`;
+
+/** The pay-as-you-go usage counter of a policy in one period (x402://payg metering). */
+export const x402UsageKey = (prefix: string, policy: string, periodStart: string | number | bigint): string => `${prefix}x402:usage:${policy}:${periodStart}`;
+
+/** The idempotency record of one Payment transaction, by its signature. */
+export const x402PaymentKey = (prefix: string, signature: string): string => `${prefix}x402:payment:${signature}`;
