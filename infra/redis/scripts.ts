@@ -17,7 +17,13 @@ type ScriptCall = (numKeys: number, ...keysAndArgs: (string | number)[]) => unkn
 type Arg = string | number;
 
 function define(redis: Redis, s: LuaScript<unknown>): void {
-  if (!(s.name in redis)) redis.defineCommand(s.name, { lua: s.lua });
+  if (s.name in redis) return;
+  redis.defineCommand(s.name, { lua: s.lua });
+  // A script queued in one of ioredis's automatic pipelines can lose its reply (the
+  // pipeline's results come back shorter than its callbacks: "results[i] is not
+  // iterable"), so on an auto-pipelining connection scripts go straight to EVALSHA.
+  const ignored = redis.options.autoPipeliningIgnoredCommands;
+  if (ignored && !ignored.includes(s.name)) ignored.push(s.name);
 }
 
 /** Runs a script on a connection: EVALSHA, with EVAL on NOSCRIPT. */
