@@ -24,6 +24,12 @@ import { startIndexer, type RunningIndexer } from '../../infra/indexer/index.js'
 import { loadConfig } from '../../src/kernel/config/config.js';
 import { createLogger } from '../../infra/log/logger.js';
 import { groupInfo } from '../../infra/redis/group-lag.js';
+import { Keypair } from '@solana/web3.js';
+import { deriveKeypair } from '../../src/kernel/domain/seeded-keypair.js';
+import { pdas } from '../../infra/localnet/keys.js';
+
+const SEED = 'merchant-e2e';
+const gatewayOf = (authority: Keypair): string => pdas.gateway(authority.publicKey).toBase58();
 
 const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
 const SHOTS = path.resolve(ROOT, process.env['DASHBOARD_SCREENSHOTS'] ?? '.artifacts/dashboard');
@@ -55,7 +61,7 @@ describe('merchant dashboard on the localnet, in a real browser', function () {
   before(async function () {
     if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: apt-get install -y chromium (.ci/run does)`);
     env = await createTestEnv('merchant-e2e');
-    ln = await startLocalnet({ port: 0, seed: 'merchant-e2e', rate: 40 });
+    ln = await startLocalnet({ port: 0, seed: SEED, rate: 40 });
     const port = await freePort();
     url = `http://127.0.0.1:${port}`;
     common = {
@@ -102,9 +108,12 @@ describe('merchant dashboard on the localnet, in a real browser', function () {
     const counts = new Map<string, number>();
     for (const e of ln.ledger()) if (e.name === 'PaymentRecord') counts.set(e.data['gateway'], (counts.get(e.data['gateway']) ?? 0) + 1);
     const gateway = [...counts.entries()].sort((a, b) => b[1] - a[1])[0]![0];
-    const fixture = ln.fixtures.gateways.find((g) => g.address === gateway)!;
-    const secret = bs58.decode(fixture.authoritySecretKey).slice(0, 32);
-    const { token } = await signIn(url, gateway, { address: fixture.authority, secretKey: secret });
+    // the fixture gateways' payments are the scheduler's (not run here); the workload pays on its own gateway, whose
+    // authority the localnet derives from its seed like every key
+    const authority = [...ln.fixtures.gateways.map((g) => Keypair.fromSecretKey(bs58.decode(g.authoritySecretKey))), deriveKeypair(SEED, 'workload-gateway-authority-0')]
+      .find((k) => gatewayOf(k) === gateway);
+    if (!authority) throw new Error(`no known authority for gateway ${gateway}`);
+    const { token } = await signIn(url, gateway, { address: authority.publicKey.toBase58(), secretKey: authority.secretKey.slice(0, 32) });
 
     browser = await chromium.launch({
       executablePath: CHROMIUM,
