@@ -131,7 +131,11 @@ describe('scaling: every role as two processes at once', function () {
     await new Promise((r) => setTimeout(r, 1000));
     const received = receivers.flatMap((r) => r.requests.map((q) => `${String(q.headers['webhook-id'])}@${r.url}`));
     expect(received.length, 'no delivery twice').to.equal(new Set(received).size);
-    expect(received.length).to.equal(outbox.length);
+    // the workload goes on: rows may be added (and delivered) after the snapshot, so every row of the snapshot
+    // was received, and nothing was received that is not a delivered row now
+    expect(received.length).to.be.at.least(outbox.length);
+    const deliveredNow = await env.db.selectFrom('webhook_deliveries').select('event_id').where('status', '=', 'delivered').execute();
+    expect(received.length).to.be.at.most(deliveredNow.length);
     process.stdout.write(`      ${outbox.length} deliveries to ${receivers.length} receivers, each once\n`);
   });
 
