@@ -17,6 +17,7 @@ import { claimIntents, enqueueDue, upcoming } from './intents.js';
 import { announce, type RoomEmitter } from './lifecycle-events.js';
 import type { ExecutorDeps } from './outcomes.js';
 import { activeSigners } from './signers.js';
+import { createRounds } from '../../infra/timers/rounds.js';
 
 export interface SchedulerDeps {
   db: Db;
@@ -48,9 +49,8 @@ export function startScheduler(deps: SchedulerDeps, opts: { autoStart?: boolean 
     lifecycle: { db: deps.db, nowMs: deps.nowMs, ...(deps.rooms ? { rooms: deps.rooms } : {}) },
   };
   let ticks = 0;
-  let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> = Promise.resolve();
+  // a long round checks between its steps whether the rounds were stopped (declared below, read only once started)
+  const stopping = (): boolean => rounds.stopped;
 
   async function announceUpcoming(nowS: number): Promise<void> {
     for (const p of await upcoming(deps.db, nowS, s.upcomingLeadSeconds)) {
@@ -73,7 +73,7 @@ export function startScheduler(deps: SchedulerDeps, opts: { autoStart?: boolean 
     const claimed = await claimIntents(deps.db, me, s.batchSize, s.leaseMs);
     let next = 0;
     const worker = async (): Promise<void> => {
-      for (let i = next++; i < claimed.length && !stopped; i = next++) {
+      for (let i = next++; i < claimed.length && !stopping(); i = next++) {
         const intent = claimed[i];
         if (!intent) continue;
         try {
@@ -86,20 +86,11 @@ export function startScheduler(deps: SchedulerDeps, opts: { autoStart?: boolean 
     await Promise.all(Array.from({ length: Math.min(s.concurrency, claimed.length) }, worker));
   }
 
-  const loop = (): void => {
-    if (stopped) return;
-    running = tick()
-      .catch((err: Error) => log.warn({ err: err.message }, 'scheduler round failed'))
-      .finally(() => { if (!stopped) timer = setTimeout(loop, s.pollMs); });
-  };
-  if (opts.autoStart !== false) loop();
+  const rounds = createRounds(tick, s.pollMs, (err) => log.warn({ err: err.message }, 'scheduler round failed'));
+  if (opts.autoStart !== false) rounds.start();
 
   return {
     tick,
-    async stop() {
-      stopped = true;
-      if (timer) clearTimeout(timer);
-      await running;
-    },
+    stop: () => rounds.stop(),
   };
 }

@@ -14,6 +14,7 @@ import type { Db } from '../../infra/postgres/database.js';
 import type { Logger } from '../../infra/log/logger.js';
 import type { Config } from '../../src/kernel/config/config.js';
 import { asPolicyType, asStatus } from '../../src/kernel/domain/policy-type.js';
+import { createRounds } from '../../infra/timers/rounds.js';
 import {
   awaitSignature, blockhashStillValid, latestBlockhash, readExecutionContext, sendSigned, signExecution, signatureFate, type ChainIo,
 } from '../scheduler/chain.js';
@@ -43,9 +44,8 @@ export function startSettler(deps: SettlerDeps, opts: { autoStart?: boolean } = 
   const s = deps.config.scheduler;
   const log = deps.logger.child({ component: 'settler' });
   const confirmMs = deps.config.x402.confirmTimeoutMs;
-  let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> = Promise.resolve();
+  // a long round checks between its steps whether the rounds were stopped (declared below, read only once started)
+  const stopping = (): boolean => rounds.stopped;
 
   async function landed(c: Charge): Promise<void> {
     const done = await chargeExecuted(deps.db, c.id);
@@ -87,7 +87,7 @@ export function startSettler(deps: SettlerDeps, opts: { autoStart?: boolean } = 
   }
 
   async function settlePolicy(policy: string, gateway: string, signer: Keypair): Promise<void> {
-    for (let n = 0; n < MAX_CHARGES_PER_ROUND && !stopped; n += 1) {
+    for (let n = 0; n < MAX_CHARGES_PER_ROUND && !stopping(); n += 1) {
       const ctx = await readExecutionContext(deps.io, policy);
       if ('class' in ctx) { await markUnbillable(deps.db, policy, ctx.reason); return; }
       const type = asPolicyType(ctx.policy.data['policy_type']);
@@ -116,7 +116,7 @@ export function startSettler(deps: SettlerDeps, opts: { autoStart?: boolean } = 
     const signers = await activeSigners(deps.db, deps.config.keys.encryptionKey);
     const nowMs = deps.nowMs();
     for (const p of await unsettledPolicies(deps.db)) {
-      if (stopped) return;
+      if (stopping()) return;
       const signer = signers.get(p.gateway);
       if (!signer || (backoff.get(p.policy) ?? 0) > nowMs) continue;
       backoff.delete(p.policy);
@@ -135,20 +135,11 @@ export function startSettler(deps: SettlerDeps, opts: { autoStart?: boolean } = 
   }
 
   const period = Math.min(1000, s.settleIntervalMs);
-  const loop = (): void => {
-    if (stopped) return;
-    running = tick()
-      .catch((err: Error) => log.warn({ err: err.message }, 'settler round failed'))
-      .finally(() => { if (!stopped) timer = setTimeout(loop, period); });
-  };
-  if (opts.autoStart !== false) loop();
+  const rounds = createRounds(tick, period, (err) => log.warn({ err: err.message }, 'settler round failed'));
+  if (opts.autoStart !== false) rounds.start();
 
   return {
     tick,
-    async stop() {
-      stopped = true;
-      if (timer) clearTimeout(timer);
-      await running;
-    },
+    stop: () => rounds.stop(),
   };
 }
