@@ -2,7 +2,7 @@
  * x402 beyond Node, as real processes: the Python example merchant (standard library
  * only, run with python3) protects /report through the facilitator of an API node bound to
  * a localnet started here; `tributary pay` gets 402, pays, and gets 200 with the content.
- * And the README's curl session (examples/curl) verifies and settles a Payment.
+ * And the README's curl session (commands/x402/facilitator/examples/curl) verifies and settles a Payment.
  */
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON answers are inspected field by field */
 import { expect } from 'chai';
@@ -42,7 +42,7 @@ describe('x402 beyond Node: the Python merchant and the curl session (real proce
     key = (await call(h.api.url, 'POST', `/v1/gateway/${gw.address}/api-keys`, { label: 'python' }, { authorization: `Bearer ${jwt}` })).body.key;
     const port = await freePort();
     url = `http://127.0.0.1:${port}/report`;
-    merchant = startProcess('python3', ['examples/python/merchant.py'], {
+    merchant = startProcess('python3', ['commands/x402/facilitator/examples/python/merchant.py'], {
       TRIBUTARY_URL: h.api.url, TRIBUTARY_API_KEY: key, MERCHANT_PORT: String(port), X402_SCHEME: 'deferred', X402_NETWORK: 'solana:localnet',
       X402_AMOUNT: '250000', X402_RECIPIENT: gw.authority, X402_GATEWAY: gw.address, X402_TOKEN_MINT: USDC_DEV,
     });
@@ -94,7 +94,7 @@ describe('x402 beyond Node: the Python merchant and the curl session (real proce
     const accepts = ((await (await fetch(url)).json()) as any).accepts;
     const built = await buildPayment(accepts[0], { wallet: h.payer(), rpc: h.rpc });
     const txs = h.txCount();
-    const p = startProcess('sh', ['examples/curl/verify-and-settle.sh'], {
+    const p = startProcess('sh', ['commands/x402/facilitator/examples/curl/verify-and-settle.sh'], {
       TRIBUTARY_URL: h.api.url, TRIBUTARY_API_KEY: key, PAYMENT: built.header, REQUIREMENTS: JSON.stringify(accepts[0]),
     });
     expect(await p.exited, p.output()).to.equal(0);
