@@ -93,6 +93,7 @@ describe('x402://upto: authorize a maximum, settle the actual amount once', func
 
     const r = await settle(a.jwt, a.policy, 123_456n);
     expect(r.status, JSON.stringify(r.body)).to.equal(200);
+    expect(r.body.settled, JSON.stringify(r.body)).to.be.an('object');
     expect(r.body).to.deep.include({ admitted: true, policy: a.policy, settled: { amount: '123456', transaction: r.body.settled.transaction } });
     expect(await balance(payer.publicKey.toBase58())).to.equal(before - 123_456n);
     const record = h.ln.ledger().flatMap((e) => (e.name === 'PaymentRecord' && e.data.payment_policy === a.policy ? [e.data.amount] : []));
