@@ -18,6 +18,8 @@ import type { Frequency } from '../../src/kernel/domain/policy-type.js';
 import { PAYMENT_MEMO_BYTES } from '../../src/kernel/domain/memo.js';
 import { textToFixedBytes } from '../../src/kernel/events/codec.js';
 
+/** How far before the server's now an offered x402://upto window starts (see acceptedRequirement). */
+export const UPTO_START_SKEW_SECONDS = 60;
 export const X402_VERSION = 2;
 export const SCHEMES = ['deferred', 'x402://payg', 'x402://upto'] as const;
 export type Scheme = (typeof SCHEMES)[number];
@@ -230,7 +232,10 @@ export function acceptedRequirement(r: PaymentRequirement, resource: string, now
   }
   if (r.scheme === 'x402://upto') {
     const window = Number(r.maxTimeoutSeconds);
-    return { ...common, maxAmount: Number(r.amount), maxTimeoutSeconds: window, validAfter: nowSeconds, deadline: nowSeconds + window, extra };
+    // the chain's clock is the time its current slot started, behind ours by up to a slot (and any skew):
+    // a window that starts "now" by our clock could make an immediate settlement PaymentNotDue
+    const validAfter = nowSeconds - UPTO_START_SKEW_SECONDS;
+    return { ...common, maxAmount: Number(r.amount), maxTimeoutSeconds: window, validAfter, deadline: nowSeconds + window, extra };
   }
   return {
     ...common, maxAmountPerPeriod: Number(r.maxAmountPerPeriod), periodLengthSeconds: Number(r.periodLengthSeconds),

@@ -12,7 +12,7 @@ import { Keypair } from '@solana/web3.js';
 import bs58 from 'bs58';
 import { buildPayment } from '../../commands/x402/payment-transaction.js';
 import { buildUptoSettlement } from '../../commands/x402/upto.js';
-import type { AcceptedRequirement } from '../../commands/x402/requirements.js';
+import { UPTO_START_SKEW_SECONDS, type AcceptedRequirement } from '../../commands/x402/requirements.js';
 import { decodeJwt } from 'jose';
 import { associatedTokenAddress } from '../../src/kernel/domain/spl-token.js';
 import { readProgramAccount } from '../../infra/solana/accounts.js';
@@ -66,7 +66,8 @@ describe('x402://upto: authorize a maximum, settle the actual amount once', func
 
   it('lists the upto window in the accepts entry and in /supported', async () => {
     expect(upto).to.include({ scheme: 'x402://upto', amount: 500_000, maxAmount: 500_000, maxTimeoutSeconds: 600 });
-    expect(upto.deadline! - upto.validAfter!).to.equal(600);
+    // the window starts a little in the past: the chain's clock lags ours by up to a slot
+    expect(upto.deadline! - upto.validAfter!).to.equal(600 + UPTO_START_SKEW_SECONDS);
     const s = await call(h.api.url, 'GET', '/v1/x402/supported');
     expect(s.body.kinds.map((k: any) => k.scheme)).to.include('x402://upto');
   });

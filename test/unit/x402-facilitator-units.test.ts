@@ -4,7 +4,7 @@ import { Keypair } from '@solana/web3.js';
 import { AppError } from '../../src/kernel/http/errors.js';
 import { fingerprintOf, paymentIdentifierOf } from '../../commands/x402/payment-identifier.js';
 import type { PaymentPayload } from '../../commands/x402/payload.js';
-import { acceptedRequirement, normalizeRequirement } from '../../commands/x402/requirements.js';
+import { acceptedRequirement, normalizeRequirement, UPTO_START_SKEW_SECONDS } from '../../commands/x402/requirements.js';
 import { uptoWindowProblem } from '../../commands/x402/terms.js';
 import { requirementFromWire } from '../../commands/x402/facilitator/wire.js';
 import { PROGRAM_ID } from '../../src/kernel/idl/index.js';
@@ -37,7 +37,7 @@ describe('x402 facilitator units', () => {
     const b = normalizeRequirement({ ...base, scheme: 'x402://upto', amount: '500', maxTimeoutSeconds: 3600 }, PROGRAM_ID);
     const c = normalizeRequirement({ ...base, scheme: 'x402://upto', amount: 500, maxTimeoutSeconds: 60 }, PROGRAM_ID);
     expect(a.id).to.equal(b.id).and.not.equal(c.id);
-    expect(acceptedRequirement(c, 'https://x.example/r', 1000)).to.include({ maxAmount: 500, maxTimeoutSeconds: 60, validAfter: 1000, deadline: 1060 });
+    expect(acceptedRequirement(c, 'https://x.example/r', 1000)).to.include({ maxAmount: 500, maxTimeoutSeconds: 60, validAfter: 1000 - UPTO_START_SKEW_SECONDS, deadline: 1060 });
   });
 
   it('accepts an UpTo window from about now to within maxTimeoutSeconds, and names what is wrong otherwise', () => {
