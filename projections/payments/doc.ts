@@ -5,23 +5,16 @@
  * written. Pure: a function of the row alone.
  */
 import type { EventData } from '../../src/kernel/events/codec.js';
-import { toApiEvent } from '../../src/kernel/wire/api-event.js';
+import { toApiEvent, type ApiEvent } from '../../src/kernel/wire/api-event.js';
 import type { Insertable } from 'kysely';
 import type { PaymentsTable } from './tables.js';
 
 /** The columns a payment row has, whether being written or read back (tables.ts declares them once). */
 export type PaymentRowLike = Required<Omit<Insertable<PaymentsTable>, 'doc' | 'at'>>;
 
-export interface Execution {
-  id: string;
+/** An execution as the events API shapes it (ApiEvent), with its policy's trackingId. */
+export interface Execution extends Omit<ApiEvent, 'name'> {
   name: 'PaymentRecord' | 'ComposableExecuted';
-  signature: string;
-  slot: number;
-  blockTime: number | null;
-  timestamp: string | null;
-  ixPath: string;
-  index: number;
-  data: EventData;
   trackingId: string | null;
 }
 
