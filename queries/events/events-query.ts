@@ -47,16 +47,20 @@ function conditions(w: EventWhere) {
   };
 }
 
-export async function listEvents(db: Db, where: EventWhere, page: Page): Promise<ApiEvent[]> {
-  const rows = await db
+/** A page of events, unexecuted: the bench hands its SQL to pgbench. */
+export function eventsQuery(db: Db, where: EventWhere, page: Page) {
+  return db
     .selectFrom('events')
     .select(COLUMNS)
     .where(conditions(where))
     .orderBy('slot', 'desc')
     .orderBy('seq', 'desc')
     .limit(page.limit)
-    .offset(page.offset)
-    .execute();
+    .offset(page.offset);
+}
+
+export async function listEvents(db: Db, where: EventWhere, page: Page): Promise<ApiEvent[]> {
+  const rows = await eventsQuery(db, where, page).execute();
   return rows.map(toApiEvent);
 }
 
