@@ -12,6 +12,7 @@ import { randomBytes } from 'node:crypto';
 import bs58 from 'bs58';
 import { sql } from 'kysely';
 import type { Db } from '../../infra/postgres/database.js';
+import { PROJECTIONS } from '../../projections/registry.js';
 import { policyDoc } from '../../projections/policies/doc.js';
 import type { Json } from '../../src/kernel/events/codec.js';
 
@@ -96,6 +97,9 @@ export async function seedReads(db: Db, size: SeedSize, defaultMint: string): Pr
   await sql`ALTER TABLE bench_policies ADD COLUMN memo bytea, ADD COLUMN memo32 bytea`.execute(db);
   await sql`UPDATE bench_policies b SET memo = p.memo, memo32 = substring(p.memo FROM 1 FOR 32) FROM payment_policies p WHERE p.address = b.key`.execute(db);
   await seedPayments(db, size);
+  // the read models stand built: the projector must not rebuild them from the archive on start
+  await sql`INSERT INTO projection_checkpoints (projection, last_stream_id, events_applied)
+    SELECT name, '0-0', 0 FROM unnest(${PROJECTIONS.map((p) => p.name)}::text[]) AS name ON CONFLICT DO NOTHING`.execute(db);
   for (const t of ['payment_policies', 'payments', 'events', 'payment_stats_daily', 'gateways', 'bench_gateways', 'bench_recipients', 'bench_policies']) {
     await sql`VACUUM ANALYZE ${sql.table(t)}`.execute(db);
   }
