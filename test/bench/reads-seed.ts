@@ -75,10 +75,14 @@ async function seedPayments(db: Db, size: SeedSize): Promise<void> {
           'record_id', g / ${size.policies}::int, 'payer', p.address, 'recipient', p.recipient, 'token_mint', p.token_mint), 'trackingId', p.tracking_id)::text
     FROM generate_series(0, ${size.payments - 1}::int) g
     JOIN payment_policies p ON p.created_slot = 1000 + g % ${size.policies}::int`.execute(db);
-  // the archive holds the same PaymentRecord events, as the archive projection stores them
+  // the archive holds the same PaymentRecord events, as the archive projection stores them;
+  // its GIN index is built once afterwards, the same index, far faster than row by row
+  const gin = await sql<{ indexdef: string }>`SELECT indexdef FROM pg_indexes WHERE tablename = 'events' AND indexdef LIKE '%USING gin%'`.execute(db);
+  for (const _ of gin.rows) await sql`DROP INDEX ${sql.id(/^CREATE INDEX (\S+)/.exec(_.indexdef)![1]!)}`.execute(db);
   await sql`
     INSERT INTO events (id, name, signature, slot, block_time, ix_path, event_index, memo, data)
     SELECT event_id, 'PaymentRecord', signature, slot, block_time, '0', 0, memo, (doc::jsonb)->'data' FROM payments`.execute(db);
+  for (const i of gin.rows) await sql.raw(i.indexdef).execute(db);
   await sql`
     INSERT INTO payment_stats_daily (gateway, day, payments, volume)
     SELECT gateway, at / 86400, count(*), sum(amount) FROM payments GROUP BY 1, 2`.execute(db);

@@ -42,8 +42,7 @@ async function startApi(env: TestEnv, extra: Record<string, string>): Promise<Ap
   const prof = process.env['BENCH_READS_PROFILE'];
   const proc = startCli(['serve', '--role', 'api'], {
     ...env.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '1000000000', ...extra,
-    ...(prof ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${prof}` } : {}),
-  });
+  }, prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : []);
   const url = `http://127.0.0.1:${port}`;
   await waitFor(async () => (await fetch(`${url}/v1/health`).catch(() => undefined))?.ok, 90_000, `the API on ${port}\n${proc.output()}`);
   return { url, proc };
