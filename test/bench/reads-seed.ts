@@ -78,7 +78,7 @@ async function seedPayments(db: Db, size: SeedSize): Promise<void> {
   // the archive holds the same PaymentRecord events, as the archive projection stores them;
   // its GIN index is built once afterwards, the same index, far faster than row by row
   const gin = await sql<{ indexdef: string }>`SELECT indexdef FROM pg_indexes WHERE tablename = 'events' AND indexdef LIKE '%USING gin%'`.execute(db);
-  for (const _ of gin.rows) await sql`DROP INDEX ${sql.id(/^CREATE INDEX (\S+)/.exec(_.indexdef)![1]!)}`.execute(db);
+  for (const g of gin.rows) await sql`DROP INDEX ${sql.id(/^CREATE INDEX (\S+)/.exec(g.indexdef)![1]!)}`.execute(db);
   await sql`
     INSERT INTO events (id, name, signature, slot, block_time, ix_path, event_index, memo, data)
     SELECT event_id, 'PaymentRecord', signature, slot, block_time, '0', 0, memo, (doc::jsonb)->'data' FROM payments`.execute(db);
