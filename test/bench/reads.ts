@@ -10,7 +10,7 @@
  * BENCH_READS_PROFILE=<dir>: the API processes write V8 CPU profiles there (--cpu-prof).
  */
 import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
@@ -32,6 +32,8 @@ const SIZE: SeedSize = {
 const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 15);
 const RATE = Number(process.env['BENCH_COMMIT_RATE'] ?? 200);
 const CONNECTIONS = 50;
+/** API processes per node (API_PROCESSES): one per core of this machine unless set */
+const PROCESSES = Number(process.env['BENCH_API_PROCESSES'] ?? availableParallelism());
 const MODELS = ['archive', 'payment-policies', 'payments', 'payment-stats'];
 const SETUP_REQUEST = path.join(path.dirname(fileURLToPath(import.meta.url)), 'reads-request.cjs');
 
@@ -41,18 +43,23 @@ async function startApi(env: TestEnv, extra: Record<string, string>): Promise<Ap
   const port = await freePort();
   const prof = process.env['BENCH_READS_PROFILE'];
   const proc = startCli(['serve', '--role', 'api'], {
-    ...env.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '1000000000', ...extra,
+    ...env.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '1000000000', API_PROCESSES: String(PROCESSES), ...extra,
   }, prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : []);
   const url = `http://127.0.0.1:${port}`;
   await waitFor(async () => (await fetch(`${url}/v1/health`).catch(() => undefined))?.ok, 90_000, `the API on ${port}\n${proc.output()}`);
   return { url, proc };
 }
 
-/** Read cache outcomes so far, from the node's /metrics. */
+/**
+ * Read cache outcomes so far, summed over the node's processes: one /metrics scrape per
+ * process, each on a new connection, which node:cluster hands to the processes in turn.
+ */
 async function cacheOutcomes(url: string): Promise<Record<string, number>> {
-  const text = await (await fetch(`${url}/metrics`)).text();
   const out: Record<string, number> = {};
-  for (const m of text.matchAll(/^tributary_read_cache_requests_total\{result="(\w+)"\} (\d+)/gm)) out[m[1]!] = Number(m[2]);
+  for (let i = 0; i < PROCESSES; i += 1) {
+    const text = await (await fetch(`${url}/metrics`, { headers: { connection: 'close' } })).text();
+    for (const m of text.matchAll(/^tributary_read_cache_requests_total\{result="(\w+)"\} (\d+)/gm)) out[m[1]!] = (out[m[1]!] ?? 0) + Number(m[2]);
+  }
   return out;
 }
 
@@ -83,10 +90,11 @@ async function phase<T>(env: TestEnv, what: string, fn: () => Promise<T>): Promi
 }
 
 export async function benchReads(): Promise<void> {
-  process.stdout.write(`reads (issue 20): ${SIZE.gateways} gateways, ${SIZE.policies} policies, ${SIZE.payments} payments; ${CONNECTIONS} conns, ${RATE} events/s committed\n`);
+  process.stdout.write(`reads (issue 20): ${SIZE.gateways} gateways, ${SIZE.policies} policies, ${SIZE.payments} payments; ${CONNECTIONS} conns, ${RATE} events/s committed; `
+    + `${PROCESSES} API process(es) per node\n`);
   const env = await createTestEnv('bench_reads');
   const procs: Proc[] = [];
-  const ln = await startLocalnetProcess({ seed: 'bench-reads', rate: RATE, maxEvents: 100_000_000 });
+  let ln: Awaited<ReturnType<typeof startLocalnetProcess>> | undefined;
   try {
     const defaultMint = loadConfig({ ...env.env, LOG_LEVEL: 'silent' }).solana.defaultStablecoin;
     const seeded = await timed(() => seedReads(env.db, SIZE, defaultMint));
@@ -99,10 +107,14 @@ export async function benchReads(): Promise<void> {
     await writeFile(pathsFile, JSON.stringify(samplePaths(routes, sizes, 200_000)));
     const scripts = await writeScripts(dir, routes, sizes);
 
+    // the chain starts once the data is in: the indexer follows it live, not through a backlog
+    ln = await startLocalnetProcess({ seed: 'bench-reads', rate: RATE, maxEvents: 100_000_000 });
     const chainEnv = { SOLANA_RPC_URL: ln.rpcUrl, SOLANA_WS_URL: ln.wsUrl, SOLANA_CLUSTER: 'localnet' };
     const pipeline = startCli(['serve', '--role', 'projector,indexer'], { ...env.env, ...chainEnv, LOG_LEVEL: 'warn' });
     procs.push(pipeline);
-    await waitFor(async () => (await versions(env)) > 0, 90_000, `the projector's first commit\n${pipeline.output()}`);
+    await waitFor(async () => (await versions(env)) > 0, 300_000, 'the projector\'s first commit').catch((err: Error) => {
+      throw new Error(`${err.message}\n${pipeline.output().slice(-2000)}`);
+    });
     const cached = await startApi(env, chainEnv);
     const uncached = await startApi(env, { ...chainEnv, READ_CACHE_TTL_MS: '0' });
     procs.push(cached.proc, uncached.proc);
@@ -120,7 +132,7 @@ export async function benchReads(): Promise<void> {
     process.stdout.write(`  (goals: ≥ 0.5 cache on, ≥ 0.3 cache off; archive now ${n} events)\n`);
   } finally {
     for (const p of procs) await terminate(p, 30_000).catch(() => undefined);
-    await ln.stop();
+    await ln?.stop();
     await env.close();
   }
 }
