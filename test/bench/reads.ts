@@ -66,7 +66,7 @@ async function cacheOutcomes(url: string): Promise<Record<string, number>> {
 async function mixLoad(url: string, pathsFile: string): Promise<HttpLoad & { hitRate: number }> {
   const before = await cacheOutcomes(url);
   process.env['BENCH_READS_PATHS'] = pathsFile;
-  const r = await autocannon({ url, connections: CONNECTIONS, duration: SECONDS, workers: 1, requests: [{ setupRequest: SETUP_REQUEST }] } as autocannon.Options);
+  const r = await autocannon({ url, connections: CONNECTIONS, duration: SECONDS, workers: 1, requests: [{ setupRequest: SETUP_REQUEST }] });
   const after = await cacheOutcomes(url);
   const d = (k: string) => (after[k] ?? 0) - (before[k] ?? 0);
   const all = d('hit') + d('miss') + d('shared') + d('bypass');

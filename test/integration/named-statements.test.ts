@@ -32,7 +32,7 @@ describe('named statements of the read pool', function () {
   it('reads a table swapped under its statement', async () => {
     await sql`CREATE TABLE swap_me (v text)`.execute(env.db);
     await sql`INSERT INTO swap_me VALUES ('old')`.execute(env.db);
-    const read = async () => (await db.selectFrom('swap_me' as never).select(sql<string>`v`.as('v')).where(sql<boolean>`${1} = 1`).execute()).map((r) => (r as { v: string }).v);
+    const read = async () => (await db.selectFrom('swap_me' as never).select(sql<string>`v`.as('v')).where(sql<boolean>`${1} = 1`).execute()).map((r) => r.v);
     for (let i = 0; i < 7; i += 1) expect(await read()).to.deep.equal(['old']);
     await sql`CREATE TABLE swap_new (v text)`.execute(env.db);
     await sql`INSERT INTO swap_new VALUES ('new')`.execute(env.db);
