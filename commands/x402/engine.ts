@@ -30,7 +30,7 @@ import { checkPaymentTransaction, type CheckedPayment } from './verify-transacti
 import type { Logger } from '../../infra/log/logger.js';
 import type { RpcClient } from '../../infra/solana/rpc-client.js';
 import type { Commitment } from '../../infra/solana/chain-reader.js';
-import { authorizeCredit, creditLeft, type CreditDeps, type CreditGrant } from './prepaid/credit.js';
+import { authorizeCredit, creditLeft, recordPaidCredit, type CreditDeps, type CreditGrant } from './prepaid/credit.js';
 import type { CreditLedger } from './prepaid/ledger.js';
 
 export interface X402Deps {
@@ -141,10 +141,10 @@ export function createPaymentEngine(deps: X402Deps): PaymentEngine {
     async settle(r, v) {
       const s = 'existing' in v ? await settleExisting(settleDeps, r, v.payer) : await idempotency.once(v.payment.signature, () => settlePayment(settleDeps, r, v.payment));
       // the credit is recorded before its JWT leaves: what it buys must outlive Redis and the policy account
-      if (r.scheme === 'x402://prepaid' && s.policy && deps.credits) {
-        await deps.credits.recordCredit({
+      if (r.scheme === 'x402://prepaid' && s.policy) {
+        await recordPaidCredit(credits, {
           policy: s.policy, payer: s.payer ?? v.payer, gateway: r.gateway, requirementId: r.id, credit: r.amount, ...(s.transaction ? { transaction: s.transaction } : {}),
-        });
+        }, nowSeconds());
       }
       return s;
     },

@@ -7,6 +7,7 @@
  *                   OneTime policy (Completed, paid, the requirement's terms), then recorded
  *   authorizeCredit the JWT's credit admits one request of `chunk` (default pricePerRequest)
  *   creditLeft      room for one more request (a paid credit serves as an existing policy)
+ *   recordPaidCredit the ledger's row of a settled credit, before its JWT leaves
  */
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
@@ -15,8 +16,8 @@ import type { PolicyCache } from '../policy-cache.js';
 import type { PrepaidRequirement } from '../requirements.js';
 import { chainRead, policyMismatch } from '../settle.js';
 import type { X402Claims } from '../tokens.js';
-import type { CreditLedger } from './ledger.js';
-import { creditUsed, drawCredit } from './meter.js';
+import type { CreditLedger, PaidCredit } from './ledger.js';
+import { creditUsed, drawCredit, openCounter } from './meter.js';
 
 export interface CreditDeps {
   redis: Redis;
@@ -28,7 +29,7 @@ export interface CreditDeps {
 /** What one admitted request drew from a credit. */
 export interface CreditGrant { chunk: string; used: string; credit: string; remaining: string; requestId?: string }
 
-export async function creditOf(d: CreditDeps, policy: string, payer: string, r: PrepaidRequirement): Promise<bigint | string> {
+export async function creditOf(d: CreditDeps, policy: string, payer: string, r: PrepaidRequirement, nowSeconds: number): Promise<bigint | string> {
   const row = await d.ledger?.credit(policy);
   if (row) {
     // the row outlives the policy account (the payer may close a completed policy for its rent)
@@ -42,14 +43,20 @@ export async function creditOf(d: CreditDeps, policy: string, payer: string, r: 
   const t = asPolicyType(read.data['policy_type']);
   if (t.kind !== 'OneTime') return 'the payment policy is not a prepaid credit';
   const credit = BigInt(t.amount);
-  await d.ledger?.recordCredit({ policy, payer, gateway: r.gateway, requirementId: r.id, credit });
+  // paid on chain but not in the ledger (its settlement's record failed): recorded now, before any draw
+  await recordPaidCredit(d, { policy, payer, gateway: r.gateway, requirementId: r.id, credit }, nowSeconds);
   return credit;
+}
+
+/** Records a credit just settled; a credit seen for the first time gets its counter opened at zero. */
+export async function recordPaidCredit(d: CreditDeps, c: PaidCredit, nowSeconds: number): Promise<void> {
+  if (d.ledger && await d.ledger.recordCredit(c)) await openCounter(d.redis, d.redisPrefix, c.policy, nowSeconds);
 }
 
 export async function authorizeCredit(
   d: CreditDeps, claims: X402Claims, r: PrepaidRequirement, chunk: bigint | undefined, nowSeconds: number,
 ): Promise<CreditGrant | string> {
-  const credit = await creditOf(d, claims.policy, claims.sub, r);
+  const credit = await creditOf(d, claims.policy, claims.sub, r, nowSeconds);
   if (typeof credit === 'string') return credit;
   const requestId = randomUUID();
   const cost = chunk ?? r.pricePerRequest;

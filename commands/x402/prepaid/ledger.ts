@@ -17,8 +17,8 @@ export interface PaidCredit {
 
 /** Where credits and their use are kept durably. */
 export interface CreditLedger {
-  /** records a credit once its payment is confirmed; a second record of the same policy changes nothing */
-  recordCredit(c: PaidCredit): Promise<void>;
+  /** records a credit once its payment is confirmed; true the first time, a second record of the same policy changes nothing */
+  recordCredit(c: PaidCredit): Promise<boolean>;
   credit(policy: string): Promise<PaidCredit | undefined>;
   /** writes one request's cost, before it is counted */
   recordUse(u: { requestId: string; policy: string; gateway: string; amount: bigint }): Promise<void>;
@@ -31,10 +31,11 @@ export interface CreditLedger {
 export function createCreditLedger(db: Db): CreditLedger {
   return {
     async recordCredit(c) {
-      await db.insertInto('prepaid_credits').values({
+      const inserted = await db.insertInto('prepaid_credits').values({
         policy: c.policy, payer: c.payer, gateway: c.gateway, requirement_id: c.requirementId, credit: c.credit.toString(),
         transaction: c.transaction ?? null,
-      }).onConflict((oc) => oc.column('policy').doNothing()).execute();
+      }).onConflict((oc) => oc.column('policy').doNothing()).returning('policy').executeTakeFirst();
+      return inserted !== undefined;
     },
     async credit(policy) {
       const row = await db.selectFrom('prepaid_credits').selectAll().where('policy', '=', policy).executeTakeFirst();

@@ -7,7 +7,9 @@
  * back when refused; a counter Redis lost (a restart, or the idle expiry below) is rebuilt
  * from the ledger before anything is admitted against it. A rebuild can count a request
  * racing with it twice, never zero times: the payer may lose a request's worth, the
- * merchant never serves one unpaid. Without a ledger the counter is the only record.
+ * merchant never serves one unpaid. So that the first requests of a new credit never
+ * race a rebuild, its counter is opened at zero when the credit is first recorded.
+ * Without a ledger the counter is the only record.
  */
 import type { Redis } from 'ioredis';
 import { runScript } from '../../../infra/redis/scripts.js';
@@ -51,6 +53,11 @@ export async function drawCredit(
     return { ok: false, reason: `the prepaid credit of ${credit} is used up (${used} used, this request costs ${chunk}); pay again for a new credit` };
   }
   return { ok: true, chunk, used, credit, remaining: credit - used };
+}
+
+/** A new credit's counter, at zero (only for a credit recorded just now: a lost counter is rebuilt, never reset). */
+export async function openCounter(redis: Redis, keyPrefix: string, policy: string, nowSeconds: number): Promise<void> {
+  await redis.set(prepaidCounterKey(keyPrefix, policy), '0', 'EXAT', nowSeconds + IDLE_SECONDS, 'NX');
 }
 
 /** What has been drawn from a credit: the counter, or the ledger when Redis has none. */
