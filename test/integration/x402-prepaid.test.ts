@@ -88,7 +88,7 @@ describe('x402://prepaid: a OneTime credit paid up front, drawn per request', fu
       // a credit of 1000 presented as the credit of 50000
       [await forged(payer, cheap, (ixs) => ixs, prepaid.id), prepaid, /the credit \(the OneTime amount\) is 1000; the requirement asks 50000/],
       [await forged(payer, cheap, (ixs) => ixs), prepaid, /the payment names requirement \w+, which this resource does not accept/],
-      [await forged(payer, prepaid, (ixs) => ixs.map((ix) => (isExecute(ix) ? { ...ix, data: Buffer.from([...ix.data.subarray(0, 8), 1, 1, 0, 0, 0, 0, 0, 0, 0]) } as TransactionInstruction : ix))), prepaid,
+      [await forged(payer, prepaid, (ixs) => ixs.map((ix) => (isExecute(ix) ? { ...ix, data: Buffer.from([...ix.data.subarray(0, 8), 1, 1, 0, 0, 0, 0, 0, 0, 0]) } : ix))), prepaid,
         /execute_payment of a prepaid credit carries no amount/],
     ];
     const landed = h.txCount();
