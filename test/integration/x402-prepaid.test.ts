@@ -5,7 +5,8 @@
  * pays the credit and records it in Postgres; /usage draws each request's cost from it,
  * atomically across two API nodes, and refuses once it cannot cover one more; a counter
  * Redis lost is rebuilt from the ledger; a payer with credit left gets a JWT again without
- * paying, and keeps its credit after closing the completed policy.
+ * paying, and keeps its credit after closing the completed policy; a net-mode gateway's
+ * fee is paid on top of the credit; a middleware in remote mode sells and admits it.
  */
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON answers are inspected field by field */
 import { expect } from 'chai';
@@ -14,7 +15,7 @@ import bs58 from 'bs58';
 import { buildPayment } from '../../commands/x402/payment-transaction.js';
 import { signPaymentProof } from '../../commands/x402/proof.js';
 import { decodePaymentIx } from '../../commands/x402/program.js';
-import type { AcceptedRequirement } from '../../commands/x402/requirements.js';
+import { acceptedRequirement, normalizeRequirement, type AcceptedRequirement } from '../../commands/x402/requirements.js';
 import { prepaidCounterKey } from '../../commands/x402/prepaid/meter.js';
 import { tributaryIx } from '../../infra/localnet/instructions.js';
 import { pdas } from '../../infra/localnet/keys.js';
@@ -22,6 +23,13 @@ import { submitTransaction } from '../../infra/localnet/submit.js';
 import { signedTransaction } from '../../infra/localnet/transactions.js';
 import { PROGRAM_ID } from '../../src/kernel/idl/index.js';
 import type { TestApi } from '../support/app.js';
+import express from 'express';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { paymentRequired, x402Grant } from '../../commands/x402/middleware.js';
+import { payAndFetch } from '../../commands/x402/client/pay.js';
+import { associatedTokenAddress } from '../../src/kernel/domain/spl-token.js';
+import { readProgramAccount } from '../../infra/solana/accounts.js';
 import { startX402, type X402Harness } from './x402-harness.js';
 import { call, gatewayJwt, payloadOf } from './x402-facilitator-support.js';
 
@@ -173,5 +181,50 @@ describe('x402://prepaid: a OneTime credit paid up front, drawn per request', fu
     const fresh = await settle(payer);
     expect(fresh.policy).to.not.equal(a.policy);
     expect(fresh.transaction).to.be.a('string');
+  });
+
+  it('pays a net-mode gateway\'s fee on top of the credit: the recipient receives the whole credit', async () => {
+    const gw = h.ln.fixtures.gateways[2]!;
+    const authority = Keypair.fromSecretKey(bs58.decode(gw.authoritySecretKey));
+    const flags = tributaryIx('update_gateway_feature_flags', { gateway: new PublicKey(gw.address), authority: authority.publicKey }, { args: { feature_flags: 0x02 } });
+    const out = submitTransaction(h.ln.chain, signedTransaction(authority, [], [flags], h.ln.chain.latestBlockhash().blockhash), { verifySignatures: true, commit: true });
+    expect(out.kind === 'executed' && out.result.err === null, JSON.stringify(out)).to.equal(true);
+    const jwt = await gatewayJwt(h, gw.address, gw.authority);
+    const netKey = (await call(h.api.url, 'POST', `/v1/gateway/${gw.address}/api-keys`, {}, { authorization: `Bearer ${jwt}` })).body.key;
+    const { id: _id, extra: _extra, ...terms } = prepaid;
+    const r = acceptedRequirement(normalizeRequirement({ ...terms, gateway: gw.address, recipient: gw.authority }, PROGRAM_ID), prepaid.resource);
+    const config = await readProgramAccount(h.rpc, pdas.config().toBase58(), 'ProgramConfig', { programId: PROGRAM_ID });
+    if (config.kind !== 'found') throw new Error('no config');
+    const payer = h.payer();
+    const parties = [payer.publicKey.toBase58(), gw.authority, gw.feeRecipient, config.data['fee_recipient'] as string];
+    const bal = async (o: string) => BigInt((await h.rpc.call<{ value: { amount: string } }>('getTokenAccountBalance', [associatedTokenAddress(o, USDC_DEV)]).catch(() => ({ value: { amount: '0' } }))).value.amount);
+    const before = await Promise.all(parties.map(bal));
+    const payment = payloadOf((await buildPayment(r, { wallet: payer, rpc: h.rpc })).header);
+    const s = await call(h.api.url, 'POST', '/v1/x402/settle', exchange(payment, r), { 'x-api-key': netKey });
+    expect(s.body.success, JSON.stringify(s.body)).to.equal(true);
+    const after = await Promise.all(parties.map(bal));
+    const fee = (50_000n * BigInt(gw.feeBps)) / 10_000n;
+    const protocolCut = (fee * BigInt(config.data['protocol_share_bps'] as number)) / 10_000n;
+    expect(after.map((a, i) => a - before[i]!)).to.deep.equal([-(50_000n + fee), 50_000n, fee - protocolCut, protocolCut]);
+  });
+
+  it('is sold and admitted by a middleware in remote mode, paid with the client library', async () => {
+    const { resource: _r, id: _i, extra: _e, ...input } = prepaid;
+    const app = express();
+    app.get('/search', paymentRequired([input], { facilitatorUrl: h.api.url, apiKey: key, programId: PROGRAM_ID }), (_req, res) => {
+      res.json({ results: [], grant: x402Grant(res) });
+    });
+    const server = await new Promise<Server>((resolve) => { const srv = app.listen(0, '127.0.0.1', () => resolve(srv)); });
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/search`;
+      const wallet = h.payer();
+      const r = await payAndFetch(url, { wallet, rpcUrl: h.ln.rpcUrl, scheme: 'x402://prepaid' });
+      expect(r.response.status).to.equal(200);
+      const body = (await r.response.json()) as any;
+      expect(body.grant).to.deep.include({ payer: wallet.publicKey.toBase58(), scheme: 'x402://prepaid', requirementId: prepaid.id });
+      expect(body.grant.prepaid).to.include({ chunk: '1000', remaining: '49000' });
+    } finally {
+      await new Promise((res) => server.close(res));
+    }
   });
 });
