@@ -235,8 +235,9 @@ async function answer(
     ['scheme', r.scheme], ['network', r.network], ['id', r.id], ['timestamp', deps.clock.now()], ['policy', policy.address],
   ];
   if (transaction !== undefined) pairs.push(['transaction', transaction]);
+  const held = r.scheme === 'x402://prepaid' ? `a paid credit ${policy.address} with room left` : `the active payment policy ${policy.address}`;
   const message = transaction === undefined
-    ? `the payer already holds the active payment policy ${policy.address} with these terms; no new policy was created. Present the JWT as a bearer token.`
+    ? `the payer already holds ${held} with these terms; no new policy was created. Present the JWT as a bearer token.`
     : `payment policy ${policy.address} created (transaction ${transaction}). Present the JWT as a bearer token.`;
   return {
     paymentResponse: keyValueHeader(pairs), body: { jwt, message }, payer, policy: policy.address, expiresAt,
