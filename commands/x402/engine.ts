@@ -31,7 +31,7 @@ import type { Logger } from '../../infra/log/logger.js';
 import type { RpcClient } from '../../infra/solana/rpc-client.js';
 import type { Commitment } from '../../infra/solana/chain-reader.js';
 import { authorizeCredit, creditLeft, recordPaidCredit, type CreditDeps, type CreditGrant } from './prepaid/credit.js';
-import type { CreditLedger } from './prepaid/ledger.js';
+import { cachedCredits, type CreditLedger } from './prepaid/ledger.js';
 
 export interface X402Deps {
   rpc: RpcClient;
@@ -112,7 +112,7 @@ export function createPaymentEngine(deps: X402Deps): PaymentEngine {
     redis: deps.redis, keyPrefix: deps.redisPrefix, leaseMs: chain.confirmTimeoutMs + 10_000, ttlSeconds: deps.idempotencyTtlSeconds ?? 86_400,
   });
   const graceSeconds = deps.subscriptionGraceSeconds ?? 259_200;
-  const credits: CreditDeps = { redis: deps.redis, redisPrefix: deps.redisPrefix, policies, ...(deps.credits ? { ledger: deps.credits } : {}) };
+  const credits: CreditDeps = { redis: deps.redis, redisPrefix: deps.redisPrefix, policies, ...(deps.credits ? { ledger: cachedCredits(deps.credits) } : {}) };
   // a paid credit serves as an existing policy only while it has room for a request
   const usable = async (r: PaymentRequirement, policy: string) => r.scheme !== 'x402://prepaid' || creditLeft(credits, policy, r);
   const settleDeps = { chain, signer: deps.signer, clock, policies, jwtTtlSeconds: deps.jwtTtlSeconds ?? 3600, graceSeconds, usable };

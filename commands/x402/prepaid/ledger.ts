@@ -5,6 +5,7 @@
  */
 import { sql } from 'kysely';
 import type { Db } from '../../../infra/postgres/database.js';
+import { createLru } from '../../../src/kernel/domain/lru.js';
 
 export interface PaidCredit {
   policy: string;
@@ -55,6 +56,24 @@ export function createCreditLedger(db: Db): CreditLedger {
       const r = await sql<{ total: string | null }>`
         SELECT sum(amount)::text AS total FROM prepaid_usage WHERE policy = ${policy} AND request_id <> ${exceptRequestId}`.execute(db);
       return BigInt(r.rows[0]?.total ?? '0');
+    },
+  };
+}
+
+/**
+ * The ledger with the credits it found kept in memory: a recorded credit never changes,
+ * so the bearer path reads each one from Postgres once per node (up to `capacity`).
+ */
+export function cachedCredits(ledger: CreditLedger, capacity = 10_000): CreditLedger {
+  const known = createLru<string, PaidCredit>(capacity);
+  return {
+    ...ledger,
+    async credit(policy) {
+      const hit = known.get(policy);
+      if (hit) return hit;
+      const row = await ledger.credit(policy);
+      if (row) known.set(policy, row);
+      return row;
     },
   };
 }
