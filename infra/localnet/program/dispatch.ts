@@ -38,7 +38,7 @@ const HANDLERS: Readonly<Record<string, (ctx: IxContext) => void>> = {
   execute_composable: composable.executeComposable,
 };
 
-export interface ProgramEvent { name: string; payload: Buffer }
+export interface ProgramEvent { name: string; payload: Buffer; observed?: Record<string, unknown> }
 
 export interface ProgramOutcome {
   /** `Program log:` lines, in order */
@@ -66,7 +66,7 @@ export function invokeTributary(view: Overlay, clock: ProgramClock, keys: Accoun
     const ctx = createContext(ix, decoded.data, keys, view, clock, sink);
     checkConstraints(ix, ctx, keys);
     handler(ctx);
-    const events = sink.events.map((e) => ({ name: e.name, payload: encodeEvent(e.name, e.data) }));
+    const events = sink.events.map((e) => ({ name: e.name, payload: encodeEvent(e.name, e.data), ...(e.observed ? { observed: e.observed } : {}) }));
     return { logs: sink.logs, events, instruction: name };
   } catch (err) {
     const error = err instanceof ProgramError ? err : frameworkError('InstructionDidNotDeserialize');
