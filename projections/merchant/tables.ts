@@ -14,7 +14,7 @@ export interface MerchantProgramTable {
 export interface MerchantGatewaysTable {
   gateway: string;
   fee_bps: number;
-  /** flag bit1; no event carries the flags, so false unless set otherwise (README, Merchant view) */
+  /** flag bit1, as the last payment with a logged split showed it (fees.ts) */
   net_mode: boolean;
   custom_protocol_share_bps: number | null;
 }

@@ -26,6 +26,7 @@ const HANDLERS: Readonly<Record<string, (ctx: IxContext) => void>> = {
   update_gateway_referral_settings: admin.updateGatewayReferralSettings,
   update_gateway_feature_flags: admin.updateGatewayFeatureFlags,
   update_gateway_scheduler_share: admin.updateGatewaySchedulerShare,
+  update_gateway_protocol_fee: admin.updateGatewayProtocolFee,
   create_user_payment: user.createUserPayment,
   delete_user_payment: user.deleteUserPayment,
   create_payment_policy: user.createPaymentPolicy,
