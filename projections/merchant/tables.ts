@@ -61,7 +61,7 @@ export interface MerchantSubscribersTable {
   last_payment_at: OptBig;
   /** earliest next due date of its Active policies */
   next_due: ColumnType<string | null, string | number | null | undefined, string | number | null>;
-  /** set by the scheduler (issue 14) once it lands; false until then */
+  /** not written: the flag is read from the scheduler's service_events (queries/merchant/subscribers.ts) */
   past_due: ColumnType<boolean, boolean | undefined, boolean>;
 }
 

@@ -8,7 +8,7 @@ import type { Db } from '../../infra/postgres/database.js';
 import type { Bucket } from '../../src/kernel/domain/buckets.js';
 import { microToDecimal } from '../../src/kernel/domain/mrr.js';
 import type { Cell } from './export-writer.js';
-import { subscribersQuery, type SubscriberStatus } from './subscribers.js';
+import { subscriberRows, subscribersQuery, type SubscriberStatus } from './subscribers.js';
 
 export const EXPORT_KINDS = ['payments', 'policies', 'subscribers', 'revenue'] as const;
 export type ExportKind = (typeof EXPORT_KINDS)[number];
@@ -64,7 +64,7 @@ function policies(db: Db, gateway: string, f: ExportFilter): ExportSource {
 }
 
 function subscribers(db: Db, gateway: string, f: ExportFilter): ExportSource {
-  const q = subscribersQuery(db, gateway, f).selectAll().orderBy('payer').orderBy('token_mint');
+  const q = subscriberRows(subscribersQuery(db, gateway, f));
   return {
     columns: ['payer', 'tokenMint', 'status', 'activePolicies', 'policies', 'totalPaid', 'payments', 'firstPaymentAt', 'lastPaymentAt', 'nextDue', 'pastDue'],
     ...mapRows(db, q, (r) => [r.payer, r.token_mint, r.status, r.active_policies, r.policies.join(' '), r.total_paid, Number(r.payments),

@@ -13,7 +13,7 @@ import { requireGatewayToken } from '../../src/kernel/auth/gateway-token.js';
 import { envelope } from '../../src/kernel/http/envelope.js';
 import { AppError, invalid, upstreamUnavailable } from '../../src/kernel/http/errors.js';
 import { keyRingOf } from '../../infra/signing-keys/key-ring.js';
-import { MERCHANT_PROJECTION } from '../../src/kernel/keys/index.js';
+import { LIFECYCLE_VERSION, MERCHANT_PROJECTION } from '../../src/kernel/keys/index.js';
 import type { Bucket } from '../../src/kernel/domain/buckets.js';
 import { parseTime } from '../events/params.js';
 import { listSubscribers, type SubscriberStatus } from './subscribers.js';
@@ -59,7 +59,8 @@ export const registerMerchantViewRoutes: RouteModule = (api: Api, ctx: AppContex
     description: `${AUTH_TEXT} Ordered by payer, then mint.`,
     tags: ['merchant'], security: SECURITY, before: [auth],
     params: s.gatewayParams, query: s.subscribersQuerySchema(ctx.config.http.maxLimit),
-    cachedFrom: [MERCHANT_PROJECTION],
+    // past-due flags come from the scheduler's lifecycle events
+    cachedFrom: [MERCHANT_PROJECTION, LIFECYCLE_VERSION],
     responses: { 200: { description: 'page of subscribers', schema: s.subscribersResponse }, ...ERRORS },
     async handler({ params, query }) {
       const page = await listSubscribers(db, params.gateway, query).catch(unavailable);

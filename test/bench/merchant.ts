@@ -15,7 +15,7 @@ import bs58 from 'bs58';
 import { sql, type Compilable } from 'kysely';
 import { createTestEnv, type TestEnv } from '../support/env.js';
 import { startTestApi } from '../support/app.js';
-import { subscribersQuery } from '../../queries/merchant/subscribers.js';
+import { subscriberRows, subscribersQuery } from '../../queries/merchant/subscribers.js';
 import { bucketStarts, revenueRowsQuery } from '../../queries/merchant/revenue.js';
 import { MERCHANT_PROJECTION } from '../../projections/merchant/projection.js';
 import { httpLoad, pgbench, report, timed, withCommits, type HttpLoad } from './harness.js';
@@ -120,7 +120,7 @@ export async function benchMerchant(): Promise<void> {
       { name: 'GET …/merchant/revenue?bucket=day (30 buckets)', url: `/v1/gateway/${gateway}/merchant/revenue?bucket=day&from=${from}&to=${to}`,
         sql: inlined(revenueRowsQuery(gateway, 'day', starts[0]!, starts[starts.length - 1]!).compile(env.db)) },
       { name: 'GET …/merchant/subscribers (100 of all)', url: `/v1/gateway/${gateway}/merchant/subscribers`,
-        sql: `${compiled(subs.selectAll().orderBy('payer').orderBy('token_mint').limit(100).offset(0))};\n${compiled(subs.select(sql<string>`count(*)`.as('n')))}` },
+        sql: `${compiled(subscriberRows(subs).limit(100).offset(0))};\n${compiled(subs.select(sql<string>`count(*)`.as('n')))}` },
     ];
     const headers = { 'x-admin-key': ADMIN };
     for (const c of PARTS.has('routes') ? cases : []) {
