@@ -17,7 +17,7 @@ import path from 'node:path';
 import bs58 from 'bs58';
 import { expect } from 'chai';
 import { sql } from 'kysely';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 import { createTestEnv, type TestEnv } from '../support/env.js';
 import { freePort } from '../support/ports.js';
 import { ROOT, runCli, startCli, waitFor, type Proc } from '../support/process.js';
@@ -109,6 +109,16 @@ describe('merchant dashboard on the localnet, in a real browser', function () {
     indexer = await startIndexer({ config: loadConfig(common), redis: env.redis, logger: createLogger('silent', 'indexer') });
   });
 
+  /** Waits for the signed-in dashboard; on a timeout says what the page's status line and errors said. */
+  async function dashboardShown(page: Page, failed: readonly string[]): Promise<void> {
+    try {
+      await page.waitForSelector('#dashboard:not([hidden])', { timeout: 90_000 });
+    } catch (err) {
+      const status = await page.locator('#status').textContent().catch(() => null);
+      throw new Error(`dashboard not shown (status: ${status ?? '?'}; errors: ${failed.join(' | ')}): ${(err as Error).message.split('\n')[0]}`);
+    }
+  }
+
   /** The gateway with the most payments so far, and its authority's key. */
   function busiestGateway(): { gateway: string; authority: Keypair } {
     const counts = new Map<string, number>();
@@ -143,8 +153,8 @@ describe('merchant dashboard on the localnet, in a real browser', function () {
     const res = await page.goto(`${url}/dashboard?gateway=${gateway}`);
     expect(res?.status()).to.equal(200);
     await page.getByLabel('Gateway JWT').fill(token);
-    await page.getByRole('button', { name: 'Sign in with token' }).click();
-    await page.waitForSelector('#dashboard:not([hidden])');
+    await page.getByRole('button', { name: 'Sign in with token' }).click({ noWaitAfter: true, timeout: 90_000 });
+    await dashboardShown(page, failed);
     await page.waitForFunction(`[...document.querySelectorAll('#chart svg rect.bar')].some((r) => Number(r.getAttribute('height')) > 0)`);
     await page.waitForSelector('#subs-table tbody tr td.mono');
     await page.waitForSelector('body[data-live="on"]');
@@ -213,8 +223,8 @@ describe('merchant dashboard on the localnet, in a real browser', function () {
     await page.addInitScript(TEST_WALLET, { address: authority.publicKey.toBase58(), publicKey: Array.from(authority.publicKey.toBytes()) });
 
     await page.goto(`${url}/dashboard?gateway=${gateway}`);
-    await page.getByRole('button', { name: 'Sign in with wallet' }).click();
-    await page.waitForSelector('#dashboard:not([hidden])');
+    await page.getByRole('button', { name: 'Sign in with wallet' }).click({ noWaitAfter: true, timeout: 90_000 });
+    await dashboardShown(page, failed);
     await page.waitForSelector('#subs-table tbody tr td.mono');
     await page.waitForSelector('#chart svg rect.bar', { state: 'attached' });
     expect(signed, 'the wallet signed one challenge').to.have.length(1);
