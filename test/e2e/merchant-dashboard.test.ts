@@ -201,8 +201,10 @@ describe('merchant dashboard on the localnet, in a real browser', function () {
     mkdirSync(SHOTS, { recursive: true });
     const { gateway, authority } = busiestGateway();
     // the scheduler puts one of the gateway's subscribers past due (and bumps the cache version, as its role does)
-    const sub = await env.db.selectFrom('merchant_subscribers').select(['payer', 'policies']).where('gateway', '=', gateway)
-      .where(sql<boolean>`cardinality(policies) > 0`).orderBy('payer').executeTakeFirstOrThrow();
+    const firstSubscriber = () => env.db.selectFrom('merchant_subscribers').select(['payer', 'token_mint', 'policies']).where('gateway', '=', gateway)
+      .where(sql<boolean>`cardinality(policies) > 0`).orderBy('payer').executeTakeFirst();
+    await waitFor(async () => (await firstSubscriber()) !== undefined, 120_000, 'a subscriber of the gateway projected');
+    const sub = (await firstSubscriber())!;
     await announce({ db: env.db, nowMs: () => Date.now(), recorded: () => env.redis.incr(env.keys.readVersion(LIFECYCLE_VERSION)) }, {
       name: 'subscription.past_due', key: `e2e-past-due:${sub.policies[0]!}`, gateway, policy: sub.policies[0]!, trackingId: '', dueAt: null, details: {},
     });
@@ -220,7 +222,7 @@ describe('merchant dashboard on the localnet, in a real browser', function () {
       signed.push(Buffer.from(bytes).toString('utf8'));
       return Array.from(await ed.signAsync(Uint8Array.from(bytes), authority.secretKey.slice(0, 32)));
     });
-    await page.addInitScript(TEST_WALLET, { address: authority.publicKey.toBase58(), publicKey: Array.from(authority.publicKey.toBytes()) });
+    await page.addInitScript({ content: testWallet({ address: authority.publicKey.toBase58(), publicKey: Array.from(authority.publicKey.toBytes()) }) });
 
     await page.goto(`${url}/dashboard?gateway=${gateway}`);
     await page.getByRole('button', { name: 'Sign in with wallet' }).click({ noWaitAfter: true, timeout: 90_000 });
@@ -235,7 +237,8 @@ describe('merchant dashboard on the localnet, in a real browser', function () {
     const claims = JSON.parse(Buffer.from(session.token!.split('.')[1]!, 'base64url').toString('utf8')) as { sub: string; role: string };
     expect(claims).to.include({ sub: gateway, role: 'gateway' });
     // the subscribers table: the past-due subscriber says so
-    const row = page.locator('#subs-table tbody tr', { has: page.locator(`td[title="${sub.payer}"]`) });
+    const row = page.locator('#subs-table tbody tr', { has: page.locator(`td[title="${sub.payer}"]`) })
+      .filter({ has: page.locator(`td[title="${sub.token_mint}"]`) });
     await row.first().waitFor();
     expect(await row.first().locator('td').last().textContent()).to.equal('yes');
     await page.screenshot({ path: path.join(SHOTS, 'dashboard-wallet.png'), fullPage: true });
@@ -248,31 +251,27 @@ describe('merchant dashboard on the localnet, in a real browser', function () {
  * A wallet as browser wallets register with the Wallet Standard: it answers the page's
  * `wallet-standard:app-ready` and announces itself with `wallet-standard:register-wallet`;
  * `standard:connect` gives its one account, `solana:signMessage` signs through the test's
- * exposed binding. (Runs in the page: plain script, no imports.)
+ * exposed binding. Plain page script as text (compiled TypeScript would bring helpers the
+ * page does not have).
  */
-function TEST_WALLET(who: { address: string; publicKey: number[] }): void {
-  const w = globalThis as unknown as {
-    testWalletSign(bytes: number[]): Promise<number[]>;
-    addEventListener(type: string, f: (e: { detail: (api: { register(wallet: unknown): void }) => void }) => void): void;
-    dispatchEvent(e: unknown): boolean;
-    CustomEvent: new (type: string, init: { detail: unknown }) => unknown;
-  };
-  const account = { address: who.address, publicKey: Uint8Array.from(who.publicKey), chains: ['solana:localnet'], features: ['solana:signMessage'] };
-  const wallet = {
+function testWallet(who: { address: string; publicKey: number[] }): string {
+  return String.raw`(function (who) {
+  var account = { address: who.address, publicKey: Uint8Array.from(who.publicKey), chains: ['solana:localnet'], features: ['solana:signMessage'] };
+  var wallet = {
     version: '1.0.0', name: 'Tributary Test Wallet', icon: 'data:image/svg+xml;base64,PHN2Zy8+', chains: ['solana:localnet'], accounts: [account],
     features: {
-      'standard:connect': { version: '1.0.0', connect: () => Promise.resolve({ accounts: [account] }) },
-      'standard:events': { version: '1.0.0', on: () => () => undefined },
-      'solana:signMessage': {
-        version: '1.0.0',
-        signMessage: (...inputs: { account: { address: string }; message: Uint8Array }[]) => Promise.all(inputs.map(async (i) => {
-          if (i.account.address !== who.address) throw new Error('unknown account');
-          return { signedMessage: i.message, signature: Uint8Array.from(await w.testWalletSign(Array.from(i.message))) };
-        })),
-      },
+      'standard:connect': { version: '1.0.0', connect: function () { return Promise.resolve({ accounts: [account] }); } },
+      'standard:events': { version: '1.0.0', on: function () { return function () {}; } },
+      'solana:signMessage': { version: '1.0.0', signMessage: function () {
+        return Promise.all(Array.prototype.slice.call(arguments).map(function (i) {
+          if (i.account.address !== who.address) return Promise.reject(new Error('unknown account'));
+          return window.testWalletSign(Array.from(i.message)).then(function (sig) { return { signedMessage: i.message, signature: Uint8Array.from(sig) }; });
+        }));
+      } },
     },
   };
-  const register = (api: { register(wallet: unknown): void }) => { api.register(wallet); };
-  w.addEventListener('wallet-standard:app-ready', (e) => register(e.detail as unknown as { register(wallet: unknown): void }));
-  w.dispatchEvent(new w.CustomEvent('wallet-standard:register-wallet', { detail: register }));
+  function register(api) { api.register(wallet); }
+  window.addEventListener('wallet-standard:app-ready', function (e) { register(e.detail); });
+  window.dispatchEvent(new CustomEvent('wallet-standard:register-wallet', { detail: register }));
+})(` + JSON.stringify(who) + ');';
 }
