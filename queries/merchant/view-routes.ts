@@ -90,7 +90,7 @@ export const registerMerchantViewRoutes: RouteModule = (api: Api, ctx: AppContex
   api.route<Record<string, never>, { gateway: string }>({
     method: 'get', path: '/v1/gateway/:gateway/merchant/overview',
     summary: 'The dashboard panels: MRR now, latest payments, renewals due next, webhook health',
-    description: `${AUTH_TEXT} Renewals are the Active policies with the earliest next due dates (from a day ago on). Failed renewals and past-due flags come with the scheduler.`,
+    description: `${AUTH_TEXT} Renewals are the Active policies with the earliest next due dates (from a day ago on). Past-due flags are on the subscribers (from the scheduler's lifecycle events).`,
     tags: ['merchant'], security: SECURITY, before: [auth],
     params: s.gatewayParams, query: { type: 'object', additionalProperties: false, properties: {} },
     responses: { 200: { description: 'the panels', schema: s.overviewResponse }, ...ERRORS },
