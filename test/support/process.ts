@@ -8,7 +8,7 @@ const BIN = path.join(ROOT, 'src', 'app', 'cli', 'bin.ts');
 
 export interface Proc { child: ChildProcess; output(): string; exited: Promise<number | null> }
 
-/** `nodeArgs`: flags of node itself (e.g. --cpu-prof), which NODE_OPTIONS does not all accept. */
+/** `nodeArgs`: options for node itself (e.g. --cpu-prof, not allowed in NODE_OPTIONS). */
 export function startCli(args: string[], env: Record<string, string>, nodeArgs: readonly string[] = []): Proc {
   const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', BIN, ...args], {
     cwd: ROOT,
