@@ -24,6 +24,8 @@ export async function enqueueDue(db: Db, nowSeconds: number, limit = 5000): Prom
       FROM payment_policies p JOIN scheduler_gateways g ON g.gateway = p.gateway AND g.state = 'active'
       WHERE p.status = 'Active' AND NOT p.deleted AND p.variant IN ('Subscription', 'Milestone', 'OneTime')
         AND p.next_payment_due IS NOT NULL AND p.next_payment_due::bigint <= ${nowSeconds}
+        -- those with an intent already: with more due than the limit, the rest still get theirs
+        AND NOT EXISTS (SELECT 1 FROM execution_intents i WHERE i.policy = p.address AND i.due_at = p.next_payment_due::bigint)
       ORDER BY p.next_payment_due::bigint LIMIT ${limit}
     ), ins AS (
       INSERT INTO execution_intents (policy, gateway, variant, tracking_id, due_at)
