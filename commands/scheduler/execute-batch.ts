@@ -27,7 +27,7 @@ export async function executeBatch(deps: ExecutorDeps, intents: readonly Intent[
   const contexts = await readExecutionContexts(deps.io, intents.map((i) => i.policy));
   const nowMs = deps.nowMs();
   const verdicts = intents.map((i, k) => ({ i, v: judge(deps, i, contexts[k]!, nowMs) }));
-  await Promise.all(verdicts.map(({ i, v }) => (v.kind === 'send' ? undefined : settleVerdict(deps, i, v))));
+  await Promise.all(verdicts.flatMap(({ i, v }) => (v.kind === 'send' ? [] : [settleVerdict(deps, i, v)])));
   const sendable = verdicts.flatMap(({ i, v }) => (v.kind === 'send' ? [{ i, v }] : []));
   if (sendable.length === 0) return;
 
@@ -44,20 +44,20 @@ export async function executeBatch(deps: ExecutorDeps, intents: readonly Intent[
 
   const results = await sendSignedMany(deps.io, toSend.map((i) => i.wire ?? ''));
   const accepted: Intent[] = [];
-  await Promise.all(toSend.map((i, k) => {
+  await Promise.all(toSend.flatMap((i, k) => {
     const r = results[k]!;
-    if (r.ok) { accepted.push(i); return undefined; }
-    return notSent(deps, i, r);
+    if (r.ok) { accepted.push(i); return []; }
+    return [notSent(deps, i, r)];
   }));
   if (accepted.length === 0) return;
 
   const fates = await awaitSignatures(deps.io, accepted.map((i) => i.signature ?? ''), deps.confirmTimeoutMs);
   const landedAt = deps.nowMs();
   const landed: Executed[] = [];
-  await Promise.all(accepted.map((i) => {
+  await Promise.all(accepted.flatMap((i) => {
     const fate = fates.get(i.signature ?? '') ?? { kind: 'unseen' as const };
-    if (fate.kind === 'landed') { landed.push({ intent: i, lagMs: Math.max(0, landedAt - Number(i.due_at) * 1000) }); return undefined; }
-    return confirmed(deps, i, fate);
+    if (fate.kind === 'landed') { landed.push({ intent: i, lagMs: Math.max(0, landedAt - Number(i.due_at) * 1000) }); return []; }
+    return [confirmed(deps, i, fate)];
   }));
   const recorded = await recordExecutedMany(deps.db, deps.me, landed);
   deps.logger.info({ executed: recorded.size, batch: intents.length }, 'scheduled payments executed');
