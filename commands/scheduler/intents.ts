@@ -42,14 +42,22 @@ export async function ensureIntent(db: Db, i: Pick<Intent, 'policy' | 'gateway' 
     .onConflict((oc) => oc.columns(['policy', 'due_at']).doNothing()).execute();
 }
 
-/** Policies of the active gateways falling due within the lead time, for payment.upcoming. */
+/** The key of a payment.upcoming announcement: once per (policy, due time). */
+export const upcomingKey = (policy: string, dueAt: number | string): string => `payment.upcoming:${policy}:${dueAt}`;
+
+/**
+ * Policies of the active gateways falling due within the lead time and not announced yet
+ * for that due time, for payment.upcoming (one query a round; the next round takes the
+ * rest when more than `limit` fall due).
+ */
 export async function upcoming(db: Db, nowSeconds: number, leadSeconds: number, limit = 1000) {
   return db.selectFrom('payment_policies as p').innerJoin('scheduler_gateways as g', 'g.gateway', 'p.gateway')
     .select(['p.address', 'p.gateway', 'p.tracking_id', 'p.next_payment_due', 'p.variant'])
     .where('g.state', '=', 'active').where('p.status', '=', 'Active').where('p.deleted', '=', false)
     .where('p.variant', 'in', [...SCHEDULED_VARIANTS])
     .where(sql<boolean>`p.next_payment_due::bigint > ${nowSeconds} AND p.next_payment_due::bigint <= ${nowSeconds + leadSeconds}`)
-    .limit(limit).execute();
+    .where(sql<boolean>`NOT EXISTS (SELECT 1 FROM service_events e WHERE e.event_key = 'payment.upcoming:' || p.address || ':' || p.next_payment_due::bigint)`)
+    .orderBy(sql`p.next_payment_due::bigint`).limit(limit).execute();
 }
 
 /** Claims due intents of active gateways for `leaseMs`. */

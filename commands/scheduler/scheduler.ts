@@ -13,9 +13,9 @@ import type { Config } from '../../src/kernel/config/config.js';
 import type { ChainIo } from './chain.js';
 import { processIntent } from './execute.js';
 import { syncGatewayStates } from './gateway-sync.js';
-import { claimIntents, enqueueDue, upcoming, type Intent } from './intents.js';
+import { claimIntents, enqueueDue, upcoming, upcomingKey, type Intent } from './intents.js';
 import { executeBatch } from './execute-batch.js';
-import { announce, type RoomEmitter } from './lifecycle-events.js';
+import { announceMany, type RoomEmitter } from './lifecycle-events.js';
 import type { ExecutorDeps } from './outcomes.js';
 import { activeSigners } from './signers.js';
 import { createRounds } from '../../infra/timers/rounds.js';
@@ -55,14 +55,16 @@ export function startScheduler(deps: SchedulerDeps, opts: { autoStart?: boolean 
   // a long round checks between its steps whether the rounds were stopped (declared below, read only once started)
   const stopping = (): boolean => rounds.stopped;
 
+  /** payment.upcoming for what falls due within the lead time: one query and one outbox statement a round. */
   async function announceUpcoming(nowS: number): Promise<void> {
-    for (const p of await upcoming(deps.db, nowS, s.upcomingLeadSeconds)) {
+    const due = await upcoming(deps.db, nowS, s.upcomingLeadSeconds);
+    await announceMany(executor.lifecycle, due.map((p) => {
       const dueAt = Number(p.next_payment_due);
-      await announce(executor.lifecycle, {
-        name: 'payment.upcoming', key: `payment.upcoming:${p.address}:${dueAt}`, gateway: p.gateway, policy: p.address,
+      return {
+        name: 'payment.upcoming' as const, key: upcomingKey(p.address, dueAt), gateway: p.gateway, policy: p.address,
         trackingId: p.tracking_id, dueAt, details: { dueDate: new Date(dueAt * 1000).toISOString(), variant: p.variant },
-      });
-    }
+      };
+    }));
   }
 
   async function tick(): Promise<void> {
