@@ -90,13 +90,13 @@ async function contexts(io: ChainIo, policies: readonly CreatedPolicy[], gateway
     if (r?.kind !== 'found') throw new Error(`bench account missing: ${r?.address}`);
     return r;
   };
-  const [gw] = await readProgramAccounts(io.rpc, [gateway], 'PaymentGateway', opts);
-  const [config] = await readProgramAccounts(io.rpc, [io.pdas.config()], 'ProgramConfig', opts);
+  const [gw] = await answered(() => readProgramAccounts(io.rpc, [gateway], 'PaymentGateway', opts));
+  const [config] = await answered(() => readProgramAccounts(io.rpc, [io.pdas.config()], 'ProgramConfig', opts));
   const out: ExecutionContext[] = [];
   for (let i = 0; i < policies.length; i += 100) {
     const slice = policies.slice(i, i + 100);
-    const ps = await readProgramAccounts(io.rpc, slice.map((p) => p.address), 'PaymentPolicy', opts);
-    const ups = await readProgramAccounts(io.rpc, slice.map((p) => p.userPayment), 'UserPayment', opts);
+    const ps = await answered(() => readProgramAccounts(io.rpc, slice.map((p) => p.address), 'PaymentPolicy', opts));
+    const ups = await answered(() => readProgramAccounts(io.rpc, slice.map((p) => p.userPayment), 'UserPayment', opts));
     slice.forEach((_, k) => out.push({ policy: found(ps[k]), userPayment: found(ups[k]), gateway: found(gw), config: found(config) }));
   }
   return out;
@@ -108,7 +108,7 @@ async function contexts(io: ChainIo, policies: readonly CreatedPolicy[], gateway
  * that got no answer under load may have landed or not.
  */
 async function rawSends(io: ChainIo, ctxs: readonly ExecutionContext[], signer: Keypair, concurrency: number): Promise<number> {
-  let blockhash = await latestBlockhash(io);
+  let blockhash = await answered(() => latestBlockhash(io));
   let hashAt = Date.now();
   let next = 0;
   let failed = 0;
@@ -131,10 +131,22 @@ async function rawSends(io: ChainIo, ctxs: readonly ExecutionContext[], signer: 
   return seconds;
 }
 
+/** A read the bench needs answered: the loaded localnet now and then drops a connection (fetch failed), so it is asked again. */
+async function answered<T>(fn: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (attempt >= 5) throw err;
+      await new Promise((r) => setTimeout(r, 500 * attempt));
+    }
+  }
+}
+
 async function paymentCounts(io: ChainIo, policies: readonly CreatedPolicy[]): Promise<Map<number, number>> {
   const counts = new Map<number, number>();
   for (let i = 0; i < policies.length; i += 100) {
-    const reads = await readProgramAccounts(io.rpc, policies.slice(i, i + 100).map((p) => p.address), 'PaymentPolicy', { programId: io.programId, commitment: io.commitment });
+    const reads = await answered(() => readProgramAccounts(io.rpc, policies.slice(i, i + 100).map((p) => p.address), 'PaymentPolicy', { programId: io.programId, commitment: io.commitment }));
     for (const r of reads) {
       const n = r.kind === 'found' ? Number(r.data['payment_count']) : -1;
       counts.set(n, (counts.get(n) ?? 0) + 1);
