@@ -72,11 +72,11 @@ export function startScheduler(deps: SchedulerDeps, opts: { autoStart?: boolean 
     if (active.length === 0) return;
     signers = await activeSigners(deps.db, deps.config.keys.encryptionKey);
     const nowS = Math.floor(deps.nowMs() / 1000);
-    await enqueueDue(deps.db, nowS);
     if (s.upcomingLeadSeconds > 0 && ticks % UPCOMING_EVERY_TICKS === 0) await announceUpcoming(nowS);
     ticks += 1;
-    // a full claim means more is due: claim again at once rather than after the poll interval
+    // a full claim means more is due: enqueue and claim again at once rather than after the poll interval
     for (let full = true; full && !stopping();) {
+      await enqueueDue(deps.db, Math.floor(deps.nowMs() / 1000));
       const claimed = await claimIntents(deps.db, me, s.batchSize, s.leaseMs);
       full = claimed.length === s.batchSize;
       await Promise.all([
