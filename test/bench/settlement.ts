@@ -182,7 +182,7 @@ export async function benchSettlement(): Promise<void> {
 
     const scheduler = startScheduler({ db, io, config, logger: createLogger('silent', 'bench-settlement'), nowMs: () => Date.now() });
     const executed = async () => Number((await sql<{ n: string }>`SELECT count(*)::text AS n FROM execution_intents WHERE status = 'executed'`.execute(db)).rows[0]?.n ?? 0);
-    const deadline = Date.now() + 15 * 60_000;
+    const deadline = Date.now() + Number(process.env['BENCH_SETTLEMENT_MAX_SECONDS'] ?? 1800) * 1000;
     let done = 0;
     while ((done = await executed()) < POLICIES && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
     const endMs = Date.now();
@@ -208,7 +208,7 @@ export async function benchSettlement(): Promise<void> {
     const rawLanded = (await paymentCounts(io, raw)).get(1) ?? 0;
     const rawRate = rawLanded / rawSeconds;
     process.stdout.write(`  raw loop: ${rawLanded} of ${raw.length} landed in ${rawSeconds.toFixed(1)} s\n`);
-    report({ name: `scheduled executions, due → all ${POLICIES} executed`, value: schedRate, unit: 'exec/s', baseline: { name: `raw execute_payment sends @${CONCURRENCY}`, value: rawRate }, goal: 0.5 });
+    report({ name: `scheduled executions, due → ${done === POLICIES ? 'all ' : ''}${done} of ${POLICIES} executed`, value: schedRate, unit: 'exec/s', baseline: { name: `raw execute_payment sends @${CONCURRENCY}`, value: rawRate }, goal: 0.5 });
   } finally {
     await db.destroy();
     await chain.close();
