@@ -101,6 +101,7 @@ export async function announceMany(deps: LifecycleDeps, events: readonly Lifecyc
     SELECT ev.event_key, (SELECT count(*) FROM d)::text AS deliveries FROM ev`.execute(deps.db);
   if (Number(r.rows[0]?.deliveries ?? 0) > 0) await sql`SELECT pg_notify(${OUTBOX_CHANNEL}, '')`.execute(deps.db);
   const announced = new Set(r.rows.map((x) => x.event_key));
+  if (announced.size > 0) await deps.recorded?.().catch(() => undefined);
   events.forEach((e, k) => {
     if (!announced.has(e.key) || !deps.rooms || e.trackingId === '') return;
     deps.rooms.emit(e.trackingId, 'lifecycle', { type: e.name, data: JSON.parse(payloads[k]!) as unknown });
