@@ -15,7 +15,8 @@ import { text } from '../../src/kernel/domain/event-data.js';
 import { asPolicyType, asStatus } from '../../src/kernel/domain/policy-type.js';
 import { nextPaymentDue } from '../../src/kernel/domain/schedule.js';
 import { latestBlockhash, readExecutionContext, signExecution, type ExecutionContext } from './chain.js';
-import { failure } from './failure.js';
+import type { Keypair } from '@solana/web3.js';
+import { failure, type Failure } from './failure.js';
 import { ensureIntent, markSending, releaseIntent, type Intent } from './intents.js';
 import { fail, sendAndConfirm, type ExecutorDeps } from './outcomes.js';
 import { recoverSending } from './recover.js';
@@ -36,30 +37,43 @@ const dueOf = (c: ExecutionContext): number | null => {
   return due === null ? null : Number(due);
 };
 
-async function attempt(deps: ExecutorDeps, i: Intent): Promise<void> {
+/** What the chain's accounts say of an intent: send it now, not at all (why), or look again later. */
+export type Verdict =
+  | { kind: 'send'; signer: Keypair; context: ExecutionContext }
+  | { kind: 'fail'; failure: Failure; supersededBy?: number }
+  | { kind: 'later'; atMs: number };
+
+export function judge(deps: Pick<ExecutorDeps, 'signerOf' | 'decide'>, i: Intent, c: ExecutionContext | Failure, nowMs: number): Verdict {
   const signer = deps.signerOf(i.gateway);
-  if (!signer) return releaseIntent(deps.db, i.id, deps.me, deps.nowMs() + deps.decide.retryMs);
-  const c = await readExecutionContext(deps.io, i.policy);
-  if ('class' in c) return fail(deps, i, c);
+  if (!signer) return { kind: 'later', atMs: nowMs + deps.decide.retryMs };
+  if ('class' in c) return { kind: 'fail', failure: c };
   const status = asStatus(c.policy.data['status']);
-  if (status !== 'Active') return fail(deps, i, failure(status === 'Paused' ? 'PolicyPaused' : 'PolicyCompleted', `the policy is ${status}`));
+  if (status !== 'Active') return { kind: 'fail', failure: failure(status === 'Paused' ? 'PolicyPaused' : 'PolicyCompleted', `the policy is ${status}`) };
   if (text(c.gateway.data, 'signer') !== signer.publicKey.toBase58()) {
-    return fail(deps, i, failure('SignerNotDelegated', `the gateway's signer on chain is ${text(c.gateway.data, 'signer')}, not the service's ${signer.publicKey.toBase58()}`));
+    return { kind: 'fail', failure: failure('SignerNotDelegated', `the gateway's signer on chain is ${text(c.gateway.data, 'signer')}, not the service's ${signer.publicKey.toBase58()}`) };
   }
   const due = dueOf(c);
   const dueAt = Number(i.due_at);
-  const nowS = Math.floor(deps.nowMs() / 1000);
-  if (due === null) return fail(deps, i, failure('PolicyCompleted', 'nothing more is scheduled for the policy'));
-  if (due > dueAt) return fail(deps, i, failure('PaymentNotDue', `already paid: the chain's next due date is ${due}`));
-  if (due !== dueAt) {
-    await ensureIntent(deps.db, i, due);
-    return fail(deps, i, failure('PaymentNotDue', `superseded: the chain's due date is ${due}`));
-  }
-  if (due > nowS) return releaseIntent(deps.db, i.id, deps.me, due * 1000 + 500);
+  if (due === null) return { kind: 'fail', failure: failure('PolicyCompleted', 'nothing more is scheduled for the policy') };
+  if (due > dueAt) return { kind: 'fail', failure: failure('PaymentNotDue', `already paid: the chain's next due date is ${due}`) };
+  if (due !== dueAt) return { kind: 'fail', failure: failure('PaymentNotDue', `superseded: the chain's due date is ${due}`), supersededBy: due };
+  if (due > Math.floor(nowMs / 1000)) return { kind: 'later', atMs: due * 1000 + 500 };
+  return { kind: 'send', signer, context: c };
+}
 
-  const signed = signExecution(deps.io, c, signer, await latestBlockhash(deps.io), null);
-  const before = Number(c.policy.data['payment_count']);
+/** The verdicts that send nothing, written. */
+export async function settleVerdict(deps: ExecutorDeps, i: Intent, v: Exclude<Verdict, { kind: 'send' }>): Promise<void> {
+  if (v.kind === 'later') return releaseIntent(deps.db, i.id, deps.me, v.atMs);
+  if (v.supersededBy !== undefined) await ensureIntent(deps.db, i, v.supersededBy);
+  return fail(deps, i, v.failure);
+}
+
+async function attempt(deps: ExecutorDeps, i: Intent): Promise<void> {
+  const c = deps.signerOf(i.gateway) ? await readExecutionContext(deps.io, i.policy) : failure('failed', 'no signer');
+  const v = judge(deps, i, c, deps.nowMs());
+  if (v.kind !== 'send') return settleVerdict(deps, i, v);
+  const signed = signExecution(deps.io, v.context, v.signer, await latestBlockhash(deps.io), null);
+  const before = Number(v.context.policy.data['payment_count']);
   if (!(await markSending(deps.db, i.id, deps.me, { ...signed, paymentCountBefore: before }))) return;
   await sendAndConfirm(deps, { ...i, status: 'sending', signature: signed.signature, wire: signed.wire, blockhash: signed.blockhash, payment_count_before: before });
 }
-

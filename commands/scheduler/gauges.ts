@@ -35,6 +35,7 @@ export function registerSchedulerGauges(registry: Registry, ctx: AppContext): vo
     if (r.lagP50Ms !== null) g.set({ quantile: '0.5' }, r.lagP50Ms);
     if (r.lagP99Ms !== null) g.set({ quantile: '0.99' }, r.lagP99Ms);
   });
+  gauge('tributary_payg_unbillable', 'metered pay-as-you-go usage the chain refused for good, marked with its reason (smallest units)', [], (g, r) => g.set(Number(r.unbillableUsage)));
   gauge('tributary_payg_unsettled', 'metered pay-as-you-go usage not charged yet (smallest units)', [], (g, r) => g.set(Number(r.unsettledUsage)));
   gauge('tributary_scheduler_signer_lamports', 'SOL balance of each served gateway\'s signer', ['gateway', 'signer'], (g, r) => {
     for (const s of r.signers) if (s.lamports !== null) g.set({ gateway: s.gateway, signer: s.signer }, s.lamports);

@@ -24,6 +24,8 @@ export async function enqueueDue(db: Db, nowSeconds: number, limit = 5000): Prom
       FROM payment_policies p JOIN scheduler_gateways g ON g.gateway = p.gateway AND g.state = 'active'
       WHERE p.status = 'Active' AND NOT p.deleted AND p.variant IN ('Subscription', 'Milestone', 'OneTime')
         AND p.next_payment_due IS NOT NULL AND p.next_payment_due::bigint <= ${nowSeconds}
+        -- those with an intent already: with more due than the limit, the rest still get theirs
+        AND NOT EXISTS (SELECT 1 FROM execution_intents i WHERE i.policy = p.address AND i.due_at = p.next_payment_due::bigint)
       ORDER BY p.next_payment_due::bigint LIMIT ${limit}
     ), ins AS (
       INSERT INTO execution_intents (policy, gateway, variant, tracking_id, due_at)
@@ -40,14 +42,22 @@ export async function ensureIntent(db: Db, i: Pick<Intent, 'policy' | 'gateway' 
     .onConflict((oc) => oc.columns(['policy', 'due_at']).doNothing()).execute();
 }
 
-/** Policies of the active gateways falling due within the lead time, for payment.upcoming. */
+/** The key of a payment.upcoming announcement: once per (policy, due time). */
+export const upcomingKey = (policy: string, dueAt: number | string): string => `payment.upcoming:${policy}:${dueAt}`;
+
+/**
+ * Policies of the active gateways falling due within the lead time and not announced yet
+ * for that due time, for payment.upcoming (one query a round; the next round takes the
+ * rest when more than `limit` fall due).
+ */
 export async function upcoming(db: Db, nowSeconds: number, leadSeconds: number, limit = 1000) {
   return db.selectFrom('payment_policies as p').innerJoin('scheduler_gateways as g', 'g.gateway', 'p.gateway')
     .select(['p.address', 'p.gateway', 'p.tracking_id', 'p.next_payment_due', 'p.variant'])
     .where('g.state', '=', 'active').where('p.status', '=', 'Active').where('p.deleted', '=', false)
     .where('p.variant', 'in', [...SCHEDULED_VARIANTS])
     .where(sql<boolean>`p.next_payment_due::bigint > ${nowSeconds} AND p.next_payment_due::bigint <= ${nowSeconds + leadSeconds}`)
-    .limit(limit).execute();
+    .where(sql<boolean>`NOT EXISTS (SELECT 1 FROM service_events e WHERE e.event_key = 'payment.upcoming:' || p.address || ':' || p.next_payment_due::bigint)`)
+    .orderBy(sql`p.next_payment_due::bigint`).limit(limit).execute();
 }
 
 /** Claims due intents of active gateways for `leaseMs`. */

@@ -73,3 +73,38 @@ export async function announce(deps: LifecycleDeps, e: LifecycleEvent): Promise<
   if (inserted && deps.rooms && e.trackingId !== '') deps.rooms.emit(e.trackingId, 'lifecycle', { type: e.name, data });
   return inserted;
 }
+
+/**
+ * Records and delivers many events in one statement: the service_events rows (each key
+ * once; a key announced before is skipped) and every delivery of them to the gateways'
+ * active webhooks as one multi-row outbox insert. The keys newly announced are returned.
+ */
+export async function announceMany(deps: LifecycleDeps, events: readonly LifecycleEvent[]): Promise<string[]> {
+  if (events.length === 0) return [];
+  const now = deps.nowMs();
+  const payloads = events.map((e) => JSON.stringify(eventData(e, now)));
+  const r = await sql<{ event_key: string; deliveries: string }>`
+    WITH ev AS (
+      INSERT INTO service_events (event_key, name, gateway, policy, tracking_id, payload)
+      SELECT k, n, g, p, t, pl::json
+      FROM unnest(${events.map((e) => e.key)}::text[], ${events.map((e) => e.name)}::text[], ${events.map((e) => e.gateway)}::text[],
+                  ${events.map((e) => e.policy)}::text[], ${events.map((e) => e.trackingId)}::text[], ${payloads}::text[]) AS v(k, n, g, p, t, pl)
+      ON CONFLICT (event_key) DO NOTHING
+      RETURNING id, event_key, name, gateway, payload
+    ), d AS (
+      INSERT INTO webhook_deliveries (webhook_id, event_id, event_name, payload)
+      SELECT w.id, 'svc-' || ev.id, ev.name, ev.payload
+      FROM ev JOIN webhooks w ON w.active AND (w.gateway_pubkey = ev.gateway OR w.gateway_account = ev.gateway)
+      ON CONFLICT (webhook_id, event_id) DO NOTHING
+      RETURNING 1
+    )
+    SELECT ev.event_key, (SELECT count(*) FROM d)::text AS deliveries FROM ev`.execute(deps.db);
+  if (Number(r.rows[0]?.deliveries ?? 0) > 0) await sql`SELECT pg_notify(${OUTBOX_CHANNEL}, '')`.execute(deps.db);
+  const announced = new Set(r.rows.map((x) => x.event_key));
+  if (announced.size > 0) await deps.recorded?.().catch(() => undefined);
+  events.forEach((e, k) => {
+    if (!announced.has(e.key) || !deps.rooms || e.trackingId === '') return;
+    deps.rooms.emit(e.trackingId, 'lifecycle', { type: e.name, data: JSON.parse(payloads[k]!) as unknown });
+  });
+  return [...announced];
+}

@@ -6,7 +6,7 @@
 import type { Keypair } from '@solana/web3.js';
 import type { Logger } from '../../infra/log/logger.js';
 import type { Db } from '../../infra/postgres/database.js';
-import { awaitSignature, readExecutionContext, sendSigned, type ChainIo } from './chain.js';
+import { awaitSignature, readExecutionContext, sendSigned, type ChainIo, type SendResult, type SignatureFate } from './chain.js';
 import { afterFailure, afterSuccess, type DecideOptions } from './decide.js';
 import type { Failure } from './failure.js';
 import { forgetTransaction, releaseIntent, settleIntent, type Intent } from './intents.js';
@@ -37,19 +37,25 @@ async function paidMeanwhile(deps: ExecutorDeps, i: Intent): Promise<boolean> {
 /** Sends the intent's stored bytes and confirms them; used for a first send and for a resend after a crash. */
 export async function sendAndConfirm(deps: ExecutorDeps, i: Intent): Promise<void> {
   const sent = await sendSigned(deps.io, i.wire ?? '');
-  if (!sent.ok) {
-    if ('unknown' in sent) return releaseIntent(deps.db, i.id, deps.me, deps.nowMs() + deps.decide.retryMs);
-    // the chain's clock (its block time) runs a little behind ours: not due yet is not "nothing to pay"
-    if (sent.failure.code === 'PaymentNotDue' && !(await paidMeanwhile(deps, i))) {
-      await forgetTransaction(deps.db, i.id, deps.me);
-      return releaseIntent(deps.db, i.id, deps.me, deps.nowMs() + NOT_DUE_YET_RETRY_MS);
-    }
-    return fail(deps, i, sent.failure);
+  if (!sent.ok) return notSent(deps, i, sent);
+  return confirmed(deps, i, await awaitSignature(deps.io, i.signature ?? '', deps.confirmTimeoutMs));
+}
+
+/** A send that did not go through: unknown → looked at again soon; refused → classified. */
+export async function notSent(deps: ExecutorDeps, i: Intent, sent: Exclude<SendResult, { ok: true }>): Promise<void> {
+  if ('unknown' in sent) return releaseIntent(deps.db, i.id, deps.me, deps.nowMs() + deps.decide.retryMs);
+  // the chain's clock (its block time) runs a little behind ours: not due yet is not "nothing to pay"
+  if (sent.failure.code === 'PaymentNotDue' && !(await paidMeanwhile(deps, i))) {
+    await forgetTransaction(deps.db, i.id, deps.me);
+    return releaseIntent(deps.db, i.id, deps.me, deps.nowMs() + NOT_DUE_YET_RETRY_MS);
   }
-  const fate = await awaitSignature(deps.io, i.signature ?? '', deps.confirmTimeoutMs);
+  return fail(deps, i, sent.failure);
+}
+
+/** What the chain said of a sent signature, written; not confirmed in time keeps the bytes for the next round. */
+export async function confirmed(deps: ExecutorDeps, i: Intent, fate: SignatureFate): Promise<void> {
   if (fate.kind === 'landed') return succeed(deps, i);
   if (fate.kind === 'failed') return fail(deps, i, fate.failure);
-  // not confirmed in time: the bytes stay with the intent; the next round looks again
   return releaseIntent(deps.db, i.id, deps.me, deps.nowMs() + deps.decide.retryMs);
 }
 
@@ -59,6 +65,12 @@ export async function succeed(deps: ExecutorDeps, i: Intent, note?: string): Pro
   const ok = await settleIntent(deps.db, i, deps.me, d, { outcome: 'executed', signature: i.signature, lagMs, reason: note ?? '' }, true);
   if (!ok) return;
   deps.logger.info({ policy: i.policy, dueAt: i.due_at, signature: i.signature, lagMs }, 'scheduled payment executed');
+  await announceSuccess(deps, i);
+}
+
+/** The events of an execution (subscription.recovered after past due), once it is recorded. */
+export async function announceSuccess(deps: ExecutorDeps, i: Intent): Promise<void> {
+  const d = afterSuccess({ status: i.status, dunningStep: i.dunning_step, consecutiveFailures: i.consecutive_failures });
   for (const name of d.events) {
     await announce(deps.lifecycle, {
       name, key: `${name}:${i.policy}:${i.due_at}`, gateway: i.gateway, policy: i.policy, trackingId: i.tracking_id,

@@ -1,7 +1,8 @@
 /**
  * What the scheduler and the settler are doing, for `tributary status` and /metrics: due
  * now, past due, executed, failed attempts by reason, the lag from due date to execution
- * (p50, p99, over the last day), the unsettled pay-as-you-go usage, and each served
+ * (p50, p99, over the last day), the unsettled and the unbillable pay-as-you-go usage
+ * (failed attempts include the settler's refused charges), and each served
  * gateway's signer with its SOL balance (low below SCHEDULER_SIGNER_MIN_LAMPORTS).
  */
 import { sql } from 'kysely';
@@ -19,6 +20,8 @@ export interface SchedulerReport {
   lagP50Ms: number | null;
   lagP99Ms: number | null;
   unsettledUsage: string;
+  /** metered usage the chain will never be charged for (marked with its reason) */
+  unbillableUsage: string;
   signers: SignerReport[];
 }
 
@@ -31,7 +34,10 @@ export async function schedulerReport(db: Db, io: ChainIo | undefined, minLampor
   const lag = await sql<{ p50: string | null; p99: string | null }>`
     SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY lag_ms)::bigint::text AS p50, percentile_cont(0.99) WITHIN GROUP (ORDER BY lag_ms)::bigint::text AS p99
     FROM execution_attempts WHERE outcome = 'executed' AND lag_ms IS NOT NULL AND at > now() - interval '1 day'`.execute(db);
-  const usage = await sql<{ total: string | null }>`SELECT sum(chunk)::text AS total FROM payg_usage WHERE charge_id IS NULL AND unbillable_reason IS NULL`.execute(db);
+  const usage = await sql<{ unsettled: string | null; unbillable: string | null }>`
+    SELECT (sum(chunk) FILTER (WHERE charge_id IS NULL AND unbillable_reason IS NULL))::text AS unsettled,
+           (sum(chunk) FILTER (WHERE unbillable_reason IS NOT NULL))::text AS unbillable
+    FROM payg_usage`.execute(db);
   const gateways = await db.selectFrom('scheduler_gateways').select(['gateway', 'signer', 'state']).where('state', '!=', 'stopped').orderBy('gateway').execute();
   const signers: SignerReport[] = [];
   for (const g of gateways) {
@@ -43,7 +49,7 @@ export async function schedulerReport(db: Db, io: ChainIo | undefined, minLampor
     dueNow: Number(dueNow.rows[0]?.n ?? 0), pastDue: n('past_due'), executed: n('executed'), givenUp: n('given_up'),
     failedByReason: Object.fromEntries(failed.map((r) => [r.reason_code || 'unknown', Number(r.n)])),
     lagP50Ms: l?.p50 == null ? null : Number(l.p50), lagP99Ms: l?.p99 == null ? null : Number(l.p99),
-    unsettledUsage: usage.rows[0]?.total ?? '0', signers,
+    unsettledUsage: usage.rows[0]?.unsettled ?? '0', unbillableUsage: usage.rows[0]?.unbillable ?? '0', signers,
   };
 }
 
@@ -53,7 +59,7 @@ export function reportLines(r: SchedulerReport): string[] {
   const lines = [
     `scheduler  due now ${r.dueNow}  past due ${r.pastDue}  executed ${r.executed}  given up ${r.givenUp}  lag p50 ${r.lagP50Ms ?? '-'} ms  p99 ${r.lagP99Ms ?? '-'} ms`,
     `scheduler  failed attempts by reason: ${failed}`,
-    `settler    unsettled pay-as-you-go usage ${r.unsettledUsage}`,
+    `settler    unsettled pay-as-you-go usage ${r.unsettledUsage}  unbillable ${r.unbillableUsage}`,
   ];
   for (const s of r.signers) {
     const sol = s.lamports === null ? 'balance unknown' : `${(s.lamports / 1e9).toFixed(4)} SOL`;

@@ -13,8 +13,9 @@ import type { Config } from '../../src/kernel/config/config.js';
 import type { ChainIo } from './chain.js';
 import { processIntent } from './execute.js';
 import { syncGatewayStates } from './gateway-sync.js';
-import { claimIntents, enqueueDue, upcoming } from './intents.js';
-import { announce, type RoomEmitter } from './lifecycle-events.js';
+import { claimIntents, enqueueDue, upcoming, upcomingKey, type Intent } from './intents.js';
+import { executeBatch } from './execute-batch.js';
+import { announceMany, type RoomEmitter } from './lifecycle-events.js';
 import type { ExecutorDeps } from './outcomes.js';
 import { activeSigners } from './signers.js';
 import { createRounds } from '../../infra/timers/rounds.js';
@@ -37,6 +38,8 @@ export interface RunningScheduler {
 }
 
 const UPCOMING_EVERY_TICKS = 10;
+/** executions sent in one JSON-RPC batch at most */
+const MAX_BATCH = 100;
 
 export function startScheduler(deps: SchedulerDeps, opts: { autoStart?: boolean } = {}): RunningScheduler {
   const s = deps.config.scheduler;
@@ -54,14 +57,16 @@ export function startScheduler(deps: SchedulerDeps, opts: { autoStart?: boolean 
   // a long round checks between its steps whether the rounds were stopped (declared below, read only once started)
   const stopping = (): boolean => rounds.stopped;
 
+  /** payment.upcoming for what falls due within the lead time: one query and one outbox statement a round. */
   async function announceUpcoming(nowS: number): Promise<void> {
-    for (const p of await upcoming(deps.db, nowS, s.upcomingLeadSeconds)) {
+    const due = await upcoming(deps.db, nowS, s.upcomingLeadSeconds);
+    await announceMany(executor.lifecycle, due.map((p) => {
       const dueAt = Number(p.next_payment_due);
-      await announce(executor.lifecycle, {
-        name: 'payment.upcoming', key: `payment.upcoming:${p.address}:${dueAt}`, gateway: p.gateway, policy: p.address,
+      return {
+        name: 'payment.upcoming' as const, key: upcomingKey(p.address, dueAt), gateway: p.gateway, policy: p.address,
         trackingId: p.tracking_id, dueAt, details: { dueDate: new Date(dueAt * 1000).toISOString(), variant: p.variant },
-      });
-    }
+      };
+    }));
   }
 
   async function tick(): Promise<void> {
@@ -69,23 +74,47 @@ export function startScheduler(deps: SchedulerDeps, opts: { autoStart?: boolean 
     if (active.length === 0) return;
     signers = await activeSigners(deps.db, deps.config.keys.encryptionKey);
     const nowS = Math.floor(deps.nowMs() / 1000);
-    await enqueueDue(deps.db, nowS);
     if (s.upcomingLeadSeconds > 0 && ticks % UPCOMING_EVERY_TICKS === 0) await announceUpcoming(nowS);
     ticks += 1;
-    const claimed = await claimIntents(deps.db, me, s.batchSize, s.leaseMs);
+    // a full claim means more is due: enqueue and claim again at once rather than after the poll interval
+    for (let full = true; full && !stopping();) {
+      await enqueueDue(deps.db, Math.floor(deps.nowMs() / 1000));
+      const claimed = await claimIntents(deps.db, me, s.batchSize, s.leaseMs);
+      full = claimed.length === s.batchSize;
+      await Promise.all([
+        // left in doubt: each resolved on its own against the chain (recover.ts)
+        inParallel(claimed.filter((i) => i.status === 'sending'), s.concurrency, (i) => processIntent(executor, i), (i) => ({ policy: i.policy })),
+        inBatches(claimed.filter((i) => i.status !== 'sending'), s.concurrency),
+      ]);
+    }
+  }
+
+  /** `run` over the items, `limit` at a time; a failure is logged and its intents wait out their lease. */
+  async function inParallel<T>(items: readonly T[], limit: number, run: (item: T) => Promise<void>, what: (item: T) => object): Promise<void> {
     let next = 0;
     const worker = async (): Promise<void> => {
-      for (let i = next++; i < claimed.length && !stopping(); i = next++) {
-        const intent = claimed[i];
-        if (!intent) continue;
+      for (let k = next++; k < items.length && !stopping(); k = next++) {
+        const item = items[k]!;
         try {
-          await processIntent(executor, intent);
+          await run(item);
         } catch (err) {
-          log.warn({ err: (err as Error).message, policy: intent.policy }, 'execution attempt failed; retried after the lease');
+          log.warn({ err: (err as Error).message, ...what(item) }, 'execution attempt failed; retried after the lease');
         }
       }
     };
-    await Promise.all(Array.from({ length: Math.min(s.concurrency, claimed.length) }, worker));
+    await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  }
+
+  /**
+   * Fresh intents in batches, at most `limit` executions in flight: pipelines of half
+   * that each (up to MAX_BATCH a batch), so one batch's confirmations overlap the next
+   * one's reads and signing.
+   */
+  async function inBatches(intents: readonly Intent[], limit: number): Promise<void> {
+    const size = Math.max(1, Math.min(MAX_BATCH, Math.ceil(limit / 2)));
+    const batches: Intent[][] = [];
+    for (let k = 0; k < intents.length; k += size) batches.push(intents.slice(k, k + size));
+    await inParallel(batches, Math.max(1, Math.floor(limit / size)), (b) => executeBatch(executor, b), (b) => ({ intents: b.length }));
   }
 
   const rounds = createRounds(tick, s.pollMs, (err) => log.warn({ err: err.message }, 'scheduler round failed'));

@@ -4,7 +4,8 @@
  * charge per policy is in flight (a unique index), so settler processes never charge the
  * same usage twice. A charge ends executed (the usage is charged, matched to the
  * PaymentRecord record_id = payment_count before + 1) or failed (the usage goes back to
- * unsettled, or is marked unbillable with the chain's reason).
+ * unsettled, or is marked unbillable with the chain's reason); each end is kept as an
+ * attempt (execution_attempts with the charge's id), as the scheduler keeps its own.
  */
 import { sql, type Selectable } from 'kysely';
 import type { Db } from '../../infra/postgres/database.js';
@@ -55,30 +56,70 @@ export async function openCharge(
 
 class RowsTaken extends Error {}
 
-/** Marks the charge executed; false when another settler finished it first. */
-export async function chargeExecuted(db: Db, id: string): Promise<Charge | undefined> {
-  return db.updateTable('payg_charges')
-    .set({ status: 'executed', record_id: sql<number>`payment_count_before + 1`, finished_at: new Date() })
-    .where('id', '=', id).where('status', '=', 'sending').returningAll().executeTakeFirst();
+export interface ChargeAttempt { outcome: string; code?: string; reason?: string }
+
+async function keepAttempt(trx: Db, c: Pick<Charge, 'id' | 'policy' | 'gateway' | 'signature'>, a: ChargeAttempt): Promise<void> {
+  await trx.insertInto('execution_attempts').values({
+    charge_id: c.id, policy: c.policy, gateway: c.gateway, outcome: a.outcome, reason_code: a.code ?? '', reason: a.reason ?? '', signature: c.signature,
+  }).execute();
 }
 
-/** Marks the charge failed; its usage goes back to unsettled, or becomes unbillable with the reason. */
-export async function chargeFailed(db: Db, id: string, reason: string, unbillable: boolean): Promise<boolean> {
+/** Marks the charge executed, with its attempt; undefined when another settler finished it first. */
+export async function chargeExecuted(db: Db, id: string): Promise<Charge | undefined> {
+  return db.transaction().execute(async (trx) => {
+    const done = await trx.updateTable('payg_charges')
+      .set({ status: 'executed', record_id: sql<number>`payment_count_before + 1`, finished_at: new Date() })
+      .where('id', '=', id).where('status', '=', 'sending').returningAll().executeTakeFirst();
+    if (done) await keepAttempt(trx, done, { outcome: 'executed' });
+    return done;
+  });
+}
+
+/** Marks the charge failed, with its attempt; its usage goes back to unsettled, or becomes unbillable with the reason. */
+export async function chargeFailed(db: Db, c: Charge, reason: string, unbillable: boolean, attempt: ChargeAttempt): Promise<boolean> {
   return db.transaction().execute(async (trx) => {
     const r = await trx.updateTable('payg_charges').set({ status: 'failed', reason, finished_at: new Date() })
-      .where('id', '=', id).where('status', '=', 'sending').executeTakeFirst();
+      .where('id', '=', c.id).where('status', '=', 'sending').executeTakeFirst();
     if (Number(r.numUpdatedRows) !== 1) return false;
     await trx.updateTable('payg_usage')
       .set(unbillable ? { unbillable_reason: reason } : { charge_id: null })
-      .where('charge_id', '=', id).execute();
+      .where('charge_id', '=', c.id).execute();
+    await keepAttempt(trx, c, attempt);
     return true;
   });
 }
 
-export async function markUnbillable(db: Db, policy: string, reason: string): Promise<number> {
-  const r = await db.updateTable('payg_usage').set({ unbillable_reason: reason })
-    .where('policy', '=', policy).where('charge_id', 'is', null).where('unbillable_reason', 'is', null).executeTakeFirst();
-  return Number(r.numUpdatedRows);
+export interface RetryState { refusals: number; lastAtMs: number }
+
+/**
+ * For each policy, its charges refused on the retry schedule (outcome past_due) since its
+ * last executed or given-up charge, and when the last one was: the schedule survives a
+ * restart of the settler.
+ */
+export async function retryStates(db: Db, policies: readonly string[]): Promise<Map<string, RetryState>> {
+  if (policies.length === 0) return new Map();
+  const r = await sql<{ policy: string; refusals: number; last_at: Date }>`
+    SELECT a.policy, count(*)::int AS refusals, max(a.at) AS last_at FROM execution_attempts a
+    WHERE a.charge_id IS NOT NULL AND a.policy = ANY(${[...policies]}::text[]) AND a.outcome = 'past_due'
+      AND a.id > coalesce((SELECT max(e.id) FROM execution_attempts e
+                           WHERE e.policy = a.policy AND e.charge_id IS NOT NULL AND e.outcome IN ('executed', 'given_up')), 0)
+    GROUP BY a.policy`.execute(db);
+  return new Map(r.rows.map((x) => [x.policy, { refusals: x.refusals, lastAtMs: new Date(x.last_at).getTime() }]));
+}
+
+/** Every unsettled chunk of the policy unbillable with the reason, and the attempt that found it so. */
+export async function markUnbillable(db: Db, p: { policy: string; gateway: string }, reason: string, attempt: ChargeAttempt): Promise<number> {
+  return db.transaction().execute(async (trx) => {
+    const r = await trx.updateTable('payg_usage').set({ unbillable_reason: reason })
+      .where('policy', '=', p.policy).where('charge_id', 'is', null).where('unbillable_reason', 'is', null).executeTakeFirst();
+    const n = Number(r.numUpdatedRows);
+    if (n > 0) {
+      await trx.insertInto('execution_attempts').values({
+        policy: p.policy, gateway: p.gateway, outcome: attempt.outcome, reason_code: attempt.code ?? '', reason: attempt.reason ?? reason,
+      }).execute();
+    }
+    return n;
+  });
 }
 
 export async function chargesInDoubt(db: Db, olderThanMs: number): Promise<Charge[]> {

@@ -14,11 +14,14 @@ export type ChargePlan =
   | { kind: 'charge'; amount: bigint; requestIds: string[] }
   | { kind: 'wait'; why: string };
 
+/** What the chain's period still takes: the cap less its total, or the whole cap once the period elapsed. */
+export function roomLeft(t: PayAsYouGoType, nowSeconds: number): bigint {
+  const rolled = BigInt(nowSeconds) >= BigInt(t.current_period_start) + BigInt(t.period_length_seconds);
+  return BigInt(t.max_amount_per_period) - (rolled ? 0n : BigInt(t.current_period_total));
+}
+
 export function planCharge(rows: readonly PlanRow[], t: PayAsYouGoType, nowSeconds: number): ChargePlan {
-  const start = BigInt(t.current_period_start);
-  const length = BigInt(t.period_length_seconds);
-  const rolled = BigInt(nowSeconds) >= start + length;
-  const room = BigInt(t.max_amount_per_period) - (rolled ? 0n : BigInt(t.current_period_total));
+  const room = roomLeft(t, nowSeconds);
   const limit = BigInt(t.max_chunk_amount) < room ? BigInt(t.max_chunk_amount) : room;
   let amount = 0n;
   const requestIds: string[] = [];

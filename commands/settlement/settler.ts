@@ -3,8 +3,11 @@
  * execute_payment(amount) as the gateway's delegated signer. Each round, first the
  * charges left in doubt (sent or not before a crash) are resolved by their signature,
  * exactly as the scheduler resolves its intents; then every policy whose unsettled usage
- * is due (plan.ts) gets charges until nothing fits. A refused charge puts its usage back, or marks it unbillable with the
- * chain's reason when the policy cannot be charged any more (deleted, paused, expired).
+ * is due (plan.ts) gets charges until nothing fits. A refused charge puts its usage back
+ * to be retried, or marks it unbillable with the chain's reason: at once when the policy
+ * can never be charged for it (deleted, completed, expired, past the period's cap), after
+ * the retry schedule when the payer keeps failing to pay or the policy stays paused
+ * (refusals.ts). Every charge's end is kept as an attempt.
  *
  * Invariant: a usage row is in at most one charge that executed, so what is charged for
  * a policy never exceeds what was metered for it.
@@ -18,13 +21,15 @@ import { createRounds } from '../../infra/timers/rounds.js';
 import {
   awaitSignature, blockhashStillValid, latestBlockhash, readExecutionContext, sendSigned, signExecution, signatureFate, type ChainIo,
 } from '../scheduler/chain.js';
-import { failure, type Failure } from '../scheduler/failure.js';
+import { failure, programErrorText, type Failure } from '../scheduler/failure.js';
 import { activeSigners } from '../scheduler/signers.js';
 import { syncGatewayStates } from '../scheduler/gateway-sync.js';
 import {
-  chargeExecuted, chargeFailed, chargesInDoubt, markUnbillable, openCharge, unsettledPolicies, unsettledRows, type Charge,
+  chargeExecuted, chargeFailed, chargesInDoubt, markUnbillable, openCharge, retryStates, unsettledPolicies, unsettledRows, type Charge,
+  type UnsettledPolicy,
 } from './charges.js';
-import { chargeDue, planCharge } from './plan.js';
+import { chargeDue, planCharge, roomLeft } from './plan.js';
+import { afterRefusedCharge, capExceeded, nextChargeAtMs, pausedUsage } from './refusals.js';
 
 export interface SettlerDeps {
   db: Db;
@@ -50,17 +55,41 @@ export function startSettler(deps: SettlerDeps, opts: { autoStart?: boolean } = 
   async function landed(c: Charge): Promise<void> {
     const done = await chargeExecuted(deps.db, c.id);
     if (!done) return;
+    backoff.delete(c.policy);
     log.info({ policy: c.policy, amount: c.amount, signature: c.signature, recordId: done.record_id }, 'pay-as-you-go usage charged');
   }
 
-  // a policy whose charge the chain refused (balance, delegation, cap) waits an interval before the next try
+  // a transient refusal waits a few seconds; the retry schedule's waits are kept as attempts (retryStates)
   const backoff = new Map<string, number>();
+  const refusalOptions = () => ({ nowMs: deps.nowMs(), scheduleMs: s.dunningScheduleMs, retryMs: s.retryMs });
 
-  async function refused(c: Charge, f: Failure): Promise<void> {
-    const unbillable = f.class === 'dropped';
-    await chargeFailed(deps.db, c.id, f.reason, unbillable);
-    if (!unbillable) backoff.set(c.policy, deps.nowMs() + s.settleIntervalMs);
-    log.info({ policy: c.policy, amount: c.amount, code: f.code, unbillable }, 'pay-as-you-go charge refused');
+  /** The program names a pay-as-you-go charge past the period's cap InsufficientDelegatedAmount, as it does a short delegation: the chain's policy tells which. */
+  async function readRefusal(c: Charge, f: Failure): Promise<Failure> {
+    if (f.code !== 'InsufficientDelegatedAmount') return f;
+    const ctx = await readExecutionContext(deps.io, c.policy);
+    if ('class' in ctx) return ctx;
+    const t = asPolicyType(ctx.policy.data['policy_type']);
+    if (t.kind !== 'PayAsYouGo') return f;
+    const room = roomLeft(t, Math.floor(deps.nowMs() / 1000));
+    return BigInt(c.amount) > room ? capExceeded(BigInt(c.amount), room, BigInt(t.max_amount_per_period)) : f;
+  }
+
+  async function refused(c: Charge, refusal: Failure): Promise<void> {
+    const f = await readRefusal(c, refusal);
+    const earlier = (await retryStates(deps.db, [c.policy])).get(c.policy)?.refusals ?? 0;
+    const o = afterRefusedCharge(f, earlier, refusalOptions());
+    const reason = o.kind === 'unbillable' ? o.reason : f.reason;
+    if (!(await chargeFailed(deps.db, c, reason, o.kind === 'unbillable', { outcome: o.outcome, code: f.code, reason }))) return;
+    if (o.kind === 'retry') backoff.set(c.policy, o.atMs);
+    const fields = { policy: c.policy, amount: c.amount, code: f.code, outcome: o.outcome, reason };
+    if (o.outcome === 'given_up') log.warn(fields, 'pay-as-you-go usage given up after the retry schedule: marked unbillable');
+    else log.info(fields, o.kind === 'unbillable' ? 'pay-as-you-go usage unbillable' : 'pay-as-you-go charge refused; retried');
+  }
+
+  /** The policy's unsettled usage unbillable with the chain's reason (no charge could carry it). */
+  async function unbillable(p: { policy: string; gateway: string }, outcome: 'dropped' | 'given_up', f: Pick<Failure, 'code' | 'reason'>): Promise<void> {
+    const n = await markUnbillable(deps.db, p, f.reason, { outcome, code: f.code, reason: f.reason });
+    if (n > 0) log.warn({ policy: p.policy, code: f.code, chunks: n, reason: f.reason }, 'pay-as-you-go usage unbillable');
   }
 
   async function sendCharge(c: Charge): Promise<boolean> {
@@ -86,17 +115,27 @@ export function startSettler(deps: SettlerDeps, opts: { autoStart?: boolean } = 
     }
   }
 
-  async function settlePolicy(policy: string, gateway: string, signer: Keypair): Promise<void> {
+  async function settlePolicy(p: UnsettledPolicy, signer: Keypair): Promise<void> {
+    const { policy, gateway } = p;
     for (let n = 0; n < MAX_CHARGES_PER_ROUND && !stopping(); n += 1) {
       const ctx = await readExecutionContext(deps.io, policy);
-      if ('class' in ctx) { await markUnbillable(deps.db, policy, ctx.reason); return; }
+      if ('class' in ctx) {
+        if (ctx.class === 'dropped') await unbillable(p, 'dropped', ctx);
+        return;
+      }
       const type = asPolicyType(ctx.policy.data['policy_type']);
       const status = asStatus(ctx.policy.data['status']);
-      if (type.kind !== 'PayAsYouGo') { await markUnbillable(deps.db, policy, 'the policy is not pay-as-you-go'); return; }
-      if (status !== 'Active') return; // a paused policy may be resumed; its usage waits
+      if (type.kind !== 'PayAsYouGo') { await unbillable(p, 'dropped', { code: 'InvalidPolicyType', reason: 'the policy is not pay-as-you-go' }); return; }
+      if (status === 'Completed') { await unbillable(p, 'dropped', failure('PolicyCompleted', `${programErrorText('PolicyCompleted')}: the policy is completed`)); return; }
+      if (status === 'Paused') {
+        // a paused policy may be resumed: its usage waits, as long as the retry schedule
+        const given = pausedUsage(p.oldestMs, refusalOptions());
+        if (given?.kind === 'unbillable') await unbillable(p, 'given_up', { code: 'PolicyPaused', reason: given.reason });
+        return;
+      }
       const nowS = Math.floor(deps.nowMs() / 1000);
       if (type.expiry_date !== null && Number(type.expiry_date) > 0 && nowS > Number(type.expiry_date)) {
-        await markUnbillable(deps.db, policy, 'PolicyExpired (6065): the policy expired before its usage was charged');
+        await unbillable(p, 'dropped', { code: 'PolicyExpired', reason: `${programErrorText('PolicyExpired')}: the policy expired before its usage was charged` });
         return;
       }
       const plan = planCharge(await unsettledRows(deps.db, policy), type, nowS);
@@ -115,19 +154,24 @@ export function startSettler(deps: SettlerDeps, opts: { autoStart?: boolean } = 
     if ((await syncGatewayStates(deps.db, deps.io)).length === 0) return;
     const signers = await activeSigners(deps.db, deps.config.keys.encryptionKey);
     const nowMs = deps.nowMs();
-    for (const p of await unsettledPolicies(deps.db)) {
+    const policies = await unsettledPolicies(deps.db);
+    const states = await retryStates(deps.db, policies.map((p) => p.policy));
+    for (const p of policies) {
       if (stopping()) return;
       const signer = signers.get(p.gateway);
-      if (!signer || (backoff.get(p.policy) ?? 0) > nowMs) continue;
+      const state = states.get(p.policy);
+      const waitUntil = Math.max(backoff.get(p.policy) ?? 0, state ? nextChargeAtMs(state.refusals, state.lastAtMs, s.dunningScheduleMs) : 0);
+      if (!signer || waitUntil > nowMs) continue;
       backoff.delete(p.policy);
-      const ctx = await readExecutionContext(deps.io, p.policy);
-      if ('class' in ctx) { await markUnbillable(deps.db, p.policy, ctx.reason); continue; }
-      const type = asPolicyType(ctx.policy.data['policy_type']);
-      if (type.kind === 'PayAsYouGo' && !chargeDue(p.total, p.oldestMs, type, {
-        nowMs, thresholdAmount: BigInt(s.settleThreshold), intervalMs: s.settleIntervalMs, rolloverMarginSeconds: s.rolloverMarginSeconds,
-      })) continue;
       try {
-        await settlePolicy(p.policy, p.gateway, signer);
+        const ctx = await readExecutionContext(deps.io, p.policy);
+        const type = 'class' in ctx ? undefined : asPolicyType(ctx.policy.data['policy_type']);
+        const active = !('class' in ctx) && asStatus(ctx.policy.data['status']) === 'Active';
+        // a policy the chain no longer charges is settled (as unbillable) at once; the others when due
+        if (type?.kind === 'PayAsYouGo' && active && !chargeDue(p.total, p.oldestMs, type, {
+          nowMs, thresholdAmount: BigInt(s.settleThreshold), intervalMs: s.settleIntervalMs, rolloverMarginSeconds: s.rolloverMarginSeconds,
+        })) continue;
+        await settlePolicy(p, signer);
       } catch (err) {
         log.warn({ err: (err as Error).message, policy: p.policy }, 'settling failed; retried next round');
       }

@@ -14,6 +14,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   x402: async () => (await import('./x402.js')).benchX402(),
   merchant: async () => (await import('./merchant.js')).benchMerchant(),
   facilitator: async () => (await import('./facilitator.js')).benchFacilitator(),
+  settlement: async () => (await import('./settlement.js')).benchSettlement(),
 };
 
 const only = process.argv.slice(2);
