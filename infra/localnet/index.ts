@@ -98,6 +98,8 @@ export async function startLocalnet(opts: LocalnetOptions): Promise<Localnet> {
   const methods = createRpcMethods(chain, {
     // NON-STANDARD, for fault-injection tests: drop every websocket client
     tributary_dropWebsockets: () => ref.pubsub?.dropConnections() ?? 0,
+    // NON-STANDARD: the workload's own progress (the ledger also holds what clients and the service send)
+    tributary_getWorkload: () => ({ ...workload.stats(), maxEvents: opts.maxEvents ?? 0, done: (opts.maxEvents ?? 0) > 0 && workload.stats().events >= (opts.maxEvents ?? 0) }),
   });
   const http = createRpcHttpServer(methods, opts.logger);
   const bound = await bindPair(http, chain, { port: opts.port, host, ...(opts.logger ? { logger: opts.logger } : {}) });
