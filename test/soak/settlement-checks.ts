@@ -5,8 +5,8 @@
  *
  * due payments executed exactly once (every served policy of a scheduled variant):
  *   - its PaymentRecords in the chain's ledger are record ids 1..n, n = payment_count on chain;
- *   - nothing was due at the cut and left unpaid, unless the scheduler settled it with the
- *     chain's reason (dropped, past due, given up);
+ *   - nothing was due at the cut and left unpaid, unless the scheduler settled it with a
+ *     reason that holds for a due policy (past due, given up, expired, not this signer's);
  *   - fixed-period subscriptions: each payment after the first paid the first due date
  *     after the one before (the program skips missed periods), never before it was due;
  *     a period skipped (a payment more than a period late) is allowed only when its
@@ -22,6 +22,7 @@
  *     equals the chunks charged;
  *   - the bearers' answered calls x price <= metered <= calls made x price.
  */
+import { sql } from 'kysely';
 import type { Db } from '../../infra/postgres/database.js';
 import { calendarMonths } from '../../src/kernel/domain/calendar.js';
 import { frequencySeconds } from '../../src/kernel/domain/frequency.js';
@@ -29,21 +30,32 @@ import type { Check } from './checks.js';
 import { dueBy, readPolicies, SCHEDULED, type ChainRecord, type PolicyOnChain, type ServedPolicy } from './settlement-chain.js';
 import type { PaygCounts } from './settlement-load.js';
 
-/** Intent outcomes that end a due payment with the chain's reason (nothing left to do). */
-const SETTLED_BY_REASON = new Set(['dropped', 'past_due', 'given_up']);
+/**
+ * Whether an intent ended its due payment with the chain's reason, for a policy the chain
+ * still shows Active and due: past due or given up (the payer cannot pay), or dropped for
+ * a reason that holds for a due policy (expired, a milestone only its owner may release).
+ * Dropped as not due, paused or completed contradicts the chain: the payment was lost.
+ */
+function settledWithReason(i: IntentRow): boolean {
+  if (i.status === 'past_due' || i.status === 'given_up') return true;
+  return i.status === 'dropped' && !['PaymentNotDue', 'PolicyPaused', 'PolicyCompleted', ''].includes(i.reason_code ?? '');
+}
 
 export interface ScheduleFigures { executed: number; lagP50: number; lagP99: number; lagMax: number; skipped: number; skippedInFaults: number }
 
-interface IntentRow { policy: string; due_at: string; status: string; signature: string | null; last_reason: string | null }
+interface IntentRow { policy: string; due_at: string; status: string; signature: string | null; last_reason: string | null; reason_code: string | null }
 
-const intentsOf = (db: Db): Promise<IntentRow[]> =>
-  db.selectFrom('execution_intents').select(['policy', 'due_at', 'status', 'signature', 'last_reason']).execute();
+/** Every intent with the reason code of its last attempt. */
+const intentsOf = async (db: Db): Promise<IntentRow[]> => (await sql<IntentRow>`
+  SELECT i.policy, i.due_at::text AS due_at, i.status, i.signature, i.last_reason,
+    (SELECT a.reason_code FROM execution_attempts a WHERE a.intent_id = i.id ORDER BY a.id DESC LIMIT 1) AS reason_code
+  FROM execution_intents i`.execute(db)).rows;
 
 /** Due payments not yet executed or settled with a reason: the drain's condition. */
 export async function dueLeft(db: Db, rpcUrl: string, policies: readonly ServedPolicy[], cutS: number): Promise<{ left: number; detail: string }> {
   const chain = await readPolicies(rpcUrl, policies.filter((p) => SCHEDULED.has(p.variant)).map((p) => p.address));
   const intents = await intentsOf(db);
-  const due = dueBy(policies, chain, cutS).filter((d) => !intents.some((i) => i.policy === d.policy.address && Number(i.due_at) === d.due && SETTLED_BY_REASON.has(i.status)));
+  const due = dueBy(policies, chain, cutS).filter((d) => !intents.some((i) => i.policy === d.policy.address && Number(i.due_at) === d.due && settledWithReason(i)));
   return { left: due.length, detail: due.slice(0, 5).map((d) => `${d.policy.address} due ${d.due}`).join(', ') };
 }
 
@@ -108,8 +120,8 @@ export async function scheduleCheck(
   const reasons = new Map<string, number>();
   for (const d of leftDue) {
     const i = intents.find((x) => x.policy === d.policy.address && Number(x.due_at) === d.due);
-    if (!i || !SETTLED_BY_REASON.has(i.status)) { problems.push(`${d.policy.address}: due ${d.due} <= cut ${o.cutS}, unpaid (intent ${i?.status ?? 'none'})`); continue; }
-    const why = `${i.status}: ${(i.last_reason ?? '').split(':')[0]}`;
+    if (!i || !settledWithReason(i)) { problems.push(`${d.policy.address}: due ${d.due} <= cut ${o.cutS}, unpaid (intent ${i?.status ?? 'none'} ${i?.reason_code ?? ''})`); continue; }
+    const why = `${i.status}: ${i.reason_code}`;
     reasons.set(why, (reasons.get(why) ?? 0) + 1);
   }
   const soakPaid = o.subscriptions.map((s) => o.records.get(s)?.length ?? 0);

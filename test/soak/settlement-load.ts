@@ -30,7 +30,8 @@ export interface SettlementLoad {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function pay(url: string, rpcUrl: string, wallet: Keypair, scheme: 'deferred' | 'x402://payg'): Promise<{ policy: string; jwt: string }> {
-  const r = await payAndFetch(url, { wallet, rpcUrl, scheme });
+  // the localnet answers slowly under the workload on a loaded machine
+  const r = await payAndFetch(url, { wallet, rpcUrl, scheme, rpcTimeoutMs: 30_000 });
   if (r.response.status !== 200 || !r.paid?.policy) throw new Error(`${scheme}: HTTP ${r.response.status} after the payment`);
   return { policy: r.paid.policy, jwt: r.paid.jwt };
 }
@@ -55,7 +56,7 @@ export async function startSettlementLoad(
           break;
         } catch (err) {
           load.paymentErrors.push(`${scheme}: ${(err as Error).message}`);
-          if (attempt >= 3) break;
+          if (attempt >= 5) break;
           await sleep(2000);
         }
       }
