@@ -9,7 +9,9 @@ import type { Db } from '../../infra/postgres/database.js';
 import { awaitSignature, readExecutionContext, sendSigned, type ChainIo } from './chain.js';
 import { afterFailure, afterSuccess, type DecideOptions } from './decide.js';
 import type { Failure } from './failure.js';
-import { forgetTransaction, releaseIntent, settleIntent, type Intent } from './intents.js';
+import { ensureIntent, forgetTransaction, releaseIntent, settleIntent, type Intent } from './intents.js';
+import { asPolicyType, asStatus } from '../../src/kernel/domain/policy-type.js';
+import { nextPaymentDue } from '../../src/kernel/domain/schedule.js';
 import { announce, type LifecycleDeps } from './lifecycle-events.js';
 
 export interface ExecutorDeps {
@@ -53,12 +55,30 @@ export async function sendAndConfirm(deps: ExecutorDeps, i: Intent): Promise<voi
   return releaseIntent(deps.db, i.id, deps.me, deps.nowMs() + deps.decide.retryMs);
 }
 
+/**
+ * The policy's next due date, as the chain holds it once a payment landed, becomes an
+ * intent at once. Waiting for the read model would make the next payment as late as the
+ * indexer and the projector are behind: under load, more than a short period, whose due
+ * dates the program then skips. The read model still brings any the chain read misses.
+ */
+async function enqueueNext(deps: ExecutorDeps, i: Intent): Promise<void> {
+  try {
+    const c = await readExecutionContext(deps.io, i.policy);
+    if ('class' in c || asStatus(c.policy.data['status']) !== 'Active') return;
+    const due = nextPaymentDue(asPolicyType(c.policy.data['policy_type']), 'Active');
+    if (due !== null && Number(due) > Number(i.due_at)) await ensureIntent(deps.db, i, Number(due), Number(due) * 1000);
+  } catch (err) {
+    deps.logger.warn({ err: (err as Error).message, policy: i.policy }, 'next due date not read; the read model brings it');
+  }
+}
+
 export async function succeed(deps: ExecutorDeps, i: Intent, note?: string): Promise<void> {
   const d = afterSuccess({ status: i.status, dunningStep: i.dunning_step, consecutiveFailures: i.consecutive_failures });
   const lagMs = Math.max(0, deps.nowMs() - Number(i.due_at) * 1000);
   const ok = await settleIntent(deps.db, i, deps.me, d, { outcome: 'executed', signature: i.signature, lagMs, reason: note ?? '' }, true);
   if (!ok) return;
   deps.logger.info({ policy: i.policy, dueAt: i.due_at, signature: i.signature, lagMs }, 'scheduled payment executed');
+  await enqueueNext(deps, i);
   for (const name of d.events) {
     await announce(deps.lifecycle, {
       name, key: `${name}:${i.policy}:${i.due_at}`, gateway: i.gateway, policy: i.policy, trackingId: i.tracking_id,
