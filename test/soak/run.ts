@@ -167,7 +167,7 @@ async function main(): Promise<number> {
     cluster.addRole('indexer');
     // the scheduler after the localnet: it serves the fixture gateways from the fixtures file the localnet writes
     cluster.addRole('scheduler');
-    const settling = startSettlementLoad(cluster.url, rpcUrl, deriveActors(S.seed).spare, S, log)
+    const settling = startSettlementLoad(cluster.url, rpcUrl, [...deriveActors(S.seed).spare, ...deriveActors(S.seed).merchants], S, log)
       .then((l) => { settlement = l; return l; });
     const samples: { t: number; events: number }[] = [];
     // how far the standby behind the API nodes' reads trails the primary, in bytes of WAL

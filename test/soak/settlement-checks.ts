@@ -8,9 +8,12 @@
  *   - nothing was due at the cut and left unpaid, unless the scheduler settled it with a
  *     reason that holds for a due policy (past due, given up, expired, not this signer's);
  *   - fixed-period subscriptions: each payment after the first paid the first due date
- *     after the one before (the program skips missed periods), never before it was due;
- *     a period skipped (a payment more than a period late) is allowed only when its
- *     lateness overlaps a fault window (plus the scheduler's lease), when no scheduler ran;
+ *     after the one before (the program skips missed periods), never before it was due.
+ *     A period skipped (a payment more than a period late) fails the check when the
+ *     scheduler knew the due date from its previous execution (the third payment on) and
+ *     no scheduler-stopping fault (its kill, a PostgreSQL restart; plus its lease) was
+ *     under way. The first scheduled payment waits for the policy to reach the read model
+ *     (indexer, projector), so its skips are counted apart;
  *   - every executed intent's signature is one of the policy's PaymentRecords, and every
  *     PaymentRecord is an executed intent's, except the first payment made in the
  *     Payment transaction that created the policy.
@@ -41,7 +44,7 @@ function settledWithReason(i: IntentRow): boolean {
   return i.status === 'dropped' && !['PaymentNotDue', 'PolicyPaused', 'PolicyCompleted', ''].includes(i.reason_code ?? '');
 }
 
-export interface ScheduleFigures { executed: number; lagP50: number; lagP99: number; lagMax: number; skipped: number; skippedInFaults: number }
+export interface ScheduleFigures { executed: number; lagP50: number; lagP99: number; lagMax: number; skipped: number; skippedInFaults: number; skippedFirst: number }
 
 interface IntentRow { policy: string; due_at: string; status: string; signature: string | null; last_reason: string | null; reason_code: string | null }
 
@@ -72,7 +75,7 @@ const pct = (sorted: readonly number[], p: number) => sorted[Math.min(sorted.len
 export async function scheduleCheck(
   db: Db, o: {
     policies: readonly ServedPolicy[]; chain: ReadonlyMap<string, PolicyOnChain>; records: ReadonlyMap<string, ChainRecord[]>; cutS: number;
-    subscriptions: readonly string[]; faults: readonly { from: number; to: number }[]; slackMs: number;
+    subscriptions: readonly string[]; faults: readonly { name: string; from: number; to: number }[]; slackMs: number;
   },
 ): Promise<{ check: Check; figures: ScheduleFigures }> {
   const problems: string[] = [];
@@ -82,9 +85,11 @@ export async function scheduleCheck(
   const lags: number[] = [];
   let skipped = 0;
   let skippedInFaults = 0;
+  let skippedFirst = 0;
   let executed = 0;
   let payments = 0;
-  const inFault = (fromS: number, toS: number) => o.faults.some((w) => fromS * 1000 <= w.to + o.slackMs && toS * 1000 >= w.from);
+  const stopping = o.faults.filter((w) => /scheduler|PostgreSQL/.test(w.name));
+  const inFault = (fromS: number, toS: number) => stopping.some((w) => fromS * 1000 <= w.to + o.slackMs && toS * 1000 >= w.from);
   const scheduled = o.policies.filter((p) => SCHEDULED.has(p.variant));
   for (const p of scheduled) {
     const c = o.chain.get(p.address);
@@ -111,7 +116,8 @@ export async function scheduleCheck(
       const missed = Math.floor(lag / step);
       if (missed === 0) continue;
       skipped += missed;
-      if (inFault(dueK, recs[k]!.timestamp)) skippedInFaults += missed;
+      if (k === 1) skippedFirst += missed;
+      else if (inFault(dueK, recs[k]!.timestamp)) skippedInFaults += missed;
       else problems.push(`${p.address}: payment ${k + 1} ${lag} s late skipped ${missed} period(s) while no fault was under way`);
     }
   }
@@ -127,12 +133,12 @@ export async function scheduleCheck(
   const soakPaid = o.subscriptions.map((s) => o.records.get(s)?.length ?? 0);
   if (o.subscriptions.length > 0 && soakPaid.some((n) => n < 2)) problems.push(`a soak subscription was never executed by the scheduler (payments ${soakPaid.join(',')})`);
   lags.sort((a, b) => a - b);
-  const figures: ScheduleFigures = { executed, lagP50: pct(lags, 50), lagP99: pct(lags, 99), lagMax: lags.at(-1) ?? 0, skipped, skippedInFaults };
+  const figures: ScheduleFigures = { executed, lagP50: pct(lags, 50), lagP99: pct(lags, 99), lagMax: lags.at(-1) ?? 0, skipped, skippedInFaults, skippedFirst };
   return {
     figures,
     check: {
       name: 'due payments executed exactly once', ok: problems.length === 0 && executed > 0,
-      detail: `${scheduled.length} served policies (${o.subscriptions.length} soak subscriptions paid ${soakPaid.join('/')} times), ${payments} PaymentRecords, ${executed} by the scheduler; due -> executed p50 ${figures.lagP50} s, p99 ${figures.lagP99} s, max ${figures.lagMax} s; ${skipped} periods skipped (${skippedInFaults} during faults); due at the cut and settled with a reason: ${reasons.size ? JSON.stringify(Object.fromEntries(reasons)) : 'none'}${problems.length ? `; PROBLEMS (${problems.length}): ${problems.slice(0, 6).join('; ')}` : ''}`,
+      detail: `${scheduled.length} served policies (${o.subscriptions.length} soak subscriptions paid ${soakPaid.join('/')} times), ${payments} PaymentRecords, ${executed} by the scheduler; due -> executed p50 ${figures.lagP50} s, p99 ${figures.lagP99} s, max ${figures.lagMax} s; ${skipped} periods skipped (${skippedFirst} before the first scheduled payment, ${skippedInFaults} while the scheduler was stopped by a fault); due at the cut and settled with a reason: ${reasons.size ? JSON.stringify(Object.fromEntries(reasons)) : 'none'}${problems.length ? `; PROBLEMS (${problems.length}): ${problems.slice(0, 6).join('; ')}` : ''}`,
     },
   };
 }

@@ -4,9 +4,10 @@
  * (X402_DEMO_FREQUENCY=Custom:N, first period paid in the Payment transaction, then
  * executed by the scheduler), and `x402://payg` policies whose bearers call the demo at a
  * steady rate through nginx, each admitted call metered into the usage ledger and charged
- * by the settler. The payers are the localnet's spare wallets; one wallet's payments are
- * made one after the other (each Payment transaction approves the delegate for all of
- * the wallet's policies).
+ * by the settler. The payers are funded fixture wallets the workload never pays from; a
+ * wallet holds at most one policy of each (the service answers a payer who already holds
+ * an Active policy with the same terms with that one), and its payments are made one
+ * after the other (each Payment transaction approves the delegate for all of them).
  */
 import type { Keypair } from '@solana/web3.js';
 import { payAndFetch } from '../../src/app/index.js';
@@ -44,15 +45,16 @@ export async function startSettlementLoad(
   const jwts: { policy: string; jwt: string }[] = [];
   // one queue of payments per wallet, the wallets in parallel
   const queues = wallets.map(() => [] as ('deferred' | 'x402://payg')[]);
-  for (let i = 0; i < plan.subscriptions; i += 1) queues[i % wallets.length]!.push('deferred');
-  for (let i = 0; i < plan.paygPolicies; i += 1) queues[i % wallets.length]!.push('x402://payg');
+  for (let i = 0; i < Math.min(plan.subscriptions, wallets.length); i += 1) queues[i]!.push('deferred');
+  for (let i = 0; i < Math.min(plan.paygPolicies, wallets.length); i += 1) queues[wallets.length - 1 - i]!.push('x402://payg');
   await Promise.all(queues.map(async (q, w) => {
     for (const scheme of q) {
       for (let attempt = 1; ; attempt += 1) {
         try {
           const p = await pay(url, rpcUrl, wallets[w]!, scheme);
-          if (scheme === 'deferred') load.subscriptions.push(p.policy);
-          else { load.payg.push(p.policy); jwts.push(p); load.calls.set(p.policy, { sent: 1, ok: 1, refused: 0, errors: 0 }); }
+          // a retry after a lost answer gets the policy the lost one created
+          if (scheme === 'deferred') { if (!load.subscriptions.includes(p.policy)) load.subscriptions.push(p.policy); }
+          else if (!load.calls.has(p.policy)) { load.payg.push(p.policy); jwts.push(p); load.calls.set(p.policy, { sent: 1, ok: 1, refused: 0, errors: 0 }); }
           break;
         } catch (err) {
           load.paymentErrors.push(`${scheme}: ${(err as Error).message}`);
