@@ -43,7 +43,7 @@ const S = {
   readConnections: int('SOAK_READ_CONNECTIONS', 16), readRate: int('SOAK_READ_RATE', 250), maxSeconds: int('SOAK_MAX_SECONDS', 900),
   stallSeconds: int('SOAK_STALL_SECONDS', 90), seed: env['SOAK_SEED'] ?? 'soak', keepData: env['SOAK_KEEP_DATA'] === '1',
   subPeriod: int('SOAK_SUB_PERIOD', 10), subscriptions: int('SOAK_SUBSCRIPTIONS', 4), paygPolicies: int('SOAK_PAYG_POLICIES', 2),
-  paygRate: int('SOAK_PAYG_RATE', 10), paygPeriod: int('SOAK_PAYG_PERIOD', 60),
+  paygRate: int('SOAK_PAYG_RATE', 10), paygPeriod: int('SOAK_PAYG_PERIOD', 60), settleSeconds: int('SOAK_SETTLE_SECONDS', 60),
 };
 const PAYG_PRICE = 10_000n;
 const SCHEDULER_LEASE_MS = 5_000;
@@ -104,6 +104,7 @@ async function main(): Promise<number> {
   let cluster: Cluster | undefined;
   let clients: SoakClients | undefined;
   let settlement: SettlementLoad | undefined;
+  let settledAt = Date.now();
   const receivers: LedgerReceiver[] = [];
   const cleanup = async () => {
     clients?.close();
@@ -168,7 +169,7 @@ async function main(): Promise<number> {
     // the scheduler after the localnet: it serves the fixture gateways from the fixtures file the localnet writes
     cluster.addRole('scheduler');
     const settling = startSettlementLoad(cluster.url, rpcUrl, [...deriveActors(S.seed).spare, ...deriveActors(S.seed).merchants], S, log)
-      .then((l) => { settlement = l; return l; });
+      .then((l) => { settlement = l; settledAt = Date.now(); return l; });
     const samples: { t: number; events: number }[] = [];
     // how far the standby behind the API nodes' reads trails the primary, in bytes of WAL
     const replicaLags: number[] = [];
@@ -219,6 +220,9 @@ async function main(): Promise<number> {
     // chain's reason) and every metered chunk charged; then the scheduler role stops, so the
     // chain's ledger is final
     const load402 = await settling;
+    // the subscriptions run a while even when the workload ended soon after they were paid
+    const settleUntil = settledAt + S.settleSeconds * 1000;
+    if (Date.now() < settleUntil) { log(`payment traffic goes on for ${((settleUntil - Date.now()) / 1000).toFixed(0)} s more (SOAK_SETTLE_SECONDS)`); await sleep(settleUntil - Date.now()); }
     await load402.stop();
     const cutS = Math.floor(Date.now() / 1000);
     const served = new Set(deriveActors(S.seed).gateways.map((g) => g.address.toBase58()));
@@ -269,7 +273,7 @@ async function main(): Promise<number> {
       sockets: clients.totals(), connectedAtEnd: clients.connected(), drainSeconds, replicaLag, replicaLagMax: Math.max(0, ...replicaLags), replicaLagP50: replicaLags.sort((a, b) => a - b)[Math.floor(replicaLags.length / 2)] ?? 0, checks, totalSeconds: (Date.now() - t0) / 1000,
       restarts: [...cluster.procs.entries()].map(([n, p]) => ({ name: n, starts: p.starts() })),
       warnings: logWarnings(path.join(runDir, 'logs')),
-      settlement: `${load402.subscriptions.length} Custom:${S.subPeriod} subscriptions, ${load402.payg.length} pay-as-you-go policies (period ${S.paygPeriod} s) called at ${S.paygRate}/s; after the cut, due payments and metered usage settled in ${settleSeconds.toFixed(1)} s; due -> executed p50 ${sched.figures.lagP50} s, p99 ${sched.figures.lagP99} s, max ${sched.figures.lagMax} s`,
+      settlement: `${load402.subscriptions.length} Custom:${S.subPeriod} subscriptions, ${load402.payg.length} pay-as-you-go policies (period ${S.paygPeriod} s) called at ${S.paygRate}/s; after the cut, due payments and metered usage settled in ${settleSeconds.toFixed(1)} s; due -> executed p50 ${sched.figures.lagP50} s, p99 ${sched.figures.lagP99} s, max ${sched.figures.lagMax} s (first scheduled payment, which waits for the read model: p50 ${sched.figures.firstLagP50} s, max ${sched.figures.firstLagMax} s)`,
     });
     redis.disconnect();
     await db.destroy();

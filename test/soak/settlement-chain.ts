@@ -34,7 +34,7 @@ export function servedPolicies(ledger: readonly TributaryEvent[], gateways: Read
     if (e.name !== 'PaymentPolicyCreated' || !gateways.has(e.data.gateway)) continue;
     out.push({
       address: pda.paymentPolicy(e.data.user_payment, e.data.policy_id), gateway: e.data.gateway,
-      variant: asPolicyType(e.data.policy_type as never).kind, createdBy: e.signature,
+      variant: asPolicyType(e.data.policy_type).kind, createdBy: e.signature,
     });
   }
   return out;
