@@ -104,7 +104,6 @@ async function main(): Promise<number> {
   let cluster: Cluster | undefined;
   let clients: SoakClients | undefined;
   let settlement: SettlementLoad | undefined;
-  let settledAt = Date.now();
   const receivers: LedgerReceiver[] = [];
   const cleanup = async () => {
     clients?.close();
@@ -163,13 +162,18 @@ async function main(): Promise<number> {
     redis.on('error', () => undefined); // Redis is restarted on purpose
     const archived = async () => Number((await db.selectFrom('events').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow()).n);
     const load = startReadLoad(cluster.url, readRequests(ids, gateways.map((g) => g.address.toBase58())), { connections: S.readConnections, rate: S.readRate });
-    await cluster.startLocalnet({ port: lnPort, seed: S.seed, rate: S.rate, maxEvents });
+    // the workload starts once the settlement traffic is paid for: under the workload a loaded
+    // machine's localnet can leave a Payment's reads unanswered for longer than a client waits
+    await cluster.startLocalnet({ port: lnPort, seed: S.seed, rate: 0, maxEvents });
     const rpcUrl = `http://127.0.0.1:${lnPort}`;
     cluster.addRole('indexer');
     // the scheduler after the localnet: it serves the fixture gateways from the fixtures file the localnet writes
     cluster.addRole('scheduler');
-    const settling = startSettlementLoad(cluster.url, rpcUrl, [...deriveActors(S.seed).spare, ...deriveActors(S.seed).merchants], S, log)
-      .then((l) => { settlement = l; settledAt = Date.now(); return l; });
+    const load402 = await startSettlementLoad(cluster.url, rpcUrl, [...deriveActors(S.seed).spare, ...deriveActors(S.seed).merchants], S, log);
+    settlement = load402;
+    const settledAt = Date.now();
+    await rpcCall(rpcUrl, 'tributary_setWorkloadRate', [S.rate]);
+    log(`workload started at ${S.rate} events/s`);
     const samples: { t: number; events: number }[] = [];
     // how far the standby behind the API nodes' reads trails the primary, in bytes of WAL
     const replicaLags: number[] = [];
@@ -177,9 +181,13 @@ async function main(): Promise<number> {
     const workload = () => rpcCall<{ events: number; done: boolean }>(rpcUrl, 'tributary_getWorkload');
     const state = async () => (await workload()).events;
     let sampling = true;
+    // windows in which the localnet answered nothing for over 2 s (a starved process): no scheduler can pay then
+    const stalls: { name: string; from: number; recovered: number; to: number }[] = [];
     const sampler = (async () => {
       while (sampling) {
+        const asked = Date.now();
         samples.push({ t: Date.now(), events: await state().catch(() => samples.at(-1)?.events ?? 0) });
+        if (Date.now() - asked > 2000) stalls.push({ name: 'chain did not answer', from: asked, recovered: Date.now(), to: Date.now() });
         const lag = await cluster.replica?.lagBytes().catch(() => undefined);
         if (lag !== undefined) replicaLags.push(lag);
         await sleep(1000);
@@ -219,7 +227,6 @@ async function main(): Promise<number> {
     // the cut: payment traffic stops; every payment due by then is executed (or settled with the
     // chain's reason) and every metered chunk charged; then the scheduler role stops, so the
     // chain's ledger is final
-    const load402 = await settling;
     // the subscriptions run a while even when the workload ended soon after they were paid
     const settleUntil = settledAt + S.settleSeconds * 1000;
     if (Date.now() < settleUntil) { log(`payment traffic goes on for ${((settleUntil - Date.now()) / 1000).toFixed(0)} s more (SOAK_SETTLE_SECONDS)`); await sleep(settleUntil - Date.now()); }
@@ -257,7 +264,7 @@ async function main(): Promise<number> {
     const allServed = servedPolicies(ledger, served);
     const sched = await scheduleCheck(db, {
       policies: allServed, chain: await readPolicies(rpcUrl, allServed.map((p) => p.address)), records, cutS,
-      subscriptions: load402.subscriptions, faults: windows, slackMs: SCHEDULER_LEASE_MS,
+      subscriptions: load402.subscriptions, faults: [...windows, ...stalls], slackMs: SCHEDULER_LEASE_MS,
     });
     const checks: Check[] = [
       { name: 'everything drained', ok: stalled.length === 0, detail: stalled.length === 0 ? 'archive, consumer groups, outbox and sockets reached the end of the ledger' : stalled.join('; ') },
@@ -273,7 +280,7 @@ async function main(): Promise<number> {
       sockets: clients.totals(), connectedAtEnd: clients.connected(), drainSeconds, replicaLag, replicaLagMax: Math.max(0, ...replicaLags), replicaLagP50: replicaLags.sort((a, b) => a - b)[Math.floor(replicaLags.length / 2)] ?? 0, checks, totalSeconds: (Date.now() - t0) / 1000,
       restarts: [...cluster.procs.entries()].map(([n, p]) => ({ name: n, starts: p.starts() })),
       warnings: logWarnings(path.join(runDir, 'logs')),
-      settlement: `${load402.subscriptions.length} Custom:${S.subPeriod} subscriptions, ${load402.payg.length} pay-as-you-go policies (period ${S.paygPeriod} s) called at ${S.paygRate}/s; after the cut, due payments and metered usage settled in ${settleSeconds.toFixed(1)} s; due -> executed p50 ${sched.figures.lagP50} s, p99 ${sched.figures.lagP99} s, max ${sched.figures.lagMax} s (first scheduled payment, which waits for the read model: p50 ${sched.figures.firstLagP50} s, max ${sched.figures.firstLagMax} s)`,
+      settlement: `localnet stalls over 2 s: ${stalls.length} (longest ${(Math.max(0, ...stalls.map((x) => x.to - x.from)) / 1000).toFixed(1)} s); ${load402.subscriptions.length} Custom:${S.subPeriod} subscriptions, ${load402.payg.length} pay-as-you-go policies (period ${S.paygPeriod} s) called at ${S.paygRate}/s; after the cut, due payments and metered usage settled in ${settleSeconds.toFixed(1)} s; due -> executed p50 ${sched.figures.lagP50} s, p99 ${sched.figures.lagP99} s, max ${sched.figures.lagMax} s (first scheduled payment, which waits for the read model: p50 ${sched.figures.firstLagP50} s, max ${sched.figures.firstLagMax} s)`,
     });
     redis.disconnect();
     await db.destroy();

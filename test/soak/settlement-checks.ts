@@ -11,8 +11,8 @@
  *     after the one before (the program skips missed periods), never before it was due.
  *     A period skipped (a payment more than a period late) fails the check when the
  *     scheduler knew the due date from its previous execution (the third payment on) and
- *     no scheduler-stopping fault (its kill, a PostgreSQL restart; plus its lease) was
- *     under way. The first scheduled payment waits for the policy to reach the read model
+ *     nothing stopped it (its kill, a PostgreSQL restart, the localnet answering nothing
+ *     for over 2 s; plus its lease). The first scheduled payment waits for the policy to reach the read model
  *     (indexer, projector), so its skips are counted apart;
  *   - every executed intent's signature is one of the policy's PaymentRecords, and every
  *     PaymentRecord is an executed intent's, except the first payment made in the
@@ -90,7 +90,7 @@ export async function scheduleCheck(
   let skippedFirst = 0;
   let executed = 0;
   let payments = 0;
-  const stopping = o.faults.filter((w) => /scheduler|PostgreSQL/.test(w.name));
+  const stopping = o.faults.filter((w) => /scheduler|PostgreSQL|chain/.test(w.name));
   const inFault = (fromS: number, toS: number) => stopping.some((w) => fromS * 1000 <= w.to + o.slackMs && toS * 1000 >= w.from);
   const scheduled = o.policies.filter((p) => SCHEDULED.has(p.variant));
   for (const p of scheduled) {
@@ -144,7 +144,7 @@ export async function scheduleCheck(
     figures,
     check: {
       name: 'due payments executed exactly once', ok: problems.length === 0 && executed > 0,
-      detail: `${scheduled.length} served policies (${o.subscriptions.length} soak subscriptions paid ${soakPaid.join('/')} times), ${payments} PaymentRecords, ${executed} by the scheduler; due -> executed p50 ${figures.lagP50} s, p99 ${figures.lagP99} s, max ${figures.lagMax} s (first scheduled payments p50 ${figures.firstLagP50} s, max ${figures.firstLagMax} s); ${skipped} periods skipped (${skippedFirst} before the first scheduled payment, ${skippedInFaults} while the scheduler was stopped by a fault); due at the cut and settled with a reason: ${reasons.size ? JSON.stringify(Object.fromEntries(reasons)) : 'none'}${problems.length ? `; PROBLEMS (${problems.length}): ${problems.slice(0, 6).join('; ')}` : ''}`,
+      detail: `${scheduled.length} served policies (${o.subscriptions.length} soak subscriptions paid ${soakPaid.join('/')} times), ${payments} PaymentRecords, ${executed} by the scheduler; due -> executed p50 ${figures.lagP50} s, p99 ${figures.lagP99} s, max ${figures.lagMax} s (first scheduled payments p50 ${figures.firstLagP50} s, max ${figures.firstLagMax} s); ${skipped} periods skipped (${skippedFirst} before the first scheduled payment, ${skippedInFaults} while the scheduler was stopped by a fault or the chain did not answer); due at the cut and settled with a reason: ${reasons.size ? JSON.stringify(Object.fromEntries(reasons)) : 'none'}${problems.length ? `; PROBLEMS (${problems.length}): ${problems.slice(0, 6).join('; ')}` : ''}`,
     },
   };
 }
