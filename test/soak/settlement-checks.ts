@@ -192,16 +192,20 @@ export async function paygCheck(
   if (onChain !== charged) problems.push(`charged on chain ${onChain}, chunks charged ${charged}`);
   let answered = 0;
   let sent = 0;
+  let refusedCalls = 0;
+  let failedCalls = 0;
   for (const p of o.paygPolicies) {
     const calls = o.calls.get(p);
     const m = usage.filter((u) => u.policy === p).reduce((a, u) => a + BigInt(u.chunk), 0n);
     if (!calls) continue;
     answered += calls.ok;
     sent += calls.sent;
+    refusedCalls += calls.refused;
+    failedCalls += calls.errors;
     if (BigInt(calls.ok) * o.price > m || m > BigInt(calls.sent) * o.price) problems.push(`${p}: metered ${m}, ${calls.ok} answered and ${calls.sent} calls made at ${o.price}`);
   }
   return {
     name: 'metered chunks charged exactly once', ok: problems.length === 0 && executed.length > 0 && metered > 0n,
-    detail: `${policies.size} pay-as-you-go policies, ${usage.length} chunks metered (${metered}), ${answered} of ${sent} bearer calls answered 200; ${executed.length} charges executed, ${charges.length - executed.length} refused; charged ${charged} = on chain ${onChain}; unsettled ${unsettled}; unbillable ${unbillable.size ? JSON.stringify(Object.fromEntries(unbillable)) : 'none'}${problems.length ? `; PROBLEMS (${problems.length}): ${problems.slice(0, 6).join('; ')}` : ''}`,
+    detail: `${policies.size} pay-as-you-go policies, ${usage.length} chunks metered (${metered}), ${answered} of ${sent} bearer calls answered 200 (402: ${refusedCalls}, 5xx or no answer: ${failedCalls}); ${executed.length} charges executed, ${charges.length - executed.length} refused; charged ${charged} = on chain ${onChain}; unsettled ${unsettled}; unbillable ${unbillable.size ? JSON.stringify(Object.fromEntries(unbillable)) : 'none'}${problems.length ? `; PROBLEMS (${problems.length}): ${problems.slice(0, 6).join('; ')}` : ''}`,
   };
 }
