@@ -82,10 +82,22 @@ function logWarnings(logs: string): Record<string, number> {
   return out;
 }
 
+/** A localnet call retried a few times: a loaded machine's localnet may drop a kept-alive connection. */
+async function rpcRetry<T>(rpcUrl: string, method: string, params: unknown[] = []): Promise<T> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await rpcCall<T>(rpcUrl, method, params);
+    } catch (err) {
+      if (attempt >= 5) throw err;
+      await sleep(1000);
+    }
+  }
+}
+
 async function ledgerOf(rpcUrl: string): Promise<TributaryEvent[]> {
   const out: TributaryEvent[] = [];
   for (;;) {
-    const page = await rpcCall<{ total: number; events: TributaryEvent[] }>(rpcUrl, 'tributary_getLedger', [{ offset: out.length, limit: 10_000 }]);
+    const page = await rpcRetry<{ total: number; events: TributaryEvent[] }>(rpcUrl, 'tributary_getLedger', [{ offset: out.length, limit: 10_000 }]);
     out.push(...page.events);
     if (page.events.length === 0 || out.length >= page.total) return out;
   }
@@ -172,7 +184,7 @@ async function main(): Promise<number> {
     const load402 = await startSettlementLoad(cluster.url, rpcUrl, [...deriveActors(S.seed).spare, ...deriveActors(S.seed).merchants], S, log);
     settlement = load402;
     const settledAt = Date.now();
-    await rpcCall(rpcUrl, 'tributary_setWorkloadRate', [S.rate]);
+    await rpcRetry(rpcUrl, 'tributary_setWorkloadRate', [S.rate]);
     log(`workload started at ${S.rate} events/s`);
     const samples: { t: number; events: number }[] = [];
     // how far the standby behind the API nodes' reads trails the primary, in bytes of WAL
@@ -235,6 +247,8 @@ async function main(): Promise<number> {
     const served = new Set(deriveActors(S.seed).gateways.map((g) => g.address.toBase58()));
     const policies = servedPolicies(await ledgerOf(rpcUrl), served);
     const settleStart = Date.now();
+    const atCut = await dueLeft(db, rpcUrl, policies, cutS);
+    log(`cut at ${cutS}: ${atCut.left} due payments left (${atCut.detail || 'none'}), ${await unsettledLeft(db)} metered chunks or charges unsettled`);
     let dueDetail = '';
     await drain('the due payments', async () => { const d = await dueLeft(db, rpcUrl, policies, cutS); dueDetail = d.detail; return d.left; }, async () => dueDetail);
     await drain('the metered usage', () => unsettledLeft(db));
