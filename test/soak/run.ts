@@ -247,8 +247,8 @@ async function main(): Promise<number> {
     const served = new Set(deriveActors(S.seed).gateways.map((g) => g.address.toBase58()));
     const policies = servedPolicies(await ledgerOf(rpcUrl), served);
     const settleStart = Date.now();
-    const atCut = await dueLeft(db, rpcUrl, policies, cutS);
-    log(`cut at ${cutS}: ${atCut.left} due payments left (${atCut.detail || 'none'}), ${await unsettledLeft(db)} metered chunks or charges unsettled`);
+    const atCut = await dueLeft(db, rpcUrl, policies, cutS).catch((err: Error) => ({ left: -1, detail: err.message }));
+    log(`cut at ${cutS}: ${atCut.left} due payments left (${atCut.detail || 'none'}), ${await unsettledLeft(db).catch(() => -1)} metered chunks or charges unsettled`);
     let dueDetail = '';
     await drain('the due payments', async () => { const d = await dueLeft(db, rpcUrl, policies, cutS); dueDetail = d.detail; return d.left; }, async () => dueDetail);
     await drain('the metered usage', () => unsettledLeft(db));

@@ -53,12 +53,24 @@ export function recordsByPolicy(ledger: readonly TributaryEvent[]): Map<string, 
   return out;
 }
 
+/** A loaded machine's localnet now and then drops a connection: a read is tried a few times. */
+async function retried<T>(read: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await read();
+    } catch (err) {
+      if (attempt >= 5) throw err;
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  }
+}
+
 /** The accounts of the policies now (a deleted policy is absent). */
 export async function readPolicies(rpcUrl: string, addresses: readonly string[]): Promise<Map<string, PolicyOnChain>> {
   const rpc = createRpcClient({ url: rpcUrl, timeoutMs: 10_000 });
   const out = new Map<string, PolicyOnChain>();
   for (let i = 0; i < addresses.length; i += 100) {
-    const reads = await readProgramAccounts(rpc, addresses.slice(i, i + 100), 'PaymentPolicy', { programId: PROGRAM_ID, commitment: 'confirmed' });
+    const reads = await retried(() => readProgramAccounts(rpc, addresses.slice(i, i + 100), 'PaymentPolicy', { programId: PROGRAM_ID, commitment: 'confirmed' }));
     for (const r of reads) {
       if (r.kind !== 'found') continue;
       const type = asPolicyType(r.data['policy_type']);
