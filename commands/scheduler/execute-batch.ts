@@ -10,7 +10,9 @@
  *      sent (exactly once: after a crash the chain decides about each, recover.ts);
  *   4. the stored ones sent in one JSON-RPC batch;
  *   5. their confirmations polled together (getSignatureStatuses);
- *   6. the executions recorded in one transaction, with their attempts.
+ *   6. the executions recorded in one transaction, with their attempts;
+ *   7. each policy's next due date read back from the chain (one getMultipleAccounts) and
+ *      queued at once (outcomes.ts, enqueueNext).
  *
  * Whatever is not the plain path (a refusal, an unknown send, a confirmation that did
  * not come, a recovery's events) goes through the single-intent code in outcomes.ts.
@@ -20,7 +22,7 @@ import { awaitSignatures, readExecutionContexts, sendSignedMany } from './chain-
 import { judge, settleVerdict } from './execute.js';
 import type { Intent } from './intents.js';
 import { markSendingMany, recordExecutedMany, type Executed } from './intents-batch.js';
-import { announceSuccess, confirmed, notSent, type ExecutorDeps } from './outcomes.js';
+import { announceSuccess, confirmed, enqueueNext, notSent, type ExecutorDeps } from './outcomes.js';
 
 export async function executeBatch(deps: ExecutorDeps, intents: readonly Intent[]): Promise<void> {
   if (intents.length === 0) return;
@@ -61,5 +63,6 @@ export async function executeBatch(deps: ExecutorDeps, intents: readonly Intent[
   }));
   const recorded = await recordExecutedMany(deps.db, deps.me, landed);
   deps.logger.info({ executed: recorded.size, batch: intents.length }, 'scheduled payments executed');
+  await enqueueNext(deps, landed.map((e) => e.intent).filter((i) => recorded.has(i.id)));
   for (const { intent } of landed) if (recorded.has(intent.id) && intent.dunning_step > 0) await announceSuccess(deps, intent);
 }

@@ -35,10 +35,13 @@ export async function enqueueDue(db: Db, nowSeconds: number, limit = 5000): Prom
   return Number(r.rows[0]?.n ?? 0);
 }
 
-/** One intent for (policy, due) as the chain states it, when the read model is behind. */
-export async function ensureIntent(db: Db, i: Pick<Intent, 'policy' | 'gateway' | 'variant' | 'tracking_id'>, dueAt: number): Promise<void> {
+/** One intent for (policy, due) as the chain states it, when the read model is behind (first tried at `notBeforeMs`, default now). */
+export async function ensureIntent(db: Db, i: Pick<Intent, 'policy' | 'gateway' | 'variant' | 'tracking_id'>, dueAt: number, notBeforeMs?: number): Promise<void> {
   await db.insertInto('execution_intents')
-    .values({ policy: i.policy, gateway: i.gateway, variant: i.variant, tracking_id: i.tracking_id, due_at: dueAt })
+    .values({
+      policy: i.policy, gateway: i.gateway, variant: i.variant, tracking_id: i.tracking_id, due_at: dueAt,
+      ...(notBeforeMs === undefined ? {} : { next_attempt_at: new Date(notBeforeMs) }),
+    })
     .onConflict((oc) => oc.columns(['policy', 'due_at']).doNothing()).execute();
 }
 

@@ -7,9 +7,12 @@ import type { Keypair } from '@solana/web3.js';
 import type { Logger } from '../../infra/log/logger.js';
 import type { Db } from '../../infra/postgres/database.js';
 import { awaitSignature, readExecutionContext, sendSigned, type ChainIo, type SendResult, type SignatureFate } from './chain.js';
+import { readExecutionContexts } from './chain-batch.js';
 import { afterFailure, afterSuccess, type DecideOptions } from './decide.js';
 import type { Failure } from './failure.js';
-import { forgetTransaction, releaseIntent, settleIntent, type Intent } from './intents.js';
+import { ensureIntent, forgetTransaction, releaseIntent, settleIntent, type Intent } from './intents.js';
+import { asPolicyType, asStatus } from '../../src/kernel/domain/policy-type.js';
+import { nextPaymentDue } from '../../src/kernel/domain/schedule.js';
 import { announce, type LifecycleDeps } from './lifecycle-events.js';
 
 export interface ExecutorDeps {
@@ -59,12 +62,34 @@ export async function confirmed(deps: ExecutorDeps, i: Intent, fate: SignatureFa
   return releaseIntent(deps.db, i.id, deps.me, deps.nowMs() + deps.decide.retryMs);
 }
 
+/**
+ * The policy's next due date, as the chain holds it once a payment landed, becomes an
+ * intent at once. Waiting for the read model would make the next payment as late as the
+ * indexer and the projector are behind: under load, more than a short period, whose due
+ * dates the program then skips. The read model still brings any the chain read misses.
+ */
+export async function enqueueNext(deps: ExecutorDeps, executed: readonly Intent[]): Promise<void> {
+  if (executed.length === 0) return;
+  try {
+    const contexts = await readExecutionContexts(deps.io, executed.map((i) => i.policy));
+    for (const [k, i] of executed.entries()) {
+      const c = contexts[k]!;
+      if ('class' in c || asStatus(c.policy.data['status']) !== 'Active') continue;
+      const due = nextPaymentDue(asPolicyType(c.policy.data['policy_type']), 'Active');
+      if (due !== null && Number(due) > Number(i.due_at)) await ensureIntent(deps.db, i, Number(due), Number(due) * 1000);
+    }
+  } catch (err) {
+    deps.logger.warn({ err: (err as Error).message, policies: executed.length }, 'next due dates not read; the read model brings them');
+  }
+}
+
 export async function succeed(deps: ExecutorDeps, i: Intent, note?: string): Promise<void> {
   const d = afterSuccess({ status: i.status, dunningStep: i.dunning_step, consecutiveFailures: i.consecutive_failures });
   const lagMs = Math.max(0, deps.nowMs() - Number(i.due_at) * 1000);
   const ok = await settleIntent(deps.db, i, deps.me, d, { outcome: 'executed', signature: i.signature, lagMs, reason: note ?? '' }, true);
   if (!ok) return;
   deps.logger.info({ policy: i.policy, dueAt: i.due_at, signature: i.signature, lagMs }, 'scheduled payment executed');
+  await enqueueNext(deps, [i]);
   await announceSuccess(deps, i);
 }
 

@@ -20,6 +20,7 @@ import { systemClock, type Clock } from '../../src/kernel/context.js';
 import { createIdempotency, type SettledResult } from './idempotency.js';
 import { randomUUID } from 'node:crypto';
 import { meterRequest, type UsageLedger } from './metering.js';
+import { upstreamUnavailable } from '../../src/kernel/http/errors.js';
 import type { PaymentPayload } from './payload.js';
 import { createPolicyCache, type PolicyCache } from './policy-cache.js';
 import type { PaymentRequirement, Scheme } from './requirements.js';
@@ -173,7 +174,14 @@ export function createPaymentEngine(deps: X402Deps): PaymentEngine {
       // with a ledger, the chunk is written to Postgres before Redis counts it (the settler charges the ledger)
       const requestId = randomUUID();
       const ledger = deps.usage ? { ledger: deps.usage, requestId, gateway: r.gateway } : undefined;
-      const m = await meterRequest(deps.redis, deps.redisPrefix, t.claims.policy, type, chunk ?? r.amount, nowSeconds(), ledger);
+      let m: Awaited<ReturnType<typeof meterRequest>>;
+      try {
+        m = await meterRequest(deps.redis, deps.redisPrefix, t.claims.policy, type, chunk ?? r.amount, nowSeconds(), ledger);
+      } catch (err) {
+        // the usage ledger (Postgres) or the counter (Redis) did not answer: nothing was admitted, so it is the
+        // caller's to retry, as when the chain is unreachable (a 503, never a 500; the soak found it in a PostgreSQL restart)
+        throw upstreamUnavailable(`pay-as-you-go metering is unavailable: ${(err as Error).message}`);
+      }
       if (!m.ok) return m.reason;
       const metered = { chunk: m.chunk.toString(), periodTotal: m.periodTotal.toString(), periodLimit: m.periodLimit.toString(), periodEnd: Number(m.periodEnd) };
       return { ...grant, metered: ledger ? { ...metered, requestId } : metered };

@@ -1,7 +1,8 @@
 /**
  * The whole service on one machine as separate processes, as an operator runs it: the
  * localnet (unless SOLANA_RPC_URL names a real cluster), a projector, a webhook worker,
- * the notifier, the indexer and two API nodes, each a `tributary serve --role ...`
+ * the notifier, the indexer, the scheduler (due payments and the pay-as-you-go settler)
+ * and two API nodes, each a `tributary serve --role ...`
  * process with its own log file, behind nginx on PORT. Optionally a streaming replica
  * of the primary for the API nodes' reads (DATABASE_READ_URL) and Redis reached
  * through Sentinel (REDIS_SENTINELS). Used by `make cluster` and by the soak.
@@ -13,7 +14,7 @@ import { startNginx } from './nginx.js';
 import { setUpReplica, type Replica } from './replica.js';
 import { startRedisServer, startSentinel, waitRedisReady, waitSentinelMaster } from './redis.js';
 
-export type RoleName = 'projector' | 'webhooks' | 'notifier' | 'indexer' | 'api';
+export type RoleName = 'projector' | 'webhooks' | 'notifier' | 'indexer' | 'scheduler' | 'api';
 
 export interface ClusterOptions {
   root: string;
@@ -46,7 +47,7 @@ export interface Cluster {
   url: string;
   apiUrls: string[];
   runDir: string;
-  /** every process by name: localnet, projector, webhooks, notifier, indexer, api-1, api-2, nginx, ... */
+  /** every process by name: localnet, projector, webhooks, notifier, indexer, scheduler, api-1, api-2, nginx, ... */
   procs: Map<string, Supervised>;
   replica?: Replica;
   /** the environment the roles run with */
@@ -60,7 +61,7 @@ export interface Cluster {
   stop(): Promise<void>;
 }
 
-const ORDER: readonly RoleName[] = ['projector', 'webhooks', 'notifier', 'indexer', 'api'];
+const ORDER: readonly RoleName[] = ['projector', 'webhooks', 'notifier', 'indexer', 'scheduler', 'api'];
 
 export async function healthy(url: string): Promise<boolean> {
   try {
@@ -94,7 +95,7 @@ export async function startCluster(o: ClusterOptions): Promise<Cluster> {
     if (!stopping.now) o.log(`${name} exited (${sig ?? `code ${code}`})${procs.get(name)?.spec.restart === false ? '' : '; restarting'}`);
   };
   const logFile = (name: string) => path.join(logs, `${name}.log`);
-  const counts = { projector: 1, webhooks: 1, notifier: 1, indexer: 1, api: 2, ...o.counts };
+  const counts = { projector: 1, webhooks: 1, notifier: 1, indexer: 1, scheduler: 1, api: 2, ...o.counts };
   const apiBase = o.apiBasePort ?? o.port + 10;
   const apiPorts = Array.from({ length: counts.api }, (_, i) => apiBase + i);
   const roleEnv: Record<string, string> = {
@@ -145,7 +146,7 @@ export async function startCluster(o: ClusterOptions): Promise<Cluster> {
     },
     async stop() {
       stopping.now = true;
-      const groups: string[][] = [['nginx'], apiPorts.map((_, i) => `api-${i + 1}`), ['indexer'], ['notifier', 'webhooks'], ['projector'], ['localnet'], ['sentinel', 'redis']];
+      const groups: string[][] = [['nginx'], apiPorts.map((_, i) => `api-${i + 1}`), ['scheduler'], ['indexer'], ['notifier', 'webhooks'], ['projector'], ['localnet'], ['sentinel', 'redis']];
       for (const g of groups) {
         const names = [...procs.keys()].filter((n) => g.some((x) => n === x || n.startsWith(`${x}-`)));
         await Promise.all(names.map((n) => procs.get(n)!.stop()));

@@ -6,7 +6,7 @@
  *   PORT (3002)                  nginx; API nodes on PORT+10, PORT+11, ...
  *   CLUSTER_HOST (0.0.0.0)       nginx's listen address
  *   CLUSTER_RUN_DIR (tmp/cluster) logs, nginx.conf, the replica's data, fixtures
- *   CLUSTER_API_NODES (2), CLUSTER_PROJECTORS, CLUSTER_WEBHOOK_WORKERS, CLUSTER_NOTIFIERS, CLUSTER_INDEXERS (1)
+ *   CLUSTER_API_NODES (2), CLUSTER_PROJECTORS, CLUSTER_WEBHOOK_WORKERS, CLUSTER_NOTIFIERS, CLUSTER_INDEXERS, CLUSTER_SCHEDULERS (1)
  *   CLUSTER_REPLICA_PORT (5433)  streaming replica of DATABASE_URL's primary for the API nodes' reads; CLUSTER_REPLICA=0: none
  *   CLUSTER_SENTINEL (0)         1: a private redis-server (CLUSTER_REDIS_PORT, 6380) reached through Sentinel (CLUSTER_SENTINEL_PORT, 26380)
  *   CLUSTER_CLI (dist)           dist: node dist/src/app/cli/bin.js (after make build); tsx: the TypeScript sources
@@ -54,7 +54,7 @@ async function main(): Promise<void> {
   if (!env['SIGNING_KEY_ENCRYPTION_KEY']) roleEnv['TRIBUTARY_DEV_MODE'] ??= 'true';
   const counts: Partial<Record<RoleName, number>> = {
     api: num('CLUSTER_API_NODES', 2), projector: num('CLUSTER_PROJECTORS', 1), webhooks: num('CLUSTER_WEBHOOK_WORKERS', 1),
-    notifier: num('CLUSTER_NOTIFIERS', 1), indexer: num('CLUSTER_INDEXERS', 1),
+    notifier: num('CLUSTER_NOTIFIERS', 1), indexer: num('CLUSTER_INDEXERS', 1), scheduler: num('CLUSTER_SCHEDULERS', 1),
   };
   const log = (s: string) => process.stdout.write(`[cluster] ${s}\n`);
   log(`starting in ${runDir}`);

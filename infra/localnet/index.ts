@@ -15,6 +15,7 @@ import { buildFixtures, writeFixtures, type LocalnetFixtures } from './fixtures.
 import { createGenesisAccounts, deriveActors, runGenesisTransactions } from './genesis.js';
 import { createRpcHttpServer } from './http-server.js';
 import { createRpcMethods, stateSummary } from './rpc-methods.js';
+import { invalidParams } from './rpc-errors.js';
 import { createWorkload, type Workload } from './workload.js';
 import { createPubsubServer, type PubsubServer } from './ws-server.js';
 
@@ -98,6 +99,15 @@ export async function startLocalnet(opts: LocalnetOptions): Promise<Localnet> {
   const methods = createRpcMethods(chain, {
     // NON-STANDARD, for fault-injection tests: drop every websocket client
     tributary_dropWebsockets: () => ref.pubsub?.dropConnections() ?? 0,
+    // NON-STANDARD: the workload's own progress (the ledger also holds what clients and the service send)
+    // NON-STANDARD: the workload's rate from now on, [eventsPerSecond] (the soak starts it once its clients are set up)
+    tributary_setWorkloadRate: (params) => {
+      const r = Number(params[0]);
+      if (!Number.isFinite(r) || r < 0) throw invalidParams('expected [eventsPerSecond >= 0]');
+      workload.setRate(r);
+      return { rate: r };
+    },
+    tributary_getWorkload: () => ({ ...workload.stats(), maxEvents: opts.maxEvents ?? 0, done: (opts.maxEvents ?? 0) > 0 && workload.stats().events >= (opts.maxEvents ?? 0) }),
   });
   const http = createRpcHttpServer(methods, opts.logger);
   const bound = await bindPair(http, chain, { port: opts.port, host, ...(opts.logger ? { logger: opts.logger } : {}) });

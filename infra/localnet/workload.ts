@@ -39,6 +39,8 @@ export interface Workload {
   /** spend the budget accrued over `elapsedMs` */
   tick(elapsedMs: number): void;
   stats(): { transactions: number; failed: number; events: number };
+  /** changes the rate from the next tick on (a test starts a paused workload when it is ready) */
+  setRate(eventsPerSecond: number): void;
 }
 
 type Weight = number | ((m: WorkloadModel) => number);
@@ -90,6 +92,7 @@ export function createWorkload(chain: Chain, actors: Actors, opts: WorkloadOptio
   };
   const stats = { transactions: 0, failed: 0, events: 0 };
   let budget = 0;
+  let rate = opts.rate;
   const done = (): boolean => (opts.maxEvents ?? 0) > 0 && stats.events >= (opts.maxEvents ?? 0);
 
   const choose = (): Plan | undefined => {
@@ -133,10 +136,11 @@ export function createWorkload(chain: Chain, actors: Actors, opts: WorkloadOptio
 
   return {
     tick: (elapsedMs) => {
-      if (opts.rate <= 0 || done()) return;
-      budget = Math.min(budget + (opts.rate * elapsedMs) / 1000, opts.rate * BACKLOG_SECONDS + 5);
+      if (rate <= 0 || done()) return;
+      budget = Math.min(budget + (rate * elapsedMs) / 1000, rate * BACKLOG_SECONDS + 5);
       for (let guard = 0; budget >= 1 && guard < 100_000 && !done(); guard += 1) budget -= step();
     },
     stats: () => ({ ...stats }),
+    setRate: (r) => { rate = Math.max(0, r); },
   };
 }

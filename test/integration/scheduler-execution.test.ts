@@ -12,6 +12,8 @@ import { claimIntents, enqueueDue, markSending } from '../../commands/scheduler/
 import { syncGatewayStates } from '../../commands/scheduler/gateway-sync.js';
 import { reportLines, schedulerReport } from '../../commands/scheduler/report.js';
 import { latestBlockhash, readExecutionContext, sendSigned, signExecution } from '../../commands/scheduler/chain.js';
+import { asPolicyType } from '../../src/kernel/domain/policy-type.js';
+import { nextPaymentDue } from '../../src/kernel/domain/schedule.js';
 import { waitFor } from '../support/process.js';
 import { DEMO_PATH } from './x402-harness.js';
 import { startSchedulerHarness, type SchedulerHarness } from './scheduler-harness.js';
@@ -110,6 +112,23 @@ describe('scheduler: due subscriptions executed exactly once', function () {
       expect(rows.filter((i) => i.status === 'executed')).to.have.length(records.length - 1);
       expect((await attempts(p)).filter((x) => x.outcome !== 'executed'), `no refused (double) send for ${p}`).to.have.length(0);
     }
+  });
+
+  it('the next due date is an intent as soon as a payment lands, not once the read model has caught up', async () => {
+    // the soak found it: with the indexer and projector behind under load, each next period
+    // waited for the read model and came later than a short period, so the program skipped it
+    const scheduler = s.scheduler({ autoStart: false });
+    const policy = await subscribe();
+    await waitFor(async () => { await scheduler.tick(); return s.records(policy).length >= 2; }, 30_000, 'a scheduled payment');
+    const ctx = await readExecutionContext(s.io, policy);
+    if ('class' in ctx) throw new Error(ctx.reason);
+    const next = Number(nextPaymentDue(asPolicyType(ctx.policy.data['policy_type']), 'Active'));
+    const rows = await intents(policy);
+    const ahead = rows.find((i) => Number(i.due_at) === next);
+    expect(ahead, `an intent for the chain's next due date ${next} right after the round that paid (intents: ${rows.map((i) => `${i.due_at} ${i.status}`).join(', ')})`).to.not.equal(undefined);
+    expect(ahead!.status).to.equal('pending');
+    expect(ahead!.next_attempt_at.getTime(), 'first tried when due').to.equal(next * 1000);
+    await scheduler.stop();
   });
 
   it('status and /metrics report executions, the due → executed lag and each signer\'s SOL balance', async () => {

@@ -12,6 +12,9 @@ import type { AddressInfo } from 'node:net';
 import { createRpcClient, paymentRequired, x402Grant, payAndFetch, type AcceptedRequirement } from '../../src/app/index.js';
 import { keyRingOf } from '../../infra/signing-keys/key-ring.js';
 import { DEMO_PATH, startX402, type X402Harness } from './x402-harness.js';
+import { createDb } from '../../infra/postgres/database.js';
+import { createUsageLedger } from '../../commands/settlement/usage-ledger.js';
+import { freePort } from '../support/ports.js';
 
 const PERIOD = 60;
 
@@ -92,6 +95,28 @@ describe('x402 pay-as-you-go metering', function () {
       base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     });
     after(async () => { await new Promise((r) => server.close(r)); });
+
+    it('answers 503, not 500, when the usage ledger does not answer (a PostgreSQL restart), and meters nothing', async () => {
+      const ledgerDb = createDb(`postgres://postgres@127.0.0.1:${await freePort()}/nothing-listens`, 1, 'payg-ledger-down');
+      const ctx = h.api.ctx;
+      const deps = {
+        rpc: createRpcClient({ url: h.overrides['SOLANA_RPC_URL']!, timeoutMs: 5000 }), programId: payg.extra.programId,
+        redis: ctx.redis, redisPrefix: ctx.config.redis.prefix, signer: keyRingOf(ctx), clock, cacheMs: 0, usage: createUsageLedger(ledgerDb),
+      };
+      const { id: _i, currency: _c, resource: _r, extra: _e, description: _d, ...terms } = payg;
+      const app = express();
+      app.get('/metered', paymentRequired([terms], deps), (_req, res) => { res.json({ ok: true }); });
+      const down = app.listen(0, '127.0.0.1');
+      await new Promise((r) => down.once('listening', r));
+      try {
+        const jwt = await payForPayg();
+        const res = await fetch(`http://127.0.0.1:${(down.address() as AddressInfo).port}/metered`, { headers: { authorization: `Bearer ${jwt}` } });
+        expect(res.status, await res.text()).to.equal(503);
+      } finally {
+        await new Promise((r) => down.close(r));
+        await ledgerDb.destroy();
+      }
+    });
 
     it('accepts the demo\'s JWT (same terms, same requirement id) and refuses a chunk above max_chunk_amount', async () => {
       const jwt = await payForPayg();

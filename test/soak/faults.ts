@@ -3,7 +3,7 @@
  * k-th of n faults fires when the chain has emitted k/(n+1) of the planned events, so the
  * schedule holds whatever rate the localnet reaches): kill -9 of every role process in
  * turn (the supervisor restarts it, as an orchestrator would), a Redis restart and a
- * PostgreSQL restart. Each fault's window runs from the fault until a few seconds after
+ * PostgreSQL restart, and the scheduler once more. Each fault's window runs from the fault until a few seconds after
  * the process is back.
  */
 import type { Cluster } from '../../infra/cluster/cluster.js';
@@ -29,11 +29,14 @@ export function killAndWait(cluster: Cluster, name: string): Fault {
 }
 
 export function faultPlan(cluster: Cluster, services: PrivateServices): Fault[] {
-  const roles = [...cluster.procs.keys()].filter((n) => /^(api|projector|webhooks|notifier|indexer)/.test(n));
+  const roles = [...cluster.procs.keys()].filter((n) => /^(api|projector|webhooks|notifier|indexer|scheduler)/.test(n));
+  // the scheduler (due payments and the pay-as-you-go settler) is killed once more at the end, after the restarts
+  const schedulers = roles.filter((n) => n.startsWith('scheduler'));
   return [
     ...roles.map((n) => killAndWait(cluster, n)),
     { name: 'restart Redis', run: () => services.restartRedis() },
     { name: 'restart PostgreSQL (primary)', run: () => services.restartPostgres() },
+    ...schedulers.map((n) => killAndWait(cluster, n)),
   ];
 }
 
