@@ -6,7 +6,7 @@ import { sql } from 'kysely';
 import { textToFixedBytes } from '../../src/kernel/events/codec.js';
 import type { TributaryEvent } from '../../src/kernel/events/envelope.js';
 import type { Projection, Trx } from '../runner/projection.js';
-import { bulkInsert, type BulkColumn } from '../runner/bulk.js';
+import { bulkInsert } from '../runner/bulk.js';
 
 /** The 64-byte memo of an event, for trackingId lookups through the memo encoding. */
 export function memoBytes(e: TributaryEvent): Buffer | null {
@@ -29,9 +29,8 @@ export function archiveRow(e: TributaryEvent) {
   };
 }
 
-const COLUMNS: readonly BulkColumn[] = [
-  ['id', 'text'], ['name', 'text'], ['signature', 'text'], ['slot', 'bigint'], ['block_time', 'bigint'],
-  ['ix_path', 'text'], ['event_index', 'integer'], ['memo', 'bytea'], ['data', 'jsonb'],
+const COLUMNS: readonly string[] = [
+  'id', 'name', 'signature', 'slot', 'block_time', 'ix_path', 'event_index', 'memo', 'data',
 ];
 
 export const archiveProjection: Projection = {

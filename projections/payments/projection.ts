@@ -11,20 +11,21 @@ import type { Projection, Trx } from '../runner/projection.js';
 import { paymentDoc, type PaymentRowLike } from './doc.js';
 import { PAYMENTS_GROUP } from '../../src/kernel/keys/index.js';
 import { sql } from 'kysely';
-import { bulkInsert, type BulkColumn } from '../runner/bulk.js';
+import { bulkInsert } from '../runner/bulk.js';
 
 interface Memo { memo: Buffer; tracking_id: string; input_mint: string | null }
 type Executed = TributaryEvent<'PaymentRecord' | 'ComposableExecuted'>;
 
 const CHUNK = 1000;
 
-const PAYMENT_COLUMNS: readonly BulkColumn[] = [
-  ['event_id', 'text'], ['kind', 'text'], ['policy', 'text'], ['gateway', 'text'], ['signature', 'text'], ['slot', 'bigint'],
-  ['event_index', 'integer'], ['block_time', 'bigint'], ['timestamp', 'bigint'], ['at', 'bigint'], ['amount', 'numeric'],
-  ['output_amount', 'numeric'], ['gateway_fee', 'numeric'], ['protocol_fee', 'numeric'], ['payer', 'text'], ['recipient', 'text'],
-  ['token_mint', 'text'], ['target_program', 'text'], ['record_id', 'bigint'], ['memo', 'bytea'], ['tracking_id', 'text'], ['doc', 'text'],
+const PAYMENT_COLUMNS: readonly string[] = [
+  'event_id', 'kind', 'policy', 'gateway', 'signature', 'slot', 'event_index', 'block_time', 'timestamp', 'at', 'amount',
+  'output_amount', 'gateway_fee', 'protocol_fee', 'payer', 'recipient', 'token_mint', 'target_program', 'record_id', 'memo',
+  'tracking_id', 'doc',
 ];
-const MEMO_COLUMNS: readonly BulkColumn[] = [['composable_policy', 'text'], ['memo', 'bytea'], ['tracking_id', 'text'], ['input_mint', 'text']];
+const MEMO_COLUMNS: readonly string[] = [
+  'composable_policy', 'memo', 'tracking_id', 'input_mint',
+];
 
 function base(e: Executed, policy: string) {
   return {

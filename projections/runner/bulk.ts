@@ -1,49 +1,41 @@
 /**
- * Set-based writes for projections: a batch's rows as one array per column, unnested in
- * the server (`INSERT ... SELECT * FROM unnest($1::text[], $2::bigint[], ...)`). One
- * statement of a few parameters whatever the batch size, where a multi-row VALUES list
- * has rows × columns parameters for the server to parse and bind and the client to
- * compile: the cost that kept the projections far below Postgres's own insert rate.
+ * Set-based writes for projections: a batch's rows COPYed into a staging table (a
+ * temporary table of the target's columns, private to the connection), then moved into
+ * the target with one INSERT ... SELECT that carries the model's ON CONFLICT rule. Where
+ * a multi-row VALUES list has rows × columns parameters for the client to compile and
+ * the server to parse and bind, this is one COPY stream and one statement per batch.
  */
 import { sql, type RawBuilder } from 'kysely';
+import { copyInto, type CopyValue } from '../../infra/postgres/copy.js';
 import type { Trx } from './projection.js';
 
-/** A column written by a bulk insert and its Postgres type (the array's element type). */
-export type BulkColumn = readonly [name: string, type: string];
+const stagingOf = (table: string) => `stage_${table}`;
 
-/** Rows past this many go in further statements: bounds the size of one message. */
-const MAX_ROWS = 20_000;
-
-function arrays(columns: readonly BulkColumn[], rows: readonly object[]): unknown[][] {
-  const out = columns.map(() => new Array<unknown>(rows.length));
-  rows.forEach((r, i) => {
-    columns.forEach(([name], c) => {
-      const v = (r as Record<string, unknown>)[name];
-      out[c]![i] = v === undefined ? null : v;
-    });
-  });
-  return out;
-}
-
-/** `SELECT * FROM unnest(...)` of these rows, as the source of an INSERT. */
-export function unnestRows(columns: readonly BulkColumn[], rows: readonly object[]): RawBuilder<unknown> {
-  const cols = arrays(columns, rows);
-  return sql`SELECT * FROM unnest(${sql.join(columns.map(([, type], i) => sql`${cols[i]}::${sql.raw(type)}[]`))})`;
+/**
+ * The staging table of `table`, empty: created once per connection (ON COMMIT DELETE ROWS
+ * empties it at each commit), truncated here as well for a second batch in one
+ * transaction (a replay's pages).
+ */
+async function emptyStaging(trx: Trx, table: string, columns: readonly string[]): Promise<void> {
+  const stage = sql.table(stagingOf(table));
+  const cols = sql.join(columns.map((c) => sql.ref(c)));
+  // no parameters: one simple-protocol round trip for both statements
+  await sql`CREATE TEMP TABLE IF NOT EXISTS ${stage} ON COMMIT DELETE ROWS AS SELECT ${cols} FROM ${sql.table(table)} WITH NO DATA;
+    TRUNCATE ${stage}`.execute(trx);
 }
 
 /**
- * INSERT of `rows` into `table` from server-side arrays, `tail` appended (ON CONFLICT ...).
- * Returns the number of rows inserted or updated.
+ * INSERT of `rows` (objects with a property per column) into `table`, `tail` appended
+ * (ON CONFLICT ...), in the order given. Returns the number of rows inserted or updated.
  */
 export async function bulkInsert(
-  trx: Trx, table: string, columns: readonly BulkColumn[], rows: readonly object[], tail: RawBuilder<unknown> = sql``,
+  trx: Trx, table: string, columns: readonly string[], rows: readonly object[], tail: RawBuilder<unknown> = sql``,
 ): Promise<number> {
-  let changed = 0;
-  for (let i = 0; i < rows.length; i += MAX_ROWS) {
-    const part = rows.slice(i, i + MAX_ROWS);
-    const r = await sql`INSERT INTO ${sql.table(table)} (${sql.join(columns.map(([name]) => sql.ref(name)))})
-      ${unnestRows(columns, part)} ${tail}`.execute(trx);
-    changed += Number(r.numAffectedRows ?? 0);
-  }
-  return changed;
+  if (rows.length === 0) return 0;
+  await emptyStaging(trx, table, columns);
+  const values = rows.map((r) => columns.map((c) => (r as Record<string, CopyValue>)[c]));
+  await copyInto(trx, stagingOf(table), columns, values);
+  const cols = sql.join(columns.map((c) => sql.ref(c)));
+  const r = await sql`INSERT INTO ${sql.table(table)} (${cols}) SELECT ${cols} FROM ${sql.table(stagingOf(table))} ${tail}`.execute(trx);
+  return Number(r.numAffectedRows ?? 0);
 }

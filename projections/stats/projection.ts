@@ -6,9 +6,11 @@
 import { sql } from 'kysely';
 import { epochDay, paymentAt } from '../../src/kernel/domain/event-data.js';
 import type { Projection } from '../runner/projection.js';
-import { bulkInsert, type BulkColumn } from '../runner/bulk.js';
+import { bulkInsert } from '../runner/bulk.js';
 
-const COLUMNS: readonly BulkColumn[] = [['gateway', 'text'], ['day', 'bigint'], ['payments', 'bigint'], ['volume', 'numeric']];
+const COLUMNS: readonly string[] = [
+  'gateway', 'day', 'payments', 'volume',
+];
 
 export const statsProjection: Projection = {
   name: 'payment-stats',
