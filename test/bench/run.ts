@@ -13,6 +13,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   x402: async () => (await import('./x402.js')).benchX402(),
   merchant: async () => (await import('./merchant.js')).benchMerchant(),
   facilitator: async () => (await import('./facilitator.js')).benchFacilitator(),
+  archive: async () => (await import('./archive.js')).benchArchive(),
 };
 
 const only = process.argv.slice(2);
