@@ -81,8 +81,11 @@ async function fetchChunk(deps: CatchUpDeps, chunk: readonly SignatureInfo[]): P
   }));
 }
 
-/** Steps fetched ahead of the one being decoded and appended: the RPC node works meanwhile. */
-const PREFETCH = 2;
+/**
+ * Steps fetched ahead of the one being decoded and appended: the RPC node works meanwhile.
+ * One: more requests in flight at once each take longer, and a slow node would time them out.
+ */
+const PREFETCH = 1;
 
 /** The step's transactions decoded, in chain order, counters updated. */
 function decodeChunk(deps: CatchUpDeps, chunk: readonly SignatureInfo[], fetched: readonly (TransactionJson | undefined)[]): TributaryEvent[] {
