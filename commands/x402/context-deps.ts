@@ -8,6 +8,7 @@ import { createRpcClient } from '../../infra/solana/rpc-client.js';
 import { keyRingOf } from '../../infra/signing-keys/key-ring.js';
 import type { X402Deps } from './engine.js';
 import { createUsageLedger } from '../settlement/usage-ledger.js';
+import { createCreditLedger } from './prepaid/ledger.js';
 
 export function x402DepsFromContext(ctx: AppContext): X402Deps {
   const { solana, x402, redis, http } = ctx.config;
@@ -26,6 +27,7 @@ export function x402DepsFromContext(ctx: AppContext): X402Deps {
     idempotencyTtlSeconds: x402.idempotencyTtlSeconds,
     subscriptionGraceSeconds: ctx.config.access.subscriptionGraceSeconds,
     usage: createUsageLedger(ctx.db),
+    credits: createCreditLedger(ctx.db),
     ...(http.publicUrl ? { resourceBase: http.publicUrl.replace(/\/$/, '') } : {}),
   };
 }
