@@ -1,19 +1,19 @@
 /**
  * One catch-up round: every signature of the program newer than the cursor, oldest
  * first; each successful transaction fetched, decoded and appended; the cursor moved
- * with its events, in the same Redis script. Fetches run a few steps ahead of the
- * appends, so the RPC node serves the next step while this one is decoded. Failed transactions are passed over without
+ * only after its events are in the stream. Fetches run a step ahead of the appends, so
+ * the RPC node serves the next step while this one is decoded and appended. Failed transactions are passed over without
  * a fetch. Live notifications and gap repair both come here, so the stream receives
  * events in chain order and the cursor never skips a transaction.
  */
 import pRetry from 'p-retry';
 import type { Logger } from 'pino';
 import type { Redis } from 'ioredis';
-import { appendEventsThenSet } from '../redis/event-stream.js';
+import { appendEvents } from '../redis/event-stream.js';
 import type { StreamKeys } from '../redis/client.js';
 import type { ChainReader, SignatureInfo, TransactionJson } from '../solana/chain-reader.js';
 import type { TributaryEvent } from '../../src/kernel/events/envelope.js';
-import { cursorKey, cursorValue, readCursor, type Cursor } from './cursor.js';
+import { readCursor, writeCursor, type Cursor } from './cursor.js';
 import { decodeTransaction } from './decode.js';
 import { retryForever } from './retry.js';
 import type { IndexerCounters } from './stats.js';
@@ -130,8 +130,8 @@ export async function catchUp(deps: CatchUpDeps): Promise<number> {
     const chunk = chunks[step]!;
     const events = decodeChunk(deps, chunk, await fetches[step]!);
     const last = chunk[chunk.length - 1]!;
-    const position = cursorValue({ signature: last.signature, slot: last.slot });
-    const appended = await retryForever('appending events', () => appendEventsThenSet(deps.redis, deps.keys, events, cursorKey(deps.prefix), position), guard);
+    const appended = await retryForever('appending events', () => appendEvents(deps.redis, deps.keys, events), guard);
+    await retryForever('writing the indexer cursor', () => writeCursor(deps.redis, deps.prefix, { signature: last.signature, slot: last.slot }), guard);
     deps.counters.eventsAppended += appended;
     deps.counters.duplicatesAbsorbed += events.length - appended;
     deps.counters.transactionsProcessed += chunk.length;

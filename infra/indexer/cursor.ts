@@ -18,11 +18,6 @@ export async function readCursor(redis: Redis, prefix: string): Promise<Cursor |
     : undefined;
 }
 
-/** The cursor as stored (JSON), for a write made with other commands (appendEventsThenSet). */
-export function cursorValue(cursor: Cursor): string {
-  return JSON.stringify({ signature: cursor.signature, slot: cursor.slot });
-}
-
 export async function writeCursor(redis: Redis, prefix: string, cursor: Cursor): Promise<void> {
-  await redis.set(cursorKey(prefix), cursorValue(cursor));
+  await redis.set(cursorKey(prefix), JSON.stringify(cursor));
 }

@@ -25,24 +25,6 @@ end
 return appended
 `);
 
-/**
- * The same, then SET of a value (the indexer's cursor) in the same script: the events and
- * the position they bring the reader to land together, in one round trip.
- * KEYS[1] = stream; KEYS[2] = the key set last; KEYS[3..n+2] = seen keys.
- * ARGV[1] = ttl seconds; ARGV[2] = field; ARGV[3] = the value set last; ARGV[4..n+3] = payloads.
- */
-const APPEND_THEN_SET_SCRIPT = luaScript<number>('tributaryAppendEventsThenSet', `
-local appended = 0
-for i = 3, #KEYS do
-  if redis.call('SET', KEYS[i], '1', 'NX', 'EX', ARGV[1]) then
-    redis.call('XADD', KEYS[1], '*', ARGV[2], ARGV[i + 1])
-    appended = appended + 1
-  end
-end
-redis.call('SET', KEYS[2], ARGV[3])
-return appended
-`);
-
 export const DEDUP_WINDOW_SECONDS = 7 * 24 * 3600;
 
 export async function appendEvents(redis: Redis, keys: StreamKeys, events: readonly TributaryEvent[]): Promise<number> {
@@ -57,13 +39,4 @@ export async function appendRaw(redis: Redis, keys: StreamKeys, payloads: readon
   const pipe = redis.pipeline();
   for (const p of payloads) pipe.xadd(keys.events, '*', STREAM_FIELD, p);
   await pipe.exec();
-}
-
-/** appendEvents, then `key` set to `value` atomically with them (the indexer's cursor). */
-export async function appendEventsThenSet(
-  redis: Redis, keys: StreamKeys, events: readonly TributaryEvent[], key: string, value: string,
-): Promise<number> {
-  const keyList = [keys.events, key, ...events.map((e) => keys.seen(e.id))];
-  const args = [String(DEDUP_WINDOW_SECONDS), STREAM_FIELD, value, ...events.map(serializeEvent)];
-  return runScript(redis, APPEND_THEN_SET_SCRIPT, keyList, args);
 }
