@@ -28,7 +28,17 @@ export interface LifecycleEvent {
 /** Where the broadcast goes; the scheduler role passes a Socket.IO server on the Redis adapter. */
 export interface RoomEmitter { emit(trackingId: string, event: string, body: unknown): void }
 
-export interface LifecycleDeps { db: Db; nowMs: () => number; rooms?: RoomEmitter }
+export interface LifecycleDeps {
+  db: Db;
+  nowMs: () => number;
+  rooms?: RoomEmitter;
+  /**
+   * After an event is recorded: the scheduler role bumps the read-cache version
+   * LIFECYCLE_VERSION (cached merchant answers show past-due flags). A failure leaves
+   * those answers at most READ_CACHE_TTL_MS old.
+   */
+  recorded?: () => Promise<unknown>;
+}
 
 export function eventData(e: LifecycleEvent, nowMs: number): Record<string, unknown> {
   return {
@@ -59,6 +69,7 @@ export async function announce(deps: LifecycleDeps, e: LifecycleEvent): Promise<
     }
     return true;
   });
+  if (inserted) await deps.recorded?.().catch(() => undefined);
   if (inserted && deps.rooms && e.trackingId !== '') deps.rooms.emit(e.trackingId, 'lifecycle', { type: e.name, data });
   return inserted;
 }

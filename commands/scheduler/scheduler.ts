@@ -26,6 +26,8 @@ export interface SchedulerDeps {
   logger: Logger;
   nowMs: () => number;
   rooms?: RoomEmitter;
+  /** after a lifecycle event is recorded (LifecycleDeps.recorded) */
+  recorded?: () => Promise<unknown>;
 }
 
 export interface RunningScheduler {
@@ -46,7 +48,7 @@ export function startScheduler(deps: SchedulerDeps, opts: { autoStart?: boolean 
     signerOf: (g) => signers.get(g),
     decide: { dunningScheduleMs: s.dunningScheduleMs, retryMs: s.retryMs, cooldownMs: s.cooldownMs },
     confirmTimeoutMs: deps.config.x402.confirmTimeoutMs,
-    lifecycle: { db: deps.db, nowMs: deps.nowMs, ...(deps.rooms ? { rooms: deps.rooms } : {}) },
+    lifecycle: { db: deps.db, nowMs: deps.nowMs, ...(deps.rooms ? { rooms: deps.rooms } : {}), ...(deps.recorded ? { recorded: deps.recorded } : {}) },
   };
   let ticks = 0;
   // a long round checks between its steps whether the rounds were stopped (declared below, read only once started)

@@ -12,10 +12,18 @@
  * instruction, index = position among our `Program data:` lines; then self-CPI events in
  * innerInstructions order, ixPath = `outer.inner`, the index continuing. Undecodable
  * payloads still take their index, so a future event type never shifts the others.
+ *
+ * What the chain reports besides events: execute_payment logs its fee split right after
+ * PaymentRecord (`Program log: Payment executed: R -> recipient, G gateway fee, S
+ * scheduler cut, P protocol fee`). Within one top-level instruction the n-th such line
+ * of our program belongs to its n-th PaymentRecord; the split is attached to the event's
+ * data as `fee_split` when the counts agree (`transfer` emits PaymentRecord and logs no
+ * split), so the read models learn net or gross mode and the protocol cut from the chain.
  */
 import bs58 from 'bs58';
 import { decodeEventPayload } from '../../src/kernel/events/codec.js';
 import { eventId, type TributaryEvent } from '../../src/kernel/events/envelope.js';
+import type { FeeSplit } from '../../src/kernel/events/event-types.js';
 import type { TransactionJson } from '../solana/chain-reader.js';
 
 /** sha256("anchor:event")[..8] */
@@ -34,12 +42,17 @@ export interface DecodedTransaction {
 const INVOKE = /^Program (\S+) invoke \[(\d+)\]$/;
 const EXIT = /^Program (\S+) (?:success$|failed)/;
 const DATA = 'Program data: ';
+/** execute_payment's split (the scheduler part is missing from older program versions) */
+const SPLIT = /^Program log: Payment executed: (\d+) -> recipient, (\d+) gateway fee, (?:(\d+) scheduler cut, )?(\d+) protocol fee$/;
 
 interface Payload { ixPath: string; payload: string }
 
-function logPayloads(logs: readonly string[], programId: string): { payloads: Payload[]; truncated: boolean } {
+interface LoggedSplit { topLevel: number; split: FeeSplit }
+
+function logPayloads(logs: readonly string[], programId: string): { payloads: Payload[]; splits: LoggedSplit[]; truncated: boolean } {
   const stack: string[] = [];
   const payloads: Payload[] = [];
+  const splits: LoggedSplit[] = [];
   let topLevel = -1;
   let truncated = false;
   for (const line of logs) {
@@ -62,9 +75,31 @@ function logPayloads(logs: readonly string[], programId: string): { payloads: Pa
       }
       continue;
     }
+    const split = SPLIT.exec(line);
+    if (split && stack.length > 0 && stack[stack.length - 1] === programId) {
+      splits.push({ topLevel, split: { recipient_amount: split[1]!, gateway_residual: split[2]!, scheduler_cut: split[3] ?? '0', protocol_cut: split[4]! } });
+      continue;
+    }
     if (line === 'Log truncated') truncated = true;
   }
-  return { payloads, truncated };
+  return { payloads, splits, truncated };
+}
+
+/** Attaches each top-level instruction's logged splits to its PaymentRecords, in order, when the counts agree. */
+function attachSplits(events: TributaryEvent[], splits: readonly LoggedSplit[]): void {
+  const records = new Map<number, TributaryEvent<'PaymentRecord'>[]>();
+  for (const e of events) {
+    if (e.name !== 'PaymentRecord') continue;
+    const top = Number(e.ixPath.split('.')[0]);
+    records.set(top, [...(records.get(top) ?? []), e]);
+  }
+  const logged = new Map<number, FeeSplit[]>();
+  for (const s of splits) logged.set(s.topLevel, [...(logged.get(s.topLevel) ?? []), s.split]);
+  for (const [top, list] of records) {
+    const found = logged.get(top) ?? [];
+    if (found.length !== list.length) continue;
+    list.forEach((e, i) => { e.data = { ...e.data, fee_split: found[i]! }; });
+  }
 }
 
 function cpiPayloads(tx: TransactionJson, programId: string): Payload[] {
@@ -95,7 +130,7 @@ function cpiPayloads(tx: TransactionJson, programId: string): Payload[] {
 export function decodeTransaction(tx: TransactionJson, signature: string, programId: string): DecodedTransaction {
   const meta = tx.meta;
   if (!meta || (meta.err !== null && meta.err !== undefined)) return { events: [], unknown: [], failed: true, truncated: false };
-  const { payloads, truncated } = logPayloads(meta.logMessages ?? [], programId);
+  const { payloads, splits, truncated } = logPayloads(meta.logMessages ?? [], programId);
   const all = [...payloads, ...cpiPayloads(tx, programId)];
   const events: TributaryEvent[] = [];
   const unknown: DecodedTransaction['unknown'] = [];
@@ -110,5 +145,6 @@ export function decodeTransaction(tx: TransactionJson, signature: string, progra
       blockTime: tx.blockTime ?? null, ixPath: p.ixPath, index, ...decoded,
     });
   });
+  attachSplits(events, splits);
   return { events, unknown, failed: false, truncated };
 }

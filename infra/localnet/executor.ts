@@ -26,7 +26,7 @@ export type TransactionError = { InstructionError: [number, { Custom: number } |
 export interface CompiledInnerInstruction { programIdIndex: number; accounts: number[]; data: string; stackHeight: number }
 export interface InnerInstructions { index: number; instructions: CompiledInnerInstruction[] }
 
-export interface ExecutedEvent { name: string; payload: Buffer; ixPath: string; index: number }
+export interface ExecutedEvent { name: string; payload: Buffer; ixPath: string; index: number; observed?: Record<string, unknown> }
 
 export interface ExecOptions {
   clock: ProgramClock;
@@ -48,7 +48,7 @@ const SELF = PROGRAM_ID.toBase58();
 const EVENT_AUTHORITY = pdas.eventAuthority().toBase58();
 const NOISE = OTHER_PROGRAM_ID.toBase58();
 
-interface Pending { name: string; payload: Buffer; outer: number; inner?: number }
+interface Pending { name: string; payload: Buffer; outer: number; inner?: number; observed?: Record<string, unknown> }
 
 export function executeMessage(base: AccountView, message: VersionedMessage, opts: ExecOptions): ExecResult {
   const overlay = createOverlay(base);
@@ -123,8 +123,8 @@ function withIdentity(pending: Pending[]): ExecutedEvent[] {
   const logged = pending.filter((p) => p.inner === undefined);
   const cpi = pending.filter((p) => p.inner !== undefined).sort((a, b) => a.outer - b.outer || (a.inner ?? 0) - (b.inner ?? 0));
   return [
-    ...logged.map((p, index) => ({ name: p.name, payload: p.payload, ixPath: String(p.outer), index })),
-    ...cpi.map((p, i) => ({ name: p.name, payload: p.payload, ixPath: `${p.outer}.${p.inner}`, index: logged.length + i })),
+    ...logged.map((p, index) => ({ name: p.name, payload: p.payload, ixPath: String(p.outer), index, ...(p.observed ? { observed: p.observed } : {}) })),
+    ...cpi.map((p, i) => ({ name: p.name, payload: p.payload, ixPath: `${p.outer}.${p.inner}`, index: logged.length + i, ...(p.observed ? { observed: p.observed } : {}) })),
   ];
 }
 

@@ -73,12 +73,12 @@ export function submitTransaction(chain: Chain, tx: VersionedTransaction, opts: 
 }
 
 function toEnvelope(
-  e: { name: string; payload: Buffer; ixPath: string; index: number }, signature: string, slot: number, blockTime: number,
+  e: { name: string; payload: Buffer; ixPath: string; index: number; observed?: Record<string, unknown> }, signature: string, slot: number, blockTime: number,
 ): TributaryEvent {
   if (!isEventName(e.name)) throw new Error(`program emitted an event missing from the catalog: ${e.name}`);
   return {
     id: eventId(signature, e.ixPath, e.index), name: e.name, signature, slot, blockTime, ixPath: e.ixPath,
-    index: e.index, data: normalizeIdlValue(e.name, decodeEventBody(e.name, e.payload)),
+    index: e.index, data: { ...normalizeIdlValue(e.name, decodeEventBody(e.name, e.payload)), ...e.observed },
   } as TributaryEvent; // normalizeIdlValue produces the generated shape of each event (event-types.ts)
 }
 

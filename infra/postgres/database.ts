@@ -6,10 +6,11 @@ import { Kysely, PostgresDialect } from 'kysely';
 import pg from './pg.js';
 import Cursor from 'pg-cursor';
 import type { Database } from './schema.js';
+import { withNamedStatements } from './named-statements.js';
 
 export type Db = Kysely<Database>;
 
-export function createDb(url: string, poolMax = 10, applicationName = 'tributary', opts: { statementTimeoutMs?: number } = {}): Db {
+export function createDb(url: string, poolMax = 10, applicationName = 'tributary', opts: { statementTimeoutMs?: number; namedStatements?: boolean } = {}): Db {
   const pool = new pg.Pool({
     connectionString: url,
     max: poolMax,
@@ -25,7 +26,8 @@ export function createDb(url: string, poolMax = 10, applicationName = 'tributary
   // query in flight rejects and the pool discards it, so the event needs no more than this.
   pool.on('connect', (client) => { client.on('error', () => undefined); });
   // cursor: .stream() reads large results in chunks (the merchant exports)
-  return new Kysely<Database>({ dialect: new PostgresDialect({ pool, cursor: Cursor }) });
+  // named statements: parsed once per connection, planned from the plan cache (named-statements.ts)
+  return new Kysely<Database>({ dialect: new PostgresDialect({ pool: opts.namedStatements ? withNamedStatements(pool) : pool, cursor: Cursor }) });
 }
 
 /** Creates the database named in `url` when it does not exist (connecting to `postgres`). */

@@ -25,6 +25,13 @@ const TEXT_FIELDS = new Set(['memo', 'name', 'url', 'referral_code']);
 const RAW_KEPT = new Set(['memo']);
 const WIDE_INTS = new Set(['u64', 'i64', 'u128', 'i128']);
 const NUMBERS = new Set(['u8', 'i8', 'u16', 'i16', 'u32', 'i32', 'f32', 'f64']);
+/**
+ * Fields the indexer adds to an event from what the chain reports besides it (decode.ts):
+ * execute_payment logs its fee split on the line after PaymentRecord.
+ */
+const OBSERVED_FIELDS: Readonly<Record<string, string[]>> = {
+  PaymentRecord: ['/** the split execute_payment logged (`Payment executed: …`); absent when it logged none */', 'fee_split?: FeeSplit;'],
+};
 const isPadding = (name: string): boolean => /^_?padding/.test(name) || name.startsWith('_');
 const isField = (f: Field | TypeRef): f is Field => typeof f === 'object' && 'name' in f && 'type' in f;
 
@@ -77,7 +84,8 @@ function variantType(v: Variant, used: Set<string>): string {
 function declaration(def: TypeDef, used: Set<string>): string {
   if (def.type.kind === 'struct') {
     // type literals rather than interfaces: they are assignable to the codec's Json
-    return [`export type ${def.name} = {`, ...fieldLines(def.type.fields ?? [], used, '  '), '};'].join('\n');
+    const observed = (OBSERVED_FIELDS[def.name] ?? []).map((l) => `  ${l}`);
+    return [`export type ${def.name} = {`, ...fieldLines(def.type.fields ?? [], used, '  '), ...observed, '};'].join('\n');
   }
   const variants = def.type.variants.map((v) => `  | ${variantType(v, used)}`);
   return [`export type ${def.name} =`, ...variants].join('\n') + ';';
@@ -112,6 +120,16 @@ export function renderEventTypes(idl: IdlJson): string {
     'export type DecimalString = string;',
     '/** Raw bytes, lowercase hex. */',
     'export type HexString = string;',
+    '',
+    '/** What execute_payment moved, as its log line reports it (base units, decimal strings). */',
+    'export type FeeSplit = {',
+    '  recipient_amount: DecimalString;',
+    '  /** what the gateway fee account kept (the scheduler cut not included) */',
+    '  gateway_residual: DecimalString;',
+    '  /** paid to a permissionless caller; 0 when the gateway signer called (merged into its fee account) */',
+    '  scheduler_cut: DecimalString;',
+    '  protocol_cut: DecimalString;',
+    '};',
     '',
     ...emitted.flatMap((d) => [d, '']),
     '/** Each event name with the type of its data. */',

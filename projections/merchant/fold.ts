@@ -13,7 +13,7 @@ import type { PdaDeriver } from '../../src/kernel/domain/pda.js';
 import { asPolicyType, asStatus, type PolicyStatus, type PolicyType } from '../../src/kernel/domain/policy-type.js';
 import { applyPayment, nextPaymentDue, statusAfterPayment } from '../../src/kernel/domain/schedule.js';
 import { BUCKETS, bucketStart } from '../../src/kernel/domain/buckets.js';
-import { DEFAULT_PROTOCOL_SHARE_BPS, splitPayment, type FeeSettings } from './fees.js';
+import { DEFAULT_PROTOCOL_SHARE_BPS, splitFromLog, splitPayment, type FeeSettings, type PaymentSplit } from './fees.js';
 import { monthlyMicro } from '../../src/kernel/domain/mrr.js';
 
 export interface MPolicy {
@@ -220,14 +220,29 @@ export function foldMerchant(pda: PdaDeriver, state: MerchantState, events: read
   for (const e of events) handlers[e.name]?.(e.data, timeOf(e), e);
   return out;
 
+  /**
+   * The chain's own split when execute_payment logged one (and the gateway's mode learned
+   * from it, for payments that come without); else the formula on the settings followed.
+   */
+  function paymentSplit(e: TributaryEvent, gateway: string, amount: bigint): PaymentSplit {
+    const settings = state.gateways.get(gateway) ?? NO_FEES;
+    const logged = e.name === 'PaymentRecord' ? e.data.fee_split : undefined;
+    if (logged === undefined) return splitPayment(amount, settings, state.protocolShareBps ?? DEFAULT_PROTOCOL_SHARE_BPS);
+    const split = splitFromLog(amount, logged, settings.gatewayFeeBps);
+    if (split.gross !== split.net && split.netMode !== settings.netMode) {
+      state.gateways.set(gateway, { ...settings, netMode: split.netMode });
+      out.gatewaysChanged.add(gateway);
+    }
+    return split;
+  }
+
   function payment(e: TributaryEvent, at: number | null): void {
     const d = e.data;
     const gateway = text(d, 'gateway');
     const mint = text(d, 'token_mint');
     const payer = text(d, 'payer');
     const amount = big(d, 'amount');
-    const settings = state.gateways.get(gateway) ?? NO_FEES;
-    const split = splitPayment(amount, settings, state.protocolShareBps ?? DEFAULT_PROTOCOL_SHARE_BPS);
+    const split = paymentSplit(e, gateway, amount);
     const address = text(d, 'payment_policy');
     const before = state.policies.get(address);
     if (before) {

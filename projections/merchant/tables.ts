@@ -14,7 +14,7 @@ export interface MerchantProgramTable {
 export interface MerchantGatewaysTable {
   gateway: string;
   fee_bps: number;
-  /** flag bit1; no event carries the flags, so false unless set otherwise (README, Merchant view) */
+  /** flag bit1, as the last payment with a logged split showed it (fees.ts) */
   net_mode: boolean;
   custom_protocol_share_bps: number | null;
 }
@@ -61,7 +61,7 @@ export interface MerchantSubscribersTable {
   last_payment_at: OptBig;
   /** earliest next due date of its Active policies */
   next_due: ColumnType<string | null, string | number | null | undefined, string | number | null>;
-  /** set by the scheduler (issue 14) once it lands; false until then */
+  /** not written: the flag is read from the scheduler's service_events (queries/merchant/subscribers.ts) */
   past_due: ColumnType<boolean, boolean | undefined, boolean>;
 }
 

@@ -108,9 +108,10 @@ $('wallet-sign-in').addEventListener('click', function () {
   say('Asking the wallet to sign the challenge…');
   var auth = '/v1/gateway/' + encodeURIComponent(gateway) + '/auth/';
   post(auth + 'challenge', {}).then(function (ch) {
-    return walletSign(new TextEncoder().encode(ch.nonce));
-  }).then(function (signed) {
-    return post(auth + 'verify', { signer: signed.signer, signature: Array.prototype.slice.call(signed.signature) });
+    return walletSign(new TextEncoder().encode(ch.nonce)).then(function (signed) {
+      // the nonce named: another tab's newer challenge does not get in the way
+      return post(auth + 'verify', { signer: signed.signer, signature: Array.prototype.slice.call(signed.signature), nonce: ch.nonce });
+    });
   }).then(function (v) { return signedIn(gateway, v.token); })
     .catch(function (err) { say('Wallet sign-in failed: ' + err.message, true); });
 });

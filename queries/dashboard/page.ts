@@ -79,7 +79,7 @@ export const DASHBOARD_HTML = `<!doctype html>
     <section aria-labelledby="renew-title" class="card">
       <h2 id="renew-title">Upcoming renewals</h2>
       <ol id="renewals" class="feed"></ol>
-      <p class="hint">Failed renewals and past-due flags appear once the scheduler runs for this service.</p>
+      <p class="hint">A subscriber whose renewal failed is marked past due in the subscribers table while the scheduler retries it.</p>
     </section>
 
     <section aria-labelledby="hooks-title" class="card">

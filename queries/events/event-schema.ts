@@ -44,9 +44,26 @@ function fieldsSchema(fields: readonly IdlField[]): { properties: Record<string,
   return { properties, required: Object.keys(properties) };
 }
 
+const amount: JsonSchema = { type: 'string', pattern: '^[0-9]+$' };
+
+/** Fields the indexer adds from what the chain logs besides the event (infra/indexer/decode.ts); optional. */
+const OBSERVED: Readonly<Record<string, Record<string, JsonSchema>>> = {
+  PaymentRecord: {
+    fee_split: {
+      type: 'object',
+      description: 'What execute_payment logged it moved (`Payment executed: …`), base units: the recipient\'s amount (the whole amount in net mode), the gateway fee account\'s residual, the scheduler cut paid to a permissionless caller (0 when the gateway signer called) and the protocol cut. Absent when the program logged none (transfer).',
+      required: ['recipient_amount', 'gateway_residual', 'scheduler_cut', 'protocol_cut'],
+      properties: { recipient_amount: amount, gateway_residual: amount, scheduler_cut: amount, protocol_cut: amount },
+    },
+  },
+};
+
 function definedSchema(name: string): JsonSchema {
   const def = idlType(name);
-  if (def.type.kind === 'struct') return { type: 'object', ...fieldsSchema(def.type.fields ?? []) };
+  if (def.type.kind === 'struct') {
+    const s = fieldsSchema(def.type.fields ?? []);
+    return { type: 'object', properties: { ...s.properties, ...OBSERVED[name] }, required: s.required };
+  }
   const variants = def.type.variants.map((v): JsonSchema => {
     const fields = v.fields ?? [];
     if (fields.length === 0) return { type: 'string', enum: [v.name] };

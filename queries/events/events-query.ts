@@ -47,16 +47,35 @@ function conditions(w: EventWhere) {
   };
 }
 
-export async function listEvents(db: Db, where: EventWhere, page: Page): Promise<ApiEvent[]> {
-  const rows = await db
+/**
+ * A page of events as one JSON array text rendered by Postgres (`[]` when empty), in the
+ * API's shape (toApiEvent: camelCase envelope, block time also as ISO 8601), so the API
+ * node writes it to the socket without parsing or serializing it; `data` is the stored
+ * jsonb as Postgres prints it. Unexecuted: the bench hands its SQL to pgbench.
+ */
+export function eventsQuery(db: Db, where: EventWhere, page: Page) {
+  const rows = db
     .selectFrom('events')
-    .select(COLUMNS)
+    .select([...COLUMNS, 'seq'])
     .where(conditions(where))
     .orderBy('slot', 'desc')
     .orderBy('seq', 'desc')
     .limit(page.limit)
-    .offset(page.offset)
-    .execute();
+    .offset(page.offset);
+  return db.selectFrom(rows.as('t')).select(sql<string>`coalesce('[' || string_agg((SELECT row_to_json(e) FROM (SELECT t.id, t.name, t.signature,
+    t.slot, t.block_time AS "blockTime", to_char(to_timestamp(t.block_time) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS timestamp,
+    t.ix_path AS "ixPath", t.event_index AS index, t.data) e)::text, ',' ORDER BY t.slot DESC, t.seq DESC) || ']', '[]')`.as('json'));
+}
+
+/** A page of events, newest first, as the JSON array text of the API's events. */
+export async function listEventsJson(db: Db, where: EventWhere, page: Page): Promise<string> {
+  return (await eventsQuery(db, where, page).executeTakeFirstOrThrow()).json;
+}
+
+/** A page of events, newest first, as objects (for code that reads them). */
+export async function listEvents(db: Db, where: EventWhere, page: Page): Promise<ApiEvent[]> {
+  const rows = await db.selectFrom('events').select(COLUMNS).where(conditions(where))
+    .orderBy('slot', 'desc').orderBy('seq', 'desc').limit(page.limit).offset(page.offset).execute();
   return rows.map(toApiEvent);
 }
 

@@ -8,7 +8,7 @@ import type { EventName } from '../../src/kernel/events/catalog.js';
 import type { Api } from '../../src/kernel/http/routes.js';
 import { base58Key, limitSchema, offsetSchema } from '../../src/kernel/http/schema.js';
 import { typedEventListSchema } from './event-schema.js';
-import { listEvents } from './events-query.js';
+import { listEventsJson } from './events-query.js';
 
 interface KindRoute {
   path: string;
@@ -59,8 +59,7 @@ export function registerKindRoutes(api: Api, ctx: AppContext): void {
           const v = query[param];
           if (typeof v === 'string') fields[field] = v;
         }
-        const events = await listEvents(ctx.dbRead, { name: r.name, fields }, { limit: query.limit, offset: query.offset });
-        return { body: events };
+        return { json: await listEventsJson(ctx.dbRead, { name: r.name, fields }, { limit: query.limit, offset: query.offset }) };
       },
     });
   }

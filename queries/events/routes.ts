@@ -9,7 +9,7 @@ import { notFound } from '../../src/kernel/http/errors.js';
 import type { Api } from '../../src/kernel/http/routes.js';
 import { base58Key, limitSchema, offsetSchema, signatureSchema, type JsonSchema } from '../../src/kernel/http/schema.js';
 import { anyTypedEventListSchema, apiEventListSchema, apiEventSchema } from './event-schema.js';
-import { countEvents, distinctNames, findBySignature, listEvents, type EventWhere } from './events-query.js';
+import { countEvents, distinctNames, findBySignature, listEventsJson, type EventWhere } from './events-query.js';
 import { registerKindRoutes } from './kind-routes.js';
 import {
   checkSlotRange, checkTimeOrder, EVENT_NAME_INPUTS, eventNameParam, hasTimeRange, parseTimeRange, parseTimes, trackingIdMemos, type TimeRange,
@@ -80,7 +80,7 @@ export function registerEventRoutes(api: Api, ctx: AppContext): void {
         if (!event) throw notFound(`no event with signature ${q.signature}`);
         return { body: event };
       }
-      return { body: await listEvents(ctx.dbRead, filterMode(q, memos, name, range), { limit: q.limit, offset: q.offset }) };
+      return { json: await listEventsJson(ctx.dbRead, filterMode(q, memos, name, range), { limit: q.limit, offset: q.offset }) };
     },
   });
 
@@ -160,7 +160,7 @@ export function registerEventRoutes(api: Api, ctx: AppContext): void {
     cachedFrom: ['archive'],
     async handler({ query, params }) {
       const name = eventNameParam(params.eventName);
-      return { body: await listEvents(ctx.dbRead, { name }, { limit: query.limit, offset: query.offset }) };
+      return { json: await listEventsJson(ctx.dbRead, { name }, { limit: query.limit, offset: query.offset }) };
     },
   });
 }

@@ -13,7 +13,7 @@ import { requireGatewayToken } from '../../src/kernel/auth/gateway-token.js';
 import { envelope } from '../../src/kernel/http/envelope.js';
 import { AppError, invalid, upstreamUnavailable } from '../../src/kernel/http/errors.js';
 import { keyRingOf } from '../../infra/signing-keys/key-ring.js';
-import { MERCHANT_PROJECTION } from '../../src/kernel/keys/index.js';
+import { LIFECYCLE_VERSION, MERCHANT_PROJECTION } from '../../src/kernel/keys/index.js';
 import type { Bucket } from '../../src/kernel/domain/buckets.js';
 import { parseTime } from '../events/params.js';
 import { listSubscribers, type SubscriberStatus } from './subscribers.js';
@@ -59,7 +59,8 @@ export const registerMerchantViewRoutes: RouteModule = (api: Api, ctx: AppContex
     description: `${AUTH_TEXT} Ordered by payer, then mint.`,
     tags: ['merchant'], security: SECURITY, before: [auth],
     params: s.gatewayParams, query: s.subscribersQuerySchema(ctx.config.http.maxLimit),
-    cachedFrom: [MERCHANT_PROJECTION],
+    // past-due flags come from the scheduler's lifecycle events
+    cachedFrom: [MERCHANT_PROJECTION, LIFECYCLE_VERSION],
     responses: { 200: { description: 'page of subscribers', schema: s.subscribersResponse }, ...ERRORS },
     async handler({ params, query }) {
       const page = await listSubscribers(db, params.gateway, query).catch(unavailable);
@@ -89,7 +90,7 @@ export const registerMerchantViewRoutes: RouteModule = (api: Api, ctx: AppContex
   api.route<Record<string, never>, { gateway: string }>({
     method: 'get', path: '/v1/gateway/:gateway/merchant/overview',
     summary: 'The dashboard panels: MRR now, latest payments, renewals due next, webhook health',
-    description: `${AUTH_TEXT} Renewals are the Active policies with the earliest next due dates (from a day ago on). Failed renewals and past-due flags come with the scheduler.`,
+    description: `${AUTH_TEXT} Renewals are the Active policies with the earliest next due dates (from a day ago on). Past-due flags are on the subscribers (from the scheduler's lifecycle events).`,
     tags: ['merchant'], security: SECURITY, before: [auth],
     params: s.gatewayParams, query: { type: 'object', additionalProperties: false, properties: {} },
     responses: { 200: { description: 'the panels', schema: s.overviewResponse }, ...ERRORS },

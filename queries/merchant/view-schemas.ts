@@ -33,7 +33,7 @@ export const subscriberSchema: JsonSchema = {
     totalPaid: { ...decimal, description: 'what the payer paid in all, fees included' },
     payments: { type: 'integer' }, firstPaymentAt: seconds, lastPaymentAt: seconds,
     nextDue: { ...seconds, description: 'earliest next due date of its Active policies' },
-    pastDue: { type: 'boolean', description: 'set by the scheduler once it runs for this service; false until then' },
+    pastDue: { type: 'boolean', description: "one of the payer's policies is past due: the scheduler's latest lifecycle event for it is subscription.past_due (not yet recovered or canceled)" },
   },
 };
 

@@ -15,7 +15,8 @@ import type { Page } from '../policies/policy-rows.js';
  */
 export type OneTimeAnswer = { kind: 'one'; doc: string } | { kind: 'many'; docs: string[] };
 
-function matching(db: Db, memo: Buffer, recipient: string | undefined) {
+/** The matching records, newest first, unpaged: the bench hands its SQL to pgbench. */
+export function oneTimeQuery(db: Db, memo: Buffer, recipient: string | undefined) {
   let q = db.selectFrom('payment_policies').select('doc')
     .where(sql<boolean>`NOT deleted`)
     .where('memo', '=', memo)
@@ -31,9 +32,9 @@ function matching(db: Db, memo: Buffer, recipient: string | undefined) {
  * single query. Only several matches are paged.
  */
 export async function listOneTime(db: Db, memo: Buffer, recipient: string | undefined, page: Page): Promise<OneTimeAnswer> {
-  const firstTwo = await matching(db, memo, recipient).limit(2).execute();
+  const firstTwo = await oneTimeQuery(db, memo, recipient).limit(2).execute();
   if (firstTwo.length === 1) return { kind: 'one', doc: firstTwo[0]!.doc ?? 'null' };
   if (firstTwo.length === 0) return { kind: 'many', docs: [] };
-  const rows = await matching(db, memo, recipient).limit(page.limit).offset(page.offset).execute();
+  const rows = await oneTimeQuery(db, memo, recipient).limit(page.limit).offset(page.offset).execute();
   return { kind: 'many', docs: rows.map((r) => r.doc ?? 'null') };
 }

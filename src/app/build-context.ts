@@ -9,10 +9,11 @@ import { systemClock, type AppContext, type Clock } from '../kernel/context.js';
 export function buildContext(config: Config, logger: Logger, role: string, clock: Clock = systemClock): AppContext {
   const db = createDb(config.db.url, config.db.poolMax, `tributary-${role}`);
   // query routes read through a pool of their own, bounded by a statement timeout (the
-  // primary's pool, used by projections and commands, has none)
+  // primary's pool, used by projections and commands, has none), with named statements:
+  // a few statement shapes each run many times, parsed once per connection
   const readTimeout = config.db.readStatementTimeoutMs;
   const dbRead = config.db.readUrl || readTimeout > 0
-    ? createDb(config.db.readUrl ?? config.db.url, config.db.poolMax, `tributary-${role}-read`, { statementTimeoutMs: readTimeout })
+    ? createDb(config.db.readUrl ?? config.db.url, config.db.poolMax, `tributary-${role}-read`, { statementTimeoutMs: readTimeout, namedStatements: true })
     : db;
   // many requests each issue a command or two in the same tick: one write for all of them
   const redis = createRedis(config.redis, { enableAutoPipelining: true });

@@ -83,9 +83,14 @@ export async function pgbench(dbUrl: string, sqlText: string, clients: number, s
   const dir = await mkdtemp(path.join(tmpdir(), 'pgbench-'));
   const file = path.join(dir, 'q.sql');
   await writeFile(file, `${sqlText};\n`);
+  return pgbenchScripts(dbUrl, ['-f', file], clients, seconds);
+}
+
+/** pgbench running script arguments (`-f file[@weight]` ...) at the given concurrency, prepared statements. */
+export async function pgbenchScripts(dbUrl: string, scripts: readonly string[], clients: number, seconds: number): Promise<PgbenchResult> {
   const threads = Math.min(clients, 2);
   const out = await new Promise<string>((resolve, reject) => {
-    const p = spawn('pgbench', ['-n', '-f', file, '-c', String(clients), '-j', String(threads), '-T', String(seconds), '-M', 'prepared', dbUrl]);
+    const p = spawn('pgbench', ['-n', ...scripts, '-c', String(clients), '-j', String(threads), '-T', String(seconds), '-M', 'prepared', dbUrl]);
     let text = '';
     p.stdout.on('data', (d: Buffer) => { text += d.toString(); });
     p.stderr.on('data', (d: Buffer) => { text += d.toString(); });

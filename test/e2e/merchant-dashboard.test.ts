@@ -6,14 +6,18 @@
  * - the dashboard in Debian's Chromium (driven by playwright-core): sign-in with a
  *   pasted gateway JWT, the chart and tables render with the localnet's data, a payment
  *   the chain executes afterwards appears live, an export downloads. Screenshots go to
- *   DASHBOARD_SCREENSHOTS (default .artifacts/dashboard).
+ *   DASHBOARD_SCREENSHOTS (default .artifacts/dashboard);
+ * - the wallet path: a test wallet registered through the Wallet Standard (as browser
+ *   wallets register) signs the gateway's challenge with the fixture authority's key,
+ *   and the page signs in and loads the gateway's data; a subscriber the scheduler put
+ *   past due shows as such.
  */
 import { mkdirSync, readFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import bs58 from 'bs58';
 import { expect } from 'chai';
 import { sql } from 'kysely';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 import { createTestEnv, type TestEnv } from '../support/env.js';
 import { freePort } from '../support/ports.js';
 import { ROOT, runCli, startCli, waitFor, type Proc } from '../support/process.js';
@@ -27,6 +31,9 @@ import { groupInfo } from '../../infra/redis/group-lag.js';
 import { Keypair } from '@solana/web3.js';
 import { deriveKeypair } from '../../src/kernel/domain/seeded-keypair.js';
 import { pdas } from '../../infra/localnet/keys.js';
+import * as ed from '@noble/ed25519';
+import { announce } from '../../commands/scheduler/lifecycle-events.js';
+import { LIFECYCLE_VERSION } from '../../src/kernel/keys/index.js';
 
 const SEED = 'merchant-e2e';
 const gatewayOf = (authority: Keypair): string => pdas.gateway(authority.publicKey).toBase58();
@@ -102,9 +109,18 @@ describe('merchant dashboard on the localnet, in a real browser', function () {
     indexer = await startIndexer({ config: loadConfig(common), redis: env.redis, logger: createLogger('silent', 'indexer') });
   });
 
-  it('the dashboard signs in with a pasted JWT, renders, shows a new payment live and downloads an export', async () => {
-    mkdirSync(SHOTS, { recursive: true });
-    // the gateway with the most payments so far
+  /** Waits for the signed-in dashboard; on a timeout says what the page's status line and errors said. */
+  async function dashboardShown(page: Page, failed: readonly string[]): Promise<void> {
+    try {
+      await page.waitForSelector('#dashboard:not([hidden])', { timeout: 90_000 });
+    } catch (err) {
+      const status = await page.locator('#status').textContent().catch(() => null);
+      throw new Error(`dashboard not shown (status: ${status ?? '?'}; errors: ${failed.join(' | ')}): ${(err as Error).message.split('\n')[0]}`);
+    }
+  }
+
+  /** The gateway with the most payments so far, and its authority's key. */
+  function busiestGateway(): { gateway: string; authority: Keypair } {
     const counts = new Map<string, number>();
     for (const e of ln.ledger()) if (e.name === 'PaymentRecord') counts.set(e.data['gateway'], (counts.get(e.data['gateway']) ?? 0) + 1);
     const gateway = [...counts.entries()].sort((a, b) => b[1] - a[1])[0]![0];
@@ -113,6 +129,12 @@ describe('merchant dashboard on the localnet, in a real browser', function () {
     const authority = [...ln.fixtures.gateways.map((g) => Keypair.fromSecretKey(bs58.decode(g.authoritySecretKey))), deriveKeypair(SEED, 'workload-gateway-authority-0')]
       .find((k) => gatewayOf(k) === gateway);
     if (!authority) throw new Error(`no known authority for gateway ${gateway}`);
+    return { gateway, authority };
+  }
+
+  it('the dashboard signs in with a pasted JWT, renders, shows a new payment live and downloads an export', async () => {
+    mkdirSync(SHOTS, { recursive: true });
+    const { gateway, authority } = busiestGateway();
     const { token } = await signIn(url, gateway, { address: authority.publicKey.toBase58(), secretKey: authority.secretKey.slice(0, 32) });
 
     browser = await chromium.launch({
@@ -131,8 +153,8 @@ describe('merchant dashboard on the localnet, in a real browser', function () {
     const res = await page.goto(`${url}/dashboard?gateway=${gateway}`);
     expect(res?.status()).to.equal(200);
     await page.getByLabel('Gateway JWT').fill(token);
-    await page.getByRole('button', { name: 'Sign in with token' }).click();
-    await page.waitForSelector('#dashboard:not([hidden])');
+    await page.getByRole('button', { name: 'Sign in with token' }).click({ noWaitAfter: true, timeout: 90_000 });
+    await dashboardShown(page, failed);
     await page.waitForFunction(`[...document.querySelectorAll('#chart svg rect.bar')].some((r) => Number(r.getAttribute('height')) > 0)`);
     await page.waitForSelector('#subs-table tbody tr td.mono');
     await page.waitForSelector('body[data-live="on"]');
@@ -174,4 +196,82 @@ describe('merchant dashboard on the localnet, in a real browser', function () {
     await strict.close();
     expect(failed).to.deep.equal([]);
   });
+
+  it('signs in with a wallet through the Wallet Standard, loads the data, and shows a past-due subscriber', async () => {
+    mkdirSync(SHOTS, { recursive: true });
+    const { gateway, authority } = busiestGateway();
+    // the scheduler puts one of the gateway's subscribers past due (and bumps the cache version, as its role does)
+    const firstSubscriber = () => env.db.selectFrom('merchant_subscribers').select(['payer', 'token_mint', 'policies']).where('gateway', '=', gateway)
+      .where(sql<boolean>`cardinality(policies) > 0`).orderBy('payer').executeTakeFirst();
+    await waitFor(async () => (await firstSubscriber()) !== undefined, 120_000, 'a subscriber of the gateway projected');
+    const sub = (await firstSubscriber())!;
+    await announce({ db: env.db, nowMs: () => Date.now(), recorded: () => env.redis.incr(env.keys.readVersion(LIFECYCLE_VERSION)) }, {
+      name: 'subscription.past_due', key: `e2e-past-due:${sub.policies[0]!}`, gateway, policy: sub.policies[0]!, trackingId: '', dueAt: null, details: {},
+    });
+
+    browser ??= await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'] });
+    // bypassCSP for the test's own evaluate probes, as above
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, bypassCSP: true });
+    const page = await context.newPage();
+    const failed: string[] = [];
+    page.on('pageerror', (err) => failed.push(err.message));
+    page.on('console', (m) => { if (m.type() === 'error') failed.push(`console: ${m.text()}`); });
+    // the wallet's key stays in this process: the page's wallet asks it to sign, as an extension's UI would
+    const signed: string[] = [];
+    await page.exposeFunction('testWalletSign', async (bytes: number[]) => {
+      signed.push(Buffer.from(bytes).toString('utf8'));
+      return Array.from(await ed.signAsync(Uint8Array.from(bytes), authority.secretKey.slice(0, 32)));
+    });
+    await page.addInitScript({ content: testWallet({ address: authority.publicKey.toBase58(), publicKey: Array.from(authority.publicKey.toBytes()) }) });
+
+    await page.goto(`${url}/dashboard?gateway=${gateway}`);
+    await page.getByRole('button', { name: 'Sign in with wallet' }).click({ noWaitAfter: true, timeout: 90_000 });
+    await dashboardShown(page, failed);
+    await page.waitForSelector('#subs-table tbody tr td.mono');
+    await page.waitForSelector('#chart svg rect.bar', { state: 'attached' });
+    expect(signed, 'the wallet signed one challenge').to.have.length(1);
+    expect(await page.locator('#who-gateway').textContent()).to.equal(gateway);
+    // signed in as the gateway: the JWT the page keeps names it
+    const session = JSON.parse(await page.evaluate<string>(`sessionStorage.getItem('tributary.dashboard') || '{}'`)) as { gateway?: string; token?: string };
+    expect(session.gateway).to.equal(gateway);
+    const claims = JSON.parse(Buffer.from(session.token!.split('.')[1]!, 'base64url').toString('utf8')) as { sub: string; role: string };
+    expect(claims).to.include({ sub: gateway, role: 'gateway' });
+    // the subscribers table: the past-due subscriber says so
+    const row = page.locator('#subs-table tbody tr', { has: page.locator(`td[title="${sub.payer}"]`) })
+      .filter({ has: page.locator(`td[title="${sub.token_mint}"]`) });
+    await row.first().waitFor();
+    expect(await row.first().locator('td').last().textContent()).to.equal('yes');
+    await page.screenshot({ path: path.join(SHOTS, 'dashboard-wallet.png'), fullPage: true });
+    await context.close();
+    expect(failed).to.deep.equal([]);
+  });
 });
+
+/**
+ * A wallet as browser wallets register with the Wallet Standard: it answers the page's
+ * `wallet-standard:app-ready` and announces itself with `wallet-standard:register-wallet`;
+ * `standard:connect` gives its one account, `solana:signMessage` signs through the test's
+ * exposed binding. Plain page script as text (compiled TypeScript would bring helpers the
+ * page does not have).
+ */
+function testWallet(who: { address: string; publicKey: number[] }): string {
+  return String.raw`(function (who) {
+  var account = { address: who.address, publicKey: Uint8Array.from(who.publicKey), chains: ['solana:localnet'], features: ['solana:signMessage'] };
+  var wallet = {
+    version: '1.0.0', name: 'Tributary Test Wallet', icon: 'data:image/svg+xml;base64,PHN2Zy8+', chains: ['solana:localnet'], accounts: [account],
+    features: {
+      'standard:connect': { version: '1.0.0', connect: function () { return Promise.resolve({ accounts: [account] }); } },
+      'standard:events': { version: '1.0.0', on: function () { return function () {}; } },
+      'solana:signMessage': { version: '1.0.0', signMessage: function () {
+        return Promise.all(Array.prototype.slice.call(arguments).map(function (i) {
+          if (i.account.address !== who.address) return Promise.reject(new Error('unknown account'));
+          return window.testWalletSign(Array.from(i.message)).then(function (sig) { return { signedMessage: i.message, signature: Uint8Array.from(sig) }; });
+        }));
+      } },
+    },
+  };
+  function register(api) { api.register(wallet); }
+  window.addEventListener('wallet-standard:app-ready', function (e) { register(e.detail); });
+  window.dispatchEvent(new CustomEvent('wallet-standard:register-wallet', { detail: register }));
+})(` + JSON.stringify(who) + ');';
+}

@@ -11,7 +11,9 @@ import { paymentsProjection } from '../../projections/payments/projection.js';
 import { merchantProjection } from '../../projections/merchant/projection.js';
 import { archiveRevenue } from '../support/merchant-archive.js';
 import { expectError, newWallet, randomSignature, signIn, type Wallet } from './auth-fixtures.js';
-import { buildScenario, G1, G2, K, project, USDC_DEV, USDT } from './readmodels-scenario.js';
+import { buildScenario, G1, G2, K, P, project, USDC_DEV, USDT } from './readmodels-scenario.js';
+import { announce, type LifecycleEvent } from '../../commands/scheduler/lifecycle-events.js';
+import { LIFECYCLE_VERSION } from '../../src/kernel/keys/index.js';
 
 const ADMIN = 'merchant-admin-key';
 
@@ -127,5 +129,32 @@ describe('merchant routes', () => {
   it('documents the routes in the OpenAPI document', async () => {
     const doc = await (await fetch(`${api.url}/openapi.yaml`)).text();
     for (const p of ['subscribers', 'revenue', 'export/{kind}']) expect(doc).to.include(`/v1/gateway/{gateway}/merchant/${p}:`);
+  });
+
+  it("past due follows the scheduler's lifecycle events: set by past_due, cleared by recovered or canceled", async () => {
+    let n = 0;
+    const recorded = () => env.redis.incr(env.keys.readVersion(LIFECYCLE_VERSION));
+    const lifecycle = (name: LifecycleEvent['name']) => announce({ db: env.db, nowMs: () => Date.now(), recorded }, {
+      name, key: `${name}:${P.mile1}:${(n += 1)}`, gateway: G1, policy: P.mile1, trackingId: '', dueAt: null, details: {},
+    });
+    const flags = async () => {
+      const body = await (await get(`/v1/gateway/${G1}/merchant/subscribers`)).json() as { data: { items: { payer: string; tokenMint: string; pastDue: boolean }[] } };
+      const csv = (await (await get(`/v1/gateway/${G1}/merchant/export/subscribers`)).text()).trimEnd().split('\r\n');
+      const pastDueColumn = csv[0]!.split(',').indexOf('pastDue');
+      return {
+        api: body.data.items.map((s) => `${s.payer === K.w1 ? 'w1' : 'w2'}/${s.tokenMint === USDT ? 'usdt' : 'usdc'}:${s.pastDue}`).sort(),
+        csv: csv.slice(1).map((l) => l.split(',')[pastDueColumn]).filter((v) => v === 'true').length,
+      };
+    };
+    expect(await lifecycle('payment.failed')).to.equal(true);
+    expect((await flags()).csv).to.equal(0);
+    await lifecycle('subscription.past_due');
+    expect(await flags()).to.deep.equal({ api: ['w1/usdc:true', 'w1/usdt:false', 'w2/usdc:false'], csv: 1 });
+    await lifecycle('subscription.recovered');
+    expect((await flags()).api).to.include('w1/usdc:false');
+    await lifecycle('subscription.past_due');
+    expect((await flags()).api).to.include('w1/usdc:true');
+    await lifecycle('subscription.canceled');
+    expect(await flags()).to.deep.equal({ api: ['w1/usdc:false', 'w1/usdt:false', 'w2/usdc:false'], csv: 0 });
   });
 });

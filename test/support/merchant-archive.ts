@@ -2,8 +2,11 @@
  * The merchant's revenue computed straight from the archive (the events table), in SQL
  * that shares nothing with projections/merchant: per gateway, mint and UTC bucket
  * (date_trunc's day, ISO week and month), the sum of PaymentRecord amounts and their
- * fees at the fee rate and protocol share in force when each was archived. The gateway
- * addresses of PaymentGatewayCreated (which names only the authority) come in as a table.
+ * fees at the fee rate and protocol share in force when each was archived. Where the
+ * payment carries the split execute_payment logged (fee_split), the recipient's amount
+ * and the protocol cut are the chain's: a recipient paid the whole amount means net mode
+ * (the fee on top). The gateway addresses of PaymentGatewayCreated (which names only the
+ * authority) come in as a table.
  */
 import { sql } from 'kysely';
 import type { Db } from '../../infra/postgres/database.js';
@@ -15,7 +18,6 @@ export interface ArchiveBucket {
   gross: string; gateway_fee: string; protocol_fee: string; net: string; payments: string;
 }
 
-/** Gross mode everywhere (no event sets the net flag). */
 export async function archiveRevenue(db: Db): Promise<ArchiveBucket[]> {
   const pda = createPdaDeriver(PROGRAM_ID);
   const auths = await db.selectFrom('events').select(sql<string>`data->>'authority'`.as('a')).where('name', '=', 'PaymentGatewayCreated').execute();
@@ -32,20 +34,29 @@ export async function archiveRevenue(db: Db): Promise<ArchiveBucket[]> {
             OR (x.name = 'PaymentGatewayCreated' AND g.gateway = e.data->>'gateway'))
           ORDER BY x.seq DESC LIMIT 1), 0) AS fee_bps,
         coalesce((SELECT (x.data->>'protocol_share_bps')::int FROM events x WHERE x.seq < e.seq AND x.name = 'ProgramConfigCreated'
-          ORDER BY x.seq DESC LIMIT 1), 2000) AS share
+          ORDER BY x.seq DESC LIMIT 1), 2000) AS share,
+        (e.data->'fee_split'->>'recipient_amount')::numeric AS logged_net,
+        (e.data->'fee_split'->>'protocol_cut')::numeric AS logged_protocol,
+        (e.data->'fee_split'->>'gateway_residual')::numeric + (e.data->'fee_split'->>'scheduler_cut')::numeric AS logged_rest
       FROM events e WHERE e.name = 'PaymentRecord'
     ), f AS (
-      SELECT *, floor(amount * fee_bps / 10000) AS fee FROM p
+      SELECT *, CASE
+          WHEN logged_net IS NULL THEN floor(amount * fee_bps / 10000)
+          WHEN logged_net < amount THEN amount - logged_net
+          ELSE greatest(floor(amount * fee_bps / 10000), logged_rest + logged_protocol)
+        END AS fee,
+        coalesce(logged_net >= amount, false) AS net_mode
+      FROM p
     ), g AS (
-      SELECT *, floor(fee * share / 10000) AS protocol FROM f
+      SELECT *, coalesce(logged_protocol, floor(fee * share / 10000)) AS protocol FROM f
     ), b AS (
       SELECT 'day' AS bucket, date_trunc('day', at) AS start, * FROM g
       UNION ALL SELECT 'week', date_trunc('week', at), * FROM g
       UNION ALL SELECT 'month', date_trunc('month', at), * FROM g
     )
     SELECT gateway, token_mint, bucket, extract(epoch FROM start)::bigint::text AS bucket_start,
-      sum(amount)::text AS gross, sum(fee - protocol)::text AS gateway_fee, sum(protocol)::text AS protocol_fee,
-      sum(amount - fee)::text AS net, count(*)::text AS payments
+      sum(CASE WHEN net_mode THEN amount + fee ELSE amount END)::text AS gross, sum(fee - protocol)::text AS gateway_fee,
+      sum(protocol)::text AS protocol_fee, sum(CASE WHEN net_mode THEN amount ELSE amount - fee END)::text AS net, count(*)::text AS payments
     FROM b GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4`.execute(db);
   return r.rows;
 }

@@ -8,8 +8,9 @@ const BIN = path.join(ROOT, 'src', 'app', 'cli', 'bin.ts');
 
 export interface Proc { child: ChildProcess; output(): string; exited: Promise<number | null> }
 
-export function startCli(args: string[], env: Record<string, string>): Proc {
-  const child = spawn(process.execPath, ['--import', 'tsx', BIN, ...args], {
+/** `nodeArgs`: options for node itself (e.g. --cpu-prof, not allowed in NODE_OPTIONS). */
+export function startCli(args: string[], env: Record<string, string>, nodeArgs: readonly string[] = []): Proc {
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', BIN, ...args], {
     cwd: ROOT,
     env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '/tmp', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

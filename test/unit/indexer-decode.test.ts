@@ -9,7 +9,7 @@ import bs58 from 'bs58';
 import { idl, idlEvents, PROGRAM_ID } from '../../src/kernel/idl/index.js';
 import { decodeTransaction, EVENT_IX_TAG } from '../../infra/indexer/decode.js';
 import type { TransactionJson } from '../../infra/solana/chain-reader.js';
-import { dataOf } from '../support/anchor-events.js';
+import { dataOf, encodeEventPayload, eventFields } from '../support/anchor-events.js';
 
 const coder = new BorshCoder(idl);
 const OTHER = 'NoiseProgram1111111111111111111111111111111';
@@ -75,5 +75,25 @@ describe('indexer transaction decoding', () => {
     const out = decodeTransaction(tx([`Program ${PROGRAM_ID} invoke [1]`, data(unknown), data(feeBps(5, 6)), `Program ${PROGRAM_ID} success`]), 'sig', PROGRAM_ID);
     expect(out.unknown).to.have.length(1);
     expect(out.events.map((e) => e.id)).to.deep.equal(['sig:0:1']);
+  });
+
+  it("attaches execute_payment's logged fee split to its PaymentRecord, per instruction, when the counts agree", () => {
+    const record = (seed: number) => data(Buffer.from(encodeEventPayload('PaymentRecord', eventFields('PaymentRecord', {}, seed)), 'base64'));
+    const split = (r: number, g: number, s: number, p: number) => `Program log: Payment executed: ${r} -> recipient, ${g} gateway fee, ${s} scheduler cut, ${p} protocol fee`;
+    const out = decodeTransaction(tx([
+      `Program ${PROGRAM_ID} invoke [1]`, 'Program log: Instruction: ExecutePayment', split(1000, 20, 0, 5), record(1), `Program ${PROGRAM_ID} success`,
+      // another program's line that looks alike is not ours
+      `Program ${PROGRAM_ID} invoke [1]`, record(2), `Program ${OTHER} invoke [2]`, split(9, 9, 9, 9), `Program ${OTHER} success`, `Program ${PROGRAM_ID} success`,
+      // an older program version logs no scheduler cut
+      `Program ${PROGRAM_ID} invoke [1]`, record(3), 'Program log: Payment executed: 7 -> recipient, 2 gateway fee, 1 protocol fee', `Program ${PROGRAM_ID} success`,
+      // two lines for one record: which is whose is unknown, so neither is attached
+      `Program ${PROGRAM_ID} invoke [1]`, record(4), split(1, 1, 1, 1), split(2, 2, 2, 2), `Program ${PROGRAM_ID} success`,
+    ]), 'sig', PROGRAM_ID);
+    expect(out.events.map((e) => [e.ixPath, dataOf(e)['fee_split']])).to.deep.equal([
+      ['0', { recipient_amount: '1000', gateway_residual: '20', scheduler_cut: '0', protocol_cut: '5' }],
+      ['1', undefined],
+      ['2', { recipient_amount: '7', gateway_residual: '2', scheduler_cut: '0', protocol_cut: '1' }],
+      ['3', undefined],
+    ]);
   });
 });

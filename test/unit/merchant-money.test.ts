@@ -5,7 +5,7 @@
  */
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { splitPayment, bps } from '../../projections/merchant/fees.js';
+import { splitFromLog, splitPayment, bps } from '../../projections/merchant/fees.js';
 import { monthlyMicro, microToDecimal } from '../../src/kernel/domain/mrr.js';
 import { bucketStart, nextBucketStart } from '../../src/kernel/domain/buckets.js';
 import type { Frequency, SubscriptionType } from '../../src/kernel/domain/policy-type.js';
@@ -40,6 +40,33 @@ describe('merchant: fees follow the program', () => {
       expect(s.gatewayFee + s.protocolFee).to.equal(bps(a, fee));
       expect(net ? s.net : s.gross).to.equal(a);
     }));
+  });
+});
+
+describe("merchant: fees from execute_payment's logged split", () => {
+  const logged = (recipient: bigint, residual: bigint, scheduler: bigint, protocol: bigint) => ({
+    recipient_amount: String(recipient), gateway_residual: String(residual), scheduler_cut: String(scheduler), protocol_cut: String(protocol),
+  });
+
+  it('gross mode: total fee = amount − recipient; the protocol cut is the chain\'s, whatever share made it', () => {
+    // A = 1,000,003 at 250 bps: fee 25,000; a custom share of 0 gives the protocol nothing
+    expect(splitFromLog(1_000_003n, logged(975_003n, 25_000n, 0n, 0n), 250))
+      .to.deep.equal({ gross: 1_000_003n, gatewayFee: 25_000n, protocolFee: 0n, net: 975_003n, netMode: false });
+  });
+
+  it('net mode: the recipient gets the amount, the payer pays the formula\'s fee on top', () => {
+    // gateway signer called: its scheduler cut (10% = 2,500) is merged and not in the log
+    expect(splitFromLog(1_000_003n, logged(1_000_003n, 17_500n, 0n, 5_000n), 250))
+      .to.deep.equal({ gross: 1_025_003n, gatewayFee: 20_000n, protocolFee: 5_000n, net: 1_000_003n, netMode: true });
+  });
+
+  it('agrees with the formula in both modes for any amount, fee and share', () => {
+    fc.assert(fc.property(fc.bigInt({ min: 0n, max: 10n ** 15n }), fc.integer({ min: 0, max: 10_000 }), fc.integer({ min: 0, max: 10_000 }), fc.boolean(),
+      (amount, feeBps, share, netMode) => {
+        const s = splitPayment(amount, { gatewayFeeBps: feeBps, netMode, customProtocolShareBps: share }, 2000);
+        const fromLog = splitFromLog(amount, logged(s.net, s.gatewayFee, 0n, s.protocolFee), feeBps);
+        expect({ gross: fromLog.gross, gatewayFee: fromLog.gatewayFee, protocolFee: fromLog.protocolFee, net: fromLog.net }).to.deep.equal(s);
+      }));
   });
 });
 

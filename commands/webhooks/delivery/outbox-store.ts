@@ -30,8 +30,9 @@ export interface ClaimedDelivery {
 }
 
 /**
- * Leases up to `limit` due deliveries of active webhooks to `worker`. SKIP LOCKED lets
- * any number of workers claim at once without waiting on each other or taking a row twice;
+ * Leases up to `limit` due deliveries of active webhooks to `worker`: the SQL function
+ * webhook_claim_due (migration 0991, where its plan is explained). SKIP LOCKED lets any
+ * number of workers claim at once without waiting on each other or taking a row twice;
  * the lease (locked_until) outlives the transaction, so a row stays theirs while they
  * POST, and returns to the pool if they die.
  *
@@ -40,24 +41,7 @@ export interface ClaimedDelivery {
  * (the projection writes rows in stream order).
  */
 export async function claimDue(db: Db, worker: string, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
-  const { rows } = await sql<ClaimedDelivery>`
-    WITH picked AS (
-      SELECT d.id FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
-      WHERE d.status = 'pending' AND d.next_attempt_at <= now()
-        AND (d.locked_until IS NULL OR d.locked_until < now())
-        AND w.active AND (w.paused_until IS NULL OR w.paused_until <= now())
-        AND (NOT w.ordered OR NOT EXISTS (
-          SELECT 1 FROM webhook_deliveries e WHERE e.webhook_id = d.webhook_id AND e.status = 'pending' AND e.id < d.id))
-      ORDER BY d.next_attempt_at, d.id
-      LIMIT ${limit}
-      FOR UPDATE OF d SKIP LOCKED
-    )
-    UPDATE webhook_deliveries d
-    SET locked_until = now() + ${leaseMs} * interval '1 millisecond', locked_by = ${worker}
-    FROM picked, webhooks w
-    WHERE d.id = picked.id AND w.id = d.webhook_id
-    RETURNING d.id, d.webhook_id, d.event_id, d.event_name, d.payload::text AS payload_text, CASE WHEN json_typeof(d.payload->'timestamp') = 'string' THEN d.payload->>'timestamp' END AS payload_timestamp, d.round, d.attempts, d.created_at, w.endpoint_url, w.secret,
-      w.previous_secret, w.previous_secret_until, w.rate_limit_per_second, (w.failing_since IS NOT NULL) AS failing`.execute(db);
+  const { rows } = await sql<ClaimedDelivery>`SELECT * FROM webhook_claim_due(${worker}, ${limit}, ${leaseMs})`.execute(db);
   return rows;
 }
 

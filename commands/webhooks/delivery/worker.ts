@@ -1,20 +1,22 @@
 /**
- * A delivery worker: keeps up to WEBHOOK_CONCURRENCY requests in flight, claiming due
- * outbox rows as slots free up (a slot frees when its POST has succeeded; the record is
- * committed meanwhile). It wakes on the projection's NOTIFY, when a delivery
+ * A delivery worker: keeps up to WEBHOOK_CONCURRENCY requests in flight, and up to as many
+ * due outbox rows claimed ahead, so a slot that frees starts its next delivery at once (a
+ * slot frees when its POST has succeeded; the record is committed meanwhile). It wakes on the projection's NOTIFY, when a delivery
  * ends, and every WEBHOOK_POLL_MS (rows whose retry time has come, missed notifications).
  * Any number of workers, in any number of processes, share the outbox (SKIP LOCKED).
  *
- * Stop: no new claims and no more waiting between quick retries (those leases are given
- * back at once); requests in flight get one timeout to finish, then are cut.
+ * Stop: no new claims and no more waiting between quick retries (those leases, and those
+ * of rows claimed ahead, are given back at once); requests in flight get one timeout to finish, then are cut.
  */
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import type { AppContext } from '../../../src/kernel/context.js';
 import { createJsonPoster, type JsonPoster } from '../../../infra/http/post-json.js';
 import { API_VERSION } from '../../../src/kernel/http/version.js';
-import { claimDue } from './outbox-store.js';
-import { claimLeaseMs, type ScheduleConfig } from './schedule.js';
+import { claimDue, releaseLeases, type ClaimedDelivery } from './outbox-store.js';
+import { claimLeaseMs, leaseMarginMs, type ScheduleConfig } from './schedule.js';
+import { createReadyQueue } from './ready-queue.js';
 import { deliver, type DeliverDeps, type DeliveryOutcome } from './deliver.js';
 import { listenOutbox, type OutboxListener } from './outbox-signal.js';
 import { createAttemptRecorder } from './attempt-recorder.js';
@@ -104,14 +106,17 @@ export function startWebhookWorker(ctx: WorkerCtx, opts: WorkerOptions = {}): We
   // throttle the requests. Deliveries still recording are bounded by RECORDING_FACTOR.
   let busy = 0;
   const maxInflight = cfg.concurrency * RECORDING_FACTOR;
+  // real time, not the application clock (tests move that one by days)
+  const ahead = createReadyQueue(cfg.concurrency, leaseMarginMs(schedule) / 2, () => performance.now());
 
-  function launch(row: Parameters<typeof deliver>[1]): void {
+  function launch(row: ClaimedDelivery): void {
     busy += 1;
     let held = true;
     const release = () => {
       if (!held) return;
       held = false;
       busy -= 1;
+      pump();
       wake();
     };
     const p = deliver(deps, row, signals, { posted: release })
@@ -124,19 +129,34 @@ export function startWebhookWorker(ctx: WorkerCtx, opts: WorkerOptions = {}): We
     inflight.add(p);
   }
 
-  // Claims come in batches: with deliveries in flight, wait until a quarter of the slots
-  // are free rather than paying a claim query for every delivery that ends.
+  /** Starts deliveries claimed ahead while slots are free; gives back those that waited too long. */
+  function pump(): void {
+    if (stopCtl.signal.aborted) return;
+    const stale = ahead.stale();
+    if (stale.length > 0) void releaseLeases(ctx.db, id, stale.map((r) => r.id)).catch(() => undefined);
+    while (busy < cfg.concurrency && inflight.size < maxInflight) {
+      const row = ahead.take();
+      if (!row) break;
+      launch(row);
+    }
+  }
+
+  // Claims come in batches and run ahead of the slots: up to WEBHOOK_CONCURRENCY deliveries
+  // wait claimed, so a slot that frees starts its next delivery at once instead of after a
+  // claim's round trip (serial claims of the free slots alone capped a worker at one batch
+  // per round trip). A claim waits until a quarter of that room is free.
   const claimBatch = Math.max(1, Math.floor(cfg.concurrency / 4));
 
   const loop = (async () => {
     while (!stopCtl.signal.aborted) {
-      const free = Math.min(cfg.concurrency - busy, maxInflight - inflight.size);
-      if (free >= claimBatch || (free > 0 && busy === 0)) {
+      const room = Math.min(2 * cfg.concurrency - busy, maxInflight - inflight.size) - ahead.size();
+      if (room >= claimBatch || (room > 0 && busy === 0 && ahead.size() === 0)) {
         try {
-          const rows = await claimDue(ctx.db, id, free, claimLeaseMs(schedule));
+          const rows = await claimDue(ctx.db, id, room, claimLeaseMs(schedule));
           stats.claimed += rows.length;
-          for (const row of rows) launch(row);
-          if (rows.length === free) continue; // more may be due
+          ahead.add(rows);
+          pump();
+          if (rows.length === room) continue; // more may be due
         } catch (err) {
           log.warn({ err: (err as Error).message }, 'claiming deliveries failed; retrying');
           await nap(1000);
@@ -145,6 +165,8 @@ export function startWebhookWorker(ctx: WorkerCtx, opts: WorkerOptions = {}): We
       }
       await nap(cfg.pollMs);
     }
+    // stopping: deliveries claimed but not started go back at once
+    await releaseLeases(ctx.db, id, ahead.drain().map((r) => r.id)).catch(() => undefined);
   })();
 
   log.info({ concurrency: cfg.concurrency, timeoutMs: cfg.timeoutMs }, 'webhook worker started');

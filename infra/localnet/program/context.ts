@@ -20,7 +20,11 @@ export interface ProgramClock {
   scheduleNow: number;
 }
 
-export interface EmittedEvent { name: string; data: unknown }
+/**
+ * `observed`: what an indexer reading the transaction adds to the event's data from the
+ * program's log (PaymentRecord's fee_split), so the ledger states what it should produce.
+ */
+export interface EmittedEvent { name: string; data: unknown; observed?: Record<string, unknown> }
 
 export interface IxContext {
   ixName: string;
@@ -31,7 +35,7 @@ export interface IxContext {
   isSigner(name: string): boolean;
   /** accounts past the IDL's list (Anchor's remaining_accounts) */
   remaining: AccountMeta[];
-  emit(name: string, data: unknown): void;
+  emit(name: string, data: unknown, observed?: Record<string, unknown>): void;
   log(message: string): void;
   /** a log line as it stands (the frames of a CPI into another program) */
   logRaw(line: string): void;
@@ -69,7 +73,7 @@ export function createContext(
     account: (name) => meta(name).pubkey,
     isSigner: (name) => meta(name).isSigner,
     remaining: keys.slice(ix.accounts.length),
-    emit: (name, data) => void sink.events.push({ name, data }),
+    emit: (name, data, observed) => void sink.events.push({ name, data, ...(observed ? { observed } : {}) }),
     log: (message) => void sink.logs.push(`Program log: ${message}`),
     logRaw: (line) => void sink.logs.push(line),
   };

@@ -26,6 +26,7 @@ const HANDLERS: Readonly<Record<string, (ctx: IxContext) => void>> = {
   update_gateway_referral_settings: admin.updateGatewayReferralSettings,
   update_gateway_feature_flags: admin.updateGatewayFeatureFlags,
   update_gateway_scheduler_share: admin.updateGatewaySchedulerShare,
+  update_gateway_protocol_fee: admin.updateGatewayProtocolFee,
   create_user_payment: user.createUserPayment,
   delete_user_payment: user.deleteUserPayment,
   create_payment_policy: user.createPaymentPolicy,
@@ -38,7 +39,7 @@ const HANDLERS: Readonly<Record<string, (ctx: IxContext) => void>> = {
   execute_composable: composable.executeComposable,
 };
 
-export interface ProgramEvent { name: string; payload: Buffer }
+export interface ProgramEvent { name: string; payload: Buffer; observed?: Record<string, unknown> }
 
 export interface ProgramOutcome {
   /** `Program log:` lines, in order */
@@ -66,7 +67,7 @@ export function invokeTributary(view: Overlay, clock: ProgramClock, keys: Accoun
     const ctx = createContext(ix, decoded.data, keys, view, clock, sink);
     checkConstraints(ix, ctx, keys);
     handler(ctx);
-    const events = sink.events.map((e) => ({ name: e.name, payload: encodeEvent(e.name, e.data) }));
+    const events = sink.events.map((e) => ({ name: e.name, payload: encodeEvent(e.name, e.data), ...(e.observed ? { observed: e.observed } : {}) }));
     return { logs: sink.logs, events, instruction: name };
   } catch (err) {
     const error = err instanceof ProgramError ? err : frameworkError('InstructionDidNotDeserialize');

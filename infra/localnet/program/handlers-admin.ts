@@ -133,3 +133,16 @@ export function updateGatewaySchedulerShare(ctx: IxContext): void {
   if (bps > 10_000) throw programError('InvalidFeeBps');
   saveGateway(ctx, { ...gateway, scheduler_share_bps: bps });
 }
+
+/** The admin sets or clears flag bit2 and the gateway's custom protocol share (no event). */
+export function updateGatewayProtocolFee(ctx: IxContext): void {
+  const config = load(ctx, 'config', 'ProgramConfig');
+  requireKey(ctx.account('admin'), config.admin);
+  const gateway = ownGateway(ctx);
+  const args = ctx.args.args as { use_custom_protocol_fee: boolean; custom_protocol_share_bps: number };
+  if (args.custom_protocol_share_bps > 10_000) throw programError('InvalidFeeBps');
+  const share = args.use_custom_protocol_fee ? args.custom_protocol_share_bps : config.protocol_share_bps;
+  if (share + gateway.scheduler_share_bps + gateway.referral_allocation_bps > 10_000) throw programError('CombinedFeeBpsExceedsMax');
+  const flags = args.use_custom_protocol_fee ? gateway.feature_flags | 0x04 : gateway.feature_flags & ~0x04;
+  saveGateway(ctx, { ...gateway, feature_flags: flags, custom_protocol_share_bps: args.custom_protocol_share_bps });
+}

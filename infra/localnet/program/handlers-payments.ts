@@ -149,10 +149,13 @@ export function executePayment(ctx: IxContext): void {
     ...policy, policy_type: c.next, status: c.completes ? status('Completed') : policy.status,
     total_paid: policy.total_paid.add(new BN(fees.totalFromUser.toString())), payment_count: count, updated_at: now,
   });
+  // the program's own account of the split (msg! after the event); the scheduler cut shows only when paid out
+  const split = { recipient_amount: fees.recipient, gateway_residual: fees.gatewayResidual, scheduler_cut: role === 'gateway' ? 0n : fees.scheduler, protocol_cut: fees.protocol };
   ctx.emit('PaymentRecord', {
     payment_policy: policyAddress, gateway: ctx.account('gateway'), amount: c.amount, timestamp: now,
     memo: policy.memo, record_id: count, payer: up.owner, recipient: policy.recipient, token_mint: up.token_mint,
-  });
+  }, { fee_split: Object.fromEntries(Object.entries(split).map(([k, v]) => [k, v.toString()])) });
+  ctx.log(`Payment executed: ${split.recipient_amount} -> recipient, ${split.gateway_residual} gateway fee, ${split.scheduler_cut} scheduler cut, ${split.protocol_cut} protocol fee`);
 }
 
 /**

@@ -12,7 +12,9 @@ import { createRpcClient } from '../../../infra/solana/rpc-client.js';
 import type { Config } from '../../kernel/config/config.js';
 
 import { closeContext } from '../build-context.js';
+import cluster from 'node:cluster';
 import { ROLES } from '../roles/registry.js';
+import { runApiProcesses } from './api-processes.js';
 import { EXTRA_COMMANDS } from './extra-commands.js';
 
 /** `status` reads signer balances with a short timeout: a slow chain must not hold up the report. */
@@ -46,6 +48,10 @@ async function main(argv: string[]): Promise<void> {
       const unknown = roles.filter((r) => !(r in ROLES));
       if (roles.length === 0 || unknown.length > 0) throw new Error(`serve needs --role with one or more of: ${Object.keys(ROLES).join(', ')}${unknown.length ? ` (unknown: ${unknown.join(', ')})` : ''}`);
       const config = loadConfigOrExit(process.env);
+      if (roles.length === 1 && roles[0] === 'api' && config.http.apiProcesses > 1 && cluster.isPrimary) {
+        await runApiProcesses(config.http.apiProcesses);
+        return;
+      }
       const ctx = contextFor(config, roles.join('+'));
       await runUntilSignalled(ctx, async () => {
         const started = [];

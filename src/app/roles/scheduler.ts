@@ -15,6 +15,7 @@ import { startScheduler } from '../../../commands/scheduler/scheduler.js';
 import { startSettler } from '../../../commands/settlement/settler.js';
 import { attachRedisAdapter } from '../../../queries/realtime/adapter.js';
 import { roomOf } from '../../../queries/realtime/keys.js';
+import { LIFECYCLE_VERSION } from '../../kernel/keys/index.js';
 import type { RunningRole } from './role.js';
 
 export async function startSchedulerRole(ctx: AppContext): Promise<RunningRole> {
@@ -31,7 +32,8 @@ export async function startSchedulerRole(ctx: AppContext): Promise<RunningRole> 
   const adapter = await attachRedisAdapter(server, ctx.config, log);
   const rooms = { emit: (trackingId: string, event: string, body: unknown) => void server.to(roomOf(trackingId)).emit(event, body) };
   const nowMs = () => ctx.clock.now();
-  const scheduler = startScheduler({ db: ctx.db, io, config: ctx.config, logger: log, nowMs, rooms });
+  const recorded = () => ctx.redis.incr(ctx.keys.readVersion(LIFECYCLE_VERSION));
+  const scheduler = startScheduler({ db: ctx.db, io, config: ctx.config, logger: log, nowMs, rooms, recorded });
   const settler = startSettler({ db: ctx.db, io, config: ctx.config, logger: log, nowMs });
   return {
     name: 'scheduler',

@@ -71,6 +71,7 @@ function build(r: EnvReader) {
       requestTimeoutMs: r.int('HTTP_REQUEST_TIMEOUT_MS', 30_000, 'server-side request timeout', 1000),
       maxLimit: r.int('API_MAX_LIMIT', 1000, 'largest limit accepted by paginated endpoints', 1, 100_000),
       readCacheTtlMs: r.int('READ_CACHE_TTL_MS', 1000, 'longest life of a cached list answer on an API node; entries also expire at the next commit of their read model (0 = no cache)', 0, 3_600_000),
+      apiProcesses: r.int('API_PROCESSES', 1, 'processes serving PORT (node:cluster) when a process runs the api role alone (serve --role api); up to one per free core', 1, 256),
       readCacheMaxMb: r.int('READ_CACHE_MAX_MB', 64, 'memory bound of an API node\'s read cache, least recently used evicted first', 1, 65_536),
     },
     db: {

@@ -9,6 +9,16 @@ export type DecimalString = string;
 /** Raw bytes, lowercase hex. */
 export type HexString = string;
 
+/** What execute_payment moved, as its log line reports it (base units, decimal strings). */
+export type FeeSplit = {
+  recipient_amount: DecimalString;
+  /** what the gateway fee account kept (the scheduler cut not included) */
+  gateway_residual: DecimalString;
+  /** paid to a permissionless caller; 0 when the gateway signer called (merged into its fee account) */
+  scheduler_cut: DecimalString;
+  protocol_cut: DecimalString;
+};
+
 export type ComposableExecuted = {
   composable_policy: Pubkey;
   gateway: Pubkey;
@@ -122,6 +132,8 @@ export type PaymentRecord = {
   payer: Pubkey;
   recipient: Pubkey;
   token_mint: Pubkey;
+  /** the split execute_payment logged (`Payment executed: …`); absent when it logged none */
+  fee_split?: FeeSplit;
 };
 
 export type ProgramAuthorityChanged = {

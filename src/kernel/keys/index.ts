@@ -40,6 +40,11 @@ export const NOTIFIER_GROUP = 'notifier';
 export const PAYMENTS_GROUP = 'payments';
 /** the merchant read model's projection (its consumer group and read-cache version) */
 export const MERCHANT_PROJECTION = 'merchant';
+/**
+ * The read-cache version of the scheduler's lifecycle events (service_events): bumped
+ * after each one is recorded, so cached answers that show past-due flags expire with it.
+ */
+export const LIFECYCLE_VERSION = 'lifecycle-events';
 
 /** The indexer's cursor: the newest signature whose events are all in the stream. */
 export const cursorKey = (prefix: string): string => `${prefix}indexer:cursor`;

@@ -1,0 +1,41 @@
+/**
+ * A pool whose queries run as named (prepared) statements: each distinct SQL text gets a
+ * name once per process, and pg parses it once per connection, then only binds and
+ * executes it. Postgres skips parsing and, after a few executions, planning too (plan
+ * cache, a generic plan when it costs no more), the work pgbench's `-M prepared` skips.
+ *
+ * For the query routes' read pool: a bounded set of statement shapes, each run many
+ * times. Texts past MAX_NAMED run unnamed, so a caller that builds unbounded distinct
+ * texts cannot grow each connection's statements without bound.
+ */
+import type { PostgresCursor, PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely';
+import type pg from './pg.js';
+
+const MAX_NAMED = 1000;
+
+export function withNamedStatements(pool: pg.Pool): PostgresPool {
+  const names = new Map<string, string>();
+  const nameOf = (text: string): string | undefined => {
+    let name = names.get(text);
+    if (name === undefined && names.size < MAX_NAMED) {
+      name = `tq${names.size + 1}`;
+      names.set(text, name);
+    }
+    return name;
+  };
+  return {
+    async connect(): Promise<PostgresPoolClient> {
+      const client = await pool.connect();
+      function query<R>(sqlText: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>>;
+      function query<R>(cursor: PostgresCursor<R>): PostgresCursor<R>;
+      function query<R>(q: string | PostgresCursor<R>, parameters?: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>> | PostgresCursor<R> {
+        if (typeof q !== 'string') return client.query(q as unknown as pg.Submittable) as unknown as PostgresCursor<R>;
+        const name = nameOf(q);
+        const values = [...(parameters ?? [])];
+        return (name === undefined ? client.query(q, values) : client.query({ name, text: q, values })) as unknown as Promise<PostgresQueryResult<R>>;
+      }
+      return { query, release: () => client.release() };
+    },
+    end: () => pool.end(),
+  };
+}

@@ -1,0 +1,146 @@
+/**
+ * The read mix (issue 20): 50 connections over the list routes users call (reads-mix.ts),
+ * keys drawn from a Zipf distribution over 10,000 gateways, 100,000 policies and 1,000,000
+ * payments, while a localnet commits 200 events/s through the real indexer and projector
+ * (their commits bump the read models' versions and so expire cached answers, as in
+ * production). Baseline, same run, same concurrency: pgbench running the same SQL with
+ * the same weights and key distribution. The API nodes are `tributary serve --role api`
+ * processes, as an operator runs them: one with the read cache, one with READ_CACHE_TTL_MS=0.
+ *
+ * BENCH_READS_PROFILE=<dir>: the API processes write V8 CPU profiles there (--cpu-prof).
+ */
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { availableParallelism, tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import { sql } from 'kysely';
+import { createTestEnv, type TestEnv } from '../support/env.js';
+import { startLocalnetProcess } from '../support/localnet-process.js';
+import { startCli, terminate, waitFor, type Proc } from '../support/process.js';
+import { freePort } from '../support/ports.js';
+import { loadConfig } from '../../src/kernel/config/config.js';
+import { createNameTable, mixRoutes, samplePaths, spaceSizes, writeScripts } from './reads-mix.js';
+import { seedReads, type SeedSize } from './reads-seed.js';
+import { pgbenchScripts, timed, type HttpLoad } from './harness.js';
+
+const SIZE: SeedSize = {
+  gateways: Number(process.env['BENCH_GATEWAYS'] ?? 10_000),
+  policies: Number(process.env['BENCH_POLICIES'] ?? 100_000),
+  payments: Number(process.env['BENCH_PAYMENTS'] ?? 1_000_000),
+};
+const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 15);
+const RATE = Number(process.env['BENCH_COMMIT_RATE'] ?? 200);
+const CONNECTIONS = 50;
+/** API processes per node (API_PROCESSES): one per core of this machine unless set */
+const PROCESSES = Number(process.env['BENCH_API_PROCESSES'] ?? availableParallelism());
+const MODELS = ['archive', 'payment-policies', 'payments', 'payment-stats'];
+const SETUP_REQUEST = path.join(path.dirname(fileURLToPath(import.meta.url)), 'reads-request.cjs');
+
+interface ApiProc { url: string; proc: Proc }
+
+async function startApi(env: TestEnv, extra: Record<string, string>): Promise<ApiProc> {
+  const port = await freePort();
+  const prof = process.env['BENCH_READS_PROFILE'];
+  const proc = startCli(['serve', '--role', 'api'], {
+    ...env.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '1000000000', API_PROCESSES: String(PROCESSES), ...extra,
+  }, prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : []);
+  const url = `http://127.0.0.1:${port}`;
+  await waitFor(async () => (await fetch(`${url}/v1/health`).catch(() => undefined))?.ok, 90_000, `the API on ${port}\n${proc.output()}`);
+  return { url, proc };
+}
+
+/**
+ * Read cache outcomes so far, summed over the node's processes: one /metrics scrape per
+ * process, each on a new connection, which node:cluster hands to the processes in turn.
+ */
+async function cacheOutcomes(url: string): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (let i = 0; i < PROCESSES; i += 1) {
+    const text = await (await fetch(`${url}/metrics`, { headers: { connection: 'close' } })).text();
+    for (const m of text.matchAll(/^tributary_read_cache_requests_total\{result="(\w+)"\} (\d+)/gm)) out[m[1]!] = (out[m[1]!] ?? 0) + Number(m[2]);
+  }
+  return out;
+}
+
+async function mixLoad(url: string, pathsFile: string): Promise<HttpLoad & { hitRate: number }> {
+  const before = await cacheOutcomes(url);
+  process.env['BENCH_READS_PATHS'] = pathsFile;
+  const r = await autocannon({ url, connections: CONNECTIONS, duration: SECONDS, workers: 1, requests: [{ setupRequest: SETUP_REQUEST }] });
+  const after = await cacheOutcomes(url);
+  const d = (k: string) => (after[k] ?? 0) - (before[k] ?? 0);
+  const all = d('hit') + d('miss') + d('shared') + d('bypass');
+  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors, non2xx: r.non2xx, hitRate: all === 0 ? 0 : d('hit') / all };
+}
+
+/** Commits of the read models a phase saw: version bumps per second, summed over the mix's models. */
+async function versions(env: TestEnv): Promise<number> {
+  const vs = await env.redis.mget(MODELS.map((m) => env.keys.readVersion(m)));
+  return vs.reduce((n, v) => n + Number(v ?? 0), 0);
+}
+
+async function phase<T>(env: TestEnv, what: string, fn: () => Promise<T>): Promise<T> {
+  const v0 = await versions(env);
+  const e0 = await env.redis.xlen(env.keys.events);
+  const { ms, result } = await timed(fn);
+  const bumps = (await versions(env)) - v0;
+  const events = (await env.redis.xlen(env.keys.events)) - e0;
+  process.stdout.write(`    (${what}: ${(events / (ms / 1000)).toFixed(0)} events/s into the stream, ${(bumps / (ms / 1000)).toFixed(1)} read-model commits/s)\n`);
+  return result;
+}
+
+export async function benchReads(): Promise<void> {
+  process.stdout.write(`reads (issue 20): ${SIZE.gateways} gateways, ${SIZE.policies} policies, ${SIZE.payments} payments; ${CONNECTIONS} conns, ${RATE} events/s committed; `
+    + `${PROCESSES} API process(es) per node\n`);
+  const env = await createTestEnv('bench_reads');
+  const procs: Proc[] = [];
+  let ln: Awaited<ReturnType<typeof startLocalnetProcess>> | undefined;
+  try {
+    const defaultMint = loadConfig({ ...env.env, LOG_LEVEL: 'silent' }).solana.defaultStablecoin;
+    const seeded = await timed(() => seedReads(env.db, SIZE, defaultMint));
+    await createNameTable(env.db);
+    process.stdout.write(`  seeded in ${(seeded.ms / 1000).toFixed(1)} s\n`);
+    const routes = mixRoutes(env.db, seeded.result, defaultMint);
+    const sizes = spaceSizes(seeded.result);
+    const dir = await mkdtemp(path.join(tmpdir(), 'bench-reads-'));
+    const pathsFile = path.join(dir, 'paths.json');
+    await writeFile(pathsFile, JSON.stringify(samplePaths(routes, sizes, 200_000)));
+    const scripts = await writeScripts(dir, routes, sizes);
+
+    // the chain starts once the data is in: the indexer follows it live, not through a backlog
+    ln = await startLocalnetProcess({ seed: 'bench-reads', rate: RATE, maxEvents: 100_000_000 });
+    const chainEnv = { SOLANA_RPC_URL: ln.rpcUrl, SOLANA_WS_URL: ln.wsUrl, SOLANA_CLUSTER: 'localnet' };
+    const pipeline = startCli(['serve', '--role', 'projector,indexer'], { ...env.env, ...chainEnv, LOG_LEVEL: 'warn' });
+    procs.push(pipeline);
+    await waitFor(async () => (await versions(env)) > 0, 300_000, 'the projector\'s first commit').catch((err: Error) => {
+      throw new Error(`${err.message}\n${pipeline.output().slice(-2000)}`);
+    });
+    const cached = await startApi(env, chainEnv);
+    const uncached = await startApi(env, { ...chainEnv, READ_CACHE_TTL_MS: '0' });
+    procs.push(cached.proc, uncached.proc);
+    await checkRoutes(cached.url, routes.map((r) => r.path(1)));
+
+    const pg = await phase(env, 'pgbench', () => pgbenchScripts(env.dbUrl, scripts, CONNECTIONS, SECONDS));
+    const on = await phase(env, 'cache on', () => mixLoad(cached.url, pathsFile));
+    const off = await phase(env, 'cache off', () => mixLoad(uncached.url, pathsFile));
+    const line = (what: string, h: HttpLoad & { hitRate: number }) =>
+      `${what} ${h.rps.toFixed(0)} req/s, p50 ${h.p50} ms, p99 ${h.p99} ms, cache hit rate ${(h.hitRate * 100).toFixed(0)}%, errors ${h.errors + h.non2xx}; `
+      + `pgbench same mix ${pg.tps.toFixed(0)} tps (avg ${pg.latencyMs} ms) → ratio ${(h.rps / pg.tps).toFixed(2)}\n`;
+    process.stdout.write(line('read mix, cache on:', on));
+    process.stdout.write(line('read mix, cache off:', off));
+    const [{ n }] = (await sql<{ n: string }>`SELECT count(*)::text AS n FROM events`.execute(env.db)).rows as [{ n: string }];
+    process.stdout.write(`  (goals: ≥ 0.5 cache on, ≥ 0.3 cache off; archive now ${n} events)\n`);
+  } finally {
+    for (const p of procs) await terminate(p, 30_000).catch(() => undefined);
+    await ln?.stop();
+    await env.close();
+  }
+}
+
+/** Every route of the mix answers 200 before the load starts (a 4xx would measure nothing). */
+async function checkRoutes(url: string, paths: readonly string[]): Promise<void> {
+  for (const p of paths) {
+    const res = await fetch(`${url}${p}`);
+    if (res.status !== 200) throw new Error(`${p}: ${res.status} ${await res.text()}`);
+  }
+}
