@@ -14,9 +14,9 @@ import { sql } from 'kysely';
 import type { Db } from '../infra/postgres/database.js';
 import type { TributaryEvent } from '../src/kernel/events/envelope.js';
 import type { Projection, Trx } from './runner/projection.js';
-import { filterNew, lockExclusive } from './runner/checkpoint.js';
+import { lockExclusive } from './runner/checkpoint.js';
 
-const PAGE = 5000;
+const PAGE = 10_000;
 
 interface ArchivedRow { seq: string; id: string; name: string; signature: string; slot: string; block_time: string | null; ix_path: string; event_index: number; data: TributaryEvent['data'] }
 
@@ -52,11 +52,15 @@ async function rebuild(trx: Trx, projection: Projection): Promise<number> {
       FROM events WHERE seq > ${after}::bigint ORDER BY seq LIMIT ${PAGE}`.execute(trx);
     const rows = page.rows;
     if (rows.length === 0) break;
-    const fresh = await filterNew(trx, projection.name, rows.map(rowToEvent));
-    if (fresh.length > 0) await projection.apply(trx, fresh);
-    total += fresh.length;
+    // ids are the archive's primary key and the dedup set was emptied above: all are new
+    await projection.apply(trx, rows.map(rowToEvent));
+    total += rows.length;
     after = rows[rows.length - 1]!.seq;
   }
+  // the dedup set of what was applied, written by the server in one statement
+  await sql`
+    INSERT INTO projection_dedup (projection, event_id)
+    SELECT ${projection.name}::text, id FROM events WHERE seq <= ${after}::bigint`.execute(trx);
   await sql`
     INSERT INTO projection_checkpoints (projection, last_stream_id, events_applied, updated_at)
     VALUES (${projection.name}, '0-0', ${total}, now())

@@ -1,7 +1,8 @@
 /**
  * One catch-up round: every signature of the program newer than the cursor, oldest
  * first; each successful transaction fetched, decoded and appended; the cursor moved
- * only after its events are in the stream. Failed transactions are passed over without
+ * only after its events are in the stream. Fetches run a step ahead of the appends, so
+ * the RPC node serves the next step while this one is decoded and appended. Failed transactions are passed over without
  * a fetch. Live notifications and gap repair both come here, so the stream receives
  * events in chain order and the cursor never skips a transaction.
  */
@@ -80,37 +81,61 @@ async function fetchChunk(deps: CatchUpDeps, chunk: readonly SignatureInfo[]): P
   }));
 }
 
+/**
+ * Steps fetched ahead of the one being decoded and appended: the RPC node works meanwhile.
+ * One: more requests in flight at once each take longer, and a slow node would time them out.
+ */
+const PREFETCH = 1;
+
+/** The step's transactions decoded, in chain order, counters updated. */
+function decodeChunk(deps: CatchUpDeps, chunk: readonly SignatureInfo[], fetched: readonly (TransactionJson | undefined)[]): TributaryEvent[] {
+  const events: TributaryEvent[] = [];
+  chunk.forEach((s, i) => {
+    const tx = fetched[i];
+    if (!tx) {
+      deps.counters.failedTransactionsSkipped += 1;
+      return;
+    }
+    const decoded = decodeTransaction(tx, s.signature, deps.programId);
+    if (decoded.failed) deps.counters.failedTransactionsSkipped += 1;
+    for (const u of decoded.unknown) {
+      deps.counters.unknownDiscriminators += 1;
+      deps.logger?.warn({ signature: s.signature, ixPath: u.ixPath, index: u.index, payload: u.payload.slice(0, 24) }, 'unknown event discriminator');
+    }
+    if (decoded.truncated) deps.logger?.warn({ signature: s.signature }, 'transaction logs truncated; log events past the cut are lost');
+    for (const e of decoded.events) events.push(e);
+  });
+  return events;
+}
+
 export async function catchUp(deps: CatchUpDeps): Promise<number> {
   const guard = { signal: deps.signal, ...(deps.logger ? { logger: deps.logger } : {}) };
   const cursor = await retryForever('reading the indexer cursor', () => readCursor(deps.redis, deps.prefix), guard);
   const pending = (await newerSignatures(deps, cursor)).reverse();
+  const chunks: SignatureInfo[][] = [];
+  for (let start = 0; start < pending.length; start += deps.concurrency) chunks.push(pending.slice(start, start + deps.concurrency));
+  // Fetches run up to PREFETCH steps ahead; decoding, appending and the cursor stay in
+  // order, one step at a time. A fetch that fails fails the round when its turn comes.
+  const fetches: Promise<(TransactionJson | undefined)[]>[] = [];
+  const fetchAhead = (upTo: number): void => {
+    while (fetches.length < Math.min(upTo, chunks.length) && !deps.signal.aborted) {
+      const f = fetchChunk(deps, chunks[fetches.length]!);
+      f.catch(() => undefined); // awaited in its turn; not an unhandled rejection meanwhile
+      fetches.push(f);
+    }
+  };
   let handled = 0;
-  for (let start = 0; start < pending.length && !deps.signal.aborted; start += deps.concurrency) {
-    const chunk = pending.slice(start, start + deps.concurrency);
-    const fetched = await fetchChunk(deps, chunk);
-    const events: TributaryEvent[] = [];
-    chunk.forEach((s, i) => {
-      const tx = fetched[i];
-      if (!tx) {
-        deps.counters.failedTransactionsSkipped += 1;
-        return;
-      }
-      const decoded = decodeTransaction(tx, s.signature, deps.programId);
-      if (decoded.failed) deps.counters.failedTransactionsSkipped += 1;
-      for (const u of decoded.unknown) {
-        deps.counters.unknownDiscriminators += 1;
-        deps.logger?.warn({ signature: s.signature, ixPath: u.ixPath, index: u.index, payload: u.payload.slice(0, 24) }, 'unknown event discriminator');
-      }
-      if (decoded.truncated) deps.logger?.warn({ signature: s.signature }, 'transaction logs truncated; log events past the cut are lost');
-      events.push(...decoded.events);
-    });
+  for (let step = 0; step < chunks.length && !deps.signal.aborted; step += 1) {
+    fetchAhead(step + 1 + PREFETCH);
+    const chunk = chunks[step]!;
+    const events = decodeChunk(deps, chunk, await fetches[step]!);
+    const last = chunk[chunk.length - 1]!;
     const appended = await retryForever('appending events', () => appendEvents(deps.redis, deps.keys, events), guard);
-    const last = chunk[chunk.length - 1];
-    if (last) await retryForever('writing the indexer cursor', () => writeCursor(deps.redis, deps.prefix, { signature: last.signature, slot: last.slot }), guard);
+    await retryForever('writing the indexer cursor', () => writeCursor(deps.redis, deps.prefix, { signature: last.signature, slot: last.slot }), guard);
     deps.counters.eventsAppended += appended;
     deps.counters.duplicatesAbsorbed += events.length - appended;
     deps.counters.transactionsProcessed += chunk.length;
-    deps.counters.lastSlot = Math.max(deps.counters.lastSlot, last?.slot ?? 0);
+    deps.counters.lastSlot = Math.max(deps.counters.lastSlot, last.slot);
     for (const s of chunk) deps.onHandled?.(s.signature);
     handled += chunk.length;
   }

@@ -13,7 +13,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Redis } from 'ioredis';
-import { autoClaim, ensureGroup, readGroup, type StreamEntry } from './stream-group.js';
+import { autoClaim, ensureGroup, readFreshNow, readGroup, type StreamEntry } from './stream-group.js';
 
 export type EntrySource = 'claimed' | 'pending' | 'fresh';
 
@@ -26,6 +26,12 @@ export interface ConsumerLoopOptions {
   claimIdleMs: number;
   /** 0: re-read the pending list at every step until it is empty; else at most this often */
   pendingEveryMs: number;
+  /**
+   * Fresh reads handed to the handler at once while a backlog waits (default 1): after a
+   * full read, up to this many reads' worth more is taken without blocking. A caught-up
+   * consumer still handles each entry as it arrives.
+   */
+  readsPerBatch?: number;
   /** whether the first steps read this consumer's pending list (a restarted consumer of the same name) */
   startPending: boolean;
   now(): number;
@@ -84,6 +90,8 @@ export function createConsumerLoop(deps: ConsumerLoopDeps, opts: ConsumerLoopOpt
     }
     const block = pending && opts.pendingEveryMs > 0 ? Math.min(opts.blockMs, opts.pendingEveryMs) : opts.blockMs;
     const fresh = await readGroup(blockingRedis, stream, group, consumer, batchSize, block, '>');
+    const more = (opts.readsPerBatch ?? 1) - 1;
+    if (more > 0 && fresh.length >= batchSize) fresh.push(...(await readFreshNow(redis, stream, group, consumer, batchSize * more)));
     if (fresh.length > 0) await handle(fresh, 'fresh');
   }
 

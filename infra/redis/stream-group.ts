@@ -36,6 +36,12 @@ export async function readGroup(
   return toEntries(res?.[0]?.[1]);
 }
 
+/** New entries already in the stream, without blocking (a backlog's next part). */
+export async function readFreshNow(redis: Redis, stream: string, group: string, consumer: string, count: number): Promise<StreamEntry[]> {
+  const res = (await redis.xreadgroup('GROUP', group, consumer, 'COUNT', count, 'STREAMS', stream, '>')) as [string, RawEntries][] | null;
+  return toEntries(res?.[0]?.[1]);
+}
+
 /** Takes over entries that another (dead) consumer left pending for longer than minIdleMs. */
 export async function autoClaim(
   redis: Redis, stream: string, group: string, consumer: string, minIdleMs: number, count: number,

@@ -2,9 +2,11 @@
  * The archive: every event, once, in the append-only `events` table, the replay source of
  * every other read model (the stream is trimmed; this table is the history).
  */
+import { sql } from 'kysely';
 import { textToFixedBytes } from '../../src/kernel/events/codec.js';
 import type { TributaryEvent } from '../../src/kernel/events/envelope.js';
 import type { Projection, Trx } from '../runner/projection.js';
+import { bulkInsert } from '../runner/bulk.js';
 
 /** The 64-byte memo of an event, for trackingId lookups through the memo encoding. */
 export function memoBytes(e: TributaryEvent): Buffer | null {
@@ -27,7 +29,9 @@ export function archiveRow(e: TributaryEvent) {
   };
 }
 
-const CHUNK = 1000;
+const COLUMNS: readonly string[] = [
+  'id', 'name', 'signature', 'slot', 'block_time', 'ix_path', 'event_index', 'memo', 'data',
+];
 
 export const archiveProjection: Projection = {
   name: 'archive',
@@ -35,12 +39,7 @@ export const archiveProjection: Projection = {
   selfDeduplicating: true,
   replayable: false,
   async apply(trx: Trx, events: readonly TributaryEvent[]): Promise<void> {
-    for (let i = 0; i < events.length; i += CHUNK) {
-      await trx
-        .insertInto('events')
-        .values(events.slice(i, i + CHUNK).map(archiveRow))
-        .onConflict((oc) => oc.column('id').doNothing())
-        .execute();
-    }
+    // in batch order, so `seq` follows the stream as it did with one row at a time
+    await bulkInsert(trx, 'events', COLUMNS, events.map(archiveRow), sql`ON CONFLICT (id) DO NOTHING`);
   },
 };

@@ -10,11 +10,22 @@ import { assertNever, type TributaryEvent } from '../../src/kernel/events/envelo
 import type { Projection, Trx } from '../runner/projection.js';
 import { paymentDoc, type PaymentRowLike } from './doc.js';
 import { PAYMENTS_GROUP } from '../../src/kernel/keys/index.js';
+import { sql } from 'kysely';
+import { bulkInsert } from '../runner/bulk.js';
 
 interface Memo { memo: Buffer; tracking_id: string; input_mint: string | null }
 type Executed = TributaryEvent<'PaymentRecord' | 'ComposableExecuted'>;
 
 const CHUNK = 1000;
+
+const PAYMENT_COLUMNS: readonly string[] = [
+  'event_id', 'kind', 'policy', 'gateway', 'signature', 'slot', 'event_index', 'block_time', 'timestamp', 'at', 'amount',
+  'output_amount', 'gateway_fee', 'protocol_fee', 'payer', 'recipient', 'token_mint', 'target_program', 'record_id', 'memo',
+  'tracking_id', 'doc',
+];
+const MEMO_COLUMNS: readonly string[] = [
+  'composable_policy', 'memo', 'tracking_id', 'input_mint',
+];
 
 function base(e: Executed, policy: string) {
   return {
@@ -88,20 +99,27 @@ async function apply(trx: Trx, events: readonly TributaryEvent[]): Promise<void>
       default: assertNever(e);
     }
   }
-  for (let i = 0; i < rows.length; i += CHUNK) {
-    await trx.insertInto('payments').values(rows.slice(i, i + CHUNK)).onConflict((oc) => oc.column('event_id').doNothing()).execute();
-  }
-  for (const c of created) {
-    await trx.insertInto('payment_composable_memos').values(c)
-      .onConflict((oc) => oc.column('composable_policy').doUpdateSet({ memo: c.memo, tracking_id: c.tracking_id, input_mint: c.input_mint })).execute();
-    // executions indexed before the creation (a stream out of chain order)
-    const early = await trx.selectFrom('payments').selectAll()
-      .where('policy', '=', c.composable_policy).where('kind', '=', 'ComposableExecuted').where('memo', 'is', null).execute();
-    for (const r of early) {
-      const filled = withDoc({ ...r, memo: c.memo, tracking_id: c.tracking_id, token_mint: r.token_mint ?? c.input_mint });
-      await trx.updateTable('payments').set({ memo: filled.memo, tracking_id: filled.tracking_id, token_mint: filled.token_mint, doc: filled.doc })
-        .where('event_id', '=', r.event_id).execute();
-    }
+  await bulkInsert(trx, 'payments', PAYMENT_COLUMNS, rows, sql`ON CONFLICT (event_id) DO NOTHING`);
+  if (created.length > 0) await rememberCreated(trx, created);
+}
+
+/**
+ * The memos of the policies this batch created, and executions indexed before their
+ * policy's creation (a stream out of chain order) filled with the first creation's memo,
+ * as applying the creations one by one in batch order would.
+ */
+async function rememberCreated(trx: Trx, created: readonly (Memo & { composable_policy: string })[]): Promise<void> {
+  const last = new Map(created.map((c) => [c.composable_policy, c]));
+  const first = new Map([...created].reverse().map((c) => [c.composable_policy, c]));
+  await bulkInsert(trx, 'payment_composable_memos', MEMO_COLUMNS, [...last.values()], sql`
+    ON CONFLICT (composable_policy) DO UPDATE SET memo = EXCLUDED.memo, tracking_id = EXCLUDED.tracking_id, input_mint = EXCLUDED.input_mint`);
+  const early = await trx.selectFrom('payments').selectAll()
+    .where('policy', 'in', [...first.keys()]).where('kind', '=', 'ComposableExecuted').where('memo', 'is', null).execute();
+  for (const r of early) {
+    const c = first.get(r.policy)!;
+    const filled = withDoc({ ...r, memo: c.memo, tracking_id: c.tracking_id, token_mint: r.token_mint ?? c.input_mint });
+    await trx.updateTable('payments').set({ memo: filled.memo, tracking_id: filled.tracking_id, token_mint: filled.token_mint, doc: filled.doc })
+      .where('event_id', '=', r.event_id).execute();
   }
 }
 

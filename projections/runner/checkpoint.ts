@@ -17,12 +17,11 @@ export async function filterNew(trx: Trx, projection: string, events: readonly T
   const unique = new Map<string, TributaryEvent>();
   for (const e of events) if (!unique.has(e.id)) unique.set(e.id, e);
   if (unique.size === 0) return [];
-  const rows = await trx
-    .insertInto('projection_dedup')
-    .values([...unique.keys()].map((event_id) => ({ projection, event_id })))
-    .onConflict((oc) => oc.doNothing())
-    .returning('event_id')
-    .execute();
+  // one statement of two parameters, whatever the batch size (bulk.ts)
+  const { rows } = await sql<{ event_id: string }>`
+    INSERT INTO projection_dedup (projection, event_id)
+    SELECT ${projection}::text, id FROM unnest(${[...unique.keys()]}::text[]) AS u(id)
+    ON CONFLICT DO NOTHING RETURNING event_id`.execute(trx);
   const fresh = new Set(rows.map((r) => r.event_id));
   return [...unique.values()].filter((e) => fresh.has(e.id));
 }

@@ -49,6 +49,17 @@ export interface RunningProjection {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Entries one transaction takes at most while a backlog waits (a replay's catch-up, a restart). */
+export const MAX_TRANSACTION_ENTRIES = 10_000;
+
+/**
+ * Stream reads applied in one transaction while a backlog waits: a transaction's fixed
+ * costs (BEGIN, the lock, the checkpoint, COMMIT, the ack) are paid once for all of them.
+ */
+export function readsPerTransaction(batchSize: number): number {
+  return Math.max(1, Math.min(10, Math.floor(MAX_TRANSACTION_ENTRIES / batchSize)));
+}
+
 
 async function applyBatch(db: Db, projection: Projection, entries: readonly { streamId: string; event: TributaryEvent }[]): Promise<number> {
   const last = entries.reduce((m, e) => (compareStreamIds(e.streamId, m) > 0 ? e.streamId : m), '0-0');
@@ -147,6 +158,7 @@ export function startProjection(deps: RunnerDeps, projection: Projection, opts: 
 
   const loop = createConsumerLoop({ redis, blockingRedis }, {
     stream: keys.events, group, consumer, batchSize: opts.batchSize, blockMs: opts.blockMs, claimIdleMs: opts.claimIdleMs,
+    readsPerBatch: readsPerTransaction(opts.batchSize),
     pendingEveryMs: 0, startPending: true, now: Date.now,
   }, process);
 

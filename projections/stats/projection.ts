@@ -6,6 +6,11 @@
 import { sql } from 'kysely';
 import { epochDay, paymentAt } from '../../src/kernel/domain/event-data.js';
 import type { Projection } from '../runner/projection.js';
+import { bulkInsert } from '../runner/bulk.js';
+
+const COLUMNS: readonly string[] = [
+  'gateway', 'day', 'payments', 'volume',
+];
 
 export const statsProjection: Projection = {
   name: 'payment-stats',
@@ -24,13 +29,9 @@ export const statsProjection: Projection = {
       sums.set(key, s);
     }
     const rows = [...sums.values()].map((s) => ({ gateway: s.gateway, day: s.day, payments: s.payments, volume: s.volume.toString() }));
-    for (let i = 0; i < rows.length; i += 1000) {
-      await trx.insertInto('payment_stats_daily').values(rows.slice(i, i + 1000))
-        .onConflict((oc) => oc.columns(['gateway', 'day']).doUpdateSet({
-          payments: sql`payment_stats_daily.payments + excluded.payments`,
-          volume: sql`payment_stats_daily.volume + excluded.volume`,
-        }))
-        .execute();
-    }
+    await bulkInsert(trx, 'payment_stats_daily', COLUMNS, rows, sql`
+      ON CONFLICT (gateway, day) DO UPDATE SET
+        payments = payment_stats_daily.payments + EXCLUDED.payments,
+        volume = payment_stats_daily.volume + EXCLUDED.volume`);
   },
 };

@@ -15,6 +15,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   merchant: async () => (await import('./merchant.js')).benchMerchant(),
   facilitator: async () => (await import('./facilitator.js')).benchFacilitator(),
   settlement: async () => (await import('./settlement.js')).benchSettlement(),
+  archive: async () => (await import('./archive.js')).benchArchive(),
 };
 
 const only = process.argv.slice(2);
