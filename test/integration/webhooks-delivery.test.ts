@@ -21,7 +21,7 @@ import { startProjection, type RunningProjection } from '../../projections/runne
 import { createRedis } from '../../infra/redis/client.js';
 import { createLogger } from '../../infra/log/logger.js';
 import { loadConfig } from '../../src/kernel/config/config.js';
-import { systemClock } from '../../src/kernel/context.js';
+import { systemClock } from '../../src/kernel/domain/clock.js';
 import { createPdaDeriver } from '../../src/kernel/domain/pda.js';
 import { PROGRAM_ID } from '../../src/kernel/idl/index.js';
 import { startWebhookWorker, type WebhookWorker } from '../../commands/webhooks/delivery/worker.js';
