@@ -1,11 +1,12 @@
 /** The scheduler report as Prometheus gauges, read at scrape time (one report per scrape). */
 import { Gauge, type Registry } from 'prom-client';
-import type { AppContext } from '../../src/kernel/context.js';
+import type { Config } from '../../src/kernel/config/config.js';
+import type { Db } from '../../infra/postgres/database.js';
 import { createRpcClient } from '../../infra/solana/rpc-client.js';
 import { chainIo } from './chain.js';
 import { schedulerReport, type SchedulerReport } from './report.js';
 
-export function registerSchedulerGauges(registry: Registry, ctx: AppContext): void {
+export function registerSchedulerGauges(registry: Registry, ctx: { dbRead: Db; config: Pick<Config, 'solana' | 'scheduler'> }): void {
   if (registry.getSingleMetric('tributary_scheduler_due')) return;
   const { solana } = ctx.config;
   const io = chainIo(createRpcClient({ url: solana.rpcUrl, timeoutMs: 2000 }), solana.programId, solana.commitment);
