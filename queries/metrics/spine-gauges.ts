@@ -4,7 +4,10 @@
  */
 import { Gauge, type Registry } from 'prom-client';
 import { sql } from 'kysely';
-import type { AppContext } from '../../src/kernel/context.js';
+import type { Redis } from 'ioredis';
+import type { Config } from '../../src/kernel/config/config.js';
+import type { StreamKeys } from '../../infra/redis/client.js';
+import type { Db } from '../../infra/postgres/database.js';
 import { groupInfo } from '../../infra/redis/group-lag.js';
 import { PROJECTIONS } from '../../projections/registry.js';
 import { indexerProgressKey, webhookOutcomesKey } from '../../src/kernel/keys/index.js';
@@ -21,7 +24,10 @@ interface Snapshot {
   outcomes: Record<string, string>;
 }
 
-async function readSnapshot(ctx: AppContext): Promise<Snapshot> {
+/** Where the spine's figures are read: the stream and its groups in Redis, the read models. */
+export interface SpineGaugeDeps { redis: Redis; keys: StreamKeys; dbRead: Db; config: Pick<Config, 'redis'> }
+
+async function readSnapshot(ctx: SpineGaugeDeps): Promise<Snapshot> {
   const groups = (await groupInfo(ctx.redis, ctx.keys.events)).map((g) => ({ name: g.name, lag: g.lag ?? 0, pending: g.pending }));
   const dead = [];
   for (const group of [...PROJECTIONS.map((x) => x.name), 'notifier']) dead.push({ group, n: await ctx.redis.xlen(ctx.keys.deadLetters(group)) });
@@ -39,7 +45,7 @@ async function readSnapshot(ctx: AppContext): Promise<Snapshot> {
   };
 }
 
-export function registerSpineGauges(registry: Registry, ctx: AppContext): void {
+export function registerSpineGauges(registry: Registry, ctx: SpineGaugeDeps): void {
   // Several HTTP apps may share one context (tests); the gauges are registered once.
   if (registry.getSingleMetric('tributary_stream_length')) return;
   // prom-client collects every metric concurrently; one snapshot per scrape serves them all.
