@@ -37,19 +37,12 @@ export interface WebhookDeps {
   gatewayOf: GatewayLookup;
 }
 
-export interface Webhook {
-  id: number;
-  gateway_pubkey: string;
-  endpoint_url: string;
-  active: boolean;
-  event_types: string[] | null;
-  ordered: boolean;
-  rate_limit_per_second: number | null;
-  disabled_reason: string | null;
+/** SPEC's Webhook: the row's columns, its times as ISO strings, the account it stands for left out. */
+export type Webhook = Omit<WebhookRow, 'gateway_account' | 'previous_secret_until' | 'created_at' | 'updated_at'> & {
   previous_secret_expires_at: string | null;
   created_at: string;
   updated_at: string;
-}
+};
 
 export const toWebhook = (r: WebhookRow): Webhook => ({
   id: r.id,
