@@ -8,10 +8,10 @@
  * account before it was refused, reached by id); no read model is consulted, so a
  * gateway signed in a moment ago is never refused for lag. The admin key may act for any.
  */
-import bs58 from 'bs58';
 import type { PdaDeriver } from '../../src/kernel/domain/pda.js';
 import type { RequestAuth } from '../../src/kernel/auth/gateway-token.js';
 import { conflict, forbidden, invalid, notFound } from '../../src/kernel/http/errors.js';
+import { base58Input } from '../../src/kernel/http/base58-input.js';
 import type { Db } from '../../infra/postgres/database.js';
 import { checkTarget, TargetRefused, type Resolver } from '../../infra/http/ssrf-guard.js';
 import { newSigningSecret } from './delivery/signer.js';
@@ -60,13 +60,7 @@ export const toWebhook = (r: WebhookRow): Webhook => ({
 
 /** A base58 string that decodes to exactly 32 bytes, or a 400. */
 export function checkPublicKey(value: string, field: string): void {
-  let bytes: Uint8Array;
-  try {
-    bytes = bs58.decode(value);
-  } catch {
-    throw invalid(`${field} is not base58`);
-  }
-  if (bytes.length !== 32) throw invalid(`${field} must decode to a 32-byte public key (got ${bytes.length} bytes)`);
+  base58Input(value, field, 32, (n) => `${field} must decode to a 32-byte public key (got ${n} bytes)`);
 }
 
 /** An absolute http(s) URL without credentials, accepted by the SSRF guard, or a 400. */
