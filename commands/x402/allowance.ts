@@ -47,6 +47,8 @@ export function requirementAllowance(r: PaymentRequirement): bigint {
   if (r.scheme === 'deferred') return cap(r.amount * (r.maxRenewals !== null ? BigInt(r.maxRenewals) : paymentsPerYear(r.paymentFrequency)));
   // x402://upto: the authorized maximum, settled once
   if (r.scheme === 'x402://upto') return r.amount;
+  // x402://prepaid: the credit, executed in the Payment transaction itself (a net-mode gateway's fee comes on top)
+  if (r.scheme === 'x402://prepaid') return r.amount;
   return cap(r.maxAmountPerPeriod * (YEAR_SECONDS / r.periodLengthSeconds));
 }
 

@@ -114,6 +114,7 @@ export function remoteBackend(d: RemoteFacilitatorDeps): PaymentBackend {
 /** An accepts entry with exact amounts (decimal strings), as the facilitator takes requirements. */
 function acceptedRequirementWire(r: PaymentRequirement, resource: string): Record<string, unknown> {
   const a: Record<string, unknown> = { ...acceptedRequirement(r, r.resource ?? resource), amount: r.amount.toString() };
+  if (r.scheme === 'x402://prepaid') a['pricePerRequest'] = r.pricePerRequest.toString();
   if (r.scheme === 'x402://payg') {
     Object.assign(a, { maxAmountPerPeriod: r.maxAmountPerPeriod.toString(), periodLengthSeconds: r.periodLengthSeconds.toString(), maxChunkAmount: r.maxChunkAmount.toString() });
   }

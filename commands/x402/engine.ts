@@ -10,7 +10,8 @@
  *   settle(requirement, payment)   sends, confirms, reads back, signs the JWT, once per
  *                                  transaction signature (idempotency.ts, settlement.ts)
  *   authorize(token, pick, chunk)  the bearer path: the JWT, the policy still serving the
- *                                  requirement, and a pay-as-you-go chunk metered
+ *                                  requirement, and a pay-as-you-go chunk metered or a
+ *                                  prepaid request drawn from its credit (prepaid/credit.ts)
  */
 import type { Redis } from 'ioredis';
 import { createPdaDeriver, type PdaDeriver } from '../../src/kernel/domain/pda.js';
@@ -29,6 +30,8 @@ import { checkPaymentTransaction, type CheckedPayment } from './verify-transacti
 import type { Logger } from '../../infra/log/logger.js';
 import type { RpcClient } from '../../infra/solana/rpc-client.js';
 import type { Commitment } from '../../infra/solana/chain-reader.js';
+import { authorizeCredit, creditLeft, recordPaidCredit, type CreditDeps, type CreditGrant } from './prepaid/credit.js';
+import { cachedCredits, type CreditLedger } from './prepaid/ledger.js';
 
 export interface X402Deps {
   rpc: RpcClient;
@@ -55,6 +58,8 @@ export interface X402Deps {
   resourceBase?: string;
   /** durable record of every metered chunk (the service's Postgres ledger, which the settler charges); default none */
   usage?: UsageLedger;
+  /** durable record of x402://prepaid credits and what was drawn from them (Postgres); default none, Redis alone */
+  credits?: CreditLedger;
 }
 
 /**
@@ -75,6 +80,8 @@ export interface X402Grant {
   network: string;
   requirementId: string;
   metered?: { chunk: string; periodTotal: string; periodLimit: string; periodEnd: number; requestId?: string };
+  /** x402://prepaid: what this request drew from the credit and what is left */
+  prepaid?: CreditGrant;
 }
 
 export interface PaymentEngine {
@@ -105,7 +112,10 @@ export function createPaymentEngine(deps: X402Deps): PaymentEngine {
     redis: deps.redis, keyPrefix: deps.redisPrefix, leaseMs: chain.confirmTimeoutMs + 10_000, ttlSeconds: deps.idempotencyTtlSeconds ?? 86_400,
   });
   const graceSeconds = deps.subscriptionGraceSeconds ?? 259_200;
-  const settleDeps = { chain, signer: deps.signer, clock, policies, jwtTtlSeconds: deps.jwtTtlSeconds ?? 3600, graceSeconds };
+  const credits: CreditDeps = { redis: deps.redis, redisPrefix: deps.redisPrefix, policies, ...(deps.credits ? { ledger: cachedCredits(deps.credits) } : {}) };
+  // a paid credit serves as an existing policy only while it has room for a request
+  const usable = async (r: PaymentRequirement, policy: string) => r.scheme !== 'x402://prepaid' || creditLeft(credits, policy, r);
+  const settleDeps = { chain, signer: deps.signer, clock, policies, jwtTtlSeconds: deps.jwtTtlSeconds ?? 3600, graceSeconds, usable };
   const nowSeconds = () => Math.floor(clock.now() / 1000);
 
   return {
@@ -128,9 +138,15 @@ export function createPaymentEngine(deps: X402Deps): PaymentEngine {
       return problem ? { ok: false, reason: problem } : { ok: true, payer: check.payment.payer, payment: check.payment };
     },
 
-    settle(r, v) {
-      if ('existing' in v) return settleExisting(settleDeps, r, v.payer);
-      return idempotency.once(v.payment.signature, () => settlePayment(settleDeps, r, v.payment));
+    async settle(r, v) {
+      const s = 'existing' in v ? await settleExisting(settleDeps, r, v.payer) : await idempotency.once(v.payment.signature, () => settlePayment(settleDeps, r, v.payment));
+      // the credit is recorded before its JWT leaves: what it buys must outlive Redis and the policy account
+      if (r.scheme === 'x402://prepaid' && s.policy) {
+        await recordPaidCredit(credits, {
+          policy: s.policy, payer: s.payer ?? v.payer, gateway: r.gateway, requirementId: r.id, credit: r.amount, ...(s.transaction ? { transaction: s.transaction } : {}),
+        }, nowSeconds());
+      }
+      return s;
     },
 
     async authorize(token, pick, chunk) {
@@ -138,6 +154,11 @@ export function createPaymentEngine(deps: X402Deps): PaymentEngine {
       if (!t.ok) return t.reason;
       const r = pick(t.claims);
       if (!r) return 'the JWT was issued for a requirement this resource does not accept';
+      if (r.scheme === 'x402://prepaid') {
+        const drawn = await authorizeCredit(credits, t.claims, r, chunk, nowSeconds());
+        if (typeof drawn === 'string') return drawn;
+        return { payer: t.claims.sub, policy: t.claims.policy, scheme: r.scheme, network: r.network, requirementId: r.id, prepaid: drawn };
+      }
       const read = await chainRead('getAccountInfo', () => policies.get(t.claims.policy));
       if (read.kind !== 'found') return `the payment policy ${t.claims.policy} no longer exists`;
       const mismatch = policyMismatch(read, r);

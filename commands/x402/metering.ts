@@ -38,7 +38,7 @@ import { luaScript, runScript } from '../../infra/redis/scripts.js';
  * ARGV[5]  what the chain has charged in the period
  * Returns {1, used} when counted, {0, used} when the chunk would pass the cap (nothing counted).
  */
-const METER_SCRIPT = luaScript<[number, number]>('tributaryMeterUsage', `
+export const METER_SCRIPT = luaScript<[number, number]>('tributaryMeterUsage', `
 local current = redis.call('GET', KEYS[1])
 if not current then
   if ARGV[4] == '' then return {-1, 0} end

@@ -26,7 +26,10 @@
  * 3. `Authorization: Bearer <JWT>` (tokens.ts) → the policy is read from the chain (cached
  *    for X402_CACHE_MS, policy-cache.ts) and must still be Active with the requirement's
  *    terms; an `x402://payg` request is metered (metering.ts) at the requirement's amount,
- *    or at `options.price(req)`. Then next(), with `res.locals.x402` describing the payer.
+ *    or at `options.price(req)`; an `x402://prepaid` request draws its price
+ *    (pricePerRequest, or `options.price(req)`) from the credit paid up front
+ *    (prepaid/credit.ts), and is refused once the credit cannot cover it. Then next(),
+ *    with `res.locals.x402` describing the payer.
  *    Otherwise 402 as in 1, with the reason.
  * An unreachable chain or key store is a 503 in the error envelope, never a 402.
  */
@@ -41,7 +44,7 @@ export type { X402Deps, X402Grant } from './engine.js';
 export type { RemoteFacilitatorDeps } from './backend.js';
 
 export interface PaymentRequiredOptions {
-  /** the pay-as-you-go chunk of this request, in smallest units; default the requirement's amount */
+  /** what this request costs, in smallest units: the pay-as-you-go chunk (default the requirement's amount) or the prepaid draw (default pricePerRequest) */
   price?: (req: Request) => number | bigint;
 }
 

@@ -7,10 +7,12 @@
  *   3. create_payment_policy with the requirement's terms (id: created_policies_count + 1);
  *   4. SPL revoke + approve of the user payment PDA for the SDK's allowance (the new
  *      policy's yearly amount plus the payer's existing policies', allowance.ts);
- *   5. `deferred` only: create-idempotent of the recipient's, the gateway fee recipient's
- *      and the protocol fee recipient's token accounts when missing, then execute_payment
- *      by the payer, paying the first period now (the payer's own token account as the
- *      last remaining account when the gateway has a scheduler share: the cut comes back).
+ *   5. `deferred` and `x402://prepaid`: create-idempotent of the recipient's, the gateway
+ *      fee recipient's and the protocol fee recipient's token accounts when missing, then
+ *      execute_payment by the payer, paying the first period (the credit) now (the payer's
+ *      own token account as the last remaining account when the gateway has a scheduler
+ *      share: the cut comes back). A prepaid credit through a net-mode gateway approves
+ *      the fee on top of the credit, since the program then draws both.
  * Signed by the wallet (payer and fee payer).
  */
 import { TransactionMessage, VersionedTransaction, type Keypair, type TransactionInstruction } from '@solana/web3.js';
@@ -57,10 +59,24 @@ async function missingAccounts(c: ReadCtx, addresses: string[]): Promise<Set<str
   return new Set(addresses.filter((_, i) => r.value[i] === null || r.value[i] === undefined));
 }
 
-/** The first period's execution and the fee accounts it needs, as the SDK's executeImmediately. */
-async function firstPayment(c: ReadCtx, pdas: PdaDeriver, r: PaymentRequirement, payer: string, policy: string, userPayment: string): Promise<TransactionInstruction[]> {
+async function readGateway(c: ReadCtx, r: PaymentRequirement) {
   const gateway = await readProgramAccount(c.rpc, r.gateway, 'PaymentGateway', c);
   if (gateway.kind !== 'found') throw new Error(`the requirement's gateway ${r.gateway} is not a payment gateway on this chain`);
+  return gateway;
+}
+
+const NET_AMOUNT_FLAG = 0x02;
+
+/** What the program draws on top of `amount` through this gateway: its fee in net mode (PROGRAM.md §2), else nothing. */
+async function netModeFee(c: ReadCtx, r: PaymentRequirement): Promise<bigint> {
+  const gateway = await readGateway(c, r);
+  if ((Number(gateway.data['feature_flags'] ?? 0) & NET_AMOUNT_FLAG) === 0) return 0n;
+  return (r.amount * BigInt(Number(gateway.data['gateway_fee_bps'] ?? 0))) / 10_000n;
+}
+
+/** The first period's execution and the fee accounts it needs, as the SDK's executeImmediately. */
+async function firstPayment(c: ReadCtx, pdas: PdaDeriver, r: PaymentRequirement, payer: string, policy: string, userPayment: string): Promise<TransactionInstruction[]> {
+  const gateway = await readGateway(c, r);
   const config = await readProgramAccount(c.rpc, pdas.config(), 'ProgramConfig', c);
   if (config.kind !== 'found') throw new Error('the program config account is missing on this chain');
   const feeRecipient = gateway.data['fee_recipient'];
@@ -114,9 +130,10 @@ export async function buildPayment(
     user: payer, user_payment: userPayment, recipient: r.recipient, token_mint: r.tokenMint, gateway: r.gateway, config,
     payment_policy: policyAddress, fee_payer: payer,
   }, policyTypeArg(r, uptoWindow(accepted)), r.memo));
-  const approvedAmount = totalAllowance(r, await existingPolicies(c, pdas, userPayment, count));
+  const fee = r.scheme === 'x402://prepaid' ? await netModeFee(c, r) : 0n;
+  const approvedAmount = totalAllowance(r, await existingPolicies(c, pdas, userPayment, count)) + fee;
   instructions.push(revokeIx(payerAta, payer), approveIx(payerAta, userPayment, payer, approvedAmount));
-  if (r.scheme === 'deferred') instructions.push(...await firstPayment(c, pdas, r, payer, policyAddress, userPayment));
+  if (r.scheme === 'deferred' || r.scheme === 'x402://prepaid') instructions.push(...await firstPayment(c, pdas, r, payer, policyAddress, userPayment));
 
   const { value } = await opts.rpc.call<{ value: { blockhash: string } }>('getLatestBlockhash', [{ commitment: c.commitment }]);
   const message = new TransactionMessage({ payerKey: opts.wallet.publicKey, recentBlockhash: value.blockhash, instructions }).compileToLegacyMessage();

@@ -95,6 +95,10 @@ export function policyTypeArg(r: PaymentRequirement, window?: { validAfter: numb
     if (!window) throw new Error('an x402://upto policy needs its window (validAfter, deadline)');
     return { UpTo: { max_amount: new BN(r.amount.toString()), valid_after: new BN(window.validAfter), deadline: new BN(window.deadline), padding: zeros(104) } };
   }
+  if (r.scheme === 'x402://prepaid') {
+    // the credit, due at once and never expiring: the payer executes it in the same transaction
+    return { OneTime: { amount: new BN(r.amount.toString()), due_date: new BN(0), expiry_date: null, padding: zeros(103) } };
+  }
   if (r.scheme === 'deferred') {
     return {
       Subscription: {

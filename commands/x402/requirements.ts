@@ -21,7 +21,7 @@ import { textToFixedBytes } from '../../src/kernel/events/codec.js';
 /** How far before the server's now an offered x402://upto window starts (see acceptedRequirement). */
 export const UPTO_START_SKEW_SECONDS = 60;
 export const X402_VERSION = 2;
-export const SCHEMES = ['deferred', 'x402://payg', 'x402://upto'] as const;
+export const SCHEMES = ['deferred', 'x402://payg', 'x402://upto', 'x402://prepaid'] as const;
 export type Scheme = (typeof SCHEMES)[number];
 
 type Amount = number | string | bigint;
@@ -31,7 +31,7 @@ export interface PaymentRequirementInput {
   scheme: Scheme;
   /** CAIP-2 chain id, e.g. solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp */
   network: string;
-  /** smallest token units: the subscription amount (deferred) or the price of one request (payg) */
+  /** smallest token units: the subscription amount (deferred), the price of one request (payg), the maximum (upto) or the credit paid up front (prepaid) */
   amount: Amount;
   recipient: string;
   gateway: string;
@@ -61,6 +61,11 @@ export interface PaymentRequirementInput {
    * at the policy's deadline.
    */
   maxTimeoutSeconds?: Amount;
+  /**
+   * prepaid: what one request costs, drawn from the credit (`amount`, paid up front);
+   * default amount / 100 (at least 1), a credit of 100 requests
+   */
+  pricePerRequest?: Amount;
 }
 
 interface Common {
@@ -93,7 +98,15 @@ export interface UptoRequirement extends Common {
   scheme: 'x402://upto';
   maxTimeoutSeconds: bigint;
 }
-export type PaymentRequirement = DeferredRequirement | PaygRequirement | UptoRequirement;
+/**
+ * x402://prepaid: `amount` is the credit the payer pays up front (the program's OneTime
+ * policy, executed in the Payment transaction); each request draws its cost from it.
+ */
+export interface PrepaidRequirement extends Common {
+  scheme: 'x402://prepaid';
+  pricePerRequest: bigint;
+}
+export type PaymentRequirement = DeferredRequirement | PaygRequirement | UptoRequirement | PrepaidRequirement;
 
 /** An element of the 402 body's `accepts` (SPEC's fields, amounts as numbers, plus `extra.programId`). */
 export interface AcceptedRequirement {
@@ -121,6 +134,8 @@ export interface AcceptedRequirement {
   /** upto: a window the payer may take, computed when the 402 was answered (unix seconds) */
   validAfter?: number;
   deadline?: number;
+  /** prepaid: what one request costs, drawn from the credit (= amount) */
+  pricePerRequest?: number;
   /** what a client needs beyond SPEC's fields to build the transaction */
   extra: { programId: string; x402Version: number };
 }
@@ -209,6 +224,13 @@ export function normalizeRequirement(input: PaymentRequirementInput, programId: 
     const id = hashId([...head, maxTimeoutSeconds.toString()]);
     return { ...base, id, scheme: 'x402://upto', maxTimeoutSeconds };
   }
+  if (input.scheme === 'x402://prepaid') {
+    const fallback = base.amount / 100n > 0n ? base.amount / 100n : 1n;
+    const pricePerRequest = positive(input.pricePerRequest, 'pricePerRequest', fallback);
+    if (pricePerRequest > base.amount) throw new RequirementError('pricePerRequest exceeds amount (the credit paid up front)');
+    const id = hashId([...head, pricePerRequest.toString()]);
+    return { ...base, id, scheme: 'x402://prepaid', pricePerRequest };
+  }
   const maxChunkAmount = positive(input.maxChunkAmount, 'maxChunkAmount', base.amount);
   const maxAmountPerPeriod = positive(input.maxAmountPerPeriod, 'maxAmountPerPeriod', base.amount * 100n);
   const periodLengthSeconds = positive(input.periodLengthSeconds, 'periodLengthSeconds', 86_400n);
@@ -237,6 +259,7 @@ export function acceptedRequirement(r: PaymentRequirement, resource: string, now
     const validAfter = nowSeconds - UPTO_START_SKEW_SECONDS;
     return { ...common, maxAmount: Number(r.amount), maxTimeoutSeconds: window, validAfter, deadline: nowSeconds + window, extra };
   }
+  if (r.scheme === 'x402://prepaid') return { ...common, pricePerRequest: Number(r.pricePerRequest), extra };
   return {
     ...common, maxAmountPerPeriod: Number(r.maxAmountPerPeriod), periodLengthSeconds: Number(r.periodLengthSeconds),
     maxChunkAmount: Number(r.maxChunkAmount), extra,

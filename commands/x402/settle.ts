@@ -120,7 +120,10 @@ export async function readCreatedPolicy(deps: ChainDeps, p: CheckedPayment, r: P
 export function policyMismatch(read: AccountRead & { kind: 'found' }, r: PaymentRequirement): string | undefined {
   const d = read.data;
   const status = asStatus(d['status']);
-  if (status !== 'Active') return `is ${status}`;
+  if (r.scheme === 'x402://prepaid') {
+    // a credit is paid once its OneTime policy has executed, and that execution completes it
+    if (status !== 'Completed' || Number(d['payment_count'] ?? 0) < 1) return 'has not paid its credit';
+  } else if (status !== 'Active') return `is ${status}`;
   // a deferred JWT is issued only once the first period is paid on chain (a PaymentRecord)
   if (r.scheme === 'deferred' && Number(d['payment_count'] ?? 0) < 1) return 'has not paid its first period';
   if (d['recipient'] !== r.recipient) return 'pays another recipient';
@@ -144,9 +147,12 @@ export function overdueReason(t: PolicyType, nowSeconds: number, graceSeconds: n
 /** How many of a payer's newest policies are searched for one that serves the requirement. */
 export const EXISTING_POLICY_SCAN = 100;
 
-/** The payer's newest Active policy with the requirement's terms, read from the chain. */
+/**
+ * The payer's newest Active policy with the requirement's terms (a prepaid credit: paid),
+ * read from the chain; `usable` may still pass one over (a credit used up).
+ */
 export async function findMatchingPolicy(
-  deps: ChainDeps, payer: string, r: PaymentRequirement, nowSeconds: number, graceSeconds = Number.MAX_SAFE_INTEGER,
+  deps: ChainDeps, payer: string, r: PaymentRequirement, nowSeconds: number, graceSeconds = Number.MAX_SAFE_INTEGER, usable?: UsablePolicy,
 ): Promise<(AccountRead & { kind: 'found' }) | undefined> {
   // an upto authorization is single-use: each payment is a new one
   if (r.scheme === 'x402://upto') return undefined;
@@ -159,13 +165,19 @@ export async function findMatchingPolicy(
   if (ids.length === 0) return undefined;
   const reads = await chainRead('getMultipleAccounts', () =>
     readProgramAccounts(deps.rpc, ids.map((id) => deps.pdas.paymentPolicy(userPayment, id)), 'PaymentPolicy', readOpts(deps)));
-  return reads.find((a): a is AccountRead & { kind: 'found' } => {
+  const matching = reads.filter((a): a is AccountRead & { kind: 'found' } => {
     if (a.kind !== 'found' || policyMismatch(a, r) !== undefined) return false;
     const t = asPolicyType(a.data['policy_type']);
     if (overdueReason(t, nowSeconds, graceSeconds) !== undefined) return false; // an overdue one serves nobody
     return !(t.kind === 'PayAsYouGo' && t.expiry_date !== null && Number(t.expiry_date) <= nowSeconds);
   });
+  if (!usable) return matching[0];
+  for (const a of matching) if (await usable(r, a.address)) return a;
+  return undefined;
 }
+
+/** Whether a matching policy can still serve a request (a prepaid credit with room for one). */
+export type UsablePolicy = (r: PaymentRequirement, policy: string) => Promise<boolean>;
 
 export async function blockhashValid(deps: ChainDeps, blockhash: string): Promise<boolean> {
   const r = await chainRead('isBlockhashValid', () =>
@@ -186,11 +198,12 @@ export interface SettleDeps {
   jwtTtlSeconds: number;
   /** SUBSCRIPTION_GRACE_SECONDS: an overdue subscription does not serve as an existing policy */
   graceSeconds: number;
+  usable?: UsablePolicy;
 }
 
 export async function settlePayment(deps: SettleDeps, r: PaymentRequirement, p: CheckedPayment): Promise<SettledResult> {
   const nowSeconds = Math.floor(deps.clock.now() / 1000);
-  const existing = await findMatchingPolicy(deps.chain, p.payer, r, nowSeconds, deps.graceSeconds);
+  const existing = await findMatchingPolicy(deps.chain, p.payer, r, nowSeconds, deps.graceSeconds, deps.usable);
   // the transaction is not sent then, so nothing on chain vouches for its freshness but this
   if (existing && !(await blockhashValid(deps.chain, p.recentBlockhash))) {
     throw new PaymentRefused('the transaction\'s blockhash has expired; sign the payment again with a recent blockhash');
@@ -204,7 +217,7 @@ export async function settlePayment(deps: SettleDeps, r: PaymentRequirement, p: 
  * an Active policy with the requirement's terms already, or is refused.
  */
 export async function settleExisting(deps: SettleDeps, r: PaymentRequirement, payer: string): Promise<SettledResult> {
-  const existing = await findMatchingPolicy(deps.chain, payer, r, Math.floor(deps.clock.now() / 1000), deps.graceSeconds);
+  const existing = await findMatchingPolicy(deps.chain, payer, r, Math.floor(deps.clock.now() / 1000), deps.graceSeconds, deps.usable);
   if (!existing) throw new PaymentRefused(`${payer} holds no active payment policy with the terms of requirement ${r.id}; send a transaction that creates one`);
   return answer(deps, r, payer, existing, undefined);
 }
@@ -222,8 +235,9 @@ async function answer(
     ['scheme', r.scheme], ['network', r.network], ['id', r.id], ['timestamp', deps.clock.now()], ['policy', policy.address],
   ];
   if (transaction !== undefined) pairs.push(['transaction', transaction]);
+  const held = r.scheme === 'x402://prepaid' ? `a paid credit ${policy.address} with room left` : `the active payment policy ${policy.address}`;
   const message = transaction === undefined
-    ? `the payer already holds the active payment policy ${policy.address} with these terms; no new policy was created. Present the JWT as a bearer token.`
+    ? `the payer already holds ${held} with these terms; no new policy was created. Present the JWT as a bearer token.`
     : `payment policy ${policy.address} created (transaction ${transaction}). Present the JWT as a bearer token.`;
   return {
     paymentResponse: keyValueHeader(pairs), body: { jwt, message }, payer, policy: policy.address, expiresAt,

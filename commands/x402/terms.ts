@@ -28,6 +28,11 @@ export function termsMismatch(r: PaymentRequirement, type: PolicyType): string |
     if (type.max_amount !== r.amount.toString()) return `max_amount is ${type.max_amount}; the requirement asks ${r.amount}`;
     return undefined;
   }
+  if (r.scheme === 'x402://prepaid') {
+    if (type.kind !== 'OneTime') return `the policy type is ${type.kind}; scheme x402://prepaid needs a OneTime policy (the credit)`;
+    if (type.amount !== r.amount.toString()) return `the credit (the OneTime amount) is ${type.amount}; the requirement asks ${r.amount}`;
+    return undefined;
+  }
   if (type.kind !== 'PayAsYouGo') return `the policy type is ${type.kind}; scheme x402://payg needs a PayAsYouGo policy`;
   if (type.max_amount_per_period !== r.maxAmountPerPeriod.toString()) {
     return `max_amount_per_period is ${type.max_amount_per_period}; the requirement asks ${r.maxAmountPerPeriod}`;
@@ -45,7 +50,8 @@ export const DUE_SKEW_SECONDS = 60;
 /**
  * The schedule of a policy about to be created: a subscription must fall due now (a due
  * date far ahead would buy access without paying until then), and a pay-as-you-go policy
- * must not be expired already.
+ * must not be expired already; a prepaid credit (OneTime) falls due now and has not expired,
+ * since the same transaction executes it.
  */
 export function checkNewPolicyTerms(r: PaymentRequirement, type: PolicyType, nowSeconds: number): string | undefined {
   const terms = termsMismatch(r, type);
@@ -55,6 +61,12 @@ export function checkNewPolicyTerms(r: PaymentRequirement, type: PolicyType, now
   }
   if (type.kind === 'PayAsYouGo' && type.expiry_date !== null && BigInt(type.expiry_date) <= BigInt(nowSeconds)) {
     return 'the pay-as-you-go policy has already expired';
+  }
+  if (type.kind === 'OneTime' && BigInt(type.due_date) > BigInt(nowSeconds + DUE_SKEW_SECONDS)) {
+    return `the credit falls due at ${type.due_date}, not now`;
+  }
+  if (type.kind === 'OneTime' && type.expiry_date !== null && BigInt(type.expiry_date) < BigInt(nowSeconds)) {
+    return 'the credit\'s OneTime policy has already expired';
   }
   if (type.kind === 'UpTo' && r.scheme === 'x402://upto') return uptoWindowProblem(type, r.maxTimeoutSeconds, nowSeconds);
   return undefined;

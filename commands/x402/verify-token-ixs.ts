@@ -1,7 +1,7 @@
 /**
  * The parts of a Payment transaction outside the Tributary program, checked without the
  * chain: associated token account creation (the payer's own account, and for `deferred`
- * the fee recipients' accounts, as the SDK creates them when missing), and the SPL
+ * and `x402://prepaid` the fee recipients' accounts, as the SDK creates them when missing), and the SPL
  * revoke + approve that make the policy executable.
  */
 import { PublicKey } from '@solana/web3.js';
@@ -34,7 +34,9 @@ export function checkAtaIx(ix: Ix, payer: string, r: PaymentRequirement): string
   if (d.funder !== payer) return `instruction ${ix.index} creates a token account funded by ${d.funder}, not the payer`;
   if (d.mint !== r.tokenMint) return `instruction ${ix.index} creates a token account of mint ${d.mint}; the requirement's mint is ${r.tokenMint}`;
   if (d.ata !== associatedTokenAddress(d.wallet, d.mint)) return `instruction ${ix.index} creates ${d.ata}, which is not the associated token account of ${d.wallet}`;
-  if (d.wallet !== payer && r.scheme !== 'deferred') return `instruction ${ix.index} creates a token account of ${d.wallet}; a pay-as-you-go payment creates only the payer's`;
+  if (d.wallet !== payer && r.scheme !== 'deferred' && r.scheme !== 'x402://prepaid') {
+    return `instruction ${ix.index} creates a token account of ${d.wallet}; an ${r.scheme} payment executes nothing, so it creates only the payer's`;
+  }
   return undefined;
 }
 
@@ -71,7 +73,13 @@ export function checkTokenIxs(
   }
   const needed = requirementAllowance(r);
   if (approve.amount < needed) {
-    return fail(`the approve's amount ${approve.amount} is below ${needed}, the policy's allowance for a year (SDK formula: ${r.scheme === 'deferred' ? 'amount × renewals or payments per year' : 'max per period × periods per year'})`);
+    return fail(`the approve's amount ${approve.amount} is below ${needed}, the policy's allowance for a year (${allowanceFormula(r)})`);
   }
   return { ok: true, approve: { delegate: approve.delegate, amount: approve.amount }, approveIndex: approve.index };
+}
+
+function allowanceFormula(r: PaymentRequirement): string {
+  if (r.scheme === 'deferred') return 'SDK formula: amount × renewals or payments per year';
+  if (r.scheme === 'x402://payg') return 'SDK formula: max per period × periods per year';
+  return r.scheme === 'x402://prepaid' ? 'the credit, paid in this transaction' : 'the authorized maximum';
 }

@@ -13,12 +13,14 @@
  *   - an SPL revoke (optional) and exactly one approve of the payer's token account to the
  *     user payment PDA (the legacy payments PDA is honored) for at least the policy's
  *     yearly allowance (verify-token-ixs.ts);
- *   - `deferred` only: the fee accounts' ATA creations (optional), then execute_payment
- *     by the payer, after the approve, paying the first period: the policy, user payment,
+ *   - `deferred` and `x402://prepaid` only: the fee accounts' ATA creations (optional),
+ *     then execute_payment by the payer, after the approve, paying the first period (the
+ *     credit, for prepaid): the policy, user payment,
  *     gateway, config, payer's token account, mint and recipient's token account are the
  *     requirement's, no amount, and at most one remaining account, the payer's own token
  *     account (the scheduler cut when the gateway has a scheduler share). The fee
- *     accounts' owners are checked by the program itself. `x402://payg` carries none.
+ *     accounts' owners are checked by the program itself. `x402://payg` and
+ *     `x402://upto` carry none.
  * Anything else (another program, a transfer, a second policy) is refused with a reason.
  */
 import { VersionedTransaction } from '@solana/web3.js';
@@ -46,7 +48,7 @@ export interface CheckedPayment {
   recentBlockhash: string;
   /** the approve the transaction carries */
   approve: ApproveCheck;
-  /** `deferred`: the first period is paid in the transaction itself */
+  /** `deferred` and `x402://prepaid`: the first period (the credit) is paid in the transaction itself */
   paysFirstPeriod: boolean;
 }
 
@@ -110,7 +112,7 @@ function sortInstructions(ixs: readonly Ix[], programId: string): Sorted | strin
   return s;
 }
 
-/** The first payment, executed by the payer in the same transaction (deferred only). */
+/** The first payment, executed by the payer in the same transaction (deferred and prepaid). */
 function checkExecute(ex: { ix: Ix; amount: bigint | null }, c: { payer: string; policy: string; userPayment: string; r: PaymentRequirement; pdas: PdaDeriver }): string | undefined {
   const a = named(ex.ix, 'execute_payment');
   if (typeof a === 'string') return a;
@@ -123,7 +125,7 @@ function checkExecute(ex: { ix: Ix; amount: bigint | null }, c: { payer: string;
   for (const [name, value] of Object.entries(want)) {
     if (a[name] !== value) return `execute_payment's ${name} is ${a[name] ?? 'missing'}; it must be ${value}`;
   }
-  if (ex.amount !== null) return 'execute_payment of a subscription carries no amount (the program charges the policy\'s own)';
+  if (ex.amount !== null) return `execute_payment of ${c.r.scheme === 'deferred' ? 'a subscription' : 'a prepaid credit'} carries no amount (the program charges the policy's own)`;
   const remaining = ex.ix.accounts.slice(accountNames('execute_payment').length);
   if (remaining.length > 1 || (remaining[0] !== undefined && remaining[0] !== ata(c.payer))) {
     return 'execute_payment\'s only remaining account may be the payer\'s own token account (the scheduler cut of a gateway with a scheduler share)';
@@ -186,8 +188,12 @@ export function checkPaymentTransaction(
   if (!token.ok) return fail(token.reason);
 
   const policyAddress = a['payment_policy'] ?? '';
-  if (r.scheme === 'deferred') {
-    if (!executeIx) return fail('a deferred payment pays its first period in the same transaction: execute_payment by the payer is missing');
+  if (r.scheme === 'deferred' || r.scheme === 'x402://prepaid') {
+    if (!executeIx) {
+      return fail(r.scheme === 'deferred'
+        ? 'a deferred payment pays its first period in the same transaction: execute_payment by the payer is missing'
+        : 'a prepaid payment pays its credit in the same transaction: execute_payment by the payer is missing');
+    }
     if (executeIx.ix.index < token.approveIndex) return fail('execute_payment must come after the approve it draws on');
     const problem = checkExecute(executeIx, { payer, policy: policyAddress, userPayment, r, pdas: opts.pdas });
     if (problem) return fail(problem);

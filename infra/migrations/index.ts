@@ -13,6 +13,7 @@ import * as m0600 from './0600_scheduler.js';
 import * as m0700 from './0700_webhook_endpoints.js';
 import * as m0800 from './0800_merchant.js';
 import * as m0950 from './0950_x402_facilitator.js';
+import * as m0960 from './0960_x402_prepaid.js';
 import * as m0990 from './0990_webhooks_authority_key.js';
 
 const MIGRATIONS: Record<string, Migration> = {
@@ -25,6 +26,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0700_webhook_endpoints': m0700,
   '0800_merchant': m0800,
   '0950_x402_facilitator': m0950,
+  '0960_x402_prepaid': m0960,
   '0990_webhooks_authority_key': m0990,
 };
 

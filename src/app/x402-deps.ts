@@ -9,6 +9,7 @@ import type { RpcClient } from '../../infra/solana/rpc-client.js';
 import type { KeyRing } from '../../infra/signing-keys/key-ring.js';
 import type { X402Deps } from '../../commands/x402/engine.js';
 import { createUsageLedger } from '../../commands/settlement/usage-ledger.js';
+import { createCreditLedger } from '../../commands/x402/prepaid/ledger.js';
 
 export function x402DepsOf(ctx: AppContext, rpc: RpcClient, keyRing: KeyRing): X402Deps {
   const { solana, x402, redis, http } = ctx.config;
@@ -27,6 +28,7 @@ export function x402DepsOf(ctx: AppContext, rpc: RpcClient, keyRing: KeyRing): X
     idempotencyTtlSeconds: x402.idempotencyTtlSeconds,
     subscriptionGraceSeconds: ctx.config.access.subscriptionGraceSeconds,
     usage: createUsageLedger(ctx.db),
+    credits: createCreditLedger(ctx.db),
     ...(http.publicUrl ? { resourceBase: http.publicUrl.replace(/\/$/, '') } : {}),
   };
 }

@@ -3,7 +3,8 @@
  * bearer JWT, as a ratio to the same route unprotected, both through the full HTTP app of
  * one API node (goal ≥ 0.7). The JWT is earned the real way (a subscription paid on a
  * localnet). A second figure: the pay-as-you-go path, which adds one Redis script per
- * request (metering), against the same baseline.
+ * request (metering), against the same baseline. A third: x402://prepaid, each request
+ * drawn from a credit (a Postgres row, then one Redis script).
  */
 import { createTestEnv } from '../support/env.js';
 import { startTestApi } from '../support/app.js';
@@ -32,6 +33,7 @@ export async function benchX402(): Promise<void> {
     const common = { network: 'solana:localnet', recipient: gw.authority, gateway: gw.address, tokenMint: '4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU' };
     const deferred: PaymentRequirementInput = { ...common, scheme: 'deferred', amount: 1_000_000 };
     const payg: PaymentRequirementInput = { ...common, scheme: 'x402://payg', amount: 1, maxChunkAmount: 1, maxAmountPerPeriod: 1_000_000_000_000 };
+    const prepaid: PaymentRequirementInput = { ...common, scheme: 'x402://prepaid', amount: 1_000_000_000, pricePerRequest: 1 };
     // the same route three times on one app: the middleware is the only difference
     const routes: RouteModule = (api, node) => {
       const deps = node.x402;
@@ -42,11 +44,12 @@ export async function benchX402(): Promise<void> {
       api.route({ ...route, path: '/bench/open' });
       api.route({ ...route, path: '/bench/deferred', before: [paymentRequired([deferred], deps)] });
       api.route({ ...route, path: '/bench/payg', before: [paymentRequired([payg], deps)] });
+      api.route({ ...route, path: '/bench/prepaid', before: [paymentRequired([prepaid], deps)] });
     };
     const api = await startTestApi(env, {
       SOLANA_RPC_URL: ln.rpcUrl, SOLANA_CLUSTER: 'localnet', LOCALNET_SEED: seed, LOG_LEVEL: 'silent', X402_DEMO_ENABLED: 'false', RATE_LIMIT_PER_MINUTE: '1000000000',
     }, { modules: [registerSigningRoutes, routes] });
-    const jwtFor = async (path: string, scheme: 'deferred' | 'x402://payg') => {
+    const jwtFor = async (path: string, scheme: 'deferred' | 'x402://payg' | 'x402://prepaid') => {
       const wallet = Keypair.generate();
       fundWallet(ln.chain, wallet.publicKey);
       const r = await payAndFetch(`${api.url}${path}`, { wallet, rpcUrl: ln.rpcUrl, scheme });
@@ -55,14 +58,16 @@ export async function benchX402(): Promise<void> {
     };
     const deferredJwt = await jwtFor('/bench/deferred', 'deferred');
     const paygJwt = await jwtFor('/bench/payg', 'x402://payg');
+    const prepaidJwt = await jwtFor('/bench/prepaid', 'x402://prepaid');
 
     const targets = {
       open: { url: `${api.url}/bench/open`, headers: {} },
       deferred: { url: `${api.url}/bench/deferred`, headers: { authorization: `Bearer ${deferredJwt}` } },
       payg: { url: `${api.url}/bench/payg`, headers: { authorization: `Bearer ${paygJwt}` } },
+      prepaid: { url: `${api.url}/bench/prepaid`, headers: { authorization: `Bearer ${prepaidJwt}` } },
     };
     // rounds alternate the three, and each keeps its best: a noisy neighbour on a shared machine hurts one run, not a figure
-    const best: Record<keyof typeof targets, number> = { open: 0, deferred: 0, payg: 0 };
+    const best: Record<keyof typeof targets, number> = { open: 0, deferred: 0, payg: 0, prepaid: 0 };
     for (const t of Object.values(targets)) await httpLoad(t.url, CONNECTIONS, 1, t.headers); // warm-up
     for (let round = 0; round < ROUNDS; round += 1) {
       for (const [name, t] of Object.entries(targets) as [keyof typeof targets, (typeof targets)['open']][]) {
@@ -74,6 +79,7 @@ export async function benchX402(): Promise<void> {
     const baseline = { name: 'same route unprotected', value: best.open };
     report({ name: 'bearer JWT through paymentRequired (deferred)', value: best.deferred, unit: 'req/s', baseline, goal: 0.7 });
     report({ name: 'bearer JWT, pay-as-you-go metered in Redis', value: best.payg, unit: 'req/s', baseline });
+    report({ name: 'bearer JWT, prepaid credit drawn (Postgres row + Redis script)', value: best.prepaid, unit: 'req/s', baseline });
     await api.close();
   } finally {
     await ln.close();

@@ -123,6 +123,8 @@ export function registerFacilitatorRoutes(api: Api, ctx: FacilitatorRouteDeps): 
       + 'x402://payg: `amount` (default the requirement\'s price) is counted against the policy\'s per-request and per-period caps, shared by every node. '
       + 'x402://upto: `amount` is the actual charge (0 to the authorized maximum); with `transaction` (base64 of the merchant\'s execute_payment of that amount, '
       + 'signed as the policy\'s recipient or the gateway\'s signer) it is sent and confirmed, once: a second settlement is refused. '
+      + 'x402://prepaid: `amount` (default the requirement\'s pricePerRequest) is drawn from the credit the payer paid up front (a OneTime policy), '
+      + 'recorded in Postgres and admitted atomically across nodes; once the credit cannot cover it the request is refused and the payer pays a new credit. '
       + 'Refused: 200 `{admitted: false, reason}`.',
     tags: ['x402'],
     security: FACILITATOR_SECURITY,

@@ -56,7 +56,8 @@ export const usageBodySchema: JsonSchema = {
     },
     amount: {
       anyOf: [{ type: 'string', pattern: '^[0-9]{1,20}$' }, { type: 'integer', minimum: 0 }],
-      description: 'what this request costs in smallest units; x402://payg: default the requirement\'s amount; x402://upto: required, the actual charge',
+      description: 'what this request costs in smallest units; x402://payg: default the requirement\'s amount; x402://upto: required, the actual charge; '
+        + 'x402://prepaid: default the requirement\'s pricePerRequest, drawn from the credit',
     },
     transaction: { type: 'string', maxLength: 2048, description: 'x402://upto: base64 of the merchant-signed execute_payment that settles `amount`' },
   },
@@ -69,7 +70,11 @@ export const usageAnswerSchema: JsonSchema = {
     admitted: { type: 'boolean' },
     reason: { type: 'string' },
     payer: base58Key, policy: base58Key, scheme: { type: 'string' }, network: { type: 'string' }, requirementId: { type: 'string' },
-    metered: { type: 'object' },
+    metered: { type: 'object', description: 'x402://payg: the chunk and the period\'s total and limit' },
+    prepaid: {
+      type: 'object', description: 'x402://prepaid: what this request drew from the credit',
+      properties: { chunk: { type: 'string' }, used: { type: 'string' }, credit: { type: 'string' }, remaining: { type: 'string' }, requestId: { type: 'string' } },
+    },
     settled: { type: 'object', properties: { amount: { type: 'string' }, transaction: { type: 'string' } } },
   },
 };

@@ -71,8 +71,8 @@ export async function settlePayment(deps: FacilitatorDeps, scope: string, payloa
 }
 
 /**
- * Admits a request of `amount` (default the requirement's price) against a JWT, or says
- * why not. x402://upto (when every requirement is upto, or a settlement transaction is
+ * Admits a request of `amount` (default the requirement's price: payg's amount, prepaid's
+ * pricePerRequest, drawn from the credit) against a JWT, or says why not. x402://upto (when every requirement is upto, or a settlement transaction is
  * sent): `amount` is the actual charge, checked against the authorization, and with
  * `transaction` (the merchant's signed execute_payment) settled on chain, once.
  */

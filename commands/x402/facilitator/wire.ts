@@ -32,6 +32,7 @@ export const wireRequirementSchema: JsonSchema = {
     maxAmount: amount,
     validAfter: amount,
     deadline: amount,
+    pricePerRequest: { ...amount, description: 'x402://prepaid: what one request costs, drawn from the credit (amount); default amount / 100' },
     extra: { type: 'object', properties: { programId: base58Key, x402Version: { type: 'integer' } } },
   },
 };

@@ -1,5 +1,5 @@
 /**
- * `tributary pay <url> --wallet <secret|file> [--scheme deferred|x402://payg|x402://upto] [--rpc <url>]
+ * `tributary pay <url> --wallet <secret|file> [--scheme deferred|x402://payg|x402://upto|x402://prepaid] [--rpc <url>]
  * [--token-cache <file>]`: fetches a payment-gated resource, paying when asked (402),
  * and prints what was paid and the answer. The wallet is a base58 secret key (64 bytes,
  * or a 32-byte seed), or the path of a file holding one, or a JSON array of bytes (the
@@ -11,7 +11,7 @@ import bs58 from 'bs58';
 import type { ExtraCommand } from './command.js';
 import type { ParsedArgs } from './args.js';
 import { loadConfigOrExit } from './process.js';
-import { fileTokenStore, payAndFetch, PaymentFailed, type Scheme } from '../../../commands/x402/client/pay.js';
+import { fileTokenStore, payAndFetch, PaymentFailed, type AcceptedRequirement, type Scheme } from '../../../commands/x402/client/pay.js';
 import { SCHEMES } from '../../../commands/x402/requirements.js';
 
 /** A keypair from base58 text, a JSON byte array, or a file holding either. */
@@ -31,13 +31,21 @@ export function parseWallet(value: string): Keypair {
 const one = (args: ParsedArgs, name: string): string | undefined => args.flags.get(name)?.at(-1);
 const out = (s: string) => process.stdout.write(`${s}\n`);
 
+/** How the amount paid is to be read, by scheme. */
+function termsText(q: AcceptedRequirement): string {
+  if (q.scheme === 'deferred') return ` ${q.paymentFrequency ?? ''}`;
+  if (q.scheme === 'x402://prepaid') return ` up front, a credit drawn by ${q.pricePerRequest ?? '?'} per request`;
+  if (q.scheme === 'x402://upto') return ' at most, settled after use';
+  return ' per request';
+}
+
 export const payCommand: ExtraCommand = {
   usage: 'pay <url> --wallet <key>',
-  summary: 'fetch a payment-gated URL, paying on 402 (--scheme deferred|x402://payg|x402://upto, --rpc <url>, --token-cache <file>)',
+  summary: 'fetch a payment-gated URL, paying on 402 (--scheme deferred|x402://payg|x402://upto|x402://prepaid, --rpc <url>, --token-cache <file>)',
   async run(args) {
     const url = args.positionals[1];
     const walletArg = one(args, 'wallet');
-    if (!url || !walletArg) throw new Error('usage: tributary pay <url> --wallet <base58 secret key or key file> [--scheme deferred|x402://payg|x402://upto] [--rpc <url>]');
+    if (!url || !walletArg) throw new Error('usage: tributary pay <url> --wallet <base58 secret key or key file> [--scheme deferred|x402://payg|x402://upto|x402://prepaid] [--rpc <url>]');
     const scheme = one(args, 'scheme');
     if (scheme !== undefined && !(SCHEMES as readonly string[]).includes(scheme)) throw new Error(`--scheme must be one of ${SCHEMES.join(', ')}`);
     const wallet = parseWallet(walletArg);
@@ -52,7 +60,7 @@ export const payCommand: ExtraCommand = {
       if (r.usedKeptToken) out('used the kept JWT; nothing paid');
       if (r.paid) {
         const q = r.paid.requirement;
-        out(`paid: ${q.scheme} on ${q.network}: ${q.amount} ${q.currency} (smallest units)${q.scheme === 'deferred' ? ` ${q.paymentFrequency ?? ''}` : ' per request'} to ${q.recipient} via gateway ${q.gateway}`);
+        out(`paid: ${q.scheme} on ${q.network}: ${q.amount} ${q.currency} (smallest units)${termsText(q)} to ${q.recipient} via gateway ${q.gateway}`);
         out(`policy ${r.paid.policy ?? '?'}${r.paid.transaction ? `, transaction ${r.paid.transaction}` : ' (an existing policy; no transaction sent)'}`);
         out(r.paid.message);
       }

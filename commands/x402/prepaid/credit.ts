@@ -1,0 +1,73 @@
+/**
+ * The bearer path and the settlement of x402://prepaid (the program's OneTime policy, see
+ * the README's "The schemes"): the payer paid a credit up front in its Payment transaction,
+ * and each request's cost is drawn from it until it is used up.
+ *
+ *   creditOf        the credit a JWT's policy bought: the ledger's row, else the chain's
+ *                   OneTime policy (Completed, paid, the requirement's terms), then recorded
+ *   authorizeCredit the JWT's credit admits one request of `chunk` (default pricePerRequest)
+ *   creditLeft      room for one more request (a paid credit serves as an existing policy)
+ *   recordPaidCredit the ledger's row of a settled credit, before its JWT leaves
+ */
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { asPolicyType } from '../../../src/kernel/domain/policy-type.js';
+import type { PolicyCache } from '../policy-cache.js';
+import type { PrepaidRequirement } from '../requirements.js';
+import { chainRead, policyMismatch } from '../settle.js';
+import type { X402Claims } from '../tokens.js';
+import type { CreditLedger, PaidCredit } from './ledger.js';
+import { creditUsed, drawCredit, openCounter } from './meter.js';
+
+export interface CreditDeps {
+  redis: Redis;
+  redisPrefix: string;
+  policies: PolicyCache;
+  ledger?: CreditLedger;
+}
+
+/** What one admitted request drew from a credit. */
+export interface CreditGrant { chunk: string; used: string; credit: string; remaining: string; requestId?: string }
+
+export async function creditOf(d: CreditDeps, policy: string, payer: string, r: PrepaidRequirement, nowSeconds: number): Promise<bigint | string> {
+  const row = await d.ledger?.credit(policy);
+  if (row) {
+    // the row outlives the policy account (the payer may close a completed policy for its rent)
+    if (row.payer !== payer || row.requirementId !== r.id) return `the credit ${policy} was bought by another payer or under other terms`;
+    return row.credit;
+  }
+  const read = await chainRead('getAccountInfo', () => d.policies.get(policy));
+  if (read.kind !== 'found') return `the payment policy ${policy} no longer exists`;
+  const mismatch = policyMismatch(read, r);
+  if (mismatch) return `the payment policy ${policy} ${mismatch}`;
+  const t = asPolicyType(read.data['policy_type']);
+  if (t.kind !== 'OneTime') return 'the payment policy is not a prepaid credit';
+  const credit = BigInt(t.amount);
+  // paid on chain but not in the ledger (its settlement's record failed): recorded now, before any draw
+  await recordPaidCredit(d, { policy, payer, gateway: r.gateway, requirementId: r.id, credit }, nowSeconds);
+  return credit;
+}
+
+/** Records a credit just settled; a credit seen for the first time gets its counter opened at zero. */
+export async function recordPaidCredit(d: CreditDeps, c: PaidCredit, nowSeconds: number): Promise<void> {
+  if (d.ledger && await d.ledger.recordCredit(c)) await openCounter(d.redis, d.redisPrefix, c.policy, nowSeconds);
+}
+
+export async function authorizeCredit(
+  d: CreditDeps, claims: X402Claims, r: PrepaidRequirement, chunk: bigint | undefined, nowSeconds: number,
+): Promise<CreditGrant | string> {
+  const credit = await creditOf(d, claims.policy, claims.sub, r, nowSeconds);
+  if (typeof credit === 'string') return credit;
+  const requestId = randomUUID();
+  const cost = chunk ?? r.pricePerRequest;
+  const drawn = await drawCredit(d.redis, d.redisPrefix, claims.policy, credit, cost, nowSeconds, d.ledger, { requestId, gateway: r.gateway });
+  if (!drawn.ok) return drawn.reason;
+  const grant: CreditGrant = { chunk: cost.toString(), used: drawn.used.toString(), credit: credit.toString(), remaining: drawn.remaining.toString() };
+  return d.ledger ? { ...grant, requestId } : grant;
+}
+
+/** Whether a paid credit still has room for one request at the requirement's price. */
+export async function creditLeft(d: CreditDeps, policy: string, r: PrepaidRequirement): Promise<boolean> {
+  const used = await creditUsed(d.redis, d.redisPrefix, policy, d.ledger);
+  return r.amount - used >= r.pricePerRequest;
+}

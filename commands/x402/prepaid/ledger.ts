@@ -1,0 +1,79 @@
+/**
+ * The x402://prepaid ledger in Postgres: the credits paid (one row per OneTime policy
+ * executed in a Payment transaction) and every request drawn from them (one row per
+ * request, written before Redis counts it, so a counter Redis lost is rebuilt from here).
+ */
+import { sql } from 'kysely';
+import type { Db } from '../../../infra/postgres/database.js';
+import { createLru } from '../../../src/kernel/domain/lru.js';
+
+export interface PaidCredit {
+  policy: string;
+  payer: string;
+  gateway: string;
+  requirementId: string;
+  credit: bigint;
+  transaction?: string;
+}
+
+/** Where credits and their use are kept durably. */
+export interface CreditLedger {
+  /** records a credit once its payment is confirmed; true the first time, a second record of the same policy changes nothing */
+  recordCredit(c: PaidCredit): Promise<boolean>;
+  credit(policy: string): Promise<PaidCredit | undefined>;
+  /** writes one request's cost, before it is counted */
+  recordUse(u: { requestId: string; policy: string; gateway: string; amount: bigint }): Promise<void>;
+  /** takes back a cost the counter refused */
+  discardUse(requestId: string): Promise<void>;
+  /** everything drawn from the credit, leaving out one request */
+  used(policy: string, exceptRequestId: string): Promise<bigint>;
+}
+
+export function createCreditLedger(db: Db): CreditLedger {
+  return {
+    async recordCredit(c) {
+      const inserted = await db.insertInto('prepaid_credits').values({
+        policy: c.policy, payer: c.payer, gateway: c.gateway, requirement_id: c.requirementId, credit: c.credit.toString(),
+        transaction: c.transaction ?? null,
+      }).onConflict((oc) => oc.column('policy').doNothing()).returning('policy').executeTakeFirst();
+      return inserted !== undefined;
+    },
+    async credit(policy) {
+      const row = await db.selectFrom('prepaid_credits').selectAll().where('policy', '=', policy).executeTakeFirst();
+      if (!row) return undefined;
+      return {
+        policy: row.policy, payer: row.payer, gateway: row.gateway, requirementId: row.requirement_id, credit: BigInt(row.credit),
+        ...(row.transaction !== null ? { transaction: row.transaction } : {}),
+      };
+    },
+    async recordUse(u) {
+      await db.insertInto('prepaid_usage').values({ request_id: u.requestId, policy: u.policy, gateway: u.gateway, amount: u.amount.toString() }).execute();
+    },
+    async discardUse(requestId) {
+      await db.deleteFrom('prepaid_usage').where('request_id', '=', requestId).execute();
+    },
+    async used(policy, exceptRequestId) {
+      const r = await sql<{ total: string | null }>`
+        SELECT sum(amount)::text AS total FROM prepaid_usage WHERE policy = ${policy} AND request_id <> ${exceptRequestId}`.execute(db);
+      return BigInt(r.rows[0]?.total ?? '0');
+    },
+  };
+}
+
+/**
+ * The ledger with the credits it found kept in memory: a recorded credit never changes,
+ * so the bearer path reads each one from Postgres once per node (up to `capacity`).
+ */
+export function cachedCredits(ledger: CreditLedger, capacity = 10_000): CreditLedger {
+  const known = createLru<string, PaidCredit>(capacity);
+  return {
+    ...ledger,
+    async credit(policy) {
+      const hit = known.get(policy);
+      if (hit) return hit;
+      const row = await ledger.credit(policy);
+      if (row) known.set(policy, row);
+      return row;
+    },
+  };
+}

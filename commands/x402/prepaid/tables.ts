@@ -1,0 +1,29 @@
+import type { ColumnType } from 'kysely';
+
+/** A paid x402://prepaid credit: its OneTime policy executed, the money with the recipient. */
+export interface PrepaidCreditsTable {
+  policy: string;
+  payer: string;
+  gateway: string;
+  /** the requirement the credit was bought under (its id hashes the terms) */
+  requirement_id: string;
+  /** smallest units; numeric, read as a decimal string */
+  credit: ColumnType<string, string, string>;
+  /** the Payment transaction's signature, when this service sent it */
+  transaction: string | null;
+  paid_at: ColumnType<Date, Date | undefined, never>;
+}
+
+/** One admitted request's cost, drawn from a credit. */
+export interface PrepaidUsageTable {
+  request_id: string;
+  policy: string;
+  gateway: string;
+  amount: ColumnType<string, string, string>;
+  used_at: ColumnType<Date, Date | undefined, never>;
+}
+
+export interface PrepaidTables {
+  prepaid_credits: PrepaidCreditsTable;
+  prepaid_usage: PrepaidUsageTable;
+}
