@@ -10,7 +10,9 @@
  *                  metrics) and the indexer; infra/localnet is a development chain,
  *                  infra/migrations the frozen schema history.
  *   src/kernel     what every layer shares: config, domain rules, events and the IDL,
- *                  HTTP plumbing, auth, wire formats, key names, the context type.
+ *                  HTTP plumbing, auth, wire formats, key names, the context type (which
+ *                  only the composition root may import: everyone else names the few
+ *                  collaborators it takes).
  *
  * Each rule names a direction that is NOT allowed; everything not forbidden is allowed.
  */
@@ -83,6 +85,13 @@ module.exports = {
         path: [QUERIES, APP, PROJECTIONS],
         pathNot: ['^projections/.+/(tables|doc)\\.ts$'],
       },
+    },
+    {
+      name: 'only-the-composition-root-sees-the-context',
+      comment: 'The whole AppContext is the composition root\'s: a command, query, projection, adapter or kernel module declares the few collaborators it takes (a db, a clock, the key ring), and src/app hands them over.',
+      severity: 'error',
+      from: { path: '^(src/kernel|commands|queries|projections|infra)/', pathNot: '^src/kernel/context\\.ts$' },
+      to: { path: '^src/kernel/context\\.ts$' },
     },
     {
       name: 'product-code-never-imports-the-localnet',

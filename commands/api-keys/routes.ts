@@ -3,12 +3,13 @@
  * servers that cannot sign in (a Python merchant, an edge worker). Managed with the
  * gateway's JWT (or the admin key); the key itself is shown once, at creation.
  */
-import type { AppContext } from '../../src/kernel/context.js';
+import type { Config } from '../../src/kernel/config/config.js';
+import type { Clock } from '../../src/kernel/domain/clock.js';
+import type { Db } from '../../infra/postgres/database.js';
 import type { Api } from '../../src/kernel/http/routes.js';
-import { requireGatewayToken } from '../../src/kernel/auth/gateway-token.js';
+import { requireGatewayToken, type TokenVerifier } from '../../src/kernel/auth/gateway-token.js';
 import { notFound } from '../../src/kernel/http/errors.js';
 import { base58Key, type JsonSchema } from '../../src/kernel/http/schema.js';
-import { keyRingOf } from '../../infra/signing-keys/key-ring.js';
 import { createApiKey, listApiKeys, revokeApiKey } from './store.js';
 
 const gatewayParams: JsonSchema = {
@@ -28,8 +29,10 @@ const AUTH = {
 };
 const SECURITY: Record<string, string[]>[] = [{ BearerAuth: [] }, { AdminApiKey: [] }];
 
-export function registerApiKeyRoutes(api: Api, ctx: AppContext): void {
-  const auth = requireGatewayToken(keyRingOf(ctx), { adminKey: ctx.config.keys.adminApiKey });
+export interface ApiKeyRouteDeps { db: Db; dbRead: Db; clock: Clock; keyRing: TokenVerifier; config: Pick<Config, 'keys'> }
+
+export function registerApiKeyRoutes(api: Api, ctx: ApiKeyRouteDeps): void {
+  const auth = requireGatewayToken(ctx.keyRing, { adminKey: ctx.config.keys.adminApiKey });
   const now = () => new Date(ctx.clock.now());
 
   api.route<Record<string, never>, { gateway: string }, { label?: string }>({

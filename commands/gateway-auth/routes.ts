@@ -1,11 +1,13 @@
 /**
  * POST /v1/gateway/{gateway}/auth/challenge and /auth/verify: gateway sign-in.
  */
-import type { AppContext } from '../../src/kernel/context.js';
+import type { Redis } from 'ioredis';
+import type { Config } from '../../src/kernel/config/config.js';
+import type { Clock } from '../../src/kernel/domain/clock.js';
+import type { Logger } from '../../infra/log/logger.js';
 import type { Api } from '../../src/kernel/http/routes.js';
 import { base58Key, type JsonSchema } from '../../src/kernel/http/schema.js';
 import { gatewayChallengeRateLimit } from '../../src/kernel/http/rate-limit.js';
-import { keyRingOf } from '../../infra/signing-keys/key-ring.js';
 import type { GatewayLookup } from '../../src/kernel/auth/gateway-lookup.js';
 import { createNonceStore } from './nonces.js';
 import { createChallenge, verifyChallenge, type SignInDeps } from './sign-in.js';
@@ -50,11 +52,19 @@ export const gatewayTokenSchema: JsonSchema = {
   },
 };
 
-export function registerGatewayAuthRoutes(api: Api, ctx: AppContext, lookup: GatewayLookup): void {
+export interface GatewayAuthRouteDeps {
+  redis: Redis;
+  logger: Logger;
+  clock: Clock;
+  keyRing: SignInDeps['ring'];
+  config: Pick<Config, 'keys' | 'redis' | 'rateLimit'>;
+}
+
+export function registerGatewayAuthRoutes(api: Api, ctx: GatewayAuthRouteDeps, lookup: GatewayLookup): void {
   const deps: SignInDeps = {
     lookup,
     nonces: createNonceStore(ctx.redis, ctx.config.redis.prefix, ctx.config.keys.nonceTtlSeconds),
-    ring: keyRingOf(ctx),
+    ring: ctx.keyRing,
     now: () => ctx.clock.now(),
     tokenTtlSeconds: ctx.config.keys.gatewayTokenTtlSeconds,
   };

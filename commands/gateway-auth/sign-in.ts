@@ -5,9 +5,9 @@
  * keys refused, so a cleared all-zero signer signs nothing) and happens once per request:
  * the client names the nonce it signed; without it, the gateway's newest nonce is tried.
  */
-import bs58 from 'bs58';
 import { verifyStrict } from '../../infra/crypto/ed25519.js';
 import { AppError, forbidden, invalid, notFound } from '../../src/kernel/http/errors.js';
+import { base58Input } from '../../src/kernel/http/base58-input.js';
 import { GATEWAY_ROLE } from '../../src/kernel/auth/gateway-token.js';
 import type { KeyRing } from '../../infra/signing-keys/key-ring.js';
 import type { GatewayLookup } from '../../src/kernel/auth/gateway-lookup.js';
@@ -23,14 +23,7 @@ export interface SignInDeps {
 
 /** A base58 string that decodes to exactly 32 bytes (an ed25519 public key), or a 400. */
 export function decodePublicKey(value: string, field: string): Uint8Array {
-  let bytes: Uint8Array;
-  try {
-    bytes = bs58.decode(value);
-  } catch {
-    throw invalid(`${field} is not base58`);
-  }
-  if (bytes.length !== 32) throw invalid(`${field} must be a 32-byte public key`);
-  return bytes;
+  return base58Input(value, field, 32, () => `${field} must be a 32-byte public key`);
 }
 
 async function gatewayKeys(deps: SignInDeps, gateway: string) {

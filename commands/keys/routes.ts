@@ -2,11 +2,11 @@
  * POST /v1/admin/keys/rotate: a new active key; the old one stays in the JWKS for the
  * grace period (KEY_GRACE_PERIOD_SECONDS, 24 h by default), then retires.
  */
-import type { AppContext } from '../../src/kernel/context.js';
+import type { Config } from '../../src/kernel/config/config.js';
 import type { Api } from '../../src/kernel/http/routes.js';
 import type { JsonSchema } from '../../src/kernel/http/schema.js';
 import { requireAdminKey } from '../../src/kernel/auth/admin-key.js';
-import { keyRingOf } from '../../infra/signing-keys/key-ring.js';
+import type { KeyRing } from '../../infra/signing-keys/key-ring.js';
 
 export const rotationResultSchema: JsonSchema = {
   type: 'object',
@@ -19,8 +19,8 @@ export const rotationResultSchema: JsonSchema = {
   },
 };
 
-export function registerKeyAdminRoutes(api: Api, ctx: AppContext): void {
-  const ring = keyRingOf(ctx);
+export function registerKeyAdminRoutes(api: Api, ctx: { keyRing: Pick<KeyRing, 'rotate'>; config: Pick<Config, 'keys'> }): void {
+  const ring = ctx.keyRing;
   api.route({
     method: 'post',
     path: '/v1/admin/keys/rotate',

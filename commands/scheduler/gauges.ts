@@ -1,30 +1,17 @@
 /** The scheduler report as Prometheus gauges, read at scrape time (one report per scrape). */
-import { Gauge, type Registry } from 'prom-client';
-import type { AppContext } from '../../src/kernel/context.js';
+import type { Registry } from 'prom-client';
+import type { Config } from '../../src/kernel/config/config.js';
+import type { Db } from '../../infra/postgres/database.js';
 import { createRpcClient } from '../../infra/solana/rpc-client.js';
+import { snapshotGauges } from '../../infra/metrics/snapshot-gauges.js';
 import { chainIo } from './chain.js';
 import { schedulerReport, type SchedulerReport } from './report.js';
 
-export function registerSchedulerGauges(registry: Registry, ctx: AppContext): void {
+export function registerSchedulerGauges(registry: Registry, ctx: { dbRead: Db; config: Pick<Config, 'solana' | 'scheduler'> }): void {
   if (registry.getSingleMetric('tributary_scheduler_due')) return;
   const { solana } = ctx.config;
   const io = chainIo(createRpcClient({ url: solana.rpcUrl, timeoutMs: 2000 }), solana.programId, solana.commitment);
-  let current: { at: number; report: Promise<SchedulerReport | undefined> } | undefined;
-  const report = () => {
-    if (!current || Date.now() - current.at > 250) {
-      current = { at: Date.now(), report: schedulerReport(ctx.dbRead, io, ctx.config.scheduler.signerMinLamports).catch(() => undefined) };
-    }
-    return current.report;
-  };
-  const gauge = (name: string, help: string, labelNames: string[], fill: (g: Gauge, r: SchedulerReport) => void) =>
-    new Gauge({
-      name, help, labelNames, registers: [registry],
-      async collect() {
-        const r = await report();
-        this.reset();
-        if (r) fill(this, r);
-      },
-    });
+  const gauge = snapshotGauges<SchedulerReport>(registry, () => schedulerReport(ctx.dbRead, io, ctx.config.scheduler.signerMinLamports));
   gauge('tributary_scheduler_due', 'scheduled payments due now and not executed yet', [], (g, r) => g.set(r.dueNow));
   gauge('tributary_scheduler_past_due', 'payments waiting on the dunning schedule', [], (g, r) => g.set(r.pastDue));
   gauge('tributary_scheduler_executed', 'scheduled payments executed', [], (g, r) => g.set(r.executed));

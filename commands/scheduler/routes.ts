@@ -4,12 +4,12 @@
  * (GET), and stops it (DELETE). Credentials: the gateway's JWT (gateway sign-in) or
  * `x-admin-key`; another gateway's token is 403.
  */
-import type { AppContext } from '../../src/kernel/context.js';
+import type { Config } from '../../src/kernel/config/config.js';
+import type { Db } from '../../infra/postgres/database.js';
 import type { Api } from '../../src/kernel/http/routes.js';
 import { base58Key, type JsonSchema } from '../../src/kernel/http/schema.js';
-import { requireGatewayToken } from '../../src/kernel/auth/gateway-token.js';
-import { createRpcClient } from '../../infra/solana/rpc-client.js';
-import { keyRingOf } from '../../infra/signing-keys/key-ring.js';
+import { requireGatewayToken, type TokenVerifier } from '../../src/kernel/auth/gateway-token.js';
+import type { RpcClient } from '../../infra/solana/rpc-client.js';
 import { chainIo } from './chain.js';
 import { delegate, schedulerStatus, stop, type SchedulerServiceDeps } from './service.js';
 
@@ -61,15 +61,23 @@ const AUTH_ERRORS = {
   403: { description: 'the token was issued for another gateway' },
 };
 
-export function registerSchedulerRoutes(api: Api, ctx: AppContext): void {
+export interface SchedulerRouteDeps {
+  db: Db;
+  /** the configured chain */
+  rpc: RpcClient;
+  keyRing: TokenVerifier;
+  config: Pick<Config, 'solana' | 'keys' | 'scheduler'>;
+}
+
+export function registerSchedulerRoutes(api: Api, ctx: SchedulerRouteDeps): void {
   const { solana } = ctx.config;
   const deps: SchedulerServiceDeps = {
     db: ctx.db,
-    io: chainIo(createRpcClient({ url: solana.rpcUrl, timeoutMs: solana.rpcTimeoutMs }), solana.programId, solana.commitment),
+    io: chainIo(ctx.rpc, solana.programId, solana.commitment),
     encryptionKey: ctx.config.keys.encryptionKey,
     signerMinLamports: ctx.config.scheduler.signerMinLamports,
   };
-  const auth = requireGatewayToken(keyRingOf(ctx), { adminKey: ctx.config.keys.adminApiKey });
+  const auth = requireGatewayToken(ctx.keyRing, { adminKey: ctx.config.keys.adminApiKey });
   const path = '/v1/gateway/:gateway/scheduler';
 
   api.route<Record<string, never>, { gateway: string }>({

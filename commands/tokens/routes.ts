@@ -2,16 +2,28 @@
  * POST /v1/tokens/challenge and /v1/tokens/issue: a short-lived JWT bound to a wallet that
  * proves it holds the wallet (a signed challenge) and a policy or a payment.
  */
-import type { AppContext } from '../../src/kernel/context.js';
+import type { Redis } from 'ioredis';
+import type { Config } from '../../src/kernel/config/config.js';
+import type { Clock } from '../../src/kernel/domain/clock.js';
+import type { Db } from '../../infra/postgres/database.js';
+import type { Logger } from '../../infra/log/logger.js';
 import type { Api } from '../../src/kernel/http/routes.js';
 import { createRateLimit } from '../../src/kernel/http/redis-rate-limit.js';
-import { keyRingOf } from '../../infra/signing-keys/key-ring.js';
 import { issueToken, type IssueDeps, type IssueRequest } from './issue.js';
 import { challengeRequestSchema, issueRequestSchema, tokenBundleSchema, walletChallengeSchema } from './schema.js';
 import { createWalletChallenges } from './wallet-proof.js';
 import { rateLimitPrefix } from '../../src/kernel/keys/index.js';
 
-export function registerTokenRoutes(api: Api, ctx: AppContext): void {
+export interface TokenRouteDeps {
+  dbRead: Db;
+  redis: Redis;
+  logger: Logger;
+  clock: Clock;
+  keyRing: IssueDeps['ring'];
+  config: Pick<Config, 'rateLimit' | 'keys' | 'redis' | 'access'>;
+}
+
+export function registerTokenRoutes(api: Api, ctx: TokenRouteDeps): void {
   const perMinute = ctx.config.rateLimit.tokensIssuePerMinute;
   const { tokensRequireWalletProof: proofs, tokenChallengeTtlSeconds: ttl } = ctx.config.keys;
   const challenges = createWalletChallenges(ctx.redis, ctx.config.redis.prefix, ttl);
@@ -20,7 +32,7 @@ export function registerTokenRoutes(api: Api, ctx: AppContext): void {
   }
   const deps: IssueDeps = {
     db: ctx.dbRead,
-    ring: keyRingOf(ctx),
+    ring: ctx.keyRing,
     limit: createRateLimit(ctx.redis, { keyPrefix: rateLimitPrefix(ctx.config.redis.prefix, 'tokens-issue'), points: perMinute, durationSeconds: 60, logger: ctx.logger }),
     now: () => ctx.clock.now(),
     maxTtlSeconds: ctx.config.keys.tokenMaxTtlSeconds,

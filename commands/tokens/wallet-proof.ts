@@ -13,6 +13,7 @@ import bs58 from 'bs58';
 import type { Redis } from 'ioredis';
 import { verifyStrict, weakPublicKey } from '../../infra/crypto/ed25519.js';
 import { invalid, unauthorized } from '../../src/kernel/http/errors.js';
+import { base58Input } from '../../src/kernel/http/base58-input.js';
 
 export interface WalletChallenge { nonce: string; walletPublicKey: string; expiresAt: number }
 
@@ -41,28 +42,12 @@ export function createWalletChallenges(redis: Redis, prefix: string, ttlSeconds:
 }
 
 function decodeKey(value: string): Uint8Array {
-  let bytes: Uint8Array;
-  try {
-    bytes = bs58.decode(value);
-  } catch {
-    throw invalid('walletPublicKey is not base58');
-  }
-  if (bytes.length !== 32) throw invalid('walletPublicKey must be a 32-byte public key');
-  return bytes;
+  return base58Input(value, 'walletPublicKey', 32, () => 'walletPublicKey must be a 32-byte public key');
 }
 
 /** A signature as 64 integers (as gateway verify takes it) or base58 text; a 400 otherwise. */
 export function decodeSignature(value: readonly number[] | string): Uint8Array {
-  if (typeof value === 'string') {
-    let bytes: Uint8Array;
-    try {
-      bytes = bs58.decode(value);
-    } catch {
-      throw invalid('signature is not base58');
-    }
-    if (bytes.length !== 64) throw invalid('signature must be 64 bytes');
-    return bytes;
-  }
+  if (typeof value === 'string') return base58Input(value, 'signature', 64, () => 'signature must be 64 bytes');
   if (value.length !== 64 || value.some((b) => !Number.isInteger(b) || b < 0 || b > 255)) throw invalid('signature must be 64 integers from 0 to 255');
   return Uint8Array.from(value);
 }

@@ -10,13 +10,14 @@
  * what happened (the gateway variant may remove zero or many).
  */
 import type { RequestHandler, Response } from 'express';
-import type { AppContext } from '../../src/kernel/context.js';
+import type { Config } from '../../src/kernel/config/config.js';
+import type { Clock } from '../../src/kernel/domain/clock.js';
+import type { Db } from '../../infra/postgres/database.js';
+import type { GatewayLookup } from '../../src/kernel/auth/gateway-lookup.js';
 import type { Api } from '../../src/kernel/http/routes.js';
 import { requireAdminKey } from '../../src/kernel/auth/admin-key.js';
-import { requireGatewayToken, type RequestAuth } from '../../src/kernel/auth/gateway-token.js';
-import { currentGatewayKeys, defaultGatewayLookup } from '../../src/kernel/auth/current-keys.js';
+import { requireGatewayToken, type RequestAuth, type TokenVerifier } from '../../src/kernel/auth/gateway-token.js';
 import { createPdaDeriver } from '../../src/kernel/domain/pda.js';
-import { keyRingOf } from '../../infra/signing-keys/key-ring.js';
 import { API_VERSION } from '../../src/kernel/http/version.js';
 import { registerWebhookToolRoutes } from './tool-routes.js';
 import {
@@ -41,7 +42,24 @@ const AUTH_ERRORS = {
   403: { description: 'the token was issued for another gateway' },
 };
 
-export function webhookDeps(ctx: AppContext): WebhookDeps {
+/** What the webhook service is built from (the API node meets it). */
+export interface WebhookServiceDeps {
+  db: Db;
+  clock: Clock;
+  config: Pick<Config, 'solana' | 'keys' | 'webhooks'>;
+  /** who may act for a gateway, asked at registration */
+  gatewayLookup: GatewayLookup;
+}
+
+/** The routes' collaborators: the service's, and what checks gateway JWTs. */
+export interface WebhookRouteDeps extends WebhookServiceDeps {
+  config: Pick<Config, 'solana' | 'keys' | 'webhooks' | 'http'>;
+  keyRing: TokenVerifier;
+  /** the gateway's keys now, cached per node */
+  gatewayKeys: GatewayLookup;
+}
+
+export function webhookDeps(ctx: WebhookServiceDeps): WebhookDeps {
   return {
     db: ctx.db,
     pda: createPdaDeriver(ctx.config.solana.programId),
@@ -49,16 +67,16 @@ export function webhookDeps(ctx: AppContext): WebhookDeps {
     encryptionKey: ctx.config.keys.encryptionKey,
     allowPrivateTargets: ctx.config.webhooks.allowPrivateTargets,
     maxPerGateway: ctx.config.webhooks.maxPerGateway,
-    gatewayOf: defaultGatewayLookup(ctx),
+    gatewayOf: ctx.gatewayLookup,
   };
 }
 
-export function registerWebhookRoutes(api: Api, ctx: AppContext): void {
+export function registerWebhookRoutes(api: Api, ctx: WebhookRouteDeps): void {
   const deps = webhookDeps(ctx);
   const maxLimit = ctx.config.http.maxLimit;
   // Which gateway a request acts for is known only after validation (body) or a read (id):
   // the middleware authenticates, the service authorizes.
-  const gatewayOrAdmin: RequestHandler = requireGatewayToken(keyRingOf(ctx), { gatewayOf: () => undefined, adminKey: ctx.config.keys.adminApiKey, keys: currentGatewayKeys(ctx) });
+  const gatewayOrAdmin: RequestHandler = requireGatewayToken(ctx.keyRing, { gatewayOf: () => undefined, adminKey: ctx.config.keys.adminApiKey, keys: ctx.gatewayKeys });
   // /v1/webhooks/event-types is a path of its own, not a webhook id: registered first, and
   // the :id routes pass other methods on it to the 404
   const byId: RequestHandler[] = [(req, _res, next) => { next(req.params['id'] === 'event-types' ? 'route' : undefined); }, gatewayOrAdmin];

@@ -8,10 +8,10 @@
  * account before it was refused, reached by id); no read model is consulted, so a
  * gateway signed in a moment ago is never refused for lag. The admin key may act for any.
  */
-import bs58 from 'bs58';
 import type { PdaDeriver } from '../../src/kernel/domain/pda.js';
 import type { RequestAuth } from '../../src/kernel/auth/gateway-token.js';
 import { conflict, forbidden, invalid, notFound } from '../../src/kernel/http/errors.js';
+import { base58Input } from '../../src/kernel/http/base58-input.js';
 import type { Db } from '../../infra/postgres/database.js';
 import { checkTarget, TargetRefused, type Resolver } from '../../infra/http/ssrf-guard.js';
 import { newSigningSecret } from './delivery/signer.js';
@@ -37,19 +37,12 @@ export interface WebhookDeps {
   gatewayOf: GatewayLookup;
 }
 
-export interface Webhook {
-  id: number;
-  gateway_pubkey: string;
-  endpoint_url: string;
-  active: boolean;
-  event_types: string[] | null;
-  ordered: boolean;
-  rate_limit_per_second: number | null;
-  disabled_reason: string | null;
+/** SPEC's Webhook: the row's columns, its times as ISO strings, the account it stands for left out. */
+export type Webhook = Omit<WebhookRow, 'gateway_account' | 'previous_secret_until' | 'created_at' | 'updated_at'> & {
   previous_secret_expires_at: string | null;
   created_at: string;
   updated_at: string;
-}
+};
 
 export const toWebhook = (r: WebhookRow): Webhook => ({
   id: r.id,
@@ -67,13 +60,7 @@ export const toWebhook = (r: WebhookRow): Webhook => ({
 
 /** A base58 string that decodes to exactly 32 bytes, or a 400. */
 export function checkPublicKey(value: string, field: string): void {
-  let bytes: Uint8Array;
-  try {
-    bytes = bs58.decode(value);
-  } catch {
-    throw invalid(`${field} is not base58`);
-  }
-  if (bytes.length !== 32) throw invalid(`${field} must decode to a 32-byte public key (got ${bytes.length} bytes)`);
+  base58Input(value, field, 32, (n) => `${field} must decode to a 32-byte public key (got ${n} bytes)`);
 }
 
 /** An absolute http(s) URL without credentials, accepted by the SSRF guard, or a 400. */

@@ -1,21 +1,12 @@
 /** SQL of webhook registrations. Deleting a webhook deletes its outbox rows and attempts (FK cascade). */
-import { sql } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import type { Db } from '../../infra/postgres/database.js';
+import type { WebhooksTable } from './tables.js';
 
-export interface WebhookRow {
-  id: number;
-  gateway_pubkey: string;
-  gateway_account: string;
-  endpoint_url: string;
-  active: boolean;
-  event_types: string[] | null;
-  ordered: boolean;
-  rate_limit_per_second: number | null;
-  disabled_reason: string | null;
-  previous_secret_until: Date | null;
-  created_at: Date;
-  updated_at: Date;
-}
+/** The columns a registration is read with (never its secrets or delivery state). */
+export type WebhookRow = Pick<Selectable<WebhooksTable>,
+  'id' | 'gateway_pubkey' | 'gateway_account' | 'endpoint_url' | 'active' | 'event_types' | 'ordered'
+  | 'rate_limit_per_second' | 'disabled_reason' | 'previous_secret_until' | 'created_at' | 'updated_at'>;
 
 export interface Page { limit: number; offset: number }
 

@@ -5,7 +5,7 @@
  * either case, in the engine of the process that holds the chain connection.
  */
 import type { Logger } from '../../infra/log/logger.js';
-import { systemClock, type Clock } from '../../src/kernel/context.js';
+import { systemClock, type Clock } from '../../src/kernel/domain/clock.js';
 import { AppError, conflict, upstreamUnavailable } from '../../src/kernel/http/errors.js';
 import type { PaymentEngine, X402Grant } from './engine.js';
 import type { SettledResult } from './idempotency.js';

@@ -16,7 +16,7 @@
 import type { Redis } from 'ioredis';
 import { createPdaDeriver, type PdaDeriver } from '../../src/kernel/domain/pda.js';
 import { asPolicyType } from '../../src/kernel/domain/policy-type.js';
-import { systemClock, type Clock } from '../../src/kernel/context.js';
+import { systemClock, type Clock } from '../../src/kernel/domain/clock.js';
 import { createIdempotency, type SettledResult } from './idempotency.js';
 import { randomUUID } from 'node:crypto';
 import { meterRequest, type UsageLedger } from './metering.js';

@@ -11,7 +11,7 @@ import { readProgramAccount, type AccountRead } from '../../infra/solana/account
 import type { RpcClient } from '../../infra/solana/rpc-client.js';
 import type { Commitment } from '../../infra/solana/chain-reader.js';
 import { createLru } from '../../src/kernel/domain/lru.js';
-import type { Clock } from '../../src/kernel/context.js';
+import type { Clock } from '../../src/kernel/domain/clock.js';
 
 export interface PolicyCache {
   get(address: string): Promise<AccountRead>;

@@ -4,10 +4,12 @@
  * X402_DEMO_* settings, so a fresh `make start` shows the whole flow with `tributary pay`.
  */
 import type { RequestHandler } from 'express';
-import type { AppContext } from '../../src/kernel/context.js';
+import type { Config } from '../../src/kernel/config/config.js';
+import type { Clock } from '../../src/kernel/domain/clock.js';
+import type { Logger } from '../../infra/log/logger.js';
 import type { Api } from '../../src/kernel/http/routes.js';
 import { base58Key } from '../../src/kernel/http/schema.js';
-import { x402DepsFromContext } from './context-deps.js';
+import type { X402Deps } from './engine.js';
 import { demoSetup } from './demo.js';
 import { paymentRequired, x402Grant } from './middleware.js';
 
@@ -56,13 +58,21 @@ const PROTOCOL = `Payment-gated (HTTP 402, protocol version 2).
 2. Header \`Payment: <base64 of {"x402Version":2,"scheme":"deferred"|"x402://payg"|"x402://upto","network":"<CAIP-2>","id":"<accepts[].id>","payload":{"serializedTransaction":"<base64 signed Solana transaction>","proof":{"signedAt":<unix seconds>,"signature":"<base58>"}}}>\`. The proof (required; it never goes on chain) is the payer's ed25519 signature over the UTF-8 bytes of \`tributary-x402|<accepts[].id>|<accepts[].resource>|<the transaction's signature, base58>|<signedAt>\`, signedAt within 300 s of the server's clock; without it, or by another wallet, 402. A payer who holds a matching Active policy may send \`"payload":{"payer":"<wallet>","proof":{...}}\` with no transaction, the proof signing \`-\` in place of the transaction signature. The transaction is the one the Tributary SDK builds, signed by the payer: create-idempotent of the payer's token account (when missing), create_user_payment (when the payer has none), create_payment_policy with the requirement's recipient, gateway, mint and terms (Subscription for deferred; PayAsYouGo for x402://payg; UpTo for x402://upto), an SPL revoke + approve of the user payment PDA for at least the policy's yearly allowance, and for deferred the fee accounts' ATAs (when missing) and execute_payment by the payer paying the first period; a deferred JWT is issued once the chain shows payment_count ≥ 1. It is checked, sent and confirmed once per signature → 200, header \`Payment-Response: scheme=..,network=..,id=..,timestamp=<unix ms>,policy=<address>[,transaction=<signature>]\`, body \`{jwt, message}\`.
 3. Header \`Authorization: Bearer <jwt>\` → the content; deferred: only while next_payment_due + SUBSCRIPTION_GRACE_SECONDS is ahead (else 402, overdue); x402://payg requests are metered against the policy's per-request and per-period caps.`;
 
-export function registerX402Routes(api: Api, ctx: AppContext): void {
+export interface X402RouteDeps {
+  /** the node's x402 collaborators, shared with the facilitator */
+  x402: X402Deps;
+  config: Config;
+  logger: Logger;
+  clock: Clock;
+}
+
+export function registerX402Routes(api: Api, ctx: X402RouteDeps): void {
   const setup = demoSetup(ctx.config);
   if (!setup.on) {
     ctx.logger.info({ why: setup.why }, 'x402 demo resource off');
     return;
   }
-  const guard = paymentRequired(setup.requirements, x402DepsFromContext(ctx));
+  const guard = paymentRequired(setup.requirements, ctx.x402);
   // SPEC: the 402 flow applies to "any method on the protected path"; one guard (and so one
   // set of requirement ids, one idempotency store, one meter) serves every method.
   for (const method of DEMO_METHODS) registerDemo(api, ctx, method, guard);
@@ -71,7 +81,7 @@ export function registerX402Routes(api: Api, ctx: AppContext): void {
 /** Every method a route can be declared with (HEAD is served as GET by express). */
 export const DEMO_METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
 
-function registerDemo(api: Api, ctx: AppContext, method: (typeof DEMO_METHODS)[number], guard: RequestHandler): void {
+function registerDemo(api: Api, ctx: Pick<X402RouteDeps, 'clock'>, method: (typeof DEMO_METHODS)[number], guard: RequestHandler): void {
   api.route({
     method,
     path: '/v1/x402/demo',

@@ -18,7 +18,7 @@ import { asPolicyType, asStatus, type PolicyType } from '../../src/kernel/domain
 import { upstreamUnavailable } from '../../src/kernel/http/errors.js';
 import { PAYMENT_MEMO_BYTES } from '../../src/kernel/domain/memo.js';
 import { textToFixedBytes } from '../../src/kernel/events/codec.js';
-import type { Clock } from '../../src/kernel/context.js';
+import type { Clock } from '../../src/kernel/domain/clock.js';
 import type { PolicyCache } from './policy-cache.js';
 import { keyValueHeader, type PaymentRequirement } from './requirements.js';
 import type { SettledResult } from './idempotency.js';

@@ -17,7 +17,7 @@
 import type { JWTPayload } from 'jose';
 import { createLru } from '../../src/kernel/domain/lru.js';
 import { AppError } from '../../src/kernel/http/errors.js';
-import type { Clock } from '../../src/kernel/context.js';
+import type { Clock } from '../../src/kernel/domain/clock.js';
 import type { Scheme } from './requirements.js';
 
 /** What the middleware needs of a key ring (infra/signing-keys/key-ring.ts's KeyRing has it). */

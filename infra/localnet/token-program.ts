@@ -9,20 +9,15 @@ import { PublicKey, type AccountMeta } from '@solana/web3.js';
 import { TOKEN_PROGRAM_ID } from './constants.js';
 import { keyString, pdas } from './keys.js';
 import { rentExempt } from './program/encoding.js';
+import { SPL_TOKEN_ERRORS } from '../../src/kernel/domain/program-errors.js';
 import type { AccountView } from './program/store.js';
 import { encodeTokenAccount, readMint, readTokenAccount, TOKEN_ACCOUNT_SIZE, type TokenAccount } from './spl.js';
 
 /** What an instruction of a builtin program fails with, as the runtime reports it. */
 export type BuiltinError = { Custom: number } | string;
 
-/** spl_token::error::TokenError numbers and the text the program logs for them */
-export const TOKEN_ERRORS = {
-  InsufficientFunds: [1, 'insufficient funds'],
-  MintMismatch: [3, 'Account not associated with this Mint'],
-  OwnerMismatch: [4, 'owner does not match'],
-  MintDecimalsMismatch: [18, 'decimals different from the Mint decimals'],
-} as const;
-export type TokenErrorName = keyof typeof TOKEN_ERRORS;
+/** spl_token::error::TokenError by name: the kernel's table, which names them for users too. */
+export type TokenErrorName = keyof typeof SPL_TOKEN_ERRORS;
 
 export class TokenFailure extends Error {
   constructor(readonly error: BuiltinError, readonly logLine?: string) {
@@ -31,8 +26,8 @@ export class TokenFailure extends Error {
 }
 
 const tokenError = (name: TokenErrorName): TokenFailure => {
-  const [code, text] = TOKEN_ERRORS[name];
-  return new TokenFailure({ Custom: code }, `Program log: Error: ${text}`);
+  const { code, message } = SPL_TOKEN_ERRORS[name];
+  return new TokenFailure({ Custom: code }, `Program log: Error: ${message}`);
 };
 
 const TOKEN = TOKEN_PROGRAM_ID.toBase58();

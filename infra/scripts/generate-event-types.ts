@@ -10,6 +10,8 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+// The codec's rules: text byte arrays become strings, memos keep their bytes as hex.
+import { isPadding, RAW_KEPT, TEXT_FIELDS, WIDE_INTS } from '../../src/kernel/events/json-rules.js';
 
 type TypeRef = string | { array: [TypeRef, number] } | { option: TypeRef } | { vec: TypeRef } | { defined: { name: string } };
 interface Field { name: string; type: TypeRef }
@@ -20,10 +22,6 @@ interface IdlJson { events: { name: string }[]; types: TypeDef[] }
 export const OUTPUT = fileURLToPath(new URL('../../src/kernel/events/event-types.ts', import.meta.url));
 const IDL = fileURLToPath(new URL('../../src/kernel/idl/tributary.json', import.meta.url));
 
-// The codec's rules (codec.ts): text byte arrays become strings, memos keep their bytes as hex.
-const TEXT_FIELDS = new Set(['memo', 'name', 'url', 'referral_code']);
-const RAW_KEPT = new Set(['memo']);
-const WIDE_INTS = new Set(['u64', 'i64', 'u128', 'i128']);
 const NUMBERS = new Set(['u8', 'i8', 'u16', 'i16', 'u32', 'i32', 'f32', 'f64']);
 /**
  * Fields the indexer adds to an event from what the chain reports besides it (decode.ts):
@@ -32,7 +30,6 @@ const NUMBERS = new Set(['u8', 'i8', 'u16', 'i16', 'u32', 'i32', 'f32', 'f64']);
 const OBSERVED_FIELDS: Readonly<Record<string, string[]>> = {
   PaymentRecord: ['/** the split execute_payment logged (`Payment executed: …`); absent when it logged none */', 'fee_split?: FeeSplit;'],
 };
-const isPadding = (name: string): boolean => /^_?padding/.test(name) || name.startsWith('_');
 const isField = (f: Field | TypeRef): f is Field => typeof f === 'object' && 'name' in f && 'type' in f;
 
 function primitive(t: string): string {

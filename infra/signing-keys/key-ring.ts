@@ -4,16 +4,16 @@
  * for a few seconds and dropped at once when any node announces a rotation on Redis
  * pub/sub, so every node follows a rotation within moments.
  *
- * One ring per AppContext (keyRingOf): the routes of this area, the webhooks' gateway
- * auth and the x402 middleware share its cache and its single subscriber connection.
+ * The composition root makes one ring per API node and hands it to whoever signs or
+ * verifies (the signing routes, gateway auth, the x402 middleware, Socket.IO), so they
+ * share its cache and its single subscriber connection.
  */
 import { randomUUID } from 'node:crypto';
 import { importJWK, jwtVerify, SignJWT, type CryptoKey, type JWTPayload, type JWTHeaderParameters } from 'jose';
-import type { AppContext } from '../../src/kernel/context.js';
 import { upstreamUnavailable } from '../../src/kernel/http/errors.js';
 import { openPrivateJwk, SIGNING_ALG, type PublicJwk } from './crypto.js';
 import { ensureActiveKey, loadPublishedKeys, type StoredKey } from './store.js';
-import { assertKeyConfig, rotateKeys, rotationChannel, type RotateKeysOutput } from './rotate.js';
+import { assertKeyConfig, rotateKeys, rotationChannel, type KeyStoreDeps, type RotateKeysOutput } from './rotate.js';
 
 /** How long a node trusts its cached key set without hearing of a rotation. */
 export const KEY_CACHE_TTL_MS = 5000;
@@ -42,9 +42,7 @@ export interface KeyRing {
 
 interface Snapshot { keys: StoredKey[]; active: { kid: string; key: CryptoKey }; loadedAt: number }
 
-type RingCtx = Pick<AppContext, 'config' | 'db' | 'redis' | 'logger' | 'clock'>;
-
-export function createKeyRing(ctx: RingCtx): KeyRing {
+export function createKeyRing(ctx: KeyStoreDeps): KeyRing {
   assertKeyConfig(ctx.config, ctx.logger);
   const { config, clock } = ctx;
   let snapshot: Snapshot | undefined;
@@ -58,7 +56,7 @@ export function createKeyRing(ctx: RingCtx): KeyRing {
   sub.on('error', (err: Error) => ctx.logger.warn({ err: err.message }, 'key rotation subscriber error'));
   sub.on('message', (ch: string) => { if (ch === channel) invalidate(); });
   sub.subscribe(channel).catch((err: Error) => ctx.logger.warn({ err: err.message }, 'key rotation subscribe failed'));
-  // The subscriber lives as long as the context's Redis client.
+  // The subscriber lives no longer than the Redis client it was duplicated from.
   ctx.redis.once('end', () => sub.disconnect());
 
   function invalidate(): void {
@@ -165,18 +163,4 @@ export function createKeyRing(ctx: RingCtx): KeyRing {
       sub.disconnect();
     },
   };
-}
-
-// Keyed by the context object, which is built once per process by the composition root:
-// every area of one node shares one cache and one subscriber, and tests that start two
-// nodes on one environment get two independent rings.
-const rings = new WeakMap<object, KeyRing>();
-
-export function keyRingOf(ctx: RingCtx): KeyRing {
-  let ring = rings.get(ctx);
-  if (!ring) {
-    ring = createKeyRing(ctx);
-    rings.set(ctx, ring);
-  }
-  return ring;
 }

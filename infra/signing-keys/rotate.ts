@@ -3,12 +3,17 @@
  * in Postgres, then tell every node through Redis pub/sub so each drops its key cache and
  * signs with the new key at once (the cache's short TTL covers a lost message).
  */
-import type { AppContext } from '../../src/kernel/context.js';
+import type { Redis } from 'ioredis';
 import type { Config } from '../../src/kernel/config/config.js';
+import type { Clock } from '../../src/kernel/domain/clock.js';
+import type { Db } from '../postgres/database.js';
 import { ConfigError } from '../../src/kernel/config/config.js';
 import type { Logger } from '../log/logger.js';
 import { rotateSigningKey, type RotationResult } from './store.js';
 import { rotationChannelKey } from '../../src/kernel/keys/index.js';
+
+/** What the key store works with: the primary, Redis for the rotation broadcast, the key settings. */
+export interface KeyStoreDeps { config: Config; db: Db; redis: Redis; logger: Logger; clock: Clock }
 
 export const rotationChannel = (config: Config): string => rotationChannelKey(config.redis.prefix);
 
@@ -27,7 +32,7 @@ export function assertKeyConfig(config: Config, logger: Logger): void {
 export interface RotateKeysOutput extends RotationResult { message: string }
 
 /** `tributary keys rotate`: the same rotation as the admin route, from the shell. */
-export async function rotateKeys(ctx: Pick<AppContext, 'config' | 'db' | 'redis' | 'logger' | 'clock'>): Promise<RotateKeysOutput> {
+export async function rotateKeys(ctx: KeyStoreDeps): Promise<RotateKeysOutput> {
   assertKeyConfig(ctx.config, ctx.logger);
   const result = await rotateSigningKey(ctx.db, {
     nowMs: ctx.clock.now(),

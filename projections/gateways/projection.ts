@@ -10,7 +10,7 @@ import { PROGRAM_ID } from '../../src/kernel/idl/index.js';
 import { createPdaDeriver, type PdaDeriver } from '../../src/kernel/domain/pda.js';
 import { pgText } from '../../src/kernel/domain/event-data.js';
 import { assertNever, type TributaryEvent } from '../../src/kernel/events/envelope.js';
-import type { Projection, Trx } from '../runner/projection.js';
+import { eventByEventProjection, type Projection, type Trx } from '../runner/projection.js';
 
 const touch = (at: number | null) => ({ updated_at: sql<string>`coalesce(${at}::bigint, updated_at)` });
 const byAddress = (trx: Trx, gateway: string) => trx.updateTable('gateways').where('address', '=', gateway);
@@ -47,14 +47,7 @@ async function applyOne(trx: Trx, pda: PdaDeriver, e: TributaryEvent): Promise<u
 }
 
 export function createGatewaysProjection(pda: PdaDeriver): Projection {
-  return {
-    name: 'gateways',
-    tables: [{ name: 'gateways', orderBy: 'address' }],
-    replayable: true,
-    async apply(trx, events) {
-      for (const e of events) await applyOne(trx, pda, e);
-    },
-  };
+  return eventByEventProjection('gateways', { name: 'gateways', orderBy: 'address' }, (trx, e) => applyOne(trx, pda, e));
 }
 
 export const gatewaysProjection = createGatewaysProjection(createPdaDeriver(PROGRAM_ID));

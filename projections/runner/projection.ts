@@ -23,3 +23,19 @@ export interface Projection {
   readonly replayable: boolean;
   apply(trx: Trx, events: readonly TributaryEvent[]): Promise<void>;
 }
+
+/** A replayable projection of one table that folds events one at a time, in stream order. */
+export function eventByEventProjection(
+  name: string,
+  table: { name: string; orderBy: string },
+  applyOne: (trx: Trx, e: TributaryEvent) => Promise<unknown>,
+): Projection {
+  return {
+    name,
+    tables: [table],
+    replayable: true,
+    async apply(trx, events) {
+      for (const e of events) await applyOne(trx, e);
+    },
+  };
+}

@@ -7,7 +7,7 @@ import { sql } from 'kysely';
 import { PROGRAM_ID } from '../../src/kernel/idl/index.js';
 import { createPdaDeriver, type PdaDeriver } from '../../src/kernel/domain/pda.js';
 import { assertNever, type TributaryEvent } from '../../src/kernel/events/envelope.js';
-import type { Projection, Trx } from '../runner/projection.js';
+import { eventByEventProjection, type Projection, type Trx } from '../runner/projection.js';
 
 async function applyOne(trx: Trx, pda: PdaDeriver, e: TributaryEvent): Promise<void> {
   const at = e.blockTime;
@@ -39,14 +39,7 @@ async function applyOne(trx: Trx, pda: PdaDeriver, e: TributaryEvent): Promise<v
 }
 
 export function createUserPaymentsProjection(pda: PdaDeriver): Projection {
-  return {
-    name: 'user-payments',
-    tables: [{ name: 'user_payments', orderBy: 'address' }],
-    replayable: true,
-    async apply(trx, events) {
-      for (const e of events) await applyOne(trx, pda, e);
-    },
-  };
+  return eventByEventProjection('user-payments', { name: 'user_payments', orderBy: 'address' }, (trx, e) => applyOne(trx, pda, e));
 }
 
 export const userPaymentsProjection = createUserPaymentsProjection(createPdaDeriver(PROGRAM_ID));

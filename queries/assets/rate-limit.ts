@@ -5,11 +5,11 @@
  * req.ip, which honours X-Forwarded-For only as far as TRUST_PROXY trusts the proxies.
  */
 import type { RequestHandler } from 'express';
-import type { AppContext } from '../../src/kernel/context.js';
+import type { RateLimitDeps } from '../../src/kernel/http/rate-limit.js';
 import { createRateLimit } from '../../src/kernel/http/redis-rate-limit.js';
 import { rateLimitPrefix } from '../../src/kernel/keys/index.js';
 
-export function catalogRateLimit(ctx: AppContext, bucket: 'assets' | 'pools'): RequestHandler {
+export function catalogRateLimit(ctx: RateLimitDeps, bucket: 'assets' | 'pools'): RequestHandler {
   return createRateLimit(ctx.redis, {
     keyPrefix: rateLimitPrefix(ctx.config.redis.prefix, `catalog:${bucket}`),
     points: ctx.config.rateLimit.catalogPerMinute,

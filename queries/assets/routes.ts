@@ -3,7 +3,10 @@
  * credential stays on this server; answers are cached in Redis for every node; a failing
  * catalog degrades (search: no results; resolve: the well-known map) instead of failing.
  */
-import type { AppContext } from '../../src/kernel/context.js';
+import type { Redis } from 'ioredis';
+import type { Config } from '../../src/kernel/config/config.js';
+import type { Logger } from '../../infra/log/logger.js';
+import type { RateLimitDeps } from '../../src/kernel/http/rate-limit.js';
 import { envelope, envelopeSchema } from '../../src/kernel/http/envelope.js';
 import { invalid, notFound, upstreamUnavailable } from '../../src/kernel/http/errors.js';
 import type { Api } from '../../src/kernel/http/routes.js';
@@ -21,8 +24,11 @@ export function clamp(n: number, min: number, max: number): number {
   return Math.min(max, Math.max(min, n));
 }
 
+/** What the catalog client and caches are built from. */
+export interface CatalogDeps { redis: Redis; logger: Logger; config: Pick<Config, 'upstream' | 'redis'> }
+
 /** The catalog client and caches of one process, from its configuration. */
-export function assetDeps(ctx: AppContext): AssetDeps {
+export function assetDeps(ctx: CatalogDeps): AssetDeps {
   const u = ctx.config.upstream;
   return {
     catalog: createTokenCatalog({
@@ -37,7 +43,7 @@ export function assetDeps(ctx: AppContext): AssetDeps {
   };
 }
 
-export function registerAssetRoutes(api: Api, ctx: AppContext): void {
+export function registerAssetRoutes(api: Api, ctx: CatalogDeps & RateLimitDeps): void {
   const deps = assetDeps(ctx);
   const limit = catalogRateLimit(ctx, 'assets');
 

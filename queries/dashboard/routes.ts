@@ -6,9 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import type { AppContext } from '../../src/kernel/context.js';
 import type { Api } from '../../src/kernel/http/routes.js';
-import type { RouteModule } from '../../src/kernel/http/routes.js';
 import { base58Key } from '../../src/kernel/http/schema.js';
 import { DASHBOARD_HTML } from './page.js';
 import { DASHBOARD_CSS } from './style.js';
@@ -16,17 +14,17 @@ import { DASHBOARD_JS } from './client.js';
 
 const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self' ws: wss:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
-let socketClient: string | undefined;
-function socketIoClient(): string {
+function readSocketIoClient(): string {
   // the package's exports hide dist/: found next to its entry point (build/cjs/index.js)
   const entry = createRequire(import.meta.url).resolve('socket.io-client');
-  socketClient ??= readFileSync(path.join(path.dirname(entry), '..', '..', 'dist', 'socket.io.min.js'), 'utf8');
-  return socketClient;
+  return readFileSync(path.join(path.dirname(entry), '..', '..', 'dist', 'socket.io.min.js'), 'utf8');
 }
 
 const NO_QUERY = { type: 'object', additionalProperties: false, properties: {} };
 
-export const registerDashboardRoutes: RouteModule = (api: Api, _ctx: AppContext) => {
+export function registerDashboardRoutes(api: Api): void {
+  let socketClient: string | undefined; // read on first request, then kept by this node
+  const socketIoClient = (): string => (socketClient ??= readSocketIoClient());
   const asset = (path: string, summary: string, contentType: string, body: () => string, maxAge: number, query = NO_QUERY) => {
     api.route({
       method: 'get', path, summary, tags: ['dashboard'], query,
@@ -42,4 +40,4 @@ export const registerDashboardRoutes: RouteModule = (api: Api, _ctx: AppContext)
   asset('/dashboard/app.css', "The dashboard's stylesheet", 'text/css; charset=utf-8', () => DASHBOARD_CSS, 300);
   asset('/dashboard/app.js', "The dashboard's script", 'text/javascript; charset=utf-8', () => DASHBOARD_JS, 300);
   asset('/dashboard/socket.io.min.js', 'The Socket.IO browser client the dashboard uses', 'text/javascript; charset=utf-8', socketIoClient, 3600);
-};
+}

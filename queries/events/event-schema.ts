@@ -7,16 +7,15 @@
 import { EVENT_NAMES, type EventName } from '../../src/kernel/events/catalog.js';
 import { idlType, type IdlField, type IdlTypeRef } from '../../src/kernel/idl/index.js';
 import { base58Key, signatureSchema, type JsonSchema } from '../../src/kernel/http/schema.js';
+import { isPadding, TEXT_FIELDS, WIDE_INTS } from '../../src/kernel/events/json-rules.js';
 
-const TEXT_FIELDS = new Set(['memo', 'name', 'url', 'referral_code']);
-const isPadding = (name: string): boolean => /^_?padding/.test(name) || name.startsWith('_');
 const decimal = (what: string): JsonSchema => ({ type: 'string', pattern: '^-?[0-9]+$', description: `${what} as a decimal string` });
 
 function typeSchema(type: IdlTypeRef): JsonSchema {
   if (typeof type === 'string') {
     if (type === 'pubkey') return base58Key;
     if (type === 'bool') return { type: 'boolean' };
-    if (['u64', 'i64', 'u128', 'i128'].includes(type)) return decimal(type);
+    if (WIDE_INTS.has(type)) return decimal(type);
     if (type === 'bytes') return { type: 'string', description: 'hex' };
     return { type: 'integer', description: type };
   }

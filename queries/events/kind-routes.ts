@@ -3,7 +3,8 @@
  * one event kind each, filtered by public keys in its fields. Declared as data: a query
  * parameter (camelCase) maps to the IDL field (snake_case) it must equal.
  */
-import type { AppContext } from '../../src/kernel/context.js';
+import type { Config } from '../../src/kernel/config/config.js';
+import type { Db } from '../../infra/postgres/database.js';
 import type { EventName } from '../../src/kernel/events/catalog.js';
 import type { Api } from '../../src/kernel/http/routes.js';
 import { base58Key, limitSchema, offsetSchema } from '../../src/kernel/http/schema.js';
@@ -35,7 +36,7 @@ export const KIND_ROUTES: readonly KindRoute[] = [
 
 type KindQuery = Record<string, string | number | undefined> & { limit: number; offset: number };
 
-export function registerKindRoutes(api: Api, ctx: AppContext): void {
+export function registerKindRoutes(api: Api, ctx: { dbRead: Db; config: Pick<Config, 'http'> }): void {
   for (const r of KIND_ROUTES) {
     const keyProps = Object.fromEntries(
       Object.entries(r.filters).map(([param, field]) => [param, { ...base58Key, description: `only events whose ${field} is this key` }]),

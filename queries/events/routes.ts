@@ -3,7 +3,8 @@
  * payment stats, the per-kind lists and /typed/{eventName}. These endpoints answer bare
  * arrays and objects, as SPEC says; errors use the error envelope.
  */
-import type { AppContext } from '../../src/kernel/context.js';
+import type { Config } from '../../src/kernel/config/config.js';
+import type { Db } from '../../infra/postgres/database.js';
 import { EVENT_NAMES, type EventName } from '../../src/kernel/events/catalog.js';
 import { notFound } from '../../src/kernel/http/errors.js';
 import type { Api } from '../../src/kernel/http/routes.js';
@@ -39,7 +40,7 @@ function filterMode(q: EventsQuery, memos: Buffer[] | undefined, name: EventName
   return { ...(q.minSlot !== undefined ? { minSlot: q.minSlot } : {}), ...(q.maxSlot !== undefined ? { maxSlot: q.maxSlot } : {}) };
 }
 
-export function registerEventRoutes(api: Api, ctx: AppContext): void {
+export function registerEventRoutes(api: Api, ctx: { dbRead: Db; config: Pick<Config, 'http'> }): void {
   const page = { limit: limitSchema(100, ctx.config.http.maxLimit), offset: offsetSchema };
 
   api.route<EventsQuery>({

@@ -1,6 +1,7 @@
 /** GET /v1/health: whether this node reaches Postgres and Redis, and the API version. */
 import { sql } from 'kysely';
-import type { AppContext } from '../../src/kernel/context.js';
+import type { Redis } from 'ioredis';
+import type { Db } from '../../infra/postgres/database.js';
 import { envelope, envelopeSchema } from '../../src/kernel/http/envelope.js';
 import { API_VERSION } from '../../src/kernel/http/version.js';
 import type { Api } from '../../src/kernel/http/routes.js';
@@ -35,7 +36,7 @@ async function within<T>(p: Promise<T>, ms: number): Promise<boolean> {
  */
 export const HEALTH_CHECK_REUSE_MS = 1000;
 
-export function registerHealthRoutes(api: Api, ctx: AppContext): void {
+export function registerHealthRoutes(api: Api, ctx: { dbRead: Db; redis: Redis }): void {
   let last: { at: number; checks: Promise<{ postgres: boolean; redis: boolean }> } | undefined;
   const check = () => {
     const now = Date.now();

@@ -4,10 +4,9 @@
  * still in its grace period. Publicly cacheable for an hour; a verifier that meets an
  * unknown kid refetches (jose's remote key set does), so a rotation is not held back.
  */
-import type { AppContext } from '../../src/kernel/context.js';
 import type { Api } from '../../src/kernel/http/routes.js';
 import type { JsonSchema } from '../../src/kernel/http/schema.js';
-import { keyRingOf } from '../../infra/signing-keys/key-ring.js';
+import type { KeyRing } from '../../infra/signing-keys/key-ring.js';
 
 export const jwkSchema: JsonSchema = {
   type: 'object',
@@ -32,8 +31,8 @@ export const jwksSchema: JsonSchema = {
 
 export const JWKS_CACHE_CONTROL = 'public, max-age=3600';
 
-export function registerJwksRoutes(api: Api, ctx: AppContext): void {
-  const ring = keyRingOf(ctx);
+export function registerJwksRoutes(api: Api, ctx: { keyRing: Pick<KeyRing, 'jwks'> }): void {
+  const ring = ctx.keyRing;
   for (const path of ['/v1/jwks', '/.well-known/jwks.json']) {
     api.route({
       method: 'get',

@@ -2,12 +2,11 @@
  * GET /v1/gateway/{gateway}/merchant/policies: the payment policies of the gateway that
  * signed in, newest first, with the total for paging. Bearer: that gateway's JWT.
  */
-import type { AppContext } from '../../src/kernel/context.js';
+import type { Config } from '../../src/kernel/config/config.js';
+import type { GatewayLookup } from '../../src/kernel/auth/gateway-lookup.js';
 import type { Api } from '../../src/kernel/http/routes.js';
 import { base58Key, limitSchema, offsetSchema, type JsonSchema } from '../../src/kernel/http/schema.js';
-import { requireGatewayToken } from '../../src/kernel/auth/gateway-token.js';
-import { keyRingOf } from '../../infra/signing-keys/key-ring.js';
-import { currentGatewayKeys } from '../../src/kernel/auth/current-keys.js';
+import { requireGatewayToken, type TokenVerifier } from '../../src/kernel/auth/gateway-token.js';
 import { normalizedPolicySchema } from '../../src/kernel/domain/policy-schema.js';
 import type { MerchantPolicies } from './policies.js';
 
@@ -20,7 +19,7 @@ export const merchantPoliciesSchema: JsonSchema = {
   },
 };
 
-export function registerMerchantRoutes(api: Api, ctx: AppContext, policies: MerchantPolicies): void {
+export function registerMerchantRoutes(api: Api, ctx: { keyRing: TokenVerifier; gatewayKeys: GatewayLookup; config: Pick<Config, 'http'> }, policies: MerchantPolicies): void {
   api.route<{ limit: number; offset: number }, { gateway: string }>({
     method: 'get',
     path: '/v1/gateway/:gateway/merchant/policies',
@@ -28,7 +27,7 @@ export function registerMerchantRoutes(api: Api, ctx: AppContext, policies: Merc
     description: 'Bearer: a gateway JWT from /v1/gateway/{gateway}/auth/verify for this gateway. None or invalid: 401; another gateway\'s token: 403.',
     tags: ['gateway'],
     security: [{ BearerAuth: [] }],
-    before: [requireGatewayToken(keyRingOf(ctx), { keys: currentGatewayKeys(ctx) })],
+    before: [requireGatewayToken(ctx.keyRing, { keys: ctx.gatewayKeys })],
     params: { type: 'object', required: ['gateway'], properties: { gateway: { ...base58Key, description: 'gateway account address' } } },
     query: {
       type: 'object',

@@ -6,13 +6,14 @@
  * Answers come from the merchant read model (projections/merchant); exports stream from
  * a cursor (export-writer.ts).
  */
-import type { AppContext } from '../../src/kernel/context.js';
+import type { Config } from '../../src/kernel/config/config.js';
+import type { Db } from '../../infra/postgres/database.js';
+import type { Logger } from '../../infra/log/logger.js';
+import type { Clock } from '../../src/kernel/domain/clock.js';
 import type { Api } from '../../src/kernel/http/routes.js';
-import type { RouteModule } from '../../src/kernel/http/routes.js';
-import { requireGatewayToken } from '../../src/kernel/auth/gateway-token.js';
+import { requireGatewayToken, type TokenVerifier } from '../../src/kernel/auth/gateway-token.js';
 import { envelope } from '../../src/kernel/http/envelope.js';
 import { AppError, invalid, upstreamUnavailable } from '../../src/kernel/http/errors.js';
-import { keyRingOf } from '../../infra/signing-keys/key-ring.js';
 import { LIFECYCLE_VERSION, MERCHANT_PROJECTION } from '../../src/kernel/keys/index.js';
 import type { Bucket } from '../../src/kernel/domain/buckets.js';
 import { parseTime } from '../events/params.js';
@@ -49,8 +50,10 @@ export function fileName(kind: ExportKind, gateway: string, format: ExportFormat
   return `tributary-${kind}-${gateway.slice(0, 8)}-${now.toISOString().slice(0, 10)}.${format === 'csv' ? 'csv' : 'ndjson'}`;
 }
 
-export const registerMerchantViewRoutes: RouteModule = (api: Api, ctx: AppContext) => {
-  const auth = requireGatewayToken(keyRingOf(ctx), { adminKey: ctx.config.keys.adminApiKey });
+export interface MerchantViewDeps { dbRead: Db; logger: Logger; clock: Clock; keyRing: TokenVerifier; config: Pick<Config, 'keys' | 'http'> }
+
+export function registerMerchantViewRoutes(api: Api, ctx: MerchantViewDeps): void {
+  const auth = requireGatewayToken(ctx.keyRing, { adminKey: ctx.config.keys.adminApiKey });
   const db = ctx.dbRead;
 
   api.route<{ limit: number; offset: number; status?: SubscriberStatus; tokenMint?: string }, { gateway: string }>({

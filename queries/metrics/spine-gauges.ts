@@ -2,10 +2,14 @@
  * Gauges read from shared state at scrape time: per-group lag and pending entries, the
  * stream's length, dead letters per projection, the outbox by state, the indexer's slot lag.
  */
-import { Gauge, type Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import { sql } from 'kysely';
-import type { AppContext } from '../../src/kernel/context.js';
+import type { Redis } from 'ioredis';
+import type { Config } from '../../src/kernel/config/config.js';
+import type { StreamKeys } from '../../infra/redis/client.js';
+import type { Db } from '../../infra/postgres/database.js';
 import { groupInfo } from '../../infra/redis/group-lag.js';
+import { snapshotGauges } from '../../infra/metrics/snapshot-gauges.js';
 import { PROJECTIONS } from '../../projections/registry.js';
 import { indexerProgressKey, webhookOutcomesKey } from '../../src/kernel/keys/index.js';
 
@@ -21,7 +25,10 @@ interface Snapshot {
   outcomes: Record<string, string>;
 }
 
-async function readSnapshot(ctx: AppContext): Promise<Snapshot> {
+/** Where the spine's figures are read: the stream and its groups in Redis, the read models. */
+export interface SpineGaugeDeps { redis: Redis; keys: StreamKeys; dbRead: Db; config: Pick<Config, 'redis'> }
+
+async function readSnapshot(ctx: SpineGaugeDeps): Promise<Snapshot> {
   const groups = (await groupInfo(ctx.redis, ctx.keys.events)).map((g) => ({ name: g.name, lag: g.lag ?? 0, pending: g.pending }));
   const dead = [];
   for (const group of [...PROJECTIONS.map((x) => x.name), 'notifier']) dead.push({ group, n: await ctx.redis.xlen(ctx.keys.deadLetters(group)) });
@@ -39,24 +46,10 @@ async function readSnapshot(ctx: AppContext): Promise<Snapshot> {
   };
 }
 
-export function registerSpineGauges(registry: Registry, ctx: AppContext): void {
+export function registerSpineGauges(registry: Registry, ctx: SpineGaugeDeps): void {
   // Several HTTP apps may share one context (tests); the gauges are registered once.
   if (registry.getSingleMetric('tributary_stream_length')) return;
-  // prom-client collects every metric concurrently; one snapshot per scrape serves them all.
-  let current: { at: number; snap: Promise<Snapshot | undefined> } | undefined;
-  const snapshot = () => {
-    if (!current || Date.now() - current.at > 250) current = { at: Date.now(), snap: readSnapshot(ctx).catch(() => undefined) };
-    return current.snap;
-  };
-  const gauge = (name: string, help: string, labelNames: string[], fill: (g: Gauge, s: Snapshot) => void) =>
-    new Gauge({
-      name, help, labelNames, registers: [registry],
-      async collect() {
-        const s = await snapshot();
-        this.reset();
-        if (s) fill(this, s);
-      },
-    });
+  const gauge = snapshotGauges(registry, () => readSnapshot(ctx));
   gauge('tributary_stream_length', 'entries in the event stream', [], (g, s) => g.set(s.streamLength));
   gauge('tributary_projection_lag', 'stream entries not yet delivered to the group', ['group'], (g, s) => { for (const x of s.groups) g.set({ group: x.name }, x.lag); });
   gauge('tributary_projection_pending', 'entries delivered but not acknowledged', ['group'], (g, s) => { for (const x of s.groups) g.set({ group: x.name }, x.pending); });

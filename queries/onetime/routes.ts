@@ -1,5 +1,6 @@
 /** SPEC "One-time payments": GET /v1/onetime/{trackingId}. */
-import type { AppContext } from '../../src/kernel/context.js';
+import type { Config } from '../../src/kernel/config/config.js';
+import type { Db } from '../../infra/postgres/database.js';
 import { isPublicKey } from '../../src/kernel/domain/pda.js';
 import { PAYMENT_MEMO_BYTES, trackingIdToMemo } from '../../src/kernel/domain/memo.js';
 import { normalizedPolicySchema } from '../../src/kernel/domain/policy-schema.js';
@@ -11,7 +12,7 @@ import { listOneTime } from './onetime-query.js';
 
 interface OneTimeQuery { recipient?: string; limit: number; offset: number }
 
-export function registerOneTimeRoutes(api: Api, ctx: AppContext): void {
+export function registerOneTimeRoutes(api: Api, ctx: { dbRead: Db; config: Pick<Config, 'http'> }): void {
   api.route<OneTimeQuery, { trackingId: string }>({
     method: 'get',
     path: '/v1/onetime/:trackingId',

@@ -2,13 +2,16 @@
  * SPEC "Subscriptions and policies": the three filtered lists (read model), a policy by
  * address (read from the chain), and a policy's executions (read model).
  */
-import type { AppContext } from '../../src/kernel/context.js';
+import type { Config } from '../../src/kernel/config/config.js';
+import type { Db } from '../../infra/postgres/database.js';
+import type { Logger } from '../../infra/log/logger.js';
+import type { Clock } from '../../src/kernel/domain/clock.js';
 import { createPdaDeriver, isPublicKey } from '../../src/kernel/domain/pda.js';
 import type { PolicyKind } from '../../src/kernel/domain/policy.js';
 import { envelope, envelopeSchema } from '../../src/kernel/http/envelope.js';
 import { invalid } from '../../src/kernel/http/errors.js';
 import type { Api } from '../../src/kernel/http/routes.js';
-import { createRpcClient } from '../../infra/solana/rpc-client.js';
+import type { RpcClient } from '../../infra/solana/rpc-client.js';
 import { readPolicy, type ChainReadDeps } from './chain-read.js';
 import { executionSchema, listExecutionDocs } from './executions.js';
 import { resolveFilters, type FilterQuery, type ListEndpoint } from './filters.js';
@@ -32,12 +35,21 @@ function checkAddress(address: string): string {
   return address;
 }
 
-export function registerPolicyRoutes(api: Api, ctx: AppContext): void {
+export interface PolicyRouteDeps {
+  dbRead: Db;
+  /** the configured chain: a policy missing from the read model is read there */
+  rpc: RpcClient;
+  logger: Logger;
+  clock: Clock;
+  config: Pick<Config, 'solana' | 'http'>;
+}
+
+export function registerPolicyRoutes(api: Api, ctx: PolicyRouteDeps): void {
   const { solana, http } = ctx.config;
   const pda = createPdaDeriver(solana.programId);
   const chain: ChainReadDeps = {
     db: ctx.dbRead,
-    rpc: createRpcClient({ url: solana.rpcUrl, timeoutMs: solana.rpcTimeoutMs }),
+    rpc: ctx.rpc,
     account: { programId: solana.programId, commitment: solana.commitment },
     logger: ctx.logger,
   };

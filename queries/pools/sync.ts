@@ -9,8 +9,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import type { AppContext, Clock } from '../../src/kernel/context.js';
-import type { ServerAttachment } from '../../src/kernel/http/server-attachment.js';
+import type { Config } from '../../src/kernel/config/config.js';
+import type { Clock } from '../../src/kernel/domain/clock.js';
 import type { Db } from '../../infra/postgres/database.js';
 import type { Logger } from '../../infra/log/logger.js';
 import type { Venue, VenueClient } from '../../infra/upstream/venues/types.js';
@@ -97,7 +97,7 @@ export function startPoolSync(deps: PoolSyncDeps): PoolSync {
 }
 
 /** The worker attached to an API node's lifetime (POOL_SYNC_INTERVAL_MS = 0 turns it off). */
-export const poolSyncAttachment: ServerAttachment = async (_server, ctx: AppContext) => {
+export const poolSyncAttachment = async (_server: unknown, ctx: { db: Db; redis: Redis; logger: Logger; clock: Clock; config: Config }): Promise<{ close(): Promise<void> }> => {
   const u = ctx.config.upstream;
   if (u.poolSyncIntervalMs === 0) return { close: async () => undefined };
   const sync = startPoolSync({

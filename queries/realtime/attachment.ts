@@ -5,8 +5,14 @@
  */
 import type { Server as HttpServer } from 'node:http';
 import { Server, type Socket } from 'socket.io';
-import type { AppContext } from '../../src/kernel/context.js';
-import type { ServerAttachment } from '../../src/kernel/http/server-attachment.js';
+import type { Redis } from 'ioredis';
+import type { Config } from '../../src/kernel/config/config.js';
+import type { Clock } from '../../src/kernel/domain/clock.js';
+import type { TokenVerifier } from '../../src/kernel/auth/gateway-token.js';
+import type { Db } from '../../infra/postgres/database.js';
+import type { Logger } from '../../infra/log/logger.js';
+import type { StreamKeys } from '../../infra/redis/client.js';
+import type { Metrics } from '../../infra/metrics/metrics.js';
 import { attachRedisAdapter } from './adapter.js';
 import { NOTIFIER_GROUP, realtimeKeys, roomOf } from './keys.js';
 import { createSlotLeases } from './slots.js';
@@ -14,7 +20,6 @@ import { clientAddress } from './client-address.js';
 import { dropSocket, isReply, recordOutgoing, resync, subscribe, unsubscribe, type ProtocolDeps, type SocketState } from './subscriptions.js';
 import type { Since } from './since.js';
 import { attachMerchantLive } from './merchant-live.js';
-import { keyRingOf } from '../../infra/signing-keys/key-ring.js';
 import { PAYMENTS_GROUP } from '../../src/kernel/keys/index.js';
 
 export const WS_PATH = '/ws/v1';
@@ -45,7 +50,19 @@ function corsOrigin(origins: readonly string[]): string | string[] {
   return origins.includes('*') ? '*' : [...origins];
 }
 
-export async function startRealtimeNode(server: HttpServer, ctx: AppContext): Promise<RealtimeNode> {
+/** What a Socket.IO node works with; the API node meets it. */
+export interface RealtimeDeps {
+  config: Config;
+  logger: Logger;
+  db: Db;
+  redis: Redis;
+  keys: Pick<StreamKeys, 'events'>;
+  clock: Clock;
+  /** checks the gateway JWTs of merchant live feeds */
+  keyRing: TokenVerifier;
+}
+
+export async function startRealtimeNode(server: HttpServer, ctx: RealtimeDeps): Promise<RealtimeNode> {
   const { config, logger } = ctx;
   const log = logger.child({ component: 'realtime' });
   const io = new Server(server, {
@@ -56,7 +73,7 @@ export async function startRealtimeNode(server: HttpServer, ctx: AppContext): Pr
     maxHttpBufferSize: 16 * 1024,
   });
   const adapter = await attachRedisAdapter(io, config, log);
-  attachMerchantLive(io, keyRingOf(ctx), config.keys.adminApiKey);
+  attachMerchantLive(io, ctx.keyRing, config.keys.adminApiKey);
   const keys = realtimeKeys(config.redis.prefix);
   const leaseMs = config.ws.leaseSeconds * 1000;
   const leases = createSlotLeases(ctx.redis, keys.slots, leaseMs, config.ws.maxConnectionsPerTrackingId, config.ws.maxConnectionsPerIpPerTrackingId);
@@ -163,11 +180,11 @@ export async function startRealtimeNode(server: HttpServer, ctx: AppContext): Pr
 }
 
 /** The attachment for SERVER_ATTACHMENTS; `onStart` hands the node to whoever exports its metrics. */
-export function realtimeAttachment(onStart?: (node: RealtimeNode) => void): ServerAttachment {
+export function realtimeAttachment(onStart?: (node: RealtimeNode) => void): (server: HttpServer, ctx: RealtimeDeps & { metrics: Metrics }) => Promise<RealtimeNode> {
   return async (server, ctx) => {
     const node = await startRealtimeNode(server, ctx);
     // The node's socket count, read when /metrics is scraped.
-    if (ctx.metrics) ctx.metrics.socketSource.count = () => node.connectedSockets();
+    ctx.metrics.socketSource.count = () => node.connectedSockets();
     onStart?.(node);
     return node;
   };

@@ -23,7 +23,7 @@
 import type { Socket } from 'socket.io';
 import type { Redis } from 'ioredis';
 import type { Db } from '../../infra/postgres/database.js';
-import type { Clock } from '../../src/kernel/context.js';
+import type { Clock } from '../../src/kernel/domain/clock.js';
 import type { RealtimeKeys } from './keys.js';
 import { classifyForCatchUp, markStates, type MarkState } from './emission-marks.js';
 import { notification, paymentKey } from './notification.js';

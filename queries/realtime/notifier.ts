@@ -15,7 +15,11 @@
 import type { Redis } from 'ioredis';
 import { Server } from 'socket.io';
 import { MERCHANT_NAMESPACE, gatewayRoom } from './merchant-live.js';
-import type { AppContext } from '../../src/kernel/context.js';
+import type { Config } from '../../src/kernel/config/config.js';
+import type { Clock } from '../../src/kernel/domain/clock.js';
+import type { Db } from '../../infra/postgres/database.js';
+import type { Logger } from '../../infra/log/logger.js';
+import type { StreamKeys } from '../../infra/redis/client.js';
 import { createRedis } from '../../infra/redis/client.js';
 import { createLru } from '../../src/kernel/domain/lru.js';
 import { parseEvent, type TributaryEvent } from '../../src/kernel/events/envelope.js';
@@ -49,7 +53,10 @@ interface Ready { entries: StreamEntry[]; event: TributaryEvent; data: PaymentDa
 /** The events that become payment notifications. */
 type Notified = TributaryEvent<'PaymentRecord' | 'ComposableExecuted'>;
 
-export async function startNotifier(ctx: AppContext, opts: NotifierOptions): Promise<RunningNotifier> {
+/** The notifier's collaborators: the stream and the Socket.IO adapter in Redis, the read models for composable policies. */
+export interface NotifierDeps { config: Config; redis: Redis; keys: StreamKeys; clock: Clock; logger: Logger; dbRead: Db }
+
+export async function startNotifier(ctx: NotifierDeps, opts: NotifierOptions): Promise<RunningNotifier> {
   const { config, redis, keys: streamKeys, clock } = ctx;
   const log = ctx.logger.child({ component: 'notifier' });
   const keys = realtimeKeys(config.redis.prefix);

@@ -3,10 +3,11 @@
  * the exact integer amount → a markdown skill document.
  */
 import type { Request } from 'express';
-import type { AppContext } from '../../src/kernel/context.js';
+import type { Redis } from 'ioredis';
+import type { Config } from '../../src/kernel/config/config.js';
+import type { RpcClient } from '../../infra/solana/rpc-client.js';
 import { invalid, notFound, upstreamUnavailable } from '../../src/kernel/http/errors.js';
 import type { Api } from '../../src/kernel/http/routes.js';
-import { createRpcClient, type RpcClient } from '../../infra/solana/rpc-client.js';
 import { MintNotFoundError, readMintDecimals } from '../../infra/solana/mint.js';
 import { createSharedCache, type SharedCache } from '../../infra/upstream/shared-cache.js';
 import { WELL_KNOWN } from '../assets/overrides.js';
@@ -34,7 +35,10 @@ async function mintDecimals(rpc: RpcClient, cache: SharedCache, mint: string, co
 }
 
 /** PUBLIC_BASE_URL, else the request's own origin when its Host is a plain host[:port]. */
-function baseUrlOf(ctx: AppContext, req: Request): string {
+/** The skill document's collaborators: the configured chain (a mint's decimals) and the shared cache. */
+export interface SkillRouteDeps { rpc: RpcClient; redis: Redis; config: Pick<Config, 'http' | 'redis' | 'solana'> }
+
+function baseUrlOf(ctx: SkillRouteDeps, req: Request): string {
   if (ctx.config.http.publicUrl) return ctx.config.http.publicUrl.replace(/\/+$/, '');
   const host = req.get('host') ?? '';
   return /^[A-Za-z0-9.-]+(:\d{1,5})?$/.test(host) || /^\[[0-9a-fA-F:.]+\](:\d{1,5})?$/.test(host)
@@ -42,8 +46,8 @@ function baseUrlOf(ctx: AppContext, req: Request): string {
     : `http://localhost:${ctx.config.http.port}`;
 }
 
-export function registerSkillRoutes(api: Api, ctx: AppContext): void {
-  const rpc = createRpcClient({ url: ctx.config.solana.rpcUrl, timeoutMs: ctx.config.solana.rpcTimeoutMs });
+export function registerSkillRoutes(api: Api, ctx: SkillRouteDeps): void {
+  const { rpc } = ctx;
   const cache = createSharedCache(ctx.redis, ctx.config.redis.prefix);
 
   api.route<Record<string, never>, { encoded: string }>({

@@ -5,9 +5,9 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { AppContext } from '../kernel/context.js';
-import { createHttpApp, type RouteModule } from './http-app.js';
+import { createHttpApp } from './http-app.js';
 import { ROUTE_MODULES } from './route-modules.js';
-import type { ServerAttachment } from '../kernel/http/server-attachment.js';
+import { buildNode, type AppNode, type RouteModule, type ServerAttachment } from './node.js';
 import { startMetricsServer } from '../kernel/http/metrics-route.js';
 
 export interface ApiServer {
@@ -16,6 +16,8 @@ export interface ApiServer {
   url: string;
   /** the METRICS_PORT listener's port, when it is on */
   metricsPort?: number;
+  /** what the node built once and shares among its routes (the key ring, say) */
+  node: AppNode;
   close(): Promise<void>;
 }
 
@@ -26,25 +28,27 @@ export async function startApiServer(
   ctx: AppContext,
   opts: { port?: number; host?: string; modules?: readonly RouteModule[]; attachments?: readonly ServerAttachment[] } = {},
 ): Promise<ApiServer> {
-  const { app } = createHttpApp(ctx, opts.modules ?? ROUTE_MODULES);
+  const node = buildNode(ctx);
+  const { app } = createHttpApp(node, opts.modules ?? ROUTE_MODULES);
   const server = createServer(app);
   server.requestTimeout = ctx.config.http.requestTimeoutMs;
   server.headersTimeout = Math.min(ctx.config.http.requestTimeoutMs, 60_000);
   server.keepAliveTimeout = 65_000;
   const attached: { close(): Promise<void> }[] = [];
-  for (const attach of opts.attachments ?? []) attached.push(await attach(server, ctx));
+  for (const attach of opts.attachments ?? []) attached.push(await attach(server, node));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(opts.port ?? ctx.config.http.port, opts.host ?? ctx.config.http.host, () => resolve());
   });
   const port = (server.address() as AddressInfo).port;
   const { metrics: m } = ctx.config;
-  const metricsServer = m.port !== 0 && ctx.metrics ? await startMetricsServer(ctx.metrics.registry, m) : undefined;
+  const metricsServer = m.port !== 0 ? await startMetricsServer(node.metrics.registry, m) : undefined;
   return {
     server,
     port,
     url: `http://127.0.0.1:${port}`,
     ...(metricsServer ? { metricsPort: metricsServer.port } : {}),
+    node,
     async close() {
       await metricsServer?.close();
       for (const a of attached) await a.close();
@@ -53,6 +57,7 @@ export async function startApiServer(
         server.closeIdleConnections();
         setTimeout(() => server.closeAllConnections(), 5000).unref();
       });
+      await node.keyRing.close();
     },
   };
 }

@@ -8,24 +8,21 @@ import express, { type ErrorRequestHandler, type Express } from 'express';
 import helmet from 'helmet';
 import cors from 'cors';
 import { stringify } from 'yaml';
-import type { AppContext } from '../kernel/context.js';
 import { errorEnvelope } from '../kernel/http/envelope.js';
 import { AppError } from '../kernel/http/errors.js';
 import { Api } from '../kernel/http/routes.js';
 import { standardRateLimit } from '../kernel/http/rate-limit.js';
-import { createMetrics } from '../../infra/metrics/metrics.js';
 import { metricsHandler } from '../kernel/http/metrics-route.js';
 import { createReadCache } from '../../infra/cache/read-cache.js';
 import { registerSpineGauges } from '../../queries/metrics/spine-gauges.js';
 import { registerSchedulerGauges } from '../../commands/scheduler/gauges.js';
-
-import type { RouteModule } from '../kernel/http/routes.js';
+import type { AppNode, RouteModule } from './node.js';
 export { API_VERSION } from '../kernel/http/version.js';
 import { API_VERSION } from '../kernel/http/version.js';
 
 export type { RouteModule };
 
-export function createHttpApp(ctx: AppContext, modules: readonly RouteModule[]): { app: Express; api: Api } {
+export function createHttpApp(ctx: AppNode, modules: readonly RouteModule[]): { app: Express; api: Api } {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', parseTrustProxy(ctx.config.http.trustProxy));
@@ -34,7 +31,7 @@ export function createHttpApp(ctx: AppContext, modules: readonly RouteModule[]):
   // A request id (the caller's when well-formed), and one 'finish' listener per request
   // for its log line and its latency histogram. A log line is built only when its level
   // is enabled: successes log at debug, 4xx at info, 5xx at error.
-  const metrics = (ctx.metrics ??= createMetrics());
+  const { metrics } = ctx;
   registerSpineGauges(metrics.registry, ctx);
   registerSchedulerGauges(metrics.registry, ctx);
   app.use((req, res, next) => {
@@ -91,7 +88,7 @@ export function createHttpApp(ctx: AppContext, modules: readonly RouteModule[]):
   return { app, api };
 }
 
-function errorHandler(ctx: AppContext): ErrorRequestHandler {
+function errorHandler(ctx: Pick<AppNode, 'logger'>): ErrorRequestHandler {
   return (err, req, res, _next) => {
     if (res.headersSent) return;
     const e = toAppError(err);

@@ -1,6 +1,8 @@
 /**
- * The composition root's product: every dependency a route, a projection or a worker
- * needs, built once per process and passed down. Nothing imports a module singleton.
+ * The composition root's product: every collaborator a process needs, built once and
+ * passed down. Only the composition root (src/app) sees it whole: a command, query,
+ * projection or adapter names the few collaborators it takes, and the layer rule keeps it
+ * that way (.dependency-cruiser.cjs).
  */
 import type { Redis } from 'ioredis';
 import type { Config } from './config/config.js';
@@ -9,8 +11,7 @@ import type { StreamKeys } from '../../infra/redis/client.js';
 import type { Logger } from '../../infra/log/logger.js';
 import type { Metrics } from '../../infra/metrics/metrics.js';
 
-export interface Clock { now(): number }
-export const systemClock: Clock = { now: () => Date.now() };
+import type { Clock } from './domain/clock.js';
 
 export interface AppContext {
   config: Config;

@@ -13,7 +13,6 @@ import { startLocalnet } from '../../infra/localnet/index.js';
 import { fundWallet } from '../../infra/localnet/genesis.js';
 import { registerSigningRoutes } from '../../src/app/signing-routes.js';
 import { createApiKey } from '../../commands/api-keys/store.js';
-import { x402DepsFromContext } from '../../commands/x402/context-deps.js';
 import { localnetGateway } from '../../commands/x402/demo.js';
 import { createPaymentEngine } from '../../commands/x402/engine.js';
 import { registerFacilitatorRoutes } from '../../commands/x402/facilitator/routes.js';
@@ -21,7 +20,7 @@ import { buildPayment } from '../../commands/x402/payment-transaction.js';
 import { paymentPayloadFromJson } from '../../commands/x402/payload.js';
 import { acceptedRequirement, normalizeRequirement, type AcceptedRequirement } from '../../commands/x402/requirements.js';
 import { createRpcClient } from '../../infra/solana/rpc-client.js';
-import type { RouteModule } from '../../src/app/http-app.js';
+import type { RouteModule } from '../../src/app/node.js';
 import { percentile, report } from './harness.js';
 
 const SECONDS = Number(process.env['BENCH_X402_SECONDS'] ?? 4);
@@ -47,8 +46,8 @@ export async function benchFacilitator(): Promise<void> {
       scheme: 'deferred', network: 'solana:localnet', amount: 1_000_000, recipient: gw.authority, gateway: gw.address,
       tokenMint: '4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU', resource,
     }, ln.fixtures.programId);
-    const local: RouteModule = (api, ctx) => {
-      const engine = createPaymentEngine(x402DepsFromContext(ctx));
+    const local: RouteModule = (api, node) => {
+      const engine = createPaymentEngine(node.x402);
       api.route<Record<string, never>, Record<string, never>, { paymentPayload: unknown }>({
         method: 'post', path: '/bench/local-verify', summary: 'bench', tags: ['bench'], responses: { 200: { description: 'ok' } },
         body: { type: 'object', required: ['paymentPayload'], properties: { paymentPayload: { type: 'object' } } },

@@ -15,7 +15,7 @@ import { appendTestEvents, makeEvent } from '../support/anchor-events.js';
 import { realtimeAttachment } from '../../queries/realtime/attachment.js';
 import { startNotifier } from '../../queries/realtime/notifier.js';
 import { loadConfig } from '../../src/kernel/config/config.js';
-import { systemClock } from '../../src/kernel/context.js';
+import { systemClock } from '../../src/kernel/domain/clock.js';
 import { createLogger } from '../../infra/log/logger.js';
 import type { PaymentNotification } from '../../queries/realtime/notification.js';
 import type { TributaryEvent } from '../../src/kernel/events/envelope.js';
@@ -99,7 +99,7 @@ async function tributary(): Promise<Lat> {
   const logger = createLogger('silent', 'bench');
   const nodes = [await startTestApi(env, overrides, { attachments: [realtimeAttachment()] }), await startTestApi(env, overrides, { attachments: [realtimeAttachment()] })];
   const config = loadConfig({ ...env.env, ...overrides });
-  const notifier = await startNotifier({ config, db: env.db, dbRead: env.db, redis: env.redis, keys: env.keys, logger, clock: systemClock },
+  const notifier = await startNotifier({ config, dbRead: env.db, redis: env.redis, keys: env.keys, logger, clock: systemClock },
     { batchSize: 200, blockMs: 1000, claimIdleMs: 30_000 });
   try {
     const appendedAt = new Map<string, number>();

@@ -11,12 +11,11 @@ import { startTestApi } from '../support/app.js';
 import { startLocalnet } from '../../infra/localnet/index.js';
 import { fundWallet } from '../../infra/localnet/genesis.js';
 import { registerSigningRoutes } from '../../src/app/signing-routes.js';
-import { x402DepsFromContext } from '../../commands/x402/context-deps.js';
 import { localnetGateway } from '../../commands/x402/demo.js';
 import { paymentRequired } from '../../commands/x402/middleware.js';
 import type { PaymentRequirementInput } from '../../commands/x402/requirements.js';
 import { payAndFetch } from '../../commands/x402/client/pay.js';
-import type { RouteModule } from '../../src/app/http-app.js';
+import type { RouteModule } from '../../src/app/node.js';
 import { Keypair } from '@solana/web3.js';
 import { httpLoad, report } from './harness.js';
 
@@ -36,8 +35,8 @@ export async function benchX402(): Promise<void> {
     const payg: PaymentRequirementInput = { ...common, scheme: 'x402://payg', amount: 1, maxChunkAmount: 1, maxAmountPerPeriod: 1_000_000_000_000 };
     const prepaid: PaymentRequirementInput = { ...common, scheme: 'x402://prepaid', amount: 1_000_000_000, pricePerRequest: 1 };
     // the same route three times on one app: the middleware is the only difference
-    const routes: RouteModule = (api, ctx) => {
-      const deps = x402DepsFromContext(ctx);
+    const routes: RouteModule = (api, node) => {
+      const deps = node.x402;
       const route = {
         method: 'get' as const, summary: 'bench', tags: ['bench'], responses: { 200: { description: 'ok' } },
         handler: async () => ({ body: { content: 'bench' } }),

@@ -21,7 +21,6 @@ import { associatedTokenAddress } from '../../src/kernel/domain/spl-token.js';
 import { pdas } from '../../infra/localnet/keys.js';
 import { PROGRAM_ID } from '../../src/kernel/idl/index.js';
 import { paymentRequired, x402Grant } from '../../commands/x402/middleware.js';
-import { x402DepsFromContext } from '../../commands/x402/context-deps.js';
 import { runCli } from '../support/process.js';
 import { startX402, type X402Harness } from '../integration/x402-harness.js';
 
@@ -48,7 +47,7 @@ describe('x402://prepaid: tributary pay buys a credit, requests draw it down, th
     const guard = paymentRequired([{
       scheme: 'x402://prepaid', network: 'solana:localnet', amount: 30_000, pricePerRequest: 10_000,
       recipient: gw.authority, gateway: gw.address, tokenMint: USDC_DEV, description: 'a credit of three reports',
-    }], x402DepsFromContext(h.api.ctx));
+    }], h.api.node.x402);
     app.get('/report', guard, (_req, res) => { res.json({ report: 'prepaid report', grant: x402Grant(res) }); });
     server = await new Promise<Server>((resolve) => { const s = app.listen(0, '127.0.0.1', () => resolve(s)); });
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/report`;

@@ -8,7 +8,7 @@ import { createTestEnv, type TestEnv } from '../support/env.js';
 import { startApiServer, type ApiServer } from '../../src/app/api-server.js';
 import { loadConfig } from '../../src/kernel/config/config.js';
 import { createLogger } from '../../infra/log/logger.js';
-import { systemClock } from '../../src/kernel/context.js';
+import { systemClock } from '../../src/kernel/domain/clock.js';
 import { registerHealthRoutes } from '../../queries/health/routes.js';
 
 describe('health probes share their checks', function () {

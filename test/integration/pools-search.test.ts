@@ -10,7 +10,7 @@ import { startJupiterStandIn, type JupiterStandIn } from '../support/upstreams/j
 import { startVenueStandIns, type VenueStandIns } from '../support/upstreams/venues.js';
 import { key, MINTS, POOLS } from '../support/upstreams/fixtures.js';
 import { loadConfig } from '../../src/kernel/config/config.js';
-import { systemClock } from '../../src/kernel/context.js';
+import { systemClock } from '../../src/kernel/domain/clock.js';
 import { startApiServer } from '../../src/app/api-server.js';
 import { createDb } from '../../infra/postgres/database.js';
 import { createLogger } from '../../infra/log/logger.js';

@@ -8,7 +8,7 @@ import { startTestApi } from '../support/app.js';
 import { startVenueStandIns, type VenueStandIns } from '../support/upstreams/venues.js';
 import { key } from '../support/upstreams/fixtures.js';
 import { loadConfig, type Config } from '../../src/kernel/config/config.js';
-import { systemClock } from '../../src/kernel/context.js';
+import { systemClock } from '../../src/kernel/domain/clock.js';
 import { createLogger } from '../../infra/log/logger.js';
 import { poolSyncAttachment, startPoolSync, syncPoolsOnce } from '../../queries/pools/sync.js';
 import { createVenueClients } from '../../queries/pools/venues.js';

@@ -37,7 +37,7 @@ describe('read cache', function () {
     return ((await res.json()) as ApiEvent[]).map((e) => e.id);
   };
   const outcomes = async (): Promise<Record<string, number>> => {
-    const m = await api.ctx.metrics!.readCache.get();
+    const m = await api.node.metrics.readCache.get();
     return Object.fromEntries(m.values.map((v) => [String(v.labels['result']), v.value]));
   };
   const caughtUp = () => waitFor(async () => {

@@ -12,7 +12,7 @@ import { Transaction, type Keypair } from '@solana/web3.js';
 import { payAndFetch } from '../../src/app/index.js';
 import { approveIx, associatedTokenAddress, revokeIx } from '../../src/kernel/domain/spl-token.js';
 import { createPdaDeriver } from '../../src/kernel/domain/pda.js';
-import { systemClock } from '../../src/kernel/context.js';
+import { systemClock } from '../../src/kernel/domain/clock.js';
 import { createLogger } from '../../infra/log/logger.js';
 import { createWebhook } from '../../commands/webhooks/service.js';
 import { webhookDeps } from '../../commands/webhooks/routes.js';
@@ -31,7 +31,7 @@ describe('scheduler: lifecycle events when a payer revokes and approves again', 
   before(async () => {
     s = await startSchedulerHarness('sched-life', { X402_DEMO_FREQUENCY: 'Custom:5', SCHEDULER_DUNNING_SCHEDULE: '3s,3s,60s' });
     receiver = await startReceiver();
-    await createWebhook(webhookDeps(s.h.api.ctx), { kind: 'admin' }, { gateway_pubkey: s.authority, endpoint_url: receiver.url, active: true });
+    await createWebhook(webhookDeps(s.h.api.node), { kind: 'admin' }, { gateway_pubkey: s.authority, endpoint_url: receiver.url, active: true });
     worker = startWebhookWorker({ config: { ...s.config, webhooks: { ...s.config.webhooks, pollMs: 50 } }, db: s.h.env.db, logger: createLogger('silent', 'wh'), clock: systemClock });
   });
   after(async () => { await worker?.stop(); await receiver?.close(); await s?.close(); });

@@ -24,7 +24,7 @@ describe('scheduler: payment.upcoming announced once per due time, in batches', 
 
   before(async () => {
     s = await startSchedulerHarness('sched-upcoming', { SCHEDULER_UPCOMING_LEAD_SECONDS: String(LEAD) });
-    const created = await createWebhook(webhookDeps(s.h.api.ctx), { kind: 'admin' }, { gateway_pubkey: s.authority, endpoint_url: 'https://receiver.example/hook', active: true });
+    const created = await createWebhook(webhookDeps(s.h.api.node), { kind: 'admin' }, { gateway_pubkey: s.authority, endpoint_url: 'https://receiver.example/hook', active: true });
     hook = Number((created as { id: number | string }).id);
   });
   after(async () => { await s?.close(); });

@@ -16,7 +16,6 @@ import { startTestApi, type TestApi } from '../support/app.js';
 import { makeEvent } from '../support/anchor-events.js';
 import { startLocalnet, type Localnet } from '../../infra/localnet/index.js';
 import { registerWebhookRoutes } from '../../commands/webhooks/routes.js';
-import { keyRingOf } from '../../infra/signing-keys/key-ring.js';
 import { gatewaysProjection } from '../../projections/gateways/projection.js';
 import { createPdaDeriver } from '../../src/kernel/domain/pda.js';
 import { PROGRAM_ID } from '../../src/kernel/idl/index.js';
@@ -73,7 +72,7 @@ describe('SPEC Webhook: gateway_pubkey is the gateway authority public key', fun
     authority = g.authority;
     account = g.address;
     expect(pda.gateway(authority)).to.equal(account);
-    ({ token } = await keyRingOf(api.ctx).sign({ role: 'gateway', signer: authority }, { subject: account, expiresAt: Math.floor(Date.now() / 1000) + 3600 }));
+    ({ token } = await api.node.keyRing.sign({ role: 'gateway', signer: authority }, { subject: account, expiresAt: Math.floor(Date.now() / 1000) + 3600 }));
   });
   after(async () => {
     await offChain?.close();

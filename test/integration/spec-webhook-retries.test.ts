@@ -8,18 +8,15 @@
 import { expect } from 'chai';
 import { Keypair } from '@solana/web3.js';
 import { createTestEnv, type TestEnv } from '../support/env.js';
+import { startWebhookProjections } from '../support/webhook-harness.js';
 import { startTestApi, type TestApi } from '../support/app.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import { waitFor } from '../support/process.js';
 import { appendTestEvents, makeEvent } from '../support/anchor-events.js';
 import { registerWebhookRoutes } from '../../commands/webhooks/routes.js';
-import { archiveProjection } from '../../projections/archive/projection.js';
-import { webhooksProjection } from '../../projections/webhooks/projection.js';
-import { startProjection, type RunningProjection } from '../../projections/runner/runner.js';
-import { createRedis } from '../../infra/redis/client.js';
 import { createLogger } from '../../infra/log/logger.js';
 import { loadConfig } from '../../src/kernel/config/config.js';
-import { systemClock } from '../../src/kernel/context.js';
+import { systemClock } from '../../src/kernel/domain/clock.js';
 import { createPdaDeriver } from '../../src/kernel/domain/pda.js';
 import { PROGRAM_ID } from '../../src/kernel/idl/index.js';
 import { startWebhookWorker, type WebhookWorker } from '../../commands/webhooks/delivery/worker.js';
@@ -35,8 +32,7 @@ describe('SPEC Webhook delivery: Retries up to 3, with backoff (1 s, 2 s, 3 s)',
   this.timeout(60_000);
   let env: TestEnv;
   let api: TestApi;
-  let blocking: ReturnType<typeof createRedis>;
-  let projections: RunningProjection[] = [];
+  let projections: { stop(): Promise<void> } | undefined;
   let worker: WebhookWorker | undefined;
   const receivers: Receiver[] = [];
   let seed = 0;
@@ -68,18 +64,14 @@ describe('SPEC Webhook delivery: Retries up to 3, with backoff (1 s, 2 s, 3 s)',
   before(async () => {
     env = await createTestEnv('spec_webhook_retries');
     api = await startTestApi(env, { ADMIN_API_KEY: ADMIN, WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', SIGNING_KEY_ENCRYPTION_KEY: ENCRYPTION_KEY }, { modules: [registerWebhookRoutes] });
-    blocking = createRedis({ url: env.redisUrl, sentinels: [], sentinelName: '' });
-    const deps = { db: env.db, redis: env.redis, blockingRedis: blocking, keys: env.keys, logger };
-    const opts = { batchSize: 200, blockMs: 50, maxAttempts: 3, claimIdleMs: 5000 };
-    projections = [startProjection(deps, archiveProjection, opts), startProjection(deps, webhooksProjection, opts)];
+    projections = startWebhookProjections(env, logger);
   });
   afterEach(async () => {
     await worker?.stop();
     worker = undefined;
   });
   after(async () => {
-    for (const p of projections) await p.stop();
-    blocking.disconnect();
+    await projections?.stop();
     for (const r of receivers) await r.close();
     await api.close();
     await env.close();

@@ -9,10 +9,9 @@ import bs58 from 'bs58';
 import { createTestEnv, type TestEnv } from '../support/env.js';
 import { startTestApi, type TestApi } from '../support/app.js';
 import { registerWebhookRoutes } from '../../commands/webhooks/routes.js';
-import { keyRingOf } from '../../infra/signing-keys/key-ring.js';
 import { createPdaDeriver } from '../../src/kernel/domain/pda.js';
 import { PROGRAM_ID } from '../../src/kernel/idl/index.js';
-import type { Clock } from '../../src/kernel/context.js';
+import type { Clock } from '../../src/kernel/domain/clock.js';
 
 const ADMIN = 'admin-key-for-webhook-tests';
 const pda = createPdaDeriver(PROGRAM_ID);
@@ -36,7 +35,7 @@ describe('webhooks API', function () {
       address: account, authority, signer: authority, fee_recipient: authority, fee_bps: 100, name: 'test', url: 'https://example.com',
       active: true, deleted: false, created_at: 1, updated_at: 1, deleted_at: null, created_slot: 1, created_signature: '1'.repeat(88),
     }).execute();
-    const { token } = await keyRingOf(api.ctx).sign({ role: 'gateway', signer: authority }, { subject: account, expiresAt: Math.floor(t / 1000) + 3600 });
+    const { token } = await api.node.keyRing.sign({ role: 'gateway', signer: authority }, { subject: account, expiresAt: Math.floor(t / 1000) + 3600 });
     return { authority, account, token };
   }
 

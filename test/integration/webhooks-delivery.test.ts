@@ -9,19 +9,16 @@ import { sql } from 'kysely';
 import { Keypair } from '@solana/web3.js';
 import { Webhook } from 'standardwebhooks';
 import { createTestEnv, type TestEnv } from '../support/env.js';
+import { startWebhookProjections } from '../support/webhook-harness.js';
 import { startTestApi, type TestApi } from '../support/app.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import { waitFor } from '../support/process.js';
 import { appendTestEvents, makeEvent } from '../support/anchor-events.js';
 import { registerWebhookRoutes } from '../../commands/webhooks/routes.js';
 import { registerEventRoutes } from '../../queries/events/routes.js';
-import { archiveProjection } from '../../projections/archive/projection.js';
-import { webhooksProjection } from '../../projections/webhooks/projection.js';
-import { startProjection, type RunningProjection } from '../../projections/runner/runner.js';
-import { createRedis } from '../../infra/redis/client.js';
 import { createLogger } from '../../infra/log/logger.js';
 import { loadConfig } from '../../src/kernel/config/config.js';
-import { systemClock } from '../../src/kernel/context.js';
+import { systemClock } from '../../src/kernel/domain/clock.js';
 import { createPdaDeriver } from '../../src/kernel/domain/pda.js';
 import { PROGRAM_ID } from '../../src/kernel/idl/index.js';
 import { startWebhookWorker, type WebhookWorker } from '../../commands/webhooks/delivery/worker.js';
@@ -41,8 +38,7 @@ describe('webhook delivery', function () {
   this.timeout(60_000);
   let env: TestEnv;
   let api: TestApi;
-  let blocking: ReturnType<typeof createRedis>;
-  let projections: RunningProjection[] = [];
+  let projections: { stop(): Promise<void> } | undefined;
   let worker: WebhookWorker | undefined;
   const receivers: Receiver[] = [];
   let seed = 0;
@@ -81,18 +77,14 @@ describe('webhook delivery', function () {
   before(async () => {
     env = await createTestEnv('webhooks_delivery');
     api = await startTestApi(env, { ADMIN_API_KEY: ADMIN, WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', SIGNING_KEY_ENCRYPTION_KEY: ENCRYPTION_KEY }, { modules: [registerWebhookRoutes, registerEventRoutes] });
-    blocking = createRedis({ url: env.redisUrl, sentinels: [], sentinelName: '' });
-    const deps = { db: env.db, redis: env.redis, blockingRedis: blocking, keys: env.keys, logger };
-    const opts = { batchSize: 200, blockMs: 50, maxAttempts: 3, claimIdleMs: 5000 };
-    projections = [startProjection(deps, archiveProjection, opts), startProjection(deps, webhooksProjection, opts)];
+    projections = startWebhookProjections(env, logger);
   });
   afterEach(async () => {
     await worker?.stop();
     worker = undefined;
   });
   after(async () => {
-    for (const p of projections) await p.stop();
-    blocking.disconnect();
+    await projections?.stop();
     for (const r of receivers) await r.close();
     await api.close();
     await env.close();

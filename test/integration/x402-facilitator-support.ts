@@ -1,11 +1,10 @@
 /** What the facilitator tests share: a gateway JWT for a localnet fixture gateway, and JSON calls. */
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON answers are inspected field by field */
-import { keyRingOf } from '../../infra/signing-keys/key-ring.js';
 import type { X402Harness } from './x402-harness.js';
 
 export async function gatewayJwt(h: X402Harness, gateway: string, signer: string): Promise<string> {
   const exp = Math.floor(Date.now() / 1000) + 3600;
-  return (await keyRingOf(h.api.ctx).sign({ role: 'gateway', signer }, { subject: gateway, expiresAt: exp })).token;
+  return (await h.api.node.keyRing.sign({ role: 'gateway', signer }, { subject: gateway, expiresAt: exp })).token;
 }
 
 export interface Answer { status: number; body: any }

@@ -16,7 +16,7 @@ import { registerX402Routes } from '../../commands/x402/routes.js';
 import { registerFacilitatorRoutes } from '../../commands/x402/facilitator/routes.js';
 import { registerApiKeyRoutes } from '../../commands/api-keys/routes.js';
 import type { AcceptedRequirement } from '../../commands/x402/requirements.js';
-import type { Clock } from '../../src/kernel/context.js';
+import type { Clock } from '../../src/kernel/domain/clock.js';
 
 export const DEMO_PATH = '/v1/x402/demo';
 

@@ -10,7 +10,6 @@ import express from 'express';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createRpcClient, paymentRequired, x402Grant, payAndFetch, type AcceptedRequirement } from '../../src/app/index.js';
-import { keyRingOf } from '../../infra/signing-keys/key-ring.js';
 import { DEMO_PATH, startX402, type X402Harness } from './x402-harness.js';
 import { createDb } from '../../infra/postgres/database.js';
 import { createUsageLedger } from '../../commands/settlement/usage-ledger.js';
@@ -83,7 +82,7 @@ describe('x402 pay-as-you-go metering', function () {
       const ctx = h.api.ctx;
       const deps = {
         rpc: createRpcClient({ url: h.overrides['SOLANA_RPC_URL']!, timeoutMs: 5000 }), programId: payg.extra.programId,
-        redis: ctx.redis, redisPrefix: ctx.config.redis.prefix, signer: keyRingOf(ctx), clock, cacheMs: 0,
+        redis: ctx.redis, redisPrefix: ctx.config.redis.prefix, signer: h.api.node.keyRing, clock, cacheMs: 0,
       };
       const { id: _i, currency: _c, resource: _r, extra: _e, description: _d, ...terms } = payg;
       const app = express();
@@ -101,7 +100,7 @@ describe('x402 pay-as-you-go metering', function () {
       const ctx = h.api.ctx;
       const deps = {
         rpc: createRpcClient({ url: h.overrides['SOLANA_RPC_URL']!, timeoutMs: 5000 }), programId: payg.extra.programId,
-        redis: ctx.redis, redisPrefix: ctx.config.redis.prefix, signer: keyRingOf(ctx), clock, cacheMs: 0, usage: createUsageLedger(ledgerDb),
+        redis: ctx.redis, redisPrefix: ctx.config.redis.prefix, signer: h.api.node.keyRing, clock, cacheMs: 0, usage: createUsageLedger(ledgerDb),
       };
       const { id: _i, currency: _c, resource: _r, extra: _e, description: _d, ...terms } = payg;
       const app = express();

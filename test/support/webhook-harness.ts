@@ -14,11 +14,12 @@ import { registerWebhookRoutes } from '../../commands/webhooks/routes.js';
 import { registerEventRoutes } from '../../queries/events/routes.js';
 import { archiveProjection } from '../../projections/archive/projection.js';
 import { webhooksProjection } from '../../projections/webhooks/projection.js';
-import { startProjection, type RunningProjection } from '../../projections/runner/runner.js';
+import { startProjection } from '../../projections/runner/runner.js';
+import type { Logger } from '../../infra/log/logger.js';
 import { createRedis } from '../../infra/redis/client.js';
 import { createLogger } from '../../infra/log/logger.js';
 import { loadConfig } from '../../src/kernel/config/config.js';
-import type { Clock } from '../../src/kernel/context.js';
+import type { Clock } from '../../src/kernel/domain/clock.js';
 import { createPdaDeriver } from '../../src/kernel/domain/pda.js';
 import { PROGRAM_ID } from '../../src/kernel/idl/index.js';
 import { startWebhookWorker, type WebhookWorker, type WorkerOptions } from '../../commands/webhooks/delivery/worker.js';
@@ -55,15 +56,26 @@ export interface Harness {
   close(): Promise<void>;
 }
 
+/** The archive and webhooks projections on the real runner, each with its blocking reader: what webhooks need of the projector. */
+export function startWebhookProjections(env: TestEnv, log: Logger = logger): { stop(): Promise<void> } {
+  const blocking = createRedis({ url: env.redisUrl, sentinels: [], sentinelName: '' });
+  const deps = { db: env.db, redis: env.redis, blockingRedis: blocking, keys: env.keys, logger: log };
+  const opts = { batchSize: 200, blockMs: 50, maxAttempts: 3, claimIdleMs: 5000 };
+  const projections = [startProjection(deps, archiveProjection, opts), startProjection(deps, webhooksProjection, opts)];
+  return {
+    async stop() {
+      for (const p of projections) await p.stop();
+      blocking.disconnect();
+    },
+  };
+}
+
 export async function startHarness(name: string, apiEnv: Record<string, string> = {}): Promise<Harness> {
   const env = await createTestEnv(name);
   const clock = movableClock();
   const base = { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', SIGNING_KEY_ENCRYPTION_KEY: ENCRYPTION_KEY };
   const api = await startTestApi(env, { ADMIN_API_KEY: ADMIN, ...base, ...apiEnv }, { clock, modules: [registerWebhookRoutes, registerEventRoutes] });
-  const blocking = createRedis({ url: env.redisUrl, sentinels: [], sentinelName: '' });
-  const deps = { db: env.db, redis: env.redis, blockingRedis: blocking, keys: env.keys, logger };
-  const opts = { batchSize: 200, blockMs: 50, maxAttempts: 3, claimIdleMs: 5000 };
-  const projections: RunningProjection[] = [startProjection(deps, archiveProjection, opts), startProjection(deps, webhooksProjection, opts)];
+  const projections = startWebhookProjections(env);
   const receivers: Receiver[] = [];
   let workers: WebhookWorker[] = [];
   let seed = 0;
@@ -113,8 +125,7 @@ export async function startHarness(name: string, apiEnv: Record<string, string> 
     stopWorkers,
     async close() {
       await stopWorkers();
-      for (const p of projections) await p.stop();
-      blocking.disconnect();
+      await projections.stop();
       for (const r of receivers) await r.close();
       await api.close();
       await env.close();

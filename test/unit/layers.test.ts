@@ -52,6 +52,14 @@ describe('the layer rule', () => {
     expect(await violations('commands/x402/probe.ts', 'queries/policies/routes.ts')).to.include('commands-read-projections-tables-only');
   });
 
+  it('refuses any layer but the composition root importing the whole context', async () => {
+    expect(await violations('commands/x402/probe.ts', 'src/kernel/context.ts')).to.include('only-the-composition-root-sees-the-context');
+    expect(await violations('queries/events/probe.ts', 'src/kernel/context.ts')).to.include('only-the-composition-root-sees-the-context');
+    expect(await violations('infra/redis/probe.ts', 'src/kernel/context.ts')).to.include('only-the-composition-root-sees-the-context');
+    expect(await violations('src/kernel/http/probe.ts', 'src/kernel/context.ts')).to.include('only-the-composition-root-sees-the-context');
+    expect(await violations('src/app/probe.ts', 'src/kernel/context.ts')).to.deep.equal([]);
+  });
+
   it('allows what the layers allow', async () => {
     expect(await violations('queries/policies/probe.ts', 'projections/policies/tables.ts')).to.deep.equal([]);
     expect(await violations('commands/x402/probe.ts', 'src/kernel/domain/policy.ts')).to.deep.equal([]);

@@ -11,7 +11,11 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import type { AppContext } from '../../../src/kernel/context.js';
+import type { Redis } from 'ioredis';
+import type { Config } from '../../../src/kernel/config/config.js';
+import type { Clock } from '../../../src/kernel/domain/clock.js';
+import type { Db } from '../../../infra/postgres/database.js';
+import type { Logger } from '../../../infra/log/logger.js';
 import { createJsonPoster, type JsonPoster } from '../../../infra/http/post-json.js';
 import { API_VERSION } from '../../../src/kernel/http/version.js';
 import { claimDue, releaseLeases, type ClaimedDelivery } from './outbox-store.js';
@@ -42,7 +46,8 @@ export interface WorkerOptions {
   prune?: boolean;
 }
 
-type WorkerCtx = Pick<AppContext, 'config' | 'db' | 'logger' | 'clock'> & Partial<Pick<AppContext, 'redis'>>;
+/** A worker's collaborators; without Redis, outcome counts and the per-target limiter stay local. */
+interface WorkerCtx { config: Config; db: Db; logger: Logger; clock: Clock; redis?: Redis }
 
 /** Deliveries a worker may have in flight, POSTing or recording, per slot of WEBHOOK_CONCURRENCY. */
 const RECORDING_FACTOR = 4;

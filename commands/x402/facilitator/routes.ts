@@ -4,13 +4,15 @@
  * /resources (registering what discovery lists). Verify, settle and usage run the payment
  * engine the middleware runs (engine.ts): one set of checks, two entry points.
  */
-import type { AppContext } from '../../../src/kernel/context.js';
+import type { Redis } from 'ioredis';
+import type { Config } from '../../../src/kernel/config/config.js';
+import type { Clock } from '../../../src/kernel/domain/clock.js';
+import type { Db } from '../../../infra/postgres/database.js';
+import type { TokenVerifier } from '../../../src/kernel/auth/gateway-token.js';
 import type { Api } from '../../../src/kernel/http/routes.js';
 import { limitSchema, offsetSchema } from '../../../src/kernel/http/schema.js';
 import { invalid } from '../../../src/kernel/http/errors.js';
-import { keyRingOf } from '../../../infra/signing-keys/key-ring.js';
-import { x402DepsFromContext } from '../context-deps.js';
-import { createPaymentEngine } from '../engine.js';
+import { createPaymentEngine, type X402Deps } from '../engine.js';
 import { createPaymentIdentifiers, PAYMENT_IDENTIFIER } from '../payment-identifier.js';
 import { acceptedRequirement, SCHEMES, X402_VERSION, type PaymentRequirementInput } from '../requirements.js';
 import { callerGateway, FACILITATOR_AUTH_ERRORS, FACILITATOR_SECURITY, requireFacilitatorAuth, requireOwnGateway } from './auth.js';
@@ -25,14 +27,25 @@ type Wire = PaymentRequirementInput & { id?: string; extra?: { programId?: strin
 type ExchangeBody = { paymentPayload: unknown; paymentRequirements: Wire };
 type UsageBody = { jwt: string; paymentRequirements: Wire | Wire[]; amount?: number | string; transaction?: string };
 
-export function registerFacilitatorRoutes(api: Api, ctx: AppContext): void {
-  const x402 = x402DepsFromContext(ctx);
+export interface FacilitatorRouteDeps {
+  /** the node's x402 collaborators (chain, Redis, key ring, settings), shared with the demo resource */
+  x402: X402Deps;
+  db: Db;
+  dbRead: Db;
+  redis: Redis;
+  clock: Clock;
+  keyRing: TokenVerifier;
+  config: Pick<Config, 'redis' | 'x402' | 'solana'>;
+}
+
+export function registerFacilitatorRoutes(api: Api, ctx: FacilitatorRouteDeps): void {
+  const { x402 } = ctx;
   const engine = createPaymentEngine(x402);
   const identifiers = createPaymentIdentifiers({
     redis: ctx.redis, keyPrefix: ctx.config.redis.prefix, ttlSeconds: ctx.config.x402.idempotencyTtlSeconds, waitMs: ctx.config.x402.confirmTimeoutMs + 10_000,
   });
   const deps: FacilitatorDeps = { engine, identifiers };
-  const auth = requireFacilitatorAuth(ctx.db, keyRingOf(ctx));
+  const auth = requireFacilitatorAuth(ctx.db, ctx.keyRing);
   const programId = ctx.config.solana.programId;
   const network = ctx.config.solana.network;
 

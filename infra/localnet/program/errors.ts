@@ -3,7 +3,7 @@
  * IDL's custom errors (6000+), each rendered as Anchor logs it before the runtime's
  * `custom program error: 0x..` line.
  */
-import { idl } from '../../../src/kernel/idl/index.js';
+import { ANCHOR_ERRORS, programErrorByName } from '../../../src/kernel/domain/program-errors.js';
 
 export class ProgramError extends Error {
   constructor(
@@ -33,36 +33,19 @@ export class ProgramError extends Error {
   }
 }
 
-/** The subset of Anchor's framework errors that the emulated constraints can raise. */
-const FRAMEWORK = {
-  InstructionFallbackNotFound: [101, 'Fallback functions are not supported'],
-  InstructionDidNotDeserialize: [102, 'The program could not deserialize the given instruction'],
-  ConstraintHasOne: [2001, 'A has one constraint was violated'],
-  ConstraintRaw: [2003, 'A raw constraint was violated'],
-  AccountDidNotDeserialize: [3003, 'Failed to deserialize the account'],
-  ConstraintSeeds: [2006, 'A seeds constraint was violated'],
-  ConstraintAddress: [2012, 'An address constraint was violated'],
-  AccountNotEnoughKeys: [3005, 'Not enough account keys given to the instruction'],
-  AccountNotMutable: [3006, 'The given account is not mutable'],
-  AccountOwnedByWrongProgram: [3007, 'The given account is owned by a different program than expected'],
-  AccountNotSigner: [3010, 'The given account did not sign'],
-  AccountNotInitialized: [3012, 'The program expected this account to be already initialized'],
-} as const;
-
-export type FrameworkErrorName = keyof typeof FRAMEWORK;
+/** Anchor's framework errors the emulated constraints can raise: the kernel's table, which names them for users too. */
+export type FrameworkErrorName = keyof typeof ANCHOR_ERRORS;
 
 export function frameworkError(name: FrameworkErrorName, account?: string): ProgramError {
-  const [code, msg] = FRAMEWORK[name];
-  return new ProgramError(code, name, msg, account);
+  const { code, message } = ANCHOR_ERRORS[name];
+  return new ProgramError(code, name, message, account);
 }
-
-const custom = new Map((idl.errors ?? []).map((e) => [e.name, e]));
 
 /** A custom error of the IDL by name (ProgramPaused, Unauthorized, ...). */
 export function programError(name: string, account?: string): ProgramError {
-  const e = custom.get(name);
-  if (!e) throw new Error(`IDL has no error ${name}`);
-  return new ProgramError(e.code, e.name, e.msg ?? e.name, account);
+  const e = programErrorByName(name);
+  if (!e || e.code < 6000) throw new Error(`IDL has no error ${name}`);
+  return new ProgramError(e.code, e.name, e.message, account);
 }
 
 /**

@@ -5,11 +5,11 @@ import { bumpOf, pdas } from '../keys.js';
 import { load, liveConfig, mustBeFree, requireKey } from './accounts.js';
 import type { IxContext } from './context.js';
 import { frameworkError, programError } from './errors.js';
-import { status, zeros, type ForwardConfig, type PolicyStatus, type PolicyType, type ValidationSpec } from './model.js';
+import { status, zeros, type ForwardConfig, type PolicyType, type ValidationSpec } from './model.js';
 import { requireChargeable } from './handlers-payments.js';
-import { checkTransition } from './handlers-user.js';
+import { changePolicyStatus, deletePolicy } from './handlers-user.js';
 import { admitPolicyType, charge } from './schedule.js';
-import { closeAccount, writeProgramAccount } from './store.js';
+import { writeProgramAccount } from './store.js';
 
 const isProgramCall = (v: ValidationSpec): boolean => 'ProgramCall' in v;
 
@@ -51,24 +51,12 @@ export function createComposablePolicy(ctx: IxContext): void {
 }
 
 export function changeComposableStatus(ctx: IxContext): void {
-  load(ctx, 'user_payment', 'UserPayment');
-  const policy = load(ctx, 'composable_policy', 'ComposablePolicy');
-  const next = ctx.args.new_status as PolicyStatus;
-  checkTransition(policy.status, next);
-  const address = ctx.account('composable_policy');
-  writeProgramAccount(ctx.view, address, 'ComposablePolicy', { ...policy, status: next, updated_at: new BN(ctx.clock.now) });
-  ctx.emit('ComposablePolicyStatusChanged', { composable_policy: address, old_status: policy.status, new_status: next });
+  const { address, from, to } = changePolicyStatus(ctx, 'composable_policy', 'ComposablePolicy');
+  ctx.emit('ComposablePolicyStatusChanged', { composable_policy: address, old_status: from, new_status: to });
 }
 
 export function deleteComposablePolicy(ctx: IxContext): void {
-  const up = load(ctx, 'user_payment', 'UserPayment');
-  const policy = load(ctx, 'composable_policy', 'ComposablePolicy');
-  requireKey(ctx.account('rent_payer'), policy.rent_payer, 'InvalidRentPayer');
-  const address = ctx.account('composable_policy');
-  closeAccount(ctx.view, address);
-  writeProgramAccount(ctx.view, ctx.account('user_payment'), 'UserPayment', {
-    ...up, active_composable_count: Math.max(0, up.active_composable_count - 1), updated_at: new BN(ctx.clock.now),
-  });
+  const { address, policy } = deletePolicy(ctx, 'composable_policy', 'ComposablePolicy', 'active_composable_count');
   ctx.emit('ComposablePolicyDeleted', { composable_policy: address, user_payment: ctx.account('user_payment'), policy_id: policy.policy_id });
 }
 

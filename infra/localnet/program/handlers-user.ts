@@ -6,7 +6,7 @@ import { mintDecimals, readTokenAccount } from '../spl.js';
 import { load, liveConfig, mustBeFree, requireKey } from './accounts.js';
 import type { IxContext } from './context.js';
 import { frameworkError, programError } from './errors.js';
-import { status, statusName, zeros, type PolicyStatus, type PolicyType } from './model.js';
+import { status, statusName, zeros, type AccountTypes, type PolicyStatus, type PolicyType, type UserPayment } from './model.js';
 import { admitPolicyType } from './schedule.js';
 import { closeAccount, writeProgramAccount } from './store.js';
 
@@ -80,24 +80,41 @@ export function checkTransition(from: PolicyStatus, to: PolicyStatus): void {
   if (!ok) throw programError('InvalidPolicyStatusTransition');
 }
 
-export function changePaymentPolicyStatus(ctx: IxContext): void {
+/** The two kinds of policy an owner pauses, resumes and deletes alike. */
+type PolicyKind = 'PaymentPolicy' | 'ComposablePolicy';
+
+/** Sets the policy in `accountName` to the instruction's new_status, when the transition is allowed. */
+export function changePolicyStatus<K extends PolicyKind>(ctx: IxContext, accountName: string, kind: K): { address: ReturnType<IxContext['account']>; from: PolicyStatus; to: PolicyStatus } {
   load(ctx, 'user_payment', 'UserPayment');
-  const policy = load(ctx, 'payment_policy', 'PaymentPolicy');
+  const policy = load(ctx, accountName, kind);
   const next = ctx.args.new_status as PolicyStatus;
   checkTransition(policy.status, next);
-  const address = ctx.account('payment_policy');
-  writeProgramAccount(ctx.view, address, 'PaymentPolicy', { ...policy, status: next, updated_at: new BN(ctx.clock.now) });
-  ctx.emit('PaymentPolicyStatusChanged', { payment_policy: address, old_status: policy.status, new_status: next });
+  const address = ctx.account(accountName);
+  writeProgramAccount(ctx.view, address, kind, { ...policy, status: next, updated_at: new BN(ctx.clock.now) });
+  return { address, from: policy.status, to: next };
+}
+
+/** Closes the policy in `accountName` (rent back to its payer) and lowers the user payment's count of live ones. */
+export function deletePolicy<K extends PolicyKind>(
+  ctx: IxContext, accountName: string, kind: K, count: 'active_policies_count' | 'active_composable_count',
+): { address: ReturnType<IxContext['account']>; up: UserPayment; policy: AccountTypes[K] } {
+  const up = load(ctx, 'user_payment', 'UserPayment');
+  const policy = load(ctx, accountName, kind);
+  requireKey(ctx.account('rent_payer'), policy.rent_payer, 'InvalidRentPayer');
+  const address = ctx.account(accountName);
+  closeAccount(ctx.view, address);
+  writeProgramAccount(ctx.view, ctx.account('user_payment'), 'UserPayment', {
+    ...up, [count]: Math.max(0, up[count] - 1), updated_at: new BN(ctx.clock.now),
+  });
+  return { address, up, policy };
+}
+
+export function changePaymentPolicyStatus(ctx: IxContext): void {
+  const { address, from, to } = changePolicyStatus(ctx, 'payment_policy', 'PaymentPolicy');
+  ctx.emit('PaymentPolicyStatusChanged', { payment_policy: address, old_status: from, new_status: to });
 }
 
 export function deletePaymentPolicy(ctx: IxContext): void {
-  const up = load(ctx, 'user_payment', 'UserPayment');
-  const policy = load(ctx, 'payment_policy', 'PaymentPolicy');
-  requireKey(ctx.account('rent_payer'), policy.rent_payer, 'InvalidRentPayer');
-  const address = ctx.account('payment_policy');
-  closeAccount(ctx.view, address);
-  writeProgramAccount(ctx.view, ctx.account('user_payment'), 'UserPayment', {
-    ...up, active_policies_count: Math.max(0, up.active_policies_count - 1), updated_at: new BN(ctx.clock.now),
-  });
+  const { address, up, policy } = deletePolicy(ctx, 'payment_policy', 'PaymentPolicy', 'active_policies_count');
   ctx.emit('PaymentPolicyDeleted', { payment_policy: address, owner: up.owner, policy_id: policy.policy_id });
 }

@@ -3,19 +3,24 @@
  * wallet that signed in (`signer`), and it is honoured only while that wallet is still the
  * gateway's authority or signer and the gateway is active. Answers are kept per node for
  * GATEWAY_KEYS_CACHE_MS (5 s), so a changed signer locks its tokens out within that,
- * at the cost of one chain read per gateway per period, not one per request.
+ * at the cost of one chain read per gateway per period, not one per request. The
+ * composition root builds one cached lookup per API node and hands it to every route that
+ * takes gateway JWTs.
  */
-import type { AppContext } from '../context.js';
-import { createRpcClient } from '../../../infra/solana/rpc-client.js';
+import type { Config } from '../config/config.js';
+import type { Db } from '../../../infra/postgres/database.js';
+import type { Logger } from '../../../infra/log/logger.js';
+import type { RpcClient } from '../../../infra/solana/rpc-client.js';
 import { createLru } from '../domain/lru.js';
 import { chainFirstGatewayLookup, chainGatewayLookup, readModelGatewayLookup } from './gateway-lookups.js';
 import type { GatewayKeys, GatewayLookup } from './gateway-lookup.js';
 
+export interface GatewayLookupDeps { rpc: RpcClient; config: Pick<Config, 'solana'>; dbRead: Db; logger: Logger }
+
 /** The chain (PaymentGateway account) first; the gateways read model when the chain does not answer. */
-export function defaultGatewayLookup(ctx: AppContext): GatewayLookup {
+export function defaultGatewayLookup(ctx: GatewayLookupDeps): GatewayLookup {
   const { solana } = ctx.config;
-  const rpc = createRpcClient({ url: solana.rpcUrl, timeoutMs: solana.rpcTimeoutMs });
-  const chain = chainGatewayLookup(rpc, { programId: solana.programId, commitment: solana.commitment });
+  const chain = chainGatewayLookup(ctx.rpc, { programId: solana.programId, commitment: solana.commitment });
   return chainFirstGatewayLookup(chain, readModelGatewayLookup(ctx.dbRead), ctx.logger);
 }
 
@@ -29,16 +34,4 @@ export function cachedGatewayLookup(lookup: GatewayLookup, ttlMs: number, now: (
     cache.set(address, { at, keys });
     return keys;
   };
-}
-
-const perContext = new WeakMap<AppContext, GatewayLookup>();
-
-/** One cached lookup per node (context), shared by every route that takes gateway JWTs. */
-export function currentGatewayKeys(ctx: AppContext): GatewayLookup {
-  let l = perContext.get(ctx);
-  if (!l) {
-    l = cachedGatewayLookup(defaultGatewayLookup(ctx), ctx.config.keys.gatewayKeysCacheMs, () => ctx.clock.now());
-    perContext.set(ctx, l);
-  }
-  return l;
 }

@@ -11,7 +11,7 @@ import { parseBearer } from './bearer.js';
 
 export const GATEWAY_ROLE = 'gateway';
 
-/** What verifies our JWTs: the key ring of commands/keys (keyRingOf(ctx)) satisfies it. */
+/** What verifies our JWTs: the API node's key ring (infra/signing-keys/key-ring.ts) satisfies it. */
 export interface TokenVerifier { verify(token: string): Promise<JWTPayload> }
 
 export interface GatewayClaims { gateway: string; signer: string; jti?: string; expiresAt?: number }

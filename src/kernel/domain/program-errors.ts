@@ -8,29 +8,39 @@ import { idl } from '../idl/index.js';
 
 export interface NamedError { code: number; name: string; message: string }
 
-/** The Anchor framework errors an instruction of the program can fail with. */
-const ANCHOR: readonly NamedError[] = [
-  { code: 101, name: 'InstructionFallbackNotFound', message: 'Fallback functions are not supported' },
-  { code: 102, name: 'InstructionDidNotDeserialize', message: 'The program could not deserialize the given instruction' },
-  { code: 2001, name: 'ConstraintHasOne', message: 'A has one constraint was violated' },
-  { code: 2003, name: 'ConstraintRaw', message: 'A raw constraint was violated' },
-  { code: 2006, name: 'ConstraintSeeds', message: 'A seeds constraint was violated' },
-  { code: 2012, name: 'ConstraintAddress', message: 'An address constraint was violated' },
-  { code: 3003, name: 'AccountDidNotDeserialize', message: 'Failed to deserialize the account' },
-  { code: 3005, name: 'AccountNotEnoughKeys', message: 'Not enough account keys given to the instruction' },
-  { code: 3006, name: 'AccountNotMutable', message: 'The given account is not mutable' },
-  { code: 3007, name: 'AccountOwnedByWrongProgram', message: 'The given account is owned by a different program than expected' },
-  { code: 3010, name: 'AccountNotSigner', message: 'The given account did not sign' },
-  { code: 3012, name: 'AccountNotInitialized', message: 'The program expected this account to be already initialized' },
-];
+type ErrorTable = Readonly<Record<string, { readonly code: number; readonly message: string }>>;
 
-const TOKEN: readonly NamedError[] = [
-  { code: 1, name: 'InsufficientFunds', message: 'insufficient funds' },
-  { code: 3, name: 'MintMismatch', message: 'Account not associated with this Mint' },
-  { code: 4, name: 'OwnerMismatch', message: 'owner does not match' },
-  { code: 17, name: 'AccountFrozen', message: 'Account is frozen' },
-  { code: 18, name: 'MintDecimalsMismatch', message: 'decimals different from the Mint decimals' },
-];
+/**
+ * The Anchor framework errors an instruction of the program can fail with, by name. The
+ * localnet raises the same ones (infra/localnet/program/errors.ts).
+ */
+export const ANCHOR_ERRORS = {
+  InstructionFallbackNotFound: { code: 101, message: 'Fallback functions are not supported' },
+  InstructionDidNotDeserialize: { code: 102, message: 'The program could not deserialize the given instruction' },
+  ConstraintHasOne: { code: 2001, message: 'A has one constraint was violated' },
+  ConstraintRaw: { code: 2003, message: 'A raw constraint was violated' },
+  ConstraintSeeds: { code: 2006, message: 'A seeds constraint was violated' },
+  ConstraintAddress: { code: 2012, message: 'An address constraint was violated' },
+  AccountDidNotDeserialize: { code: 3003, message: 'Failed to deserialize the account' },
+  AccountNotEnoughKeys: { code: 3005, message: 'Not enough account keys given to the instruction' },
+  AccountNotMutable: { code: 3006, message: 'The given account is not mutable' },
+  AccountOwnedByWrongProgram: { code: 3007, message: 'The given account is owned by a different program than expected' },
+  AccountNotSigner: { code: 3010, message: 'The given account did not sign' },
+  AccountNotInitialized: { code: 3012, message: 'The program expected this account to be already initialized' },
+} as const satisfies ErrorTable;
+
+/** spl_token::error::TokenError numbers and the text the token program logs for them (the localnet's token program raises them). */
+export const SPL_TOKEN_ERRORS = {
+  InsufficientFunds: { code: 1, message: 'insufficient funds' },
+  MintMismatch: { code: 3, message: 'Account not associated with this Mint' },
+  OwnerMismatch: { code: 4, message: 'owner does not match' },
+  AccountFrozen: { code: 17, message: 'Account is frozen' },
+  MintDecimalsMismatch: { code: 18, message: 'decimals different from the Mint decimals' },
+} as const satisfies ErrorTable;
+
+const listOf = (table: ErrorTable): NamedError[] => Object.entries(table).map(([name, e]) => ({ name, code: e.code, message: e.message }));
+const ANCHOR = listOf(ANCHOR_ERRORS);
+const TOKEN = listOf(SPL_TOKEN_ERRORS);
 
 const TOKEN_PROGRAM = 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA';
 

@@ -13,17 +13,13 @@
 import { BorshCoder } from '@coral-xyz/anchor';
 import { idl, idlType, type IdlField, type IdlTypeRef } from '../idl/index.js';
 import { isEventName } from './catalog.js';
+import { isPadding, RAW_KEPT, TEXT_FIELDS, WIDE_INTS } from './json-rules.js';
 import type { DecodedEvent } from './envelope.js';
 
 export type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
 export type EventData = { [field: string]: Json };
 
-const TEXT_FIELDS = new Set(['memo', 'name', 'url', 'referral_code']);
-const RAW_KEPT = new Set(['memo']);
-const WIDE_INTS = new Set(['u64', 'i64', 'u128', 'i128']);
 const utf8 = new TextDecoder('utf-8', { fatal: false });
-
-const isPadding = (name: string): boolean => /^_?padding/.test(name) || name.startsWith('_');
 
 export function bytesToText(bytes: ArrayLike<number>): string {
   let end = bytes.length;

@@ -7,13 +7,12 @@
  */
 import { idlType, type IdlField, type IdlTypeRef } from '../idl/index.js';
 import { EVENT_NAMES, type EventName } from './catalog.js';
+import { isPadding, TEXT_FIELDS, WIDE_INTS } from './json-rules.js';
 
 type Check = (v: unknown) => boolean;
 
-const TEXT_FIELDS = new Set(['memo', 'name', 'url', 'referral_code']);
-const STRINGS = new Set(['pubkey', 'u64', 'i64', 'u128', 'i128', 'bytes', 'string']);
+const STRINGS = new Set(['pubkey', ...WIDE_INTS, 'bytes', 'string']);
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const isPadding = (name: string): boolean => /^_?padding/.test(name) || name.startsWith('_');
 
 function checkOf(t: IdlTypeRef): Check {
   if (typeof t === 'string') {

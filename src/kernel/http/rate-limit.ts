@@ -17,14 +17,19 @@
  */
 import { isIPv6 } from 'node:net';
 import type { Request, RequestHandler } from 'express';
-import type { AppContext } from '../context.js';
+import type { Redis } from 'ioredis';
+import type { Config } from '../config/config.js';
+import type { Logger } from '../../../infra/log/logger.js';
 import { createRateLimit } from './redis-rate-limit.js';
 import { rateLimitPrefix } from '../keys/index.js';
 
 export type RouteRateLimit = 'standard' | 'own' | 'none';
 
+/** What a limit counts with: the shared Redis, the prefix and budgets, a log for an outage. */
+export interface RateLimitDeps { redis: Redis; config: Pick<Config, 'redis' | 'rateLimit'>; logger: Logger }
+
 /** The standard limit's middleware, one per API node (the budget itself lives in Redis). */
-export function standardRateLimit(ctx: AppContext): RequestHandler {
+export function standardRateLimit(ctx: RateLimitDeps): RequestHandler {
   return createRateLimit(ctx.redis, {
     keyPrefix: rateLimitPrefix(ctx.config.redis.prefix, 'standard'),
     points: ctx.config.rateLimit.standardPerMinute,
@@ -39,7 +44,7 @@ export function standardRateLimit(ctx: AppContext): RequestHandler {
  * out the nonce a real gateway is about to sign. Counted per client and gateway, so a
  * flood against one gateway locks out neither other gateways nor other clients.
  */
-export function gatewayChallengeRateLimit(ctx: AppContext): RequestHandler {
+export function gatewayChallengeRateLimit(ctx: RateLimitDeps): RequestHandler {
   return createRateLimit(ctx.redis, {
     keyPrefix: rateLimitPrefix(ctx.config.redis.prefix, 'gw-challenge'),
     points: ctx.config.rateLimit.gatewayChallengePerMinute,

@@ -12,7 +12,6 @@ import { AppError, invalid } from './errors.js';
 import type { JsonSchema } from './schema.js';
 import type { RouteRateLimit } from './rate-limit.js';
 import type { ReadCache } from '../../../infra/cache/read-cache.js';
-import type { AppContext } from '../context.js';
 
 type Method = 'get' | 'post' | 'put' | 'delete' | 'patch';
 
@@ -275,6 +274,3 @@ function schemaParams(schema: JsonSchema | undefined, where: 'path' | 'query'): 
     schema: s,
   }));
 }
-
-/** An area's routes: registered on the API node's Api with the process's context (src/app lists them). */
-export type RouteModule = (api: Api, ctx: AppContext) => void;

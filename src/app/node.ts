@@ -1,0 +1,56 @@
+/**
+ * An API node's collaborators: the process's context plus what the node builds once and
+ * shares among its routes and attachments (the key ring, the gateway lookups, metrics).
+ * Route modules and attachments take this whole; each command or query they call names
+ * the few fields it uses, and the node meets every such list.
+ */
+import type { Server } from 'node:http';
+import type { AppContext } from '../kernel/context.js';
+import type { Api } from '../kernel/http/routes.js';
+import type { GatewayLookup } from '../kernel/auth/gateway-lookup.js';
+import { cachedGatewayLookup, defaultGatewayLookup } from '../kernel/auth/current-keys.js';
+import { createKeyRing, type KeyRing } from '../../infra/signing-keys/key-ring.js';
+import { createMetrics, type Metrics } from '../../infra/metrics/metrics.js';
+import { createRpcClient, type RpcClient } from '../../infra/solana/rpc-client.js';
+import type { X402Deps } from '../../commands/x402/engine.js';
+import { x402DepsOf } from './x402-deps.js';
+
+export interface AppNode extends AppContext {
+  /** signs and verifies our JWTs; one cache and one rotation subscriber per node */
+  keyRing: KeyRing;
+  /** who may sign in for a gateway: the chain first, the read model second, asked each time */
+  gatewayLookup: GatewayLookup;
+  /** the same answers kept for GATEWAY_KEYS_CACHE_MS: checks gateway JWTs at use */
+  gatewayKeys: GatewayLookup;
+  metrics: Metrics;
+  /** the configured chain's JSON-RPC (SOLANA_RPC_URL, SOLANA_RPC_TIMEOUT_MS) */
+  rpc: RpcClient;
+  /** the x402 middleware's collaborators: the demo resource and the facilitator share them */
+  x402: X402Deps;
+}
+
+/** An area's routes, registered on the node's Api (route-modules.ts lists them). */
+export type RouteModule = (api: Api, node: AppNode) => void;
+
+/** Something that attaches to the node's raw HTTP server besides express (Socket.IO, the pools sync). */
+export type ServerAttachment = (server: Server, node: AppNode) => Promise<{ close(): Promise<void> }>;
+
+/**
+ * Builds the node's shared collaborators once. The key ring refuses to start without
+ * SIGNING_KEY_ENCRYPTION_KEY outside development mode.
+ */
+export function buildNode(ctx: AppContext): AppNode {
+  const { solana } = ctx.config;
+  const rpc = createRpcClient({ url: solana.rpcUrl, timeoutMs: solana.rpcTimeoutMs });
+  const keyRing = createKeyRing(ctx);
+  const gatewayLookup = defaultGatewayLookup({ ...ctx, rpc });
+  return {
+    ...ctx,
+    metrics: ctx.metrics ?? createMetrics(),
+    rpc,
+    keyRing,
+    x402: x402DepsOf(ctx, rpc, keyRing),
+    gatewayLookup,
+    gatewayKeys: cachedGatewayLookup(gatewayLookup, ctx.config.keys.gatewayKeysCacheMs, () => ctx.clock.now()),
+  };
+}

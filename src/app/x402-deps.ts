@@ -1,0 +1,34 @@
+/**
+ * The x402 middleware's collaborators inside the service: the configured chain, this
+ * node's Redis and key ring (the JWTs are signed with the service's keys and published in
+ * /v1/jwks), the injected clock, and the x402 settings. Built once per API node and shared
+ * by the demo resource and the facilitator.
+ */
+import type { AppContext } from '../kernel/context.js';
+import type { RpcClient } from '../../infra/solana/rpc-client.js';
+import type { KeyRing } from '../../infra/signing-keys/key-ring.js';
+import type { X402Deps } from '../../commands/x402/engine.js';
+import { createUsageLedger } from '../../commands/settlement/usage-ledger.js';
+import { createCreditLedger } from '../../commands/x402/prepaid/ledger.js';
+
+export function x402DepsOf(ctx: AppContext, rpc: RpcClient, keyRing: KeyRing): X402Deps {
+  const { solana, x402, redis, http } = ctx.config;
+  return {
+    rpc,
+    programId: solana.programId,
+    commitment: solana.commitment,
+    redis: ctx.redis,
+    redisPrefix: redis.prefix,
+    signer: keyRing,
+    clock: ctx.clock,
+    logger: ctx.logger,
+    jwtTtlSeconds: x402.jwtTtlSeconds,
+    cacheMs: x402.cacheMs,
+    confirmTimeoutMs: x402.confirmTimeoutMs,
+    idempotencyTtlSeconds: x402.idempotencyTtlSeconds,
+    subscriptionGraceSeconds: ctx.config.access.subscriptionGraceSeconds,
+    usage: createUsageLedger(ctx.db),
+    credits: createCreditLedger(ctx.db),
+    ...(http.publicUrl ? { resourceBase: http.publicUrl.replace(/\/$/, '') } : {}),
+  };
+}
