@@ -26,10 +26,11 @@ const PAYMENTS = Number(process.env['BENCH_PAYMENTS'] ?? 1_000_000);
 const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 10);
 const GATEWAYS = 20;
 const HOT = 1000;
-const VARIANTS = ['Subscription', 'OneTime', 'Subscription', 'Milestone', 'PayAsYouGo', 'UpTo'] as const;
+/** the variants a seeded policy takes in turn, and each one's policy_type at seed index i */
+export const VARIANTS = ['Subscription', 'OneTime', 'Subscription', 'Milestone', 'PayAsYouGo', 'UpTo'] as const;
 const key = (): string => bs58.encode(randomBytes(32));
 
-function policyType(variant: (typeof VARIANTS)[number], i: number): Record<string, unknown> {
+export function policyType(variant: (typeof VARIANTS)[number], i: number): Record<string, unknown> {
   const t = String(1_700_000_000 + i);
   switch (variant) {
     case 'Subscription': return { kind: variant, amount: '10000000', auto_renew: true, max_renewals: null, payment_frequency: 'Monthly', next_payment_due: t };

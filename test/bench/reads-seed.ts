@@ -15,25 +15,14 @@ import type { Db } from '../../infra/postgres/database.js';
 import { PROJECTIONS } from '../../projections/registry.js';
 import { policyDoc } from '../../projections/policies/doc.js';
 import type { Json } from '../../src/kernel/events/codec.js';
+import { policyType, VARIANTS } from './policies.js';
 
 export interface SeedSize { gateways: number; policies: number; payments: number }
 export interface Seeded { gateways: string[]; recipients: string[]; policies: string[] }
 
-const VARIANTS = ['Subscription', 'OneTime', 'Subscription', 'Milestone', 'PayAsYouGo', 'UpTo'] as const;
 const T0 = 1_700_000_000;
 const key = (): string => bs58.encode(randomBytes(32));
 const keys = (n: number): string[] => Array.from({ length: n }, key);
-
-function policyType(variant: (typeof VARIANTS)[number], i: number): Record<string, unknown> {
-  const t = String(T0 + i);
-  switch (variant) {
-    case 'Subscription': return { kind: variant, amount: '10000000', auto_renew: true, max_renewals: null, payment_frequency: 'Monthly', next_payment_due: t };
-    case 'OneTime': return { kind: variant, amount: '5000000', due_date: t, expiry_date: null };
-    case 'Milestone': return { kind: variant, milestone_amounts: ['1', '2', '3', '0'], milestone_timestamps: [t, t, t, '0'], current_milestone: 1, release_condition: 0, total_milestones: 3, escrow_amount: '5' };
-    case 'PayAsYouGo': return { kind: variant, max_amount_per_period: '1000', max_chunk_amount: '100', period_length_seconds: '86400', current_period_start: t, current_period_total: '0', expiry_date: null };
-    case 'UpTo': return { kind: variant, max_amount: '777', valid_after: t, deadline: t };
-  }
-}
 
 /** Ranked keys into a two-column table (i, key) with one statement. */
 async function rankTable(db: Db, table: string, values: string[]): Promise<void> {
