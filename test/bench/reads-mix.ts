@@ -125,12 +125,19 @@ export function samplePaths(routes: readonly MixRoute[], sizes: Record<Space, nu
   return out;
 }
 
+/**
+ * pgbench reads `:name` as a variable even inside a string literal, so the timestamp
+ * format's `HH24:MI:SS` became a parameter nobody binds ("could not determine data type of
+ * parameter $1"). Quoted colons render the same text and are not variables.
+ */
+const pgbenchSafe = (sql: string): string => sql.replaceAll('HH24:MI:SS', 'HH24":"MI":"SS');
+
 /** One pgbench script per route (`-f file@weight`), each drawing its key as the API load does. */
 export async function writeScripts(dir: string, routes: readonly MixRoute[], sizes: Record<Space, number>): Promise<string[]> {
   const args: string[] = [];
   for (const [i, r] of routes.entries()) {
     const file = path.join(dir, `route-${i}.sql`);
-    await writeFile(file, `\\set k random_zipfian(1, ${sizes[r.space]}, ${ZIPF_S})\n${r.sql};\n`);
+    await writeFile(file, `\\set k random_zipfian(1, ${sizes[r.space]}, ${ZIPF_S})\n${pgbenchSafe(r.sql)};\n`);
     args.push('-f', `${file}@${r.weight}`);
   }
   return args;
