@@ -12,6 +12,7 @@ import { paymentDoc, type PaymentRowLike } from './doc.js';
 import { PAYMENTS_GROUP } from '../../src/kernel/keys/index.js';
 import { sql } from 'kysely';
 import { bulkInsert } from '../runner/bulk.js';
+import { readScope } from '../../src/kernel/keys/read-scopes.js';
 
 interface Memo { memo: Buffer; tracking_id: string; input_mint: string | null }
 type Executed = TributaryEvent<'PaymentRecord' | 'ComposableExecuted'>;
@@ -75,7 +76,13 @@ async function loadMemos(trx: Trx, policies: readonly string[]): Promise<Map<str
   return out;
 }
 
-async function apply(trx: Trx, events: readonly TributaryEvent[]): Promise<void> {
+/** The keys of a payment row: its policy's executions, its gateway's stats (their partial days). */
+function scopesOf(scopes: Set<string>, r: { policy: string; gateway: string }): void {
+  scopes.add(readScope.policy(r.policy));
+  scopes.add(readScope.gateway(r.gateway));
+}
+
+async function apply(trx: Trx, events: readonly TributaryEvent[]): Promise<ReadonlySet<string>> {
   const executedPolicies = [...new Set(events.flatMap((e) => (e.name === 'ComposableExecuted' ? [e.data.composable_policy] : [])))];
   const memos = executedPolicies.length > 0 ? await loadMemos(trx, executedPolicies) : new Map<string, Memo>();
   const rows: (ReturnType<typeof paymentRow> | ReturnType<typeof composableRow>)[] = [];
@@ -100,7 +107,10 @@ async function apply(trx: Trx, events: readonly TributaryEvent[]): Promise<void>
     }
   }
   await bulkInsert(trx, 'payments', PAYMENT_COLUMNS, rows, sql`ON CONFLICT (event_id) DO NOTHING`);
-  if (created.length > 0) await rememberCreated(trx, created);
+  const scopes = new Set<string>();
+  for (const r of rows) scopesOf(scopes, r);
+  if (created.length > 0) for (const r of await rememberCreated(trx, created)) scopesOf(scopes, r);
+  return scopes;
 }
 
 /**
@@ -108,7 +118,7 @@ async function apply(trx: Trx, events: readonly TributaryEvent[]): Promise<void>
  * policy's creation (a stream out of chain order) filled with the first creation's memo,
  * as applying the creations one by one in batch order would.
  */
-async function rememberCreated(trx: Trx, created: readonly (Memo & { composable_policy: string })[]): Promise<void> {
+async function rememberCreated(trx: Trx, created: readonly (Memo & { composable_policy: string })[]): Promise<readonly { policy: string; gateway: string }[]> {
   const last = new Map(created.map((c) => [c.composable_policy, c]));
   const first = new Map([...created].reverse().map((c) => [c.composable_policy, c]));
   await bulkInsert(trx, 'payment_composable_memos', MEMO_COLUMNS, [...last.values()], sql`
@@ -121,6 +131,7 @@ async function rememberCreated(trx: Trx, created: readonly (Memo & { composable_
     await trx.updateTable('payments').set({ memo: filled.memo, tracking_id: filled.tracking_id, token_mint: filled.token_mint, doc: filled.doc })
       .where('event_id', '=', r.event_id).execute();
   }
+  return early;
 }
 
 export const paymentsProjection: Projection = {

@@ -21,7 +21,13 @@ export interface Projection {
   readonly selfDeduplicating?: boolean;
   /** False for the replay source itself. */
   readonly replayable: boolean;
-  apply(trx: Trx, events: readonly TributaryEvent[]): Promise<void>;
+  /**
+   * Returns the keys (src/kernel/keys/read-scopes.ts) whose answers the batch may have
+   * changed, old and new values of every row it wrote, so that API nodes expire only
+   * those cached answers; nothing (undefined) when it does not say, and then every cached
+   * answer of the model expires.
+   */
+  apply(trx: Trx, events: readonly TributaryEvent[]): Promise<ReadonlySet<string> | undefined | void>;
 }
 
 /** A replayable projection of one table that folds events one at a time, in stream order. */

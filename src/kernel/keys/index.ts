@@ -14,6 +14,10 @@ export function streamKeys(prefix: string) {
     attempts: (group: string) => `${prefix}attempts:${group}`,
     /** a read model's version, bumped after each commit that changed it (infra/cache/read-cache.ts) */
     readVersion: (readModel: string) => `${prefix}readversion:${readModel}`,
+    /** bumped only by a change not described key by key (a replay, a model that names no keys): expires every answer of the model */
+    readEpoch: (readModel: string) => `${prefix}readversion:${readModel}:epoch`,
+    /** the version of one bucket of a read model's keys (src/kernel/keys/read-scopes.ts), bumped by commits that touched a key in it */
+    readScope: (readModel: string, bucket: number) => `${prefix}readversion:${readModel}#${bucket}`,
   };
 }
 export type StreamKeys = ReturnType<typeof streamKeys>;
