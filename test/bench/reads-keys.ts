@@ -54,7 +54,7 @@ async function versions(env: TestEnv): Promise<number> {
 }
 
 /** PaymentRecords of fresh policies and gateways, RATE a second in tenths of a second, until stopped. */
-function startCommits(env: TestEnv): { stop(): Promise<void>; appended(): number } {
+function startCommits(env: TestEnv): { stop: () => Promise<void>; appended: () => number } {
   let stopping = false;
   let n = 0;
   let slot = 50_000_000;
