@@ -34,6 +34,8 @@ const SIZE: SeedSize = {
 const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 15);
 const RATE = Number(process.env['BENCH_COMMIT_RATE'] ?? 200);
 const PROCESSES = 2;
+/** the API node's READ_CACHE_TTL_MS when set here, its default otherwise */
+const TTL_MS = process.env['READ_CACHE_TTL_MS'];
 const MODELS = ['archive', 'payment-policies', 'payments', 'payment-stats'];
 const SETUP_REQUEST = path.join(path.dirname(fileURLToPath(import.meta.url)), 'reads-request.cjs');
 
@@ -106,6 +108,7 @@ export async function benchReadKeys(): Promise<void> {
     const port = await freePort();
     const api = startCli(['serve', '--role', 'api'], {
       ...env.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '1000000000', API_PROCESSES: String(PROCESSES),
+      ...(TTL_MS !== undefined ? { READ_CACHE_TTL_MS: TTL_MS } : {}),
     });
     procs.push(api);
     const url = `http://127.0.0.1:${port}`;
