@@ -40,8 +40,12 @@ import type { StreamKeys } from '../../src/kernel/keys/index.js';
 /** Redis keys of the versions (src/kernel/keys). */
 export type ReadVersionKeys = Pick<StreamKeys, 'readVersion' | 'readEpoch' | 'readScope'>;
 
-/** Buckets of a model's keys: enough that the keys a second of commits touches rarely share one with a hot answer. */
-export const SCOPE_BUCKETS = 65_536;
+/**
+ * Buckets of a model's keys. Redis holds at most this many version keys per model (about
+ * 130 bytes each: 2 MB); a commit touching k keys moves a given answer's bucket with
+ * probability about k / SCOPE_BUCKETS (600 keys a second, 200 payments: 4% a second).
+ */
+export const SCOPE_BUCKETS = 16_384;
 
 /** A key's bucket (FNV-1a of its name). */
 export function scopeBucket(scope: string): number {
