@@ -13,9 +13,10 @@
  */
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { CompiledQuery, type PostgresCursor, type PostgresPool, type PostgresPoolClient, type PostgresQueryResult, type Transaction } from 'kysely';
+import { CompiledQuery, type PostgresCursor, type PostgresPool, type Transaction } from 'kysely';
 import copyStreams from 'pg-copy-streams';
 import type { Database } from './schema.js';
+import { withTextQueries } from './pool-clients.js';
 
 export type CopyValue = string | number | bigint | boolean | Buffer | null | undefined;
 
@@ -61,24 +62,14 @@ class CopyRequest {
  * once: the rows travel afterwards, through the stream. Any other query passes unchanged.
  */
 export function withCopy(pool: PostgresPool): PostgresPool {
-  return {
-    async connect(): Promise<PostgresPoolClient> {
-      const client = await pool.connect();
-      function query<R>(sqlText: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>>;
-      function query<R>(cursor: PostgresCursor<R>): PostgresCursor<R>;
-      function query<R>(q: string | PostgresCursor<R>, parameters?: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>> | PostgresCursor<R> {
-        if (typeof q !== 'string') return client.query(q);
-        const request = parameters?.length === 1 ? parameters[0] : undefined;
-        if (!(request instanceof CopyRequest)) return client.query<R>(q, parameters ?? []);
-        client.query(request.stream as unknown as PostgresCursor<R>);
-        request.submitted = true;
-        // kysely reads rows, and a row count for writes only: a COPY's count comes with its stream
-        return Promise.resolve({ command: 'SELECT', rowCount: 0, rows: [] });
-      }
-      return { query, release: () => client.release() };
-    },
-    end: () => pool.end(),
-  };
+  return withTextQueries(pool, (client, q, parameters) => {
+    const request = parameters.length === 1 ? parameters[0] : undefined;
+    if (!(request instanceof CopyRequest)) return client.query(q, parameters);
+    client.query(request.stream as unknown as PostgresCursor<unknown>);
+    request.submitted = true;
+    // kysely reads rows, and a row count for writes only: a COPY's count comes with its stream
+    return Promise.resolve({ command: 'SELECT', rowCount: 0, rows: [] });
+  });
 }
 
 /**

@@ -35,7 +35,7 @@ describe('COPY into a table inside a kysely transaction', () => {
   });
   beforeEach(async () => { await sql`TRUNCATE copy_probe`.execute(env.db); });
 
-  const probe = (db: Kysely<any>) => sql<{ id: number; note: string | null; data: Buffer | null }>`SELECT id, note, data FROM copy_probe ORDER BY id`.execute(db);
+  const probe = (db: Kysely<Database>) => sql<{ id: number; note: string | null; data: Buffer | null }>`SELECT id, note, data FROM copy_probe ORDER BY id`.execute(db);
 
   it('writes every value as it was, seen by the transaction and kept by its commit', async () => {
     await env.db.transaction().execute(async (trx) => {
