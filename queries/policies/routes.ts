@@ -14,7 +14,8 @@ import type { Api } from '../../src/kernel/http/routes.js';
 import type { RpcClient } from '../../infra/solana/rpc-client.js';
 import { readPolicy, type ChainReadDeps } from './chain-read.js';
 import { executionSchema, listExecutionDocs } from './executions.js';
-import { resolveFilters, type FilterQuery, type ListEndpoint, type PolicyFilter } from './filters.js';
+import { resolveFilters, type FilterQuery, type ListEndpoint } from './filters.js';
+import { trackingIdToMemo } from '../../src/kernel/domain/memo.js';
 import { listPolicyDocs, type Page } from './policy-rows.js';
 import { addressParams, filterQuerySchema, pageQuery, policyListResponse, policyResponse } from './schemas.js';
 import { readScope } from '../../src/kernel/keys/read-scopes.js';
@@ -33,14 +34,15 @@ const LISTS: readonly Lists[] = [
 
 /**
  * The keys a list depends on (read cache): one filter every listed row carries, the
- * gateway's, the recipient's or the memo's. Lists by owner or user payment alone depend on
- * any commit of the model.
+ * gateway's, the recipient's or the memo's, read off the query as resolveFilters reads
+ * them (without its PDA derivations: a refused query is refused by the handler). Lists by
+ * owner or user payment alone depend on any commit of the model.
  */
-function policyScopes(f: PolicyFilter): string[] | undefined {
-  if (f.gateway !== undefined) return [readScope.gateway(f.gateway)];
-  if (f.recipient !== undefined) return [readScope.recipient(f.recipient)];
-  if (f.memo !== undefined) return [readScope.memo(f.memo)];
-  return undefined;
+function policyScopes(q: FilterQuery, endpoint: ListEndpoint): string[] | undefined {
+  if (q.gatewayPublicKey !== undefined) return [readScope.gateway(q.gatewayPublicKey)];
+  if (q.recipient !== undefined) return [readScope.recipient(q.recipient)];
+  const memo = q.trackingId !== undefined ? trackingIdToMemo(q.trackingId, endpoint === 'composable-policies' ? 32 : 64) : undefined;
+  return memo ? [readScope.memo(memo)] : undefined;
 }
 
 function checkAddress(address: string): string {
@@ -77,7 +79,7 @@ export function registerPolicyRoutes(api: Api, ctx: PolicyRouteDeps): void {
       query: filterQuerySchema(l.endpoint, solana.defaultStablecoin, http.maxLimit),
       responses: { 200: { description: 'normalized policies (read model)', schema: policyListResponse } },
       cachedFrom: [l.kind === 'payment' ? 'payment-policies' : 'composable-policies'],
-      cacheScopes: (q) => policyScopes(resolveFilters(q, l.endpoint, { defaultMint: solana.defaultStablecoin, pda })),
+      cacheScopes: (q) => policyScopes(q, l.endpoint),
       async handler({ query: q }) {
         const filter = resolveFilters(q, l.endpoint, { defaultMint: solana.defaultStablecoin, pda });
         return { json: await listPolicyDocs(ctx.dbRead, l.kind, filter, { limit: q.limit, offset: q.offset }), envelope: true };
