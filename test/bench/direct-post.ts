@@ -68,8 +68,8 @@ async function main(): Promise<void> {
   }));
   const result: DirectResult = { startedAt, endedAt: Date.now(), answered: requests.length - failed, failed, latencies };
   poster.close();
-  process.stdout.write(`${JSON.stringify(result)}\n`);
-  process.exit(0);
+  // exit only once the (long) line is written: a pipe takes it in several writes
+  process.stdout.write(`${JSON.stringify(result)}\n`, () => process.exit(0));
 }
 
 if (process.env['BENCH_DIRECT']) await main();
