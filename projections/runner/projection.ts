@@ -5,10 +5,21 @@
  * events, so a replay builds exactly what the live run built.
  */
 import type { Transaction } from 'kysely';
+import type { Redis } from 'ioredis';
 import type { Database } from '../../infra/postgres/schema.js';
+import type { StreamKeys } from '../../infra/redis/client.js';
 import type { TributaryEvent } from '../../src/kernel/events/envelope.js';
 
 export type Trx = Transaction<Database>;
+
+/** The runner's Redis, for a projection that signals others once its batch is durable. */
+export interface ProjectionIo { redis: Redis; keys: StreamKeys }
+
+/**
+ * Run by the runner after the batch's transaction committed and before it is
+ * acknowledged; its failure is logged, never retried (what it does must be optional).
+ */
+export type AfterCommit = () => Promise<void>;
 
 export interface Projection {
   readonly name: string;
@@ -21,7 +32,8 @@ export interface Projection {
   readonly selfDeduplicating?: boolean;
   /** False for the replay source itself. */
   readonly replayable: boolean;
-  apply(trx: Trx, events: readonly TributaryEvent[]): Promise<void>;
+  /** `io` is given by the runner (not by replay or bulk loads); an AfterCommit it returns runs after commit. */
+  apply(trx: Trx, events: readonly TributaryEvent[], io?: ProjectionIo): Promise<void | AfterCommit>;
 }
 
 /** A replayable projection of one table that folds events one at a time, in stream order. */

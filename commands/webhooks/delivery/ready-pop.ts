@@ -1,0 +1,120 @@
+/**
+ * The worker's side of the fast path (projections/webhooks/doc.ts): pops the events the
+ * webhooks projection pushed after commit (LMPOP: each entry reaches one worker) and hands
+ * their deliveries to the worker as if claimed, held by PUSH_HOLDER, so a first attempt
+ * costs no claim. While it runs it says so in Redis (the projection pushes only then).
+ *
+ * An entry is used only while its rows' lease still covers an attempt (timeout and half
+ * the margin); older ones are dropped and their rows wait out the lease for the claim, as
+ * do entries of webhooks deactivated or deleted meanwhile. Endpoint settings come from
+ * the database, kept per webhook and read again when the entry names a newer version
+ * (updated_at: a rotated secret, a new URL).
+ */
+import type { Redis } from 'ioredis';
+import { sql } from 'kysely';
+import type { Db } from '../../../infra/postgres/database.js';
+import type { Logger } from '../../../infra/log/logger.js';
+import { webhookPoppersKey, webhookReadyKey } from '../../../src/kernel/keys/index.js';
+import { POPPERS_TTL_MS, PUSH_HOLDER, PUSH_LEASE_MS, type ReadyEntry } from '../../../projections/webhooks/doc.js';
+import type { ClaimedDelivery } from './outbox-store.js';
+
+type Endpoint = Pick<ClaimedDelivery, 'endpoint_url' | 'secret' | 'previous_secret' | 'previous_secret_until' | 'rate_limit_per_second' | 'failing'> & { version: bigint };
+
+export interface FastPathDeps {
+  db: Db;
+  redis: Redis;
+  prefix: string;
+  logger: Logger;
+  /** the lease an attempt needs from its start: the timeout and half the margin */
+  needMs: number;
+  /** deliveries the worker can take now */
+  room(): number;
+  /** resolves when room may have freed */
+  roomFreed(): Promise<void>;
+  take(rows: ClaimedDelivery[]): void;
+}
+
+export interface FastPath { stop(): Promise<void> }
+
+/** Whether a worker with this attempt lease can use the fast path at all. */
+export const fastPathFits = (needMs: number): boolean => needMs < PUSH_LEASE_MS;
+
+/** How long one blocking pop waits (seconds): also how long a stop waits for it. */
+const POP_BLOCK_S = 0.25;
+
+export function startFastPath(deps: FastPathDeps): FastPath {
+  const readyKey = webhookReadyKey(deps.prefix);
+  const poppersKey = webhookPoppersKey(deps.prefix);
+  const blocking = deps.redis.duplicate();
+  blocking.on('error', () => undefined); // reported by the pops that fail
+  const endpoints = new Map<number, Endpoint>();
+  let stopped = false;
+  let perEntry = 1;
+
+  const say = () => { void deps.redis.set(poppersKey, '1', 'PX', POPPERS_TTL_MS).catch(() => undefined); };
+  say();
+  const heartbeat = setInterval(say, POPPERS_TTL_MS / 3);
+
+  async function endpointsOf(entries: readonly ReadyEntry[]): Promise<void> {
+    const stale = new Set<number>();
+    for (const e of entries) {
+      for (const [, webhookId, version] of e.d) {
+        const known = endpoints.get(webhookId);
+        if (!known || known.version < BigInt(version)) stale.add(webhookId);
+      }
+    }
+    if (stale.size === 0) return;
+    const { rows } = await sql<Endpoint & { id: number; version: string }>`
+      SELECT id, endpoint_url, secret, previous_secret, previous_secret_until, rate_limit_per_second,
+        (failing_since IS NOT NULL) AS failing, ((extract(epoch FROM updated_at) * 1000000)::bigint)::text AS version
+      FROM webhooks WHERE id = ANY (${[...stale]}::integer[]) AND active`.execute(deps.db);
+    for (const id of stale) endpoints.delete(id);
+    for (const r of rows) endpoints.set(r.id, { ...r, version: BigInt(r.version) });
+  }
+
+  function deliveriesOf(e: ReadyEntry, now: number): ClaimedDelivery[] {
+    if (e.u - now < deps.needMs) return []; // too late for its lease: the claim takes it
+    const out: ClaimedDelivery[] = [];
+    for (const [id, webhookId] of e.d) {
+      const w = endpoints.get(webhookId);
+      if (!w) continue; // deactivated or deleted meanwhile
+      out.push({
+        id, webhook_id: webhookId, event_id: e.e, event_name: e.n, payload_text: e.p, payload_timestamp: e.t,
+        round: 0, attempts: 0, created_at: new Date(e.c), endpoint_url: w.endpoint_url, secret: w.secret,
+        previous_secret: w.previous_secret, previous_secret_until: w.previous_secret_until,
+        rate_limit_per_second: w.rate_limit_per_second, failing: w.failing, holder: PUSH_HOLDER,
+      });
+    }
+    return out;
+  }
+
+  const loop = (async () => {
+    while (!stopped) {
+      const room = deps.room();
+      if (room <= 0) { await deps.roomFreed(); continue; }
+      try {
+        const count = Math.max(1, Math.floor(room / perEntry));
+        const r = await blocking.blmpop(POP_BLOCK_S, 1, readyKey, 'LEFT', 'COUNT', count);
+        if (!r) continue;
+        const entries = r[1].map((s) => JSON.parse(s) as ReadyEntry);
+        perEntry = Math.max(1, Math.round(entries.reduce((n, e) => n + e.d.length, 0) / entries.length));
+        await endpointsOf(entries);
+        const now = Date.now();
+        deps.take(entries.flatMap((e) => deliveriesOf(e, now)));
+      } catch (err) {
+        if (stopped) break;
+        deps.logger.warn({ err: (err as Error).message }, 'popping pushed webhook deliveries failed; retrying (their rows wait for the claim)');
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+    }
+  })();
+
+  return {
+    async stop() {
+      stopped = true;
+      clearInterval(heartbeat);
+      await loop;
+      blocking.disconnect();
+    },
+  };
+}
