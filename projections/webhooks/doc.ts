@@ -3,19 +3,18 @@
  * transaction commits, the webhooks projection pushes one entry per event to a Redis list
  * (`webhookReadyKey`) that delivery workers pop (LMPOP: each entry to exactly one worker),
  * so a first attempt needs no claim. The outbox row stays the durable truth: it is written
- * leased to PUSH_HOLDER until PUSH_LEASE_MS has passed (next_attempt_at and locked_until),
- * so a push that is lost (a crash between commit and push, a Redis restart, a trimmed
- * list) or a worker that dies leaves the row to the ordinary claim once the lease ends.
+ * leased to PUSH_HOLDER (next_attempt_at and locked_until) for the lease the workers ask
+ * for, so a push that is lost (a crash between commit and push, a Redis restart, a
+ * trimmed list) or a worker that dies leaves the row to the ordinary claim once it ends.
  *
- * Only when a worker says it pops (`webhookPoppersKey`, refreshed while it runs) and only
- * for endpoints the claim need not arbitrate: not ordered, no rate limit, not paused by a
+ * Only while a worker says it pops (`webhookPoppersKey`, refreshed while it runs, holding
+ * the lease in ms: one attempt's, and a margin for the time in the list) and only for
+ * endpoints the claim need not arbitrate: not ordered, no rate limit, not paused by a
  * receiver, no failure streak. The rest, and every later attempt, go through the claim.
  */
 
 /** The lease holder of a pushed row until a worker's outcome or the claim moves it. */
 export const PUSH_HOLDER = 'push';
-/** How long a pushed row is left to the fast path: the default attempt timeout (10 s) and its margin (5 s). */
-export const PUSH_LEASE_MS = 15_000;
 /** How long a worker's "I pop" lasts unless refreshed. */
 export const POPPERS_TTL_MS = 3_000;
 /** Entries kept at most in the list (the oldest go first; their rows wait out the lease). */

@@ -20,7 +20,7 @@ import { toApiEvent } from '../../src/kernel/wire/api-event.js';
 import type { Projection, ProjectionIo, Trx } from '../runner/projection.js';
 import { concernOf, createdPolicy, type PolicyKind } from './concerns.js';
 import { OUTBOX_CHANNEL, webhookPoppersKey, webhookReadyKey } from '../../src/kernel/keys/index.js';
-import { PUSH_HOLDER, PUSH_LEASE_MS, READY_LIST_MAX, type ReadyEntry } from './doc.js';
+import { PUSH_HOLDER, READY_LIST_MAX, type ReadyEntry } from './doc.js';
 
 /** The channel workers LISTEN on. NOTIFY is per database, so test databases never cross. */
 export { OUTBOX_CHANNEL };
@@ -80,7 +80,8 @@ interface Hook { id: number; gateway_pubkey: string; gateway_account: string; ev
 /** What a batch queued, for the fast path after commit. */
 type Pushable = Map<string, ReadyEntry>;
 
-async function fanOut(trx: Trx, pda: PdaDeriver, events: readonly TributaryEvent[], push: boolean): Promise<Pushable | undefined> {
+/** `pushLeaseMs`: lease the pushed rows for that long; undefined: no worker pops, push nothing. */
+async function fanOut(trx: Trx, pda: PdaDeriver, events: readonly TributaryEvent[], pushLeaseMs: number | undefined): Promise<Pushable | undefined> {
   const policies = await rememberPolicies(trx, pda, events);
   const concerns = events.map((e) => concernOf(e, pda));
   const wanted = new Map<string, PolicyKind>();
@@ -127,7 +128,7 @@ async function fanOut(trx: Trx, pda: PdaDeriver, events: readonly TributaryEvent
       }
       rowWebhooks.push(id);
       rowEvents.push(index);
-      rowPushed.push(push && hookById.get(id)!.direct);
+      rowPushed.push(pushLeaseMs !== undefined && hookById.get(id)!.direct);
     }
   });
   if (rowWebhooks.length === 0) return undefined;
@@ -136,7 +137,7 @@ async function fanOut(trx: Trx, pda: PdaDeriver, events: readonly TributaryEvent
   const pushable: Pushable = new Map();
   let claimable = 0;
   for (let i = 0; i < rowWebhooks.length; i += CHUNK) {
-    const rows = await insertDeliveries(trx, queued, rowWebhooks.slice(i, i + CHUNK), rowEvents.slice(i, i + CHUNK), rowPushed.slice(i, i + CHUNK));
+    const rows = await insertDeliveries(trx, queued, rowWebhooks.slice(i, i + CHUNK), rowEvents.slice(i, i + CHUNK), rowPushed.slice(i, i + CHUNK), pushLeaseMs ?? 0);
     for (const r of rows) {
       if (!r.pushed) { claimable += 1; continue; }
       const ev = r.ev - 1;
@@ -166,7 +167,7 @@ interface InsertedRow { id: string; webhook_id: number; event_id: string; ev: nu
  * parsing 4,000 parameters with 10 copies of each payload. A pushed row is leased to the
  * fast path (./doc.ts) until its first attempt's lease ends.
  */
-async function insertDeliveries(trx: Trx, events: QueuedEvents, webhookIds: number[], eventIndexes: number[], pushed: boolean[]): Promise<InsertedRow[]> {
+async function insertDeliveries(trx: Trx, events: QueuedEvents, webhookIds: number[], eventIndexes: number[], pushed: boolean[], leaseMs: number): Promise<InsertedRow[]> {
   const { rows } = await sql<InsertedRow>`
     WITH r AS (
       SELECT * FROM unnest(${webhookIds}::integer[], ${eventIndexes}::integer[], ${pushed}::boolean[]) WITH ORDINALITY AS r(webhook_id, ev, pushed, n)
@@ -183,8 +184,8 @@ async function insertDeliveries(trx: Trx, events: QueuedEvents, webhookIds: numb
     )
     INSERT INTO webhook_deliveries AS d (webhook_id, event_id, event_name, payload, next_attempt_at, locked_until, locked_by)
     SELECT r.webhook_id, e.id, e.name, NULL,
-      CASE WHEN r.pushed THEN now() + ${PUSH_LEASE_MS} * interval '1 millisecond' ELSE now() END,
-      CASE WHEN r.pushed THEN now() + ${PUSH_LEASE_MS} * interval '1 millisecond' END,
+      CASE WHEN r.pushed THEN now() + ${leaseMs} * interval '1 millisecond' ELSE now() END,
+      CASE WHEN r.pushed THEN now() + ${leaseMs} * interval '1 millisecond' END,
       CASE WHEN r.pushed THEN ${PUSH_HOLDER} END
     FROM r JOIN e USING (ev)
     ORDER BY r.n
@@ -206,15 +207,17 @@ async function pushReady(io: ProjectionIo, entries: Pushable): Promise<void> {
   await io.redis.multi().rpush(key, ...values).ltrim(key, -READY_LIST_MAX, -1).exec();
 }
 
-/** Whether a worker pops the fast path, asked at most once a second per projection. */
-function poppersWatch(): (io: ProjectionIo) => Promise<boolean> {
-  let known = false;
+/** The lease the popping workers ask for, if any pops; asked at most once a second per projection. */
+function poppersWatch(): (io: ProjectionIo) => Promise<number | undefined> {
+  let known: number | undefined;
   let askedAt = -Infinity;
   return async (io) => {
     const t = Date.now();
     if (t - askedAt < 1000) return known;
     askedAt = t;
-    known = await io.redis.exists(webhookPoppersKey(io.keys.prefix)).then((n) => n > 0, () => false);
+    const v = await io.redis.get(webhookPoppersKey(io.keys.prefix)).catch(() => null);
+    const ms = Number(v);
+    known = v !== null && Number.isInteger(ms) && ms > 0 ? ms : undefined;
     return known;
   };
 }
@@ -230,8 +233,8 @@ export function createWebhooksProjection(pda: PdaDeriver): Projection {
     ],
     replayable: false,
     async apply(trx, events, io) {
-      const push = io !== undefined && await poppers(io);
-      const pushable = await fanOut(trx, pda, events, push);
+      const pushLeaseMs = io === undefined ? undefined : await poppers(io);
+      const pushable = await fanOut(trx, pda, events, pushLeaseMs);
       return io && pushable ? () => pushReady(io, pushable) : undefined;
     },
   };

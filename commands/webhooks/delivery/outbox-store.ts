@@ -50,6 +50,19 @@ export async function claimDue(db: Db, worker: string, limit: number, leaseMs: n
   return rows;
 }
 
+/**
+ * Takes pushed rows over from the fast path's holder, with a fresh lease: for a worker that
+ * popped them too late for the lease they were written with. The ids it now holds.
+ */
+export async function takeOver(db: Db, worker: string, from: string, ids: readonly string[], leaseMs: number): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const { rows } = await sql<{ id: string }>`
+    UPDATE webhook_deliveries SET locked_by = ${worker}, locked_until = now() + ${leaseMs} * interval '1 millisecond'
+    WHERE id = ANY (${[...ids]}::bigint[]) AND locked_by = ${from} AND status = 'pending'
+    RETURNING id`.execute(db);
+  return new Set(rows.map((r) => String(r.id)));
+}
+
 /** Gives a delivery back without an attempt, due again in `delayMs` (its endpoint's rate is used up). */
 export async function giveBack(db: Db, holder: string, id: string, delayMs: number): Promise<void> {
   await sql`UPDATE webhook_deliveries SET locked_until = NULL, locked_by = NULL, next_attempt_at = now() + ${delayMs} * interval '1 millisecond'

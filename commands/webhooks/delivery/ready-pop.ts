@@ -4,9 +4,11 @@
  * their deliveries to the worker as if claimed, held by PUSH_HOLDER, so a first attempt
  * costs no claim. While it runs it says so in Redis (the projection pushes only then).
  *
- * An entry is used only while its rows' lease still covers an attempt (timeout and half
- * the margin); older ones are dropped and their rows wait out the lease for the claim, as
- * do entries of webhooks deactivated or deleted meanwhile. Endpoint settings come from
+ * An entry popped when its rows' lease no longer covers an attempt (timeout and half the
+ * margin: the workers fell behind) costs what a claim costs: its rows are taken over by
+ * id with a fresh lease, those still held by the fast path. Entries of webhooks
+ * deactivated or deleted meanwhile are dropped: their rows wait out the lease and the
+ * claim's rules decide. Endpoint settings come from
  * the database, kept per webhook and read again when the entry names a newer version
  * (updated_at: a rotated secret, a new URL).
  */
@@ -15,8 +17,8 @@ import { sql } from 'kysely';
 import type { Db } from '../../../infra/postgres/database.js';
 import type { Logger } from '../../../infra/log/logger.js';
 import { webhookPoppersKey, webhookReadyKey } from '../../../src/kernel/keys/index.js';
-import { POPPERS_TTL_MS, PUSH_HOLDER, PUSH_LEASE_MS, type ReadyEntry } from '../../../projections/webhooks/doc.js';
-import type { ClaimedDelivery } from './outbox-store.js';
+import { POPPERS_TTL_MS, PUSH_HOLDER, type ReadyEntry } from '../../../projections/webhooks/doc.js';
+import { takeOver, type ClaimedDelivery } from './outbox-store.js';
 
 type Endpoint = Pick<ClaimedDelivery, 'endpoint_url' | 'secret' | 'previous_secret' | 'previous_secret_until' | 'rate_limit_per_second' | 'failing'> & { version: bigint };
 
@@ -25,8 +27,13 @@ export interface FastPathDeps {
   redis: Redis;
   prefix: string;
   logger: Logger;
-  /** the lease an attempt needs from its start: the timeout and half the margin */
+  /** the worker's name, and the lease an attempt needs from its start (the timeout and half the margin) */
+  worker: string;
   needMs: number;
+  /** the lease of a claim, for rows taken over */
+  claimLeaseMs: number;
+  /** the lease asked of the projection for pushed rows: an attempt's, and time to wait in the list */
+  pushLeaseMs: number;
   /** deliveries the worker can take now */
   room(): number;
   /** resolves when room may have freed */
@@ -35,9 +42,6 @@ export interface FastPathDeps {
 }
 
 export interface FastPath { stop(): Promise<void> }
-
-/** Whether a worker with this attempt lease can use the fast path at all. */
-export const fastPathFits = (needMs: number): boolean => needMs < PUSH_LEASE_MS;
 
 /** How long one blocking pop waits (seconds): also how long a stop waits for it. */
 const POP_BLOCK_S = 0.25;
@@ -51,7 +55,7 @@ export function startFastPath(deps: FastPathDeps): FastPath {
   let stopped = false;
   let perEntry = 1;
 
-  const say = () => { void deps.redis.set(poppersKey, '1', 'PX', POPPERS_TTL_MS).catch(() => undefined); };
+  const say = () => { void deps.redis.set(poppersKey, String(deps.pushLeaseMs), 'PX', POPPERS_TTL_MS).catch(() => undefined); };
   say();
   const heartbeat = setInterval(say, POPPERS_TTL_MS / 3);
 
@@ -72,8 +76,7 @@ export function startFastPath(deps: FastPathDeps): FastPath {
     for (const r of rows) endpoints.set(r.id, { ...r, version: BigInt(r.version) });
   }
 
-  function deliveriesOf(e: ReadyEntry, now: number): ClaimedDelivery[] {
-    if (e.u - now < deps.needMs) return []; // too late for its lease: the claim takes it
+  function deliveriesOf(e: ReadyEntry, holder: string): ClaimedDelivery[] {
     const out: ClaimedDelivery[] = [];
     for (const [id, webhookId] of e.d) {
       const w = endpoints.get(webhookId);
@@ -82,7 +85,7 @@ export function startFastPath(deps: FastPathDeps): FastPath {
         id, webhook_id: webhookId, event_id: e.e, event_name: e.n, payload_text: e.p, payload_timestamp: e.t,
         round: 0, attempts: 0, created_at: new Date(e.c), endpoint_url: w.endpoint_url, secret: w.secret,
         previous_secret: w.previous_secret, previous_secret_until: w.previous_secret_until,
-        rate_limit_per_second: w.rate_limit_per_second, failing: w.failing, holder: PUSH_HOLDER,
+        rate_limit_per_second: w.rate_limit_per_second, failing: w.failing, holder,
       });
     }
     return out;
@@ -100,7 +103,13 @@ export function startFastPath(deps: FastPathDeps): FastPath {
         perEntry = Math.max(1, Math.round(entries.reduce((n, e) => n + e.d.length, 0) / entries.length));
         await endpointsOf(entries);
         const now = Date.now();
-        deps.take(entries.flatMap((e) => deliveriesOf(e, now)));
+        const late = entries.filter((e) => e.u - now < deps.needMs);
+        deps.take(entries.filter((e) => e.u - now >= deps.needMs).flatMap((e) => deliveriesOf(e, PUSH_HOLDER)));
+        if (late.length > 0) {
+          const rows = late.flatMap((e) => deliveriesOf(e, deps.worker));
+          const held = await takeOver(deps.db, deps.worker, PUSH_HOLDER, rows.map((r) => r.id), deps.claimLeaseMs);
+          deps.take(rows.filter((r) => held.has(r.id)));
+        }
       } catch (err) {
         if (stopped) break;
         deps.logger.warn({ err: (err as Error).message }, 'popping pushed webhook deliveries failed; retrying (their rows wait for the claim)');

@@ -19,7 +19,7 @@ import type { Logger } from '../../../infra/log/logger.js';
 import { createJsonPoster, type JsonPoster } from '../../../infra/http/post-json.js';
 import { API_VERSION } from '../../../src/kernel/http/version.js';
 import { claimDue, releaseHeld, type ClaimedDelivery } from './outbox-store.js';
-import { fastPathFits, startFastPath, type FastPath } from './ready-pop.js';
+import { startFastPath, type FastPath } from './ready-pop.js';
 import { claimLeaseMs, leaseMarginMs, type ScheduleConfig } from './schedule.js';
 import { createReadyQueue } from './ready-queue.js';
 import { deliver, type DeliverDeps, type DeliveryOutcome } from './deliver.js';
@@ -158,10 +158,13 @@ export function startWebhookWorker(ctx: WorkerCtx, opts: WorkerOptions = {}): We
     roomWaiters = [];
     for (const w of ws) w();
   }
-  const fastPath: FastPath | undefined = opts.fastPath === false || !ctx.redis || !fastPathFits(claimLeaseMs(schedule) - leaseMarginMs(schedule) / 2) ? undefined
+  const fastPath: FastPath | undefined = opts.fastPath === false || !ctx.redis ? undefined
     : startFastPath({
       db: ctx.db, redis: ctx.redis, prefix: config.redis.prefix, logger: log,
+      worker: id,
       needMs: claimLeaseMs(schedule) - leaseMarginMs(schedule) / 2,
+      claimLeaseMs: claimLeaseMs(schedule),
+      pushLeaseMs: claimLeaseMs(schedule) + leaseMarginMs(schedule),
       room,
       roomFreed: () => new Promise<void>((resolve) => {
         roomWaiters.push(resolve);
