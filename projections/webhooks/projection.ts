@@ -156,7 +156,7 @@ async function fanOut(trx: Trx, pda: PdaDeriver, events: readonly TributaryEvent
 
 interface QueuedEvents { ids: string[]; names: string[]; payloads: string[]; timestamps: (string | null)[] }
 
-interface InsertedRow { id: string; webhook_id: number; event_id: string; ev: number; pushed: boolean; created_at: string; lease_until: string }
+interface InsertedRow { id: string; webhook_id: number; event_id: string; pushed: boolean; created_at: string; lease_until: string }
 
 /**
  * One multi-row insert of outbox rows in the given order (stream order: ordered endpoints
@@ -167,7 +167,7 @@ interface InsertedRow { id: string; webhook_id: number; event_id: string; ev: nu
  * parsing 4,000 parameters with 10 copies of each payload. A pushed row is leased to the
  * fast path (./doc.ts) until its first attempt's lease ends.
  */
-async function insertDeliveries(trx: Trx, events: QueuedEvents, webhookIds: number[], eventIndexes: number[], pushed: boolean[], leaseMs: number): Promise<InsertedRow[]> {
+async function insertDeliveries(trx: Trx, events: QueuedEvents, webhookIds: number[], eventIndexes: number[], pushed: boolean[], leaseMs: number): Promise<(InsertedRow & { ev: number })[]> {
   const { rows } = await sql<InsertedRow>`
     WITH r AS (
       SELECT * FROM unnest(${webhookIds}::integer[], ${eventIndexes}::integer[], ${pushed}::boolean[]) WITH ORDINALITY AS r(webhook_id, ev, pushed, n)
@@ -177,8 +177,7 @@ async function insertDeliveries(trx: Trx, events: QueuedEvents, webhookIds: numb
     ),
     stored AS (
       INSERT INTO webhook_events (event_id, payload, webhook_ids)
-      SELECT e.id, e.payload, (SELECT array_agg(r.webhook_id) FROM r WHERE r.ev = e.ev) FROM e
-      WHERE EXISTS (SELECT 1 FROM r WHERE r.ev = e.ev)
+      SELECT e.id, e.payload, w.ids FROM e JOIN (SELECT ev, array_agg(webhook_id) AS ids FROM r GROUP BY ev) w USING (ev)
       ON CONFLICT (event_id) DO UPDATE
         SET webhook_ids = ARRAY(SELECT DISTINCT unnest(webhook_events.webhook_ids || excluded.webhook_ids))
     )
@@ -192,9 +191,9 @@ async function insertDeliveries(trx: Trx, events: QueuedEvents, webhookIds: numb
     ON CONFLICT (webhook_id, event_id) DO NOTHING
     RETURNING d.id, d.webhook_id, d.event_id, (d.locked_by IS NOT NULL) AS pushed,
       to_char(d.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at,
-      (extract(epoch FROM d.locked_until) * 1000)::bigint::text AS lease_until,
-      (SELECT e.ev FROM e WHERE e.id = d.event_id) AS ev`.execute(trx);
-  return rows.map((r) => ({ ...r, ev: Number(r.ev) }));
+      (extract(epoch FROM d.locked_until) * 1000)::bigint::text AS lease_until`.execute(trx);
+  const index = new Map(events.ids.map((id, i) => [id, i + 1]));
+  return rows.map((r) => ({ ...r, ev: index.get(r.event_id)! }));
 }
 
 /**
