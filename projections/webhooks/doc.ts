@@ -33,6 +33,6 @@ export interface ReadyEntry {
   c: string;
   /** when the rows' lease ends, in ms since the epoch (the database's clock) */
   u: number;
-  /** the deliveries: [delivery id, webhook id, the webhook's updated_at in µs at queueing] */
-  d: [string, number, string][];
+  /** the deliveries: [delivery id, webhook id] */
+  d: [string, number][];
 }

@@ -75,7 +75,7 @@ async function resolvePolicies(trx: Trx, wanted: Map<string, PolicyKind>, known:
 }
 
 /** A webhook as the fan-out needs it. */
-interface Hook { id: number; gateway_pubkey: string; gateway_account: string; event_types: string[] | null; direct: boolean; version: string }
+interface Hook { id: number; gateway_pubkey: string; gateway_account: string; event_types: string[] | null; direct: boolean }
 
 /** What a batch queued, for the fast path after commit. */
 type Pushable = Map<string, ReadyEntry>;
@@ -94,8 +94,7 @@ async function fanOut(trx: Trx, pda: PdaDeriver, events: readonly TributaryEvent
   // `direct`: the claim need not arbitrate this endpoint's first attempts (./doc.ts)
   const { rows: hooks } = await sql<Hook>`
     SELECT id, gateway_pubkey, gateway_account, event_types,
-      (NOT ordered AND rate_limit_per_second IS NULL AND failing_since IS NULL AND (paused_until IS NULL OR paused_until <= now())) AS direct,
-      ((extract(epoch FROM updated_at) * 1000000)::bigint)::text AS version
+      (NOT ordered AND rate_limit_per_second IS NULL AND failing_since IS NULL AND (paused_until IS NULL OR paused_until <= now())) AS direct
     FROM webhooks
     WHERE active AND (gateway_pubkey = ANY (${gateways}::text[]) OR gateway_account = ANY (${gateways}::text[]))`.execute(trx);
   if (hooks.length === 0) return undefined;
@@ -146,7 +145,7 @@ async function fanOut(trx: Trx, pda: PdaDeriver, events: readonly TributaryEvent
         entry = { e: r.event_id, n: queued.names[ev]!, p: queued.payloads[ev]!, t: queued.timestamps[ev]!, c: r.created_at, u: Number(r.lease_until), d: [] };
         pushable.set(r.event_id, entry);
       }
-      entry.d.push([String(r.id), r.webhook_id, hookById.get(r.webhook_id)!.version]);
+      entry.d.push([String(r.id), r.webhook_id]);
     }
   }
   // Delivered to listeners at commit, and only if the transaction commits: the claim's rows only.

@@ -6,11 +6,11 @@
  *
  * An entry popped when its rows' lease no longer covers an attempt (timeout and half the
  * margin: the workers fell behind) costs what a claim costs: its rows are taken over by
- * id with a fresh lease, those still held by the fast path. Entries of webhooks
- * deactivated or deleted meanwhile are dropped: their rows wait out the lease and the
- * claim's rules decide. Endpoint settings come from
- * the database, kept per webhook and read again when the entry names a newer version
- * (updated_at: a rotated secret, a new URL).
+ * id with a fresh lease, those still held by the fast path. Endpoint settings are read
+ * for each pop (one query by primary key for the webhooks of all the entries popped), so a
+ * rotated secret, a new URL, a deactivation or a receiver's pause since the event was
+ * queued is seen: the rows of an endpoint deactivated or paused meanwhile are handed to
+ * the claim at once (due now; the claim skips them while the endpoint is paused or inactive).
  */
 import type { Redis } from 'ioredis';
 import { sql } from 'kysely';
@@ -18,9 +18,9 @@ import type { Db } from '../../../infra/postgres/database.js';
 import type { Logger } from '../../../infra/log/logger.js';
 import { webhookPoppersKey, webhookReadyKey } from '../../../src/kernel/keys/index.js';
 import { POPPERS_TTL_MS, PUSH_HOLDER, type ReadyEntry } from '../../../projections/webhooks/doc.js';
-import { takeOver, type ClaimedDelivery } from './outbox-store.js';
+import { releaseLeases, takeOver, type ClaimedDelivery } from './outbox-store.js';
 
-type Endpoint = Pick<ClaimedDelivery, 'endpoint_url' | 'secret' | 'previous_secret' | 'previous_secret_until' | 'rate_limit_per_second' | 'failing'> & { version: bigint };
+type Endpoint = Pick<ClaimedDelivery, 'endpoint_url' | 'secret' | 'previous_secret' | 'previous_secret_until' | 'rate_limit_per_second' | 'failing'>;
 
 export interface FastPathDeps {
   db: Db;
@@ -51,7 +51,6 @@ export function startFastPath(deps: FastPathDeps): FastPath {
   const poppersKey = webhookPoppersKey(deps.prefix);
   const blocking = deps.redis.duplicate();
   blocking.on('error', () => undefined); // reported by the pops that fail
-  const endpoints = new Map<number, Endpoint>();
   let stopped = false;
   let perEntry = 1;
 
@@ -59,28 +58,20 @@ export function startFastPath(deps: FastPathDeps): FastPath {
   say();
   const heartbeat = setInterval(say, POPPERS_TTL_MS / 3);
 
-  async function endpointsOf(entries: readonly ReadyEntry[]): Promise<void> {
-    const stale = new Set<number>();
-    for (const e of entries) {
-      for (const [, webhookId, version] of e.d) {
-        const known = endpoints.get(webhookId);
-        if (!known || known.version < BigInt(version)) stale.add(webhookId);
-      }
-    }
-    if (stale.size === 0) return;
-    const { rows } = await sql<Endpoint & { id: number; version: string }>`
-      SELECT id, endpoint_url, secret, previous_secret, previous_secret_until, rate_limit_per_second,
-        (failing_since IS NOT NULL) AS failing, ((extract(epoch FROM updated_at) * 1000000)::bigint)::text AS version
-      FROM webhooks WHERE id = ANY (${[...stale]}::integer[]) AND active`.execute(deps.db);
-    for (const id of stale) endpoints.delete(id);
-    for (const r of rows) endpoints.set(r.id, { ...r, version: BigInt(r.version) });
+  /** The endpoints of the entries' webhooks that may be sent to now: active, not paused by a receiver. */
+  async function endpointsOf(entries: readonly ReadyEntry[]): Promise<Map<number, Endpoint>> {
+    const ids = [...new Set(entries.flatMap((e) => e.d.map(([, webhookId]) => webhookId)))];
+    const { rows } = await sql<Endpoint & { id: number }>`
+      SELECT id, endpoint_url, secret, previous_secret, previous_secret_until, rate_limit_per_second, (failing_since IS NOT NULL) AS failing
+      FROM webhooks WHERE id = ANY (${ids}::integer[]) AND active AND (paused_until IS NULL OR paused_until <= now())`.execute(deps.db);
+    return new Map(rows.map((r) => [r.id, r]));
   }
 
-  function deliveriesOf(e: ReadyEntry, holder: string): ClaimedDelivery[] {
+  function deliveriesOf(endpoints: Map<number, Endpoint>, e: ReadyEntry, holder: string): ClaimedDelivery[] {
     const out: ClaimedDelivery[] = [];
     for (const [id, webhookId] of e.d) {
       const w = endpoints.get(webhookId);
-      if (!w) continue; // deactivated or deleted meanwhile
+      if (!w) continue; // handed to the claim
       out.push({
         id, webhook_id: webhookId, event_id: e.e, event_name: e.n, payload_text: e.p, payload_timestamp: e.t,
         round: 0, attempts: 0, created_at: new Date(e.c), endpoint_url: w.endpoint_url, secret: w.secret,
@@ -101,14 +92,16 @@ export function startFastPath(deps: FastPathDeps): FastPath {
         if (!r) continue;
         const entries = r[1].map((s) => JSON.parse(s) as ReadyEntry);
         perEntry = Math.max(1, Math.round(entries.reduce((n, e) => n + e.d.length, 0) / entries.length));
-        await endpointsOf(entries);
+        const endpoints = await endpointsOf(entries);
+        const held = entries.flatMap((e) => e.d.filter(([, webhookId]) => !endpoints.has(webhookId)).map(([id]) => id));
+        if (held.length > 0) await releaseLeases(deps.db, PUSH_HOLDER, held);
         const now = Date.now();
         const late = entries.filter((e) => e.u - now < deps.needMs);
-        deps.take(entries.filter((e) => e.u - now >= deps.needMs).flatMap((e) => deliveriesOf(e, PUSH_HOLDER)));
+        deps.take(entries.filter((e) => e.u - now >= deps.needMs).flatMap((e) => deliveriesOf(endpoints, e, PUSH_HOLDER)));
         if (late.length > 0) {
-          const rows = late.flatMap((e) => deliveriesOf(e, deps.worker));
-          const held = await takeOver(deps.db, deps.worker, PUSH_HOLDER, rows.map((r) => r.id), deps.claimLeaseMs);
-          deps.take(rows.filter((r) => held.has(r.id)));
+          const rows = late.flatMap((e) => deliveriesOf(endpoints, e, deps.worker));
+          const taken = await takeOver(deps.db, deps.worker, PUSH_HOLDER, rows.map((r) => r.id), deps.claimLeaseMs);
+          deps.take(rows.filter((r) => taken.has(r.id)));
         }
       } catch (err) {
         if (stopped) break;
