@@ -24,7 +24,7 @@ export interface WebhookDeliveriesTable {
   finished_at: OptionalTime;
 }
 
-/** A chain event's payload, stored once however many webhooks it goes to (migration 0992). */
+/** A chain event's payload, stored once however many webhooks it goes to (migration 0994). */
 export interface WebhookEventsTable {
   event_id: string;
   payload: ColumnType<unknown, string, string>;
