@@ -124,33 +124,35 @@ export type RecordOutcome = 'held' | 'lost' | 'gone';
 
 /**
  * Records an attempt and moves its delivery on, in one statement. The attempt is always
- * recorded; the delivery changes only while `holder` still holds it ('lost' otherwise:
- * its lease ran out and another worker has it). 'gone': the webhook was deleted meanwhile.
+ * recorded while its delivery exists; the delivery changes only while `holder` still
+ * holds it ('lost' otherwise: its lease ran out and another worker has it). 'gone': the
+ * delivery was deleted meanwhile (its webhook deleted): nothing is recorded.
  */
 export async function recordAttempt(db: Db, holder: string, a: AttemptRecord, next: NextState): Promise<RecordOutcome> {
-  try {
-    const { rows } = await outcomeTransaction(db, (trx) => sql<{ id: string }>`
-      WITH attempt AS (
-        INSERT INTO webhook_attempts (delivery_id, webhook_id, event_id, event_name, attempt, attempted_at, status_code, latency_ms, error, success)
-        VALUES (${a.deliveryId}, ${a.webhookId}, ${a.eventId}, ${a.eventName}, ${a.attempt}, ${a.attemptedAt}, ${a.statusCode}, ${a.latencyMs}, ${a.error}, ${a.success})
-      )
+  const { rows } = await outcomeTransaction(db, (trx) => sql<{ present: boolean; moved: boolean }>`
+    WITH present AS (SELECT id FROM webhook_deliveries WHERE id = ${a.deliveryId}),
+    attempt AS (
+      INSERT INTO webhook_attempts (delivery_id, webhook_id, event_id, event_name, attempt, attempted_at, status_code, latency_ms, error, success)
+      SELECT ${a.deliveryId}, ${a.webhookId}, ${a.eventId}, ${a.eventName}, ${a.attempt}, ${a.attemptedAt}, ${a.statusCode}, ${a.latencyMs}, ${a.error}, ${a.success}
+      FROM present
+    ),
+    moved AS (
       UPDATE webhook_deliveries
       SET attempts = attempts + 1, last_error = ${a.error}, ${stateUpdate(next)}
       WHERE id = ${a.deliveryId} AND locked_by = ${holder} AND status = 'pending'
-      RETURNING id`.execute(trx));
-    return rows.length > 0 ? 'held' : 'lost';
-  } catch (err) {
-    if ((err as { code?: string }).code === '23503') return 'gone'; // foreign key: the webhook or delivery was deleted
-    throw err;
-  }
+      RETURNING id
+    )
+    SELECT EXISTS (SELECT 1 FROM present) AS present, EXISTS (SELECT 1 FROM moved) AS moved`.execute(trx));
+  const r = rows[0];
+  return r?.moved === true ? 'held' : r?.present === true ? 'lost' : 'gone';
 }
 
 const STATE_CODE: Record<NextState['kind'], string> = { delivered: 'delivered', retry: 'retry', pending: 'pending', dead: 'dead' };
 
 /**
  * recordAttempt for many attempts in one statement (one commit): what lets a worker keep
- * up under load. Same rules; outcomes in input order ('held' or 'lost'). Throws when any
- * row fails (a delivery deleted meanwhile): the caller then records them one by one.
+ * up under load. Same rules; outcomes in input order ('held' or 'lost': a delivery
+ * deleted meanwhile counts as lost here, and its attempt is not recorded).
  */
 export async function recordAttempts(db: Db, items: readonly { a: AttemptRecord; next: NextState; holder: string }[]): Promise<RecordOutcome[]> {
   if (items.length === 0) return [];
@@ -171,7 +173,8 @@ export async function recordAttempts(db: Db, items: readonly { a: AttemptRecord;
     ),
     attempts AS (
       INSERT INTO webhook_attempts (delivery_id, webhook_id, event_id, event_name, attempt, attempted_at, status_code, latency_ms, error, success)
-      SELECT delivery_id, webhook_id, event_id, event_name, attempt, attempted_at, status_code, latency_ms, error, success FROM input
+      SELECT delivery_id, webhook_id, event_id, event_name, attempt, attempted_at, status_code, latency_ms, error, success FROM input i
+      WHERE EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.id = i.delivery_id)
     )
     UPDATE webhook_deliveries d SET
       attempts = d.attempts + 1,
