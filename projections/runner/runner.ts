@@ -11,7 +11,7 @@ import type { Db } from '../../infra/postgres/database.js';
 import type { StreamKeys } from '../../infra/redis/client.js';
 import type { Logger } from '../../infra/log/logger.js';
 import { parseEvent, type TributaryEvent } from '../../src/kernel/events/envelope.js';
-import type { Projection } from './projection.js';
+import type { AfterCommit, Projection, ProjectionIo } from './projection.js';
 import { advanceCheckpoint, filterNew, lockShared } from './checkpoint.js';
 import { ack, compareStreamIds, type StreamEntry } from '../../infra/redis/stream-group.js';
 import { clearAttempts, countAttempt, deadLetter } from '../../infra/redis/dead-letter.js';
@@ -64,16 +64,21 @@ export function readsPerTransaction(batchSize: number): number {
 /** What a committed batch changed: how many events it applied, and the keys they touched (undefined: any). */
 interface Applied { count: number; scopes: ReadonlySet<string> | undefined }
 
-async function applyBatch(db: Db, projection: Projection, entries: readonly { streamId: string; event: TributaryEvent }[]): Promise<Applied> {
+async function applyBatch(db: Db, projection: Projection, entries: readonly { streamId: string; event: TributaryEvent }[], io: ProjectionIo, log: Logger): Promise<Applied> {
   const last = entries.reduce((m, e) => (compareStreamIds(e.streamId, m) > 0 ? e.streamId : m), '0-0');
-  return db.transaction().execute(async (trx) => {
+  let after: AfterCommit | undefined;
+  const applied = await db.transaction().execute(async (trx) => {
     await lockShared(trx, projection.name);
     const events = entries.map((e) => e.event);
     const fresh = projection.selfDeduplicating ? events : await filterNew(trx, projection.name, events);
-    const scopes = fresh.length > 0 ? await projection.apply(trx, fresh) : new Set<string>();
+    const result = fresh.length > 0 ? await projection.apply(trx, fresh, io) : new Set<string>();
+    if (typeof result === 'function') after = result;
+    const scopes = typeof result === 'function' ? undefined : result;
     await advanceCheckpoint(trx, projection.name, last, fresh.length);
     return { count: fresh.length, scopes: scopes ?? undefined };
   });
+  if (after) await after().catch((err: unknown) => log.warn({ err: (err as Error).message }, 'after-commit step failed; skipped'));
+  return applied;
 }
 
 async function databaseAnswers(db: Db): Promise<boolean> {
@@ -91,6 +96,7 @@ export function startProjection(deps: RunnerDeps, projection: Projection, opts: 
   const consumer = consumerName();
   const log = logger.child({ projection: group, consumer });
   const stats = { applied: 0, batches: 0, deadLettered: 0, failures: 0 };
+  const io: ProjectionIo = { redis, keys };
   let stopping = false;
 
   async function deadLetterEntry(entry: StreamEntry, error: string, attempts: number): Promise<void> {
@@ -124,7 +130,7 @@ export function startProjection(deps: RunnerDeps, projection: Projection, opts: 
     }
     if (parsed.length === 0) return;
     try {
-      const applied = await applyBatch(db, projection, parsed);
+      const applied = await applyBatch(db, projection, parsed, io, log);
       stats.applied += applied.count;
       stats.batches += 1;
       await bumpVersion(applied);
@@ -143,7 +149,7 @@ export function startProjection(deps: RunnerDeps, projection: Projection, opts: 
     }
     for (const p of parsed) {
       try {
-        const applied = await applyBatch(db, projection, [p]);
+        const applied = await applyBatch(db, projection, [p], io, log);
         stats.applied += applied.count;
         await bumpVersion(applied);
         await ack(redis, keys.events, group, [p.streamId]);
