@@ -50,9 +50,12 @@ function conditions(w: EventWhere) {
 
 /**
  * Rows a time window's plan probes for through the block-time index (index entries only,
- * in index order, so that no estimate turns a probe into a scan of the table).
+ * in index order, so that no estimate turns a probe into a scan of the table); more when
+ * the page ends deeper (offset + limit), so that a window walked by slot always holds the
+ * whole page and the walk never runs on past the window's oldest event.
  */
 const WINDOW_PROBE = 10_000;
+const probeCap = (page: Page): number => Math.max(WINDOW_PROBE, page.offset + page.limit);
 
 /** How a page with a time window is read; see windowPlan. */
 const SMALL_WINDOW = 1;
@@ -65,17 +68,17 @@ const WIDE_WINDOW = 3;
  * than the window before its first match; the planner, which assumes the window's rows
  * spread evenly over the slots, picks that walk for deep windows of a large archive
  * (hundreds of thousands of rows for a page). Capped probes of the block-time index
- * decide instead: a window of fewer than WINDOW_PROBE rows is read whole through that
+ * decide instead: a window of fewer than probeCap rows is read whole through that
  * index and sorted (SMALL_WINDOW, O(window)); a wider one is walked by slot when fewer
- * than WINDOW_PROBE events are newer than it (SLOT_WALK, O(newer + page): open-ended and
+ * than probeCap events are newer than it (SLOT_WALK, O(newer + page): open-ended and
  * recent windows), else read whole and sorted (WIDE_WINDOW, O(window)). Only the cost
  * depends on the choice: every branch has the same conditions and order, so pages stay
  * exact when block time goes backwards between slots.
  */
-function windowPlan(db: Db, time: TimeRange): RawBuilder<number> {
+function windowPlan(db: Db, time: TimeRange, limit: number): RawBuilder<number> {
   const probe = (cond: (eb: ExpressionBuilder<Database, 'events'>) => Expression<SqlBool>) => db.selectFrom('events')
-    .select('block_time').where(cond).orderBy('block_time', 'desc').orderBy('seq', 'desc').limit(WINDOW_PROBE);
-  const cap = sql.lit(WINDOW_PROBE);
+    .select('block_time').where(cond).orderBy('block_time', 'desc').orderBy('seq', 'desc').limit(sql.lit(limit));
+  const cap = sql.lit(limit);
   const small = sql<boolean>`(SELECT count(*) FROM (${probe(conditions({ time }))}) w) < ${cap}`;
   const wide = time.to === undefined
     ? sql.lit(SLOT_WALK)
@@ -89,7 +92,7 @@ function windowPlan(db: Db, time: TimeRange): RawBuilder<number> {
  * OFFSET, or for a time window windowPlan's ways as branches of a UNION ALL, each gated
  * on the plan above its LIMIT (a one-time filter: the other branches never start, not
  * even the parallel workers a plan may give them). The small window's branch reads at
- * most WINDOW_PROBE rows in block-time order, which forces the block-time index and never
+ * most probeCap rows in block-time order, which forces the block-time index and never
  * truncates the window (it has fewer rows, seen in the same snapshot); `slot + 0` keeps
  * the wide window's sort off the slot index, and `block_time + 0` keeps the slot walk off
  * the block-time index, whatever a generic plan estimates. An open-ended window is never
@@ -102,14 +105,15 @@ function pageRows(db: Db, where: EventWhere, page: Page): AliasedSelectQueryBuil
   }
   const { time, ...rest } = where;
   const gate = (how: number) => sql<SqlBool>`(SELECT how FROM plan) = ${sql.lit(how)}`;
-  const inWindow = matching().where(conditions(where)).orderBy('block_time', 'desc').orderBy('seq', 'desc').limit(WINDOW_PROBE);
+  const cap = probeCap(page);
+  const inWindow = matching().where(conditions(where)).orderBy('block_time', 'desc').orderBy('seq', 'desc').limit(sql.lit(cap));
   const smallWindow = db.selectFrom(inWindow.as('w')).selectAll()
     .orderBy('slot', 'desc').orderBy('seq', 'desc').limit(page.limit).offset(page.offset);
   const slotWalk = matching().where(conditions(rest)).where((eb) => eb.and([
     ...(time.from !== undefined ? [eb(sql`block_time + 0`, '>=', String(time.from))] : []),
     ...(time.to !== undefined ? [eb(sql`block_time + 0`, '<=', String(time.to))] : []),
   ])).orderBy('slot', 'desc').orderBy('seq', 'desc').limit(page.limit).offset(page.offset);
-  const branches = db.with((cte) => cte('plan').materialized(), (qb) => qb.selectNoFrom(windowPlan(db, time).as('how')))
+  const branches = db.with((cte) => cte('plan').materialized(), (qb) => qb.selectNoFrom(windowPlan(db, time, cap).as('how')))
     .selectFrom(smallWindow.as('b1')).selectAll().where(gate(SMALL_WINDOW))
     .unionAll((qb) => qb.selectFrom(slotWalk.as('b2')).selectAll().where(gate(SLOT_WALK)));
   if (time.to === undefined) return branches.as('t');

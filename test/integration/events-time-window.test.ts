@@ -80,6 +80,8 @@ describe('events in a time window, over a large archive', function () {
       { time: { from: END + 3600, to: END + 90_000 }, page: { limit: 100, offset: 0 } }, // only the day-ahead events
       { time: { from: END + 200_000 }, page: { limit: 100, offset: 0 } }, // empty
       { time: { from: T0 + 5000, to: T0 + 5000 }, page: { limit: 100, offset: 0 } },
+      { time: { from: END - 5250 }, page: { limit: 1000, offset: 10_000 } }, // the page ends past the window's probe
+      { time: { from: T0 + 9000, to: T0 + 20_000 }, page: { limit: 1000, offset: 10_000 } },
     );
     return out;
   }
@@ -107,8 +109,8 @@ describe('events in a time window, over a large archive', function () {
   });
 
   /** Shared buffers (hit + read) the page's statement touches, under the given plan cache mode. */
-  async function buffersOf(time: TimeRange, mode: 'force_custom_plan' | 'force_generic_plan'): Promise<number> {
-    const { sql: text, parameters } = eventsQuery(env.db, { time }, { limit: 100, offset: 0 }).compile();
+  async function buffersOf(time: TimeRange, mode: 'force_custom_plan' | 'force_generic_plan', page: Page = { limit: 100, offset: 0 }): Promise<number> {
+    const { sql: text, parameters } = eventsQuery(env.db, { time }, page).compile();
     const client = new pg.Client({ connectionString: env.dbUrl });
     await client.connect();
     try {
@@ -131,6 +133,9 @@ describe('events in a time window, over a large archive', function () {
       const deep = await buffersOf({ from: T0 + 1000, to: T0 + 4600 }, mode);
       // the window's 7,200 rows fill about 5% of the table's pages; the slot walk read them all
       expect(deep, `${mode}: deep ${deep} vs recent ${recent} buffers, table ${pages} pages`).to.be.below(Math.max(2 * recent, pages / 10));
+      // an open window of 10,500 rows with a page ending at 11,000 must not walk the history below it
+      const pastProbe = await buffersOf({ from: END - 5250 }, mode, { limit: 1000, offset: 10_000 });
+      expect(pastProbe, `${mode}: a page past the probe ${pastProbe} buffers`).to.be.below(pages / 10);
     }
   });
 });
