@@ -16,7 +16,13 @@ import type { TributaryEvent } from '../src/kernel/events/envelope.js';
 import type { Projection, Trx } from './runner/projection.js';
 import { lockExclusive } from './runner/checkpoint.js';
 
-const PAGE = 10_000;
+/**
+ * Archived events per page, each applied as one batch: a model that sums (payment stats)
+ * writes one upsert per key a page touches, so larger pages write fewer times (a replay of
+ * 1M events of 10,000 gateways: 24,600 events/s in pages of 10,000, 37,300 in pages of
+ * 50,000, quiet machine); a page of 50,000 holds some 75 MB of events in the process.
+ */
+const PAGE = 50_000;
 
 interface ArchivedRow { seq: string; id: string; name: string; signature: string; slot: string; block_time: string | null; ix_path: string; event_index: number; data: TributaryEvent['data'] }
 
