@@ -6,7 +6,7 @@ import { sql } from 'kysely';
 import { textToFixedBytes } from '../../src/kernel/events/codec.js';
 import type { TributaryEvent } from '../../src/kernel/events/envelope.js';
 import type { Projection, Trx } from '../runner/projection.js';
-import { bulkInsert } from '../runner/bulk.js';
+import { bulkAppend } from '../runner/bulk.js';
 
 /** The 64-byte memo of an event, for trackingId lookups through the memo encoding. */
 export function memoBytes(e: TributaryEvent): Buffer | null {
@@ -40,6 +40,6 @@ export const archiveProjection: Projection = {
   replayable: false,
   async apply(trx: Trx, events: readonly TributaryEvent[]): Promise<void> {
     // in batch order, so `seq` follows the stream as it did with one row at a time
-    await bulkInsert(trx, 'events', COLUMNS, events.map(archiveRow), sql`ON CONFLICT (id) DO NOTHING`);
+    await bulkAppend(trx, 'events', COLUMNS, events.map(archiveRow), sql`ON CONFLICT (id) DO NOTHING`);
   },
 };

@@ -11,7 +11,7 @@ import type { Projection, Trx } from '../runner/projection.js';
 import { paymentDoc, type PaymentRowLike } from './doc.js';
 import { PAYMENTS_GROUP } from '../../src/kernel/keys/index.js';
 import { sql } from 'kysely';
-import { bulkInsert } from '../runner/bulk.js';
+import { bulkAppend, bulkInsert } from '../runner/bulk.js';
 
 interface Memo { memo: Buffer; tracking_id: string; input_mint: string | null }
 type Executed = TributaryEvent<'PaymentRecord' | 'ComposableExecuted'>;
@@ -99,7 +99,7 @@ async function apply(trx: Trx, events: readonly TributaryEvent[]): Promise<void>
       default: assertNever(e);
     }
   }
-  await bulkInsert(trx, 'payments', PAYMENT_COLUMNS, rows, sql`ON CONFLICT (event_id) DO NOTHING`);
+  await bulkAppend(trx, 'payments', PAYMENT_COLUMNS, rows, sql`ON CONFLICT (event_id) DO NOTHING`);
   if (created.length > 0) await rememberCreated(trx, created);
 }
 

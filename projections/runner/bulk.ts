@@ -33,9 +33,37 @@ export async function bulkInsert(
 ): Promise<number> {
   if (rows.length === 0) return 0;
   await emptyStaging(trx, table, columns);
-  const values = rows.map((r) => columns.map((c) => (r as Record<string, CopyValue>)[c]));
-  await copyInto(trx, stagingOf(table), columns, values);
+  await copyInto(trx, stagingOf(table), columns, valuesOf(rows, columns));
   const cols = sql.join(columns.map((c) => sql.ref(c)));
   const r = await sql`INSERT INTO ${sql.table(table)} (${cols}) SELECT ${cols} FROM ${sql.table(stagingOf(table))} ${tail}`.execute(trx);
   return Number(r.numAffectedRows ?? 0);
+}
+
+const valuesOf = (rows: readonly object[], columns: readonly string[]) =>
+  rows.map((r) => columns.map((c) => (r as Record<string, CopyValue>)[c]));
+
+const UNIQUE_VIOLATION = '23505';
+
+/**
+ * bulkInsert for rows that are almost always new (the archive's events, a model's rows
+ * behind the dedup set): COPYed straight into `table` inside a savepoint, so the server
+ * writes them once, in pages, with no staging table and no per-row conflict check. If
+ * one of them exists already, the COPY fails as a whole on the unique index, the
+ * savepoint undoes it, and the batch takes bulkInsert's path with its conflict rule: the
+ * rows written are exactly what bulkInsert alone would have written.
+ */
+export async function bulkAppend(
+  trx: Trx, table: string, columns: readonly string[], rows: readonly object[], tail: RawBuilder<unknown>,
+): Promise<number> {
+  if (rows.length === 0) return 0;
+  await sql`SAVEPOINT bulk_append`.execute(trx);
+  try {
+    await copyInto(trx, table, columns, valuesOf(rows, columns));
+  } catch (err) {
+    if ((err as { code?: unknown }).code !== UNIQUE_VIOLATION) throw err;
+    await sql`ROLLBACK TO SAVEPOINT bulk_append`.execute(trx);
+    return bulkInsert(trx, table, columns, rows, tail);
+  }
+  await sql`RELEASE SAVEPOINT bulk_append`.execute(trx);
+  return rows.length;
 }
