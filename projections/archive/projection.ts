@@ -33,6 +33,10 @@ const COLUMNS: readonly string[] = [
   'id', 'name', 'signature', 'slot', 'block_time', 'ix_path', 'event_index', 'memo', 'data',
 ];
 
+/** archiveRow as COPY values, in COLUMNS order. */
+const archiveValues = (e: TributaryEvent) =>
+  [e.id, e.name, e.signature, e.slot, e.blockTime, e.ixPath, e.index, memoBytes(e), JSON.stringify(e.data)];
+
 export const archiveProjection: Projection = {
   name: 'archive',
   tables: [{ name: 'events', orderBy: 'id', volatile: ['seq'] }],
@@ -40,6 +44,6 @@ export const archiveProjection: Projection = {
   replayable: false,
   async apply(trx: Trx, events: readonly TributaryEvent[]): Promise<void> {
     // in batch order, so `seq` follows the stream as it did with one row at a time
-    await bulkAppend(trx, 'events', COLUMNS, events.map(archiveRow), sql`ON CONFLICT (id) DO NOTHING`);
+    await bulkAppend(trx, 'events', COLUMNS, events, archiveValues, sql`ON CONFLICT (id) DO NOTHING`);
   },
 };

@@ -12,6 +12,7 @@ import { paymentDoc, type PaymentRowLike } from './doc.js';
 import { PAYMENTS_GROUP } from '../../src/kernel/keys/index.js';
 import { sql } from 'kysely';
 import { bulkAppend, bulkInsert } from '../runner/bulk.js';
+import type { CopyValue } from '../../infra/postgres/copy.js';
 
 interface Memo { memo: Buffer; tracking_id: string; input_mint: string | null }
 type Executed = TributaryEvent<'PaymentRecord' | 'ComposableExecuted'>;
@@ -75,15 +76,23 @@ async function loadMemos(trx: Trx, policies: readonly string[]): Promise<Map<str
   return out;
 }
 
+/** An execution of the batch with what its row needs besides the event: the composable policy's memo as it stood at that point of the batch. */
+type Planned = { e: TributaryEvent<'PaymentRecord'> } | { e: TributaryEvent<'ComposableExecuted'>; memo: Memo | undefined };
+
+function plannedValues(p: Planned): readonly CopyValue[] {
+  const row: Record<string, unknown> = 'memo' in p ? composableRow(p.e, p.memo) : paymentRow(p.e);
+  return PAYMENT_COLUMNS.map((c) => row[c] as CopyValue);
+}
+
 async function apply(trx: Trx, events: readonly TributaryEvent[]): Promise<void> {
   const executedPolicies = [...new Set(events.flatMap((e) => (e.name === 'ComposableExecuted' ? [e.data.composable_policy] : [])))];
   const memos = executedPolicies.length > 0 ? await loadMemos(trx, executedPolicies) : new Map<string, Memo>();
-  const rows: (ReturnType<typeof paymentRow> | ReturnType<typeof composableRow>)[] = [];
+  const planned: Planned[] = [];
   const created: { composable_policy: string; memo: Buffer; tracking_id: string; input_mint: string | null }[] = [];
   for (const e of events) {
     switch (e.name) {
-      case 'PaymentRecord': rows.push(paymentRow(e)); break;
-      case 'ComposableExecuted': rows.push(composableRow(e, memos.get(e.data.composable_policy))); break;
+      case 'PaymentRecord': planned.push({ e }); break;
+      case 'ComposableExecuted': planned.push({ e, memo: memos.get(e.data.composable_policy) }); break;
       case 'ComposablePolicyCreated': {
         const m = memoOfCreated(e);
         const policy = e.data.composable_policy;
@@ -99,7 +108,8 @@ async function apply(trx: Trx, events: readonly TributaryEvent[]): Promise<void>
       default: assertNever(e);
     }
   }
-  await bulkAppend(trx, 'payments', PAYMENT_COLUMNS, rows, sql`ON CONFLICT (event_id) DO NOTHING`);
+  // rows rendered as the COPY stream takes them (bulk.ts): the server writes one chunk while the next is rendered
+  await bulkAppend(trx, 'payments', PAYMENT_COLUMNS, planned, plannedValues, sql`ON CONFLICT (event_id) DO NOTHING`);
   if (created.length > 0) await rememberCreated(trx, created);
 }
 
