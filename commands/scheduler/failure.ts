@@ -12,9 +12,12 @@
  *              transient error, and counted towards the cooldown.
  *
  * Program errors are read by name: from Anchor's log line (`Error Code: Name.`), from a
- * `Name (6007)` text, or from the custom code of the transaction error through the IDL.
+ * `Name (6007)` text, or from the custom code of the transaction error, through the kernel's
+ * table (the IDL's errors and Anchor's framework errors) and the SPL token program's errors
+ * (named `Token<Name>` here, so that the payer's `InsufficientFunds` is not mistaken for one of ours).
+ * Only the lists below give a name a class; every other name, Anchor's included, is `failed`.
  */
-import { idl } from '../../src/kernel/idl/index.js';
+import { programErrorByCode, programErrorByName, SPL_TOKEN_ERRORS } from '../../src/kernel/domain/program-errors.js';
 
 export type FailureClass = 'dropped' | 'past_due' | 'transient' | 'failed';
 
@@ -26,10 +29,8 @@ const DROPPED = new Set(['PaymentNotDue', 'PolicyPaused', 'InvalidPolicyStatusTr
 const PAST_DUE = new Set(['InsufficientBalance', 'NoDelegateSet', 'InsufficientDelegatedAmount', 'TokenInsufficientFunds', 'TokenOwnerMismatch']);
 const TRANSIENT = new Set(['rpc', 'BlockhashNotFound', 'timeout', 'AccountInUse']);
 
-const ERROR_NAMES = new Map<number, string>(
-  ((idl as unknown as { errors?: { code: number; name: string }[] }).errors ?? []).map((e) => [e.code, e.name]),
-);
-const ERROR_CODES = new Map<string, number>([...ERROR_NAMES].map(([code, name]) => [name, code]));
+/** The token program's error numbers (all under 100, below any of the program's own) by the name used here. */
+const TOKEN_ERRORS = new Map<number, string>(Object.entries(SPL_TOKEN_ERRORS).map(([name, e]) => [e.code, `Token${name}`]));
 
 export function classOf(code: string): FailureClass {
   if (DROPPED.has(code)) return 'dropped';
@@ -44,12 +45,9 @@ export function failure(code: string, reason: string): Failure {
 
 /** `InsufficientBalance (6007)`, as a user should read a program error. */
 export function programErrorText(name: string): string {
-  const code = ERROR_CODES.get(name);
-  return code === undefined ? name : `${name} (${code})`;
+  const named = programErrorByName(name);
+  return named ? `${name} (${named.code})` : name;
 }
-
-/** The SPL token program's own errors that mean the payer cannot pay (0x1 insufficient funds, 0x4 owner mismatch). */
-const TOKEN_ERRORS: Readonly<Record<number, string>> = { 1: 'TokenInsufficientFunds', 4: 'TokenOwnerMismatch' };
 
 interface TxErrorShape { InstructionError?: [number, unknown] }
 
@@ -63,14 +61,7 @@ export function nameOfTxError(err: unknown, logs: readonly string[] = []): strin
     const detail = ie[1];
     if (typeof detail === 'string') return detail;
     const custom = (detail as { Custom?: unknown } | null)?.Custom;
-    if (typeof custom === 'number') {
-      const byIdl = ERROR_NAMES.get(custom);
-      if (byIdl) return byIdl;
-      const token = TOKEN_ERRORS[custom];
-      if (token && logs.some((l) => /Tokenkeg/.test(l))) return token;
-      if (custom < 100 && token) return token;
-      return `Custom${custom}`;
-    }
+    if (typeof custom === 'number') return programErrorByCode(custom)?.name ?? TOKEN_ERRORS.get(custom) ?? `Custom${custom}`;
   }
   return 'unknown';
 }
@@ -79,10 +70,13 @@ export function nameOfTxError(err: unknown, logs: readonly string[] = []): strin
 export function nameInText(text: string): string | undefined {
   const anchor = /Error Code: (\w+)\./.exec(text);
   if (anchor?.[1]) return anchor[1];
-  const named = /\b([A-Z][A-Za-z]+) \((\d{4})\)/.exec(text);
-  if (named?.[1] && ERROR_NAMES.get(Number(named[2])) === named[1]) return named[1];
+  // the first `Name (code)` that is one of the program's errors: a token error's `InsufficientFunds (1)` may come before it
+  for (const m of text.matchAll(/\b([A-Z][A-Za-z]+) \((\d+)\)/g)) {
+    if (m[1] && programErrorByCode(Number(m[2]))?.name === m[1]) return m[1];
+  }
   const hex = /custom program error: 0x([0-9a-f]+)/i.exec(text);
-  if (hex?.[1]) return ERROR_NAMES.get(parseInt(hex[1], 16)) ?? (parseInt(hex[1], 16) === 1 ? 'TokenInsufficientFunds' : undefined);
+  // without logs a small number may be any program's; 0x1 alone is read as the payer's empty token account
+  if (hex?.[1]) return programErrorByCode(parseInt(hex[1], 16))?.name ?? (parseInt(hex[1], 16) === 1 ? 'TokenInsufficientFunds' : undefined);
   if (/Blockhash not found/i.test(text)) return 'BlockhashNotFound';
   return undefined;
 }
@@ -96,6 +90,8 @@ export function failureOfRpcError(message: string, data: unknown): Failure {
   return failure(code, describe(code, message));
 }
 
+/** The message led by the error's name and number, unless it names them already (the localnet's messages do). */
 function describe(code: string, message: string): string {
-  return ERROR_CODES.has(code) ? `${programErrorText(code)}: ${message}` : message;
+  const text = programErrorText(code);
+  return text === code || message.includes(text) ? message : `${text}: ${message}`;
 }

@@ -34,10 +34,7 @@ export async function schedulerReport(db: Db, io: ChainIo | undefined, minLampor
   const lag = await sql<{ p50: string | null; p99: string | null }>`
     SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY lag_ms)::bigint::text AS p50, percentile_cont(0.99) WITHIN GROUP (ORDER BY lag_ms)::bigint::text AS p99
     FROM execution_attempts WHERE outcome = 'executed' AND lag_ms IS NOT NULL AND at > now() - interval '1 day'`.execute(db);
-  const usage = await sql<{ unsettled: string | null; unbillable: string | null }>`
-    SELECT (sum(chunk) FILTER (WHERE charge_id IS NULL AND unbillable_reason IS NULL))::text AS unsettled,
-           (sum(chunk) FILTER (WHERE unbillable_reason IS NOT NULL))::text AS unbillable
-    FROM payg_usage`.execute(db);
+  const usage = await usageTotals(db);
   const gateways = await db.selectFrom('scheduler_gateways').select(['gateway', 'signer', 'state']).where('state', '!=', 'stopped').orderBy('gateway').execute();
   const signers: SignerReport[] = [];
   for (const g of gateways) {
@@ -49,8 +46,23 @@ export async function schedulerReport(db: Db, io: ChainIo | undefined, minLampor
     dueNow: Number(dueNow.rows[0]?.n ?? 0), pastDue: n('past_due'), executed: n('executed'), givenUp: n('given_up'),
     failedByReason: Object.fromEntries(failed.map((r) => [r.reason_code || 'unknown', Number(r.n)])),
     lagP50Ms: l?.p50 == null ? null : Number(l.p50), lagP99Ms: l?.p99 == null ? null : Number(l.p99),
-    unsettledUsage: usage.rows[0]?.unsettled ?? '0', unbillableUsage: usage.rows[0]?.unbillable ?? '0', signers,
+    unsettledUsage: usage.unsettled, unbillableUsage: usage.unbillable, signers,
   };
+}
+
+/**
+ * The unsettled and the unbillable usage, each summed over its own partial index
+ * (payg_usage_unsettled_idx, payg_usage_unbillable_idx): a scrape reads the rows still
+ * open or refused for good, never the settled history. One sum with two FILTERs would read
+ * the whole table on every scrape. The predicates must stay those of the indexes.
+ */
+export const usageTotalsQuery = sql<{ unsettled: string | null; unbillable: string | null }>`
+    SELECT (SELECT sum(chunk) FROM payg_usage WHERE charge_id IS NULL AND unbillable_reason IS NULL)::text AS unsettled,
+           (SELECT sum(chunk) FROM payg_usage WHERE unbillable_reason IS NOT NULL)::text AS unbillable`;
+
+export async function usageTotals(db: Db): Promise<{ unsettled: string; unbillable: string }> {
+  const row = (await usageTotalsQuery.execute(db)).rows[0];
+  return { unsettled: row?.unsettled ?? '0', unbillable: row?.unbillable ?? '0' };
 }
 
 /** The report as `tributary status` prints it; a low signer balance is a WARNING line. */

@@ -16,6 +16,8 @@ import * as m0950 from './0950_x402_facilitator.js';
 import * as m0960 from './0960_x402_prepaid.js';
 import * as m0990 from './0990_webhooks_authority_key.js';
 import * as m0991 from './0991_webhook_claim_function.js';
+import * as m0992 from './0992_merchant_subscribers_past_due.js';
+import * as m0993 from './0993_payg_usage_unbillable_index.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '0001_spine': m0001,
@@ -30,6 +32,8 @@ const MIGRATIONS: Record<string, Migration> = {
   '0960_x402_prepaid': m0960,
   '0990_webhooks_authority_key': m0990,
   '0991_webhook_claim_function': m0991,
+  '0992_merchant_subscribers_past_due': m0992,
+  '0993_payg_usage_unbillable_index': m0993,
 };
 
 export async function migrateToLatest(db: Kysely<any>): Promise<MigrationResultSet> {

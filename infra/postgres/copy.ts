@@ -2,16 +2,21 @@
  * COPY ... FROM STDIN inside a kysely transaction: the fastest way rows reach Postgres
  * (one text stream the server parses in bulk, no parameters, no per-row statements).
  *
- * kysely hands a query's `sql` to pg's client.query(), and pg runs any object with a
- * `submit` method as a custom query on that connection (as pg-cursor does for streams);
- * a COPY stream of pg-copy-streams is such an object. So the COPY runs on the
- * transaction's own connection, in its order, and commits or rolls back with it.
+ * kysely has no public handle on a transaction's connection, but it does document what it
+ * asks of the dialect's pool (PostgresPool): `client.query(sql, parameters)` on the
+ * connection the transaction holds. So copyInto sends the COPY's text with one parameter,
+ * a CopyRequest, through `trx.executeQuery`; the pool of every Db (withCopy, wrapped in
+ * createDb) hands that request's stream to pg as a custom query on the same connection,
+ * the way pg-cursor streams run. The COPY therefore runs in the transaction's order and
+ * commits or rolls back with it. A Db whose pool is not wrapped cannot run it: copyInto
+ * then fails with a message that says so (test/integration/postgres-copy.test.ts).
  */
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { CompiledQuery, type Kysely } from 'kysely';
+import { CompiledQuery, type PostgresCursor, type PostgresPool, type Transaction } from 'kysely';
 import copyStreams from 'pg-copy-streams';
 import type { Database } from './schema.js';
+import { withTextQueries } from './pool-clients.js';
 
 export type CopyValue = string | number | bigint | boolean | Buffer | null | undefined;
 
@@ -44,12 +49,48 @@ function* chunks(rows: Iterable<readonly CopyValue[]>): Generator<string> {
   if (buf !== '') yield buf;
 }
 
-/** COPYs `rows` (values in `columns` order) into `table` on the connection of `trx`. */
+/** A COPY stream waiting for the connection of the transaction that asked for it. */
+class CopyRequest {
+  submitted = false;
+  constructor(readonly stream: ReturnType<typeof copyStreams.from>) {}
+}
+
+/**
+ * kysely's pool with clients that run a CopyRequest: the request's stream goes to the
+ * client as a pg custom query (the inner client runs a pg Submittable given alone, as pg's
+ * own client does and kysely's cursors rely on), and the answer is an empty result at
+ * once: the rows travel afterwards, through the stream. Any other query passes unchanged.
+ */
+export function withCopy(pool: PostgresPool): PostgresPool {
+  return withTextQueries(pool, (client, q, parameters) => {
+    const request = parameters.length === 1 ? parameters[0] : undefined;
+    if (!(request instanceof CopyRequest)) return client.query(q, parameters);
+    client.query(request.stream as unknown as PostgresCursor<unknown>);
+    request.submitted = true;
+    // kysely reads rows, and a row count for writes only: a COPY's count comes with its stream
+    return Promise.resolve({ command: 'SELECT', rowCount: 0, rows: [] });
+  });
+}
+
+/**
+ * COPYs `rows` (values in `columns` order) into `table` on the connection of `trx`. A
+ * transaction, not a Db: a Db would give the connection back to its pool while the rows
+ * still stream into it.
+ */
 export async function copyInto(
-  trx: Kysely<Database>, table: string, columns: readonly string[], rows: Iterable<readonly CopyValue[]>,
+  trx: Transaction<Database>, table: string, columns: readonly string[], rows: Iterable<readonly CopyValue[]>,
 ): Promise<void> {
-  const stream = copyStreams.from(`COPY ${ident(table)} (${columns.map(ident).join(', ')}) FROM STDIN`);
-  const query: CompiledQuery = { ...CompiledQuery.raw(''), sql: stream as unknown as string };
-  await trx.executeQuery(query);
-  await pipeline(Readable.from(chunks(rows)), stream);
+  const text = `COPY ${ident(table)} (${columns.map(ident).join(', ')}) FROM STDIN`;
+  const request = new CopyRequest(copyStreams.from(text));
+  let refused: unknown;
+  try {
+    await trx.executeQuery(CompiledQuery.raw(text, [request]));
+  } catch (err) {
+    if (request.submitted) throw err;
+    refused = err;
+  }
+  if (!request.submitted) {
+    throw new Error(`COPY into ${table}: this Db's pool cannot run COPY requests; build it with createDb (infra/postgres/database.ts), whose pool withCopy wraps`, { cause: refused });
+  }
+  await pipeline(Readable.from(chunks(rows)), request.stream);
 }

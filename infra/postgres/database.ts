@@ -7,6 +7,7 @@ import pg from './pg.js';
 import Cursor from 'pg-cursor';
 import type { Database } from './schema.js';
 import { withNamedStatements } from './named-statements.js';
+import { withCopy } from './copy.js';
 
 export type Db = Kysely<Database>;
 
@@ -27,7 +28,8 @@ export function createDb(url: string, poolMax = 10, applicationName = 'tributary
   pool.on('connect', (client) => { client.on('error', () => undefined); });
   // cursor: .stream() reads large results in chunks (the merchant exports)
   // named statements: parsed once per connection, planned from the plan cache (named-statements.ts)
-  return new Kysely<Database>({ dialect: new PostgresDialect({ pool: opts.namedStatements ? withNamedStatements(pool) : pool, cursor: Cursor }) });
+  // copy: the projections' COPY runs on a transaction's connection (copy.ts)
+  return new Kysely<Database>({ dialect: new PostgresDialect({ pool: withCopy(opts.namedStatements ? withNamedStatements(pool) : pool), cursor: Cursor }) });
 }
 
 /** Creates the database named in `url` when it does not exist (connecting to `postgres`). */

@@ -8,8 +8,9 @@
  * times. Texts past MAX_NAMED run unnamed, so a caller that builds unbounded distinct
  * texts cannot grow each connection's statements without bound.
  */
-import type { PostgresCursor, PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely';
+import type { PostgresPool, PostgresQueryResult } from 'kysely';
 import type pg from './pg.js';
+import { withTextQueries } from './pool-clients.js';
 
 const MAX_NAMED = 1000;
 
@@ -23,19 +24,9 @@ export function withNamedStatements(pool: pg.Pool): PostgresPool {
     }
     return name;
   };
-  return {
-    async connect(): Promise<PostgresPoolClient> {
-      const client = await pool.connect();
-      function query<R>(sqlText: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>>;
-      function query<R>(cursor: PostgresCursor<R>): PostgresCursor<R>;
-      function query<R>(q: string | PostgresCursor<R>, parameters?: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>> | PostgresCursor<R> {
-        if (typeof q !== 'string') return client.query(q as unknown as pg.Submittable) as unknown as PostgresCursor<R>;
-        const name = nameOf(q);
-        const values = [...(parameters ?? [])];
-        return (name === undefined ? client.query(q, values) : client.query({ name, text: q, values })) as unknown as Promise<PostgresQueryResult<R>>;
-      }
-      return { query, release: () => client.release() };
-    },
-    end: () => pool.end(),
-  };
+  return withTextQueries<pg.PoolClient>(pool, (client, q, parameters) => {
+    const name = nameOf(q);
+    const values = [...parameters];
+    return (name === undefined ? client.query(q, values) : client.query({ name, text: q, values })) as unknown as Promise<PostgresQueryResult<unknown>>;
+  });
 }

@@ -61,8 +61,6 @@ export interface MerchantSubscribersTable {
   last_payment_at: OptBig;
   /** earliest next due date of its Active policies */
   next_due: ColumnType<string | null, string | number | null | undefined, string | number | null>;
-  /** not written: the flag is read from the scheduler's service_events (queries/merchant/subscribers.ts) */
-  past_due: ColumnType<boolean, boolean | undefined, boolean>;
 }
 
 /** The running MRR of a gateway and mint, in micro base units (src/kernel/domain/mrr.ts). */

@@ -3,17 +3,12 @@
  * credential stays on this server; answers are cached in Redis for every node; a failing
  * catalog degrades (search: no results; resolve: the well-known map) instead of failing.
  */
-import type { Redis } from 'ioredis';
-import type { Config } from '../../src/kernel/config/config.js';
-import type { Logger } from '../../infra/log/logger.js';
 import type { RateLimitDeps } from '../../src/kernel/http/rate-limit.js';
 import { envelope, envelopeSchema } from '../../src/kernel/http/envelope.js';
 import { invalid, notFound, upstreamUnavailable } from '../../src/kernel/http/errors.js';
 import type { Api } from '../../src/kernel/http/routes.js';
 import { base58Key } from '../../src/kernel/http/schema.js';
 import { isPublicKey } from '../../infra/upstream/base58.js';
-import { createSharedCache } from '../../infra/upstream/shared-cache.js';
-import { createTokenCatalog } from '../../infra/upstream/token-catalog.js';
 import { assetResolveSchema, assetSearchResultSchema } from './model.js';
 import { resolveMint, searchAssets, type AssetDeps } from './lookup.js';
 import { catalogRateLimit } from './rate-limit.js';
@@ -24,27 +19,15 @@ export function clamp(n: number, min: number, max: number): number {
   return Math.min(max, Math.max(min, n));
 }
 
-/** What the catalog client and caches are built from. */
-export interface CatalogDeps { redis: Redis; logger: Logger; config: Pick<Config, 'upstream' | 'redis'> }
+/**
+ * What the asset routes take: the node's catalog client and caches (built once per node,
+ * shared with pool search, so one circuit breaker sees every call to the catalog), and the
+ * rate limit's collaborators.
+ */
+export type AssetRouteDeps = { assets: AssetDeps } & RateLimitDeps;
 
-/** The catalog client and caches of one process, from its configuration. */
-export function assetDeps(ctx: CatalogDeps): AssetDeps {
-  const u = ctx.config.upstream;
-  return {
-    catalog: createTokenCatalog({
-      baseUrl: u.tokensApiUrl,
-      apiKey: u.tokensApiKey,
-      timeoutMs: u.timeoutMs,
-      logger: ctx.logger,
-      breaker: { resetTimeoutMs: u.breakerResetMs },
-    }),
-    cache: createSharedCache(ctx.redis, ctx.config.redis.prefix),
-    logger: ctx.logger,
-  };
-}
-
-export function registerAssetRoutes(api: Api, ctx: CatalogDeps & RateLimitDeps): void {
-  const deps = assetDeps(ctx);
+export function registerAssetRoutes(api: Api, ctx: AssetRouteDeps): void {
+  const deps = ctx.assets;
   const limit = catalogRateLimit(ctx, 'assets');
 
   api.route<{ q: string; limit: number }>({

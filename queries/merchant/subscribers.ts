@@ -41,7 +41,8 @@ export interface Subscriber {
 
 const num = (v: string | null): number | null => (v === null ? null : Number(v));
 
-export type SubscriberRow = Omit<Selectable<MerchantSubscribersTable>, 'past_due'> & { past_due: boolean };
+/** A subscriber row with the past-due flag read from the scheduler's events (pastDue below). */
+export type SubscriberRow = Selectable<MerchantSubscribersTable> & { past_due: boolean };
 
 export function toSubscriber(r: SubscriberRow): Subscriber {
   return {

@@ -7,14 +7,12 @@
  */
 import type { Config } from '../../src/kernel/config/config.js';
 import type { Db } from '../../infra/postgres/database.js';
-import type { RateLimitDeps } from '../../src/kernel/http/rate-limit.js';
 import { envelope, envelopeSchema } from '../../src/kernel/http/envelope.js';
 import type { Api, Reply } from '../../src/kernel/http/routes.js';
 import type { JsonSchema } from '../../src/kernel/http/schema.js';
-import { createSharedCache } from '../../infra/upstream/shared-cache.js';
 import { VENUES, type Venue } from '../../infra/upstream/venues/types.js';
 import { TRUST_TIERS } from '../../infra/upstream/token-catalog.js';
-import { assetDeps, clamp, type CatalogDeps } from '../assets/routes.js';
+import { clamp, type AssetRouteDeps } from '../assets/routes.js';
 import { catalogRateLimit } from '../assets/rate-limit.js';
 import { searchPools, type PoolSearchDeps } from './search.js';
 import { STARS_RULE } from './stars.js';
@@ -57,12 +55,13 @@ function noResults(query: string, venue: string | null, error?: string): Reply {
   return { body: envelope({ query, venue, results: [], ...(error !== undefined ? { error } : {}) }) };
 }
 
-export function registerPoolRoutes(api: Api, ctx: CatalogDeps & RateLimitDeps & { dbRead: Db; config: Config }): void {
+/** The node's catalog client and caches are the asset routes' own (AssetRouteDeps): one breaker for both. */
+export function registerPoolRoutes(api: Api, ctx: AssetRouteDeps & { dbRead: Db; config: Config }): void {
   const deps: PoolSearchDeps = {
     db: ctx.dbRead,
     venues: createVenueClients(ctx.config, ctx.logger),
-    assets: assetDeps(ctx),
-    cache: createSharedCache(ctx.redis, ctx.config.redis.prefix),
+    assets: ctx.assets,
+    cache: ctx.assets.cache,
     cacheSeconds: ctx.config.upstream.poolSearchCacheSeconds,
     logger: ctx.logger,
   };

@@ -1,6 +1,7 @@
 /**
  * An API node's collaborators: the process's context plus what the node builds once and
- * shares among its routes and attachments (the key ring, the gateway lookups, metrics).
+ * shares among its routes and attachments (the key ring, the gateway lookups, metrics,
+ * the token catalog client).
  * Route modules and attachments take this whole; each command or query they call names
  * the few fields it uses, and the node meets every such list.
  */
@@ -14,6 +15,9 @@ import { createMetrics, type Metrics } from '../../infra/metrics/metrics.js';
 import { createRpcClient, type RpcClient } from '../../infra/solana/rpc-client.js';
 import type { X402Deps } from '../../commands/x402/engine.js';
 import { x402DepsOf } from './x402-deps.js';
+import type { AssetDeps } from '../../queries/assets/lookup.js';
+import { createSharedCache } from '../../infra/upstream/shared-cache.js';
+import { createTokenCatalog } from '../../infra/upstream/token-catalog.js';
 
 export interface AppNode extends AppContext {
   /** signs and verifies our JWTs; one cache and one rotation subscriber per node */
@@ -27,6 +31,11 @@ export interface AppNode extends AppContext {
   rpc: RpcClient;
   /** the x402 middleware's collaborators: the demo resource and the facilitator share them */
   x402: X402Deps;
+  /**
+   * the token catalog client and the caches shared by every node: the asset routes and
+   * pool search use this one client, so one circuit breaker opens for both on an outage
+   */
+  assets: AssetDeps;
 }
 
 /** An area's routes, registered on the node's Api (route-modules.ts lists them). */
@@ -50,7 +59,24 @@ export function buildNode(ctx: AppContext): AppNode {
     rpc,
     keyRing,
     x402: x402DepsOf(ctx, rpc, keyRing),
+    assets: assetDepsOf(ctx),
     gatewayLookup,
     gatewayKeys: cachedGatewayLookup(gatewayLookup, ctx.config.keys.gatewayKeysCacheMs, () => ctx.clock.now()),
+  };
+}
+
+/** The catalog client (TOKENS_API_URL, its key, the upstream timeout and breaker settings) and the Redis cache. */
+function assetDepsOf(ctx: AppContext): AssetDeps {
+  const u = ctx.config.upstream;
+  return {
+    catalog: createTokenCatalog({
+      baseUrl: u.tokensApiUrl,
+      apiKey: u.tokensApiKey,
+      timeoutMs: u.timeoutMs,
+      logger: ctx.logger,
+      breaker: { resetTimeoutMs: u.breakerResetMs },
+    }),
+    cache: createSharedCache(ctx.redis, ctx.config.redis.prefix),
+    logger: ctx.logger,
   };
 }

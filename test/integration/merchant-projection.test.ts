@@ -77,7 +77,9 @@ describe('merchant read model built from the event stream', () => {
     const rows = await env.db.selectFrom('merchant_subscribers').selectAll().execute();
     const w1g1 = rows.find((r) => r.gateway === G1 && r.token_mint === USDC_DEV && r.payer === K.w1)!;
     expect(w1g1.policies).to.deep.equal([P.sub1, P.once1, P.mile1].sort());
-    expect(w1g1).to.include({ status: 'active', active_policies: 1, payments: '6', past_due: false });
+    expect(w1g1).to.include({ status: 'active', active_policies: 1, payments: '6' });
+    // past due is the scheduler's (queries/merchant/subscribers.ts): the model keeps no column for it
+    expect(w1g1).to.not.have.property('past_due');
     expect(w1g1.total_paid).to.equal(String(3 * 1_000_000 + 5_000_000 + 100 + 200));
     expect(w1g1.next_due).to.not.equal(null);
     const w3 = rows.find((r) => r.payer === K.w3)!;

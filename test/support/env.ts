@@ -43,10 +43,14 @@ export interface TestEnv {
   close(): Promise<void>;
 }
 
-/** A fresh, migrated database and a fresh key prefix for one test file. */
-export async function createTestEnv(tag: string): Promise<TestEnv> {
+/**
+ * A fresh, migrated database and a fresh key prefix for one test file. `keep`: a bench's
+ * database of that fixed name, opened again if it exists and kept at close (a bench
+ * whose data takes long to generate reuses it).
+ */
+export async function createTestEnv(tag: string, opts: { keep?: boolean } = {}): Promise<TestEnv> {
   const { dbUrl: base, redisUrl } = await serviceUrls();
-  const name = uniqueName(tag);
+  const name = opts.keep === true ? `t_${tag}_kept` : uniqueName(tag);
   const u = new URL(base);
   u.pathname = `/${name}`;
   const dbUrl = u.toString();
@@ -63,7 +67,7 @@ export async function createTestEnv(tag: string): Promise<TestEnv> {
       const keys = await scanKeys(redis, `${prefix}*`);
       for (let i = 0; i < keys.length; i += 500) await redis.del(...keys.slice(i, i + 500));
       redis.disconnect();
-      await dropDatabase(base, name);
+      if (opts.keep !== true) await dropDatabase(base, name);
     },
   };
 }

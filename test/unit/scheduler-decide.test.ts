@@ -4,7 +4,7 @@
  */
 import { expect } from 'chai';
 import { afterFailure, afterSuccess, type IntentCounters } from '../../commands/scheduler/decide.js';
-import { classOf, failure, failureOfRpcError, nameInText, nameOfTxError } from '../../commands/scheduler/failure.js';
+import { classOf, failure, failureOfRpcError, nameInText, nameOfTxError, programErrorText } from '../../commands/scheduler/failure.js';
 import { chargeDue, planCharge } from '../../commands/settlement/plan.js';
 import { parseDurationMs } from '../../src/kernel/config/config.js';
 import type { PayAsYouGoType } from '../../src/kernel/domain/policy-type.js';
@@ -26,6 +26,41 @@ describe('scheduler: failure classes', () => {
     for (const c of ['rpc', 'BlockhashNotFound']) expect(classOf(c), c).to.equal('transient');
     expect(classOf('Unauthorized'), 'a milestone the gateway signer may not release').to.equal('dropped');
     expect(classOf('MissingSchedulerFeeAccount')).to.equal('failed');
+  });
+  it('names the Anchor framework\'s and the token program\'s errors from the kernel\'s table', () => {
+    expect(nameOfTxError({ InstructionError: [0, { Custom: 2003 }] })).to.equal('ConstraintRaw');
+    expect(nameInText('Error processing Instruction 0: custom program error: 0xbc4')).to.equal('AccountNotInitialized');
+    expect(nameInText('Error processing Instruction 0: InstructionFallbackNotFound (101): Fallback functions are not supported')).to.equal('InstructionFallbackNotFound');
+    expect(programErrorText('ConstraintRaw')).to.equal('ConstraintRaw (2003)');
+    expect(nameOfTxError({ InstructionError: [2, { Custom: 17 }] }, ['Program TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA failed: custom program error: 0x11'])).to.equal('TokenAccountFrozen');
+    // the token program's texts name its errors with one-digit codes that the program's own table does not hold
+    expect(nameInText('Error processing Instruction 2: InsufficientFunds (1): insufficient funds (custom program error: 0x1)')).to.equal('TokenInsufficientFunds');
+  });
+  it('the class of every name the kernel knows is what it was: only the scheduler\'s lists drop, dun or retry quickly', () => {
+    const special: Record<string, string> = {
+      PaymentNotDue: 'dropped', PolicyPaused: 'dropped', InvalidPolicyStatusTransition: 'dropped', PolicyExpired: 'dropped', Unauthorized: 'dropped',
+      InsufficientBalance: 'past_due', NoDelegateSet: 'past_due', InsufficientDelegatedAmount: 'past_due',
+    };
+    for (const code of [...Array(69).keys()].map((i) => 6000 + i).concat([101, 102, 2001, 2003, 2006, 2012, 3003, 3005, 3006, 3007, 3010, 3012])) {
+      const name = nameOfTxError({ InstructionError: [0, { Custom: code }] });
+      expect(classOf(name), `${code} ${name}`).to.equal(special[name] ?? 'failed');
+    }
+    for (const [code, cls] of [[1, 'past_due'], [3, 'failed'], [4, 'past_due'], [17, 'failed'], [18, 'failed']] as const) {
+      expect(classOf(nameOfTxError({ InstructionError: [0, { Custom: code }] })), `token ${code}`).to.equal(cls);
+    }
+  });
+  it('a refused send names the program\'s error once in its reason, whoever worded the message', () => {
+    const bare = failureOfRpcError('Transaction simulation failed: Error processing Instruction 0: custom program error: 0x7d3', {
+      err: { InstructionError: [0, { Custom: 2003 }] },
+      logs: ['Program log: AnchorError caused by account: config. Error Code: ConstraintRaw. Error Number: 2003. Error Message: A raw constraint was violated.'],
+    });
+    expect(bare).to.deep.include({ class: 'failed', code: 'ConstraintRaw' });
+    expect(bare.reason).to.equal('ConstraintRaw (2003): Transaction simulation failed: Error processing Instruction 0: custom program error: 0x7d3');
+    const named = failureOfRpcError('Transaction simulation failed: Error processing Instruction 0: InsufficientBalance (6007): Insufficient balance for payment (custom program error: 0x1777)', {
+      err: { InstructionError: [0, { Custom: 6007 }] }, logs: [],
+    });
+    expect(named).to.deep.include({ class: 'past_due', code: 'InsufficientBalance' });
+    expect(named.reason.match(/InsufficientBalance \(6007\)/g)).to.have.length(1);
   });
 });
 
