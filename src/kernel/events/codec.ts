@@ -1,5 +1,6 @@
 /**
- * The event codec: turns what Anchor's BorshCoder decodes into the JSON form that the
+ * The event codec: turns an event's Borsh bytes (borsh-reader.ts; Anchor's BorshCoder is
+ * the reference, and decodes accounts) into the JSON form that the
  * stream, the archive and every API carry (DESIGN.md, "Encoding of fields"):
  *   - public keys as base58 strings;
  *   - u64, i64, u128, i128 as decimal strings (JSON numbers lose precision past 2^53);
