@@ -36,7 +36,8 @@ function base(e: Executed, policy: string) {
   };
 }
 
-const withDoc = <T extends PaymentRowLike>(r: T): T & { doc: string } => ({ ...r, doc: paymentDoc(r) });
+// the row object itself takes its doc (one is rendered per payment written: no second copy of the row)
+const withDoc = <T extends PaymentRowLike>(r: T): T & { doc: string } => Object.assign(r, { doc: paymentDoc(r) });
 
 function paymentRow(e: TributaryEvent<'PaymentRecord'>) {
   const d = e.data;
