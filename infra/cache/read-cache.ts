@@ -3,8 +3,8 @@
  * an uncached read of the primary.
  *
  * Each answer is stored under the versions of the read models it was computed from. A
- * projection's runner bumps its version in Redis (INCR) after every commit that changed
- * its tables, before acknowledging the batch (readVersionKey); a replay bumps it after
+ * projection's runner bumps them in Redis (INCR) after every commit that changed its
+ * tables, before acknowledging the batch (bumpReadVersions); a replay bumps them after
  * its swap. A request first reads the current versions (one MGET), and an entry serves
  * only when it was computed at exactly those versions:
  *
@@ -19,6 +19,15 @@
  * the cache is bypassed altogether. (Versions live in Redis: a Redis that restarts empty
  * counts them again from 0, and an entry of the same count is at most the TTL old.)
  *
+ * Versions come in three kinds per model. Its version moves with every commit and serves
+ * answers that name no key. An answer that names the keys it depends on (a route's
+ * cacheScopes: `gateway:<key>`, src/kernel/keys/read-scopes.ts) is stored under the
+ * model's epoch and the versions of those keys instead, so a commit that touched gateway
+ * A leaves gateway B's answers valid. The epoch moves only with a change not described
+ * key by key: a replay, a projection that names no keys. Keys are hashed into SCOPE_BUCKETS
+ * buckets per model, which bounds Redis's memory; two keys sharing a bucket cost a miss,
+ * never a stale answer.
+ *
  * Concurrent misses of one key at one version share a single query (no stampede when a
  * commit invalidates a hot list). Memory is bounded by READ_CACHE_MAX_MB, least recently
  * used first (lru-cache).
@@ -26,13 +35,30 @@
 import { LRUCache } from 'lru-cache';
 import type { Redis } from 'ioredis';
 import type { Counter } from 'prom-client';
+import type { StreamKeys } from '../../src/kernel/keys/index.js';
+
+/** Redis keys of the versions (src/kernel/keys). */
+export type ReadVersionKeys = Pick<StreamKeys, 'readVersion' | 'readEpoch' | 'readScope'>;
+
+/**
+ * Buckets of a model's keys. Redis holds at most this many version keys per model (about
+ * 130 bytes each: 2 MB); a commit touching k keys moves a given answer's bucket with
+ * probability about k / SCOPE_BUCKETS (600 keys a second, 200 payments: 4% a second).
+ */
+export const SCOPE_BUCKETS = 16_384;
+
+/** A key's bucket (FNV-1a of its name). */
+export function scopeBucket(scope: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < scope.length; i += 1) h = Math.imul(h ^ scope.charCodeAt(i), 0x01000193);
+  return (h >>> 0) % SCOPE_BUCKETS;
+}
 
 export interface ReadCacheOptions {
   /** 0 disables the cache */
   ttlMs: number;
   maxBytes: number;
-  /** Redis key of a read model's version */
-  versionKey(readModel: string): string;
+  keys: ReadVersionKeys;
   /** counts hit / miss / shared / bypass */
   outcomes?: Counter<'result'>;
 }
@@ -42,8 +68,10 @@ export interface ReadCache {
   /**
    * The answer for `key` computed from `readModels`: cached when fresh, else computed by
    * `produce` (once for all concurrent callers) and kept. `size` gives its bytes.
+   * `scopes`: the keys of those models the answer depends on, and nothing else of them;
+   * without, any commit of the models expires it.
    */
-  get<T extends object>(readModels: readonly string[], key: string, produce: () => Promise<T>, size: (v: T) => number): Promise<T>;
+  get<T extends object>(readModels: readonly string[], key: string, produce: () => Promise<T>, size: (v: T) => number, scopes?: readonly string[]): Promise<T>;
 }
 
 interface Entry { versions: string; value: object; bytes: number }
@@ -60,11 +88,16 @@ export function createReadCache(redis: Redis, opts: ReadCacheOptions): ReadCache
   const inflight = new Map<string, Promise<object>>();
   const count = (result: string) => opts.outcomes?.inc({ result });
 
-  async function versionsOf(readModels: readonly string[]): Promise<string | undefined> {
+  const { keys } = opts;
+  const versionKeys = (readModels: readonly string[], scopes: readonly string[] | undefined): string[] => (scopes === undefined
+    ? readModels.map((m) => keys.readVersion(m))
+    : readModels.flatMap((m) => [keys.readEpoch(m), ...scopes.map((s) => keys.readScope(m, scopeBucket(s)))]));
+
+  async function versionsOf(readModels: readonly string[], scopes: readonly string[] | undefined): Promise<string | undefined> {
     // a Redis that is away would make every read wait for it: bypass the cache instead
     if (redis.status !== 'ready') return undefined;
     try {
-      const vs = await redis.mget(readModels.map((m) => opts.versionKey(m)));
+      const vs = await redis.mget(versionKeys(readModels, scopes));
       return vs.map((v) => v ?? '0').join(':');
     } catch {
       return undefined;
@@ -73,9 +106,9 @@ export function createReadCache(redis: Redis, opts: ReadCacheOptions): ReadCache
 
   return {
     enabled,
-    async get<T extends object>(readModels: readonly string[], key: string, produce: () => Promise<T>, size: (v: T) => number): Promise<T> {
+    async get<T extends object>(readModels: readonly string[], key: string, produce: () => Promise<T>, size: (v: T) => number, scopes?: readonly string[]): Promise<T> {
       if (!enabled) return produce();
-      const versions = await versionsOf(readModels);
+      const versions = await versionsOf(readModels, scopes);
       if (versions === undefined) { count('bypass'); return produce(); }
       const hit = entries.get(key);
       if (hit && hit.versions === versions) { count('hit'); return hit.value as T; }
@@ -101,14 +134,20 @@ export function createReadCache(redis: Redis, opts: ReadCacheOptions): ReadCache
 }
 
 /**
- * Moves a read model's version after a commit that changed it. Never throws: a lost bump
- * only lets cached answers live out their TTL, so it is reported (false) and logged by
- * the caller, not allowed to fail the commit's caller.
+ * Moves a read model's versions after a commit that changed it, in one round trip: its
+ * version, and the versions of the keys the commit touched (`scopes`), or its epoch when
+ * the commit names none (undefined: a replay, a model that does not describe its changes
+ * key by key), which expires all its answers. Never throws: a lost bump only lets cached
+ * answers live out their TTL, so it is reported (false) and logged by the caller, not
+ * allowed to fail the commit's caller.
  */
-export async function bumpReadVersion(redis: Redis, versionKey: string): Promise<boolean> {
+export async function bumpReadVersions(redis: Redis, keys: ReadVersionKeys, readModel: string, scopes?: Iterable<string>): Promise<boolean> {
   try {
-    await redis.incr(versionKey);
-    return true;
+    const p = redis.pipeline().incr(keys.readVersion(readModel));
+    if (scopes === undefined) p.incr(keys.readEpoch(readModel));
+    else for (const b of new Set([...scopes].map(scopeBucket))) p.incr(keys.readScope(readModel, b));
+    const results = await p.exec();
+    return (results ?? []).every(([err]) => err === null);
   } catch {
     return false;
   }

@@ -18,6 +18,7 @@ import * as m0990 from './0990_webhooks_authority_key.js';
 import * as m0991 from './0991_webhook_claim_function.js';
 import * as m0992 from './0992_merchant_subscribers_past_due.js';
 import * as m0993 from './0993_payg_usage_unbillable_index.js';
+import * as m0994 from './0994_webhook_events.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '0001_spine': m0001,
@@ -34,6 +35,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0991_webhook_claim_function': m0991,
   '0992_merchant_subscribers_past_due': m0992,
   '0993_payg_usage_unbillable_index': m0993,
+  '0994_webhook_events': m0994,
 };
 
 export async function migrateToLatest(db: Kysely<any>): Promise<MigrationResultSet> {

@@ -7,6 +7,7 @@ import { textToFixedBytes } from '../../src/kernel/events/codec.js';
 import type { TributaryEvent } from '../../src/kernel/events/envelope.js';
 import type { Projection, Trx } from '../runner/projection.js';
 import { bulkAppend } from '../runner/bulk.js';
+import { readScope } from '../../src/kernel/keys/read-scopes.js';
 
 /** The 64-byte memo of an event, for trackingId lookups through the memo encoding. */
 export function memoBytes(e: TributaryEvent): Buffer | null {
@@ -42,8 +43,16 @@ export const archiveProjection: Projection = {
   tables: [{ name: 'events', orderBy: 'id', volatile: ['seq'] }],
   selfDeduplicating: true,
   replayable: false,
-  async apply(trx: Trx, events: readonly TributaryEvent[]): Promise<void> {
+  async apply(trx: Trx, events: readonly TributaryEvent[]): Promise<ReadonlySet<string>> {
     // in batch order, so `seq` follows the stream as it did with one row at a time
     await bulkAppend(trx, 'events', COLUMNS, events, archiveValues, sql`ON CONFLICT (id) DO NOTHING`);
+    // the lists an event can enter: its name's, its memo's (trackingId)
+    const scopes = new Set<string>();
+    for (const e of events) {
+      scopes.add(readScope.name(e.name));
+      const memo = memoBytes(e);
+      if (memo !== null) scopes.add(readScope.memo(memo));
+    }
+    return scopes;
   },
 };

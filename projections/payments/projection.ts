@@ -13,6 +13,7 @@ import { PAYMENTS_GROUP } from '../../src/kernel/keys/index.js';
 import { sql } from 'kysely';
 import { bulkAppend, bulkInsert } from '../runner/bulk.js';
 import type { CopyValue } from '../../infra/postgres/copy.js';
+import { readScope } from '../../src/kernel/keys/read-scopes.js';
 
 interface Memo { memo: Buffer; tracking_id: string; input_mint: string | null }
 type Executed = TributaryEvent<'PaymentRecord' | 'ComposableExecuted'>;
@@ -85,7 +86,15 @@ function plannedValues(p: Planned): readonly CopyValue[] {
   return PAYMENT_COLUMNS.map((c) => row[c] as CopyValue);
 }
 
-async function apply(trx: Trx, events: readonly TributaryEvent[]): Promise<void> {
+/** The keys of a payment row: its policy's executions, its gateway's stats (their partial days). */
+function scopesOf(scopes: Set<string>, r: { policy: string; gateway: string }): void {
+  scopes.add(readScope.policy(r.policy));
+  scopes.add(readScope.gateway(r.gateway));
+}
+
+const policyOf = (p: Planned): string => ('memo' in p ? p.e.data.composable_policy : p.e.data.payment_policy);
+
+async function apply(trx: Trx, events: readonly TributaryEvent[]): Promise<ReadonlySet<string>> {
   const executedPolicies = [...new Set(events.flatMap((e) => (e.name === 'ComposableExecuted' ? [e.data.composable_policy] : [])))];
   const memos = executedPolicies.length > 0 ? await loadMemos(trx, executedPolicies) : new Map<string, Memo>();
   const planned: Planned[] = [];
@@ -111,7 +120,10 @@ async function apply(trx: Trx, events: readonly TributaryEvent[]): Promise<void>
   }
   // rows rendered as the COPY stream takes them (bulk.ts): the server writes one chunk while the next is rendered
   await bulkAppend(trx, 'payments', PAYMENT_COLUMNS, planned, plannedValues, sql`ON CONFLICT (event_id) DO NOTHING`);
-  if (created.length > 0) await rememberCreated(trx, created);
+  const scopes = new Set<string>();
+  for (const p of planned) scopesOf(scopes, { policy: policyOf(p), gateway: p.e.data.gateway });
+  if (created.length > 0) for (const r of await rememberCreated(trx, created)) scopesOf(scopes, r);
+  return scopes;
 }
 
 /**
@@ -119,7 +131,7 @@ async function apply(trx: Trx, events: readonly TributaryEvent[]): Promise<void>
  * policy's creation (a stream out of chain order) filled with the first creation's memo,
  * as applying the creations one by one in batch order would.
  */
-async function rememberCreated(trx: Trx, created: readonly (Memo & { composable_policy: string })[]): Promise<void> {
+async function rememberCreated(trx: Trx, created: readonly (Memo & { composable_policy: string })[]): Promise<readonly { policy: string; gateway: string }[]> {
   const last = new Map(created.map((c) => [c.composable_policy, c]));
   const first = new Map([...created].reverse().map((c) => [c.composable_policy, c]));
   await bulkInsert(trx, 'payment_composable_memos', MEMO_COLUMNS, [...last.values()], sql`
@@ -132,6 +144,7 @@ async function rememberCreated(trx: Trx, created: readonly (Memo & { composable_
     await trx.updateTable('payments').set({ memo: filled.memo, tracking_id: filled.tracking_id, token_mint: filled.token_mint, doc: filled.doc })
       .where('event_id', '=', r.event_id).execute();
   }
+  return early;
 }
 
 export const paymentsProjection: Projection = {

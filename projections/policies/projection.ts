@@ -10,7 +10,7 @@ import { createPdaDeriver, type PdaDeriver } from '../../src/kernel/domain/pda.j
 import type { Projection } from '../runner/projection.js';
 import { foldPolicies, type PolicyKindSpec } from './fold.js';
 import { paymentPolicySpec } from './specs.js';
-import { loadState, saveState } from './store.js';
+import { addPolicyScopes, loadState, saveState } from './store.js';
 
 export function createPolicyProjection(name: string, spec: PolicyKindSpec, pda: PdaDeriver): Projection {
   return {
@@ -31,10 +31,14 @@ export function createPolicyProjection(name: string, spec: PolicyKindSpec, pda: 
         if (c.kind === 'created') userPayments.add(c.userPayment);
       }
       const hasOwners = events.some((e) => e.name === 'UserPaymentCreated');
-      if (addresses.size === 0 && !hasOwners) return;
+      const scopes = new Set<string>();
+      if (addresses.size === 0 && !hasOwners) return scopes;
       const state = await loadState(trx, spec, [...addresses], [...userPayments]);
+      // the lists a row leaves, should the fold move it, as well as those it enters (saveState)
+      for (const r of state.policies.values()) addPolicyScopes(scopes, r);
       const result = foldPolicies(spec, pda, state, events);
-      await saveState(trx, spec, state, result);
+      await saveState(trx, spec, state, result, scopes);
+      return scopes;
     },
   };
 }

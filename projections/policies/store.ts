@@ -9,6 +9,7 @@ import type { PolicyType } from '../../src/kernel/domain/policy-type.js';
 import type { PolicyStatus } from '../../src/kernel/domain/policy-type.js';
 import type { PolicyRowTable } from './tables.js';
 import { policyDoc } from './doc.js';
+import { readScope } from '../../src/kernel/keys/read-scopes.js';
 
 const CHUNK = 1000;
 
@@ -43,7 +44,15 @@ const dbRow = (spec: PolicyKindSpec, r: PolicyRow) => ({
   doc: policyDoc(spec.kind, r),
 });
 
-async function upsert(trx: Trx, spec: PolicyKindSpec, rows: readonly PolicyRow[]): Promise<void> {
+/** The keys of a policy row's lists (src/kernel/keys/read-scopes.ts): its gateway's, its recipient's, its memo's. */
+export function addPolicyScopes(scopes: Set<string>, r: Pick<PolicyRow, 'gateway' | 'recipient' | 'memo'>): void {
+  scopes.add(readScope.gateway(r.gateway));
+  scopes.add(readScope.recipient(r.recipient));
+  scopes.add(readScope.memo(r.memo));
+}
+
+async function upsert(trx: Trx, spec: PolicyKindSpec, rows: readonly PolicyRow[], scopes: Set<string>): Promise<void> {
+  for (const r of rows) addPolicyScopes(scopes, r);
   for (const part of chunks(rows.map((r) => dbRow(spec, r)))) {
     await trx.insertInto(spec.tables.policies).values(part)
       .onConflict((oc) => oc.column('address').doUpdateSet((eb) => Object.fromEntries(POLICY_COLUMNS.map((c) => [c, eb.ref(`excluded.${c}`)]))))
@@ -57,8 +66,9 @@ const POLICY_COLUMNS = [
   'next_payment_due', 'created_at', 'updated_at', 'created_slot', 'created_signature', 'deleted', 'deleted_at', 'doc',
 ] as const;
 
-export async function saveState(trx: Trx, spec: PolicyKindSpec, state: FoldState, result: FoldResult): Promise<void> {
-  await upsert(trx, spec, [...result.dirty].map((a) => state.policies.get(a)).filter((r): r is PolicyRow => r !== undefined));
+/** Saves the fold's changes; adds to `scopes` the keys of every policy row it wrote. */
+export async function saveState(trx: Trx, spec: PolicyKindSpec, state: FoldState, result: FoldResult, scopes: Set<string>): Promise<void> {
+  await upsert(trx, spec, [...result.dirty].map((a) => state.policies.get(a)).filter((r): r is PolicyRow => r !== undefined), scopes);
   for (const part of chunks<HistoryRow>(result.history)) {
     await trx.insertInto(spec.tables.history).values(part).onConflict((oc) => oc.columns(['policy', 'event_id']).doNothing()).execute();
   }
@@ -70,6 +80,6 @@ export async function saveState(trx: Trx, spec: PolicyKindSpec, state: FoldState
     const stale = await trx.selectFrom(spec.tables.policies).selectAll()
       .where('user_payment', 'in', part.map((o) => o.user_payment)).where('owner', 'is', null).execute();
     const byUp = new Map(part.map((o) => [o.user_payment, o]));
-    await upsert(trx, spec, stale.map((r) => ({ ...fromDb(r), owner: byUp.get(r.user_payment)!.owner, token_mint: byUp.get(r.user_payment)!.token_mint })));
+    await upsert(trx, spec, stale.map((r) => ({ ...fromDb(r), owner: byUp.get(r.user_payment)!.owner, token_mint: byUp.get(r.user_payment)!.token_mint })), scopes);
   }
 }

@@ -5,10 +5,24 @@
  * events, so a replay builds exactly what the live run built.
  */
 import type { Transaction } from 'kysely';
+import type { Redis } from 'ioredis';
 import type { Database } from '../../infra/postgres/schema.js';
+import type { StreamKeys } from '../../infra/redis/client.js';
 import type { TributaryEvent } from '../../src/kernel/events/envelope.js';
 
 export type Trx = Transaction<Database>;
+
+/** The runner's Redis, for a projection that signals others once its batch is durable. */
+export interface ProjectionIo { redis: Redis; keys: StreamKeys }
+
+/**
+ * Run by the runner after the batch's transaction committed and before it is
+ * acknowledged; its failure is logged, never retried (what it does must be optional).
+ */
+export type AfterCommit = () => Promise<void>;
+
+/** What apply returns: the read scopes it touched, a step to run after commit, or nothing. */
+export type ApplyResult = ReadonlySet<string> | AfterCommit | undefined | void;
 
 export interface Projection {
   readonly name: string;
@@ -21,7 +35,14 @@ export interface Projection {
   readonly selfDeduplicating?: boolean;
   /** False for the replay source itself. */
   readonly replayable: boolean;
-  apply(trx: Trx, events: readonly TributaryEvent[]): Promise<void>;
+  /**
+   * Returns either the keys (src/kernel/keys/read-scopes.ts) whose answers the batch may
+   * have changed, old and new values of every row it wrote, so that API nodes expire only
+   * those cached answers, or an AfterCommit step (a function) the runner runs after the
+   * commit; nothing (undefined) when it does not say, and then every cached answer of the
+   * model expires. `io` is given by the runner (not by replay or bulk loads).
+   */
+  apply(trx: Trx, events: readonly TributaryEvent[], io?: ProjectionIo): Promise<ApplyResult>;
 }
 
 /** A replayable projection of one table that folds events one at a time, in stream order. */

@@ -11,13 +11,13 @@ import type { Db } from '../../infra/postgres/database.js';
 import type { StreamKeys } from '../../infra/redis/client.js';
 import type { Logger } from '../../infra/log/logger.js';
 import { parseEvent, type TributaryEvent } from '../../src/kernel/events/envelope.js';
-import type { Projection } from './projection.js';
+import type { AfterCommit, Projection, ProjectionIo } from './projection.js';
 import { advanceCheckpoint, filterNew, lockShared } from './checkpoint.js';
 import { ack, compareStreamIds, type StreamEntry } from '../../infra/redis/stream-group.js';
 import { clearAttempts, countAttempt, deadLetter } from '../../infra/redis/dead-letter.js';
 import { consumerName, createConsumerLoop, type EntrySource } from '../../infra/redis/consumer-loop.js';
 import { acquireLeadership, type Leadership } from './leadership.js';
-import { bumpReadVersion } from '../../infra/cache/read-cache.js';
+import { bumpReadVersions } from '../../infra/cache/read-cache.js';
 
 export interface RunnerOptions {
   batchSize: number;
@@ -61,16 +61,24 @@ export function readsPerTransaction(batchSize: number): number {
 }
 
 
-async function applyBatch(db: Db, projection: Projection, entries: readonly { streamId: string; event: TributaryEvent }[]): Promise<number> {
+/** What a committed batch changed: how many events it applied, and the keys they touched (undefined: any). */
+interface Applied { count: number; scopes: ReadonlySet<string> | undefined }
+
+async function applyBatch(db: Db, projection: Projection, entries: readonly { streamId: string; event: TributaryEvent }[], io: ProjectionIo, log: Logger): Promise<Applied> {
   const last = entries.reduce((m, e) => (compareStreamIds(e.streamId, m) > 0 ? e.streamId : m), '0-0');
-  return db.transaction().execute(async (trx) => {
+  let after: AfterCommit | undefined;
+  const applied = await db.transaction().execute(async (trx) => {
     await lockShared(trx, projection.name);
     const events = entries.map((e) => e.event);
     const fresh = projection.selfDeduplicating ? events : await filterNew(trx, projection.name, events);
-    if (fresh.length > 0) await projection.apply(trx, fresh);
+    const result = fresh.length > 0 ? await projection.apply(trx, fresh, io) : new Set<string>();
+    if (typeof result === 'function') after = result;
+    const scopes = typeof result === 'function' ? undefined : result;
     await advanceCheckpoint(trx, projection.name, last, fresh.length);
-    return fresh.length;
+    return { count: fresh.length, scopes: scopes ?? undefined };
   });
+  if (after) await after().catch((err: unknown) => log.warn({ err: (err as Error).message }, 'after-commit step failed; skipped'));
+  return applied;
 }
 
 async function databaseAnswers(db: Db): Promise<boolean> {
@@ -88,6 +96,7 @@ export function startProjection(deps: RunnerDeps, projection: Projection, opts: 
   const consumer = consumerName();
   const log = logger.child({ projection: group, consumer });
   const stats = { applied: 0, batches: 0, deadLettered: 0, failures: 0 };
+  const io: ProjectionIo = { redis, keys };
   let stopping = false;
 
   async function deadLetterEntry(entry: StreamEntry, error: string, attempts: number): Promise<void> {
@@ -97,14 +106,15 @@ export function startProjection(deps: RunnerDeps, projection: Projection, opts: 
   }
 
   /**
-   * After a commit that changed the read model: its version moves, so API nodes stop
-   * serving cached answers computed before it (read-cache.ts). Bumped before the ack, so a
-   * caught-up group means bumped versions. A failed bump is only logged: the cache's TTL
-   * bounds how long an answer can be stale.
+   * After a commit that changed the read model: its versions move (the model's, and those
+   * of the keys the batch touched), so API nodes stop serving cached answers computed
+   * before it (read-cache.ts). Bumped before the ack, so a caught-up group means bumped
+   * versions. A failed bump is only logged: the cache's TTL bounds how long an answer can
+   * be stale.
    */
-  async function bumpVersion(applied: number): Promise<void> {
-    if (applied === 0) return;
-    if (!(await bumpReadVersion(redis, keys.readVersion(group)))) log.warn('could not bump the read model version; cached answers live out their TTL');
+  async function bumpVersion(applied: Applied): Promise<void> {
+    if (applied.count === 0) return;
+    if (!(await bumpReadVersions(redis, keys, group, applied.scopes))) log.warn('could not bump the read model version; cached answers live out their TTL');
   }
 
   /** Applies a batch; on failure isolates the poison entries one by one. */
@@ -120,8 +130,8 @@ export function startProjection(deps: RunnerDeps, projection: Projection, opts: 
     }
     if (parsed.length === 0) return;
     try {
-      const applied = await applyBatch(db, projection, parsed);
-      stats.applied += applied;
+      const applied = await applyBatch(db, projection, parsed, io, log);
+      stats.applied += applied.count;
       stats.batches += 1;
       await bumpVersion(applied);
       await ack(redis, keys.events, group, parsed.map((p) => p.streamId));
@@ -139,8 +149,8 @@ export function startProjection(deps: RunnerDeps, projection: Projection, opts: 
     }
     for (const p of parsed) {
       try {
-        const applied = await applyBatch(db, projection, [p]);
-        stats.applied += applied;
+        const applied = await applyBatch(db, projection, [p], io, log);
+        stats.applied += applied.count;
         await bumpVersion(applied);
         await ack(redis, keys.events, group, [p.streamId]);
       } catch (err) {

@@ -7,6 +7,7 @@ import { sql } from 'kysely';
 import { epochDay, paymentAt } from '../../src/kernel/domain/event-data.js';
 import type { Projection } from '../runner/projection.js';
 import { bulkInsert } from '../runner/bulk.js';
+import { readScope } from '../../src/kernel/keys/read-scopes.js';
 
 const COLUMNS: readonly string[] = [
   'gateway', 'day', 'payments', 'volume',
@@ -33,5 +34,6 @@ export const statsProjection: Projection = {
       ON CONFLICT (gateway, day) DO UPDATE SET
         payments = payment_stats_daily.payments + EXCLUDED.payments,
         volume = payment_stats_daily.volume + EXCLUDED.volume`);
+    return new Set(rows.map((r) => readScope.gateway(r.gateway)));
   },
 };

@@ -17,9 +17,10 @@ import { PROGRAM_ID } from '../../src/kernel/idl/index.js';
 import { createPdaDeriver, type PdaDeriver } from '../../src/kernel/domain/pda.js';
 import type { TributaryEvent } from '../../src/kernel/events/envelope.js';
 import { toApiEvent } from '../../src/kernel/wire/api-event.js';
-import type { Projection, Trx } from '../runner/projection.js';
+import type { Projection, ProjectionIo, Trx } from '../runner/projection.js';
 import { concernOf, createdPolicy, type PolicyKind } from './concerns.js';
-import { OUTBOX_CHANNEL } from '../../src/kernel/keys/index.js';
+import { OUTBOX_CHANNEL, webhookPoppersKey, webhookReadyKey } from '../../src/kernel/keys/index.js';
+import { PUSH_HOLDER, READY_LIST_MAX, type ReadyEntry } from './doc.js';
 
 /** The channel workers LISTEN on. NOTIFY is per database, so test databases never cross. */
 export { OUTBOX_CHANNEL };
@@ -73,7 +74,14 @@ async function resolvePolicies(trx: Trx, wanted: Map<string, PolicyKind>, known:
   }
 }
 
-async function fanOut(trx: Trx, pda: PdaDeriver, events: readonly TributaryEvent[]): Promise<number> {
+/** A webhook as the fan-out needs it. */
+interface Hook { id: number; gateway_pubkey: string; gateway_account: string; event_types: string[] | null; direct: boolean }
+
+/** What a batch queued, for the fast path after commit. */
+type Pushable = Map<string, ReadyEntry>;
+
+/** `pushLeaseMs`: lease the pushed rows for that long; undefined: no worker pops, push nothing. */
+async function fanOut(trx: Trx, pda: PdaDeriver, events: readonly TributaryEvent[], pushLeaseMs: number | undefined): Promise<Pushable | undefined> {
   const policies = await rememberPolicies(trx, pda, events);
   const concerns = events.map((e) => concernOf(e, pda));
   const wanted = new Map<string, PolicyKind>();
@@ -82,23 +90,27 @@ async function fanOut(trx: Trx, pda: PdaDeriver, events: readonly TributaryEvent
 
   const gatewayOf = concerns.map((c) => (c.kind === 'gateway' ? c.gateway : c.kind === 'policy' ? policies.get(c.policy) : undefined));
   const gateways = [...new Set(gatewayOf.filter((g): g is string => g !== undefined))];
-  if (gateways.length === 0) return 0;
-  const hooks = await trx.selectFrom('webhooks').select(['id', 'gateway_pubkey', 'gateway_account', 'event_types'])
-    .where('active', '=', true)
-    .where((eb) => eb.or([eb('gateway_pubkey', 'in', gateways), eb('gateway_account', 'in', gateways)]))
-    .execute();
-  if (hooks.length === 0) return 0;
+  if (gateways.length === 0) return undefined;
+  // `direct`: the claim need not arbitrate this endpoint's first attempts (./doc.ts)
+  const { rows: hooks } = await sql<Hook>`
+    SELECT id, gateway_pubkey, gateway_account, event_types,
+      (NOT ordered AND rate_limit_per_second IS NULL AND failing_since IS NULL AND (paused_until IS NULL OR paused_until <= now())) AS direct
+    FROM webhooks
+    WHERE active AND (gateway_pubkey = ANY (${gateways}::text[]) OR gateway_account = ANY (${gateways}::text[]))`.execute(trx);
+  if (hooks.length === 0) return undefined;
   const byGateway = new Map<string, number[]>();
+  const hookById = new Map(hooks.map((h) => [h.id, h]));
   const wants = new Map(hooks.map((h) => [h.id, h.event_types === null ? undefined : new Set(h.event_types)]));
   for (const h of hooks) {
     for (const g of new Set([h.gateway_pubkey, h.gateway_account])) byGateway.set(g, [...(byGateway.get(g) ?? []), h.id]);
   }
 
-  // Each event's payload is serialized and sent once, however many webhooks it goes to:
-  // the rows are (webhook, event index) pairs joined to the events in the statement.
-  const queued: QueuedEvents = { ids: [], names: [], payloads: [] };
+  // Each event's payload is serialized, sent and stored once, however many webhooks it goes
+  // to: the rows are (webhook, event index) pairs joined to the events in the statement.
+  const queued: QueuedEvents = { ids: [], names: [], payloads: [], timestamps: [] };
   const rowWebhooks: number[] = [];
   const rowEvents: number[] = [];
+  const rowPushed: boolean[] = [];
   events.forEach((e, i) => {
     const g = gatewayOf[i];
     const ids = g === undefined ? undefined : byGateway.get(g);
@@ -107,56 +119,121 @@ async function fanOut(trx: Trx, pda: PdaDeriver, events: readonly TributaryEvent
     for (const id of new Set(ids)) {
       if (wants.get(id)?.has(e.name) === false) continue; // the endpoint's event_types leave it out
       if (index === undefined) {
+        const payload = apiEventOf(e);
         index = queued.ids.push(e.id);
         queued.names.push(e.name);
-        queued.payloads.push(JSON.stringify(apiEventOf(e)));
+        queued.payloads.push(JSON.stringify(payload));
+        queued.timestamps.push(typeof payload.timestamp === 'string' ? payload.timestamp : null);
       }
       rowWebhooks.push(id);
       rowEvents.push(index);
+      rowPushed.push(pushLeaseMs !== undefined && hookById.get(id)!.direct);
     }
   });
-  if (rowWebhooks.length === 0) return 0;
+  if (rowWebhooks.length === 0) return undefined;
   // filtered above, with the webhooks read in this transaction: the outbox trigger may skip its lookup
   await sql`SELECT set_config('tributary.outbox_filtered', 'on', true)`.execute(trx);
-  let inserted = 0;
+  const pushable: Pushable = new Map();
+  let claimable = 0;
   for (let i = 0; i < rowWebhooks.length; i += CHUNK) {
-    inserted += await insertDeliveries(trx, queued, rowWebhooks.slice(i, i + CHUNK), rowEvents.slice(i, i + CHUNK));
+    const rows = await insertDeliveries(trx, queued, rowWebhooks.slice(i, i + CHUNK), rowEvents.slice(i, i + CHUNK), rowPushed.slice(i, i + CHUNK), pushLeaseMs ?? 0);
+    for (const r of rows) {
+      if (!r.pushed) { claimable += 1; continue; }
+      const ev = r.ev - 1;
+      let entry = pushable.get(r.event_id);
+      if (!entry) {
+        entry = { e: r.event_id, n: queued.names[ev]!, p: queued.payloads[ev]!, t: queued.timestamps[ev]!, c: r.created_at, u: Number(r.lease_until), d: [] };
+        pushable.set(r.event_id, entry);
+      }
+      entry.d.push([String(r.id), r.webhook_id]);
+    }
   }
-  // Delivered to listeners at commit, and only if the transaction commits.
-  if (inserted > 0) await sql`SELECT pg_notify(${OUTBOX_CHANNEL}, '')`.execute(trx);
-  return inserted;
+  // Delivered to listeners at commit, and only if the transaction commits: the claim's rows only.
+  if (claimable > 0) await sql`SELECT pg_notify(${OUTBOX_CHANNEL}, '')`.execute(trx);
+  return pushable.size > 0 ? pushable : undefined;
 }
 
-interface QueuedEvents { ids: string[]; names: string[]; payloads: string[] }
+interface QueuedEvents { ids: string[]; names: string[]; payloads: string[]; timestamps: (string | null)[] }
+
+interface InsertedRow { id: string; webhook_id: number; event_id: string; pushed: boolean; created_at: string; lease_until: string }
 
 /**
  * One multi-row insert of outbox rows in the given order (stream order: ordered endpoints
- * rely on it), each row a webhook and the 1-based index of its event in `events`. Four
- * array parameters whatever the row count: a VALUES list of 1,000 rows took twice as long,
- * most of it in building, sending and parsing 4,000 parameters with 10 copies of each payload.
+ * rely on it), each row a webhook and the 1-based index of its event in `events`; the
+ * events' payloads go to webhook_events, once each, with the webhooks they were queued
+ * for (retention's way back to their rows). Array parameters whatever the row count: a
+ * VALUES list of 1,000 rows took twice as long, most of it in building, sending and
+ * parsing 4,000 parameters with 10 copies of each payload. A pushed row is leased to the
+ * fast path (./doc.ts) until its first attempt's lease ends.
  */
-async function insertDeliveries(trx: Trx, events: QueuedEvents, webhookIds: number[], eventIndexes: number[]): Promise<number> {
-  const r = await sql`
-    INSERT INTO webhook_deliveries (webhook_id, event_id, event_name, payload)
-    SELECT r.webhook_id, e.id, e.name, e.payload
-    FROM unnest(${webhookIds}::integer[], ${eventIndexes}::integer[]) WITH ORDINALITY AS r(webhook_id, ev, n)
-    JOIN unnest(${events.ids}::text[], ${events.names}::text[], ${events.payloads}::json[]) WITH ORDINALITY AS e(id, name, payload, ev)
-      USING (ev)
+async function insertDeliveries(trx: Trx, events: QueuedEvents, webhookIds: number[], eventIndexes: number[], pushed: boolean[], leaseMs: number): Promise<(InsertedRow & { ev: number })[]> {
+  const { rows } = await sql<InsertedRow>`
+    WITH r AS (
+      SELECT * FROM unnest(${webhookIds}::integer[], ${eventIndexes}::integer[], ${pushed}::boolean[]) WITH ORDINALITY AS r(webhook_id, ev, pushed, n)
+    ),
+    e AS (
+      SELECT * FROM unnest(${events.ids}::text[], ${events.names}::text[], ${events.payloads}::json[]) WITH ORDINALITY AS e(id, name, payload, ev)
+    ),
+    stored AS (
+      INSERT INTO webhook_events (event_id, payload, webhook_ids)
+      SELECT e.id, e.payload, w.ids FROM e JOIN (SELECT ev, array_agg(webhook_id) AS ids FROM r GROUP BY ev) w USING (ev)
+      ON CONFLICT (event_id) DO UPDATE
+        SET webhook_ids = ARRAY(SELECT DISTINCT unnest(webhook_events.webhook_ids || excluded.webhook_ids))
+    )
+    INSERT INTO webhook_deliveries AS d (webhook_id, event_id, event_name, payload, next_attempt_at, locked_until, locked_by)
+    SELECT r.webhook_id, e.id, e.name, NULL,
+      CASE WHEN r.pushed THEN now() + ${leaseMs} * interval '1 millisecond' ELSE now() END,
+      CASE WHEN r.pushed THEN now() + ${leaseMs} * interval '1 millisecond' END,
+      CASE WHEN r.pushed THEN ${PUSH_HOLDER} END
+    FROM r JOIN e USING (ev)
     ORDER BY r.n
-    ON CONFLICT (webhook_id, event_id) DO NOTHING`.execute(trx);
-  return Number(r.numAffectedRows ?? 0);
+    ON CONFLICT (webhook_id, event_id) DO NOTHING
+    RETURNING d.id, d.webhook_id, d.event_id, (d.locked_by IS NOT NULL) AS pushed,
+      to_char(d.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at,
+      (extract(epoch FROM d.locked_until) * 1000)::bigint::text AS lease_until`.execute(trx);
+  const index = new Map(events.ids.map((id, i) => [id, i + 1]));
+  return rows.map((r) => ({ ...r, ev: index.get(r.event_id)! }));
+}
+
+/**
+ * After commit: one list entry per event with pushed rows, for the workers to pop. The list
+ * is capped (READY_LIST_MAX); what does not make it waits out its lease for the claim.
+ */
+async function pushReady(io: ProjectionIo, entries: Pushable): Promise<void> {
+  const key = webhookReadyKey(io.keys.prefix);
+  const values = [...entries.values()].map((e) => JSON.stringify(e));
+  await io.redis.multi().rpush(key, ...values).ltrim(key, -READY_LIST_MAX, -1).exec();
+}
+
+/** The lease the popping workers ask for, if any pops; asked at most once a second per projection. */
+function poppersWatch(): (io: ProjectionIo) => Promise<number | undefined> {
+  let known: number | undefined;
+  let askedAt = -Infinity;
+  return async (io) => {
+    const t = Date.now();
+    if (t - askedAt < 1000) return known;
+    askedAt = t;
+    const v = await io.redis.get(webhookPoppersKey(io.keys.prefix)).catch(() => null);
+    const ms = Number(v);
+    known = v !== null && Number.isInteger(ms) && ms > 0 ? ms : undefined;
+    return known;
+  };
 }
 
 export function createWebhooksProjection(pda: PdaDeriver): Projection {
+  const poppers = poppersWatch();
   return {
     name: 'webhooks',
     tables: [
       { name: 'webhook_policy_gateways', orderBy: 'policy' },
+      { name: 'webhook_events', orderBy: 'event_id' },
       { name: 'webhook_deliveries', orderBy: 'id', volatile: ['status', 'round', 'attempts', 'next_attempt_at', 'locked_until', 'locked_by', 'last_error', 'created_at', 'finished_at'] },
     ],
     replayable: false,
-    async apply(trx, events) {
-      await fanOut(trx, pda, events);
+    async apply(trx, events, io) {
+      const pushLeaseMs = io === undefined ? undefined : await poppers(io);
+      const pushable = await fanOut(trx, pda, events, pushLeaseMs);
+      return io && pushable ? () => pushReady(io, pushable) : undefined;
     },
   };
 }

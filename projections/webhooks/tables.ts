@@ -11,8 +11,8 @@ export interface WebhookDeliveriesTable {
   webhook_id: number;
   event_id: string;
   event_name: string;
-  /** the event as the events API returns it */
-  payload: ColumnType<unknown, string, string>;
+  /** the event as the events API returns it; NULL: its event's, in webhook_events */
+  payload: ColumnType<unknown, string | null | undefined, string | null>;
   status: ColumnType<DeliveryStatus, DeliveryStatus | undefined, DeliveryStatus>;
   round: Generated<number>;
   attempts: Generated<number>;
@@ -22,6 +22,15 @@ export interface WebhookDeliveriesTable {
   last_error: string | null;
   created_at: Time;
   finished_at: OptionalTime;
+}
+
+/** A chain event's payload, stored once however many webhooks it goes to (migration 0994). */
+export interface WebhookEventsTable {
+  event_id: string;
+  payload: ColumnType<unknown, string, string>;
+  /** the webhooks it was queued for: retention looks for rows left through (webhook_id, event_id) */
+  webhook_ids: number[];
+  created_at: Time;
 }
 
 export interface WebhookAttemptsTable {
@@ -46,6 +55,7 @@ export interface WebhookPolicyGatewaysTable {
 
 export interface WebhookOutboxTables {
   webhook_deliveries: WebhookDeliveriesTable;
+  webhook_events: WebhookEventsTable;
   webhook_attempts: WebhookAttemptsTable;
   webhook_policy_gateways: WebhookPolicyGatewaysTable;
 }

@@ -4,11 +4,11 @@
  * event fields use jsonb containment (`data @> {...}`) so the GIN jsonb_path_ops index
  * answers them; the other conditions each have a btree index (migration 0001).
  */
-import { sql, type ExpressionBuilder, type Expression, type SqlBool } from 'kysely';
+import { sql, type ExpressionBuilder, type Expression, type RawBuilder, type Selectable, type AliasedSelectQueryBuilder, type SqlBool } from 'kysely';
 import type { Db } from '../../infra/postgres/database.js';
 import type { Database } from '../../infra/postgres/schema.js';
 import type { EventName } from '../../src/kernel/events/catalog.js';
-import type { TimeRange } from './params.js';
+import { hasTimeRange, type TimeRange } from './params.js';
 import { toApiEvent, type ApiEvent } from '../../src/kernel/wire/api-event.js';
 
 export { toApiEvent, type ApiEvent };
@@ -29,6 +29,7 @@ export interface EventWhere {
 }
 
 const COLUMNS = ['id', 'name', 'signature', 'slot', 'block_time', 'ix_path', 'event_index', 'data'] as const;
+type PageRow = Pick<Selectable<Database['events']>, typeof COLUMNS[number] | 'seq'>;
 
 function conditions(w: EventWhere) {
   return (eb: ExpressionBuilder<Database, 'events'>): Expression<SqlBool> => {
@@ -48,21 +49,87 @@ function conditions(w: EventWhere) {
 }
 
 /**
+ * Rows a time window's plan probes for through the block-time index (index entries only,
+ * in index order, so that no estimate turns a probe into a scan of the table); more when
+ * the page ends deeper (offset + limit), so that a window walked by slot always holds the
+ * whole page and the walk never runs on past the window's oldest event.
+ */
+const WINDOW_PROBE = 10_000;
+const probeCap = (page: Page): number => Math.max(WINDOW_PROBE, page.offset + page.limit);
+
+/** How a page with a time window is read; see windowPlan. */
+const SMALL_WINDOW = 1;
+const SLOT_WALK = 2;
+const WIDE_WINDOW = 3;
+
+/**
+ * Which way a page with a time window is read. Block time follows slot, so walking the
+ * slot index from the newest event and filtering on block time reads every event newer
+ * than the window before its first match; the planner, which assumes the window's rows
+ * spread evenly over the slots, picks that walk for deep windows of a large archive
+ * (hundreds of thousands of rows for a page). Capped probes of the block-time index
+ * decide instead: a window of fewer than probeCap rows is read whole through that
+ * index and sorted (SMALL_WINDOW, O(window)); a wider one is walked by slot when fewer
+ * than probeCap events are newer than it (SLOT_WALK, O(newer + page): open-ended and
+ * recent windows), else read whole and sorted (WIDE_WINDOW, O(window)). Only the cost
+ * depends on the choice: every branch has the same conditions and order, so pages stay
+ * exact when block time goes backwards between slots.
+ */
+function windowPlan(db: Db, time: TimeRange, limit: number): RawBuilder<number> {
+  const probe = (cond: (eb: ExpressionBuilder<Database, 'events'>) => Expression<SqlBool>) => db.selectFrom('events')
+    .select('block_time').where(cond).orderBy('block_time', 'desc').orderBy('seq', 'desc').limit(sql.lit(limit));
+  const cap = sql.lit(limit);
+  const small = sql<boolean>`(SELECT count(*) FROM (${probe(conditions({ time }))}) w) < ${cap}`;
+  const wide = time.to === undefined
+    ? sql.lit(SLOT_WALK)
+    : sql`CASE WHEN (SELECT count(*) FROM (${probe((eb) => eb('block_time', '>', String(time.to)))}) n) < ${cap} THEN ${sql.lit(SLOT_WALK)} ELSE ${sql.lit(WIDE_WINDOW)} END`;
+  // CASE runs the second probe only when the first finds the window wide
+  return sql<number>`CASE WHEN ${small} THEN ${sql.lit(SMALL_WINDOW)} ELSE ${wide} END`;
+}
+
+/**
+ * The page's rows (with seq), unordered: one SELECT … ORDER BY slot DESC, seq DESC LIMIT
+ * OFFSET, or for a time window windowPlan's ways as branches of a UNION ALL, each gated
+ * on the plan above its LIMIT (a one-time filter: the other branches never start, not
+ * even the parallel workers a plan may give them). The small window's branch reads at
+ * most probeCap rows in block-time order, which forces the block-time index and never
+ * truncates the window (it has fewer rows, seen in the same snapshot); `slot + 0` keeps
+ * the wide window's sort off the slot index, and `block_time + 0` keeps the slot walk off
+ * the block-time index, whatever a generic plan estimates. An open-ended window is never
+ * WIDE_WINDOW, so it has no such branch.
+ */
+function pageRows(db: Db, where: EventWhere, page: Page): AliasedSelectQueryBuilder<PageRow, 't'> {
+  const matching = () => db.selectFrom('events').select([...COLUMNS, 'seq']);
+  if (where.time === undefined || !hasTimeRange(where.time)) {
+    return matching().where(conditions(where)).orderBy('slot', 'desc').orderBy('seq', 'desc').limit(page.limit).offset(page.offset).as('t');
+  }
+  const { time, ...rest } = where;
+  const gate = (how: number) => sql<SqlBool>`(SELECT how FROM plan) = ${sql.lit(how)}`;
+  const cap = probeCap(page);
+  const inWindow = matching().where(conditions(where)).orderBy('block_time', 'desc').orderBy('seq', 'desc').limit(sql.lit(cap));
+  const smallWindow = db.selectFrom(inWindow.as('w')).selectAll()
+    .orderBy('slot', 'desc').orderBy('seq', 'desc').limit(page.limit).offset(page.offset);
+  const slotWalk = matching().where(conditions(rest)).where((eb) => eb.and([
+    ...(time.from !== undefined ? [eb(sql`block_time + 0`, '>=', String(time.from))] : []),
+    ...(time.to !== undefined ? [eb(sql`block_time + 0`, '<=', String(time.to))] : []),
+  ])).orderBy('slot', 'desc').orderBy('seq', 'desc').limit(page.limit).offset(page.offset);
+  const branches = db.with((cte) => cte('plan').materialized(), (qb) => qb.selectNoFrom(windowPlan(db, time, cap).as('how')))
+    .selectFrom(smallWindow.as('b1')).selectAll().where(gate(SMALL_WINDOW))
+    .unionAll((qb) => qb.selectFrom(slotWalk.as('b2')).selectAll().where(gate(SLOT_WALK)));
+  if (time.to === undefined) return branches.as('t');
+  const wideWindow = matching().where(conditions(where))
+    .orderBy(sql`slot + 0`, 'desc').orderBy('seq', 'desc').limit(page.limit).offset(page.offset);
+  return branches.unionAll((qb) => qb.selectFrom(wideWindow.as('b3')).selectAll().where(gate(WIDE_WINDOW))).as('t');
+}
+
+/**
  * A page of events as one JSON array text rendered by Postgres (`[]` when empty), in the
  * API's shape (toApiEvent: camelCase envelope, block time also as ISO 8601), so the API
  * node writes it to the socket without parsing or serializing it; `data` is the stored
  * jsonb as Postgres prints it. Unexecuted: the bench hands its SQL to pgbench.
  */
 export function eventsQuery(db: Db, where: EventWhere, page: Page) {
-  const rows = db
-    .selectFrom('events')
-    .select([...COLUMNS, 'seq'])
-    .where(conditions(where))
-    .orderBy('slot', 'desc')
-    .orderBy('seq', 'desc')
-    .limit(page.limit)
-    .offset(page.offset);
-  return db.selectFrom(rows.as('t')).select(sql<string>`coalesce('[' || string_agg((SELECT row_to_json(e) FROM (SELECT t.id, t.name, t.signature,
+  return db.selectFrom(pageRows(db, where, page)).select(sql<string>`coalesce('[' || string_agg((SELECT row_to_json(e) FROM (SELECT t.id, t.name, t.signature,
     t.slot, t.block_time AS "blockTime", to_char(to_timestamp(t.block_time) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS timestamp,
     t.ix_path AS "ixPath", t.event_index AS index, t.data) e)::text, ',' ORDER BY t.slot DESC, t.seq DESC) || ']', '[]')`.as('json'));
 }
@@ -74,8 +141,8 @@ export async function listEventsJson(db: Db, where: EventWhere, page: Page): Pro
 
 /** A page of events, newest first, as objects (for code that reads them). */
 export async function listEvents(db: Db, where: EventWhere, page: Page): Promise<ApiEvent[]> {
-  const rows = await db.selectFrom('events').select(COLUMNS).where(conditions(where))
-    .orderBy('slot', 'desc').orderBy('seq', 'desc').limit(page.limit).offset(page.offset).execute();
+  const rows = await db.selectFrom(pageRows(db, where, page)).select(COLUMNS)
+    .orderBy('slot', 'desc').orderBy('seq', 'desc').execute();
   return rows.map(toApiEvent);
 }
 

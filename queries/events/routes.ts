@@ -16,6 +16,7 @@ import {
   checkSlotRange, checkTimeOrder, EVENT_NAME_INPUTS, eventNameParam, hasTimeRange, parseTimeRange, parseTimes, trackingIdMemos, type TimeRange,
 } from './params.js';
 import { paymentStats } from './payment-stats-query.js';
+import { readScope } from '../../src/kernel/keys/read-scopes.js';
 
 const TIME_HELP = 'ISO 8601 (e.g. 2024-05-01T12:00:00Z; without an offset, UTC) or unix seconds; compared with the block time, inclusive';
 const timeParam: JsonSchema = { type: 'string', minLength: 1, maxLength: 40, description: TIME_HELP };
@@ -28,6 +29,18 @@ const stringArray: JsonSchema = { type: 'array', items: { type: 'string' } };
 interface EventsQuery {
   signature?: string; slot?: number; trackingId?: string; eventName?: string;
   startTime?: string; endTime?: string; minSlot?: number; maxSlot?: number; limit: number; offset: number;
+}
+
+/**
+ * The archive's keys a list depends on (read cache): a trackingId's lists hold only
+ * events of its two memo encodings, a name's only events of that name (filterMode's
+ * order). Other modes depend on any new event.
+ */
+function eventsScopes(q: EventsQuery): string[] | undefined {
+  if (q.signature !== undefined || q.slot !== undefined) return undefined;
+  if (q.trackingId !== undefined) return trackingIdMemos(q.trackingId).map(readScope.memo);
+  if (q.eventName !== undefined) return [readScope.name(eventNameParam(q.eventName))];
+  return undefined;
 }
 
 /** The one list mode that applies, after signature: slot, trackingId, eventName, time, generic. */
@@ -69,6 +82,7 @@ export function registerEventRoutes(api: Api, ctx: { dbRead: Db; config: Pick<Co
       404: { description: 'no event with this signature' },
     },
     cachedFrom: ['archive'],
+    cacheScopes: (q) => eventsScopes(q),
     async handler({ query: q }) {
       // Each parameter malformed in itself is a 400, whichever mode applies. Checks between
       // parameters (a reversed time or slot range) belong to their mode: SPEC applies
@@ -140,6 +154,7 @@ export function registerEventRoutes(api: Api, ctx: { dbRead: Db; config: Pick<Co
       },
     },
     cachedFrom: ['payment-stats', 'payments'],
+    cacheScopes: (q) => (q.gateway !== undefined ? [readScope.gateway(q.gateway)] : undefined),
     async handler({ query: q }) {
       const time = parseTimeRange(q.startTime, q.endTime);
       return { body: await paymentStats(ctx.dbRead, { time, ...(q.gateway !== undefined ? { gateway: q.gateway } : {}) }) };
@@ -159,6 +174,7 @@ export function registerEventRoutes(api: Api, ctx: { dbRead: Db; config: Pick<Co
     query: { type: 'object', additionalProperties: false, properties: page },
     responses: { 200: { description: 'typed events', schema: anyTypedEventListSchema } },
     cachedFrom: ['archive'],
+    cacheScopes: (_q, p) => [readScope.name(eventNameParam(p.eventName))],
     async handler({ query, params }) {
       const name = eventNameParam(params.eventName);
       return { json: await listEventsJson(ctx.dbRead, { name }, { limit: query.limit, offset: query.offset }) };

@@ -9,6 +9,7 @@ import { invalid } from '../../src/kernel/http/errors.js';
 import type { Api } from '../../src/kernel/http/routes.js';
 import { base58Key, limitSchema, offsetSchema } from '../../src/kernel/http/schema.js';
 import { listOneTime } from './onetime-query.js';
+import { readScope } from '../../src/kernel/keys/read-scopes.js';
 
 interface OneTimeQuery { recipient?: string; limit: number; offset: number }
 
@@ -44,6 +45,11 @@ export function registerOneTimeRoutes(api: Api, ctx: { dbRead: Db; config: Pick<
       },
     },
     cachedFrom: ['payment-policies'],
+    // every record carries the trackingId's memo
+    cacheScopes: (_q, p) => {
+      const memo = trackingIdToMemo(p.trackingId, PAYMENT_MEMO_BYTES);
+      return memo ? [readScope.memo(memo)] : undefined;
+    },
     async handler({ params, query }) {
       const memo = trackingIdToMemo(params.trackingId, PAYMENT_MEMO_BYTES);
       if (!memo) throw invalid(`trackingId must be 1 to ${PAYMENT_MEMO_BYTES} UTF-8 bytes (its memo encoding)`);

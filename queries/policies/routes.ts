@@ -15,8 +15,10 @@ import type { RpcClient } from '../../infra/solana/rpc-client.js';
 import { readPolicy, type ChainReadDeps } from './chain-read.js';
 import { executionSchema, listExecutionDocs } from './executions.js';
 import { resolveFilters, type FilterQuery, type ListEndpoint } from './filters.js';
+import { trackingIdToMemo } from '../../src/kernel/domain/memo.js';
 import { listPolicyDocs, type Page } from './policy-rows.js';
 import { addressParams, filterQuerySchema, pageQuery, policyListResponse, policyResponse } from './schemas.js';
+import { readScope } from '../../src/kernel/keys/read-scopes.js';
 
 const FILTER_HELP = 'At least one of the six filters is required and at most three may be combined (limit and offset are not filters). '
   + 'walletPublicKey requires tokenMint. When tokenMint is omitted, the list is restricted to the default stablecoin\'s mint. '
@@ -29,6 +31,19 @@ const LISTS: readonly Lists[] = [
   { endpoint: 'payment-policies', kind: 'payment', summary: 'Payment policies of every variant by filter', userMeaning: 'userPublicKey is the user payment account.' },
   { endpoint: 'composable-policies', kind: 'composable', summary: 'Composable policies by filter', userMeaning: 'userPublicKey is the user payment account; trackingId is a 32-byte memo.' },
 ];
+
+/**
+ * The keys a list depends on (read cache): one filter every listed row carries, the
+ * gateway's, the recipient's or the memo's, read off the query as resolveFilters reads
+ * them (without its PDA derivations: a refused query is refused by the handler). Lists by
+ * owner or user payment alone depend on any commit of the model.
+ */
+function policyScopes(q: FilterQuery, endpoint: ListEndpoint): string[] | undefined {
+  if (q.gatewayPublicKey !== undefined) return [readScope.gateway(q.gatewayPublicKey)];
+  if (q.recipient !== undefined) return [readScope.recipient(q.recipient)];
+  const memo = q.trackingId !== undefined ? trackingIdToMemo(q.trackingId, endpoint === 'composable-policies' ? 32 : 64) : undefined;
+  return memo ? [readScope.memo(memo)] : undefined;
+}
 
 function checkAddress(address: string): string {
   if (!isPublicKey(address)) throw invalid('address is not a base58 public key of 32 bytes');
@@ -64,6 +79,7 @@ export function registerPolicyRoutes(api: Api, ctx: PolicyRouteDeps): void {
       query: filterQuerySchema(l.endpoint, solana.defaultStablecoin, http.maxLimit),
       responses: { 200: { description: 'normalized policies (read model)', schema: policyListResponse } },
       cachedFrom: [l.kind === 'payment' ? 'payment-policies' : 'composable-policies'],
+      cacheScopes: (q) => policyScopes(q, l.endpoint),
       async handler({ query: q }) {
         const filter = resolveFilters(q, l.endpoint, { defaultMint: solana.defaultStablecoin, pda });
         return { json: await listPolicyDocs(ctx.dbRead, l.kind, filter, { limit: q.limit, offset: q.offset }), envelope: true };
@@ -103,6 +119,7 @@ export function registerPolicyRoutes(api: Api, ctx: PolicyRouteDeps): void {
       query: pageQuery(http.maxLimit),
       responses: { 200: { description: 'events', schema: envelopeSchema({ type: 'array', items: executionSchema(kind) }) } },
       cachedFrom: ['payments'],
+      cacheScopes: (_q, p) => [readScope.policy(p.address)],
       async handler({ params, query }) {
         return { json: await listExecutionDocs(ctx.dbRead, kind, checkAddress(params.address), query), envelope: true };
       },

@@ -67,7 +67,7 @@ export function createHttpApp(ctx: AppNode, modules: readonly RouteModule[]): { 
   const cache = createReadCache(ctx.redis, {
     ttlMs: ctx.config.http.readCacheTtlMs,
     maxBytes: ctx.config.http.readCacheMaxMb * 1024 * 1024,
-    versionKey: (m) => ctx.keys.readVersion(m),
+    keys: ctx.keys,
     outcomes: metrics.readCache,
   });
   const api = new Api(router, {

@@ -1,11 +1,16 @@
 /**
- * One process of the webhooks bench's baseline (./webhooks.ts): the delivery bodies of the
+ * One process of the webhooks bench's baseline (./webhooks.ts): the delivery bodies of a
  * measured run, POSTed straight to its receivers by the workers' HTTP client at a worker's
  * concurrency, with no outbox. Started once per worker process, each taking every
  * `processes`-th delivery. Prints `ready` once its bodies are built, starts on a line on
  * stdin (so that node's start-up is not timed), and ends with one JSON line of its figures.
  *
- * Input (env BENCH_DIRECT, JSON): urls, gateway, seed, events, process, processes, concurrency.
+ * Paced (`rate` > 0): event i is due when the bench's feed would append it (ticks of 50 ms,
+ * `rate` events a second), and no POST starts before its event is due; a POST's latency is
+ * from its event's due time to its answer. Unpaced (`rate` 0): every POST is due at once.
+ *
+ * Input (env BENCH_DIRECT, JSON): urls, gateway, seed, events, process, processes,
+ * concurrency, rate, tag (in the webhook-id, so runs do not share ids at the receivers).
  */
 import { createInterface } from 'node:readline';
 import { createJsonPoster } from '../../infra/http/post-json.js';
@@ -14,21 +19,34 @@ import { apiEventOf } from '../../projections/webhooks/projection.js';
 import { syntheticEvents } from '../support/synthetic-events.js';
 import type { TributaryEvent } from '../../src/kernel/events/envelope.js';
 
-export interface DirectInput { urls: string[]; gateway: string; seed: number; events: number; process: number; processes: number; concurrency: number }
-export interface DirectResult { startedAt: number; endedAt: number; answered: number; failed: number }
+export interface DirectInput {
+  urls: string[]; gateway: string; seed: number; events: number; process: number; processes: number; concurrency: number;
+  /** events per second, as the bench feeds them; 0: unpaced */
+  rate: number;
+  tag: string;
+}
+export interface DirectResult { startedAt: number; endedAt: number; answered: number; failed: number; latencies: number[] }
 
 /** The events of a bench run, as ./webhooks.ts appends them. */
 export const benchEvents = (n: number, seed: number, gateway: string): TributaryEvent[] =>
   syntheticEvents(n, seed).map((e) => ({ ...e, data: { ...e.data, gateway } }) as TributaryEvent);
 
+/** The bench's feed: `perTick` events every FEED_TICK_MS. */
+export const FEED_TICK_MS = 50;
+export const perTick = (rate: number): number => Math.max(1, Math.round((rate * FEED_TICK_MS) / 1000));
+/** When event `i` is appended, in ms after the feed's start (0 for an unpaced feed). */
+export const dueOffsetMs = (i: number, rate: number): number => (rate > 0 ? Math.floor(i / perTick(rate)) * FEED_TICK_MS : 0);
+
 async function main(): Promise<void> {
   const input = JSON.parse(process.env['BENCH_DIRECT'] ?? '') as DirectInput;
   const queuedAt = new Date();
-  const requests: { url: string; id: string; body: string }[] = [];
+  const requests: { url: string; id: string; body: string; dueMs: number }[] = [];
   benchEvents(input.events, input.seed, input.gateway).forEach((e, i) => {
     const body = deliveryBody({ event_id: e.id, event_name: e.name, payload: apiEventOf(e), created_at: queuedAt });
     input.urls.forEach((url, r) => {
-      if ((i * input.urls.length + r) % input.processes === input.process) requests.push({ url, id: `direct-${r}-${e.id}`, body });
+      if ((i * input.urls.length + r) % input.processes === input.process) {
+        requests.push({ url, id: `direct-${input.tag}-${r}-${e.id}`, body, dueMs: dueOffsetMs(i, input.rate) });
+      }
     });
   });
   const poster = createJsonPoster({ allowPrivateTargets: true, maxSockets: input.concurrency, userAgent: 'bench-direct' });
@@ -36,17 +54,22 @@ async function main(): Promise<void> {
   await new Promise<void>((resolve) => createInterface({ input: process.stdin }).once('line', () => resolve()));
   let next = 0;
   let failed = 0;
+  const latencies: number[] = [];
   const startedAt = Date.now();
   await Promise.all(Array.from({ length: input.concurrency }, async () => {
     while (next < requests.length) {
       const q = requests[next++]!;
-      await poster.post(q.url, q.body, { 'webhook-id': q.id }, { timeoutMs: 10_000 }).catch(() => { failed += 1; });
+      const due = startedAt + q.dueMs;
+      const wait = due - Date.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      await poster.post(q.url, q.body, { 'webhook-id': q.id }, { timeoutMs: 10_000 })
+        .then(() => { latencies.push(Date.now() - due); }, () => { failed += 1; });
     }
   }));
-  const result: DirectResult = { startedAt, endedAt: Date.now(), answered: requests.length - failed, failed };
+  const result: DirectResult = { startedAt, endedAt: Date.now(), answered: requests.length - failed, failed, latencies };
   poster.close();
-  process.stdout.write(`${JSON.stringify(result)}\n`);
-  process.exit(0);
+  // exit only once the (long) line is written: a pipe takes it in several writes
+  process.stdout.write(`${JSON.stringify(result)}\n`, () => process.exit(0));
 }
 
 if (process.env['BENCH_DIRECT']) await main();

@@ -5,6 +5,7 @@
 import { spawn } from 'node:child_process';
 import autocannon from 'autocannon';
 import type { Redis } from 'ioredis';
+import { bumpReadVersions, type ReadVersionKeys } from '../../infra/cache/read-cache.js';
 
 export interface Figure { name: string; value: number; unit: string; baseline?: { name: string; value: number }; goal?: number; higherIsBetter?: boolean }
 
@@ -34,11 +35,12 @@ export async function httpLoad(url: string, connections: number, seconds: number
 }
 
 /**
- * Runs `fn` while a read model's version moves `perSecond` times a second, as the commits
- * of a live projection move it: every bump expires the API nodes' cached answers of it.
+ * Runs `fn` while a read model's versions move `perSecond` times a second, as the commits
+ * of a live projection move them, each one as a commit that touches every key (the worst
+ * case for the measured answer): every bump expires the API nodes' cached answers of it.
  */
-export async function withCommits<T>(redis: Redis, versionKey: string, perSecond: number, fn: () => Promise<T>): Promise<T> {
-  const timer = setInterval(() => { void redis.incr(versionKey); }, 1000 / perSecond);
+export async function withCommits<T>(redis: Redis, keys: ReadVersionKeys, readModel: string, perSecond: number, fn: () => Promise<T>): Promise<T> {
+  const timer = setInterval(() => { void bumpReadVersions(redis, keys, readModel); }, 1000 / perSecond);
   try {
     return await fn();
   } finally {
@@ -54,14 +56,14 @@ export async function withCommits<T>(redis: Redis, versionKey: string, perSecond
  */
 export async function routeVsPgbench(o: {
   name: string; url: string; sql: string; dbUrl: string; redis: Redis;
-  /** the version key of the read model the route reads (its commits expire the cache) */
-  versionKey: string;
+  /** the read model the route reads (its commits expire the cache) and the keys of its versions */
+  readModel: string; keys: ReadVersionKeys;
   uncachedUrl: string; seconds: number; goal: number;
 }): Promise<void> {
   const pg = await pgbench(o.dbUrl, o.sql, 50, o.seconds);
   const base = { name: 'pgbench same SQL', value: pg.tps };
   const cached = await httpLoad(o.url, 50, o.seconds);
-  const live = await withCommits(o.redis, o.versionKey, 20, () => httpLoad(o.url, 50, o.seconds));
+  const live = await withCommits(o.redis, o.keys, o.readModel, 20, () => httpLoad(o.url, 50, o.seconds));
   const uncached = await httpLoad(o.uncachedUrl, 50, o.seconds);
   report({ name: `${o.name} @50 conns, read cache on, 20 commits/s`, value: live.rps, unit: 'req/s', baseline: base, goal: o.goal });
   const line = (what: string, h: HttpLoad) => `    ${what}: p50 ${h.p50} ms, p99 ${h.p99} ms, errors ${h.errors}, non-2xx ${h.non2xx}\n`;

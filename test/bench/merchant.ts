@@ -132,7 +132,7 @@ export async function benchMerchant(): Promise<void> {
         return { tps: 0, latencyMs: 0 };
       });
       const base = { name: 'pgbench same SQL', value: pg.tps };
-      const live = await withCommits(env.redis, env.keys.readVersion(MERCHANT_PROJECTION), 20, () => httpLoad(`${api.url}${c.url}`, 50, SECONDS, headers));
+      const live = await withCommits(env.redis, env.keys, MERCHANT_PROJECTION, 20, () => httpLoad(`${api.url}${c.url}`, 50, SECONDS, headers));
       report({ name: `${c.name} @50 conns, read cache on, 20 commits/s`, value: live.rps, unit: 'req/s', baseline: base, goal: 0.5 });
       line('20 commits/s', live);
       const cold = await httpLoad(`${uncached.url}${c.url}`, 50, SECONDS, headers);

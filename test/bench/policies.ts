@@ -113,7 +113,7 @@ export async function benchPolicies(): Promise<void> {
       if (!body.data) throw new Error(`${c.url}: ${warm.status} ${body.error}`);
       await routeVsPgbench({
         name: `${c.name} (${body.data.length} items)`, url: `${api.url}${c.url}`, uncachedUrl: `${uncached.url}${c.url}`, seconds: SECONDS, goal: 0.5,
-        sql: c.sql, dbUrl: env.dbUrl, redis: env.redis, versionKey: env.keys.readVersion(c.model),
+        sql: c.sql, dbUrl: env.dbUrl, redis: env.redis, keys: env.keys, readModel: c.model,
       });
     }
     // context for the ratios: what this node serves on a route that does no work at all

@@ -34,7 +34,7 @@ export async function benchSpine(): Promise<void> {
     await routeVsPgbench({
       name: `GET ${path}`, url: `${api.url}${path}`, uncachedUrl: `${uncached.url}${path}`, seconds: 10, goal: 0.5,
       sql: "SELECT id, name, signature, slot, block_time, ix_path, event_index, data FROM events WHERE name = 'PaymentRecord' ORDER BY slot DESC, seq DESC LIMIT 100 OFFSET 0",
-      dbUrl: env.dbUrl, redis: env.redis, versionKey: env.keys.readVersion('archive'),
+      dbUrl: env.dbUrl, redis: env.redis, keys: env.keys, readModel: 'archive',
     });
     await uncached.close();
     await api.close();

@@ -2,10 +2,15 @@
  * Webhook delivery bench: 1,000 events/s for BENCH_WEBHOOK_SECONDS (10 s), each
  * concerning a gateway with 10 webhooks on 10 receivers (10,000 deliveries/s offered),
  * through the stream, the webhooks projection (in this process) and BENCH_WEBHOOK_WORKERS
- * (2) `serve --role webhooks` processes. Reports p50 and p99 from append to the first
- * attempt at each receiver, and deliveries/s against a baseline: the same bodies POSTed
- * to the same receivers directly, by as many processes with the same HTTP client at the
- * same concurrency, with no outbox.
+ * (2) `serve --role webhooks` processes. Two comparisons, each against the same bodies
+ * POSTed to the same receivers directly, by as many processes with the same HTTP client at
+ * the same concurrency, with no outbox:
+ *
+ * - at the offered rate (issue 17's goal): the direct POSTs paced as the feed appends the
+ *   events; deliveries/s (first append to last first arrival) and first-attempt p50/p99
+ *   of each side;
+ * - capacity: BENCH_WEBHOOK_BACKLOG_EVENTS (5,000) events appended unpaced, as fast as the
+ *   stream takes them, drained by the workers, against the same POSTs unpaced.
  */
 import http from 'node:http';
 import path from 'node:path';
@@ -15,7 +20,7 @@ import type { AddressInfo } from 'node:net';
 import { Keypair } from '@solana/web3.js';
 import { createTestEnv, type TestEnv } from '../support/env.js';
 import { ROOT, startCli, type Proc } from '../support/process.js';
-import { benchEvents, type DirectInput, type DirectResult } from './direct-post.js';
+import { benchEvents, dueOffsetMs, perTick, type DirectInput, type DirectResult } from './direct-post.js';
 import { appendRaw } from '../../infra/redis/event-stream.js';
 import { createRedis } from '../../infra/redis/client.js';
 import { createLogger } from '../../infra/log/logger.js';
@@ -37,6 +42,9 @@ const SECONDS = Number(process.env['BENCH_WEBHOOK_SECONDS'] ?? 10);
 const WORKERS = Number(process.env['BENCH_WEBHOOK_WORKERS'] ?? 2);
 const CONCURRENCY = Number(process.env['BENCH_WEBHOOK_CONCURRENCY'] ?? 64);
 /** node options of the worker processes, space-separated (e.g. `--cpu-prof --cpu-prof-dir=prof`) */
+/** events of the capacity run, appended unpaced */
+const BACKLOG_EVENTS = Number(process.env['BENCH_WEBHOOK_BACKLOG_EVENTS'] ?? 5000);
+const BACKLOG_SEED = 9;
 const NODE_ARGS = (process.env['BENCH_WEBHOOK_NODE_ARGS'] ?? '').split(' ').filter((a) => a !== '');
 
 interface Counter { url: string; firstAt: Map<string, number>; count: number; close(): Promise<void> }
@@ -63,14 +71,15 @@ async function counter(): Promise<Counter> {
 /**
  * The baseline: the run's own delivery bodies (same events, same receivers), POSTed
  * directly by as many processes as there are workers, each with the workers' HTTP client
- * at a worker's concurrency, and no outbox (./direct-post.ts). Timed from the moment every
- * process has its requests ready. A POST that fails (a loaded machine) is counted, not
- * fatal: the rate is of those answered.
+ * at a worker's concurrency, and no outbox (./direct-post.ts), paced like the feed at
+ * `rate` events/s (0: unpaced). Timed from the moment every process has its requests
+ * ready. A POST that fails (a loaded machine) is counted, not fatal: the rate is of those
+ * answered.
  */
-async function directBaseline(receivers: readonly Counter[], gateway: string, events: number, seed: number): Promise<{ rate: number; failed: number }> {
+async function directBaseline(receivers: readonly Counter[], gateway: string, events: number, seed: number, rate: number, tag: string): Promise<{ rate: number; failed: number; p50: number; p99: number }> {
   const script = path.join(ROOT, 'test', 'bench', 'direct-post.ts');
   const children = Array.from({ length: WORKERS }, (_, i) => {
-    const input: DirectInput = { urls: receivers.map((r) => r.url), gateway, seed, events, process: i, processes: WORKERS, concurrency: CONCURRENCY };
+    const input: DirectInput = { urls: receivers.map((r) => r.url), gateway, seed, events, process: i, processes: WORKERS, concurrency: CONCURRENCY, rate, tag };
     return spawn(process.execPath, ['--import', 'tsx', script], { cwd: ROOT, env: { ...process.env, BENCH_DIRECT: JSON.stringify(input) }, stdio: ['pipe', 'pipe', 'inherit'] });
   });
   const lines = children.map((c) => createInterface({ input: c.stdout }));
@@ -84,24 +93,26 @@ async function directBaseline(receivers: readonly Counter[], gateway: string, ev
   const done = await Promise.all(results);
   const seconds = (Math.max(...done.map((d) => d.endedAt)) - Math.min(...done.map((d) => d.startedAt))) / 1000;
   const answered = done.reduce((n, d) => n + d.answered, 0);
-  return { rate: answered / seconds, failed: done.reduce((n, d) => n + d.failed, 0) };
+  const latencies = done.flatMap((d) => d.latencies).sort((a, b) => a - b);
+  return { rate: answered / seconds, failed: done.reduce((n, d) => n + d.failed, 0), p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
 }
 
-interface RunResult { expected: number; delivered: number; queued: number; feedSeconds: number; rate: number; p50: number; p99: number }
+interface RunResult { expected: number; delivered: number; queued: number; feedSeconds: number; rate: number; p50: number; p99: number; queuedP50: number; queuedP99: number }
 
-/** Feeds `rate` events/s for `seconds`, waits for every delivery (or 120 s), and measures. */
-async function run(env: TestEnv, receivers: readonly Counter[], gateway: string, rate: number, seconds: number, seed: number): Promise<RunResult> {
-  const total = rate * seconds;
+/**
+ * Feeds `total` events at `rate` events/s (0: unpaced, in appends of 500), waits for every
+ * delivery (or 120 s), and measures.
+ */
+async function run(env: TestEnv, receivers: readonly Counter[], gateway: string, rate: number, total: number, seed: number): Promise<RunResult> {
   const events = benchEvents(total, seed, gateway);
   const ids = new Set(events.map((e) => e.id));
   const appendedAt = new Map<string, number>();
-  const tick = 50;
-  const perTick = Math.max(1, Math.round((rate * tick) / 1000));
+  const step = rate > 0 ? perTick(rate) : 500;
   const started = Date.now();
-  for (let i = 0; i < total; i += perTick) {
-    const wait = started + (i / perTick) * tick - Date.now();
+  for (let i = 0; i < total; i += step) {
+    const wait = started + dueOffsetMs(i, rate) - Date.now();
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-    const part = events.slice(i, i + perTick);
+    const part = events.slice(i, i + step);
     const at = Date.now();
     await appendRaw(env.redis, env.keys, part.map(serializeEvent));
     for (const e of part) appendedAt.set(e.id, at);
@@ -117,11 +128,13 @@ async function run(env: TestEnv, receivers: readonly Counter[], gateway: string,
   }
   const lastAt = Math.max(...got.map(([, at]) => at));
   // rows the projection wrote: fewer than expected means it, not the workers, held delivery back
-  const { count } = await env.db.selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll<string>().as('count'))
-    .where('event_id', 'in', [...ids]).executeTakeFirstOrThrow();
+  const queuedRows = await env.db.selectFrom('webhook_deliveries').select(['event_id', 'created_at']).where('event_id', 'in', [...ids]).execute();
+  const count = queuedRows.length;
+  // append → the projection's commit (created_at is its transaction's start): the projection's share of the latency
+  const queuedIn = queuedRows.map((r) => r.created_at.getTime() - appendedAt.get(r.event_id)!).sort((a, b) => a - b);
   // an event never delivered counts as delivered at the deadline: percentiles stay honest
   const latencies = [...got.map(([id, at]) => at - appendedAt.get(id)!), ...Array.from({ length: expected - got.length }, () => 120_000)].sort((a, b) => a - b);
-  return { expected, delivered: got.length, queued: Number(count), feedSeconds, rate: got.length / ((lastAt - started) / 1000), p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
+  return { expected, delivered: got.length, queued: Number(count), feedSeconds, rate: got.length / ((lastAt - started) / 1000), p50: percentile(latencies, 50), p99: percentile(latencies, 99), queuedP50: percentile(queuedIn, 50), queuedP99: percentile(queuedIn, 99) };
 }
 
 export async function benchWebhooks(): Promise<void> {
@@ -146,18 +159,29 @@ export async function benchWebhooks(): Promise<void> {
     await run(env, receivers, gateway, 1, 1, 8); // one event through: the worker processes are up
 
     // A light load first: latency when nothing is queued (the NOTIFY path), then the full rate.
-    const light = await run(env, receivers, gateway, 20, 2, 7);
+    const light = await run(env, receivers, gateway, 20, 40, 7);
     report({ name: `append → first attempt p50 at 20 events/s (${light.delivered} deliveries)`, value: light.p50, unit: 'ms' });
     report({ name: 'append → first attempt p99 at 20 events/s', value: light.p99, unit: 'ms' });
-    const full = await run(env, receivers, gateway, RATE, SECONDS, FULL_SEED);
-    // issue 17's goals at the full offered rate: p99 under 250 ms, throughput ≥ 0.8 of direct POSTs
+    const full = await run(env, receivers, gateway, RATE, RATE * SECONDS, FULL_SEED);
+    // issue 17's goals at the full offered rate: p99 under 250 ms, throughput ≥ 0.8 of direct POSTs paced alike
     report({ name: `append → first attempt p50 at ${RATE} events/s`, value: full.p50, unit: 'ms' });
     report({ name: `append → first attempt p99 at ${RATE} events/s (goal < 250 ms: ${full.p99 < 250 ? 'met' : 'NOT met'})`, value: full.p99, unit: 'ms' });
-    const baseline = await directBaseline(receivers, gateway, RATE * SECONDS, FULL_SEED);
+    process.stdout.write(`    of which append → queued by the projection: p50 ${full.queuedP50} ms, p99 ${full.queuedP99} ms\n`);
+    const paced = await directBaseline(receivers, gateway, RATE * SECONDS, FULL_SEED, RATE, 'paced');
+    report({ name: 'direct POSTs paced alike, due → answer p50', value: paced.p50, unit: 'ms' });
+    report({ name: 'direct POSTs paced alike, due → answer p99', value: paced.p99, unit: 'ms' });
     report({
-      name: `deliveries/s at ${RATE} events/s (${full.delivered} of ${full.expected} delivered, ${full.queued} queued by the projection; fed in ${full.feedSeconds.toFixed(1)} s)`,
+      name: `deliveries/s at the offered rate, ${RATE} events/s (${full.delivered} of ${full.expected} delivered, ${full.queued} queued by the projection; fed in ${full.feedSeconds.toFixed(1)} s)`,
       value: full.rate, unit: 'deliveries/s', goal: 0.8,
-      baseline: { name: `direct POSTs, no outbox${baseline.failed > 0 ? ` (${baseline.failed} failed)` : ''}`, value: baseline.rate },
+      baseline: { name: `direct POSTs of the same bodies paced alike, no outbox${paced.failed > 0 ? ` (${paced.failed} failed)` : ''}`, value: paced.rate },
+    });
+    // capacity: a backlog appended as fast as the stream takes it, against unpaced direct POSTs
+    const backlog = await run(env, receivers, gateway, 0, BACKLOG_EVENTS, BACKLOG_SEED);
+    const unpaced = await directBaseline(receivers, gateway, BACKLOG_EVENTS, BACKLOG_SEED, 0, 'unpaced');
+    report({
+      name: `capacity: deliveries/s draining ${backlog.expected} deliveries appended unpaced (${backlog.delivered} delivered; fed in ${backlog.feedSeconds.toFixed(1)} s)`,
+      value: backlog.rate, unit: 'deliveries/s',
+      baseline: { name: `direct POSTs of the same bodies, unpaced${unpaced.failed > 0 ? ` (${unpaced.failed} failed)` : ''}`, value: unpaced.rate },
     });
     const dup = receivers.reduce((n, r) => n + r.count - r.firstAt.size, 0);
     process.stdout.write(`    repeated requests (same webhook-id): ${dup}\n`);

@@ -16,7 +16,8 @@ import { startProjection, type RunningProjection } from '../../projections/runne
 import { groupInfo } from '../../infra/redis/group-lag.js';
 import { createRedis, type Redis } from '../../infra/redis/client.js';
 import { createLogger } from '../../infra/log/logger.js';
-import { createReadCache } from '../../infra/cache/read-cache.js';
+import { bumpReadVersions, createReadCache } from '../../infra/cache/read-cache.js';
+import { streamKeys } from '../../src/kernel/keys/index.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
 import type { ApiEvent } from '../../queries/events/events-query.js';
 
@@ -101,7 +102,7 @@ describe('read cache', function () {
     const direct = payment('replayed');
     await env.db.insertInto('events').values(archiveRow(direct)).execute();
     expect(await list()).to.deep.equal(cached);
-    await env.redis.incr(env.keys.readVersion('archive')); // what replay's `committed` hook does
+    await bumpReadVersions(env.redis, env.keys, 'archive'); // what replay's `committed` hook does
     expect((await list())[0]).to.equal(direct.id);
   });
 
@@ -130,7 +131,7 @@ describe('read cache', function () {
       redis = await startRedisServer();
       const own = createRedis({ url: redis.url, sentinels: [], sentinelName: '' }, { enableAutoPipelining: true });
       own.on('error', () => undefined);
-      const cache = createReadCache(own, { ttlMs: 60_000, maxBytes: 1 << 20, versionKey: (m) => `v:${m}` });
+      const cache = createReadCache(own, { ttlMs: 60_000, maxBytes: 1 << 20, keys: streamKeys('v:') });
       await own.ping();
       let n = 0;
       const produce = () => Promise.resolve({ n: (n += 1) });

@@ -8,9 +8,10 @@
 import type { Db } from '../../../infra/postgres/database.js';
 import { recordAttempt, recordAttempts, type AttemptRecord, type NextState, type RecordOutcome } from './outbox-store.js';
 
-export type RecordFn = (a: AttemptRecord, next: NextState) => Promise<RecordOutcome>;
+/** `holder`: who must still hold the delivery's lease for it to move (the worker by default). */
+export type RecordFn = (a: AttemptRecord, next: NextState, holder?: string) => Promise<RecordOutcome>;
 
-interface Queued { a: AttemptRecord; next: NextState; resolve(o: RecordOutcome): void; reject(e: unknown): void }
+interface Queued { a: AttemptRecord; next: NextState; holder: string; resolve(o: RecordOutcome): void; reject(e: unknown): void }
 
 export function createAttemptRecorder(db: Db, worker: string, opts: { maxBatch?: number; parallel?: number } = {}): RecordFn {
   const maxBatch = opts.maxBatch ?? 500;
@@ -21,13 +22,13 @@ export function createAttemptRecorder(db: Db, worker: string, opts: { maxBatch?:
   async function write(batch: Queued[]): Promise<void> {
     try {
       const outcomes = batch.length === 1
-        ? [await recordAttempt(db, worker, batch[0]!.a, batch[0]!.next)]
-        : await recordAttempts(db, worker, batch);
+        ? [await recordAttempt(db, batch[0]!.holder, batch[0]!.a, batch[0]!.next)]
+        : await recordAttempts(db, batch);
       batch.forEach((q, i) => q.resolve(outcomes[i]!));
     } catch {
       for (const q of batch) {
         try {
-          q.resolve(await recordAttempt(db, worker, q.a, q.next));
+          q.resolve(await recordAttempt(db, q.holder, q.a, q.next));
         } catch (err) {
           q.reject(err);
         }
@@ -44,8 +45,8 @@ export function createAttemptRecorder(db: Db, worker: string, opts: { maxBatch?:
     }
   }
 
-  return (a, next) => new Promise<RecordOutcome>((resolve, reject) => {
-    queue.push({ a, next, resolve, reject });
+  return (a, next, holder = worker) => new Promise<RecordOutcome>((resolve, reject) => {
+    queue.push({ a, next, holder, resolve, reject });
     if (writers < parallel) void drain();
   });
 }

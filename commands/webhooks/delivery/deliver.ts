@@ -88,6 +88,7 @@ export async function deliver(deps: DeliverDeps, d: ClaimedDelivery, signals: St
   const signal = signals.stop;
   const delays = quickDelays(deps.schedule, d.round);
   const body = claimedBody(d);
+  const holder = d.holder ?? deps.worker;
   let attempt = d.attempts;
 
   const record = async (r: AttemptResult, attemptedAt: Date, next: NextState): Promise<RecordOutcome> => {
@@ -96,7 +97,7 @@ export async function deliver(deps: DeliverDeps, d: ClaimedDelivery, signals: St
       return await deps.record({
         deliveryId: d.id, webhookId: d.webhook_id, eventId: d.event_id, eventName: d.event_name, attempt, attemptedAt,
         statusCode: r.statusCode, latencyMs: r.latencyMs, error: r.error, success: r.error === null,
-      }, next);
+      }, next, holder);
     } catch (err) {
       throw new RecordFailed((err as Error).message);
     }
@@ -120,7 +121,7 @@ export async function deliver(deps: DeliverDeps, d: ClaimedDelivery, signals: St
         // the lease holds one attempt plus its margin: wait only within half the margin
         const slot = await deps.limiter.reserve(d.webhook_id, d.rate_limit_per_second, leaseMarginMs(deps.schedule) / 2);
         if ('laterMs' in slot) {
-          await giveBack(deps.db, deps.worker, d.id, slot.laterMs);
+          await giveBack(deps.db, holder, d.id, slot.laterMs);
           return 'deferred';
         }
         if (slot.waitMs > 0) await sleep(slot.waitMs, undefined, { signal });
@@ -159,7 +160,7 @@ export async function deliver(deps: DeliverDeps, d: ClaimedDelivery, signals: St
     }
   } catch (err) {
     if (signal.aborted) {
-      await releaseLeases(deps.db, deps.worker, [d.id]).catch(() => undefined);
+      await releaseLeases(deps.db, holder, [d.id]).catch(() => undefined);
       return 'stopped';
     }
     // The database failed: the lease runs out and another claim retries it.

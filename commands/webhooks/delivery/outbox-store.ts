@@ -27,6 +27,11 @@ export interface ClaimedDelivery {
   rate_limit_per_second: number | null;
   /** the endpoint had a failure streak when claimed: a success ends it */
   failing: boolean;
+  /**
+   * Who holds the row's lease: the claiming worker (absent), or the fast path's holder
+   * for a row taken from the projection's push (projections/webhooks/doc.ts).
+   */
+  holder?: string;
 }
 
 /**
@@ -45,10 +50,36 @@ export async function claimDue(db: Db, worker: string, limit: number, leaseMs: n
   return rows;
 }
 
+/**
+ * Takes pushed rows over from the fast path's holder, with a fresh lease: for a worker that
+ * popped them too late for the lease they were written with. The ids it now holds.
+ */
+export async function takeOver(db: Db, worker: string, from: string, ids: readonly string[], leaseMs: number): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const { rows } = await sql<{ id: string }>`
+    UPDATE webhook_deliveries SET locked_by = ${worker}, locked_until = now() + ${leaseMs} * interval '1 millisecond'
+    WHERE id = ANY (${[...ids]}::bigint[]) AND locked_by = ${from} AND status = 'pending'
+    RETURNING id`.execute(db);
+  return new Set(rows.map((r) => String(r.id)));
+}
+
 /** Gives a delivery back without an attempt, due again in `delayMs` (its endpoint's rate is used up). */
-export async function giveBack(db: Db, worker: string, id: string, delayMs: number): Promise<void> {
+export async function giveBack(db: Db, holder: string, id: string, delayMs: number): Promise<void> {
   await sql`UPDATE webhook_deliveries SET locked_until = NULL, locked_by = NULL, next_attempt_at = now() + ${delayMs} * interval '1 millisecond'
-    WHERE id = ${id} AND locked_by = ${worker} AND status = 'pending'`.execute(db);
+    WHERE id = ${id} AND locked_by = ${holder} AND status = 'pending'`.execute(db);
+}
+
+/**
+ * Outcome writes commit without waiting for their WAL flush (synchronous_commit off, this
+ * transaction only). What a crash can lose is the last fraction of a second of outcomes:
+ * those deliveries are then attempted again when their lease ends, with the same
+ * webhook-id, which at-least-once delivery allows; a delivery is never lost by it.
+ */
+async function outcomeTransaction<T>(db: Db, fn: (trx: Db) => Promise<T>): Promise<T> {
+  return db.transaction().execute(async (trx) => {
+    await sql`SET LOCAL synchronous_commit = off`.execute(trx);
+    return fn(trx);
+  });
 }
 
 export interface AttemptRecord {
@@ -93,37 +124,40 @@ export type RecordOutcome = 'held' | 'lost' | 'gone';
 
 /**
  * Records an attempt and moves its delivery on, in one statement. The attempt is always
- * recorded; the delivery changes only while `worker` still holds it ('lost' otherwise:
- * its lease ran out and another worker has it). 'gone': the webhook was deleted meanwhile.
+ * recorded while its delivery exists; the delivery changes only while `holder` still
+ * holds it ('lost' otherwise: its lease ran out and another worker has it). 'gone': the
+ * delivery was deleted meanwhile (its webhook deleted): nothing is recorded.
  */
-export async function recordAttempt(db: Db, worker: string, a: AttemptRecord, next: NextState): Promise<RecordOutcome> {
-  try {
-    const { rows } = await sql<{ id: string }>`
-      WITH attempt AS (
-        INSERT INTO webhook_attempts (delivery_id, webhook_id, event_id, event_name, attempt, attempted_at, status_code, latency_ms, error, success)
-        VALUES (${a.deliveryId}, ${a.webhookId}, ${a.eventId}, ${a.eventName}, ${a.attempt}, ${a.attemptedAt}, ${a.statusCode}, ${a.latencyMs}, ${a.error}, ${a.success})
-      )
+export async function recordAttempt(db: Db, holder: string, a: AttemptRecord, next: NextState): Promise<RecordOutcome> {
+  const { rows } = await outcomeTransaction(db, (trx) => sql<{ present: boolean; moved: boolean }>`
+    WITH present AS (SELECT id FROM webhook_deliveries WHERE id = ${a.deliveryId}),
+    attempt AS (
+      INSERT INTO webhook_attempts (delivery_id, webhook_id, event_id, event_name, attempt, attempted_at, status_code, latency_ms, error, success)
+      SELECT ${a.deliveryId}, ${a.webhookId}, ${a.eventId}, ${a.eventName}, ${a.attempt}, ${a.attemptedAt}, ${a.statusCode}, ${a.latencyMs}, ${a.error}, ${a.success}
+      FROM present
+    ),
+    moved AS (
       UPDATE webhook_deliveries
       SET attempts = attempts + 1, last_error = ${a.error}, ${stateUpdate(next)}
-      WHERE id = ${a.deliveryId} AND locked_by = ${worker} AND status = 'pending'
-      RETURNING id`.execute(db);
-    return rows.length > 0 ? 'held' : 'lost';
-  } catch (err) {
-    if ((err as { code?: string }).code === '23503') return 'gone'; // foreign key: the webhook or delivery was deleted
-    throw err;
-  }
+      WHERE id = ${a.deliveryId} AND locked_by = ${holder} AND status = 'pending'
+      RETURNING id
+    )
+    SELECT EXISTS (SELECT 1 FROM present) AS present, EXISTS (SELECT 1 FROM moved) AS moved`.execute(trx));
+  const r = rows[0];
+  return r?.moved === true ? 'held' : r?.present === true ? 'lost' : 'gone';
 }
 
 const STATE_CODE: Record<NextState['kind'], string> = { delivered: 'delivered', retry: 'retry', pending: 'pending', dead: 'dead' };
 
 /**
  * recordAttempt for many attempts in one statement (one commit): what lets a worker keep
- * up under load. Same rules; outcomes in input order ('held' or 'lost'). Throws when any
- * row fails (a delivery deleted meanwhile): the caller then records them one by one.
+ * up under load. Same rules; outcomes in input order ('held' or 'lost': a delivery
+ * deleted meanwhile counts as lost here, and its attempt is not recorded).
  */
-export async function recordAttempts(db: Db, worker: string, items: readonly { a: AttemptRecord; next: NextState }[]): Promise<RecordOutcome[]> {
+export async function recordAttempts(db: Db, items: readonly { a: AttemptRecord; next: NextState; holder: string }[]): Promise<RecordOutcome[]> {
   if (items.length === 0) return [];
-  const input = JSON.stringify(items.map(({ a, next }) => ({
+  const input = JSON.stringify(items.map(({ a, next, holder }) => ({
+    holder,
     delivery_id: a.deliveryId, webhook_id: a.webhookId, event_id: a.eventId, event_name: a.eventName, attempt: a.attempt,
     attempted_at: a.attemptedAt.toISOString(), status_code: a.statusCode, latency_ms: a.latencyMs, error: a.error, success: a.success,
     next: STATE_CODE[next.kind],
@@ -131,15 +165,16 @@ export async function recordAttempts(db: Db, worker: string, items: readonly { a
     round: next.kind === 'pending' ? next.round : null,
     delay_ms: next.kind === 'pending' ? next.delayMs : null,
   })));
-  const { rows } = await sql<{ id: string }>`
+  const { rows } = await outcomeTransaction(db, (trx) => sql<{ id: string }>`
     WITH input AS (
       SELECT * FROM json_to_recordset(${input}::json) AS x(
-        delivery_id bigint, webhook_id integer, event_id text, event_name text, attempt integer, attempted_at timestamptz,
+        holder text, delivery_id bigint, webhook_id integer, event_id text, event_name text, attempt integer, attempted_at timestamptz,
         status_code integer, latency_ms integer, error text, success boolean, next text, lease_ms integer, round integer, delay_ms integer)
     ),
     attempts AS (
       INSERT INTO webhook_attempts (delivery_id, webhook_id, event_id, event_name, attempt, attempted_at, status_code, latency_ms, error, success)
-      SELECT delivery_id, webhook_id, event_id, event_name, attempt, attempted_at, status_code, latency_ms, error, success FROM input
+      SELECT delivery_id, webhook_id, event_id, event_name, attempt, attempted_at, status_code, latency_ms, error, success FROM input i
+      WHERE EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.id = i.delivery_id)
     )
     UPDATE webhook_deliveries d SET
       attempts = d.attempts + 1,
@@ -151,18 +186,28 @@ export async function recordAttempts(db: Db, worker: string, items: readonly { a
       locked_until = CASE WHEN i.next = 'retry' THEN now() + i.lease_ms * interval '1 millisecond' ELSE NULL END,
       locked_by = CASE WHEN i.next = 'retry' THEN d.locked_by ELSE NULL END
     FROM input i
-    WHERE d.id = i.delivery_id AND d.locked_by = ${worker} AND d.status = 'pending'
-    RETURNING d.id`.execute(db);
+    WHERE d.id = i.delivery_id AND d.locked_by = i.holder AND d.status = 'pending'
+    RETURNING d.id`.execute(trx));
   const held = new Set(rows.map((r) => String(r.id)));
   return items.map(({ a }) => (held.has(a.deliveryId) ? 'held' : 'lost'));
 }
 
-/** Gives back leases at a graceful stop, so other workers need not wait them out. */
-export async function releaseLeases(db: Db, worker: string, ids: readonly string[]): Promise<void> {
+/**
+ * Gives back leases at a graceful stop, so other workers need not wait them out; a pushed
+ * row (due only when its lease ends) becomes due at once.
+ */
+export async function releaseLeases(db: Db, holder: string, ids: readonly string[]): Promise<void> {
   if (ids.length === 0) return;
-  await db.updateTable('webhook_deliveries')
-    .set({ locked_until: null, locked_by: null })
-    .where('id', 'in', [...ids])
-    .where('locked_by', '=', worker)
-    .execute();
+  await sql`UPDATE webhook_deliveries SET locked_until = NULL, locked_by = NULL, next_attempt_at = LEAST(next_attempt_at, now())
+    WHERE id = ANY (${[...ids]}::bigint[]) AND locked_by = ${holder}`.execute(db);
+}
+
+/** releaseLeases of deliveries each with its own holder (the worker's, or the fast path's). */
+export async function releaseHeld(db: Db, worker: string, rows: readonly Pick<ClaimedDelivery, 'id' | 'holder'>[]): Promise<void> {
+  const byHolder = new Map<string, string[]>();
+  for (const r of rows) {
+    const h = r.holder ?? worker;
+    byHolder.set(h, [...(byHolder.get(h) ?? []), r.id]);
+  }
+  for (const [h, ids] of byHolder) await releaseLeases(db, h, ids);
 }

@@ -3,7 +3,8 @@
  * deleted once finished more than WEBHOOK_RETENTION_DAYS ago (application clock); a
  * delivery finishes after it was created, so created_at (BRIN-indexed) narrows the search. Small
  * batches, each its own short statement that skips rows another worker holds, with a
- * pause between them: delivery never waits on pruning, and every worker may prune.
+ * pause between them: delivery never waits on pruning, and every worker may prune. Then
+ * the event payloads stored once per event (webhook_events) that no delivery uses any more.
  */
 import { sql } from 'kysely';
 import type { Db } from '../../../infra/postgres/database.js';
@@ -23,16 +24,37 @@ export async function pruneBatch(db: Db, cutoff: Date, limit = PRUNE_BATCH): Pro
   return Number(r.numAffectedRows ?? 0);
 }
 
-/** Prunes until nothing is left to prune (pausing between batches); the number deleted. */
+/**
+ * Deletes one batch of stored event payloads (webhook_events) older than the cutoff that
+ * no delivery uses any more; the number deleted. A delivery's rows are found through the
+ * webhooks the event was queued for and the outbox's (webhook_id, event_id) key.
+ */
+export async function pruneEventsBatch(db: Db, cutoff: Date, limit = PRUNE_BATCH): Promise<number> {
+  const r = await sql`
+    DELETE FROM webhook_events WHERE event_id IN (
+      SELECT e.event_id FROM webhook_events e
+      WHERE e.created_at < ${cutoff}
+        AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.webhook_id = ANY (e.webhook_ids) AND d.event_id = e.event_id)
+      LIMIT ${limit}
+      FOR UPDATE SKIP LOCKED)`.execute(db);
+  return Number(r.numAffectedRows ?? 0);
+}
+
+/** Prunes until nothing is left to prune (pausing between batches): deliveries, then the payloads they left; the number of deliveries deleted. */
 export async function pruneAll(db: Db, retentionDays: number, nowMs: number, pauseMs = 50): Promise<number> {
   const cutoff = new Date(nowMs - retentionDays * DAY_MS);
-  let total = 0;
-  for (;;) {
-    const n = await pruneBatch(db, cutoff);
-    total += n;
-    if (n < PRUNE_BATCH) return total;
-    await new Promise((r) => setTimeout(r, pauseMs));
-  }
+  const drain = async (batch: (db: Db, cutoff: Date) => Promise<number>): Promise<number> => {
+    let total = 0;
+    for (;;) {
+      const n = await batch(db, cutoff);
+      total += n;
+      if (n < PRUNE_BATCH) return total;
+      await new Promise((r) => setTimeout(r, pauseMs));
+    }
+  };
+  const deliveries = await drain(pruneBatch);
+  await drain(pruneEventsBatch);
+  return deliveries;
 }
 
 export interface Pruner { stop(): Promise<void> }

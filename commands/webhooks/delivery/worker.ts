@@ -18,7 +18,8 @@ import type { Db } from '../../../infra/postgres/database.js';
 import type { Logger } from '../../../infra/log/logger.js';
 import { createJsonPoster, type JsonPoster } from '../../../infra/http/post-json.js';
 import { API_VERSION } from '../../../src/kernel/http/version.js';
-import { claimDue, releaseLeases, type ClaimedDelivery } from './outbox-store.js';
+import { claimDue, releaseHeld, type ClaimedDelivery } from './outbox-store.js';
+import { startFastPath, type FastPath } from './ready-pop.js';
 import { claimLeaseMs, leaseMarginMs, type ScheduleConfig } from './schedule.js';
 import { createReadyQueue } from './ready-queue.js';
 import { deliver, type DeliverDeps, type DeliveryOutcome } from './deliver.js';
@@ -44,6 +45,8 @@ export interface WorkerOptions {
   listen?: boolean;
   /** default true: prune old deliveries (retention) */
   prune?: boolean;
+  /** default true (with Redis): take first attempts the projection pushes (./ready-pop.ts) */
+  fastPath?: boolean;
 }
 
 /** A worker's collaborators; without Redis, outcome counts and the per-target limiter stay local. */
@@ -123,6 +126,7 @@ export function startWebhookWorker(ctx: WorkerCtx, opts: WorkerOptions = {}): We
       busy -= 1;
       pump();
       wake();
+      freed();
     };
     const p = deliver(deps, row, signals, { posted: release })
       .then((o) => {
@@ -130,7 +134,7 @@ export function startWebhookWorker(ctx: WorkerCtx, opts: WorkerOptions = {}): We
         unflushed[o] = (unflushed[o] ?? 0) + 1;
       })
       .catch((err: unknown) => { stats.errors += 1; log.error({ err, deliveryId: row.id }, 'delivery failed unexpectedly'); })
-      .finally(() => { inflight.delete(p); release(); wake(); });
+      .finally(() => { inflight.delete(p); release(); wake(); freed(); });
     inflight.add(p);
   }
 
@@ -138,13 +142,40 @@ export function startWebhookWorker(ctx: WorkerCtx, opts: WorkerOptions = {}): We
   function pump(): void {
     if (stopCtl.signal.aborted) return;
     const stale = ahead.stale();
-    if (stale.length > 0) void releaseLeases(ctx.db, id, stale.map((r) => r.id)).catch(() => undefined);
+    if (stale.length > 0) void releaseHeld(ctx.db, id, stale).catch(() => undefined);
     while (busy < cfg.concurrency && inflight.size < maxInflight) {
       const row = ahead.take();
       if (!row) break;
       launch(row);
     }
   }
+
+  // Room for more deliveries, claimed or pushed: as many as the slots and the recording bound allow, twice the slots ahead.
+  const room = () => Math.min(2 * cfg.concurrency - busy, maxInflight - inflight.size) - ahead.size();
+  let roomWaiters: (() => void)[] = [];
+  function freed(): void {
+    const ws = roomWaiters;
+    roomWaiters = [];
+    for (const w of ws) w();
+  }
+  const fastPath: FastPath | undefined = opts.fastPath === false || !ctx.redis ? undefined
+    : startFastPath({
+      db: ctx.db, redis: ctx.redis, prefix: config.redis.prefix, logger: log,
+      worker: id,
+      needMs: claimLeaseMs(schedule) - leaseMarginMs(schedule) / 2,
+      claimLeaseMs: claimLeaseMs(schedule),
+      pushLeaseMs: claimLeaseMs(schedule) + leaseMarginMs(schedule),
+      room,
+      roomFreed: () => new Promise<void>((resolve) => {
+        roomWaiters.push(resolve);
+        setTimeout(resolve, 100); // a slot that frees without a signal (a quick retry's wait) is seen anyway
+      }),
+      take(rows) {
+        stats.claimed += rows.length;
+        ahead.add(rows);
+        pump();
+      },
+    });
 
   // Claims come in batches and run ahead of the slots: up to WEBHOOK_CONCURRENCY deliveries
   // wait claimed, so a slot that frees starts its next delivery at once instead of after a
@@ -154,14 +185,14 @@ export function startWebhookWorker(ctx: WorkerCtx, opts: WorkerOptions = {}): We
 
   const loop = (async () => {
     while (!stopCtl.signal.aborted) {
-      const room = Math.min(2 * cfg.concurrency - busy, maxInflight - inflight.size) - ahead.size();
-      if (room >= claimBatch || (room > 0 && busy === 0 && ahead.size() === 0)) {
+      const free = room();
+      if (free >= claimBatch || (free > 0 && busy === 0 && ahead.size() === 0)) {
         try {
-          const rows = await claimDue(ctx.db, id, room, claimLeaseMs(schedule));
+          const rows = await claimDue(ctx.db, id, free, claimLeaseMs(schedule));
           stats.claimed += rows.length;
           ahead.add(rows);
           pump();
-          if (rows.length === room) continue; // more may be due
+          if (rows.length === free) continue; // more may be due
         } catch (err) {
           log.warn({ err: (err as Error).message }, 'claiming deliveries failed; retrying');
           await nap(1000);
@@ -170,8 +201,9 @@ export function startWebhookWorker(ctx: WorkerCtx, opts: WorkerOptions = {}): We
       }
       await nap(cfg.pollMs);
     }
-    // stopping: deliveries claimed but not started go back at once
-    await releaseLeases(ctx.db, id, ahead.drain().map((r) => r.id)).catch(() => undefined);
+    // stopping: deliveries claimed or popped but not started go back at once
+    await fastPath?.stop();
+    await releaseHeld(ctx.db, id, ahead.drain()).catch(() => undefined);
   })();
 
   log.info({ concurrency: cfg.concurrency, timeoutMs: cfg.timeoutMs }, 'webhook worker started');
@@ -181,6 +213,7 @@ export function startWebhookWorker(ctx: WorkerCtx, opts: WorkerOptions = {}): We
     async stop() {
       stopCtl.abort();
       wake();
+      freed();
       await loop;
       const cut = setTimeout(() => abortCtl.abort(), cfg.timeoutMs);
       await Promise.allSettled([...inflight]);

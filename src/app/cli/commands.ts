@@ -5,7 +5,7 @@ import { migrateToLatest } from '../../../infra/migrations/index.js';
 import { PROJECTIONS, findProjection } from '../../../projections/registry.js';
 import { replayProjection } from '../../../projections/replay.js';
 import { readCheckpoints } from '../../../projections/runner/checkpoint.js';
-import { bumpReadVersion } from '../../../infra/cache/read-cache.js';
+import { bumpReadVersions } from '../../../infra/cache/read-cache.js';
 import { groupInfo } from '../../../infra/redis/group-lag.js';
 import { deadLetterCount } from '../../../infra/redis/dead-letter.js';
 import { configDocs, type Config } from '../../kernel/config/config.js';
@@ -29,7 +29,7 @@ export async function replay(ctx: AppContext, target: string, log: (s: string) =
     throw new Error(`unknown projection '${target}'; known: all, ${PROJECTIONS.filter((p) => p.replayable).map((p) => p.name).join(', ')}`);
   }
   for (const p of targets) {
-    const r = await replayProjection(ctx.db, p!, { committed: () => bumpReadVersion(ctx.redis, ctx.keys.readVersion(p!.name)) });
+    const r = await replayProjection(ctx.db, p!, { committed: () => bumpReadVersions(ctx.redis, ctx.keys, p!.name) });
     log(`${r.projection}: ${r.events} events replayed in ${r.ms} ms, digest ${r.digest}`);
   }
 }

@@ -9,7 +9,7 @@ import { PROJECTIONS } from '../../../projections/registry.js';
 import { startProjection, type RunningProjection } from '../../../projections/runner/runner.js';
 import { trimAcknowledged } from '../../../infra/redis/group-lag.js';
 import { bootstrapFromArchive } from '../../../projections/replay.js';
-import { bumpReadVersion } from '../../../infra/cache/read-cache.js';
+import { bumpReadVersions } from '../../../infra/cache/read-cache.js';
 import type { Projection } from '../../../projections/runner/projection.js';
 import type { RunningRole } from './role.js';
 
@@ -24,7 +24,7 @@ export function selectProjections(only: readonly string[]): Projection[] {
 async function bootstrap(ctx: AppContext, p: Projection): Promise<void> {
   await bootstrapFromArchive(ctx.db, p, {
     starting: () => ctx.logger.info({ projection: p.name }, 'new projection: building it from the archive first'),
-    committed: () => bumpReadVersion(ctx.redis, ctx.keys.readVersion(p.name)),
+    committed: () => bumpReadVersions(ctx.redis, ctx.keys, p.name),
   });
 }
 

@@ -59,6 +59,14 @@ export interface RouteDef<Q = Record<string, never>, P = Record<string, never>, 
    */
   cachedFrom?: readonly string[];
   /**
+   * The keys of those read models (src/kernel/keys/read-scopes.ts) the answer to this
+   * request depends on, and nothing else of them: a commit that touched other keys leaves
+   * it cached. Only when every row the answer reads carries one of the keys (a list of a
+   * gateway's policies: `gateway:<key>`); undefined when the request's answer is not so
+   * bounded, or for input the handler refuses.
+   */
+  cacheScopes?(query: Q, params: P): readonly string[] | undefined;
+  /**
    * The reply to a request that fails validation, instead of the 400: for a route whose
    * spec answers every error alike (pool search: 200 with no results). `reason` is the
    * message the 400 would have carried.
@@ -121,7 +129,8 @@ export class Api {
         const run = () => def.handler({ query: query as Q, params: params as P, body: body as B, req, res });
         if (cache && def.cachedFrom) {
           const key = `${def.method} ${def.path} ${stableJson(params)} ${stableJson(query)}`;
-          const rendered = await cache.get(def.cachedFrom, key, async () => render(await run(), def.path, true), (r) => r.body.length + key.length + 64);
+          const scopes = scopesOf(def, query as Q, params as P);
+          const rendered = await cache.get(def.cachedFrom, key, async () => render(await run(), def.path, true), (r) => r.body.length + key.length + 64, scopes);
           send(req, res, rendered, this.now());
           return;
         }
@@ -226,6 +235,15 @@ function send(req: Request, res: Response, r: Rendered, now: number): void {
   const body = r.envelope ? Buffer.concat([ENVELOPE_HEAD, r.body, Buffer.from(`,"timestamp":${now}}`)]) : r.body;
   res.setHeader('Content-Length', body.length);
   res.end(req.method === 'HEAD' ? undefined : body);
+}
+
+/** A route's keys of a request; none when they cannot be named (the handler refuses that input as it always does). */
+function scopesOf<Q, P, B>(def: RouteDef<Q, P, B>, query: Q, params: P): readonly string[] | undefined {
+  try {
+    return def.cacheScopes?.(query, params);
+  } catch {
+    return undefined;
+  }
 }
 
 /** JSON with keys sorted: equal queries, equal cache keys. */

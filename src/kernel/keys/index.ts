@@ -8,12 +8,18 @@
 /** The event stream and what its consumer groups keep beside it. */
 export function streamKeys(prefix: string) {
   return {
+    /** the deployment's prefix, for the names below that take more than it */
+    prefix,
     events: `${prefix}events`,
     seen: (id: string) => `${prefix}seen:${id}`,
     deadLetters: (group: string) => `${prefix}dead:${group}`,
     attempts: (group: string) => `${prefix}attempts:${group}`,
     /** a read model's version, bumped after each commit that changed it (infra/cache/read-cache.ts) */
     readVersion: (readModel: string) => `${prefix}readversion:${readModel}`,
+    /** bumped only by a change not described key by key (a replay, a model that names no keys): expires every answer of the model */
+    readEpoch: (readModel: string) => `${prefix}readversion:${readModel}:epoch`,
+    /** the version of one bucket of a read model's keys (src/kernel/keys/read-scopes.ts), bumped by commits that touched a key in it */
+    readScope: (readModel: string, bucket: number) => `${prefix}readversion:${readModel}#${bucket}`,
   };
 }
 export type StreamKeys = ReturnType<typeof streamKeys>;
@@ -54,6 +60,11 @@ export const indexerProgressKey = (prefix: string): string => `${prefix}indexer:
 
 /** Webhook delivery outcomes counted by the workers, read by /metrics. */
 export const webhookOutcomesKey = (prefix: string): string => `${prefix}metrics:webhook-outcomes`;
+
+/** The webhooks projection's fast path: events whose first attempts need no claim (projections/webhooks/doc.ts). */
+export const webhookReadyKey = (prefix: string): string => `${prefix}webhooks:ready`;
+/** Set while a delivery worker pops webhookReadyKey: the projection pushes only then. */
+export const webhookPoppersKey = (prefix: string): string => `${prefix}webhooks:poppers`;
 
 /** The Postgres NOTIFY channel that wakes the webhook workers when the outbox grows (not prefixed: one per database). */
 export const OUTBOX_CHANNEL = 'tributary_webhook_outbox';
