@@ -110,13 +110,15 @@ export async function replayProjection(db: Db, projection: Projection, opts: Rep
 /**
  * A digest of a projection's tables: equal digests, equal read models. Rows are hashed one
  * by one and the sorted row hashes hashed again, so a large model stays far below
- * Postgres's 1 GB string limit.
+ * Postgres's 1 GB string limit. Comparable between builds of the same schema only (a
+ * row's text follows its columns' order).
  */
 export async function projectionDigest(db: Db | Trx, projection: Projection): Promise<string> {
   const h = createHash('sha256');
   for (const t of projection.tables) {
+    // a row's text form where no column is left out: half the cost of building its jsonb
     const drop = (t.volatile ?? []).map((c) => sql`- ${c}::text`);
-    const row = sql`(to_jsonb(x) ${sql.join(drop, sql` `)})`;
+    const row = drop.length === 0 ? sql`x` : sql`(to_jsonb(x) ${sql.join(drop, sql` `)})`;
     const r = await sql<{ d: string | null; n: string }>`
       SELECT md5(string_agg(md5(${row}::text), '' ORDER BY md5(${row}::text))) AS d, count(*) AS n
       FROM ${sql.table(t.name)} x`.execute(db);

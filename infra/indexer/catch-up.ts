@@ -1,9 +1,10 @@
 /**
  * One catch-up round: every signature of the program newer than the cursor, oldest
  * first; each successful transaction fetched, decoded and appended; the cursor moved
- * only after its events are in the stream. Fetches run a step ahead of the appends, so
- * the RPC node serves the next step while this one is decoded and appended. Failed transactions are passed over without
- * a fetch. Live notifications and gap repair both come here, so the stream receives
+ * in the same atomic step as its events' append. Fetches run a step ahead of the
+ * appends, so the RPC node serves the next step while this one is decoded and appended,
+ * and a step is decoded while the previous one's append is under way. Failed
+ * transactions are passed over without a fetch. Live notifications and gap repair both come here, so the stream receives
  * events in chain order and the cursor never skips a transaction.
  */
 import pRetry from 'p-retry';
@@ -13,7 +14,7 @@ import { appendEvents } from '../redis/event-stream.js';
 import type { StreamKeys } from '../redis/client.js';
 import type { ChainReader, SignatureInfo, TransactionJson } from '../solana/chain-reader.js';
 import type { TributaryEvent } from '../../src/kernel/events/envelope.js';
-import { readCursor, writeCursor, type Cursor } from './cursor.js';
+import { cursorEntry, readCursor, type Cursor } from './cursor.js';
 import { decodeTransaction } from './decode.js';
 import { retryForever } from './retry.js';
 import type { IndexerCounters } from './stats.js';
@@ -125,19 +126,33 @@ export async function catchUp(deps: CatchUpDeps): Promise<number> {
     }
   };
   let handled = 0;
-  for (let step = 0; step < chunks.length && !deps.signal.aborted; step += 1) {
-    fetchAhead(step + 1 + PREFETCH);
-    const chunk = chunks[step]!;
-    const events = decodeChunk(deps, chunk, await fetches[step]!);
+  // A step's events and the cursor past it go to Redis in one atomic script; the next
+  // step is decoded while that round trip is under way, and appended only after it.
+  let appending: Promise<void> = Promise.resolve();
+  const append = async (chunk: readonly SignatureInfo[], events: readonly TributaryEvent[]): Promise<void> => {
     const last = chunk[chunk.length - 1]!;
-    const appended = await retryForever('appending events', () => appendEvents(deps.redis, deps.keys, events), guard);
-    await retryForever('writing the indexer cursor', () => writeCursor(deps.redis, deps.prefix, { signature: last.signature, slot: last.slot }), guard);
+    const cursor = cursorEntry(deps.prefix, { signature: last.signature, slot: last.slot });
+    const appended = await retryForever('appending events', () => appendEvents(deps.redis, deps.keys, events, cursor), guard);
     deps.counters.eventsAppended += appended;
     deps.counters.duplicatesAbsorbed += events.length - appended;
     deps.counters.transactionsProcessed += chunk.length;
     deps.counters.lastSlot = Math.max(deps.counters.lastSlot, last.slot);
     for (const s of chunk) deps.onHandled?.(s.signature);
     handled += chunk.length;
+  };
+  try {
+    for (let step = 0; step < chunks.length && !deps.signal.aborted; step += 1) {
+      fetchAhead(step + 1 + PREFETCH);
+      const chunk = chunks[step]!;
+      const events = decodeChunk(deps, chunk, await fetches[step]!);
+      await appending;
+      appending = append(chunk, events);
+      appending.catch(() => undefined); // awaited at the next step or below
+    }
+  } finally {
+    // a failed fetch fails the round, but never while an append is still under way
+    await appending.catch(() => undefined);
   }
+  await appending;
   return handled;
 }

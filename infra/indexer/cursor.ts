@@ -18,6 +18,7 @@ export async function readCursor(redis: Redis, prefix: string): Promise<Cursor |
     : undefined;
 }
 
-export async function writeCursor(redis: Redis, prefix: string, cursor: Cursor): Promise<void> {
-  await redis.set(cursorKey(prefix), JSON.stringify(cursor));
+/** The cursor as stored, for the append that carries its events (event-stream.ts: one atomic step). */
+export function cursorEntry(prefix: string, cursor: Cursor): { key: string; value: string } {
+  return { key: cursorKey(prefix), value: JSON.stringify(cursor) };
 }

@@ -32,6 +32,13 @@ export interface ConsumerLoopOptions {
    * consumer still handles each entry as it arrives.
    */
   readsPerBatch?: number;
+  /**
+   * While a backlog waits, read the next batch while the handler works on this one. The
+   * entries read ahead are this consumer's pending entries: after a failure they come back
+   * through the pending read, and a consumer that stops leaves them to the next one's
+   * claim (takeOverAll, autoClaim), as it would a batch it died handling.
+   */
+  readAhead?: boolean;
   /** whether the first steps read this consumer's pending list (a restarted consumer of the same name) */
   startPending: boolean;
   now(): number;
@@ -74,6 +81,8 @@ export function createConsumerLoop(deps: ConsumerLoopDeps, opts: ConsumerLoopOpt
   let pending = opts.startPending;
   let lastClaim = 0;
   let lastPending = 0;
+  /** the next fresh read, begun while a backlog's batch is handled */
+  let ahead: Promise<StreamEntry[]> | undefined;
 
   async function step(): Promise<void> {
     const now = opts.now();
@@ -84,15 +93,39 @@ export function createConsumerLoop(deps: ConsumerLoopDeps, opts: ConsumerLoopOpt
     }
     if (pending && (opts.pendingEveryMs === 0 || now - lastPending > opts.pendingEveryMs)) {
       lastPending = now;
+      await dropAhead();
       const mine = await readGroup(redis, stream, group, consumer, batchSize, 0, '0');
       if (mine.length > 0) { await handle(mine, 'pending'); return; }
       pending = false;
     }
-    const block = pending && opts.pendingEveryMs > 0 ? Math.min(opts.blockMs, opts.pendingEveryMs) : opts.blockMs;
-    const fresh = await readGroup(blockingRedis, stream, group, consumer, batchSize, block, '>');
-    const more = (opts.readsPerBatch ?? 1) - 1;
-    if (more > 0 && fresh.length >= batchSize) fresh.push(...(await readFreshNow(redis, stream, group, consumer, batchSize * more)));
-    if (fresh.length > 0) await handle(fresh, 'fresh');
+    const reads = opts.readsPerBatch ?? 1;
+    let fresh: StreamEntry[];
+    if (ahead) {
+      fresh = await ahead;
+      ahead = undefined;
+    } else {
+      const block = pending && opts.pendingEveryMs > 0 ? Math.min(opts.blockMs, opts.pendingEveryMs) : opts.blockMs;
+      fresh = await readGroup(blockingRedis, stream, group, consumer, batchSize, block, '>');
+      if (reads > 1 && fresh.length >= batchSize) fresh.push(...(await readFreshNow(redis, stream, group, consumer, batchSize * (reads - 1))));
+    }
+    if (fresh.length === 0) return;
+    // A backlog: the next batch is read (and its reply parsed) while this one is handled.
+    if (opts.readAhead === true && fresh.length >= batchSize * reads) {
+      ahead = readFreshNow(redis, stream, group, consumer, batchSize * reads);
+      ahead.catch(() => undefined); // awaited at the next step, or dropped below
+    }
+    await handle(fresh, 'fresh');
+    if (pending) await dropAhead();
+  }
+
+  /**
+   * The pending list, read again from its start after a failure, holds what was read ahead
+   * too, in stream order: that read is not handled on its own.
+   */
+  async function dropAhead(): Promise<void> {
+    const a = ahead;
+    ahead = undefined;
+    await a?.catch(() => undefined);
   }
 
   return {
@@ -118,6 +151,7 @@ export function createConsumerLoop(deps: ConsumerLoopDeps, opts: ConsumerLoopOpt
           await sleep(500);
         }
       }
+      await dropAhead();
     },
   };
 }

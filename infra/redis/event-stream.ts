@@ -10,27 +10,33 @@ import type { StreamKeys } from './client.js';
 import { luaScript, runScript } from './scripts.js';
 
 /**
- * Atomically: for each event, SET seen-key NX EX ttl, and XADD only when it was new.
- * KEYS[1] = stream; KEYS[2..n+1] = seen keys.  ARGV[1] = ttl seconds; ARGV[2] = field;
- * ARGV[3..n+2] = payloads. Returns the number appended.
+ * Atomically: for each event, SET seen-key NX EX ttl, and XADD only when it was new; then
+ * the writer's cursor, so a reader of the cursor never sees it ahead of the stream.
+ * KEYS[1] = stream; KEYS[2] = cursor key (the stream again when there is none);
+ * KEYS[3..n+2] = seen keys. ARGV[1] = ttl seconds; ARGV[2] = field; ARGV[3] = cursor
+ * value, '' for none; ARGV[4..n+3] = payloads. Returns the number appended.
  */
 const APPEND_SCRIPT = luaScript<number>('tributaryAppendEvents', `
 local appended = 0
-for i = 2, #KEYS do
+for i = 3, #KEYS do
   if redis.call('SET', KEYS[i], '1', 'NX', 'EX', ARGV[1]) then
     redis.call('XADD', KEYS[1], '*', ARGV[2], ARGV[i + 1])
     appended = appended + 1
   end
 end
+if ARGV[3] ~= '' then redis.call('SET', KEYS[2], ARGV[3]) end
 return appended
 `);
 
 export const DEDUP_WINDOW_SECONDS = 7 * 24 * 3600;
 
-export async function appendEvents(redis: Redis, keys: StreamKeys, events: readonly TributaryEvent[]): Promise<number> {
-  if (events.length === 0) return 0;
-  const keyList = [keys.events, ...events.map((e) => keys.seen(e.id))];
-  const args = [String(DEDUP_WINDOW_SECONDS), STREAM_FIELD, ...events.map(serializeEvent)];
+/** Appends `events` (those not seen within the window) and, in the same step, sets `cursor` when given. */
+export async function appendEvents(
+  redis: Redis, keys: StreamKeys, events: readonly TributaryEvent[], cursor?: { key: string; value: string },
+): Promise<number> {
+  if (events.length === 0 && !cursor) return 0;
+  const keyList = [keys.events, cursor?.key ?? keys.events, ...events.map((e) => keys.seen(e.id))];
+  const args = [String(DEDUP_WINDOW_SECONDS), STREAM_FIELD, cursor?.value ?? '', ...events.map(serializeEvent)];
   return runScript(redis, APPEND_SCRIPT, keyList, args);
 }
 

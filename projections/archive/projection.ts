@@ -6,7 +6,7 @@ import { sql } from 'kysely';
 import { textToFixedBytes } from '../../src/kernel/events/codec.js';
 import type { TributaryEvent } from '../../src/kernel/events/envelope.js';
 import type { Projection, Trx } from '../runner/projection.js';
-import { bulkInsert } from '../runner/bulk.js';
+import { bulkAppend } from '../runner/bulk.js';
 import { readScope } from '../../src/kernel/keys/read-scopes.js';
 
 /** The 64-byte memo of an event, for trackingId lookups through the memo encoding. */
@@ -34,20 +34,24 @@ const COLUMNS: readonly string[] = [
   'id', 'name', 'signature', 'slot', 'block_time', 'ix_path', 'event_index', 'memo', 'data',
 ];
 
+/** archiveRow as COPY values, in COLUMNS order. */
+const archiveValues = (e: TributaryEvent) =>
+  [e.id, e.name, e.signature, e.slot, e.blockTime, e.ixPath, e.index, memoBytes(e), JSON.stringify(e.data)];
+
 export const archiveProjection: Projection = {
   name: 'archive',
   tables: [{ name: 'events', orderBy: 'id', volatile: ['seq'] }],
   selfDeduplicating: true,
   replayable: false,
   async apply(trx: Trx, events: readonly TributaryEvent[]): Promise<ReadonlySet<string>> {
-    const rows = events.map(archiveRow);
     // in batch order, so `seq` follows the stream as it did with one row at a time
-    await bulkInsert(trx, 'events', COLUMNS, rows, sql`ON CONFLICT (id) DO NOTHING`);
+    await bulkAppend(trx, 'events', COLUMNS, events, archiveValues, sql`ON CONFLICT (id) DO NOTHING`);
     // the lists an event can enter: its name's, its memo's (trackingId)
     const scopes = new Set<string>();
-    for (const r of rows) {
-      scopes.add(readScope.name(r.name));
-      if (r.memo !== null) scopes.add(readScope.memo(r.memo));
+    for (const e of events) {
+      scopes.add(readScope.name(e.name));
+      const memo = memoBytes(e);
+      if (memo !== null) scopes.add(readScope.memo(memo));
     }
     return scopes;
   },

@@ -5,7 +5,7 @@
  * written. Pure: a function of the row alone.
  */
 import type { EventData } from '../../src/kernel/events/codec.js';
-import { toApiEvent, type ApiEvent } from '../../src/kernel/wire/api-event.js';
+import type { ApiEvent } from '../../src/kernel/wire/api-event.js';
 import type { Insertable } from 'kysely';
 import type { PaymentsTable } from './tables.js';
 
@@ -33,13 +33,15 @@ function data(r: PaymentRowLike): EventData {
 }
 
 export function toExecution(r: PaymentRowLike): Execution {
+  const blockTime = r.block_time === null ? null : Number(r.block_time);
   // the event id is <signature>:<instruction path>:<index>
   const ixPath = r.event_id.slice(r.signature.length + 1, r.event_id.lastIndexOf(':'));
-  const event = toApiEvent({
-    id: r.event_id, name: r.kind, signature: r.signature, slot: String(r.slot),
-    block_time: r.block_time === null ? null : String(r.block_time), ix_path: ixPath, event_index: r.event_index, data: data(r),
-  });
-  return { ...event, name: r.kind as Execution['name'], trackingId: r.tracking_id };
+  // toApiEvent's fields in its order, built at once: one is rendered per payment written
+  return {
+    id: r.event_id, name: r.kind as Execution['name'], signature: r.signature, slot: Number(r.slot), blockTime,
+    timestamp: blockTime === null ? null : new Date(blockTime * 1000).toISOString(), ixPath, index: r.event_index,
+    data: data(r), trackingId: r.tracking_id,
+  };
 }
 
 export function paymentDoc(r: PaymentRowLike): string {

@@ -11,7 +11,8 @@ import type { Projection, Trx } from '../runner/projection.js';
 import { paymentDoc, type PaymentRowLike } from './doc.js';
 import { PAYMENTS_GROUP } from '../../src/kernel/keys/index.js';
 import { sql } from 'kysely';
-import { bulkInsert } from '../runner/bulk.js';
+import { bulkAppend, bulkInsert } from '../runner/bulk.js';
+import type { CopyValue } from '../../infra/postgres/copy.js';
 import { readScope } from '../../src/kernel/keys/read-scopes.js';
 
 interface Memo { memo: Buffer; tracking_id: string; input_mint: string | null }
@@ -36,7 +37,8 @@ function base(e: Executed, policy: string) {
   };
 }
 
-const withDoc = <T extends PaymentRowLike>(r: T): T & { doc: string } => ({ ...r, doc: paymentDoc(r) });
+// the row object itself takes its doc (one is rendered per payment written: no second copy of the row)
+const withDoc = <T extends PaymentRowLike>(r: T): T & { doc: string } => Object.assign(r, { doc: paymentDoc(r) });
 
 function paymentRow(e: TributaryEvent<'PaymentRecord'>) {
   const d = e.data;
@@ -76,21 +78,31 @@ async function loadMemos(trx: Trx, policies: readonly string[]): Promise<Map<str
   return out;
 }
 
+/** An execution of the batch with what its row needs besides the event: the composable policy's memo as it stood at that point of the batch. */
+type Planned = { e: TributaryEvent<'PaymentRecord'> } | { e: TributaryEvent<'ComposableExecuted'>; memo: Memo | undefined };
+
+function plannedValues(p: Planned): readonly CopyValue[] {
+  const row: Record<string, unknown> = 'memo' in p ? composableRow(p.e, p.memo) : paymentRow(p.e);
+  return PAYMENT_COLUMNS.map((c) => row[c] as CopyValue);
+}
+
 /** The keys of a payment row: its policy's executions, its gateway's stats (their partial days). */
 function scopesOf(scopes: Set<string>, r: { policy: string; gateway: string }): void {
   scopes.add(readScope.policy(r.policy));
   scopes.add(readScope.gateway(r.gateway));
 }
 
+const policyOf = (p: Planned): string => ('memo' in p ? p.e.data.composable_policy : p.e.data.payment_policy);
+
 async function apply(trx: Trx, events: readonly TributaryEvent[]): Promise<ReadonlySet<string>> {
   const executedPolicies = [...new Set(events.flatMap((e) => (e.name === 'ComposableExecuted' ? [e.data.composable_policy] : [])))];
   const memos = executedPolicies.length > 0 ? await loadMemos(trx, executedPolicies) : new Map<string, Memo>();
-  const rows: (ReturnType<typeof paymentRow> | ReturnType<typeof composableRow>)[] = [];
+  const planned: Planned[] = [];
   const created: { composable_policy: string; memo: Buffer; tracking_id: string; input_mint: string | null }[] = [];
   for (const e of events) {
     switch (e.name) {
-      case 'PaymentRecord': rows.push(paymentRow(e)); break;
-      case 'ComposableExecuted': rows.push(composableRow(e, memos.get(e.data.composable_policy))); break;
+      case 'PaymentRecord': planned.push({ e }); break;
+      case 'ComposableExecuted': planned.push({ e, memo: memos.get(e.data.composable_policy) }); break;
       case 'ComposablePolicyCreated': {
         const m = memoOfCreated(e);
         const policy = e.data.composable_policy;
@@ -106,9 +118,10 @@ async function apply(trx: Trx, events: readonly TributaryEvent[]): Promise<Reado
       default: assertNever(e);
     }
   }
-  await bulkInsert(trx, 'payments', PAYMENT_COLUMNS, rows, sql`ON CONFLICT (event_id) DO NOTHING`);
+  // rows rendered as the COPY stream takes them (bulk.ts): the server writes one chunk while the next is rendered
+  await bulkAppend(trx, 'payments', PAYMENT_COLUMNS, planned, plannedValues, sql`ON CONFLICT (event_id) DO NOTHING`);
   const scopes = new Set<string>();
-  for (const r of rows) scopesOf(scopes, r);
+  for (const p of planned) scopesOf(scopes, { policy: policyOf(p), gateway: p.e.data.gateway });
   if (created.length > 0) for (const r of await rememberCreated(trx, created)) scopesOf(scopes, r);
   return scopes;
 }

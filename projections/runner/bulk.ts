@@ -24,6 +24,26 @@ async function emptyStaging(trx: Trx, table: string, columns: readonly string[])
     TRUNCATE ${stage}`.execute(trx);
 }
 
+/** The rows of a batch as COPY values, computed as the COPY stream pulls them (so the server parses and writes one chunk while this process renders the next). */
+export type RowValues<T> = (row: T) => readonly CopyValue[];
+
+function* lazily<T>(rows: readonly T[], values: RowValues<T>): Generator<readonly CopyValue[]> {
+  for (const r of rows) yield values(r);
+}
+
+const byColumns = (columns: readonly string[]): RowValues<object> =>
+  (r) => columns.map((c) => (r as Record<string, CopyValue>)[c]);
+
+async function stagedInsert<T>(
+  trx: Trx, table: string, columns: readonly string[], rows: readonly T[], values: RowValues<T>, tail: RawBuilder<unknown>,
+): Promise<number> {
+  await emptyStaging(trx, table, columns);
+  await copyInto(trx, stagingOf(table), columns, lazily(rows, values));
+  const cols = sql.join(columns.map((c) => sql.ref(c)));
+  const r = await sql`INSERT INTO ${sql.table(table)} (${cols}) SELECT ${cols} FROM ${sql.table(stagingOf(table))} ${tail}`.execute(trx);
+  return Number(r.numAffectedRows ?? 0);
+}
+
 /**
  * INSERT of `rows` (objects with a property per column) into `table`, `tail` appended
  * (ON CONFLICT ...), in the order given. Returns the number of rows inserted or updated.
@@ -32,10 +52,33 @@ export async function bulkInsert(
   trx: Trx, table: string, columns: readonly string[], rows: readonly object[], tail: RawBuilder<unknown> = sql``,
 ): Promise<number> {
   if (rows.length === 0) return 0;
-  await emptyStaging(trx, table, columns);
-  const values = rows.map((r) => columns.map((c) => (r as Record<string, CopyValue>)[c]));
-  await copyInto(trx, stagingOf(table), columns, values);
-  const cols = sql.join(columns.map((c) => sql.ref(c)));
-  const r = await sql`INSERT INTO ${sql.table(table)} (${cols}) SELECT ${cols} FROM ${sql.table(stagingOf(table))} ${tail}`.execute(trx);
-  return Number(r.numAffectedRows ?? 0);
+  return stagedInsert(trx, table, columns, rows, byColumns(columns), tail);
+}
+
+const UNIQUE_VIOLATION = '23505';
+
+/**
+ * bulkInsert for rows that are almost always new (the archive's events, a model's rows
+ * behind the dedup set): COPYed straight into `table` inside a savepoint, so the server
+ * writes them once, in pages, with no staging table and no per-row conflict check. If
+ * one of them exists already, the COPY fails as a whole on the unique index, the
+ * savepoint undoes it, and the batch takes bulkInsert's path with its conflict rule: the
+ * rows written are exactly what bulkInsert alone would have written. `values` renders a
+ * row in `columns` order; it is called as the COPY stream is written (again on the
+ * fallback), so it must be a pure function of the row.
+ */
+export async function bulkAppend<T>(
+  trx: Trx, table: string, columns: readonly string[], rows: readonly T[], values: RowValues<T>, tail: RawBuilder<unknown>,
+): Promise<number> {
+  if (rows.length === 0) return 0;
+  await sql`SAVEPOINT bulk_append`.execute(trx);
+  try {
+    await copyInto(trx, table, columns, lazily(rows, values));
+  } catch (err) {
+    if ((err as { code?: unknown }).code !== UNIQUE_VIOLATION) throw err;
+    await sql`ROLLBACK TO SAVEPOINT bulk_append`.execute(trx);
+    return stagedInsert(trx, table, columns, rows, values, tail);
+  }
+  await sql`RELEASE SAVEPOINT bulk_append`.execute(trx);
+  return rows.length;
 }

@@ -169,6 +169,7 @@ export function startProjection(deps: RunnerDeps, projection: Projection, opts: 
   const loop = createConsumerLoop({ redis, blockingRedis }, {
     stream: keys.events, group, consumer, batchSize: opts.batchSize, blockMs: opts.blockMs, claimIdleMs: opts.claimIdleMs,
     readsPerBatch: readsPerTransaction(opts.batchSize),
+    readAhead: true,
     pendingEveryMs: 0, startPending: true, now: Date.now,
   }, process);
 

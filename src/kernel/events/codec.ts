@@ -1,5 +1,6 @@
 /**
- * The event codec: turns what Anchor's BorshCoder decodes into the JSON form that the
+ * The event codec: turns an event's Borsh bytes (borsh-reader.ts; Anchor's BorshCoder is
+ * the reference, and decodes accounts) into the JSON form that the
  * stream, the archive and every API carry (DESIGN.md, "Encoding of fields"):
  *   - public keys as base58 strings;
  *   - u64, i64, u128, i128 as decimal strings (JSON numbers lose precision past 2^53);
@@ -15,17 +16,15 @@ import { idl, idlType, type IdlField, type IdlTypeRef } from '../idl/index.js';
 import { isEventName } from './catalog.js';
 import { isPadding, RAW_KEPT, TEXT_FIELDS, WIDE_INTS } from './json-rules.js';
 import type { DecodedEvent } from './envelope.js';
+import { fixedBytesToText, readEventPayload } from './borsh-reader.js';
+import type { EventData, Json } from './json-value.js';
 
-export type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
-export type EventData = { [field: string]: Json };
+export type { EventData, Json } from './json-value.js';
 
-const utf8 = new TextDecoder('utf-8', { fatal: false });
 
 export function bytesToText(bytes: ArrayLike<number>): string {
-  let end = bytes.length;
-  while (end > 0 && bytes[end - 1] === 0) end -= 1;
   // A NUL inside the text cannot travel in JSON stored as jsonb; the raw bytes stay in <field>_hex.
-  return utf8.decode(Uint8Array.from(Array.prototype.slice.call(bytes, 0, end) as number[])).replace(/\u0000/g, '\uFFFD');
+  return fixedBytesToText(bytes instanceof Uint8Array ? bytes : Uint8Array.from(bytes));
 }
 
 /** Encodes a text as its zero-padded fixed-size memo (the program's encoding); undefined if too long. */
@@ -95,9 +94,18 @@ const coder = new BorshCoder(idl);
 /**
  * Decodes one `Program data:` payload (base64, discriminator first) into a canonical
  * name and normalized fields; undefined for an unknown discriminator or a payload that
- * does not parse. Never throws: the caller counts and logs what it cannot decode.
+ * does not parse. Never throws: the caller counts and logs what it cannot decode. Read
+ * straight from the bytes (borsh-reader.ts); decodeEventPayloadWithAnchor is the same
+ * through Anchor's coder, the reference it is tested against.
  */
 export function decodeEventPayload(base64: string): DecodedEvent | undefined {
+  const decoded = readEventPayload(base64);
+  if (!decoded || !isEventName(decoded.name)) return undefined;
+  // the generated types (event-types.ts) follow the same IDL with the same rules as normalizeIdlValue
+  return decoded as unknown as DecodedEvent;
+}
+
+export function decodeEventPayloadWithAnchor(base64: string): DecodedEvent | undefined {
   let decoded: { name: string; data: unknown } | null;
   try {
     decoded = coder.events.decode(base64);
@@ -105,7 +113,6 @@ export function decodeEventPayload(base64: string): DecodedEvent | undefined {
     return undefined;
   }
   if (!decoded || !isEventName(decoded.name)) return undefined;
-  // the generated types (event-types.ts) follow the same IDL with the same rules as normalizeIdlValue
   return { name: decoded.name, data: normalizeIdlValue(decoded.name, decoded.data) } as unknown as DecodedEvent;
 }
 
