@@ -15,29 +15,19 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { createTestEnv, type TestEnv } from '../support/env.js';
 import { startCli, terminate, waitFor, type Proc } from '../support/process.js';
 import { freePort } from '../support/ports.js';
 import { appendTestEvents, makeEvent } from '../support/anchor-events.js';
 import { loadConfig } from '../../src/kernel/config/config.js';
-import { createNameTable, mixRoutes, samplePaths, spaceSizes } from './reads-mix.js';
-import { seedReads, type SeedSize } from './reads-seed.js';
+import { createNameTable, mixRoutes, samplePaths, spaceSizes, SIZE, SECONDS, RATE, MODELS, SETUP_REQUEST } from './reads-mix.js';
+import { seedReads } from './reads-seed.js';
 import { report, timed } from './harness.js';
 
-const SIZE: SeedSize = {
-  gateways: Number(process.env['BENCH_GATEWAYS'] ?? 10_000),
-  policies: Number(process.env['BENCH_POLICIES'] ?? 100_000),
-  payments: Number(process.env['BENCH_PAYMENTS'] ?? 1_000_000),
-};
-const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 15);
-const RATE = Number(process.env['BENCH_COMMIT_RATE'] ?? 200);
 const PROCESSES = 2;
 /** the API node's READ_CACHE_TTL_MS when set here, its default otherwise */
 const TTL_MS = process.env['READ_CACHE_TTL_MS'];
-const MODELS = ['archive', 'payment-policies', 'payments', 'payment-stats'];
-const SETUP_REQUEST = path.join(path.dirname(fileURLToPath(import.meta.url)), 'reads-request.cjs');
 
 interface Phase { rps: number; hitRate: number; commitsPerSecond: number; eventsPerSecond: number }
 

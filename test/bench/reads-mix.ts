@@ -6,6 +6,7 @@
  */
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { sql, type Compilable } from 'kysely';
 import type { Db } from '../../infra/postgres/database.js';
 import { EVENT_NAMES, type EventName } from '../../src/kernel/events/catalog.js';
@@ -15,7 +16,20 @@ import { policiesQuery } from '../../queries/policies/policy-rows.js';
 import { executionsQuery } from '../../queries/policies/executions.js';
 import { oneTimeQuery } from '../../queries/onetime/onetime-query.js';
 import type { PolicyFilter } from '../../queries/policies/filters.js';
-import type { Seeded } from './reads-seed.js';
+import type { Seeded, SeedSize } from './reads-seed.js';
+
+/** The read benches' settings (run.ts reads, reads-keys): data sizes, phase length, commit rate. */
+export const SIZE: SeedSize = {
+  gateways: Number(process.env['BENCH_GATEWAYS'] ?? 10_000),
+  policies: Number(process.env['BENCH_POLICIES'] ?? 100_000),
+  payments: Number(process.env['BENCH_PAYMENTS'] ?? 1_000_000),
+};
+export const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 15);
+export const RATE = Number(process.env['BENCH_COMMIT_RATE'] ?? 200);
+/** the read models the mix reads, whose projector the benches run */
+export const MODELS = ['archive', 'payment-policies', 'payments', 'payment-stats'];
+/** autocannon's setupRequest module: each request a path from the sampled list */
+export const SETUP_REQUEST = path.join(path.dirname(fileURLToPath(import.meta.url)), 'reads-request.cjs');
 
 /** Zipf's exponent for every key space (pgbench's random_zipfian takes the same). */
 export const ZIPF_S = 1.1;

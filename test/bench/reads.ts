@@ -12,7 +12,6 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { sql } from 'kysely';
 import { createTestEnv, type TestEnv } from '../support/env.js';
@@ -20,22 +19,13 @@ import { startLocalnetProcess } from '../support/localnet-process.js';
 import { startCli, terminate, waitFor, type Proc } from '../support/process.js';
 import { freePort } from '../support/ports.js';
 import { loadConfig } from '../../src/kernel/config/config.js';
-import { createNameTable, mixRoutes, samplePaths, spaceSizes, writeScripts } from './reads-mix.js';
-import { seedReads, type SeedSize } from './reads-seed.js';
+import { createNameTable, mixRoutes, samplePaths, spaceSizes, writeScripts, SIZE, SECONDS, RATE, MODELS, SETUP_REQUEST } from './reads-mix.js';
+import { seedReads } from './reads-seed.js';
 import { pgbenchScripts, timed, type HttpLoad } from './harness.js';
 
-const SIZE: SeedSize = {
-  gateways: Number(process.env['BENCH_GATEWAYS'] ?? 10_000),
-  policies: Number(process.env['BENCH_POLICIES'] ?? 100_000),
-  payments: Number(process.env['BENCH_PAYMENTS'] ?? 1_000_000),
-};
-const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 15);
-const RATE = Number(process.env['BENCH_COMMIT_RATE'] ?? 200);
 const CONNECTIONS = 50;
 /** API processes per node (API_PROCESSES): one per core of this machine unless set */
 const PROCESSES = Number(process.env['BENCH_API_PROCESSES'] ?? availableParallelism());
-const MODELS = ['archive', 'payment-policies', 'payments', 'payment-stats'];
-const SETUP_REQUEST = path.join(path.dirname(fileURLToPath(import.meta.url)), 'reads-request.cjs');
 
 interface ApiProc { url: string; proc: Proc }
 
