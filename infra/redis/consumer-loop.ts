@@ -35,8 +35,9 @@ export interface ConsumerLoopOptions {
   /**
    * While a backlog waits, read the next batch while the handler works on this one. The
    * entries read ahead are this consumer's pending entries: after a failure they come back
-   * through the pending read, and a consumer that stops leaves them to the next one's
-   * claim (takeOverAll, autoClaim), as it would a batch it died handling.
+   * through the pending read; a consumer that stops gracefully handles them (run's
+   * finishAhead), one that loses its lease or dies leaves them to the next one's claim
+   * (takeOverAll, autoClaim), as it would a batch it died handling.
    */
   readAhead?: boolean;
   /** whether the first steps read this consumer's pending list (a restarted consumer of the same name) */
@@ -64,8 +65,11 @@ export interface ConsumerLoop {
   /**
    * Steps while `active()`; a failed step (Redis unreachable, a failed read) is reported
    * and waited out, and the pending list is read again, as nothing was acknowledged.
+   * When it ends, entries read ahead are handled if `finishAhead()` says so (a graceful
+   * stop: what this consumer read, it commits and acknowledges), else left pending for
+   * the next holder's claim (leadership lost).
    */
-  run(active: () => boolean, onError: (err: Error) => void): Promise<void>;
+  run(active: () => boolean, onError: (err: Error) => void, finishAhead?: () => boolean): Promise<void>;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -141,7 +145,7 @@ export function createConsumerLoop(deps: ConsumerLoopDeps, opts: ConsumerLoopOpt
       }
       pending = true;
     },
-    async run(active, onError) {
+    async run(active, onError, finishAhead = () => false) {
       while (active()) {
         try {
           await step();
@@ -151,7 +155,11 @@ export function createConsumerLoop(deps: ConsumerLoopDeps, opts: ConsumerLoopOpt
           await sleep(500);
         }
       }
-      await dropAhead();
+      if (!finishAhead()) { await dropAhead(); return; }
+      const a = ahead;
+      ahead = undefined;
+      const entries = await a?.catch(() => [] as StreamEntry[]) ?? [];
+      if (entries.length > 0) await handle(entries, 'fresh').catch((err: unknown) => onError(err as Error));
     },
   };
 }

@@ -187,7 +187,8 @@ export function startProjection(deps: RunnerDeps, projection: Projection, opts: 
       }
     }
     // Redis unreachable or a read failed: nothing was acknowledged, so wait and go on.
-    await loop.run(active, (err) => log.warn({ err: err.message }, 'projection step failed; retrying'));
+    // a graceful stop commits and acknowledges what was read ahead too; a lost lease leaves it to the next leader
+    await loop.run(active, (err) => log.warn({ err: err.message }, 'projection step failed; retrying'), () => stopping && (lease === undefined || lease.held()));
   }
 
   const running = (async () => {
