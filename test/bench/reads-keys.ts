@@ -21,7 +21,7 @@ import { startCli, terminate, waitFor, type Proc } from '../support/process.js';
 import { freePort } from '../support/ports.js';
 import { appendTestEvents, makeEvent } from '../support/anchor-events.js';
 import { loadConfig } from '../../src/kernel/config/config.js';
-import { createNameTable, mixRoutes, samplePaths, spaceSizes, SIZE, SECONDS, RATE, MODELS, SETUP_REQUEST } from './reads-mix.js';
+import { createNameTable, mixRoutes, samplePaths, spaceSizes, SIZE, SECONDS, RATE, MODELS, SETUP_REQUEST, cacheOutcomes } from './reads-mix.js';
 import { seedReads } from './reads-seed.js';
 import { report, timed } from './harness.js';
 
@@ -30,16 +30,6 @@ const PROCESSES = 2;
 const TTL_MS = process.env['READ_CACHE_TTL_MS'];
 
 interface Phase { rps: number; hitRate: number; commitsPerSecond: number; eventsPerSecond: number }
-
-/** Read cache outcomes summed over the node's processes (one scrape each, on new connections). */
-async function outcomes(url: string): Promise<Record<string, number>> {
-  const out: Record<string, number> = {};
-  for (let i = 0; i < PROCESSES; i += 1) {
-    const text = await (await fetch(`${url}/metrics`, { headers: { connection: 'close' } })).text();
-    for (const m of text.matchAll(/^tributary_read_cache_requests_total\{result="(\w+)"\} (\d+)/gm)) out[m[1]!] = (out[m[1]!] ?? 0) + Number(m[2]);
-  }
-  return out;
-}
 
 async function versions(env: TestEnv): Promise<number> {
   return (await env.redis.mget(MODELS.map((m) => env.keys.readVersion(m)))).reduce((n, v) => n + Number(v ?? 0), 0);
@@ -66,11 +56,11 @@ function startCommits(env: TestEnv): { stop: () => Promise<void>; appended: () =
 }
 
 async function phase(env: TestEnv, url: string, appended: () => number): Promise<Phase> {
-  const o0 = await outcomes(url);
+  const o0 = await cacheOutcomes(url, PROCESSES);
   const v0 = await versions(env);
   const n0 = appended();
   const { ms, result } = await timed(() => autocannon({ url, connections: 50, duration: SECONDS, workers: 1, requests: [{ setupRequest: SETUP_REQUEST }] }));
-  const o1 = await outcomes(url);
+  const o1 = await cacheOutcomes(url, PROCESSES);
   const d = (k: string) => (o1[k] ?? 0) - (o0[k] ?? 0);
   const all = d('hit') + d('miss') + d('shared') + d('bypass');
   return {

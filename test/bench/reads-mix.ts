@@ -156,3 +156,16 @@ export async function writeScripts(dir: string, routes: readonly MixRoute[], siz
   }
   return args;
 }
+
+/**
+ * Read cache outcomes so far, summed over an API node's processes: one /metrics scrape per
+ * process, each on a new connection, which node:cluster hands to the processes in turn.
+ */
+export async function cacheOutcomes(url: string, processes: number): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (let i = 0; i < processes; i += 1) {
+    const text = await (await fetch(`${url}/metrics`, { headers: { connection: 'close' } })).text();
+    for (const m of text.matchAll(/^tributary_read_cache_requests_total\{result="(\w+)"\} (\d+)/gm)) out[m[1]!] = (out[m[1]!] ?? 0) + Number(m[2]);
+  }
+  return out;
+}

@@ -19,7 +19,7 @@ import { startLocalnetProcess } from '../support/localnet-process.js';
 import { startCli, terminate, waitFor, type Proc } from '../support/process.js';
 import { freePort } from '../support/ports.js';
 import { loadConfig } from '../../src/kernel/config/config.js';
-import { createNameTable, mixRoutes, samplePaths, spaceSizes, writeScripts, SIZE, SECONDS, RATE, MODELS, SETUP_REQUEST } from './reads-mix.js';
+import { createNameTable, mixRoutes, samplePaths, spaceSizes, writeScripts, SIZE, SECONDS, RATE, MODELS, SETUP_REQUEST, cacheOutcomes } from './reads-mix.js';
 import { seedReads } from './reads-seed.js';
 import { pgbenchScripts, timed, type HttpLoad } from './harness.js';
 
@@ -40,24 +40,11 @@ async function startApi(env: TestEnv, extra: Record<string, string>): Promise<Ap
   return { url, proc };
 }
 
-/**
- * Read cache outcomes so far, summed over the node's processes: one /metrics scrape per
- * process, each on a new connection, which node:cluster hands to the processes in turn.
- */
-async function cacheOutcomes(url: string): Promise<Record<string, number>> {
-  const out: Record<string, number> = {};
-  for (let i = 0; i < PROCESSES; i += 1) {
-    const text = await (await fetch(`${url}/metrics`, { headers: { connection: 'close' } })).text();
-    for (const m of text.matchAll(/^tributary_read_cache_requests_total\{result="(\w+)"\} (\d+)/gm)) out[m[1]!] = (out[m[1]!] ?? 0) + Number(m[2]);
-  }
-  return out;
-}
-
 async function mixLoad(url: string, pathsFile: string): Promise<HttpLoad & { hitRate: number }> {
-  const before = await cacheOutcomes(url);
+  const before = await cacheOutcomes(url, PROCESSES);
   process.env['BENCH_READS_PATHS'] = pathsFile;
   const r = await autocannon({ url, connections: CONNECTIONS, duration: SECONDS, workers: 1, requests: [{ setupRequest: SETUP_REQUEST }] });
-  const after = await cacheOutcomes(url);
+  const after = await cacheOutcomes(url, PROCESSES);
   const d = (k: string) => (after[k] ?? 0) - (before[k] ?? 0);
   const all = d('hit') + d('miss') + d('shared') + d('bypass');
   return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors, non2xx: r.non2xx, hitRate: all === 0 ? 0 : d('hit') / all };
