@@ -8,6 +8,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../../infra/postgres/database.js';
 import { solBalance, type ChainIo } from './chain.js';
+import { ALL_GATEWAYS, failedByReason, readCounts } from './counts.js';
 
 export interface SignerReport { gateway: string; signer: string; state: string; lamports: number | null; low: boolean }
 
@@ -25,15 +26,19 @@ export interface SchedulerReport {
   signers: SignerReport[];
 }
 
-export async function schedulerReport(db: Db, io: ChainIo | undefined, minLamports: number): Promise<SchedulerReport> {
-  const byStatus = await db.selectFrom('execution_intents').select(['status', sql<string>`count(*)::text`.as('n')]).groupBy('status').execute();
-  const n = (s: string) => Number(byStatus.find((r) => r.status === s)?.n ?? 0);
-  const dueNow = await sql<{ n: string }>`SELECT count(*)::text AS n FROM execution_intents WHERE status IN ('pending', 'sending') AND next_attempt_at <= now()`.execute(db);
-  const failed = await db.selectFrom('execution_attempts').select(['reason_code', sql<string>`count(*)::text`.as('n')])
-    .where('outcome', 'not in', ['executed', 'dropped']).groupBy('reason_code').execute();
-  const lag = await sql<{ p50: string | null; p99: string | null }>`
+/**
+ * The lag from due date to execution over the last day, read from the partial index of
+ * executed attempts by time (execution_attempts_lag_idx): a day's executions, not all.
+ */
+export const lagQuery = sql<{ p50: string | null; p99: string | null }>`
     SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY lag_ms)::bigint::text AS p50, percentile_cont(0.99) WITHIN GROUP (ORDER BY lag_ms)::bigint::text AS p99
-    FROM execution_attempts WHERE outcome = 'executed' AND lag_ms IS NOT NULL AND at > now() - interval '1 day'`.execute(db);
+    FROM execution_attempts WHERE outcome = 'executed' AND lag_ms IS NOT NULL AND at > now() - interval '1 day'`;
+
+export async function schedulerReport(db: Db, io: ChainIo | undefined, minLamports: number): Promise<SchedulerReport> {
+  const counts = await readCounts(db, ALL_GATEWAYS);
+  const n = (status: string) => counts.intents.get(status) ?? 0;
+  const dueNow = await sql<{ n: string }>`SELECT count(*)::text AS n FROM execution_intents WHERE status IN ('pending', 'sending') AND next_attempt_at <= now()`.execute(db);
+  const lag = await lagQuery.execute(db);
   const usage = await usageTotals(db);
   const gateways = await db.selectFrom('scheduler_gateways').select(['gateway', 'signer', 'state']).where('state', '!=', 'stopped').orderBy('gateway').execute();
   const signers: SignerReport[] = [];
@@ -44,7 +49,7 @@ export async function schedulerReport(db: Db, io: ChainIo | undefined, minLampor
   const l = lag.rows[0];
   return {
     dueNow: Number(dueNow.rows[0]?.n ?? 0), pastDue: n('past_due'), executed: n('executed'), givenUp: n('given_up'),
-    failedByReason: Object.fromEntries(failed.map((r) => [r.reason_code || 'unknown', Number(r.n)])),
+    failedByReason: failedByReason(counts, (outcome) => outcome !== 'executed' && outcome !== 'dropped'),
     lagP50Ms: l?.p50 == null ? null : Number(l.p50), lagP99Ms: l?.p99 == null ? null : Number(l.p99),
     unsettledUsage: usage.unsettled, unbillableUsage: usage.unbillable, signers,
   };

@@ -18,6 +18,7 @@ import { executeBatch } from './execute-batch.js';
 import { announceMany, type RoomEmitter } from './lifecycle-events.js';
 import type { ExecutorDeps } from './outcomes.js';
 import { activeSigners } from './signers.js';
+import { foldCounts } from './counts.js';
 import { createRounds } from '../../infra/timers/rounds.js';
 
 export interface SchedulerDeps {
@@ -38,6 +39,8 @@ export interface RunningScheduler {
 }
 
 const UPCOMING_EVERY_TICKS = 10;
+/** how often (in rounds) the counters' deltas are folded into their totals (counts.ts) */
+const FOLD_EVERY_TICKS = 10;
 /** executions sent in one JSON-RPC batch at most */
 const MAX_BATCH = 100;
 
@@ -54,6 +57,7 @@ export function startScheduler(deps: SchedulerDeps, opts: { autoStart?: boolean 
     lifecycle: { db: deps.db, nowMs: deps.nowMs, ...(deps.rooms ? { rooms: deps.rooms } : {}), ...(deps.recorded ? { recorded: deps.recorded } : {}) },
   };
   let ticks = 0;
+  let roundsRun = 0;
   // a long round checks between its steps whether the rounds were stopped (declared below, read only once started)
   const stopping = (): boolean => rounds.stopped;
 
@@ -70,6 +74,7 @@ export function startScheduler(deps: SchedulerDeps, opts: { autoStart?: boolean 
   }
 
   async function tick(): Promise<void> {
+    if (roundsRun++ % FOLD_EVERY_TICKS === 0) await foldCounts(deps.db);
     const active = await syncGatewayStates(deps.db, deps.io);
     if (active.length === 0) return;
     signers = await activeSigners(deps.db, deps.config.keys.encryptionKey);

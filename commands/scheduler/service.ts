@@ -13,6 +13,7 @@ import { idl } from '../../src/kernel/idl/index.js';
 import { text } from '../../src/kernel/domain/event-data.js';
 import { notFound, upstreamUnavailable } from '../../src/kernel/http/errors.js';
 import { latestBlockhash, solBalance, type ChainIo } from './chain.js';
+import { failedByReason, readCounts } from './counts.js';
 import { delegateGateway, findServedGateway, stopGateway } from './signers.js';
 
 const coder = new BorshCoder(idl);
@@ -76,11 +77,8 @@ export interface SchedulerStatus {
 export async function schedulerStatus(deps: SchedulerServiceDeps, gateway: string): Promise<SchedulerStatus> {
   const g = await findServedGateway(deps.db, gateway);
   if (!g) throw notFound(`the scheduler does not serve gateway ${gateway}; POST to delegate`);
-  const intents = await deps.db.selectFrom('execution_intents').select(['status', sql<string>`count(*)::text`.as('n')])
-    .where('gateway', '=', gateway).groupBy('status').execute();
-  const n = (s: string) => Number(intents.find((r) => r.status === s)?.n ?? 0);
-  const failed = await deps.db.selectFrom('execution_attempts').select(['reason_code', sql<string>`count(*)::text`.as('n')])
-    .where('gateway', '=', gateway).where('outcome', '!=', 'executed').groupBy('reason_code').execute();
+  const counts = await readCounts(deps.db, gateway);
+  const n = (status: string) => counts.intents.get(status) ?? 0;
   const usage = await deps.db.selectFrom('payg_usage').select(sql<string | null>`sum(chunk)::text`.as('total'))
     .where('gateway', '=', gateway).where('charge_id', 'is', null).where('unbillable_reason', 'is', null).executeTakeFirst();
   let lamports: number | null = null;
@@ -88,7 +86,7 @@ export async function schedulerStatus(deps: SchedulerServiceDeps, gateway: strin
   return {
     gateway, signer: g.signer, state: g.state, signerLamports: lamports, lowBalance: lamports !== null && lamports < deps.signerMinLamports,
     due: n('pending') + n('sending'), pastDue: n('past_due'), executed: n('executed'), givenUp: n('given_up'),
-    failed: Object.fromEntries(failed.map((r) => [r.reason_code || 'unknown', Number(r.n)])), unsettledUsage: usage?.total ?? '0',
+    failed: failedByReason(counts, (outcome) => outcome !== 'executed'), unsettledUsage: usage?.total ?? '0',
   };
 }
 
