@@ -7,7 +7,8 @@ import type { Config } from '../../src/kernel/config/config.js';
 import type { Clock } from '../../src/kernel/domain/clock.js';
 import type { Db } from '../../infra/postgres/database.js';
 import type { Api } from '../../src/kernel/http/routes.js';
-import { requireGatewayToken, type TokenVerifier } from '../../src/kernel/auth/gateway-token.js';
+import { requireGatewayToken, type RequestAuth, type TokenVerifier } from '../../src/kernel/auth/gateway-token.js';
+import type { GatewayLookup } from '../../src/kernel/auth/gateway-lookup.js';
 import { notFound } from '../../src/kernel/http/errors.js';
 import { base58Key, type JsonSchema } from '../../src/kernel/http/schema.js';
 import { createApiKey, listApiKeys, revokeApiKey } from './store.js';
@@ -29,10 +30,10 @@ const AUTH = {
 };
 const SECURITY: Record<string, string[]>[] = [{ BearerAuth: [] }, { AdminApiKey: [] }];
 
-export interface ApiKeyRouteDeps { db: Db; dbRead: Db; clock: Clock; keyRing: TokenVerifier; config: Pick<Config, 'keys'> }
+export interface ApiKeyRouteDeps { db: Db; dbRead: Db; clock: Clock; keyRing: TokenVerifier; gatewayKeys: GatewayLookup; config: Pick<Config, 'keys'> }
 
 export function registerApiKeyRoutes(api: Api, ctx: ApiKeyRouteDeps): void {
-  const auth = requireGatewayToken(ctx.keyRing, { adminKey: ctx.config.keys.adminApiKey });
+  const auth = requireGatewayToken(ctx.keyRing, { adminKey: ctx.config.keys.adminApiKey, keys: ctx.gatewayKeys });
   const now = () => new Date(ctx.clock.now());
 
   api.route<Record<string, never>, { gateway: string }, { label?: string }>({
@@ -50,8 +51,11 @@ export function registerApiKeyRoutes(api: Api, ctx: ApiKeyRouteDeps): void {
       400: { description: 'invalid gateway or label' },
       ...AUTH,
     },
-    async handler({ params, body }) {
-      return { status: 201, body: await createApiKey(ctx.db, params.gateway, body.label ?? null, now()) };
+    async handler({ params, body, res }) {
+      // a key minted with a gateway JWT belongs to the wallet that signed in: it works while that wallet is the gateway's
+      const auth = res.locals['auth'] as RequestAuth;
+      const createdBy = auth.kind === 'gateway' ? auth.claims.signer : null;
+      return { status: 201, body: await createApiKey(ctx.db, params.gateway, body.label ?? null, now(), createdBy) };
     },
   });
 

@@ -3,6 +3,11 @@
  * `secret` 32 random bytes (base64url). Only SHA-256(key) is stored; a presented key is
  * looked up by its id and compared digest to digest in constant time. Revoked keys stay
  * (revoked_at set) so a listing shows what was revoked and when.
+ *
+ * A key made with a gateway JWT remembers the wallet that signed in (`created_by`) and, as
+ * the JWT itself, acts for the gateway only while that wallet is still the gateway's
+ * authority or signer (the facilitator checks it at use): a signer rotated out after a leak
+ * takes the keys it minted with it.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Db } from '../../infra/postgres/database.js';
@@ -17,11 +22,11 @@ const info = (r: { id: string; gateway: string; label: string | null; created_at
 });
 
 /** Creates a key for `gateway`; the returned `key` is the only time it exists in clear. */
-export async function createApiKey(db: Db, gateway: string, label: string | null, now: Date): Promise<ApiKeyInfo & { key: string }> {
+export async function createApiKey(db: Db, gateway: string, label: string | null, now: Date, createdBy: string | null): Promise<ApiKeyInfo & { key: string }> {
   const id = randomBytes(8).toString('hex');
   const key = `tak_${id}_${randomBytes(32).toString('base64url')}`;
   const row = await db.insertInto('gateway_api_keys')
-    .values({ id, gateway, key_hash: digest(key).toString('hex'), label, created_at: now, revoked_at: null })
+    .values({ id, gateway, key_hash: digest(key).toString('hex'), label, created_by: createdBy, created_at: now, revoked_at: null })
     .returningAll().executeTakeFirstOrThrow();
   return { ...info(row), key };
 }
@@ -38,12 +43,15 @@ export async function revokeApiKey(db: Db, gateway: string, id: string, now: Dat
   return row ? info(row) : undefined;
 }
 
+/** Who a key acts for: its gateway, and the wallet that created it (null: the administrator). */
+export interface ApiKeyOwner { gateway: string; createdBy: string | null }
+
 /** The gateway a presented key acts for, or undefined when it is malformed, unknown or revoked. */
-export async function gatewayOfApiKey(db: Db, presented: string): Promise<string | undefined> {
+export async function ownerOfApiKey(db: Db, presented: string): Promise<ApiKeyOwner | undefined> {
   const m = KEY.exec(presented);
   if (!m?.[1]) return undefined;
-  const row = await db.selectFrom('gateway_api_keys').select(['gateway', 'key_hash', 'revoked_at']).where('id', '=', m[1]).executeTakeFirst();
+  const row = await db.selectFrom('gateway_api_keys').select(['gateway', 'key_hash', 'revoked_at', 'created_by']).where('id', '=', m[1]).executeTakeFirst();
   if (!row || row.revoked_at !== null) return undefined;
   const ok = timingSafeEqual(Buffer.from(row.key_hash, 'hex'), digest(presented));
-  return ok ? row.gateway : undefined;
+  return ok ? { gateway: row.gateway, createdBy: row.created_by } : undefined;
 }

@@ -8,6 +8,11 @@ export interface GatewayApiKeysTable {
   /** hex SHA-256 of the whole key */
   key_hash: string;
   label: string | null;
+  /**
+   * the wallet whose gateway JWT created the key: the key works while that wallet is the
+   * gateway's authority or signer; null for a key the administrator created
+   */
+  created_by: ColumnType<string | null, string | null | undefined, never>;
   created_at: ColumnType<Date, Date, never>;
   revoked_at: Date | null;
 }

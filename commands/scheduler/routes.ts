@@ -9,6 +9,7 @@ import type { Db } from '../../infra/postgres/database.js';
 import type { Api } from '../../src/kernel/http/routes.js';
 import { base58Key, type JsonSchema } from '../../src/kernel/http/schema.js';
 import { requireGatewayToken, type TokenVerifier } from '../../src/kernel/auth/gateway-token.js';
+import type { GatewayLookup } from '../../src/kernel/auth/gateway-lookup.js';
 import type { RpcClient } from '../../infra/solana/rpc-client.js';
 import { chainIo } from './chain.js';
 import { delegate, schedulerStatus, stop, type SchedulerServiceDeps } from './service.js';
@@ -66,6 +67,8 @@ export interface SchedulerRouteDeps {
   /** the configured chain */
   rpc: RpcClient;
   keyRing: TokenVerifier;
+  /** the gateway's keys now: a token of a wallet that is no longer the gateway's is refused */
+  gatewayKeys: GatewayLookup;
   config: Pick<Config, 'solana' | 'keys' | 'scheduler'>;
 }
 
@@ -77,7 +80,7 @@ export function registerSchedulerRoutes(api: Api, ctx: SchedulerRouteDeps): void
     encryptionKey: ctx.config.keys.encryptionKey,
     signerMinLamports: ctx.config.scheduler.signerMinLamports,
   };
-  const auth = requireGatewayToken(ctx.keyRing, { adminKey: ctx.config.keys.adminApiKey });
+  const auth = requireGatewayToken(ctx.keyRing, { adminKey: ctx.config.keys.adminApiKey, keys: ctx.gatewayKeys });
   const path = '/v1/gateway/:gateway/scheduler';
 
   api.route<Record<string, never>, { gateway: string }>({

@@ -19,6 +19,7 @@ import * as m0991 from './0991_webhook_claim_function.js';
 import * as m0992 from './0992_merchant_subscribers_past_due.js';
 import * as m0993 from './0993_payg_usage_unbillable_index.js';
 import * as m0994 from './0994_webhook_events.js';
+import * as m0995 from './0995_api_keys_created_by.js';
 import * as m0997 from './0997_scheduler_counts.js';
 
 const MIGRATIONS: Record<string, Migration> = {
@@ -37,6 +38,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0992_merchant_subscribers_past_due': m0992,
   '0993_payg_usage_unbillable_index': m0993,
   '0994_webhook_events': m0994,
+  '0995_api_keys_created_by': m0995,
   '0997_scheduler_counts': m0997,
 };
 

@@ -12,6 +12,7 @@ import type { Logger } from '../../infra/log/logger.js';
 import type { Clock } from '../../src/kernel/domain/clock.js';
 import type { Api } from '../../src/kernel/http/routes.js';
 import { requireGatewayToken, type TokenVerifier } from '../../src/kernel/auth/gateway-token.js';
+import type { GatewayLookup } from '../../src/kernel/auth/gateway-lookup.js';
 import { envelope } from '../../src/kernel/http/envelope.js';
 import { AppError, invalid, upstreamUnavailable } from '../../src/kernel/http/errors.js';
 import { LIFECYCLE_VERSION, MERCHANT_PROJECTION } from '../../src/kernel/keys/index.js';
@@ -50,10 +51,10 @@ export function fileName(kind: ExportKind, gateway: string, format: ExportFormat
   return `tributary-${kind}-${gateway.slice(0, 8)}-${now.toISOString().slice(0, 10)}.${format === 'csv' ? 'csv' : 'ndjson'}`;
 }
 
-export interface MerchantViewDeps { dbRead: Db; logger: Logger; clock: Clock; keyRing: TokenVerifier; config: Pick<Config, 'keys' | 'http'> }
+export interface MerchantViewDeps { dbRead: Db; logger: Logger; clock: Clock; keyRing: TokenVerifier; gatewayKeys: GatewayLookup; config: Pick<Config, 'keys' | 'http'> }
 
 export function registerMerchantViewRoutes(api: Api, ctx: MerchantViewDeps): void {
-  const auth = requireGatewayToken(ctx.keyRing, { adminKey: ctx.config.keys.adminApiKey });
+  const auth = requireGatewayToken(ctx.keyRing, { adminKey: ctx.config.keys.adminApiKey, keys: ctx.gatewayKeys });
   const db = ctx.dbRead;
 
   api.route<{ limit: number; offset: number; status?: SubscriberStatus; tokenMint?: string }, { gateway: string }>({

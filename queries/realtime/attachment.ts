@@ -9,6 +9,7 @@ import type { Redis } from 'ioredis';
 import type { Config } from '../../src/kernel/config/config.js';
 import type { Clock } from '../../src/kernel/domain/clock.js';
 import type { TokenVerifier } from '../../src/kernel/auth/gateway-token.js';
+import type { GatewayLookup } from '../../src/kernel/auth/gateway-lookup.js';
 import type { Db } from '../../infra/postgres/database.js';
 import type { Logger } from '../../infra/log/logger.js';
 import type { StreamKeys } from '../../infra/redis/client.js';
@@ -60,6 +61,8 @@ export interface RealtimeDeps {
   clock: Clock;
   /** checks the gateway JWTs of merchant live feeds */
   keyRing: TokenVerifier;
+  /** the gateway's keys now: a feed is refused to a wallet that is no longer the gateway's */
+  gatewayKeys: GatewayLookup;
 }
 
 export async function startRealtimeNode(server: HttpServer, ctx: RealtimeDeps): Promise<RealtimeNode> {
@@ -73,7 +76,7 @@ export async function startRealtimeNode(server: HttpServer, ctx: RealtimeDeps): 
     maxHttpBufferSize: 16 * 1024,
   });
   const adapter = await attachRedisAdapter(io, config, log);
-  attachMerchantLive(io, ctx.keyRing, config.keys.adminApiKey);
+  attachMerchantLive(io, ctx.keyRing, config.keys.adminApiKey, ctx.gatewayKeys);
   const keys = realtimeKeys(config.redis.prefix);
   const leaseMs = config.ws.leaseSeconds * 1000;
   const leases = createSlotLeases(ctx.redis, keys.slots, leaseMs, config.ws.maxConnectionsPerTrackingId, config.ws.maxConnectionsPerIpPerTrackingId);

@@ -8,7 +8,7 @@
  */
 import type { Server } from 'socket.io';
 import { adminKeyMatches } from '../../src/kernel/auth/admin-key.js';
-import { verifyGatewayToken, type TokenVerifier } from '../../src/kernel/auth/gateway-token.js';
+import { checkGatewayWallet, verifyGatewayToken, type CurrentGatewayKeys, type TokenVerifier } from '../../src/kernel/auth/gateway-token.js';
 import { isPublicKey } from '../../src/kernel/domain/pda.js';
 
 export const MERCHANT_NAMESPACE = '/merchant';
@@ -16,7 +16,7 @@ export const gatewayRoom = (gateway: string): string => `gateway:${gateway}`;
 
 interface HandshakeAuth { gateway?: unknown; token?: unknown; adminKey?: unknown }
 
-export function attachMerchantLive(io: Server, verifier: TokenVerifier, adminKey: string | undefined): void {
+export function attachMerchantLive(io: Server, verifier: TokenVerifier, adminKey: string | undefined, keys: CurrentGatewayKeys): void {
   const ns = io.of(MERCHANT_NAMESPACE);
   ns.use((socket, next) => {
     const auth = socket.handshake.auth as HandshakeAuth;
@@ -30,6 +30,7 @@ export function attachMerchantLive(io: Server, verifier: TokenVerifier, adminKey
       if (typeof auth.token !== 'string') throw new Error('unauthorized');
       const claims = await verifyGatewayToken(verifier, auth.token);
       if (claims.gateway !== gateway) throw new Error('forbidden');
+      await checkGatewayWallet(keys, claims.gateway, claims.signer);
     };
     check().then(() => {
       (socket.data as { gateway?: string }).gateway = gateway;

@@ -61,7 +61,7 @@ export async function benchFacilitator(): Promise<void> {
     const api = await startTestApi(env, {
       SOLANA_RPC_URL: ln.rpcUrl, SOLANA_CLUSTER: 'localnet', LOCALNET_SEED: seed, LOG_LEVEL: 'silent', X402_DEMO_ENABLED: 'false', RATE_LIMIT_PER_MINUTE: '1000000000',
     }, { modules: [registerSigningRoutes, registerFacilitatorRoutes, local] });
-    const { key } = await createApiKey(env.db, gw.address, 'bench', new Date());
+    const { key } = await createApiKey(env.db, gw.address, 'bench', new Date(), null);
     const rpc = createRpcClient({ url: ln.rpcUrl, timeoutMs: 10_000 });
     const accepted: AcceptedRequirement = acceptedRequirement(r, resource);
     const freshPayload = async () => {

@@ -2,13 +2,15 @@
  * Who calls the facilitator: a gateway, by its JWT (gateway sign-in) or by one of its API
  * keys (`x-api-key`, commands/api-keys). Either way the request acts for that gateway
  * only: it may verify, settle and meter payments under requirements naming that gateway.
+ * Either way it is honoured only while the gateway is active and the wallet behind it (the
+ * one that signed in, or that created the key) is still the gateway's authority or signer.
  */
 import type { RequestHandler, Response } from 'express';
 import type { Db } from '../../../infra/postgres/database.js';
 import { parseBearer } from '../../../src/kernel/auth/bearer.js';
-import { verifyGatewayToken, type TokenVerifier } from '../../../src/kernel/auth/gateway-token.js';
+import { checkGatewayWallet, verifyGatewayToken, type CurrentGatewayKeys, type TokenVerifier } from '../../../src/kernel/auth/gateway-token.js';
 import { forbidden, unauthorized } from '../../../src/kernel/http/errors.js';
-import { gatewayOfApiKey } from '../../api-keys/store.js';
+import { ownerOfApiKey } from '../../api-keys/store.js';
 
 export const API_KEY_HEADER = 'x-api-key';
 export const FACILITATOR_SECURITY: Record<string, string[]>[] = [{ BearerAuth: [] }, { GatewayApiKey: [] }];
@@ -17,19 +19,22 @@ export const FACILITATOR_AUTH_ERRORS = {
   403: { description: 'the requirements name another gateway than the caller\'s' },
 };
 
-export function requireFacilitatorAuth(db: Db, verifier: TokenVerifier): RequestHandler {
+export function requireFacilitatorAuth(db: Db, verifier: TokenVerifier, keys: CurrentGatewayKeys): RequestHandler {
   return async (req, res, next) => {
     try {
       const key = req.get(API_KEY_HEADER);
       if (key !== undefined) {
-        const gateway = await gatewayOfApiKey(db, key.trim());
-        if (!gateway) throw unauthorized(`invalid or revoked ${API_KEY_HEADER}`);
-        res.locals['facilitatorGateway'] = gateway;
+        const owner = await ownerOfApiKey(db, key.trim());
+        if (!owner) throw unauthorized(`invalid or revoked ${API_KEY_HEADER}`);
+        await checkGatewayWallet(keys, owner.gateway, owner.createdBy ?? undefined);
+        res.locals['facilitatorGateway'] = owner.gateway;
         return next();
       }
       const token = parseBearer(req.get('authorization'));
       if (token === undefined) throw unauthorized(`send a gateway JWT (Authorization: Bearer) or an ${API_KEY_HEADER}`);
-      res.locals['facilitatorGateway'] = (await verifyGatewayToken(verifier, token)).gateway;
+      const claims = await verifyGatewayToken(verifier, token);
+      await checkGatewayWallet(keys, claims.gateway, claims.signer);
+      res.locals['facilitatorGateway'] = claims.gateway;
       next();
     } catch (err) {
       next(err);

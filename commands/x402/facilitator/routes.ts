@@ -9,6 +9,7 @@ import type { Config } from '../../../src/kernel/config/config.js';
 import type { Clock } from '../../../src/kernel/domain/clock.js';
 import type { Db } from '../../../infra/postgres/database.js';
 import type { TokenVerifier } from '../../../src/kernel/auth/gateway-token.js';
+import type { GatewayLookup } from '../../../src/kernel/auth/gateway-lookup.js';
 import type { Api } from '../../../src/kernel/http/routes.js';
 import { limitSchema, offsetSchema } from '../../../src/kernel/http/schema.js';
 import { invalid } from '../../../src/kernel/http/errors.js';
@@ -35,6 +36,8 @@ export interface FacilitatorRouteDeps {
   redis: Redis;
   clock: Clock;
   keyRing: TokenVerifier;
+  /** the gateway's keys now: a credential of a wallet that is no longer the gateway's is refused */
+  gatewayKeys: GatewayLookup;
   config: Pick<Config, 'redis' | 'x402' | 'solana'>;
 }
 
@@ -45,7 +48,7 @@ export function registerFacilitatorRoutes(api: Api, ctx: FacilitatorRouteDeps): 
     redis: ctx.redis, keyPrefix: ctx.config.redis.prefix, ttlSeconds: ctx.config.x402.idempotencyTtlSeconds, waitMs: ctx.config.x402.confirmTimeoutMs + 10_000,
   });
   const deps: FacilitatorDeps = { engine, identifiers };
-  const auth = requireFacilitatorAuth(ctx.db, ctx.keyRing);
+  const auth = requireFacilitatorAuth(ctx.db, ctx.keyRing, ctx.gatewayKeys);
   const programId = ctx.config.solana.programId;
   const network = ctx.config.solana.network;
 

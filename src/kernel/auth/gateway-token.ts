@@ -40,12 +40,28 @@ export async function verifyGatewayToken(verifier: TokenVerifier, token: string)
 /** The gateway's keys now (src/kernel/auth/current-keys.ts): undefined when it does not exist. */
 export type CurrentGatewayKeys = (gateway: string) => Promise<{ authority: string; signer: string; active: boolean } | undefined>;
 
+/**
+ * Throws 401 unless the gateway is active and `wallet` is still its authority or signer
+ * (checked at use); `wallet` undefined (a credential the administrator made) needs only
+ * the gateway active. Every credential that acts for a gateway passes here on each use:
+ * a wallet that stops being the gateway's (a signer rotated after a leak) loses at once
+ * what it signed in for, and what it minted meanwhile (API keys).
+ */
+export async function checkGatewayWallet(keys: CurrentGatewayKeys, gateway: string, wallet: string | undefined): Promise<void> {
+  const now = await keys(gateway);
+  if (!now?.active) throw unauthorized('the gateway of this credential no longer exists or is inactive');
+  if (wallet !== undefined && wallet !== now.signer && wallet !== now.authority) {
+    throw unauthorized('the wallet that signed in is no longer the gateway\'s authority or signer; sign in again');
+  }
+}
+
 export interface RequireGatewayOptions {
   /**
-   * When set, a token is honoured only while the wallet that signed in is still the
-   * gateway's authority or signer and the gateway is active (checked at use); 401 otherwise.
+   * A token is honoured only while the wallet that signed in is still the gateway's
+   * authority or signer and the gateway is active (checked at use); 401 otherwise.
+   * Required: a route that forgot it let a rotated-out signer act for the token's lifetime.
    */
-  keys?: CurrentGatewayKeys;
+  keys: CurrentGatewayKeys;
   /** the gateway the request acts for; default the `gateway` path parameter */
   gatewayOf?: (req: Request) => string | undefined;
   /** when set, a matching `x-admin-key` is accepted instead of a gateway token */
@@ -57,7 +73,7 @@ export interface RequireGatewayOptions {
  * is the gateway the request acts for (or, with `adminKey`, the admin key).
  * None → 401; invalid → 401; another gateway's token → 403. Sets `res.locals.auth`.
  */
-export function requireGatewayToken(verifier: TokenVerifier, opts: RequireGatewayOptions = {}): RequestHandler {
+export function requireGatewayToken(verifier: TokenVerifier, opts: RequireGatewayOptions): RequestHandler {
   const gatewayOf = opts.gatewayOf ?? ((req: Request) => {
     const p = (req.params as Record<string, string | undefined>)['gateway'];
     return typeof p === 'string' ? p : undefined;
@@ -76,13 +92,7 @@ export function requireGatewayToken(verifier: TokenVerifier, opts: RequireGatewa
       const claims = await verifyGatewayToken(verifier, token);
       const wanted = gatewayOf(req);
       if (wanted !== undefined && wanted !== claims.gateway) throw forbidden('token was issued for another gateway');
-      if (opts.keys) {
-        const now = await opts.keys(claims.gateway);
-        if (!now?.active) throw unauthorized('the gateway of this token no longer exists or is inactive');
-        if (claims.signer !== now.signer && claims.signer !== now.authority) {
-          throw unauthorized('the wallet that signed in is no longer the gateway\'s authority or signer; sign in again');
-        }
-      }
+      await checkGatewayWallet(opts.keys, claims.gateway, claims.signer);
       res.locals['auth'] = { kind: 'gateway', claims } satisfies RequestAuth;
       next();
     } catch (err) {

@@ -1,0 +1,86 @@
+/**
+ * A gateway JWT is honoured only while the wallet that signed in is still the gateway's
+ * authority or signer and the gateway is active (README, "Proof of possession"). That held
+ * for webhooks and the merchant policy listing only: every other route that takes a
+ * gateway JWT (API keys, the facilitator, the scheduler, the merchant views) let the old
+ * signer act for up to the token's lifetime after a signer change, and an API key minted
+ * in that hour never expires. An API key created with a gateway JWT belongs to the wallet
+ * that signed in, and stops working when that wallet stops being the gateway's.
+ */
+import { expect } from 'chai';
+import { createTestEnv, type TestEnv } from '../support/env.js';
+import { startTestApi, type TestApi } from '../support/app.js';
+import { expectError, insertGateway, newWallet, postJson, randomKey, signIn, type Wallet } from './auth-fixtures.js';
+
+describe('gateway JWTs and the API keys they mint stop working when the wallet is no longer the gateway\'s', function () {
+  this.timeout(60_000);
+  let env: TestEnv;
+  let api: TestApi;
+  let authority: Wallet;
+  let signer: Wallet;
+
+  before(async () => {
+    env = await createTestEnv('auth-gateway-stale');
+    // no chain: the gateway's keys come from the read model, asked at every use
+    api = await startTestApi(env, {
+      SOLANA_RPC_URL: 'http://127.0.0.1:1', GATEWAY_KEYS_CACHE_MS: '0', RATE_LIMIT_GATEWAY_CHALLENGE_PER_MINUTE: '1000', ADMIN_API_KEY: 'stale-token-admin-key',
+    });
+    [authority, signer] = await Promise.all([newWallet(), newWallet()]);
+  });
+  after(async () => {
+    await api?.close();
+    await env?.close();
+  });
+
+  const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+  const replaceSigner = async (gw: string) => {
+    const next = await newWallet();
+    await env.db.updateTable('gateways').set({ signer: next.address }).where('address', '=', gw).execute();
+  };
+  const requirement = (gw: string) => ({
+    scheme: 'deferred', network: api.ctx.config.solana.network, amount: '1000000', recipient: randomKey(), gateway: gw,
+    tokenMint: randomKey(), resource: 'https://merchant.example/report', paymentFrequency: 'Monthly',
+  });
+  const usage = (gw: string, headers: Record<string, string>) =>
+    postJson(`${api.url}/v1/x402/usage`, { jwt: 'not-a-jwt', paymentRequirements: requirement(gw) }, headers);
+
+  it('refuses the old signer\'s JWT on every route that acts for the gateway', async () => {
+    const gw = await insertGateway(env.db, authority.address, signer.address);
+    const { token } = await signIn(api.url, gw, signer);
+    // while the wallet is the gateway's signer, each route serves it
+    expect((await postJson(`${api.url}/v1/gateway/${gw}/api-keys`, { label: 'ok' }, bearer(token))).status).to.equal(201);
+    expect((await usage(gw, bearer(token))).status).to.equal(200);
+    expect((await fetch(`${api.url}/v1/gateway/${gw}/merchant/subscribers`, { headers: bearer(token) })).status).to.equal(200);
+
+    await replaceSigner(gw);
+    expect(await expectError(await postJson(`${api.url}/v1/gateway/${gw}/api-keys`, { label: 'after' }, bearer(token)), 401)).to.match(/no longer/);
+    await expectError(await fetch(`${api.url}/v1/gateway/${gw}/api-keys`, { headers: bearer(token) }), 401);
+    expect(await expectError(await usage(gw, bearer(token)), 401)).to.match(/no longer/);
+    await expectError(await fetch(`${api.url}/v1/gateway/${gw}/merchant/subscribers`, { headers: bearer(token) }), 401);
+    await expectError(await fetch(`${api.url}/v1/gateway/${gw}/scheduler`, { method: 'DELETE', headers: bearer(token) }), 401);
+    const keys = await env.db.selectFrom('gateway_api_keys').select('label').where('gateway', '=', gw).execute();
+    expect(keys.map((k) => k.label)).to.deep.equal(['ok']);
+  });
+
+  it('refuses an API key once the wallet that created it is no longer the gateway\'s; the authority\'s and the admin\'s keys go on', async () => {
+    const gw = await insertGateway(env.db, authority.address, signer.address);
+    const create = async (headers: Record<string, string>) => {
+      const res = await postJson(`${api.url}/v1/gateway/${gw}/api-keys`, {}, headers);
+      expect(res.status).to.equal(201);
+      return ((await res.json()) as { key: string }).key;
+    };
+    const bySigner = await create(bearer((await signIn(api.url, gw, signer)).token));
+    const byAuthority = await create(bearer((await signIn(api.url, gw, authority)).token));
+    const byAdmin = await create({ 'x-admin-key': api.ctx.config.keys.adminApiKey ?? '' });
+    for (const key of [bySigner, byAuthority, byAdmin]) expect((await usage(gw, { 'x-api-key': key })).status).to.equal(200);
+
+    await replaceSigner(gw);
+    expect(await expectError(await usage(gw, { 'x-api-key': bySigner }), 401)).to.match(/no longer/);
+    expect((await usage(gw, { 'x-api-key': byAuthority })).status).to.equal(200);
+    expect((await usage(gw, { 'x-api-key': byAdmin })).status).to.equal(200);
+
+    // an inactive gateway is served by none of its keys
+    await env.db.updateTable('gateways').set({ active: false }).where('address', '=', gw).execute();
+    for (const key of [byAuthority, byAdmin]) expect(await expectError(await usage(gw, { 'x-api-key': key }), 401)).to.match(/inactive/);
+  });
+});
