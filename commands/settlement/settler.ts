@@ -96,6 +96,10 @@ export function startSettler(deps: SettlerDeps, opts: { autoStart?: boolean } = 
     const sent = await sendSigned(deps.io, c.wire);
     if (!sent.ok) {
       if ('unknown' in sent) return false;
+      // the node no longer knows the blockhash: these bytes cannot land now, but a send of them
+      // before (a settler that died) may have; the charge stays in doubt and the next round
+      // asks the chain (resolveInDoubt), instead of putting usage back that may be paid
+      if (sent.failure.code === 'BlockhashNotFound') return false;
       await refused(c, sent.failure);
       return false;
     }
@@ -107,10 +111,15 @@ export function startSettler(deps: SettlerDeps, opts: { autoStart?: boolean } = 
 
   async function resolveInDoubt(): Promise<void> {
     for (const c of await chargesInDoubt(deps.db, IN_DOUBT_AFTER_MS)) {
+      // the blockhash before the status: once it has expired at the commitment, every bank that
+      // could hold the transaction is at or below that one, so the status read next is final.
+      // The other order saw a transaction confirming between the two reads as never landed,
+      // and charged its usage a second time.
+      const canLand = await blockhashStillValid(deps.io, c.blockhash);
       const fate = await signatureFate(deps.io, c.signature);
       if (fate.kind === 'landed') await landed(c);
       else if (fate.kind === 'failed') await refused(c, fate.failure);
-      else if (await blockhashStillValid(deps.io, c.blockhash)) await sendCharge(c);
+      else if (canLand) await sendCharge(c);
       else await refused(c, failure('BlockhashNotFound', 'the charge never landed (its blockhash expired); its usage is charged again'));
     }
   }

@@ -1,0 +1,122 @@
+/**
+ * A pay-as-you-go charge left in doubt (sent, then the settler crashed) is resolved from
+ * the chain. The chain moves between two reads: a transaction processed in a slot near
+ * its blockhash's expiry is not confirmed yet when its status is read, and confirmed, with
+ * its blockhash expired, when the blockhash is read a moment later. Read in that order the
+ * settler saw "never landed, can never land", put the usage back and charged it again:
+ * the payer paid twice for the same requests. The blockhash is read first: once it has
+ * expired at the commitment, every bank that could hold the transaction is at or below it,
+ * so the status read after it is final.
+ */
+import { expect } from 'chai';
+import { payAndFetch } from '../../src/app/index.js';
+import { createLogger } from '../../infra/log/logger.js';
+import { RpcResponseError, type RpcClient } from '../../infra/solana/rpc-client.js';
+import { latestBlockhash, readExecutionContext, sendSigned, signExecution, type ChainIo } from '../../commands/scheduler/chain.js';
+import { openCharge } from '../../commands/settlement/charges.js';
+import { startSettler } from '../../commands/settlement/settler.js';
+import { DEMO_PATH } from './x402-harness.js';
+import { startSchedulerHarness, type SchedulerHarness } from './scheduler-harness.js';
+
+const PRICE = 10_000n;
+
+/**
+ * The localnet's RPC as a cluster answers it around one transaction's confirmation: until
+ * `confirms` happens, `signature` is processed but not confirmed (no status at the
+ * confirmed commitment) and its blockhash still valid; from then on the transaction is
+ * confirmed and its blockhash expired. `confirms`: 'on-blockhash-read' (the first
+ * isBlockhashValid of it), or 'on-resend' (a send of the same bytes, which the node's
+ * preflight refuses: by then the blockhash is not found).
+ */
+function confirmingLate(rpc: RpcClient, signed: { signature: string; blockhash: string; wire: string }, confirms: 'on-blockhash-read' | 'on-resend'): RpcClient {
+  let confirmed = false;
+  return {
+    url: rpc.url,
+    async call<T>(method: string, params: readonly unknown[] = [], opts?: { timeoutMs?: number }): Promise<T> {
+      if (method === 'isBlockhashValid' && params[0] === signed.blockhash) {
+        if (confirms === 'on-blockhash-read') confirmed = true;
+        return { context: { slot: 0 }, value: !confirmed } as T;
+      }
+      if (method === 'sendTransaction' && params[0] === signed.wire && confirms === 'on-resend' && !confirmed) {
+        confirmed = true;
+        throw new RpcResponseError(-32002, 'Transaction simulation failed: Blockhash not found', method);
+      }
+      if (method === 'getSignatureStatuses' && !confirmed && (params[0] as string[]).includes(signed.signature)) {
+        const real = await rpc.call<{ context: unknown; value: unknown[] }>(method, params, opts);
+        return { ...real, value: (params[0] as string[]).map((x, i) => (x === signed.signature ? null : real.value[i])) } as T;
+      }
+      return rpc.call<T>(method, params, opts);
+    },
+    batch: (method, paramsList, opts) => rpc.batch(method, paramsList, opts),
+  };
+}
+
+describe('pay-as-you-go: a charge in doubt whose transaction confirms while it is resolved', function () {
+  this.timeout(120_000);
+  let s: SchedulerHarness;
+
+  before(async () => {
+    s = await startSchedulerHarness('payg-in-doubt', {
+      X402_DEMO_PAYG_PRICE: String(PRICE), X402_DEMO_PAYG_MAX_CHUNK: '30000', X402_DEMO_PAYG_MAX_PER_PERIOD: '200000',
+      X402_DEMO_PAYG_PERIOD_SECONDS: '3600', PAYG_SETTLE_THRESHOLD: '1', PAYG_SETTLE_INTERVAL_MS: '500',
+    });
+  });
+  after(async () => { await s?.close(); });
+
+  /** Three metered requests, and their charge stored and sent by a settler that died before it saw the confirmation. */
+  async function chargeInDoubt() {
+    const paid = await payAndFetch(`${s.h.api.url}${DEMO_PATH}`, { wallet: s.h.payer(), rpcUrl: s.h.ln.rpcUrl, scheme: 'x402://payg' });
+    expect(paid.response.status).to.equal(200);
+    const { jwt, policy } = { jwt: paid.paid!.jwt, policy: paid.paid!.policy! };
+    for (let i = 0; i < 2; i += 1) {
+      const res = await fetch(`${s.h.api.url}${DEMO_PATH}`, { headers: { authorization: `Bearer ${jwt}` } });
+      expect(res.status).to.equal(200);
+    }
+    const rows = await s.h.env.db.selectFrom('payg_usage').selectAll().where('policy', '=', policy).execute();
+    expect(rows).to.have.length(3);
+    const ctx = await readExecutionContext(s.io, policy);
+    if ('class' in ctx) throw new Error(ctx.reason);
+    const amount = rows.reduce((a, u) => a + BigInt(u.chunk), 0n);
+    const signed = signExecution(s.io, ctx, s.signer, await latestBlockhash(s.io), amount);
+    const charge = await openCharge(s.h.env.db, {
+      policy, gateway: s.gateway, amount, paymentCountBefore: Number(ctx.policy.data['payment_count']), ...signed,
+    }, rows.map((u) => u.request_id));
+    expect(charge).to.not.equal(undefined);
+    expect((await sendSigned(s.io, signed.wire)).ok).to.equal(true);
+    await new Promise((r) => setTimeout(r, 5500)); // in doubt once older than the settler's confirmation window
+    return { policy, signed };
+  }
+
+  async function settleOn(rpc: RpcClient): Promise<void> {
+    const io: ChainIo = { ...s.io, rpc };
+    const settler = startSettler({ db: s.h.env.db, io, config: s.config, logger: createLogger('silent', 'test'), nowMs: () => Date.now() }, { autoStart: false });
+    try {
+      for (let round = 0; round < 3; round += 1) {
+        await settler.tick();
+        await new Promise((r) => setTimeout(r, round === 0 ? 1000 : 5500)); // past the retry wait of usage put back, then past the in-doubt age
+      }
+    } finally {
+      await settler.stop();
+    }
+  }
+
+  async function chargedOnce(policy: string, signature: string): Promise<void> {
+    const records = s.records(policy);
+    expect(records.map((r) => r.signature), 'the one transaction sent, nothing charged again').to.deep.equal([signature]);
+    expect(records.reduce((a, r) => a + r.amount, 0n)).to.equal(3n * PRICE);
+    const stored = await s.h.env.db.selectFrom('payg_charges').selectAll().where('policy', '=', policy).execute();
+    expect(stored.map((c) => [c.signature, c.status])).to.deep.equal([[signature, 'executed']]);
+  }
+
+  it('confirmed between the status read and the blockhash read: recorded, not charged again', async () => {
+    const { policy, signed } = await chargeInDoubt();
+    await settleOn(confirmingLate(s.io.rpc, signed, 'on-blockhash-read'));
+    await chargedOnce(policy, signed.signature);
+  });
+
+  it('the resend of the same bytes refused as Blockhash not found while the first send confirms: recorded, not charged again', async () => {
+    const { policy, signed } = await chargeInDoubt();
+    await settleOn(confirmingLate(s.io.rpc, signed, 'on-resend'));
+    await chargedOnce(policy, signed.signature);
+  });
+});
