@@ -15,10 +15,19 @@ export type Charge = Selectable<PaygChargesTable>;
 
 export interface UnsettledPolicy { policy: string; gateway: string; total: bigint; oldestMs: number }
 
+/**
+ * A chunk younger than this may still be in admission: the meter writes it to the ledger
+ * before the Redis script admits or refuses it, and takes a refused one back. Charging it
+ * meanwhile billed the payer for a request answered 402 (the take-back cannot undo a
+ * charge), so the settler leaves chunks alone until their admission is long over.
+ */
+export const ADMISSION_SECONDS = 5;
+const admitted = sql<boolean>`u.metered_at < now() - make_interval(secs => ${ADMISSION_SECONDS})`;
+
 export async function unsettledPolicies(db: Db, limit = 500): Promise<UnsettledPolicy[]> {
   const rows = await db.selectFrom('payg_usage as u').innerJoin('scheduler_gateways as g', 'g.gateway', 'u.gateway')
     .select(['u.policy', 'u.gateway', sql<string>`sum(u.chunk)::text`.as('total'), sql<Date>`min(u.metered_at)`.as('oldest')])
-    .where('g.state', '=', 'active').where('u.charge_id', 'is', null).where('u.unbillable_reason', 'is', null)
+    .where('g.state', '=', 'active').where('u.charge_id', 'is', null).where('u.unbillable_reason', 'is', null).where(admitted)
     .groupBy(['u.policy', 'u.gateway']).limit(limit).execute();
   return rows.map((r) => ({ policy: r.policy, gateway: r.gateway, total: BigInt(r.total), oldestMs: new Date(r.oldest).getTime() }));
 }
@@ -26,9 +35,9 @@ export async function unsettledPolicies(db: Db, limit = 500): Promise<UnsettledP
 export interface UsageRow { request_id: string; chunk: string; period_start: string }
 
 export async function unsettledRows(db: Db, policy: string, limit = 10_000): Promise<UsageRow[]> {
-  return db.selectFrom('payg_usage').select(['request_id', 'chunk', 'period_start'])
-    .where('policy', '=', policy).where('charge_id', 'is', null).where('unbillable_reason', 'is', null)
-    .orderBy('metered_at').orderBy('request_id').limit(limit).execute();
+  return db.selectFrom('payg_usage as u').select(['u.request_id', 'u.chunk', 'u.period_start'])
+    .where('u.policy', '=', policy).where('u.charge_id', 'is', null).where('u.unbillable_reason', 'is', null).where(admitted)
+    .orderBy('u.metered_at').orderBy('u.request_id').limit(limit).execute();
 }
 
 /** The charge and its usage rows, or undefined when another charge of the policy is in flight or a row was taken. */

@@ -8,6 +8,7 @@
  * expired at the commitment, every bank that could hold the transaction is at or below it,
  * so the status read after it is final.
  */
+import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { payAndFetch } from '../../src/app/index.js';
 import { createLogger } from '../../infra/log/logger.js';
@@ -15,6 +16,7 @@ import { RpcResponseError, type RpcClient } from '../../infra/solana/rpc-client.
 import { latestBlockhash, readExecutionContext, sendSigned, signExecution, type ChainIo } from '../../commands/scheduler/chain.js';
 import { openCharge } from '../../commands/settlement/charges.js';
 import { startSettler } from '../../commands/settlement/settler.js';
+import { createUsageLedger } from '../../commands/settlement/usage-ledger.js';
 import { DEMO_PATH } from './x402-harness.js';
 import { startSchedulerHarness, type SchedulerHarness } from './scheduler-harness.js';
 
@@ -118,5 +120,29 @@ describe('pay-as-you-go: a charge in doubt whose transaction confirms while it i
     const { policy, signed } = await chargeInDoubt();
     await settleOn(confirmingLate(s.io.rpc, signed, 'on-resend'));
     await chargedOnce(policy, signed.signature);
+  });
+
+  it('does not charge a chunk still being admitted: the meter writes it to the ledger before Redis may refuse it', async () => {
+    const paid = await payAndFetch(`${s.h.api.url}${DEMO_PATH}`, { wallet: s.h.payer(), rpcUrl: s.h.ln.rpcUrl, scheme: 'x402://payg' });
+    expect(paid.response.status).to.equal(200);
+    const policy = paid.paid!.policy!;
+    const [admitted] = await s.h.env.db.selectFrom('payg_usage').selectAll().where('policy', '=', policy).execute();
+    // a second request at the cap, in meterRequest: its chunk is in the ledger, the Redis script has not answered yet
+    const ledger = createUsageLedger(s.h.env.db);
+    await ledger.record({ requestId: randomUUID(), policy, gateway: s.gateway, chunk: PRICE, periodStart: BigInt(admitted!.period_start) });
+    const refusing = await s.h.env.db.selectFrom('payg_usage').select('request_id').where('policy', '=', policy).where('request_id', '<>', admitted!.request_id).executeTakeFirstOrThrow();
+    const settler = startSettler({ db: s.h.env.db, io: s.io, config: s.config, logger: createLogger('silent', 'test'), nowMs: () => Date.now() }, { autoStart: false });
+    try {
+      await settler.tick();
+      await ledger.discard(refusing.request_id); // the script refused it: the request got 402, its chunk is taken back
+      await new Promise((r) => setTimeout(r, 6000));
+      await settler.tick();
+    } finally {
+      await settler.stop();
+    }
+    const charged = s.records(policy).reduce((a, r) => a + r.amount, 0n);
+    expect(charged, 'only the admitted request is charged').to.equal(PRICE);
+    const left = await s.h.env.db.selectFrom('payg_usage').select('request_id').where('policy', '=', policy).execute();
+    expect(left.map((u) => u.request_id)).to.deep.equal([admitted!.request_id]);
   });
 });
