@@ -28,6 +28,7 @@ export async function unsettledPolicies(db: Db, limit = 500): Promise<UnsettledP
   const rows = await db.selectFrom('payg_usage as u').innerJoin('scheduler_gateways as g', 'g.gateway', 'u.gateway')
     .select(['u.policy', 'u.gateway', sql<string>`sum(u.chunk)::text`.as('total'), sql<Date>`min(u.metered_at)`.as('oldest')])
     .where('g.state', '=', 'active').where('u.charge_id', 'is', null).where('u.unbillable_reason', 'is', null).where(admitted)
+    .where('u.chunk', '>', '0') // a free request's row (written before metering skipped them) is nothing to charge
     .groupBy(['u.policy', 'u.gateway']).limit(limit).execute();
   return rows.map((r) => ({ policy: r.policy, gateway: r.gateway, total: BigInt(r.total), oldestMs: new Date(r.oldest).getTime() }));
 }
@@ -36,7 +37,7 @@ export interface UsageRow { request_id: string; chunk: string; period_start: str
 
 export async function unsettledRows(db: Db, policy: string, limit = 10_000): Promise<UsageRow[]> {
   return db.selectFrom('payg_usage as u').select(['u.request_id', 'u.chunk', 'u.period_start'])
-    .where('u.policy', '=', policy).where('u.charge_id', 'is', null).where('u.unbillable_reason', 'is', null).where(admitted)
+    .where('u.policy', '=', policy).where('u.charge_id', 'is', null).where('u.unbillable_reason', 'is', null).where(admitted).where('u.chunk', '>', '0')
     .orderBy('u.metered_at').orderBy('u.request_id').limit(limit).execute();
 }
 

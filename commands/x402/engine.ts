@@ -31,8 +31,10 @@ import { checkPaymentTransaction, type CheckedPayment } from './verify-transacti
 import type { Logger } from '../../infra/log/logger.js';
 import type { RpcClient } from '../../infra/solana/rpc-client.js';
 import type { Commitment } from '../../infra/solana/chain-reader.js';
+import type { AccountRead } from '../../infra/solana/accounts.js';
 import { authorizeCredit, creditLeft, recordPaidCredit, type CreditDeps, type CreditGrant } from './prepaid/credit.js';
 import { cachedCredits, type CreditLedger } from './prepaid/ledger.js';
+import { createPayability } from './payability.js';
 
 export interface X402Deps {
   rpc: RpcClient;
@@ -114,8 +116,14 @@ export function createPaymentEngine(deps: X402Deps): PaymentEngine {
   });
   const graceSeconds = deps.subscriptionGraceSeconds ?? 259_200;
   const credits: CreditDeps = { redis: deps.redis, redisPrefix: deps.redisPrefix, policies, ...(deps.credits ? { ledger: cachedCredits(deps.credits) } : {}) };
-  // a paid credit serves as an existing policy only while it has room for a request
-  const usable = async (r: PaymentRequirement, policy: string) => r.scheme !== 'x402://prepaid' || creditLeft(credits, policy, r);
+  const payability = createPayability({ rpc: deps.rpc, programId: deps.programId, commitment, ttlMs: cacheMs, clock });
+  // a paid credit serves as an existing policy only while it has room for a request; a pay-as-you-go
+  // policy only while the payer can be charged (else the Payment transaction, with its approve, is sent)
+  const usable = async (r: PaymentRequirement, policy: AccountRead & { kind: 'found' }) => {
+    if (r.scheme === 'x402://prepaid') return creditLeft(credits, policy.address, r);
+    if (r.scheme === 'x402://payg') return (await payability.problem(policy, r.amount)) === undefined;
+    return true;
+  };
   const settleDeps = { chain, signer: deps.signer, clock, policies, jwtTtlSeconds: deps.jwtTtlSeconds ?? 3600, graceSeconds, usable };
   const nowSeconds = () => Math.floor(clock.now() / 1000);
 
@@ -141,6 +149,8 @@ export function createPaymentEngine(deps: X402Deps): PaymentEngine {
 
     async settle(r, v) {
       const s = 'existing' in v ? await settleExisting(settleDeps, r, v.payer) : await idempotency.once(v.payment.signature, () => settlePayment(settleDeps, r, v.payment));
+      // a transaction sent approved the delegation anew: what this node knew of the payer's funding is stale
+      if (s.transaction !== undefined) payability.forget(pdas.userPayment(s.payer ?? v.payer, r.tokenMint));
       // the credit is recorded before its JWT leaves: what it buys must outlive Redis and the policy account
       if (r.scheme === 'x402://prepaid' && s.policy) {
         await recordPaidCredit(credits, {
@@ -171,6 +181,9 @@ export function createPaymentEngine(deps: X402Deps): PaymentEngine {
         return overdue ? `the payment policy ${t.claims.policy} ${overdue}` : grant;
       }
       if (type.kind !== 'PayAsYouGo') return 'the payment policy is not pay-as-you-go';
+      // served now, charged later: only while the chain would let the settler charge it
+      const unpayable = await chainRead('getAccountInfo', () => payability.problem(read, chunk ?? r.amount));
+      if (unpayable) return `the payment policy ${t.claims.policy} ${unpayable}`;
       // with a ledger, the chunk is written to Postgres before Redis counts it (the settler charges the ledger)
       const requestId = randomUUID();
       const ledger = deps.usage ? { ledger: deps.usage, requestId, gateway: r.gateway } : undefined;

@@ -90,6 +90,7 @@ export async function meterRequest(
   redis: Redis, keyPrefix: string, policy: string, t: PayAsYouGoType, chunk: bigint, nowSeconds: number, l?: MeterLedger,
 ): Promise<MeterResult> {
   if (t.expiry_date !== null && BigInt(t.expiry_date) <= BigInt(nowSeconds)) return { ok: false, reason: 'the pay-as-you-go policy has expired' };
+  if (chunk < 0n) return { ok: false, reason: `a request cannot cost a negative amount (${chunk})` };
   const maxChunk = BigInt(t.max_chunk_amount);
   if (chunk > maxChunk) return { ok: false, reason: `this request costs ${chunk}, above the policy's max_chunk_amount ${maxChunk}` };
   const cap = BigInt(t.max_amount_per_period);
@@ -100,6 +101,13 @@ export async function meterRequest(
   });
   if (room < chunk) return exhausted(p.settled);
   const key = usageCounterKey(keyPrefix, policy, p.start);
+  if (chunk === 0n) {
+    // a free request: nothing to count or bill. A ledger row of 0 could never be charged (the
+    // program refuses execute_payment(0) as InvalidAmount): it stayed unsettled for ever and
+    // kept the settler reading the policy from the chain every round.
+    const counted = BigInt((await redis.get(key)) ?? '0');
+    return { ok: true, chunk, periodTotal: counted > p.settled ? counted : p.settled, periodLimit: cap, periodEnd: p.end };
+  }
   const run = (seed: string): Promise<[number, number]> =>
     runScript(redis, METER_SCRIPT, [key], [chunk.toString(), cap.toString(), (p.end + 3600n).toString(), seed, p.settled.toString()]);
   if (l) await l.ledger.record({ requestId: l.requestId, policy, gateway: l.gateway, chunk, periodStart: p.start });

@@ -172,12 +172,12 @@ export async function findMatchingPolicy(
     return !(t.kind === 'PayAsYouGo' && t.expiry_date !== null && Number(t.expiry_date) <= nowSeconds);
   });
   if (!usable) return matching[0];
-  for (const a of matching) if (await usable(r, a.address)) return a;
+  for (const a of matching) if (await usable(r, a)) return a;
   return undefined;
 }
 
-/** Whether a matching policy can still serve a request (a prepaid credit with room for one). */
-export type UsablePolicy = (r: PaymentRequirement, policy: string) => Promise<boolean>;
+/** Whether a matching policy can still serve a request (a prepaid credit with room for one, a pay-as-you-go policy the payer still funds). */
+export type UsablePolicy = (r: PaymentRequirement, policy: AccountRead & { kind: 'found' }) => Promise<boolean>;
 
 export async function blockhashValid(deps: ChainDeps, blockhash: string): Promise<boolean> {
   const r = await chainRead('isBlockhashValid', () =>

@@ -6,6 +6,7 @@
 export interface Lru<K, V> {
   get(key: K): V | undefined;
   set(key: K, value: V): void;
+  delete(key: K): void;
   readonly size: number;
 }
 
@@ -27,6 +28,9 @@ export function createLru<K, V>(capacity: number): Lru<K, V> {
         const oldest = map.keys().next();
         if (!oldest.done) map.delete(oldest.value);
       }
+    },
+    delete(key) {
+      map.delete(key);
     },
     get size() {
       return map.size;

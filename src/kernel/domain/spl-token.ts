@@ -103,3 +103,20 @@ export function decodeAtaIx(data: Uint8Array, accounts: readonly string[]): Deco
   if (system !== SystemProgram.programId.toBase58() || token !== TOKEN_PROGRAM) return { kind: 'other' };
   return { kind: mode === 1 ? 'createIdempotent' : 'create', funder, ata, wallet, mint };
 }
+
+/** What a charge through a delegation needs of an SPL token account (the token program's 165-byte layout). */
+export interface TokenAccountState { owner: string; mint: string; amount: bigint; delegate: string | null; delegatedAmount: bigint }
+
+/** An initialized token account's balance and delegation; undefined for anything else. */
+export function decodeTokenAccountState(data: Uint8Array): TokenAccountState | undefined {
+  const b = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+  if (b.length !== 165 || b[108] !== 1) return undefined;
+  const hasDelegate = b.readUInt32LE(72) === 1;
+  return {
+    mint: new PublicKey(b.subarray(0, 32)).toBase58(),
+    owner: new PublicKey(b.subarray(32, 64)).toBase58(),
+    amount: b.readBigUInt64LE(64),
+    delegate: hasDelegate ? new PublicKey(b.subarray(76, 108)).toBase58() : null,
+    delegatedAmount: hasDelegate ? b.readBigUInt64LE(121) : 0n,
+  };
+}
