@@ -18,6 +18,13 @@ import { assertKeyConfig, rotateKeys, rotationChannel, type KeyStoreDeps, type R
 /** How long a node trusts its cached key set without hearing of a rotation. */
 export const KEY_CACHE_TTL_MS = 5000;
 
+/**
+ * A token naming a kid this node has not seen forces a reload at most this often. The kid
+ * is read before any signature check, so made-up kids cost nothing to send: without the
+ * bound each one was a database round trip and the unsealing of the active key.
+ */
+export const UNKNOWN_KID_RELOAD_MS = 1000;
+
 export interface SignOptions {
   subject: string;
   /** unix seconds */
@@ -50,6 +57,7 @@ export function createKeyRing(ctx: KeyStoreDeps): KeyRing {
   // Bumped by every invalidation: a load that began before it is used once, never cached.
   let generation = 0;
   const publicKeys = new Map<string, CryptoKey>();
+  let forcedAt = Number.NEGATIVE_INFINITY;
 
   const channel = rotationChannel(config);
   const sub = ctx.redis.duplicate();
@@ -103,8 +111,12 @@ export function createKeyRing(ctx: KeyStoreDeps): KeyRing {
     if (header.alg !== SIGNING_ALG || typeof kid !== 'string') throw new Error('unexpected token header');
     const now = clock.now();
     let found = (await current()).keys.find((k) => k.kid === kid && live(k, now));
-    // A kid we have not seen may come from a rotation on another node a moment ago.
-    if (!found) found = (await current(true)).keys.find((k) => k.kid === kid && live(k, now));
+    // A kid we have not seen may come from a rotation on another node a moment ago; a reload
+    // within the last UNKNOWN_KID_RELOAD_MS has seen any such rotation already.
+    if (!found && now - forcedAt >= UNKNOWN_KID_RELOAD_MS) {
+      forcedAt = now;
+      found = (await current(true)).keys.find((k) => k.kid === kid && live(k, now));
+    }
     if (!found) throw new Error(`unknown or retired key ${kid}`);
     let key = publicKeys.get(kid);
     if (!key) {
