@@ -176,6 +176,13 @@ export function createPaymentEngine(deps: X402Deps): PaymentEngine {
       if (mismatch) return `the payment policy ${t.claims.policy} ${mismatch}`;
       const grant: X402Grant = { payer: t.claims.sub, policy: t.claims.policy, scheme: r.scheme, network: r.network, requirementId: r.id };
       const type = asPolicyType(read.data['policy_type']);
+      if (r.scheme === 'x402://upto') {
+        // served now, pulled by the merchant later (up to the maximum, or the amount it reports)
+        // (an amount above the maximum is refused by name where it is settled)
+        const pulled = chunk !== undefined && chunk < r.amount ? chunk : r.amount;
+        const unpayable = await chainRead('getAccountInfo', () => payability.problem(read, pulled));
+        return unpayable ? `the payment policy ${t.claims.policy} ${unpayable}` : grant;
+      }
       if (r.scheme !== 'x402://payg') {
         const overdue = overdueReason(type, nowSeconds(), graceSeconds);
         return overdue ? `the payment policy ${t.claims.policy} ${overdue}` : grant;

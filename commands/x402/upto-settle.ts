@@ -21,7 +21,8 @@ export async function settleUpto(
   amount: bigint, serializedTransaction: string | undefined,
 ): Promise<UptoAnswer> {
   const refuse = (reason: string): UptoAnswer => ({ admitted: false, reason });
-  const grant = await engine.authorize(token, (c) => pick(c.requirementId));
+  // the reported amount, so that the payer's funding is checked for what will be pulled
+  const grant = await engine.authorize(token, (c) => pick(c.requirementId), amount);
   if (typeof grant === 'string') return refuse(grant);
   const read = await chainRead('getAccountInfo', () => engine.policies.get(grant.policy));
   if (read.kind !== 'found') return refuse(`the payment policy ${grant.policy} no longer exists`);

@@ -1,0 +1,62 @@
+/**
+ * x402://upto is served first and pulled by the merchant afterwards through the delegation
+ * the payer's Payment transaction approved. A payer who revokes it, or empties its token
+ * account, right after authorizing was still admitted (the bearer path and /usage said
+ * yes), so the merchant served a request whose settlement the chain then refused
+ * (NoDelegateSet). Admission now asks the chain what the program will ask, for the amount
+ * reported (or the maximum), and answers in the program's words.
+ */
+import { expect } from 'chai';
+import { Keypair, Transaction, type TransactionInstruction } from '@solana/web3.js';
+import bs58 from 'bs58';
+import { buildPayment } from '../../commands/x402/payment-transaction.js';
+import type { AcceptedRequirement } from '../../commands/x402/requirements.js';
+import { associatedTokenAddress, revokeIx } from '../../src/kernel/domain/spl-token.js';
+import { startX402, type X402Harness } from './x402-harness.js';
+import { call, gatewayJwt, payloadOf } from './x402-facilitator-support.js';
+
+const USDC_DEV = '4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU';
+
+describe('x402://upto: an authorization the payer stopped funding is not admitted', function () {
+  this.timeout(60_000);
+  let h: X402Harness;
+  let key = '';
+  let upto: AcceptedRequirement;
+  const post = (path: string, body: unknown) => call(h.api.url, 'POST', path, body, { 'x-api-key': key });
+  const send = async (payer: Keypair, ix: TransactionInstruction) => {
+    const { value } = await h.rpc.call<{ value: { blockhash: string } }>('getLatestBlockhash', [{}]);
+    const tx = new Transaction({ feePayer: payer.publicKey, recentBlockhash: value.blockhash }).add(ix);
+    tx.sign(payer);
+    await h.rpc.call('sendTransaction', [tx.serialize().toString('base64'), { encoding: 'base64' }]);
+  };
+
+  before(async () => {
+    h = await startX402('upto-unfunded', { X402_CACHE_MS: '200' });
+    const gw = h.ln.fixtures.gateways[0]!;
+    const merchant = Keypair.fromSecretKey(bs58.decode(gw.authoritySecretKey));
+    const jwt = await gatewayJwt(h, gw.address, gw.authority);
+    key = (await call(h.api.url, 'POST', `/v1/gateway/${gw.address}/api-keys`, {}, { authorization: `Bearer ${jwt}` })).body.key;
+    const reg = await call(h.api.url, 'PUT', '/v1/x402/resources', {
+      resource: 'https://merchant.example/completions', accepts: [{
+        scheme: 'x402://upto', network: 'solana:localnet', amount: '500000', recipient: merchant.publicKey.toBase58(), gateway: gw.address, tokenMint: USDC_DEV, maxTimeoutSeconds: 600,
+      }],
+    }, { 'x-api-key': key });
+    expect(reg.status, JSON.stringify(reg.body)).to.equal(200);
+    upto = reg.body.accepts[0];
+  });
+  after(async () => { await h?.close(); });
+
+  it('admits the amount while the delegation stands, refuses it (NoDelegateSet) once revoked', async () => {
+    const payer = h.payer();
+    const a = await post('/v1/x402/settle', { paymentPayload: payloadOf((await buildPayment(upto, { wallet: payer, rpc: h.rpc })).header), paymentRequirements: upto });
+    expect(a.body.success, JSON.stringify(a.body)).to.equal(true);
+    const ask = () => post('/v1/x402/usage', { jwt: a.body.jwt, paymentRequirements: upto, amount: '120000' });
+    expect((await ask()).body).to.deep.include({ admitted: true });
+
+    await send(payer, revokeIx(associatedTokenAddress(payer.publicKey.toBase58(), USDC_DEV), payer.publicKey.toBase58()));
+    await new Promise((r) => setTimeout(r, 400)); // past X402_CACHE_MS
+    const refused = await ask();
+    expect(refused.body.admitted, JSON.stringify(refused.body)).to.equal(false);
+    expect(refused.body.reason).to.match(/NoDelegateSet \(6008\)/);
+  });
+});
