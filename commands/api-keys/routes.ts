@@ -18,10 +18,14 @@ const gatewayParams: JsonSchema = {
 };
 const keyInfo: JsonSchema = {
   type: 'object',
-  required: ['id', 'gateway', 'label', 'createdAt', 'revokedAt'],
+  required: ['id', 'gateway', 'label', 'createdAt', 'revokedAt', 'createdBy'],
   properties: {
     id: { type: 'string' }, gateway: base58Key, label: { type: 'string', nullable: true },
     createdAt: { type: 'string', format: 'date-time' }, revokedAt: { type: 'string', format: 'date-time', nullable: true },
+    createdBy: {
+      ...base58Key, nullable: true,
+      description: 'the wallet whose gateway JWT created the key: the key works only while that wallet is the gateway\'s authority or signer (null: made with the admin key)',
+    },
   },
 };
 const AUTH = {
@@ -40,7 +44,9 @@ export function registerApiKeyRoutes(api: Api, ctx: ApiKeyRouteDeps): void {
     method: 'post',
     path: '/v1/gateway/:gateway/api-keys',
     summary: 'Create an API key for the x402 facilitator',
-    description: 'The key (`tak_<id>_<secret>`) is in this answer only: it is stored hashed. Send it as `x-api-key` to /v1/x402/*.',
+    description: 'The key (`tak_<id>_<secret>`) is in this answer only: it is stored hashed. Send it as `x-api-key` to /v1/x402/*. '
+      + 'A key made with a gateway JWT works only while the wallet that signed in is still the gateway\'s authority or signer (sign in as the authority '
+      + 'for keys that outlive a signer change, such as delegating execution to the scheduler); a key made with the admin key, while the gateway is active.',
     tags: ['x402'],
     security: SECURITY,
     before: [auth],

@@ -12,13 +12,17 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Db } from '../../infra/postgres/database.js';
 
-export interface ApiKeyInfo { id: string; gateway: string; label: string | null; createdAt: string; revokedAt: string | null }
+export interface ApiKeyInfo {
+  id: string; gateway: string; label: string | null; createdAt: string; revokedAt: string | null;
+  /** the wallet whose sign-in created the key (it works while that wallet is the gateway's); null: the administrator */
+  createdBy: string | null;
+}
 
 const KEY = /^tak_([0-9a-f]{16})_([A-Za-z0-9_-]{43})$/;
 const digest = (key: string): Buffer => createHash('sha256').update(key, 'utf8').digest();
 
-const info = (r: { id: string; gateway: string; label: string | null; created_at: Date; revoked_at: Date | null }): ApiKeyInfo => ({
-  id: r.id, gateway: r.gateway, label: r.label, createdAt: r.created_at.toISOString(), revokedAt: r.revoked_at?.toISOString() ?? null,
+const info = (r: { id: string; gateway: string; label: string | null; created_at: Date; revoked_at: Date | null; created_by: string | null }): ApiKeyInfo => ({
+  id: r.id, gateway: r.gateway, label: r.label, createdAt: r.created_at.toISOString(), revokedAt: r.revoked_at?.toISOString() ?? null, createdBy: r.created_by,
 });
 
 /** Creates a key for `gateway`; the returned `key` is the only time it exists in clear. */

@@ -64,14 +64,16 @@ describe('gateway JWTs and the API keys they mint stop working when the wallet i
 
   it('refuses an API key once the wallet that created it is no longer the gateway\'s; the authority\'s and the admin\'s keys go on', async () => {
     const gw = await insertGateway(env.db, authority.address, signer.address);
-    const create = async (headers: Record<string, string>) => {
+    const create = async (headers: Record<string, string>, createdBy: string | null) => {
       const res = await postJson(`${api.url}/v1/gateway/${gw}/api-keys`, {}, headers);
       expect(res.status).to.equal(201);
-      return ((await res.json()) as { key: string }).key;
+      const body = (await res.json()) as { key: string; createdBy: string | null };
+      expect(body.createdBy, 'the listing names the wallet the key depends on').to.equal(createdBy);
+      return body.key;
     };
-    const bySigner = await create(bearer((await signIn(api.url, gw, signer)).token));
-    const byAuthority = await create(bearer((await signIn(api.url, gw, authority)).token));
-    const byAdmin = await create({ 'x-admin-key': api.ctx.config.keys.adminApiKey ?? '' });
+    const bySigner = await create(bearer((await signIn(api.url, gw, signer)).token), signer.address);
+    const byAuthority = await create(bearer((await signIn(api.url, gw, authority)).token), authority.address);
+    const byAdmin = await create({ 'x-admin-key': api.ctx.config.keys.adminApiKey ?? '' }, null);
     for (const key of [bySigner, byAuthority, byAdmin]) expect((await usage(gw, { 'x-api-key': key })).status).to.equal(200);
 
     await replaceSigner(gw);
