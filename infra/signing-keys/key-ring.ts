@@ -25,6 +25,14 @@ export const KEY_CACHE_TTL_MS = 5000;
  */
 export const UNKNOWN_KID_RELOAD_MS = 1000;
 
+/**
+ * nbf lies this far before iat. Verifiers compare whole seconds with their own clock: a node
+ * (or a merchant's verifier) a few hundred milliseconds behind the issuing one saw a token
+ * just issued as not yet valid, and a payer who paid on one node was refused by the next.
+ * A token cannot be used before it exists, so dating nbf back costs nothing.
+ */
+export const NOT_BEFORE_SKEW_SECONDS = 30;
+
 export interface SignOptions {
   subject: string;
   /** unix seconds */
@@ -137,7 +145,7 @@ export function createKeyRing(ctx: KeyStoreDeps): KeyRing {
         .setAudience(opts.audience ?? config.keys.audience)
         .setSubject(opts.subject)
         .setIssuedAt(issuedAt)
-        .setNotBefore(issuedAt)
+        .setNotBefore(issuedAt - NOT_BEFORE_SKEW_SECONDS)
         .setExpirationTime(opts.expiresAt)
         .setJti(jti)
         .sign(active.key);

@@ -5,6 +5,10 @@
  * the unsealing of the active key, a database round trip per request on every bearer
  * path for free. Forced reloads are now at most one per UNKNOWN_KID_RELOAD_MS, and a key
  * rotated on another node is still found.
+ *
+ * A token's nbf was its iat: a node a few hundred milliseconds behind the issuing one
+ * (whole seconds compared) refused a token just issued, so a payer who paid on one node
+ * was answered 402 by the next. nbf now lies NOT_BEFORE_SKEW_SECONDS before iat.
  */
 import { expect } from 'chai';
 import type { KyselyPlugin } from 'kysely';
@@ -17,7 +21,7 @@ import { movableClock } from './auth-fixtures.js';
 const b64 = (v: unknown): string => Buffer.from(JSON.stringify(v)).toString('base64url');
 const forged = (kid: string): string => `${b64({ alg: 'ES256', kid, typ: 'JWT' })}.${b64({ sub: 'x' })}.${Buffer.alloc(64).toString('base64url')}`;
 
-describe('signing keys: tokens naming unknown kids', function () {
+describe('signing keys: unknown kids and clock skew between nodes', function () {
   this.timeout(30_000);
   let env: TestEnv;
   let ring: KeyRing;
@@ -56,6 +60,19 @@ describe('signing keys: tokens naming unknown kids', function () {
       expect(refused).to.equal(true);
     }
     expect(keyQueries - before, 'key-set reloads for 200 made-up kids').to.be.at.most(1);
+  });
+
+  it('verifies a token issued a moment ago by a node whose clock is 300 ms ahead', async () => {
+    const at = Math.floor(clock.now() / 1000) * 1000 + 100; // x.100 s on the issuing node, (x-1).800 s on this one
+    const ahead = createKeyRing({ config: loadConfig({ ...env.env, TRIBUTARY_DEV_MODE: 'true' }), db: env.db, redis: env.redis, logger: createLogger('silent', 'test'), clock: { now: () => at } });
+    const behind = createKeyRing({ config: loadConfig({ ...env.env, TRIBUTARY_DEV_MODE: 'true' }), db: env.db, redis: env.redis, logger: createLogger('silent', 'test'), clock: { now: () => at - 300 } });
+    try {
+      const { token } = await ahead.sign({ role: 'x' }, { subject: 'payer', expiresAt: Math.floor(at / 1000) + 60 });
+      expect((await behind.verify(token)).sub).to.equal('payer');
+    } finally {
+      await ahead.close();
+      await behind.close();
+    }
   });
 
   it('still verifies a token of a key rotated on another node a moment ago', async () => {

@@ -10,6 +10,7 @@ import { startTestApi, type TestApi } from '../support/app.js';
 import { startApiServer } from '../../src/app/api-server.js';
 import { createDb } from '../../infra/postgres/database.js';
 import { createTokenVerifier, type WalletTokenClaims } from '../../commands/x402/client/verify-token.js';
+import { NOT_BEFORE_SKEW_SECONDS } from '../../infra/signing-keys/key-ring.js';
 import type { PolicyType } from '../../src/kernel/domain/policy-type.js';
 import {
   expectError, insertGateway, insertPayment, insertPolicy, movableClock, newWallet, nodeWith, postJson, randomKey, randomSignature, subscription,
@@ -85,7 +86,7 @@ describe('token issuance', function () {
     expect(bundle.expiresAt).to.equal(T0 + 3600 * 1000);
 
     const claims: WalletTokenClaims = await verifier(b).verifyWalletToken(bundle.token);
-    expect(claims).to.include({ sub: wallet, iss: 'tributary', aud: 'tributary-api', role: 'wallet', iat: NOW, nbf: NOW, exp: NOW + 3600 });
+    expect(claims).to.include({ sub: wallet, iss: 'tributary', aud: 'tributary-api', role: 'wallet', iat: NOW, nbf: NOW - NOT_BEFORE_SKEW_SECONDS, exp: NOW + 3600 });
     expect(claims.jti).to.be.a('string');
     expect(claims.policies).to.deep.equal(bundle.policies);
     expect(claims.lastPayments).to.deep.equal(bundle.lastPayments);
