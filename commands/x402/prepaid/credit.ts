@@ -66,8 +66,12 @@ export async function authorizeCredit(
   return d.ledger ? { ...grant, requestId } : grant;
 }
 
-/** Whether a paid credit still has room for one request at the requirement's price. */
+/** Whether a paid credit, bought under this requirement, still has room for one request at its price. */
 export async function creditLeft(d: CreditDeps, policy: string, r: PrepaidRequirement): Promise<boolean> {
+  // bought under other terms (another price per request): authorizeCredit refuses every draw under
+  // these, so it cannot stand in for a new credit
+  const row = await d.ledger?.credit(policy);
+  if (row && row.requirementId !== r.id) return false;
   const used = await creditUsed(d.redis, d.redisPrefix, policy, d.ledger);
   return r.amount - used >= r.pricePerRequest;
 }
