@@ -4,6 +4,7 @@
  * (GET), and stops it (DELETE). Credentials: the gateway's JWT (gateway sign-in) or
  * `x-admin-key`; another gateway's token is 403.
  */
+import { settlementCommitment } from '../../infra/solana/chain-reader.js';
 import type { Config } from '../../src/kernel/config/config.js';
 import type { Db } from '../../infra/postgres/database.js';
 import type { Api } from '../../src/kernel/http/routes.js';
@@ -76,7 +77,7 @@ export function registerSchedulerRoutes(api: Api, ctx: SchedulerRouteDeps): void
   const { solana } = ctx.config;
   const deps: SchedulerServiceDeps = {
     db: ctx.db,
-    io: chainIo(ctx.rpc, solana.programId, solana.commitment),
+    io: chainIo(ctx.rpc, solana.programId, settlementCommitment(solana.commitment)),
     encryptionKey: ctx.config.keys.encryptionKey,
     signerMinLamports: ctx.config.scheduler.signerMinLamports,
   };

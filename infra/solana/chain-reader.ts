@@ -12,6 +12,15 @@ import { RpcResponseError, RpcUnavailableError, type RpcClient } from './rpc-cli
 
 export type Commitment = 'processed' | 'confirmed' | 'finalized';
 
+/**
+ * The commitment at which money counts as moved (a payment settled, a charge executed):
+ * the configured one, but never `processed`, which a fork can still drop. Reads may be
+ * fresher; a JWT, an executed intent or a charged chunk may not rest on a processed block.
+ */
+export function settlementCommitment(configured: Commitment): Commitment {
+  return configured === 'processed' ? 'confirmed' : configured;
+}
+
 export interface SignatureInfo { signature: string; slot: number; err: unknown; blockTime?: number | null }
 
 export interface CompiledInstructionJson { programIdIndex: number; accounts: number[]; data: string; stackHeight?: number | null }

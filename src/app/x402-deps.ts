@@ -6,6 +6,7 @@
  */
 import type { AppContext } from '../kernel/context.js';
 import type { RpcClient } from '../../infra/solana/rpc-client.js';
+import { settlementCommitment } from '../../infra/solana/chain-reader.js';
 import type { KeyRing } from '../../infra/signing-keys/key-ring.js';
 import type { X402Deps } from '../../commands/x402/engine.js';
 import { createUsageLedger } from '../../commands/settlement/usage-ledger.js';
@@ -16,7 +17,8 @@ export function x402DepsOf(ctx: AppContext, rpc: RpcClient, keyRing: KeyRing): X
   return {
     rpc,
     programId: solana.programId,
-    commitment: solana.commitment,
+    // payments settle at confirmed at least, whatever reads use (a processed block can be dropped by a fork)
+    commitment: settlementCommitment(solana.commitment),
     redis: ctx.redis,
     redisPrefix: redis.prefix,
     signer: keyRing,

@@ -12,6 +12,7 @@ import { createRpcClient } from '../../../infra/solana/rpc-client.js';
 import { chainIo } from '../../../commands/scheduler/chain.js';
 import { loadFixtureSigners } from '../../../commands/scheduler/gateway-sync.js';
 import { startScheduler } from '../../../commands/scheduler/scheduler.js';
+import { settlementCommitment } from '../../../infra/solana/chain-reader.js';
 import { startSettler } from '../../../commands/settlement/settler.js';
 import { attachRedisAdapter } from '../../../queries/realtime/adapter.js';
 import { roomOf } from '../../../queries/realtime/keys.js';
@@ -23,7 +24,8 @@ export async function startSchedulerRole(ctx: AppContext): Promise<RunningRole> 
   assertKeyConfig(ctx.config, ctx.logger);
   const { solana, localnet } = ctx.config;
   const log = ctx.logger.child({ component: 'scheduler' });
-  const io = chainIo(createRpcClient({ url: solana.rpcUrl, timeoutMs: solana.rpcTimeoutMs }), solana.programId, solana.commitment);
+  // an intent or a charge counts as executed at confirmed at least (a processed block can be dropped by a fork)
+  const io = chainIo(createRpcClient({ url: solana.rpcUrl, timeoutMs: solana.rpcTimeoutMs }), solana.programId, settlementCommitment(solana.commitment));
   if (solana.cluster === 'localnet') {
     const n = await loadFixtureSigners(ctx.db, localnet.fixturesPath, ctx.config.keys.encryptionKey, log);
     if (n > 0) log.info({ gateways: n }, 'localnet fixture gateways served with their fixture signers');
