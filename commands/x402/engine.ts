@@ -34,7 +34,7 @@ import type { Commitment } from '../../infra/solana/chain-reader.js';
 import type { AccountRead } from '../../infra/solana/accounts.js';
 import { authorizeCredit, creditLeft, recordPaidCredit, type CreditDeps, type CreditGrant } from './prepaid/credit.js';
 import { cachedCredits, type CreditLedger } from './prepaid/ledger.js';
-import { createPayability } from './payability.js';
+import { createPayability, shortfall } from './payability.js';
 
 export interface X402Deps {
   rpc: RpcClient;
@@ -188,15 +188,16 @@ export function createPaymentEngine(deps: X402Deps): PaymentEngine {
         return overdue ? `the payment policy ${t.claims.policy} ${overdue}` : grant;
       }
       if (type.kind !== 'PayAsYouGo') return 'the payment policy is not pay-as-you-go';
-      // served now, charged later: only while the chain would let the settler charge it
-      const unpayable = await chainRead('getAccountInfo', () => payability.problem(read, chunk ?? r.amount));
-      if (unpayable) return `the payment policy ${t.claims.policy} ${unpayable}`;
+      // served now, charged later: only while the payer's account can fund what is not charged yet
+      const funding = await chainRead('getAccountInfo', () => payability.funding(read));
+      if (!funding.ok) return `the payment policy ${t.claims.policy} ${funding.reason}`;
+      const funds = { amount: funding.amount, refuse: (c: bigint, unsettled: bigint) => `the payment policy ${t.claims.policy} ${shortfall(funding, c, unsettled)}` };
       // with a ledger, the chunk is written to Postgres before Redis counts it (the settler charges the ledger)
       const requestId = randomUUID();
       const ledger = deps.usage ? { ledger: deps.usage, requestId, gateway: r.gateway } : undefined;
       let m: Awaited<ReturnType<typeof meterRequest>>;
       try {
-        m = await meterRequest(deps.redis, deps.redisPrefix, t.claims.policy, type, chunk ?? r.amount, nowSeconds(), ledger);
+        m = await meterRequest(deps.redis, deps.redisPrefix, t.claims.policy, type, chunk ?? r.amount, nowSeconds(), ledger, funds);
       } catch (err) {
         // the usage ledger (Postgres) or the counter (Redis) did not answer: nothing was admitted, so it is the
         // caller's to retry, as when the chain is unreachable (a 503, never a 500; the soak found it in a PostgreSQL restart)

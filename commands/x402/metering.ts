@@ -77,6 +77,13 @@ export interface UsageLedger {
 
 export interface MeterLedger { ledger: UsageLedger; requestId: string; gateway: string }
 
+/**
+ * What the payer's token account can still fund (payability.ts): a chunk is admitted only
+ * while the period's usage not charged yet (what is used beyond the chain's period total),
+ * this chunk included, fits in it; `refuse` says why not.
+ */
+export interface MeterFunds { amount: bigint; refuse: (chunk: bigint, unsettled: bigint) => string }
+
 /** The Redis key of one policy's period counter. */
 export function usageCounterKey(keyPrefix: string, policy: string, periodStart: bigint | string): string {
   return `${keyPrefix}x402:usage:${policy}:${periodStart}`;
@@ -87,7 +94,7 @@ export type MeterResult =
   | { ok: false; reason: string };
 
 export async function meterRequest(
-  redis: Redis, keyPrefix: string, policy: string, t: PayAsYouGoType, chunk: bigint, nowSeconds: number, l?: MeterLedger,
+  redis: Redis, keyPrefix: string, policy: string, t: PayAsYouGoType, chunk: bigint, nowSeconds: number, l?: MeterLedger, funds?: MeterFunds,
 ): Promise<MeterResult> {
   if (t.expiry_date !== null && BigInt(t.expiry_date) <= BigInt(nowSeconds)) return { ok: false, reason: 'the pay-as-you-go policy has expired' };
   if (chunk < 0n) return { ok: false, reason: `a request cannot cost a negative amount (${chunk})` };
@@ -108,8 +115,11 @@ export async function meterRequest(
     const counted = BigInt((await redis.get(key)) ?? '0');
     return { ok: true, chunk, periodTotal: counted > p.settled ? counted : p.settled, periodLimit: cap, periodEnd: p.end };
   }
+  // the same atomic check, against the lesser of the cap and what the payer's account can still fund
+  const fundable = funds ? p.settled + funds.amount : cap;
+  const limit = fundable < cap ? fundable : cap;
   const run = (seed: string): Promise<[number, number]> =>
-    runScript(redis, METER_SCRIPT, [key], [chunk.toString(), cap.toString(), (p.end + 3600n).toString(), seed, p.settled.toString()]);
+    runScript(redis, METER_SCRIPT, [key], [chunk.toString(), limit.toString(), (p.end + 3600n).toString(), seed, p.settled.toString()]);
   if (l) await l.ledger.record({ requestId: l.requestId, policy, gateway: l.gateway, chunk, periodStart: p.start });
   let r: [number, number];
   try {
@@ -123,6 +133,7 @@ export async function meterRequest(
   const used = BigInt(r[1]);
   if (r[0] !== 1) {
     if (l) await l.ledger.discard(l.requestId);
+    if (funds && used + chunk <= cap) return { ok: false, reason: funds.refuse(chunk, used > p.settled ? used - p.settled : 0n) };
     return exhausted(used);
   }
   return { ok: true, chunk, periodTotal: used, periodLimit: cap, periodEnd: p.end };

@@ -1,11 +1,13 @@
 /**
  * Pay-as-you-go is served first and charged later, through the delegation the Payment
  * transaction approved. A payer who revokes that delegation, or empties its token account,
- * right after paying was still admitted every period up to the cap while every charge of
- * the usage was refused (NoDelegateSet, InsufficientBalance): service for nothing, period
- * after period. The bearer path now refuses (402, in the program's words) a policy the
- * chain would not let the settler charge, and a new Payment transaction (whose approve
- * restores the delegation) is sent rather than answered with the unfunded policy.
+ * right after paying, or who simply keeps less in it than it uses, was still admitted every
+ * period up to the cap while the charges of the usage were refused (NoDelegateSet,
+ * InsufficientBalance): service for nothing, period after period. The bearer path now admits
+ * a chunk only while the usage not charged yet fits in what the account can fund, refuses
+ * (402, in the program's words) a policy the chain would not let the settler charge, and a new
+ * Payment transaction (whose approve restores the delegation) is sent rather than answered
+ * with the unfunded policy.
  */
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON answers are inspected field by field */
 import { expect } from 'chai';
@@ -66,6 +68,22 @@ describe('x402 pay-as-you-go: a payer that stops funding its policy stops being 
     expect((await bearer(again.jwt)).status).to.equal(200);
     await settle();
     expect((await bearer(first.jwt)).status, 'the approve funds the earlier policy too').to.equal(200);
+  });
+
+  it('a payer keeping one request\'s worth in its account is served only what the account can fund, not up to the cap', async () => {
+    const payer = h.payer();
+    const { jwt, mint } = await pay(payer); // its own request: 10,000 used, nothing charged yet
+    const source = associatedTokenAddress(payer.publicKey.toBase58(), mint);
+    const balance = await h.rpc.call<{ value: { amount: string } }>('getTokenAccountBalance', [source]);
+    const sink = associatedTokenAddress(h.payer().publicKey.toBase58(), mint);
+    await send(payer, transferIx(source, sink, payer.publicKey.toBase58(), BigInt(balance.value.amount) - 25_000n));
+    await settle();
+    expect((await bearer(jwt)).status, '20,000 used of 25,000 held').to.equal(200);
+    for (let i = 0; i < 3; i += 1) {
+      const refused = await bearer(jwt);
+      expect(refused.status, JSON.stringify(refused.body)).to.equal(402);
+      expect(refused.body.error).to.match(/funds 25000 more, this request costs 10000 on top of 20000 used and not charged yet \(InsufficientBalance \(6007\)\)/);
+    }
   });
 
   it('a free request (amount 0) is admitted without a ledger row the settler could never charge; a negative one is refused', async () => {
