@@ -32,6 +32,10 @@ function signerOf(wire: string | null): string | undefined {
 
 export async function recoverSending(deps: ExecutorDeps, i: Intent): Promise<'done' | 'rebuild'> {
   try {
+    // the blockhash before the status: once it has expired at the commitment, every bank that could
+    // hold the transaction is at or below that one, so the status read next is final. The other
+    // order saw a transaction confirming between the reads as unseen, and then as someone else's payment.
+    const canLand = i.blockhash ? await blockhashStillValid(deps.io, i.blockhash) : false;
     const fate = await signatureFate(deps.io, i.signature ?? '');
     if (fate.kind === 'landed') return await succeed(deps, i, 'confirmed after a restart or a timeout').then(() => 'done');
     if (fate.kind === 'failed') return await fail(deps, i, fate.failure).then(() => 'done');
@@ -40,7 +44,7 @@ export async function recoverSending(deps: ExecutorDeps, i: Intent): Promise<'do
     // bytes signed by a signer the gateway no longer names (stopped, then served again
     // under a new one) are refused whenever they arrive: as good as expired
     const signerServes = signerOf(i.wire) === text(c.gateway.data, 'signer');
-    if (signerServes && i.blockhash && await blockhashStillValid(deps.io, i.blockhash)) {
+    if (signerServes && canLand) {
       await sendAndConfirm(deps, i);
       return 'done';
     }
