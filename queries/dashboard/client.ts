@@ -108,6 +108,9 @@ $('wallet-sign-in').addEventListener('click', function () {
   say('Asking the wallet to sign the challenge…');
   var auth = '/v1/gateway/' + encodeURIComponent(gateway) + '/auth/';
   post(auth + 'challenge', {}).then(function (ch) {
+    // sign only a gateway sign-in challenge for this gateway (purpose|service|gateway|random)
+    var f = String(ch.nonce).split('|');
+    if (f.length !== 4 || f[0] !== 'tributary-gateway-sign-in' || f[2] !== gateway) throw new Error('the server sent a challenge that is not a sign-in for this gateway; not signing it');
     return walletSign(new TextEncoder().encode(ch.nonce)).then(function (signed) {
       // the nonce named: another tab's newer challenge does not get in the way
       return post(auth + 'verify', { signer: signed.signer, signature: Array.prototype.slice.call(signed.signature), nonce: ch.nonce });
