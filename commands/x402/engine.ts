@@ -16,6 +16,7 @@
 import type { Redis } from 'ioredis';
 import { createPdaDeriver, type PdaDeriver } from '../../src/kernel/domain/pda.js';
 import { asPolicyType } from '../../src/kernel/domain/policy-type.js';
+import { text } from '../../src/kernel/domain/event-data.js';
 import { systemClock, type Clock } from '../../src/kernel/domain/clock.js';
 import { createIdempotency, type SettledResult } from './idempotency.js';
 import { randomUUID } from 'node:crypto';
@@ -194,7 +195,7 @@ export function createPaymentEngine(deps: X402Deps): PaymentEngine {
       const funds = { amount: funding.amount, refuse: (c: bigint, unsettled: bigint) => `the payment policy ${t.claims.policy} ${shortfall(funding, c, unsettled)}` };
       // with a ledger, the chunk is written to Postgres before Redis counts it (the settler charges the ledger)
       const requestId = randomUUID();
-      const ledger = deps.usage ? { ledger: deps.usage, requestId, gateway: r.gateway } : undefined;
+      const ledger = deps.usage ? { ledger: deps.usage, requestId, gateway: r.gateway, userPayment: text(read.data, 'user_payment') } : undefined;
       let m: Awaited<ReturnType<typeof meterRequest>>;
       try {
         m = await meterRequest(deps.redis, deps.redisPrefix, t.claims.policy, type, chunk ?? r.amount, nowSeconds(), ledger, funds);
