@@ -12,6 +12,7 @@ import { createRateLimit } from '../../src/kernel/http/redis-rate-limit.js';
 import { issueToken, type IssueDeps, type IssueRequest } from './issue.js';
 import { challengeRequestSchema, issueRequestSchema, tokenBundleSchema, walletChallengeSchema } from './schema.js';
 import { createWalletChallenges } from './wallet-proof.js';
+import { serviceName } from '../../src/kernel/auth/signed-messages.js';
 import { rateLimitPrefix } from '../../src/kernel/keys/index.js';
 
 export interface TokenRouteDeps {
@@ -20,13 +21,13 @@ export interface TokenRouteDeps {
   logger: Logger;
   clock: Clock;
   keyRing: IssueDeps['ring'];
-  config: Pick<Config, 'rateLimit' | 'keys' | 'redis' | 'access'>;
+  config: Pick<Config, 'rateLimit' | 'keys' | 'redis' | 'access' | 'http'>;
 }
 
 export function registerTokenRoutes(api: Api, ctx: TokenRouteDeps): void {
   const perMinute = ctx.config.rateLimit.tokensIssuePerMinute;
   const { tokensRequireWalletProof: proofs, tokenChallengeTtlSeconds: ttl } = ctx.config.keys;
-  const challenges = createWalletChallenges(ctx.redis, ctx.config.redis.prefix, ttl);
+  const challenges = createWalletChallenges(ctx.redis, ctx.config.redis.prefix, ttl, serviceName(ctx.config.http.publicUrl, ctx.config.keys.audience));
   if (!proofs) {
     ctx.logger.warn('TOKENS_REQUIRE_WALLET_PROOF=false: POST /v1/tokens/issue issues a token for ANY wallet named in the request, without proof that the caller holds it. Merchants gating on these tokens can be impersonated.');
   }

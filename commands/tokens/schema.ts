@@ -1,4 +1,5 @@
 /** Schemas of POST /v1/tokens/issue: the request, PolicyClaim (by variant), PaymentRecord, the bundle. */
+import { MAX_CHALLENGE_LENGTH } from '../../src/kernel/auth/signed-messages.js';
 import { base58Key, signatureSchema, u64String, type JsonSchema } from '../../src/kernel/http/schema.js';
 
 const unixSeconds = (description: string, nullable = false): JsonSchema => ({ type: 'integer', ...(nullable ? { nullable: true } : {}), description: `${description} (unix seconds)` });
@@ -15,7 +16,7 @@ export const issueRequestSchema: JsonSchema = {
     transactionSignature: { ...signatureSchema, description: 'a payment (PaymentRecord) made at most TOKEN_PAYMENT_MAX_AGE_SECONDS (600 s by default) ago, found in the index' },
     trackingId: { type: 'string', minLength: 1, maxLength: 64, description: 'checkout tracking id (the policy memo, at most 64 bytes of UTF-8)' },
     gateway: { ...base58Key, description: 'the gateway (account address) the token is for: only its policies and payments count, and only a verifier for it accepts the token. Default: the payment\'s (transactionSignature), else the one gateway of the matching policies' },
-    nonce: { type: 'string', minLength: 1, maxLength: 128, description: 'the nonce of POST /v1/tokens/challenge for this wallet (single use)' },
+    nonce: { type: 'string', minLength: 1, maxLength: MAX_CHALLENGE_LENGTH, description: 'the nonce of POST /v1/tokens/challenge for this wallet (single use)' },
     signature: {
       description: 'the wallet\'s ed25519 signature of the nonce\'s UTF-8 bytes: 64 integers (as gateway verify takes it) or base58',
       oneOf: [
@@ -37,7 +38,7 @@ export const walletChallengeSchema: JsonSchema = {
   type: 'object',
   required: ['nonce', 'walletPublicKey', 'expiresAt'],
   properties: {
-    nonce: { type: 'string', description: 'the text to sign: ed25519 over its UTF-8 bytes, by walletPublicKey. Single use.' },
+    nonce: { type: 'string', description: 'the text to sign: ed25519 over its UTF-8 bytes, by walletPublicKey. Single use. `tributary-wallet-token|<service>|<wallet>|<random>`: check the purpose, the service and the wallet before signing' },
     walletPublicKey: base58Key,
     expiresAt: { type: 'integer', description: 'Unix epoch milliseconds after which the nonce is refused' },
   },

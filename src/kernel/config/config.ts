@@ -164,6 +164,7 @@ function build(r: EnvReader) {
       maxCatchUpsPerMinute: r.int('WS_MAX_CATCH_UPS_PER_MINUTE', 100, 'catch-ups (subscribe with since, a read-model query each) one connection may ask for per minute (a reconnecting client following its 100 trackingIds needs 100)', 1),
       leaseSeconds: r.int('WS_LEASE_SECONDS', 30, 'lease of a connection slot; a dead node\'s slots free within it', 2),
       sharded: r.bool('WS_SHARDED_ADAPTER', false, 'use the sharded Redis adapter (Redis 7 sharded pub/sub)'),
+      authRecheckSeconds: r.int('WS_AUTH_RECHECK_SECONDS', 30, 'each node checks the credential of every live merchant feed (/merchant) this often: a key revoked while the announcement was lost, or a wallet no longer the gateway\'s, ends its feed at most this late', 1),
     },
     upstream: {
       tokensApiUrl: r.url('TOKENS_API_URL', undefined, ['http:', 'https:'], 'token catalog base URL'),

@@ -41,6 +41,12 @@ export function realtimeKeys(prefix: string) {
 }
 export type RealtimeKeys = ReturnType<typeof realtimeKeys>;
 
+/**
+ * Pub/sub channel: a credential was revoked (`{"apiKey": id, "gateway": address}`). Every
+ * API node listens and ends the live feeds (Socket.IO /merchant) that were opened with it.
+ */
+export const credentialRevokedChannel = (prefix: string): string => `${prefix}credential-revoked`;
+
 /** The consumer group of the notifier, one for the whole cluster. */
 export const NOTIFIER_GROUP = 'notifier';
 
