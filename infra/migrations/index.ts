@@ -21,6 +21,7 @@ import * as m0993 from './0993_payg_usage_unbillable_index.js';
 import * as m0994 from './0994_webhook_events.js';
 import * as m0995 from './0995_api_keys_created_by.js';
 import * as m0997 from './0997_scheduler_counts.js';
+import * as m0996 from './0996_webhook_fanouts.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '0001_spine': m0001,
@@ -40,6 +41,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0994_webhook_events': m0994,
   '0995_api_keys_created_by': m0995,
   '0997_scheduler_counts': m0997,
+  '0996_webhook_fanouts': m0996,
 };
 
 export async function migrateToLatest(db: Kysely<any>): Promise<MigrationResultSet> {
