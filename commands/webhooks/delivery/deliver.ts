@@ -56,7 +56,7 @@ export function claimedBody(d: Pick<ClaimedDelivery, 'event_id' | 'event_name' |
 
 interface AttemptResult { statusCode: number | null; latencyMs: number; error: string | null; stopped: boolean; retryAfter?: string }
 
-async function post(deps: DeliverDeps, d: ClaimedDelivery, keys: Buffer[], body: string, signal: AbortSignal): Promise<AttemptResult> {
+async function post(deps: DeliverDeps, d: ClaimedDelivery, keys: Buffer[], body: Buffer, signal: AbortSignal): Promise<AttemptResult> {
   const headers = signWithKeys(keys, d.event_id, deps.now(), body);
   try {
     const r = await deps.poster.post(d.endpoint_url, body, { ...headers }, { timeoutMs: deps.schedule.timeoutMs, signal });
@@ -88,7 +88,8 @@ export interface DeliveryHooks { posted?(): void }
 export async function deliver(deps: DeliverDeps, d: ClaimedDelivery, signals: StopSignals, hooks: DeliveryHooks = {}): Promise<DeliveryOutcome> {
   const signal = signals.stop;
   const delays = quickDelays(deps.schedule, d.round);
-  const body = claimedBody(d);
+  // encoded once: signed and sent as bytes on every attempt
+  const body = Buffer.from(claimedBody(d));
   const holder = deps.worker;
   let attempt = d.attempts;
 
