@@ -14,7 +14,7 @@ import { sql } from 'kysely';
 import type { Db } from '../infra/postgres/database.js';
 import type { TributaryEvent } from '../src/kernel/events/envelope.js';
 import type { Projection, Trx } from './runner/projection.js';
-import { lockExclusive } from './runner/checkpoint.js';
+import { ensureDedupPartition, lockExclusive } from './runner/checkpoint.js';
 
 /**
  * Archived events per page, each applied as one batch: a model that sums (payment stats)
@@ -47,9 +47,10 @@ async function archiveBehind(trx: Trx, projection: string): Promise<number> {
   return Number(r.rows[0]?.n ?? 0);
 }
 
-async function rebuild(trx: Trx, projection: Projection): Promise<number> {
+async function rebuild(trx: Trx, projection: Projection, dedup: string): Promise<number> {
   for (const t of [...projection.tables].reverse()) await sql`DELETE FROM ${sql.table(t.name)}`.execute(trx);
-  await trx.deleteFrom('projection_dedup').where('projection', '=', projection.name).execute();
+  // the projection's own partition (migration 0999): emptied at once, nothing to vacuum
+  await sql`TRUNCATE ${sql.table(dedup)}`.execute(trx);
   let after = '0';
   let total = 0;
   for (;;) {
@@ -65,7 +66,7 @@ async function rebuild(trx: Trx, projection: Projection): Promise<number> {
   }
   // the dedup set of what was applied, written by the server in one statement
   await sql`
-    INSERT INTO projection_dedup (projection, event_id)
+    INSERT INTO ${sql.table(dedup)} (projection, event_id)
     SELECT ${projection.name}::text, id FROM events WHERE seq <= ${after}::bigint`.execute(trx);
   await sql`
     INSERT INTO projection_checkpoints (projection, last_stream_id, events_applied, updated_at)
@@ -88,11 +89,12 @@ export async function replayProjection(db: Db, projection: Projection, opts: Rep
   if (!projection.replayable) throw new Error(`${projection.name} is the replay source and cannot be replayed`);
   const started = Date.now();
   const deadline = started + (opts.waitMs ?? 60_000);
+  const dedup = await ensureDedupPartition(db, projection.name);
   for (;;) {
     const events = await db.transaction().execute(async (trx) => {
       await lockExclusive(trx, projection.name);
       if ((await archiveBehind(trx, projection.name)) > 0) return undefined;
-      return rebuild(trx, projection);
+      return rebuild(trx, projection, dedup);
     });
     if (events !== undefined) {
       await opts.committed?.();
