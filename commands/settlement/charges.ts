@@ -29,7 +29,19 @@ export interface UnsettledPolicy { policy: string; gateway: string; total: bigin
  * charge), so the settler leaves chunks alone until their admission is long over.
  */
 export const ADMISSION_SECONDS = 5;
-const admitted = sql<boolean>`u.metered_at < now() - make_interval(secs => ${ADMISSION_SECONDS})`;
+const admitted = sql<boolean>`u.metered_at < now() - make_interval(secs => ${ADMISSION_SECONDS}) AND u.reserved_until IS NULL`;
+
+/**
+ * Drops the reservations whose request was never answered within their bound: the process
+ * serving it died between writing the chunk and answering (usage-ledger.ts). They are never
+ * charged. Their counts in Redis are left as they are: whether the dead process counted them
+ * is not known, and counting too much only refuses (the account's outstanding is rebuilt
+ * from the ledger within minutes, a period's counter ends with its period).
+ */
+export async function dropExpiredReservations(db: Db): Promise<number> {
+  const r = await db.deleteFrom('payg_usage').where('reserved_until', '<', sql<Date>`now()`).where('charge_id', 'is', null).executeTakeFirst();
+  return Number(r.numDeletedRows);
+}
 
 export async function unsettledPolicies(db: Db, limit = 500): Promise<UnsettledPolicy[]> {
   const rows = await db.selectFrom('payg_usage as u').innerJoin('scheduler_gateways as g', 'g.gateway', 'u.gateway')
@@ -148,7 +160,7 @@ export async function markUnbillable(
 ): Promise<number> {
   return db.transaction().execute(async (trx) => {
     const rows = await trx.updateTable('payg_usage').set({ unbillable_reason: reason })
-      .where('policy', '=', p.policy).where('charge_id', 'is', null).where('unbillable_reason', 'is', null)
+      .where('policy', '=', p.policy).where('charge_id', 'is', null).where('unbillable_reason', 'is', null).where('reserved_until', 'is', null)
       .returning(['user_payment', 'chunk']).execute();
     if (rows.length > 0) {
       await trx.insertInto('execution_attempts').values({

@@ -26,7 +26,7 @@ import { failure, programErrorText, type Failure } from '../scheduler/failure.js
 import { activeSigners } from '../scheduler/signers.js';
 import { syncGatewayStates } from '../scheduler/gateway-sync.js';
 import {
-  chargeExecuted, chargeFailed, chargesInDoubt, markUnbillable, openCharge, retryStates, unsettledPolicies, unsettledRows, type Charge,
+  chargeExecuted, chargeFailed, chargesInDoubt, dropExpiredReservations, markUnbillable, openCharge, retryStates, unsettledPolicies, unsettledRows, type Charge,
   type UnsettledPolicy,
 } from './charges.js';
 import { chargeDue, planCharge, roomLeft } from './plan.js';
@@ -169,6 +169,8 @@ export function startSettler(deps: SettlerDeps, opts: { autoStart?: boolean } = 
 
   async function tick(): Promise<void> {
     await resolveInDoubt();
+    const dropped = await dropExpiredReservations(deps.db);
+    if (dropped > 0) log.warn({ chunks: dropped }, 'pay-as-you-go requests never answered (their process died): dropped, not charged');
     if ((await syncGatewayStates(deps.db, deps.io)).length === 0) return;
     const signers = await activeSigners(deps.db, deps.config.keys.encryptionKey);
     const nowMs = deps.nowMs();

@@ -5,17 +5,36 @@
  * every row of the period, charged or not (metering.ts: the counter is all that was
  * metered in the period), and a lost account outstanding from the account's rows not
  * charged yet: uncharged, or in a charge still in flight (the account has not paid it yet).
+ *
+ * A row is written as a reservation (reserved_until): the request is not served yet. It
+ * becomes chargeable once served (reserved_until NULL), is deleted when its request ended
+ * unanswered, and one a dead process left behind is dropped by the settler once
+ * reserved_until has passed (charges.ts): a payer is charged only for requests served.
  */
 import { sql } from 'kysely';
 import type { Db } from '../../infra/postgres/database.js';
 import type { UsageLedger } from '../x402/metering.js';
 
-export function createUsageLedger(db: Db): UsageLedger {
+/** How long a request may take to be served before its reservation is dropped (and it is never charged). */
+export const DEFAULT_RESERVATION_SECONDS = 300;
+
+export function createUsageLedger(db: Db, opts: { reservationSeconds?: number } = {}): UsageLedger {
+  const reservation = opts.reservationSeconds ?? DEFAULT_RESERVATION_SECONDS;
   return {
     async record(u) {
       await db.insertInto('payg_usage').values({
         request_id: u.requestId, policy: u.policy, gateway: u.gateway, user_payment: u.userPayment, chunk: u.chunk.toString(), period_start: u.periodStart.toString(),
+        reserved_until: sql<Date>`now() + make_interval(secs => ${reservation})`,
       }).execute();
+    },
+    async served(requestId) {
+      const r = await db.updateTable('payg_usage').set({ reserved_until: null }).where('request_id', '=', requestId).executeTakeFirst();
+      return Number(r.numUpdatedRows) === 1;
+    },
+    async unserved(requestId) {
+      const row = await db.deleteFrom('payg_usage').where('request_id', '=', requestId).where('reserved_until', 'is not', null).where('charge_id', 'is', null)
+        .returning(['policy', 'period_start', 'user_payment', 'chunk']).executeTakeFirst();
+      return row && { policy: row.policy, periodStart: BigInt(row.period_start), userPayment: row.user_payment, chunk: BigInt(row.chunk) };
     },
     async discard(requestId) {
       await db.deleteFrom('payg_usage').where('request_id', '=', requestId).where('charge_id', 'is', null).execute();

@@ -92,15 +92,25 @@ export function currentPeriod(t: PayAsYouGoType, nowSeconds: number): Period {
 
 /** Where admitted chunks are kept durably (commands/settlement/usage-ledger.ts). */
 export interface UsageLedger {
-  /** writes the chunk of one request, before it is counted */
+  /**
+   * writes the chunk of one request, before it is counted, as a reservation: not charged
+   * until served(), dropped if neither served() nor unserved() comes within the ledger's bound
+   */
   record(u: { requestId: string; policy: string; gateway: string; userPayment: string; chunk: bigint; periodStart: bigint }): Promise<void>;
   /** takes back a chunk the counter refused */
   discard(requestId: string): Promise<void>;
+  /** the request was served: its chunk is charged; false when its reservation had been dropped already (not charged) */
+  served(requestId: string): Promise<boolean>;
+  /** the request ended unanswered: its reservation is dropped, and returned so its counts are taken back */
+  unserved(requestId: string): Promise<UsageRow | undefined>;
   /** every chunk admitted in the period (the counter's value), leaving out one request */
   metered(policy: string, periodStart: bigint, exceptRequestId: string): Promise<bigint>;
   /** the account's usage not charged yet, every policy's (its outstanding), leaving out one request */
   outstanding(userPayment: string, exceptRequestId: string): Promise<bigint>;
 }
+
+/** A ledger row as the counts hold it. */
+export interface UsageRow { policy: string; periodStart: bigint; userPayment: string | null; chunk: bigint }
 
 /** `userPayment`: the payer's account the policy draws on (the policy's user_payment) */
 export interface MeterLedger { ledger: UsageLedger; requestId: string; gateway: string; userPayment: string }

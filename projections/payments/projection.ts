@@ -4,23 +4,23 @@
  * this model remembers each composable policy's 32-byte memo from its creation event (in
  * a table of its own, never another model's) and fills executions seen before it.
  */
-import { paymentAt, pgText } from '../../src/kernel/domain/event-data.js';
-import { COMPOSABLE_MEMO_BYTES, PAYMENT_MEMO_BYTES, memoFromData, memoToTrackingId } from '../../src/kernel/domain/memo.js';
+import { pgText } from '../../src/kernel/domain/event-data.js';
+import { COMPOSABLE_MEMO_BYTES, memoFromData, memoToTrackingId } from '../../src/kernel/domain/memo.js';
 import { assertNever, type TributaryEvent } from '../../src/kernel/events/envelope.js';
 import type { Projection, Trx } from '../runner/projection.js';
 import { paymentDoc, type PaymentRowLike } from './doc.js';
 import { PAYMENTS_GROUP } from '../../src/kernel/keys/index.js';
 import { sql } from 'kysely';
-import { bulkAppend, bulkInsert } from '../runner/bulk.js';
-import type { CopyValue } from '../../infra/postgres/copy.js';
+import { bulkAppendLines, bulkInsert } from '../runner/bulk.js';
+import { composableLine, paymentRecordLine, type PolicyMemo } from './copy-line.js';
 import { readScope } from '../../src/kernel/keys/read-scopes.js';
 
-interface Memo { memo: Buffer; tracking_id: string; input_mint: string | null }
-type Executed = TributaryEvent<'PaymentRecord' | 'ComposableExecuted'>;
+type Memo = PolicyMemo;
 
 const CHUNK = 1000;
 
-const PAYMENT_COLUMNS: readonly string[] = [
+/** the payments table's columns, in the order of a COPY line (copy-line.ts) */
+export const PAYMENT_COLUMNS: readonly string[] = [
   'event_id', 'kind', 'policy', 'gateway', 'signature', 'slot', 'event_index', 'block_time', 'timestamp', 'at', 'amount',
   'output_amount', 'gateway_fee', 'protocol_fee', 'payer', 'recipient', 'token_mint', 'target_program', 'record_id', 'memo',
   'tracking_id', 'doc',
@@ -29,38 +29,8 @@ const MEMO_COLUMNS: readonly string[] = [
   'composable_policy', 'memo', 'tracking_id', 'input_mint',
 ];
 
-function base(e: Executed, policy: string) {
-  return {
-    event_id: e.id, kind: e.name, policy, gateway: e.data.gateway, signature: e.signature, slot: e.slot,
-    event_index: e.index, block_time: e.blockTime, timestamp: BigInt(e.data.timestamp).toString(),
-    at: paymentAt(e).toString(), recipient: e.data.recipient, record_id: e.data.record_id,
-  };
-}
-
 // the row object itself takes its doc (one is rendered per payment written: no second copy of the row)
 const withDoc = <T extends PaymentRowLike>(r: T): T & { doc: string } => Object.assign(r, { doc: paymentDoc(r) });
-
-function paymentRow(e: TributaryEvent<'PaymentRecord'>) {
-  const d = e.data;
-  const memo = memoFromData(d, PAYMENT_MEMO_BYTES);
-  return withDoc({
-    ...base(e, d.payment_policy),
-    amount: BigInt(d.amount).toString(), output_amount: null, gateway_fee: null, protocol_fee: null,
-    payer: d.payer, token_mint: d.token_mint, target_program: null,
-    memo, tracking_id: pgText(memoToTrackingId(memo)),
-  });
-}
-
-function composableRow(e: TributaryEvent<'ComposableExecuted'>, memo: Memo | undefined) {
-  const d = e.data;
-  return withDoc({
-    ...base(e, d.composable_policy),
-    amount: BigInt(d.input_amount).toString(), output_amount: BigInt(d.output_amount).toString(),
-    gateway_fee: BigInt(d.gateway_fee).toString(), protocol_fee: BigInt(d.protocol_fee).toString(),
-    payer: null, token_mint: memo?.input_mint ?? null, target_program: d.target_program,
-    memo: memo?.memo ?? null, tracking_id: memo?.tracking_id ?? null,
-  });
-}
 
 function memoOfCreated(e: TributaryEvent<'ComposablePolicyCreated'>): Memo {
   const memo = memoFromData(e.data, COMPOSABLE_MEMO_BYTES);
@@ -81,9 +51,9 @@ async function loadMemos(trx: Trx, policies: readonly string[]): Promise<Map<str
 /** An execution of the batch with what its row needs besides the event: the composable policy's memo as it stood at that point of the batch. */
 type Planned = { e: TributaryEvent<'PaymentRecord'> } | { e: TributaryEvent<'ComposableExecuted'>; memo: Memo | undefined };
 
-function plannedValues(p: Planned): readonly CopyValue[] {
-  const row: Record<string, unknown> = 'memo' in p ? composableRow(p.e, p.memo) : paymentRow(p.e);
-  return PAYMENT_COLUMNS.map((c) => row[c] as CopyValue);
+/** The row of an execution as a line of COPY text (copy-line.ts: the row paymentRow or composableRow builds, rendered at once). */
+function plannedLine(p: Planned): string {
+  return 'memo' in p ? composableLine(p.e, p.memo) : paymentRecordLine(p.e);
 }
 
 /** The keys of a payment row: its policy's executions, its gateway's stats (their partial days). */
@@ -119,7 +89,7 @@ async function apply(trx: Trx, events: readonly TributaryEvent[]): Promise<Reado
     }
   }
   // rows rendered as the COPY stream takes them (bulk.ts): the server writes one chunk while the next is rendered
-  await bulkAppend(trx, 'payments', PAYMENT_COLUMNS, planned, plannedValues, sql`ON CONFLICT (event_id) DO NOTHING`);
+  await bulkAppendLines(trx, 'payments', PAYMENT_COLUMNS, planned, plannedLine, sql`ON CONFLICT (event_id) DO NOTHING`);
   const scopes = new Set<string>();
   for (const p of planned) scopesOf(scopes, { policy: policyOf(p), gateway: p.e.data.gateway });
   if (created.length > 0) for (const r of await rememberCreated(trx, created)) scopesOf(scopes, r);

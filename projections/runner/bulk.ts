@@ -6,7 +6,7 @@
  * the server to parse and bind, this is one COPY stream and one statement per batch.
  */
 import { sql, type RawBuilder } from 'kysely';
-import { copyInto, type CopyValue } from '../../infra/postgres/copy.js';
+import { copyLine, copyLinesInto, type CopyValue } from '../../infra/postgres/copy.js';
 import type { Trx } from './projection.js';
 
 const stagingOf = (table: string) => `stage_${table}`;
@@ -27,18 +27,23 @@ async function emptyStaging(trx: Trx, table: string, columns: readonly string[])
 /** The rows of a batch as COPY values, computed as the COPY stream pulls them (so the server parses and writes one chunk while this process renders the next). */
 export type RowValues<T> = (row: T) => readonly CopyValue[];
 
-function* lazily<T>(rows: readonly T[], values: RowValues<T>): Generator<readonly CopyValue[]> {
-  for (const r of rows) yield values(r);
+/** The rows of a batch as lines of COPY text (copy.ts copyLine's format), rendered as the stream pulls them. */
+export type RowLine<T> = (row: T) => string;
+
+function* lazily<T>(rows: readonly T[], line: RowLine<T>): Generator<string> {
+  for (const r of rows) yield line(r);
 }
+
+const lineOf = <T>(values: RowValues<T>): RowLine<T> => (r) => copyLine(values(r));
 
 const byColumns = (columns: readonly string[]): RowValues<object> =>
   (r) => columns.map((c) => (r as Record<string, CopyValue>)[c]);
 
 async function stagedInsert<T>(
-  trx: Trx, table: string, columns: readonly string[], rows: readonly T[], values: RowValues<T>, tail: RawBuilder<unknown>,
+  trx: Trx, table: string, columns: readonly string[], rows: readonly T[], line: RowLine<T>, tail: RawBuilder<unknown>,
 ): Promise<number> {
   await emptyStaging(trx, table, columns);
-  await copyInto(trx, stagingOf(table), columns, lazily(rows, values));
+  await copyLinesInto(trx, stagingOf(table), columns, lazily(rows, line));
   const cols = sql.join(columns.map((c) => sql.ref(c)));
   const r = await sql`INSERT INTO ${sql.table(table)} (${cols}) SELECT ${cols} FROM ${sql.table(stagingOf(table))} ${tail}`.execute(trx);
   return Number(r.numAffectedRows ?? 0);
@@ -52,7 +57,7 @@ export async function bulkInsert(
   trx: Trx, table: string, columns: readonly string[], rows: readonly object[], tail: RawBuilder<unknown> = sql``,
 ): Promise<number> {
   if (rows.length === 0) return 0;
-  return stagedInsert(trx, table, columns, rows, byColumns(columns), tail);
+  return stagedInsert(trx, table, columns, rows, lineOf(byColumns(columns)), tail);
 }
 
 const UNIQUE_VIOLATION = '23505';
@@ -70,14 +75,21 @@ const UNIQUE_VIOLATION = '23505';
 export async function bulkAppend<T>(
   trx: Trx, table: string, columns: readonly string[], rows: readonly T[], values: RowValues<T>, tail: RawBuilder<unknown>,
 ): Promise<number> {
+  return bulkAppendLines(trx, table, columns, rows, lineOf(values), tail);
+}
+
+/** bulkAppend for a writer that renders its rows as COPY lines itself (`line`: pure, as `values` above). */
+export async function bulkAppendLines<T>(
+  trx: Trx, table: string, columns: readonly string[], rows: readonly T[], line: RowLine<T>, tail: RawBuilder<unknown>,
+): Promise<number> {
   if (rows.length === 0) return 0;
   await sql`SAVEPOINT bulk_append`.execute(trx);
   try {
-    await copyInto(trx, table, columns, lazily(rows, values));
+    await copyLinesInto(trx, table, columns, lazily(rows, line));
   } catch (err) {
     if ((err as { code?: unknown }).code !== UNIQUE_VIOLATION) throw err;
     await sql`ROLLBACK TO SAVEPOINT bulk_append`.execute(trx);
-    return stagedInsert(trx, table, columns, rows, values, tail);
+    return stagedInsert(trx, table, columns, rows, line, tail);
   }
   await sql`RELEASE SAVEPOINT bulk_append`.execute(trx);
   return rows.length;

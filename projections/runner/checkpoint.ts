@@ -13,15 +13,40 @@ export async function lockExclusive(trx: Trx, projection: string): Promise<void>
   await sql`SELECT pg_advisory_xact_lock(hashtext(${'projection:' + projection}))`.execute(trx);
 }
 
+/**
+ * Batches of at least this many identities are first inserted plainly, inside a savepoint:
+ * a plain insert costs the server about half of ON CONFLICT's per-row check (100k ids:
+ * ~1.4-1.9 s against ~2.6-3.1 s, loaded machine), and almost every id of a large batch is
+ * new. Below it the two extra round trips (SAVEPOINT, RELEASE) cost more than they save.
+ */
+export const PLAIN_DEDUP_MIN = 64;
+
+const UNIQUE_VIOLATION = '23505';
+
 /** Keeps the first occurrence of each identity that this projection has not applied yet. */
 export async function filterNew(trx: Trx, projection: string, events: readonly TributaryEvent[]): Promise<TributaryEvent[]> {
   const unique = new Map<string, TributaryEvent>();
   for (const e of events) if (!unique.has(e.id)) unique.set(e.id, e);
   if (unique.size === 0) return [];
+  const ids = [...unique.keys()];
+  if (unique.size >= PLAIN_DEDUP_MIN) {
+    // all new (the usual case): one plain insert; one seen before fails it as a whole, the
+    // savepoint undoes it, and the per-row path below decides, as it alone would have
+    await sql`SAVEPOINT dedup`.execute(trx);
+    try {
+      await sql`INSERT INTO projection_dedup (projection, event_id) SELECT ${projection}::text, id FROM unnest(${ids}::text[]) AS u(id)`.execute(trx);
+      await sql`RELEASE SAVEPOINT dedup`.execute(trx);
+      return [...unique.values()];
+    } catch (err) {
+      if ((err as { code?: unknown }).code !== UNIQUE_VIOLATION) throw err;
+      await sql`ROLLBACK TO SAVEPOINT dedup`.execute(trx);
+      await sql`RELEASE SAVEPOINT dedup`.execute(trx);
+    }
+  }
   // one statement of two parameters, whatever the batch size (bulk.ts)
   const { rows } = await sql<{ event_id: string }>`
     INSERT INTO projection_dedup (projection, event_id)
-    SELECT ${projection}::text, id FROM unnest(${[...unique.keys()]}::text[]) AS u(id)
+    SELECT ${projection}::text, id FROM unnest(${ids}::text[]) AS u(id)
     ON CONFLICT DO NOTHING RETURNING event_id`.execute(trx);
   const fresh = new Set(rows.map((r) => r.event_id));
   return [...unique.values()].filter((e) => fresh.has(e.id));

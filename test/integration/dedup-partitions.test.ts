@@ -12,7 +12,7 @@ import { archiveProjection } from '../../projections/archive/projection.js';
 import { PROJECTIONS } from '../../projections/registry.js';
 import { statsProjection } from '../../projections/stats/projection.js';
 import { replayProjection } from '../../projections/replay.js';
-import { dedupPartition, filterNew } from '../../projections/runner/checkpoint.js';
+import { PLAIN_DEDUP_MIN, dedupPartition, filterNew } from '../../projections/runner/checkpoint.js';
 import type { Projection } from '../../projections/runner/projection.js';
 
 describe('dedup partitions', () => {
@@ -53,6 +53,21 @@ describe('dedup partitions', () => {
     expect(rows).to.deep.include({ part: 'projection_dedup_default', projection: 'someone-else', n: 7 });
     const fresh = await env.db.transaction().execute((trx) => filterNew(trx, 'payment-stats', [...events.slice(2990), ...syntheticEvents(5, 1, 3000)]));
     expect(fresh).to.have.length(5);
+  });
+
+  it('a large batch is kept whole when new, and filtered per row when some of it was applied before', async () => {
+    const ids = (xs: readonly { id: string }[]) => xs.map((x) => x.id);
+    const batch = syntheticEvents(PLAIN_DEDUP_MIN * 3, 2);
+    const first = await env.db.transaction().execute((trx) => filterNew(trx, 'gateways', [...batch.slice(0, 100), ...batch.slice(0, 10)]));
+    expect(ids(first)).to.deep.equal(ids(batch.slice(0, 100)));
+    // the plain insert fails on the 100 applied, the savepoint undoes it, the per-row path keeps the rest
+    const second = await env.db.transaction().execute((trx) => filterNew(trx, 'gateways', batch));
+    expect(ids(second)).to.deep.equal(ids(batch.slice(100)));
+    const n = await sql<{ n: string }>`SELECT count(*) AS n FROM projection_dedup WHERE projection = 'gateways'`.execute(env.db);
+    expect(Number(n.rows[0]!.n)).to.equal(batch.length);
+    // a batch below the threshold takes the per-row path at once
+    const small = await env.db.transaction().execute((trx) => filterNew(trx, 'gateways', [...batch.slice(0, 3), ...syntheticEvents(2, 3)]));
+    expect(small).to.have.length(2);
   });
 
   it('a model the migration did not know gets its partition at its first replay, its rows moved from the default', async () => {

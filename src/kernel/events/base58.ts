@@ -49,3 +49,52 @@ export function base58(bytes: Uint8Array): string {
   for (let z = 0; z < zeros; z += 1) digits[--at] = 0x31;
   return digits.toString('latin1', at, digits.length);
 }
+
+const DIGIT = new Int8Array(128).fill(-1);
+for (let i = 0; i < ALPHABET.length; i += 1) DIGIT[ALPHABET.charCodeAt(i)] = i;
+const POW58 = [1, 58, 58 ** 2, 58 ** 3, 58 ** 4, 58 ** 5];
+
+/**
+ * The bytes of a base58 text, as bs58.decode gives them; undefined for a character
+ * outside the alphabet. Five digits at a time into 16-bit limbs (least significant
+ * first): the indexer decodes the data of every inner instruction of the program, and
+ * bs58's digit-by-digit loop is quadratic in the instruction's length.
+ */
+export function decodeBase58(text: string): Buffer | undefined {
+  const n = text.length;
+  let ones = 0;
+  while (ones < n && text.charCodeAt(ones) === 0x31) ones += 1;
+  const out: number[] = [];
+  for (let i = ones; i < n; i += 5) {
+    const end = Math.min(n, i + 5);
+    let chunk = 0;
+    for (let j = i; j < end; j += 1) {
+      const c = text.charCodeAt(j);
+      const d = c < 128 ? DIGIT[c]! : -1;
+      if (d < 0) return undefined;
+      chunk = chunk * 58 + d;
+    }
+    const mult = POW58[end - i]!;
+    let carry = chunk;
+    for (let l = 0; l < out.length; l += 1) {
+      const cur = out[l]! * mult + carry;
+      carry = Math.floor(cur / 65536);
+      out[l] = cur - carry * 65536;
+    }
+    while (carry > 0) {
+      out.push(carry % 65536);
+      carry = Math.floor(carry / 65536);
+    }
+  }
+  // big-endian bytes of the limbs, without the number's leading zero byte
+  let bytes = out.length * 2;
+  if (out.length > 0 && out[out.length - 1]! < 256) bytes -= 1;
+  const buf = Buffer.alloc(ones + bytes);
+  let at = buf.length - 1;
+  for (let l = 0; l < out.length; l += 1) {
+    const v = out[l]!;
+    buf[at--] = v & 0xff;
+    if (at >= ones) buf[at--] = v >> 8;
+  }
+  return buf;
+}
