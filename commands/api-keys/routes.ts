@@ -12,6 +12,9 @@ import type { GatewayLookup } from '../../src/kernel/auth/gateway-lookup.js';
 import { notFound } from '../../src/kernel/http/errors.js';
 import { base58Key, type JsonSchema } from '../../src/kernel/http/schema.js';
 import { createApiKey, listApiKeys, revokeApiKey } from './store.js';
+import type { Redis } from 'ioredis';
+import type { Logger } from '../../infra/log/logger.js';
+import { credentialRevokedChannel } from '../../src/kernel/keys/index.js';
 
 const gatewayParams: JsonSchema = {
   type: 'object', required: ['gateway'], properties: { gateway: { ...base58Key, description: 'gateway account address' } },
@@ -34,7 +37,12 @@ const AUTH = {
 };
 const SECURITY: Record<string, string[]>[] = [{ BearerAuth: [] }, { AdminApiKey: [] }];
 
-export interface ApiKeyRouteDeps { db: Db; dbRead: Db; clock: Clock; keyRing: TokenVerifier; gatewayKeys: GatewayLookup; config: Pick<Config, 'keys'> }
+export interface ApiKeyRouteDeps {
+  db: Db; dbRead: Db; clock: Clock; keyRing: TokenVerifier; gatewayKeys: GatewayLookup; config: Pick<Config, 'keys' | 'redis'>;
+  /** announces revocations to every node (their live feeds opened with the key end) */
+  redis: Pick<Redis, 'publish'>;
+  logger: Logger;
+}
 
 export function registerApiKeyRoutes(api: Api, ctx: ApiKeyRouteDeps): void {
   const auth = requireGatewayToken(ctx.keyRing, { adminKey: ctx.config.keys.adminApiKey, keys: ctx.gatewayKeys });
@@ -84,7 +92,7 @@ export function registerApiKeyRoutes(api: Api, ctx: ApiKeyRouteDeps): void {
     method: 'delete',
     path: '/v1/gateway/:gateway/api-keys/:id',
     summary: 'Revoke an API key',
-    description: 'A revoked key is refused (401) from then on, by every node.',
+    description: 'A revoked key is refused (401) from then on, by every node; live feeds (Socket.IO /merchant) opened with it are ended with an error `credential_revoked`.',
     tags: ['x402'],
     security: SECURITY,
     before: [auth],
@@ -96,6 +104,10 @@ export function registerApiKeyRoutes(api: Api, ctx: ApiKeyRouteDeps): void {
     async handler({ params }) {
       const revoked = await revokeApiKey(ctx.db, params.gateway, params.id, now());
       if (!revoked) throw notFound(`gateway ${params.gateway} has no API key ${params.id}`);
+      // every node ends the feeds opened with the key; a node that misses this (its subscriber
+      // away) finds the key revoked at its next check of its feeds (WS_AUTH_RECHECK_SECONDS)
+      await ctx.redis.publish(credentialRevokedChannel(ctx.config.redis.prefix), JSON.stringify({ apiKey: params.id, gateway: params.gateway }))
+        .catch((err: Error) => ctx.logger.warn({ err: err.message }, 'revocation not announced; live feeds end at their next check'));
       return { body: revoked };
     },
   });

@@ -11,6 +11,7 @@
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Db } from '../../infra/postgres/database.js';
+import type { ApiKeyOwner } from '../../src/kernel/auth/api-key-lookup.js';
 
 export interface ApiKeyInfo {
   id: string; gateway: string; label: string | null; createdAt: string; revokedAt: string | null;
@@ -47,8 +48,7 @@ export async function revokeApiKey(db: Db, gateway: string, id: string, now: Dat
   return row ? info(row) : undefined;
 }
 
-/** Who a key acts for: its gateway, and the wallet that created it (null: the administrator). */
-export interface ApiKeyOwner { gateway: string; createdBy: string | null }
+export type { ApiKeyOwner };
 
 /** The gateway a presented key acts for, or undefined when it is malformed, unknown or revoked. */
 export async function ownerOfApiKey(db: Db, presented: string): Promise<ApiKeyOwner | undefined> {
@@ -57,5 +57,5 @@ export async function ownerOfApiKey(db: Db, presented: string): Promise<ApiKeyOw
   const row = await db.selectFrom('gateway_api_keys').select(['gateway', 'key_hash', 'revoked_at', 'created_by']).where('id', '=', m[1]).executeTakeFirst();
   if (!row || row.revoked_at !== null) return undefined;
   const ok = timingSafeEqual(Buffer.from(row.key_hash, 'hex'), digest(presented));
-  return ok ? { gateway: row.gateway, createdBy: row.created_by } : undefined;
+  return ok ? { id: m[1], gateway: row.gateway, createdBy: row.created_by } : undefined;
 }

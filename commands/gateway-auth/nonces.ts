@@ -10,13 +10,15 @@
  * nonces issued within one millisecond still have an order), bounded to MAX_OUTSTANDING,
  * remembers the order.
  *
+ * A nonce is `tributary-gateway-sign-in|<service>|<gateway>|<random>`
+ * (src/kernel/auth/signed-messages.ts): what the wallet signs says what it is for.
+ *
  * Keys: `<prefix>gw-auth:<gateway>:<nonce>` (the nonce, with its TTL) and
  * `<prefix>gw-auth:<gateway>` (ZSET nonce → expiresAt ms), expiring with the last nonce,
  * and `<prefix>gw-auth-seq:<gateway>` (the issue sequence).
  */
-import { randomBytes } from 'node:crypto';
-import bs58 from 'bs58';
 import type { Redis } from 'ioredis';
+import { challengeText, MAX_CHALLENGE_LENGTH, SIGN_PURPOSES } from '../../src/kernel/auth/signed-messages.js';
 import { gatewayNonceSequenceKey, gatewayNoncesKey } from '../../src/kernel/keys/index.js';
 
 export const MAX_OUTSTANDING = 32;
@@ -33,13 +35,14 @@ export interface NonceStore {
   consume(gateway: string, nonce: string): Promise<boolean>;
 }
 
-export function createNonceStore(redis: Redis, prefix: string, ttlSeconds: number): NonceStore {
+/** `service`: the service's name in the nonce (serviceName of signed-messages.ts). */
+export function createNonceStore(redis: Redis, prefix: string, ttlSeconds: number, service: string): NonceStore {
   const order = (gateway: string): string => gatewayNoncesKey(prefix, gateway);
   const one = (gateway: string, nonce: string): string => `${gatewayNoncesKey(prefix, gateway)}:${nonce}`;
   const sequence = (gateway: string): string => gatewayNonceSequenceKey(prefix, gateway);
   return {
     async issue(gateway, nowMs) {
-      const nonce = bs58.encode(randomBytes(32));
+      const nonce = challengeText({ purpose: SIGN_PURPOSES.gatewaySignIn, service, subject: gateway });
       const expiresAt = nowMs + ttlSeconds * 1000;
       const seq = await redis.incr(sequence(gateway));
       await redis.multi()
@@ -57,7 +60,7 @@ export function createNonceStore(redis: Redis, prefix: string, ttlSeconds: numbe
       return n;
     },
     async outstanding(gateway, nonce, nowMs) {
-      if (nonce.length > 128) return false;
+      if (nonce.length > MAX_CHALLENGE_LENGTH) return false;
       const expiresAt = await redis.get(one(gateway, nonce));
       return expiresAt !== null && Number(expiresAt) > nowMs;
     },

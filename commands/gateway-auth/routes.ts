@@ -10,6 +10,7 @@ import { base58Key, type JsonSchema } from '../../src/kernel/http/schema.js';
 import { gatewayChallengeRateLimit } from '../../src/kernel/http/rate-limit.js';
 import type { GatewayLookup } from '../../src/kernel/auth/gateway-lookup.js';
 import { createNonceStore } from './nonces.js';
+import { MAX_CHALLENGE_LENGTH, serviceName } from '../../src/kernel/auth/signed-messages.js';
 import { createChallenge, verifyChallenge, type SignInDeps } from './sign-in.js';
 
 const gatewayParams: JsonSchema = {
@@ -22,7 +23,7 @@ export const challengeSchema: JsonSchema = {
   type: 'object',
   required: ['nonce', 'gateway', 'expiresAt'],
   properties: {
-    nonce: { type: 'string', description: 'the text to sign: ed25519 over its UTF-8 bytes. Single use.' },
+    nonce: { type: 'string', description: 'the text to sign: ed25519 over its UTF-8 bytes. Single use. `tributary-gateway-sign-in|<service>|<gateway>|<random>`: check the purpose, the service and the gateway before signing' },
     gateway: { type: 'string' },
     expiresAt: { type: 'integer', description: 'Unix epoch milliseconds (as the envelopes\' timestamp) after which the nonce is refused' },
   },
@@ -33,7 +34,7 @@ export const verifyBodySchema: JsonSchema = {
   required: ['signer', 'signature'],
   additionalProperties: false,
   properties: {
-    nonce: { type: 'string', minLength: 1, maxLength: 128, description: 'the nonce that was signed (from the challenge). Recommended: without it only the gateway\'s newest outstanding nonce is tried' },
+    nonce: { type: 'string', minLength: 1, maxLength: MAX_CHALLENGE_LENGTH, description: 'the nonce that was signed (from the challenge). Recommended: without it only the gateway\'s newest outstanding nonce is tried' },
     signer: { ...base58Key, description: 'base58 public key of the gateway authority or of its signer' },
     signature: {
       type: 'array', minItems: 64, maxItems: 64,
@@ -57,13 +58,15 @@ export interface GatewayAuthRouteDeps {
   logger: Logger;
   clock: Clock;
   keyRing: SignInDeps['ring'];
-  config: Pick<Config, 'keys' | 'redis' | 'rateLimit'>;
+  config: Pick<Config, 'keys' | 'redis' | 'rateLimit' | 'http'>;
 }
 
 export function registerGatewayAuthRoutes(api: Api, ctx: GatewayAuthRouteDeps, lookup: GatewayLookup): void {
+  const service = serviceName(ctx.config.http.publicUrl, ctx.config.keys.audience);
   const deps: SignInDeps = {
     lookup,
-    nonces: createNonceStore(ctx.redis, ctx.config.redis.prefix, ctx.config.keys.nonceTtlSeconds),
+    service,
+    nonces: createNonceStore(ctx.redis, ctx.config.redis.prefix, ctx.config.keys.nonceTtlSeconds, service),
     ring: ctx.keyRing,
     now: () => ctx.clock.now(),
     tokenTtlSeconds: ctx.config.keys.gatewayTokenTtlSeconds,
@@ -97,7 +100,7 @@ export function registerGatewayAuthRoutes(api: Api, ctx: GatewayAuthRouteDeps, l
     responses: {
       200: { description: 'gateway JWT', schema: gatewayTokenSchema },
       400: { description: 'malformed gateway, signer or signature' },
-      401: { description: 'signature matches no outstanding nonce: bad, reused or expired' },
+      401: { description: 'signature matches no outstanding nonce: bad, reused or expired; or the nonce is not a gateway sign-in challenge of this service for this gateway' },
       403: { description: 'signer is neither the gateway authority nor its signer, or the gateway is inactive' },
       404: { description: 'unknown gateway' },
     },

@@ -4,6 +4,8 @@
  * cannot sign in. Verification is strict (infra/crypto/ed25519.ts: RFC 8032, small-order
  * keys refused, so a cleared all-zero signer signs nothing) and happens once per request:
  * the client names the nonce it signed; without it, the gateway's newest nonce is tried.
+ * A named nonce must be a gateway sign-in challenge of this service for this gateway
+ * (signed-messages.ts): a text signed for another purpose, service or gateway is refused.
  */
 import { verifyStrict } from '../../infra/crypto/ed25519.js';
 import { AppError, forbidden, invalid, notFound } from '../../src/kernel/http/errors.js';
@@ -12,6 +14,7 @@ import { GATEWAY_ROLE } from '../../src/kernel/auth/gateway-token.js';
 import type { KeyRing } from '../../infra/signing-keys/key-ring.js';
 import type { GatewayLookup } from '../../src/kernel/auth/gateway-lookup.js';
 import type { Challenge, NonceStore } from './nonces.js';
+import { challengeProblem, SIGN_PURPOSES } from '../../src/kernel/auth/signed-messages.js';
 
 export interface SignInDeps {
   lookup: GatewayLookup;
@@ -19,6 +22,8 @@ export interface SignInDeps {
   ring: KeyRing;
   now: () => number;
   tokenTtlSeconds: number;
+  /** the service's name in challenges (serviceName) */
+  service: string;
 }
 
 /** A base58 string that decodes to exactly 32 bytes (an ed25519 public key), or a 400. */
@@ -53,6 +58,10 @@ export async function verifyChallenge(
     throw forbidden('signer is neither the gateway authority nor its signer');
   }
   const signature = Uint8Array.from(input.signature);
+  if (input.nonce !== undefined) {
+    const problem = challengeProblem(input.nonce, { purpose: SIGN_PURPOSES.gatewaySignIn, service: deps.service, subject: gateway });
+    if (problem) throw new AppError('unauthorized', `${problem}: ask POST /v1/gateway/${gateway}/auth/challenge for one and sign it`);
+  }
   const nonce = input.nonce ?? await deps.nonces.newest(gateway, deps.now());
   if (nonce !== undefined && await deps.nonces.outstanding(gateway, nonce, deps.now()) && verifyStrict(signature, new TextEncoder().encode(nonce), signerKey)
     && await deps.nonces.consume(gateway, nonce)) { // false: consumed a moment ago by another request

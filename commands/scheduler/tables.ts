@@ -84,6 +84,10 @@ export interface PaygUsageTable {
   metered_at: Time;
   charge_id: ColumnType<string | null, string | null | undefined, string | null>;
   unbillable_reason: ColumnType<string | null, string | null | undefined, string | null>;
+  /** the payer's account (user payment) the chunk draws on; null for rows metered before it was kept */
+  user_payment: ColumnType<string | null, string | null | undefined, string | null>;
+  /** set while the request is not served yet (a reservation the settler leaves alone); null once served */
+  reserved_until: OptTime;
 }
 
 export interface ServiceEventsTable {

@@ -6,10 +6,17 @@
  * PaymentRecord record_id = payment_count before + 1) or failed (the usage goes back to
  * unsettled, or is marked unbillable with the chain's reason); each end is kept as an
  * attempt (execution_attempts with the charge's id), as the scheduler keeps its own.
+ *
+ * Usage that leaves the accounts' outstanding (commands/x402/account-outstanding.ts), a
+ * charge executed or usage marked unbillable, is released from it in Redis inside the
+ * transaction that records so, before its commit: a rebuild of the outstanding from these
+ * rows that races it can then only count the usage once more (refusing too much for a
+ * while), not take it out twice.
  */
 import { sql, type Selectable } from 'kysely';
 import type { Db } from '../../infra/postgres/database.js';
 import type { PaygChargesTable } from '../scheduler/tables.js';
+import type { Released, ReleaseOutstanding } from '../x402/account-outstanding.js';
 
 export type Charge = Selectable<PaygChargesTable>;
 
@@ -22,7 +29,19 @@ export interface UnsettledPolicy { policy: string; gateway: string; total: bigin
  * charge), so the settler leaves chunks alone until their admission is long over.
  */
 export const ADMISSION_SECONDS = 5;
-const admitted = sql<boolean>`u.metered_at < now() - make_interval(secs => ${ADMISSION_SECONDS})`;
+const admitted = sql<boolean>`u.metered_at < now() - make_interval(secs => ${ADMISSION_SECONDS}) AND u.reserved_until IS NULL`;
+
+/**
+ * Drops the reservations whose request was never answered within their bound: the process
+ * serving it died between writing the chunk and answering (usage-ledger.ts). They are never
+ * charged. Their counts in Redis are left as they are: whether the dead process counted them
+ * is not known, and counting too much only refuses (the account's outstanding is rebuilt
+ * from the ledger within minutes, a period's counter ends with its period).
+ */
+export async function dropExpiredReservations(db: Db): Promise<number> {
+  const r = await db.deleteFrom('payg_usage').where('reserved_until', '<', sql<Date>`now()`).where('charge_id', 'is', null).executeTakeFirst();
+  return Number(r.numDeletedRows);
+}
 
 export async function unsettledPolicies(db: Db, limit = 500): Promise<UnsettledPolicy[]> {
   const rows = await db.selectFrom('payg_usage as u').innerJoin('scheduler_gateways as g', 'g.gateway', 'u.gateway')
@@ -74,27 +93,45 @@ async function keepAttempt(trx: Db, c: Pick<Charge, 'id' | 'policy' | 'gateway' 
   }).execute();
 }
 
-/** Marks the charge executed, with its attempt; undefined when another settler finished it first. */
-export async function chargeExecuted(db: Db, id: string): Promise<Charge | undefined> {
+/** What each account had drawn in these usage rows (rows metered before accounts were kept have none). */
+function byAccount(rows: readonly { user_payment: string | null; chunk: string }[]): Released[] {
+  const sums = new Map<string, bigint>();
+  for (const r of rows) if (r.user_payment) sums.set(r.user_payment, (sums.get(r.user_payment) ?? 0n) + BigInt(r.chunk));
+  return [...sums].map(([userPayment, amount]) => ({ userPayment, amount }));
+}
+
+async function chargeRows(trx: Db, c: Pick<Charge, 'id' | 'policy'>): Promise<{ user_payment: string | null; chunk: string }[]> {
+  return trx.selectFrom('payg_usage').select(['user_payment', 'chunk']).where('policy', '=', c.policy).where('charge_id', '=', c.id).execute();
+}
+
+/** Marks the charge executed, with its attempt, its usage released from the account's outstanding; undefined when another settler finished it first. */
+export async function chargeExecuted(db: Db, id: string, release?: ReleaseOutstanding): Promise<Charge | undefined> {
   return db.transaction().execute(async (trx) => {
     const done = await trx.updateTable('payg_charges')
       .set({ status: 'executed', record_id: sql<number>`payment_count_before + 1`, finished_at: new Date() })
       .where('id', '=', id).where('status', '=', 'sending').returningAll().executeTakeFirst();
-    if (done) await keepAttempt(trx, done, { outcome: 'executed' });
+    if (done) {
+      await keepAttempt(trx, done, { outcome: 'executed' });
+      if (release) await release(byAccount(await chargeRows(trx, done)), `charge:${done.id}`);
+    }
     return done;
   });
 }
 
-/** Marks the charge failed, with its attempt; its usage goes back to unsettled, or becomes unbillable with the reason. */
-export async function chargeFailed(db: Db, c: Charge, reason: string, unbillable: boolean, attempt: ChargeAttempt): Promise<boolean> {
+/**
+ * Marks the charge failed, with its attempt; its usage goes back to unsettled, or becomes
+ * unbillable with the reason (and leaves the account's outstanding).
+ */
+export async function chargeFailed(db: Db, c: Charge, reason: string, unbillable: boolean, attempt: ChargeAttempt, release?: ReleaseOutstanding): Promise<boolean> {
   return db.transaction().execute(async (trx) => {
     const r = await trx.updateTable('payg_charges').set({ status: 'failed', reason, finished_at: new Date() })
       .where('id', '=', c.id).where('status', '=', 'sending').executeTakeFirst();
     if (Number(r.numUpdatedRows) !== 1) return false;
-    await trx.updateTable('payg_usage')
+    const rows = await trx.updateTable('payg_usage')
       .set(unbillable ? { unbillable_reason: reason } : { charge_id: null })
-      .where('charge_id', '=', c.id).execute();
+      .where('charge_id', '=', c.id).returning(['user_payment', 'chunk']).execute();
     await keepAttempt(trx, c, attempt);
+    if (unbillable && release) await release(byAccount(rows), `charge:${c.id}`);
     return true;
   });
 }
@@ -117,18 +154,21 @@ export async function retryStates(db: Db, policies: readonly string[]): Promise<
   return new Map(r.rows.map((x) => [x.policy, { refusals: x.refusals, lastAtMs: new Date(x.last_at).getTime() }]));
 }
 
-/** Every unsettled chunk of the policy unbillable with the reason, and the attempt that found it so. */
-export async function markUnbillable(db: Db, p: { policy: string; gateway: string }, reason: string, attempt: ChargeAttempt): Promise<number> {
+/** Every unsettled chunk of the policy unbillable with the reason (out of the account's outstanding), and the attempt that found it so. */
+export async function markUnbillable(
+  db: Db, p: { policy: string; gateway: string }, reason: string, attempt: ChargeAttempt, release?: ReleaseOutstanding,
+): Promise<number> {
   return db.transaction().execute(async (trx) => {
-    const r = await trx.updateTable('payg_usage').set({ unbillable_reason: reason })
-      .where('policy', '=', p.policy).where('charge_id', 'is', null).where('unbillable_reason', 'is', null).executeTakeFirst();
-    const n = Number(r.numUpdatedRows);
-    if (n > 0) {
+    const rows = await trx.updateTable('payg_usage').set({ unbillable_reason: reason })
+      .where('policy', '=', p.policy).where('charge_id', 'is', null).where('unbillable_reason', 'is', null).where('reserved_until', 'is', null)
+      .returning(['user_payment', 'chunk']).execute();
+    if (rows.length > 0) {
       await trx.insertInto('execution_attempts').values({
         policy: p.policy, gateway: p.gateway, outcome: attempt.outcome, reason_code: attempt.code ?? '', reason: attempt.reason ?? reason,
       }).execute();
+      if (release) await release(byAccount(rows));
     }
-    return n;
+    return rows.length;
   });
 }
 

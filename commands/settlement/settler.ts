@@ -16,6 +16,7 @@ import type { Keypair } from '@solana/web3.js';
 import type { Db } from '../../infra/postgres/database.js';
 import type { Logger } from '../../infra/log/logger.js';
 import type { Config } from '../../src/kernel/config/config.js';
+import type { ReleaseOutstanding } from '../x402/account-outstanding.js';
 import { asPolicyType, asStatus } from '../../src/kernel/domain/policy-type.js';
 import { createRounds } from '../../infra/timers/rounds.js';
 import {
@@ -25,7 +26,7 @@ import { failure, programErrorText, type Failure } from '../scheduler/failure.js
 import { activeSigners } from '../scheduler/signers.js';
 import { syncGatewayStates } from '../scheduler/gateway-sync.js';
 import {
-  chargeExecuted, chargeFailed, chargesInDoubt, markUnbillable, openCharge, retryStates, unsettledPolicies, unsettledRows, type Charge,
+  chargeExecuted, chargeFailed, chargesInDoubt, dropExpiredReservations, markUnbillable, openCharge, retryStates, unsettledPolicies, unsettledRows, type Charge,
   type UnsettledPolicy,
 } from './charges.js';
 import { chargeDue, planCharge, roomLeft } from './plan.js';
@@ -37,6 +38,8 @@ export interface SettlerDeps {
   config: Config;
   logger: Logger;
   nowMs: () => number;
+  /** takes charged or unbillable usage out of the payer accounts' outstanding in Redis (the meter's); default none */
+  release?: ReleaseOutstanding;
 }
 
 export interface RunningSettler { tick(): Promise<void>; stop(): Promise<void> }
@@ -51,9 +54,15 @@ export function startSettler(deps: SettlerDeps, opts: { autoStart?: boolean } = 
   const confirmMs = deps.config.x402.confirmTimeoutMs;
   // a long round checks between its steps whether the rounds were stopped (declared below, read only once started)
   const stopping = (): boolean => rounds.stopped;
+  // a Redis that does not answer must not hold up recording a charge in Postgres: the outstanding
+  // then counts the usage until its next rebuild from the ledger (refusing too much, never too little)
+  const outstanding = deps.release;
+  const release: ReleaseOutstanding | undefined = outstanding && (async (released, once) => {
+    await outstanding(released, once).catch((err: Error) => log.warn({ err: err.message, once }, 'outstanding not released; set right at its next rebuild'));
+  });
 
   async function landed(c: Charge): Promise<void> {
-    const done = await chargeExecuted(deps.db, c.id);
+    const done = await chargeExecuted(deps.db, c.id, release);
     if (!done) return;
     backoff.delete(c.policy);
     log.info({ policy: c.policy, amount: c.amount, signature: c.signature, recordId: done.record_id }, 'pay-as-you-go usage charged');
@@ -79,7 +88,7 @@ export function startSettler(deps: SettlerDeps, opts: { autoStart?: boolean } = 
     const earlier = (await retryStates(deps.db, [c.policy])).get(c.policy)?.refusals ?? 0;
     const o = afterRefusedCharge(f, earlier, refusalOptions());
     const reason = o.kind === 'unbillable' ? o.reason : f.reason;
-    if (!(await chargeFailed(deps.db, c, reason, o.kind === 'unbillable', { outcome: o.outcome, code: f.code, reason }))) return;
+    if (!(await chargeFailed(deps.db, c, reason, o.kind === 'unbillable', { outcome: o.outcome, code: f.code, reason }, release))) return;
     if (o.kind === 'retry') backoff.set(c.policy, o.atMs);
     const fields = { policy: c.policy, amount: c.amount, code: f.code, outcome: o.outcome, reason };
     if (o.outcome === 'given_up') log.warn(fields, 'pay-as-you-go usage given up after the retry schedule: marked unbillable');
@@ -88,7 +97,7 @@ export function startSettler(deps: SettlerDeps, opts: { autoStart?: boolean } = 
 
   /** The policy's unsettled usage unbillable with the chain's reason (no charge could carry it). */
   async function unbillable(p: { policy: string; gateway: string }, outcome: 'dropped' | 'given_up', f: Pick<Failure, 'code' | 'reason'>): Promise<void> {
-    const n = await markUnbillable(deps.db, p, f.reason, { outcome, code: f.code, reason: f.reason });
+    const n = await markUnbillable(deps.db, p, f.reason, { outcome, code: f.code, reason: f.reason }, release);
     if (n > 0) log.warn({ policy: p.policy, code: f.code, chunks: n, reason: f.reason }, 'pay-as-you-go usage unbillable');
   }
 
@@ -160,6 +169,8 @@ export function startSettler(deps: SettlerDeps, opts: { autoStart?: boolean } = 
 
   async function tick(): Promise<void> {
     await resolveInDoubt();
+    const dropped = await dropExpiredReservations(deps.db);
+    if (dropped > 0) log.warn({ chunks: dropped }, 'pay-as-you-go requests never answered (their process died): dropped, not charged');
     if ((await syncGatewayStates(deps.db, deps.io)).length === 0) return;
     const signers = await activeSigners(deps.db, deps.config.keys.encryptionKey);
     const nowMs = deps.nowMs();

@@ -2,7 +2,9 @@
  * POST /v1/tokens/issue as a function: prove an Active payment policy (any of the five
  * variants, optionally narrowed by mint, policy, recipient, trackingId) or a recent
  * payment (its transaction signature, found in the archive), get a JWT bound to the
- * wallet that carries the proof.
+ * wallet that carries the proof and to one gateway (its audience, audience.ts): the one
+ * named in `gateway`, else the proven payment's, else the one gateway of the wallet's
+ * matching policies (policies at several gateways and none named: 400, name one).
  *
  * The wallet must be proven (wallet-proof.ts): `nonce` from POST /v1/tokens/challenge and
  * `signature`, the wallet's ed25519 signature of it. With transactionSignature, the
@@ -11,7 +13,8 @@
  * before anything else. TOKENS_REQUIRE_WALLET_PROOF=false restores the open behaviour.
  *
  * Errors (all in the error envelope):
- *   400 invalid input (neither wallet nor signature; a trackingId longer than 64 bytes)
+ *   400 invalid input (neither wallet nor signature; a trackingId longer than 64 bytes;
+ *       no gateway named while the matching policies are at several)
  *   401 proof_required: no nonce and signature; unauthorized: the nonce unknown, expired,
  *       used, or another wallet's, or the signature not the wallet's
  *   404 the signature names no PaymentRecord (of this wallet, matching the filters) in
@@ -27,6 +30,7 @@ import { AppError, forbidden, invalid, notFound, proofRequired, upstreamUnavaila
 import { trackingIdToMemo, PAYMENT_MEMO_BYTES } from '../../src/kernel/domain/memo.js';
 import type { KeyRing } from '../../infra/signing-keys/key-ring.js';
 import { policyClaim, tokenExpiry, type PaymentRecordClaim, type PolicyClaim } from './claims.js';
+import { gatewayAudience } from './audience.js';
 import { proveWallet, type WalletChallenges } from './wallet-proof.js';
 import { activePolicies, MAX_LAST_PAYMENTS, MAX_POLICY_CLAIMS, paymentsOfTransaction, recentPayments, type IssueFilters } from './store.js';
 
@@ -37,6 +41,8 @@ export interface IssueRequest {
   recipient?: string;
   transactionSignature?: string;
   trackingId?: string;
+  /** the gateway (account address) the token is for; see the header */
+  gateway?: string;
   /** from POST /v1/tokens/challenge */
   nonce?: string;
   /** the wallet's ed25519 signature of the nonce's UTF-8 bytes: 64 integers or base58 */
@@ -48,6 +54,8 @@ export interface TokenBundle {
   /** unix milliseconds */
   expiresAt: number;
   wallet: string;
+  /** the gateway the token is good at (its aud names it alone) */
+  gateway: string;
   policies: PolicyClaim[];
   lastPayments: PaymentRecordClaim[];
 }
@@ -55,6 +63,8 @@ export interface TokenBundle {
 export interface IssueDeps {
   db: Db;
   ring: KeyRing;
+  /** JWT_AUDIENCE: the token's aud is this narrowed to its gateway */
+  audience: string;
   limit: RateLimit;
   now: () => number;
   maxTtlSeconds: number;
@@ -87,6 +97,7 @@ function filtersOf(req: IssueRequest): IssueFilters {
     ...(req.tokenMint !== undefined ? { tokenMint: req.tokenMint } : {}),
     ...(req.policyAddress !== undefined ? { policyAddress: req.policyAddress } : {}),
     ...(req.recipient !== undefined ? { recipient: req.recipient } : {}),
+    ...(req.gateway !== undefined ? { gateway: req.gateway } : {}),
     ...(memo ? { memo } : {}),
   };
 }
@@ -122,21 +133,34 @@ export async function issueToken(deps: IssueDeps, req: IssueRequest, res: Respon
   }
   const wallet = named ?? proof?.payer ?? '';
 
-  const [policies, payments] = await Promise.all([
-    read(activePolicies(deps.db, wallet, filters)),
-    read(recentPayments(deps.db, wallet, filters)),
-  ]);
+  // The token is good at one gateway: a merchant it is shown to cannot take it elsewhere.
+  const provenAt = req.gateway ?? proof?.gateway;
+  const policies = await read(activePolicies(deps.db, wallet, provenAt === undefined ? filters : { ...filters, gateway: provenAt }));
   const claims = policies
     .map((p) => policyClaim(p, nowS, deps.subscriptionGraceSeconds))
     .filter((c): c is PolicyClaim => c !== undefined)
     .slice(0, MAX_POLICY_CLAIMS);
   if (claims.length === 0 && !proof) throw forbidden('no active payment policy for this wallet (and filters)');
+  const gateway = provenAt ?? onlyGateway(claims);
+  const payments = await read(recentPayments(deps.db, wallet, { ...filters, gateway }));
 
   // the proven payment first, then the latest others
   const lastPayments = proof
     ? [proof, ...payments.filter((p) => p.signature !== proof.signature || p.recordId !== proof.recordId)].slice(0, MAX_LAST_PAYMENTS)
     : payments;
   const exp = tokenExpiry(claims, proof?.timestamp, nowS, deps.maxTtlSeconds);
-  const { token } = await deps.ring.sign({ role: WALLET_ROLE, policies: claims, lastPayments }, { subject: wallet, expiresAt: exp });
-  return { token, expiresAt: exp * 1000, wallet, policies: claims, lastPayments };
+  const { token } = await deps.ring.sign(
+    { role: WALLET_ROLE, gateway, policies: claims, lastPayments },
+    { subject: wallet, expiresAt: exp, audience: gatewayAudience(deps.audience, gateway) },
+  );
+  return { token, expiresAt: exp * 1000, wallet, gateway, policies: claims, lastPayments };
+}
+
+/** The gateway of the claims when they are all at one; a 400 asking to name one otherwise. */
+function onlyGateway(claims: readonly PolicyClaim[]): string {
+  const at = [...new Set(claims.map((c) => c.gateway))];
+  if (at.length !== 1 || at[0] === undefined) {
+    throw invalid(`the wallet's matching policies are at ${at.length} gateways (${at.join(', ')}); name one with gateway: a token is good at one gateway only`);
+  }
+  return at[0];
 }

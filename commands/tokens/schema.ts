@@ -1,4 +1,5 @@
 /** Schemas of POST /v1/tokens/issue: the request, PolicyClaim (by variant), PaymentRecord, the bundle. */
+import { MAX_CHALLENGE_LENGTH } from '../../src/kernel/auth/signed-messages.js';
 import { base58Key, signatureSchema, u64String, type JsonSchema } from '../../src/kernel/http/schema.js';
 
 const unixSeconds = (description: string, nullable = false): JsonSchema => ({ type: 'integer', ...(nullable ? { nullable: true } : {}), description: `${description} (unix seconds)` });
@@ -14,7 +15,8 @@ export const issueRequestSchema: JsonSchema = {
     recipient: { ...base58Key, description: 'only policies paying this recipient' },
     transactionSignature: { ...signatureSchema, description: 'a payment (PaymentRecord) made at most TOKEN_PAYMENT_MAX_AGE_SECONDS (600 s by default) ago, found in the index' },
     trackingId: { type: 'string', minLength: 1, maxLength: 64, description: 'checkout tracking id (the policy memo, at most 64 bytes of UTF-8)' },
-    nonce: { type: 'string', minLength: 1, maxLength: 128, description: 'the nonce of POST /v1/tokens/challenge for this wallet (single use)' },
+    gateway: { ...base58Key, description: 'the gateway (account address) the token is for: only its policies and payments count, and only a verifier for it accepts the token. Default: the payment\'s (transactionSignature), else the one gateway of the matching policies' },
+    nonce: { type: 'string', minLength: 1, maxLength: MAX_CHALLENGE_LENGTH, description: 'the nonce of POST /v1/tokens/challenge for this wallet (single use)' },
     signature: {
       description: 'the wallet\'s ed25519 signature of the nonce\'s UTF-8 bytes: 64 integers (as gateway verify takes it) or base58',
       oneOf: [
@@ -36,7 +38,7 @@ export const walletChallengeSchema: JsonSchema = {
   type: 'object',
   required: ['nonce', 'walletPublicKey', 'expiresAt'],
   properties: {
-    nonce: { type: 'string', description: 'the text to sign: ed25519 over its UTF-8 bytes, by walletPublicKey. Single use.' },
+    nonce: { type: 'string', description: 'the text to sign: ed25519 over its UTF-8 bytes, by walletPublicKey. Single use. `tributary-wallet-token|<service>|<wallet>|<random>`: check the purpose, the service and the wallet before signing' },
     walletPublicKey: base58Key,
     expiresAt: { type: 'integer', description: 'Unix epoch milliseconds after which the nonce is refused' },
   },
@@ -102,14 +104,15 @@ export const paymentRecordClaimSchema: JsonSchema = {
 
 export const tokenBundleSchema: JsonSchema = {
   type: 'object',
-  required: ['token', 'expiresAt', 'wallet', 'policies', 'lastPayments'],
+  required: ['token', 'expiresAt', 'wallet', 'gateway', 'policies', 'lastPayments'],
   properties: {
     token: {
       type: 'string',
-      description: 'ES256 JWT, verifiable through /v1/jwks: sub = wallet, iss, aud, iat, nbf, exp, jti, role = "wallet", and the same policies and lastPayments. exp = the latest validUntil of the policies (or payment time + TOKEN_MAX_TTL_SECONDS), capped at now + TOKEN_MAX_TTL_SECONDS.',
+      description: 'ES256 JWT, verifiable through /v1/jwks: sub = wallet, iss, aud = JWT_AUDIENCE:gateway:<gateway> (the one gateway it is good at; verify with createTokenVerifier({gateway})), iat, nbf, exp, jti, role = "wallet", gateway, and the same policies and lastPayments. exp = the latest validUntil of the policies (or payment time + TOKEN_MAX_TTL_SECONDS), capped at now + TOKEN_MAX_TTL_SECONDS.',
     },
     expiresAt: { type: 'integer', description: 'the JWT\'s exp as unix epoch milliseconds' },
     wallet: { ...base58Key, description: 'the wallet the token is bound to (its sub)' },
+    gateway: { ...base58Key, description: 'the gateway the token is good at (its aud names it alone)' },
     policies: { type: 'array', maxItems: 10, items: policyClaimSchema, description: 'at most 10, newest first; narrow with the filters' },
     lastPayments: { type: 'array', maxItems: 5, items: paymentRecordClaimSchema, description: 'latest payments of the wallet matching the filters, newest first (the proven one first)' },
   },

@@ -14,6 +14,8 @@ export interface IssueFilters {
   tokenMint?: string;
   policyAddress?: string;
   recipient?: string;
+  /** the gateway account the policies and payments are at */
+  gateway?: string;
   /** the 64-byte memo of the trackingId */
   memo?: Buffer;
 }
@@ -32,6 +34,7 @@ export async function activePolicies(db: Db, wallet: string, f: IssueFilters): P
   if (f.tokenMint !== undefined) q = q.where('token_mint', '=', f.tokenMint);
   if (f.policyAddress !== undefined) q = q.where('address', '=', f.policyAddress);
   if (f.recipient !== undefined) q = q.where('recipient', '=', f.recipient);
+  if (f.gateway !== undefined) q = q.where('gateway', '=', f.gateway);
   if (f.memo !== undefined) q = q.where('memo', '=', f.memo);
   const rows = await q.orderBy('created_slot', 'desc').orderBy('address', 'desc').limit(MAX_POLICY_CLAIMS * 2).execute();
   return rows.map((r) => ({
@@ -73,6 +76,7 @@ function fieldFilters(f: IssueFilters): Record<string, string> {
     ...(f.tokenMint !== undefined ? { token_mint: f.tokenMint } : {}),
     ...(f.policyAddress !== undefined ? { payment_policy: f.policyAddress } : {}),
     ...(f.recipient !== undefined ? { recipient: f.recipient } : {}),
+    ...(f.gateway !== undefined ? { gateway: f.gateway } : {}),
   };
 }
 

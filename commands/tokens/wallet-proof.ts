@@ -6,10 +6,14 @@
  * signature with the issue request. The nonce is taken with GETDEL before the signature is
  * checked: whatever the outcome, it is used once, on one node.
  *
+ * The nonce is `tributary-wallet-token|<service>|<wallet>|<random>`
+ * (src/kernel/auth/signed-messages.ts), and a nonce presented is checked to be one of this
+ * service for the wallet: a text signed for gateway sign-in or anything else is refused.
+ *
  * Key: `<prefix>tokens:challenge:<nonce>` → the wallet, expiring with the nonce.
  */
-import { randomBytes } from 'node:crypto';
 import bs58 from 'bs58';
+import { challengeProblem, challengeText, MAX_CHALLENGE_LENGTH, SIGN_PURPOSES } from '../../src/kernel/auth/signed-messages.js';
 import type { Redis } from 'ioredis';
 import { verifyStrict, weakPublicKey } from '../../infra/crypto/ed25519.js';
 import { invalid, unauthorized } from '../../src/kernel/http/errors.js';
@@ -21,21 +25,24 @@ export interface WalletChallenges {
   issue(walletPublicKey: string, nowMs: number): Promise<WalletChallenge>;
   /** the wallet the nonce was issued to, removing it; undefined when unknown, expired or used */
   take(nonce: string): Promise<string | undefined>;
+  /** the service's name in the nonces */
+  service: string;
 }
 
-export function createWalletChallenges(redis: Redis, prefix: string, ttlSeconds: number): WalletChallenges {
+export function createWalletChallenges(redis: Redis, prefix: string, ttlSeconds: number, service: string): WalletChallenges {
   const key = (nonce: string) => `${prefix}tokens:challenge:${nonce}`;
   return {
+    service,
     async issue(walletPublicKey, nowMs) {
       const bytes = decodeKey(walletPublicKey);
       const weak = weakPublicKey(bytes);
       if (weak) throw invalid(`walletPublicKey is ${weak}`);
-      const nonce = `tributary-token:${bs58.encode(randomBytes(32))}`;
+      const nonce = challengeText({ purpose: SIGN_PURPOSES.walletToken, service, subject: walletPublicKey });
       await redis.set(key(nonce), walletPublicKey, 'EX', ttlSeconds);
       return { nonce, walletPublicKey, expiresAt: nowMs + ttlSeconds * 1000 };
     },
     async take(nonce) {
-      if (nonce.length > 128) return undefined;
+      if (nonce.length > MAX_CHALLENGE_LENGTH) return undefined;
       return (await redis.getdel(key(nonce))) ?? undefined;
     },
   };
@@ -52,6 +59,11 @@ export function decodeSignature(value: readonly number[] | string): Uint8Array {
   return Uint8Array.from(value);
 }
 
+/** the subject field of a challenge text ('' when it is none) */
+function parseSubject(text: string): string {
+  return text.split('|')[2] ?? '';
+}
+
 export interface WalletProofInput { nonce: string; signature: readonly number[] | string; walletPublicKey?: string }
 
 /**
@@ -60,6 +72,9 @@ export interface WalletProofInput { nonce: string; signature: readonly number[] 
  */
 export async function proveWallet(challenges: WalletChallenges, input: WalletProofInput): Promise<string> {
   const signature = decodeSignature(input.signature);
+  // purpose and service here; the wallet it names is the one it was issued to, compared below
+  const problem = challengeProblem(input.nonce, { purpose: SIGN_PURPOSES.walletToken, service: challenges.service, subject: parseSubject(input.nonce) });
+  if (problem) throw unauthorized(`${problem}: ask POST /v1/tokens/challenge for one and sign it`);
   const wallet = await challenges.take(input.nonce);
   if (wallet === undefined) throw unauthorized('the nonce is unknown, expired or already used; ask POST /v1/tokens/challenge for a new one');
   if (input.walletPublicKey !== undefined && input.walletPublicKey !== wallet) throw unauthorized('the nonce was issued to another wallet');

@@ -21,6 +21,8 @@ export interface PaymentBackend {
   pay(p: PaymentPayload, r: PaymentRequirement, resource: string): Promise<Paid>;
   /** `accepted` are the resource's requirements; the JWT's claims pick one */
   authorize(token: string, accepted: readonly PaymentRequirement[], resource: string, chunk: bigint | undefined): Promise<X402Grant | string>;
+  /** how the request of a grant ended (engine.ts answered); the remote facilitator knows it from its own answer */
+  answered(grant: X402Grant, served: boolean): Promise<void>;
 }
 
 export function localBackend(engine: PaymentEngine, opts: { idempotencyTtlSeconds?: number } = {}): PaymentBackend {
@@ -51,6 +53,7 @@ export function localBackend(engine: PaymentEngine, opts: { idempotencyTtlSecond
       const byId = new Map(accepted.map((r) => [r.id, r]));
       return engine.authorize(token, (c) => byId.get(c.requirementId), chunk);
     },
+    answered: (grant, served) => engine.answered(grant, served),
   };
 }
 
@@ -108,6 +111,8 @@ export function remoteBackend(d: RemoteFacilitatorDeps): PaymentBackend {
       const { admitted: _a, reason: _r, ...grant } = a;
       return grant as X402Grant;
     },
+    // the facilitator's reservation is settled by its /v1/x402/usage answer reaching this process
+    answered: async () => undefined,
   };
 }
 

@@ -16,10 +16,12 @@
 import type { Redis } from 'ioredis';
 import { createPdaDeriver, type PdaDeriver } from '../../src/kernel/domain/pda.js';
 import { asPolicyType } from '../../src/kernel/domain/policy-type.js';
+import { text } from '../../src/kernel/domain/event-data.js';
 import { systemClock, type Clock } from '../../src/kernel/domain/clock.js';
 import { createIdempotency, type SettledResult } from './idempotency.js';
 import { randomUUID } from 'node:crypto';
-import { meterRequest, type UsageLedger } from './metering.js';
+import { meterRequest, usageCounterKey, type UsageLedger } from './metering.js';
+import { accountOutstandingKey, releaseCounts } from './account-outstanding.js';
 import { upstreamUnavailable } from '../../src/kernel/http/errors.js';
 import type { PaymentPayload } from './payload.js';
 import { createPolicyCache, type PolicyCache } from './policy-cache.js';
@@ -99,8 +101,17 @@ export interface PaymentEngine {
   verify(p: PaymentPayload, r: PaymentRequirement, resource: string): Verified;
   /** throws PaymentRefused (the chain said no), an AppError 503 (the chain is unreachable) or 409 (in progress elsewhere) */
   settle(r: PaymentRequirement, v: Accepted): Promise<SettledResult>;
-  /** the grant of a bearer JWT, or why it does not serve: `pick` chooses the requirement its claims name */
+  /**
+   * the grant of a bearer JWT, or why it does not serve: `pick` chooses the requirement its claims name.
+   * A metered grant with a ledger is a reservation: the caller tells answered() how its request ended.
+   */
   authorize(token: string, pick: (claims: X402Claims) => PaymentRequirement | undefined, chunk?: bigint): Promise<X402Grant | string>;
+  /**
+   * the request of a metered grant ended: served, its chunk is charged; not served (it ended
+   * unanswered), its reservation is dropped and its counts taken back. Never throws: a mark
+   * lost leaves the reservation to be dropped at its bound (the payer is not charged).
+   */
+  answered(grant: X402Grant, served: boolean): Promise<void>;
 }
 
 export function createPaymentEngine(deps: X402Deps): PaymentEngine {
@@ -194,7 +205,7 @@ export function createPaymentEngine(deps: X402Deps): PaymentEngine {
       const funds = { amount: funding.amount, refuse: (c: bigint, unsettled: bigint) => `the payment policy ${t.claims.policy} ${shortfall(funding, c, unsettled)}` };
       // with a ledger, the chunk is written to Postgres before Redis counts it (the settler charges the ledger)
       const requestId = randomUUID();
-      const ledger = deps.usage ? { ledger: deps.usage, requestId, gateway: r.gateway } : undefined;
+      const ledger = deps.usage ? { ledger: deps.usage, requestId, gateway: r.gateway, userPayment: text(read.data, 'user_payment') } : undefined;
       let m: Awaited<ReturnType<typeof meterRequest>>;
       try {
         m = await meterRequest(deps.redis, deps.redisPrefix, t.claims.policy, type, chunk ?? r.amount, nowSeconds(), ledger, funds);
@@ -205,7 +216,27 @@ export function createPaymentEngine(deps: X402Deps): PaymentEngine {
       }
       if (!m.ok) return m.reason;
       const metered = { chunk: m.chunk.toString(), periodTotal: m.periodTotal.toString(), periodLimit: m.periodLimit.toString(), periodEnd: Number(m.periodEnd) };
-      return { ...grant, metered: ledger ? { ...metered, requestId } : metered };
+      // the ledger's row (a free request has none)
+      return { ...grant, metered: ledger && m.chunk > 0n ? { ...metered, requestId } : metered };
+    },
+
+    async answered(grant, served) {
+      const requestId = grant.metered?.requestId;
+      if (!deps.usage || requestId === undefined) return;
+      try {
+        if (served) {
+          if (!(await deps.usage.served(requestId))) deps.logger?.warn({ requestId, policy: grant.policy }, 'pay-as-you-go request served after its reservation was dropped: not charged');
+          return;
+        }
+        const row = await deps.usage.unserved(requestId);
+        if (!row) return;
+        // this process counted it (the grant came from the script): take it back from the period's counter and the account's outstanding
+        const counts = [{ key: usageCounterKey(deps.redisPrefix, row.policy, row.periodStart), amount: row.chunk }];
+        if (row.userPayment) counts.push({ key: accountOutstandingKey(deps.redisPrefix, row.userPayment), amount: row.chunk });
+        await releaseCounts(deps.redis, counts);
+      } catch (err) {
+        deps.logger?.warn({ err: (err as Error).message, requestId, served }, 'pay-as-you-go request end not recorded; its reservation is dropped at its bound');
+      }
     },
   };
 }

@@ -40,6 +40,7 @@ import {
   acceptedRequirement, normalizeRequirement, paymentRequiredHeader, X402_VERSION, type PaymentRequirementInput,
 } from './requirements.js';
 import { localBackend, remoteBackend, type RemoteFacilitatorDeps } from './backend.js';
+import { onResponseEnd } from './response-end.js';
 export type { X402Deps, X402Grant } from './engine.js';
 export type { RemoteFacilitatorDeps } from './backend.js';
 
@@ -97,6 +98,8 @@ export function paymentRequired(
       const grant = await backend.authorize(auth[1], requirements, requestResource(req), chunk);
       if (typeof grant === 'string') return refuse(req, res, grant);
       (res.locals as { x402?: X402Grant }).x402 = grant;
+      // a metered chunk is charged only if this request is served (response-end.ts)
+      if (grant.metered?.requestId !== undefined) onResponseEnd(res, (served) => void backend.answered(grant, served));
       next();
     } catch (err) {
       deps.logger?.debug({ err }, 'x402 middleware failed');

@@ -13,11 +13,23 @@
  *     read, so it reflects at least every commit that V counts.
  *
  * So a cached answer is never older than what an uncached query at the same moment would
- * have seen on the primary. Two bounds cover what the versions cannot: a replica behind
- * the primary (DATABASE_READ_URL) and a bump lost to a crash or a Redis failure between
- * commit and INCR. Entries live at most READ_CACHE_TTL_MS, and while Redis does not answer
- * the cache is bypassed altogether. (Versions live in Redis: a Redis that restarts empty
- * counts them again from 0, and an entry of the same count is at most the TTL old.)
+ * have seen on the primary. What could make versions lie is closed off:
+ *   - a bump lost between commit and acknowledgement (a Redis error, a crash): the runner
+ *     retries the bump before it acknowledges, and a batch delivered again (taken over from
+ *     a dead consumer, or left pending by a failed bump) moves the model's epoch, which
+ *     expires all its answers (projections/runner/runner.ts);
+ *   - a Redis that lost its keys (restarted empty, flushed) would count versions again from
+ *     0: every set of versions is read with a generation, a random name set once
+ *     (readGeneration); a Redis without it gets a new one, and answers cached under the old
+ *     one never serve again;
+ *   - a Redis restarted from an older snapshot, or a failover to a replica that lagged,
+ *     could count the same numbers again under the same generation: versions are tagged
+ *     with the series of this process's connection, which moves each time the connection
+ *     closes, so no answer cached before a reconnection serves after it.
+ * What versions cannot bound is a replica behind the primary (DATABASE_READ_URL): an entry
+ * computed there may predate a commit its versions count. Entries live at most
+ * READ_CACHE_TTL_MS (30 s; 1 s by default when reads go to a replica), and while Redis does
+ * not answer the cache is bypassed altogether.
  *
  * Versions come in three kinds per model. Its version moves with every commit and serves
  * answers that name no key. An answer that names the keys it depends on (a route's
@@ -32,13 +44,14 @@
  * commit invalidates a hot list). Memory is bounded by READ_CACHE_MAX_MB, least recently
  * used first (lru-cache).
  */
+import { randomBytes } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { Redis } from 'ioredis';
 import type { Counter } from 'prom-client';
 import type { StreamKeys } from '../../src/kernel/keys/index.js';
 
 /** Redis keys of the versions (src/kernel/keys). */
-export type ReadVersionKeys = Pick<StreamKeys, 'readVersion' | 'readEpoch' | 'readScope'>;
+export type ReadVersionKeys = Pick<StreamKeys, 'readVersion' | 'readEpoch' | 'readScope' | 'readGeneration'>;
 
 /**
  * Buckets of a model's keys. Redis holds at most this many version keys per model (about
@@ -93,12 +106,24 @@ export function createReadCache(redis: Redis, opts: ReadCacheOptions): ReadCache
     ? readModels.map((m) => keys.readVersion(m))
     : readModels.flatMap((m) => [keys.readEpoch(m), ...scopes.map((s) => keys.readScope(m, scopeBucket(s)))]));
 
+  // the series of the Redis connection: moves whenever it closes (a restart, a failover)
+  let series = 0;
+  redis.on('close', () => { series += 1; });
+
   async function versionsOf(readModels: readonly string[], scopes: readonly string[] | undefined): Promise<string | undefined> {
     // a Redis that is away would make every read wait for it: bypass the cache instead
     if (redis.status !== 'ready') return undefined;
+    const s = series;
     try {
-      const vs = await redis.mget(versionKeys(readModels, scopes));
-      return vs.map((v) => v ?? '0').join(':');
+      const [generation, ...vs] = await redis.mget(keys.readGeneration, ...versionKeys(readModels, scopes));
+      // read over another connection than the one the series names: nothing to compare with
+      if (series !== s) return undefined;
+      if (!generation) {
+        // a Redis that lost its keys (or a new one): name a generation, and bypass until then
+        await redis.set(keys.readGeneration, randomBytes(9).toString('base64url'), 'NX');
+        return undefined;
+      }
+      return `${s}/${generation}/${vs.map((v) => v ?? '0').join(':')}`;
     } catch {
       return undefined;
     }

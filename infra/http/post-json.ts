@@ -31,61 +31,109 @@ export interface PostOptions {
 }
 
 export interface JsonPoster {
-  post(url: string, body: string, headers: Record<string, string>, opts: PostOptions): Promise<PostResult>;
+  /** `body`: JSON text, or its UTF-8 bytes */
+  post(url: string, body: string | Buffer, headers: Record<string, string>, opts: PostOptions): Promise<PostResult>;
   close(): void;
 }
 
 /** Bytes of a response body read before the rest is dropped: receivers answer briefly. */
 const MAX_BODY_BYTES = 64 * 1024;
 
+/** Targets whose parsed form is kept (a worker sends to a few endpoints many times). */
+const TARGETS_KEPT = 1000;
+
+/** A target URL parsed and checked once: what each request to it needs. */
+interface Target { mod: typeof http | typeof https; agent: http.Agent; hostname: string; port: string; path: string }
+
 export function createJsonPoster(opts: { allowPrivateTargets: boolean; maxSockets: number; userAgent: string }): JsonPoster {
   const agentOpts = { keepAlive: true, maxSockets: opts.maxSockets, scheduling: 'lifo' as const };
+  // one keep-alive pool per origin (an agent keeps its sockets by host and port)
   const agents = { 'http:': new http.Agent(agentOpts), 'https:': new https.Agent(agentOpts) };
+  const targets = new Map<string, Target>();
 
-  function post(target: string, body: string, headers: Record<string, string>, po: PostOptions): Promise<PostResult> {
+  function targetOf(raw: string): Target {
+    const known = targets.get(raw);
+    if (known) return known;
+    const url = new URL(raw);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new TargetRefused(`target refused: ${url.protocol} is not http or https`);
+    if (!opts.allowPrivateTargets) checkLiteralHost(url);
+    const t: Target = {
+      mod: url.protocol === 'https:' ? https : http,
+      agent: agents[url.protocol],
+      // [::1] is the URL's form of an IPv6 host; a request takes it bare
+      hostname: url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname,
+      port: url.port,
+      path: `${url.pathname}${url.search}`,
+    };
+    if (targets.size >= TARGETS_KEPT) targets.clear();
+    targets.set(raw, t);
+    return t;
+  }
+
+  function post(raw: string, body: string | Buffer, headers: Record<string, string>, po: PostOptions): Promise<PostResult> {
     const started = performance.now();
     const elapsed = () => Math.round(performance.now() - started);
     return new Promise<PostResult>((resolve, reject) => {
-      let url: URL;
+      let target: Target;
       try {
-        url = new URL(target);
-        if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new TargetRefused(`target refused: ${url.protocol} is not http or https`);
-        if (!opts.allowPrivateTargets) checkLiteralHost(url);
+        target = targetOf(raw);
       } catch (err) {
         reject(new PostError('refused_target', (err as Error).message, elapsed()));
         return;
       }
-      const timeout = AbortSignal.timeout(po.timeoutMs);
-      const signal = po.signal ? AbortSignal.any([timeout, po.signal]) : timeout;
+      if (po.signal?.aborted) {
+        reject(new PostError('aborted', 'aborted: worker stopping', elapsed()));
+        return;
+      }
+      const bytes = typeof body === 'string' ? Buffer.from(body) : body;
+      // a timer and a listener, not AbortSignal.timeout/any: those cost more than the request's own work
+      let why: 'timeout' | 'aborted' | undefined;
+      let done = false;
+      const timer = setTimeout(() => { why = 'timeout'; req.destroy(new Error('timeout')); }, po.timeoutMs);
+      const onAbort = () => { why ??= 'aborted'; req.destroy(new Error('aborted')); };
+      po.signal?.addEventListener('abort', onAbort, { once: true });
+      const finish = () => {
+        done = true;
+        clearTimeout(timer);
+        po.signal?.removeEventListener('abort', onAbort);
+      };
       const fail = (err: unknown) => {
-        if (timeout.aborted) reject(new PostError('timeout', `timed out after ${po.timeoutMs} ms`, elapsed()));
-        else if (po.signal?.aborted) reject(new PostError('aborted', 'aborted: worker stopping', elapsed()));
+        if (done) return;
+        finish();
+        if (why === 'timeout') reject(new PostError('timeout', `timed out after ${po.timeoutMs} ms`, elapsed()));
+        else if (why === 'aborted') reject(new PostError('aborted', 'aborted: worker stopping', elapsed()));
         else if (err instanceof TargetRefused) reject(new PostError('refused_target', err.message, elapsed()));
         else {
           const e = err as { code?: string; message?: string };
           reject(new PostError('network', e.code ? `${e.code}: ${e.message ?? ''}`.trim() : (e.message ?? 'network error'), elapsed()));
         }
       };
-      const req = (url.protocol === 'https:' ? https : http).request(url, {
+      const req = target.mod.request({
         method: 'POST',
-        agent: agents[url.protocol],
-        headers: { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), 'user-agent': opts.userAgent },
-        signal,
+        hostname: target.hostname,
+        port: target.port,
+        path: target.path,
+        agent: target.agent,
+        headers: { ...headers, 'content-type': 'application/json', 'content-length': String(bytes.length), 'user-agent': opts.userAgent },
         ...(opts.allowPrivateTargets ? {} : { lookup: guardedLookup }),
       }, (res) => {
-        let bytes = 0;
+        let read = 0;
         const retryAfter = res.headers['retry-after'];
-        const answer = (): PostResult => ({ statusCode: res.statusCode ?? 0, latencyMs: elapsed(), ...(retryAfter !== undefined ? { retryAfter } : {}) });
+        const answer = () => {
+          if (done) return;
+          finish();
+          resolve({ statusCode: res.statusCode ?? 0, latencyMs: elapsed(), ...(retryAfter !== undefined ? { retryAfter } : {}) });
+        };
         res.on('data', (chunk: Buffer) => {
-          bytes += chunk.length;
-          if (bytes > MAX_BODY_BYTES) { res.destroy(); resolve(answer()); }
+          read += chunk.length;
+          if (read > MAX_BODY_BYTES) { answer(); res.destroy(); }
         });
-        res.on('end', () => resolve(answer()));
+        res.on('end', answer);
         res.on('error', fail);
         res.on('aborted', () => fail(new Error('response aborted')));
       });
       req.on('error', fail);
-      req.end(body);
+      req.end(bytes);
     });
   }
 

@@ -4,8 +4,8 @@
  * Two ways an Anchor program emits an event:
  *   - emit!: a `Program data: <base64>` log line. Only lines logged while our program is
  *     the innermost running invocation count: the log stack is rebuilt from the
- *     runtime's `invoke [n]` / `success` / `failed` lines, so data logged by programs we
- *     call, or by unrelated programs in the same transaction, is ignored.
+ *     runtime's own `invoke [n]` / `success` / `failed` lines (logs.ts), so data logged
+ *     by programs we call, or by unrelated programs in the same transaction, is ignored.
  *   - emit_cpi!: an inner instruction to our program whose data is EVENT_IX_TAG followed
  *     by the event (discriminator ++ borsh).
  * Identity (shared with the localnet): log events first, ixPath = index of the top-level
@@ -20,11 +20,12 @@
  * data as `fee_split` when the counts agree (`transfer` emits PaymentRecord and logs no
  * split), so the read models learn net or gross mode and the protocol cut from the chain.
  */
-import bs58 from 'bs58';
-import { decodeEventPayload } from '../../src/kernel/events/codec.js';
-import { eventId, type TributaryEvent } from '../../src/kernel/events/envelope.js';
+import { decodeBase58 } from '../../src/kernel/events/base58.js';
+import { decodeEventBytes } from '../../src/kernel/events/codec.js';
+import { eventId, type DecodedEvent, type TributaryEvent } from '../../src/kernel/events/envelope.js';
 import type { FeeSplit } from '../../src/kernel/events/event-types.js';
 import type { TransactionJson } from '../solana/chain-reader.js';
+import { readProgramLogs, type LoggedSplit } from './logs.js';
 
 /** sha256("anchor:event")[..8] */
 export const EVENT_IX_TAG = Buffer.from([0xe4, 0x45, 0xa5, 0x2e, 0x51, 0xcb, 0x9a, 0x1d]);
@@ -39,51 +40,8 @@ export interface DecodedTransaction {
   truncated: boolean;
 }
 
-const INVOKE = /^Program (\S+) invoke \[(\d+)\]$/;
-const EXIT = /^Program (\S+) (?:success$|failed)/;
-const DATA = 'Program data: ';
-/** execute_payment's split (the scheduler part is missing from older program versions) */
-const SPLIT = /^Program log: Payment executed: (\d+) -> recipient, (\d+) gateway fee, (?:(\d+) scheduler cut, )?(\d+) protocol fee$/;
-
-interface Payload { ixPath: string; payload: string }
-
-interface LoggedSplit { topLevel: number; split: FeeSplit }
-
-function logPayloads(logs: readonly string[], programId: string): { payloads: Payload[]; splits: LoggedSplit[]; truncated: boolean } {
-  const stack: string[] = [];
-  const payloads: Payload[] = [];
-  const splits: LoggedSplit[] = [];
-  let topLevel = -1;
-  let truncated = false;
-  for (const line of logs) {
-    const invoke = INVOKE.exec(line);
-    if (invoke) {
-      if (invoke[2] === '1') {
-        topLevel += 1;
-        stack.length = 0;
-      }
-      stack.push(invoke[1] ?? '');
-      continue;
-    }
-    if (EXIT.test(line)) {
-      stack.pop();
-      continue;
-    }
-    if (line.startsWith(DATA)) {
-      if (stack.length > 0 && stack[stack.length - 1] === programId) {
-        payloads.push({ ixPath: String(topLevel), payload: line.slice(DATA.length) });
-      }
-      continue;
-    }
-    const split = SPLIT.exec(line);
-    if (split && stack.length > 0 && stack[stack.length - 1] === programId) {
-      splits.push({ topLevel, split: { recipient_amount: split[1]!, gateway_residual: split[2]!, scheduler_cut: split[3] ?? '0', protocol_cut: split[4]! } });
-      continue;
-    }
-    if (line === 'Log truncated') truncated = true;
-  }
-  return { payloads, splits, truncated };
-}
+/** One event's bytes: from `start` in `bytes` (discriminator first). */
+interface Payload { ixPath: string; bytes: Buffer; start: number }
 
 /** Attaches each top-level instruction's logged splits to its PaymentRecords, in order, when the counts agree. */
 function attachSplits(events: TributaryEvent[], splits: readonly LoggedSplit[]): void {
@@ -104,24 +62,23 @@ function attachSplits(events: TributaryEvent[], splits: readonly LoggedSplit[]):
 
 function cpiPayloads(tx: TransactionJson, programId: string): Payload[] {
   const meta = tx.meta;
-  const keys = [
-    ...tx.transaction.message.accountKeys,
-    ...(meta?.loadedAddresses?.writable ?? []),
-    ...(meta?.loadedAddresses?.readonly ?? []),
-  ];
-  const groups = [...(meta?.innerInstructions ?? [])].sort((a, b) => a.index - b.index);
+  const inner = meta?.innerInstructions;
+  if (!inner || inner.length === 0) return [];
+  const keys = tx.transaction.message.accountKeys;
+  const loaded = meta.loadedAddresses;
+  const keyAt = (i: number): string | undefined => {
+    if (i < keys.length) return keys[i];
+    const w = loaded?.writable ?? [];
+    return i - keys.length < w.length ? w[i - keys.length] : loaded?.readonly[i - keys.length - w.length];
+  };
+  const groups = [...inner].sort((a, b) => a.index - b.index);
   const out: Payload[] = [];
   for (const group of groups) {
     group.instructions.forEach((ix, j) => {
-      if (keys[ix.programIdIndex] !== programId) return;
-      let data: Uint8Array;
-      try {
-        data = bs58.decode(ix.data);
-      } catch {
-        return;
-      }
-      if (data.length < 16 || !EVENT_IX_TAG.equals(Buffer.from(data.subarray(0, 8)))) return;
-      out.push({ ixPath: `${group.index}.${j}`, payload: Buffer.from(data.subarray(8)).toString('base64') });
+      if (keyAt(ix.programIdIndex) !== programId) return;
+      const data = decodeBase58(ix.data);
+      if (!data || data.length < 16 || EVENT_IX_TAG.compare(data, 0, 8) !== 0) return;
+      out.push({ ixPath: `${group.index}.${j}`, bytes: data, start: 8 });
     });
   }
   return out;
@@ -130,14 +87,15 @@ function cpiPayloads(tx: TransactionJson, programId: string): Payload[] {
 export function decodeTransaction(tx: TransactionJson, signature: string, programId: string): DecodedTransaction {
   const meta = tx.meta;
   if (!meta || (meta.err !== null && meta.err !== undefined)) return { events: [], unknown: [], failed: true, truncated: false };
-  const { payloads, splits, truncated } = logPayloads(meta.logMessages ?? [], programId);
-  const all = [...payloads, ...cpiPayloads(tx, programId)];
+  const { payloads, splits, truncated } = readProgramLogs(meta.logMessages ?? [], programId);
+  const all: Payload[] = payloads.map((p) => ({ ixPath: p.ixPath, bytes: Buffer.from(p.payload, 'base64'), start: 0 }));
+  for (const p of cpiPayloads(tx, programId)) all.push(p);
   const events: TributaryEvent[] = [];
   const unknown: DecodedTransaction['unknown'] = [];
   all.forEach((p, index) => {
-    const decoded = decodeEventPayload(p.payload);
+    const decoded: DecodedEvent | undefined = decodeEventBytes(p.bytes, p.start);
     if (!decoded) {
-      unknown.push({ ixPath: p.ixPath, index, payload: p.payload });
+      unknown.push({ ixPath: p.ixPath, index, payload: p.bytes.toString('base64', p.start) });
       return;
     }
     events.push({
@@ -145,6 +103,6 @@ export function decodeTransaction(tx: TransactionJson, signature: string, progra
       blockTime: tx.blockTime ?? null, ixPath: p.ixPath, index, ...decoded,
     });
   });
-  attachSplits(events, splits);
+  if (splits.length > 0) attachSplits(events, splits);
   return { events, unknown, failed: false, truncated };
 }

@@ -21,7 +21,10 @@ import * as m0993 from './0993_payg_usage_unbillable_index.js';
 import * as m0994 from './0994_webhook_events.js';
 import * as m0995 from './0995_api_keys_created_by.js';
 import * as m0997 from './0997_scheduler_counts.js';
+import * as m0998 from './0998_payg_usage_user_payment.js';
 import * as m0999 from './0999_projection_dedup_partitions.js';
+import * as m0998r from './0998_payg_usage_reserved.js';
+import * as m0996 from './0996_webhook_fanouts.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '0001_spine': m0001,
@@ -41,7 +44,10 @@ const MIGRATIONS: Record<string, Migration> = {
   '0994_webhook_events': m0994,
   '0995_api_keys_created_by': m0995,
   '0997_scheduler_counts': m0997,
+  '0998_payg_usage_user_payment': m0998,
   '0999_projection_dedup_partitions': m0999,
+  '0998_payg_usage_reserved': m0998r,
+  '0996_webhook_fanouts': m0996,
 };
 
 export async function migrateToLatest(db: Kysely<any>): Promise<MigrationResultSet> {

@@ -6,7 +6,8 @@ import { Kysely, PostgresDialect } from 'kysely';
 import pg from './pg.js';
 import Cursor from 'pg-cursor';
 import type { Database } from './schema.js';
-import { withNamedStatements } from './named-statements.js';
+import { StatementNames, withNamedStatements } from './named-statements.js';
+import { registerDirect } from './text-query.js';
 import { withCopy } from './copy.js';
 
 export type Db = Kysely<Database>;
@@ -29,7 +30,12 @@ export function createDb(url: string, poolMax = 10, applicationName = 'tributary
   // cursor: .stream() reads large results in chunks (the merchant exports)
   // named statements: parsed once per connection, planned from the plan cache (named-statements.ts)
   // copy: the projections' COPY runs on a transaction's connection (copy.ts)
-  return new Kysely<Database>({ dialect: new PostgresDialect({ pool: withCopy(opts.namedStatements ? withNamedStatements(pool) : pool), cursor: Cursor }) });
+  // text-query: the hot list routes' one-cell pages straight on the pool, under the same names
+  if (!opts.namedStatements) return new Kysely<Database>({ dialect: new PostgresDialect({ pool: withCopy(pool), cursor: Cursor }) });
+  const names = new StatementNames();
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: withCopy(withNamedStatements(pool, names)), cursor: Cursor }) });
+  registerDirect(db, pool, names);
+  return db;
 }
 
 /** Creates the database named in `url` when it does not exist (connecting to `postgres`). */

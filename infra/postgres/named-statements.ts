@@ -14,18 +14,28 @@ import { withTextQueries } from './pool-clients.js';
 
 const MAX_NAMED = 1000;
 
-export function withNamedStatements(pool: pg.Pool): PostgresPool {
-  const names = new Map<string, string>();
-  const nameOf = (text: string): string | undefined => {
-    let name = names.get(text);
-    if (name === undefined && names.size < MAX_NAMED) {
-      name = `tq${names.size + 1}`;
-      names.set(text, name);
+/**
+ * The names of one pool's statements. Every path onto the pool's connections takes its
+ * names from here (kysely's, text-query.ts's): pg refuses a name prepared on a connection
+ * with another text.
+ */
+export class StatementNames {
+  private readonly names = new Map<string, string>();
+
+  /** The text's name; undefined past MAX_NAMED distinct texts (run it unnamed). */
+  of(text: string): string | undefined {
+    let name = this.names.get(text);
+    if (name === undefined && this.names.size < MAX_NAMED) {
+      name = `tq${this.names.size + 1}`;
+      this.names.set(text, name);
     }
     return name;
-  };
+  }
+}
+
+export function withNamedStatements(pool: pg.Pool, names: StatementNames): PostgresPool {
   return withTextQueries<pg.PoolClient>(pool, (client, q, parameters) => {
-    const name = nameOf(q);
+    const name = names.of(q);
     const values = [...parameters];
     return (name === undefined ? client.query(q, values) : client.query({ name, text: q, values })) as unknown as Promise<PostgresQueryResult<unknown>>;
   });

@@ -49,6 +49,10 @@ export interface RunningProjection {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Tries of a read-version bump before the batch is left unacknowledged, and the step between them. */
+const BUMP_ATTEMPTS = 5;
+const BUMP_RETRY_MS = 100;
+
 /** Entries one transaction takes at most while a backlog waits (a replay's catch-up, a restart). */
 export const MAX_TRANSACTION_ENTRIES = 10_000;
 
@@ -109,12 +113,23 @@ export function startProjection(deps: RunnerDeps, projection: Projection, opts: 
    * After a commit that changed the read model: its versions move (the model's, and those
    * of the keys the batch touched), so API nodes stop serving cached answers computed
    * before it (read-cache.ts). Bumped before the ack, so a caught-up group means bumped
-   * versions. A failed bump is only logged: the cache's TTL bounds how long an answer can
-   * be stale.
+   * versions, and retried a few times. A batch delivered again (`redelivered`: taken over
+   * from a consumer that died, or left pending) may have been committed by a run whose
+   * bump was lost; its events are deduplicated now, so nothing says which keys it touched,
+   * and the model's epoch moves instead, expiring all its answers. False: the bump could
+   * not be made; the caller leaves the batch unacknowledged, to be delivered again.
    */
-  async function bumpVersion(applied: Applied): Promise<void> {
-    if (applied.count === 0) return;
-    if (!(await bumpReadVersions(redis, keys, group, applied.scopes))) log.warn('could not bump the read model version; cached answers live out their TTL');
+  async function bumpVersion(applied: Applied, redelivered: boolean): Promise<boolean> {
+    if (applied.count === 0 && !redelivered) return true;
+    const scopes = redelivered ? undefined : applied.scopes;
+    for (let attempt = 1; ; attempt += 1) {
+      if (await bumpReadVersions(redis, keys, group, scopes)) return true;
+      if (attempt >= BUMP_ATTEMPTS || stopping) {
+        log.warn('could not bump the read model version; the batch is left unacknowledged and, delivered again, moves the epoch');
+        return false;
+      }
+      await sleep(BUMP_RETRY_MS * attempt);
+    }
   }
 
   /** Applies a batch; on failure isolates the poison entries one by one. */
@@ -133,7 +148,7 @@ export function startProjection(deps: RunnerDeps, projection: Projection, opts: 
       const applied = await applyBatch(db, projection, parsed, io, log);
       stats.applied += applied.count;
       stats.batches += 1;
-      await bumpVersion(applied);
+      if (!(await bumpVersion(applied, from !== 'fresh'))) { loop.setPending(true); return; }
       await ack(redis, keys.events, group, parsed.map((p) => p.streamId));
       if (loop.pending()) await clearAttempts(redis, keys, group, parsed.map((p) => p.streamId));
       return;
@@ -151,7 +166,7 @@ export function startProjection(deps: RunnerDeps, projection: Projection, opts: 
       try {
         const applied = await applyBatch(db, projection, [p], io, log);
         stats.applied += applied.count;
-        await bumpVersion(applied);
+        if (!(await bumpVersion(applied, from !== 'fresh'))) { loop.setPending(true); return; }
         await ack(redis, keys.events, group, [p.streamId]);
       } catch (err) {
         if (!(await databaseAnswers(db))) { loop.setPending(true); return; }

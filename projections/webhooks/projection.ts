@@ -20,12 +20,12 @@ import { toApiEvent } from '../../src/kernel/wire/api-event.js';
 import type { Projection, ProjectionIo, Trx } from '../runner/projection.js';
 import { concernOf, createdPolicy, type PolicyKind } from './concerns.js';
 import { OUTBOX_CHANNEL, webhookPoppersKey, webhookReadyKey } from '../../src/kernel/keys/index.js';
-import { PUSH_HOLDER, READY_LIST_MAX, type ReadyEntry } from './doc.js';
+import { READY_LIST_MAX, type ReadyEntry } from './doc.js';
 
 /** The channel workers LISTEN on. NOTIFY is per database, so test databases never cross. */
 export { OUTBOX_CHANNEL };
 
-/** outbox rows per insert statement */
+/** policy rows per insert statement */
 const CHUNK = 5000;
 
 /** The event as GET /v1/events returns it. */
@@ -106,16 +106,17 @@ async function fanOut(trx: Trx, pda: PdaDeriver, events: readonly TributaryEvent
   }
 
   // Each event's payload is serialized, sent and stored once, however many webhooks it goes
-  // to: the rows are (webhook, event index) pairs joined to the events in the statement.
-  const queued: QueuedEvents = { ids: [], names: [], payloads: [], timestamps: [] };
+  // to: the outbox rows are (webhook, event index) pairs joined to the events in the
+  // statement; the webhooks of an event the fast path takes are one fan-out row.
+  const queued: QueuedEvents = { ids: [], names: [], payloads: [], timestamps: [], fanouts: [] };
   const rowWebhooks: number[] = [];
   const rowEvents: number[] = [];
-  const rowPushed: boolean[] = [];
   events.forEach((e, i) => {
     const g = gatewayOf[i];
     const ids = g === undefined ? undefined : byGateway.get(g);
     if (!ids) return;
     let index: number | undefined;
+    let fanned: number[] | undefined;
     for (const id of new Set(ids)) {
       if (wants.get(id)?.has(e.name) === false) continue; // the endpoint's event_types leave it out
       if (index === undefined) {
@@ -124,75 +125,91 @@ async function fanOut(trx: Trx, pda: PdaDeriver, events: readonly TributaryEvent
         queued.names.push(e.name);
         queued.payloads.push(JSON.stringify(payload));
         queued.timestamps.push(typeof payload.timestamp === 'string' ? payload.timestamp : null);
+        fanned = [];
+        queued.fanouts.push(fanned);
       }
-      rowWebhooks.push(id);
-      rowEvents.push(index);
-      rowPushed.push(pushLeaseMs !== undefined && hookById.get(id)!.direct);
+      if (pushLeaseMs !== undefined && hookById.get(id)!.direct) {
+        fanned!.push(id);
+      } else {
+        rowWebhooks.push(id);
+        rowEvents.push(index);
+      }
     }
   });
-  if (rowWebhooks.length === 0) return undefined;
+  if (queued.ids.length === 0) return undefined;
   // filtered above, with the webhooks read in this transaction: the outbox trigger may skip its lookup
-  await sql`SELECT set_config('tributary.outbox_filtered', 'on', true)`.execute(trx);
+  if (rowWebhooks.length > 0) await sql`SELECT set_config('tributary.outbox_filtered', 'on', true)`.execute(trx);
   const pushable: Pushable = new Map();
-  let claimable = 0;
-  for (let i = 0; i < rowWebhooks.length; i += CHUNK) {
-    const rows = await insertDeliveries(trx, queued, rowWebhooks.slice(i, i + CHUNK), rowEvents.slice(i, i + CHUNK), rowPushed.slice(i, i + CHUNK), pushLeaseMs ?? 0);
-    for (const r of rows) {
-      if (!r.pushed) { claimable += 1; continue; }
-      const ev = r.ev - 1;
-      let entry = pushable.get(r.event_id);
-      if (!entry) {
-        entry = { e: r.event_id, n: queued.names[ev]!, p: queued.payloads[ev]!, t: queued.timestamps[ev]!, c: r.created_at, u: Number(r.lease_until), d: [] };
-        pushable.set(r.event_id, entry);
-      }
-      entry.d.push([String(r.id), r.webhook_id]);
-    }
+  const { fanouts, queuedRows } = await insertQueued(trx, queued, rowWebhooks, rowEvents, pushLeaseMs ?? 0);
+  for (const f of fanouts) {
+    const ev = f.ev - 1;
+    pushable.set(f.id, { f: f.id, e: f.event_id, n: queued.names[ev]!, p: queued.payloads[ev]!, t: queued.timestamps[ev]!, c: f.created_at, u: Number(f.lease_until), w: queued.fanouts[ev]! });
   }
   // Delivered to listeners at commit, and only if the transaction commits: the claim's rows only.
-  if (claimable > 0) await sql`SELECT pg_notify(${OUTBOX_CHANNEL}, '')`.execute(trx);
+  if (queuedRows > 0) await sql`SELECT pg_notify(${OUTBOX_CHANNEL}, '')`.execute(trx);
   return pushable.size > 0 ? pushable : undefined;
 }
 
-interface QueuedEvents { ids: string[]; names: string[]; payloads: string[]; timestamps: (string | null)[] }
+/** The events of a batch that go to webhooks (1-based indexes in the rows), each with the webhooks it is fanned out to. */
+interface QueuedEvents { ids: string[]; names: string[]; payloads: string[]; timestamps: (string | null)[]; fanouts: number[][] }
 
-interface InsertedRow { id: string; webhook_id: number; event_id: string; pushed: boolean; created_at: string; lease_until: string }
+interface FanoutRow { id: string; event_id: string; created_at: string; lease_until: string }
 
 /**
- * One multi-row insert of outbox rows in the given order (stream order: ordered endpoints
- * rely on it), each row a webhook and the 1-based index of its event in `events`; the
- * events' payloads go to webhook_events, once each, with the webhooks they were queued
- * for (retention's way back to their rows). Array parameters whatever the row count: a
- * VALUES list of 1,000 rows took twice as long, most of it in building, sending and
- * parsing 4,000 parameters with 10 copies of each payload. A pushed row is leased to the
- * fast path (./doc.ts) until its first attempt's lease ends.
+ * One statement: the events' payloads to webhook_events, once each, with the webhooks they
+ * were queued for (retention's way back to their rows); the outbox rows in the given order
+ * (stream order: ordered endpoints rely on it), each a webhook and the 1-based index of
+ * its event; and one fan-out row (migration 0996) per event with webhooks on the fast
+ * path, leased for their first attempts (./doc.ts). Array parameters whatever the row
+ * count: a VALUES list of 1,000 rows took twice as long, most of it in building, sending
+ * and parsing 4,000 parameters with 10 copies of each payload.
  */
-async function insertDeliveries(trx: Trx, events: QueuedEvents, webhookIds: number[], eventIndexes: number[], pushed: boolean[], leaseMs: number): Promise<(InsertedRow & { ev: number })[]> {
-  const { rows } = await sql<InsertedRow>`
+async function insertQueued(trx: Trx, events: QueuedEvents, webhookIds: number[], eventIndexes: number[], leaseMs: number): Promise<{ fanouts: (FanoutRow & { ev: number })[]; queuedRows: number }> {
+  const fanEvents: number[] = [];
+  const fanHooks: string[] = [];
+  events.fanouts.forEach((hooks, i) => {
+    if (hooks.length === 0) return;
+    fanEvents.push(i + 1);
+    fanHooks.push(`{${hooks.join(',')}}`);
+  });
+  const { rows } = await sql<FanoutRow & { queued: string | null }>`
     WITH r AS (
-      SELECT * FROM unnest(${webhookIds}::integer[], ${eventIndexes}::integer[], ${pushed}::boolean[]) WITH ORDINALITY AS r(webhook_id, ev, pushed, n)
+      SELECT * FROM unnest(${webhookIds}::integer[], ${eventIndexes}::integer[]) WITH ORDINALITY AS r(webhook_id, ev, n)
+    ),
+    f AS (
+      SELECT ev, hooks::integer[] AS hooks FROM unnest(${fanEvents}::integer[], ${fanHooks}::text[]) AS f(ev, hooks)
     ),
     e AS (
       SELECT * FROM unnest(${events.ids}::text[], ${events.names}::text[], ${events.payloads}::json[]) WITH ORDINALITY AS e(id, name, payload, ev)
     ),
     stored AS (
       INSERT INTO webhook_events (event_id, payload, webhook_ids)
-      SELECT e.id, e.payload, w.ids FROM e JOIN (SELECT ev, array_agg(webhook_id) AS ids FROM r GROUP BY ev) w USING (ev)
+      SELECT e.id, e.payload, w.ids FROM e JOIN (
+        SELECT ev, array_agg(webhook_id) AS ids FROM (SELECT ev, webhook_id FROM r UNION ALL SELECT ev, unnest(hooks) FROM f) x GROUP BY ev
+      ) w USING (ev)
       ON CONFLICT (event_id) DO UPDATE
         SET webhook_ids = ARRAY(SELECT DISTINCT unnest(webhook_events.webhook_ids || excluded.webhook_ids))
+    ),
+    queued AS (
+      INSERT INTO webhook_deliveries AS d (webhook_id, event_id, event_name, payload)
+      SELECT r.webhook_id, e.id, e.name, NULL FROM r JOIN e USING (ev)
+      ORDER BY r.n
+      ON CONFLICT (webhook_id, event_id) DO NOTHING
+      RETURNING 1
+    ),
+    fanned AS (
+      INSERT INTO webhook_fanouts (event_id, event_name, webhook_ids, lease_until)
+      SELECT e.id, e.name, f.hooks, now() + ${leaseMs} * interval '1 millisecond' FROM f JOIN e USING (ev)
+      ORDER BY f.ev
+      RETURNING id, event_id, created_at, lease_until
     )
-    INSERT INTO webhook_deliveries AS d (webhook_id, event_id, event_name, payload, next_attempt_at, locked_until, locked_by)
-    SELECT r.webhook_id, e.id, e.name, NULL,
-      CASE WHEN r.pushed THEN now() + ${leaseMs} * interval '1 millisecond' ELSE now() END,
-      CASE WHEN r.pushed THEN now() + ${leaseMs} * interval '1 millisecond' END,
-      CASE WHEN r.pushed THEN ${PUSH_HOLDER} END
-    FROM r JOIN e USING (ev)
-    ORDER BY r.n
-    ON CONFLICT (webhook_id, event_id) DO NOTHING
-    RETURNING d.id, d.webhook_id, d.event_id, (d.locked_by IS NOT NULL) AS pushed,
-      to_char(d.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at,
-      (extract(epoch FROM d.locked_until) * 1000)::bigint::text AS lease_until`.execute(trx);
+    SELECT id::text, event_id, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at,
+      (extract(epoch FROM lease_until) * 1000)::bigint::text AS lease_until, NULL AS queued
+    FROM fanned
+    UNION ALL SELECT NULL, NULL, NULL, NULL, count(*)::text FROM queued`.execute(trx);
   const index = new Map(events.ids.map((id, i) => [id, i + 1]));
-  return rows.map((r) => ({ ...r, ev: index.get(r.event_id)! }));
+  const fanouts = rows.filter((r) => r.queued === null).map((r) => ({ ...r, ev: index.get(r.event_id)! }));
+  return { fanouts, queuedRows: Number(rows.find((r) => r.queued !== null)?.queued ?? 0) };
 }
 
 /**
@@ -227,6 +244,7 @@ export function createWebhooksProjection(pda: PdaDeriver): Projection {
     tables: [
       { name: 'webhook_policy_gateways', orderBy: 'policy' },
       { name: 'webhook_events', orderBy: 'event_id' },
+      { name: 'webhook_fanouts', orderBy: 'id', volatile: ['created_at', 'lease_until'] },
       { name: 'webhook_deliveries', orderBy: 'id', volatile: ['status', 'round', 'attempts', 'next_attempt_at', 'locked_until', 'locked_by', 'last_error', 'created_at', 'finished_at'] },
     ],
     replayable: false,

@@ -33,6 +33,19 @@ export interface WebhookEventsTable {
   created_at: Time;
 }
 
+/**
+ * A pushed event's first attempts, one row for all its webhooks (migration 0996): the
+ * outbox rows are written as their outcomes are known (commands/webhooks/delivery/fanouts.ts).
+ */
+export interface WebhookFanoutsTable {
+  id: Generated<string>;
+  event_id: string;
+  event_name: string;
+  webhook_ids: number[];
+  created_at: Time;
+  lease_until: Time;
+}
+
 export interface WebhookAttemptsTable {
   id: Generated<string>;
   delivery_id: string;
@@ -56,6 +69,7 @@ export interface WebhookPolicyGatewaysTable {
 export interface WebhookOutboxTables {
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_events: WebhookEventsTable;
+  webhook_fanouts: WebhookFanoutsTable;
   webhook_attempts: WebhookAttemptsTable;
   webhook_policy_gateways: WebhookPolicyGatewaysTable;
 }

@@ -8,7 +8,7 @@
  */
 export const DASHBOARD_JS = String.raw`(function () {
 'use strict';
-var S = { gateway: null, token: null, bucket: 'day', mint: null, offset: 0, limit: 25, status: '', socket: null, series: [], refreshTimer: null };
+var S = { gateway: null, token: null, bucket: 'day', mint: null, offset: 0, limit: 25, status: '', socket: null, series: [], refreshTimer: null, liveEnded: null };
 var $ = function (id) { return document.getElementById(id); };
 
 function el(tag, props, kids) {
@@ -108,6 +108,9 @@ $('wallet-sign-in').addEventListener('click', function () {
   say('Asking the wallet to sign the challenge…');
   var auth = '/v1/gateway/' + encodeURIComponent(gateway) + '/auth/';
   post(auth + 'challenge', {}).then(function (ch) {
+    // sign only a gateway sign-in challenge for this gateway (purpose|service|gateway|random)
+    var f = String(ch.nonce).split('|');
+    if (f.length !== 4 || f[0] !== 'tributary-gateway-sign-in' || f[2] !== gateway) throw new Error('the server sent a challenge that is not a sign-in for this gateway; not signing it');
     return walletSign(new TextEncoder().encode(ch.nonce)).then(function (signed) {
       // the nonce named: another tab's newer challenge does not get in the way
       return post(auth + 'verify', { signer: signed.signer, signature: Array.prototype.slice.call(signed.signature), nonce: ch.nonce });
@@ -242,7 +245,12 @@ function connectLive() {
   var sock = io('/merchant', { path: '/ws/v1', auth: { gateway: S.gateway, token: S.token }, transports: ['websocket'] });
   S.socket = sock;
   sock.on('connect', function () { $('live-dot').className = 'dot on'; $('live-dot').title = 'live'; document.body.setAttribute('data-live', 'on'); });
-  sock.on('disconnect', function () { $('live-dot').className = 'dot'; $('live-dot').title = 'reconnecting'; });
+  // the server ends a feed whose credential expired or was revoked (error first, then disconnect): no reconnecting then
+  sock.on('error', function (e) { if (e && e.message) S.liveEnded = e.message; });
+  sock.on('disconnect', function (reason) {
+    $('live-dot').className = 'dot';
+    $('live-dot').title = reason === 'io server disconnect' ? 'ended: ' + (S.liveEnded || 'sign in again') : 'reconnecting';
+  });
   sock.on('connect_error', function (err) { $('live-dot').className = 'dot'; if (/unauthorized|forbidden/.test(err.message)) sock.close(); });
   sock.on('payment', function (msg) {
     var d = msg.data;

@@ -7,6 +7,7 @@
  */
 import { sql } from 'kysely';
 import type { Db } from '../../infra/postgres/database.js';
+import { queryCell } from '../../infra/postgres/text-query.js';
 import type { PolicyKind } from '../../src/kernel/domain/policy.js';
 import { typedEventSchema } from '../events/event-schema.js';
 import type { JsonSchema } from '../../src/kernel/http/schema.js';
@@ -25,7 +26,7 @@ export function executionsQuery(db: Db, kind: PolicyKind, policy: string, page: 
 }
 
 export async function listExecutionDocs(db: Db, kind: PolicyKind, policy: string, page: Page): Promise<string> {
-  return (await executionsQuery(db, kind, policy, page).executeTakeFirstOrThrow()).data;
+  return (await queryCell(db, executionsQuery(db, kind, policy, page).compile())) ?? '[]';
 }
 
 export function executionSchema(kind: PolicyKind): JsonSchema {

@@ -8,6 +8,7 @@
  */
 import { sql, type Selectable } from 'kysely';
 import type { Db } from '../../infra/postgres/database.js';
+import { queryCell } from '../../infra/postgres/text-query.js';
 import type { PolicyRowTable } from '../../projections/policies/tables.js';
 import { factsFromRow } from '../../projections/policies/doc.js';
 import type { PolicyFacts, PolicyKind } from '../../src/kernel/domain/policy.js';
@@ -40,7 +41,7 @@ export function policiesQuery(db: Db, kind: PolicyKind, f: PolicyFilter, page: P
 }
 
 export async function listPolicyDocs(db: Db, kind: PolicyKind, f: PolicyFilter, page: Page): Promise<string> {
-  return (await policiesQuery(db, kind, f, page).executeTakeFirstOrThrow()).data;
+  return (await queryCell(db, policiesQuery(db, kind, f, page).compile())) ?? '[]';
 }
 
 /** The read model's row of a policy, deleted or not; undefined when it never saw one. */

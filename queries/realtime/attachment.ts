@@ -10,6 +10,7 @@ import type { Config } from '../../src/kernel/config/config.js';
 import type { Clock } from '../../src/kernel/domain/clock.js';
 import type { TokenVerifier } from '../../src/kernel/auth/gateway-token.js';
 import type { GatewayLookup } from '../../src/kernel/auth/gateway-lookup.js';
+import type { ApiKeyLookup } from '../../src/kernel/auth/api-key-lookup.js';
 import type { Db } from '../../infra/postgres/database.js';
 import type { Logger } from '../../infra/log/logger.js';
 import type { StreamKeys } from '../../infra/redis/client.js';
@@ -63,6 +64,8 @@ export interface RealtimeDeps {
   keyRing: TokenVerifier;
   /** the gateway's keys now: a feed is refused to a wallet that is no longer the gateway's */
   gatewayKeys: GatewayLookup;
+  /** who a gateway API key acts for: a merchant feed may open with one */
+  apiKeys: ApiKeyLookup;
 }
 
 export async function startRealtimeNode(server: HttpServer, ctx: RealtimeDeps): Promise<RealtimeNode> {
@@ -76,7 +79,10 @@ export async function startRealtimeNode(server: HttpServer, ctx: RealtimeDeps): 
     maxHttpBufferSize: 16 * 1024,
   });
   const adapter = await attachRedisAdapter(io, config, log);
-  attachMerchantLive(io, ctx.keyRing, config.keys.adminApiKey, ctx.gatewayKeys);
+  const merchantLive = attachMerchantLive(io, {
+    verifier: ctx.keyRing, adminKey: config.keys.adminApiKey, keys: ctx.gatewayKeys, apiKeys: ctx.apiKeys,
+    redis: ctx.redis, prefix: config.redis.prefix, recheckMs: config.ws.authRecheckSeconds * 1000, clock: ctx.clock, logger: log,
+  });
   const keys = realtimeKeys(config.redis.prefix);
   const leaseMs = config.ws.leaseSeconds * 1000;
   const leases = createSlotLeases(ctx.redis, keys.slots, leaseMs, config.ws.maxConnectionsPerTrackingId, config.ws.maxConnectionsPerIpPerTrackingId);
@@ -169,6 +175,7 @@ export async function startRealtimeNode(server: HttpServer, ctx: RealtimeDeps): 
     subscriptions: () => [...states.values()].reduce((n, s) => n + s.subs.size, 0),
     async close() {
       clearInterval(renewer);
+      await merchantLive.close();
       const all = [...states.values()];
       states.clear();
       // io.close() would also close the HTTP server and wait for its keep-alive sockets;

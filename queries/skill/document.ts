@@ -72,7 +72,7 @@ export function renderSkill(f: SkillFacts): string {
   const tokenName = f.symbol ?? 'tokens';
   const memo = s.trackingId ?? s.memo;
   const issueBody = JSON.stringify({
-    walletPublicKey: '<PAYER_PUBKEY>', nonce: '<NONCE>', signature: '<SIGNATURE>', tokenMint: s.tokenMint, recipient: s.recipient, ...(s.trackingId ? { trackingId: s.trackingId } : {}),
+    walletPublicKey: '<PAYER_PUBKEY>', nonce: '<NONCE>', signature: '<SIGNATURE>', tokenMint: s.tokenMint, recipient: s.recipient, gateway: s.gateway, ...(s.trackingId ? { trackingId: s.trackingId } : {}),
   });
   const byTracking = s.trackingId
     ? fence([`curl -s ${sh(`${b}/v1/subscriptions?trackingId=${encodeURIComponent(s.trackingId)}`)}`,

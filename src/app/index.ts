@@ -9,7 +9,8 @@
  *     `x402Grant(res)` tells the handler who paid. The Payment header's format:
  *     `encodePaymentHeader`; its payer's proof: `signPaymentProof` over `proofMessage`.
  *   - `payAndFetch(url, {wallet, rpcUrl})`: the paying client (402 → Payment → JWT → content).
- *   - `createTokenVerifier({jwksUrl})`: verifies the service's JWTs against its JWKS.
+ *   - `createTokenVerifier({jwksUrl, gateway})`: verifies the service's JWTs against its JWKS
+ *     (wallet tokens only when issued for `gateway`).
  */
 export {
   paymentRequired, x402Grant, type X402Deps, type X402Grant, type PaymentRequiredOptions,

@@ -9,6 +9,8 @@ import type { Server } from 'node:http';
 import type { AppContext } from '../kernel/context.js';
 import type { Api } from '../kernel/http/routes.js';
 import type { GatewayLookup } from '../kernel/auth/gateway-lookup.js';
+import type { ApiKeyLookup } from '../kernel/auth/api-key-lookup.js';
+import { ownerOfApiKey } from '../../commands/api-keys/store.js';
 import { cachedGatewayLookup, defaultGatewayLookup } from '../kernel/auth/current-keys.js';
 import { createKeyRing, type KeyRing } from '../../infra/signing-keys/key-ring.js';
 import { createMetrics, type Metrics } from '../../infra/metrics/metrics.js';
@@ -27,6 +29,8 @@ export interface AppNode extends AppContext {
   /** the same answers kept for GATEWAY_KEYS_CACHE_MS: checks gateway JWTs at use */
   gatewayKeys: GatewayLookup;
   metrics: Metrics;
+  /** who a gateway API key acts for (undefined: unknown or revoked), asked each time */
+  apiKeys: ApiKeyLookup;
   /** the configured chain's JSON-RPC (SOLANA_RPC_URL, SOLANA_RPC_TIMEOUT_MS) */
   rpc: RpcClient;
   /** the x402 middleware's collaborators: the demo resource and the facilitator share them */
@@ -61,6 +65,7 @@ export function buildNode(ctx: AppContext): AppNode {
     x402: x402DepsOf(ctx, rpc, keyRing),
     assets: assetDepsOf(ctx),
     gatewayLookup,
+    apiKeys: (presented) => ownerOfApiKey(ctx.db, presented),
     gatewayKeys: cachedGatewayLookup(gatewayLookup, ctx.config.keys.gatewayKeysCacheMs, () => ctx.clock.now()),
   };
 }

@@ -29,7 +29,7 @@ export function x402DepsOf(ctx: AppContext, rpc: RpcClient, keyRing: KeyRing): X
     confirmTimeoutMs: x402.confirmTimeoutMs,
     idempotencyTtlSeconds: x402.idempotencyTtlSeconds,
     subscriptionGraceSeconds: ctx.config.access.subscriptionGraceSeconds,
-    usage: createUsageLedger(ctx.db),
+    usage: createUsageLedger(ctx.db, { reservationSeconds: x402.paygReservationSeconds }),
     credits: createCreditLedger(ctx.db),
     ...(http.publicUrl ? { resourceBase: http.publicUrl.replace(/\/$/, '') } : {}),
   };

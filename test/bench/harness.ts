@@ -3,6 +3,9 @@
  * and reports their ratio (machines differ; ratios travel). Run with `make bench`.
  */
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import type { Redis } from 'ioredis';
 import { bumpReadVersions, type ReadVersionKeys } from '../../infra/cache/read-cache.js';
@@ -81,7 +84,6 @@ export interface PgbenchResult { tps: number; latencyMs: number }
 export async function pgbench(dbUrl: string, sqlText: string, clients: number, seconds: number): Promise<PgbenchResult> {
   const { writeFile, mkdtemp } = await import('node:fs/promises');
   const { tmpdir } = await import('node:os');
-  const path = await import('node:path');
   const dir = await mkdtemp(path.join(tmpdir(), 'pgbench-'));
   const file = path.join(dir, 'q.sql');
   await writeFile(file, `${sqlText};\n`);
@@ -106,4 +108,61 @@ export async function pgbenchScripts(dbUrl: string, scripts: readonly string[], 
 export function percentile(sorted: readonly number[], p: number): number {
   if (sorted.length === 0) return 0;
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+/** wrk on PATH (BENCH_WRK=0 forces autocannon): a C load generator, as light as pgbench is on the baseline's side. */
+export function wrkAvailable(): boolean {
+  if (process.env['BENCH_WRK'] === '0') return false;
+  const dirs = (process.env['PATH'] ?? '').split(':').filter((d) => d !== '');
+  return dirs.some((d) => existsSync(path.join(d, 'wrk')));
+}
+
+/**
+ * wrk's script: each request the next path of a list (one per line; each thread starts at
+ * its own offset), and the figures printed as one JSON line when the run ends.
+ */
+const WRK_SCRIPT = `
+local paths = {}
+for line in io.lines(os.getenv("BENCH_PATHS_LINES")) do paths[#paths + 1] = line end
+local n = 0
+function init(args) n = math.random(#paths) end
+function request()
+  n = n % #paths + 1
+  return wrk.format("GET", paths[n])
+end
+function done(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format('WRK {"requests":%d,"us":%d,"p50":%.3f,"p99":%.3f,"errors":%d,"non2xx":%d}\\n',
+    summary.requests, summary.duration, latency:percentile(50) / 1000, latency:percentile(99) / 1000,
+    e.connect + e.read + e.write + e.timeout, e.status))
+end
+`;
+
+/**
+ * HTTP load over a list of request paths (a JSON array in `pathsFile`): wrk when installed
+ * (2 threads), else autocannon in a worker thread (the read mix's setupRequest takes the paths).
+ */
+export async function pathsLoad(url: string, pathsFile: string, connections: number, seconds: number): Promise<HttpLoad & { tool: string }> {
+  if (!wrkAvailable()) {
+    process.env['BENCH_READS_PATHS'] = pathsFile;
+    const setupRequest = path.join(path.dirname(fileURLToPath(import.meta.url)), 'reads-request.cjs');
+    const r = await autocannon({ url, connections, duration: seconds, workers: 1, requests: [{ setupRequest }] });
+    return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors, non2xx: r.non2xx, tool: 'autocannon' };
+  }
+  const { readFile, writeFile } = await import('node:fs/promises');
+  const lines = `${pathsFile}.lines`;
+  const script = `${pathsFile}.lua`;
+  if (!existsSync(lines)) await writeFile(lines, `${(JSON.parse(await readFile(pathsFile, 'utf8')) as string[]).join('\n')}\n`);
+  await writeFile(script, WRK_SCRIPT);
+  const out = await new Promise<string>((resolve, reject) => {
+    const p = spawn('wrk', ['-t', '2', '-c', String(connections), '-d', `${seconds}s`, '--timeout', '10s', '-s', script, url], { env: { ...process.env, BENCH_PATHS_LINES: lines } });
+    let text = '';
+    p.stdout.on('data', (d: Buffer) => { text += d.toString(); });
+    p.stderr.on('data', (d: Buffer) => { text += d.toString(); });
+    p.on('exit', (code) => (code === 0 ? resolve(text) : reject(new Error(`wrk failed: ${text}`))));
+  });
+  const m = /^WRK (\{.*\})$/m.exec(out);
+  if (!m) throw new Error(`wrk printed no figures: ${out}`);
+  const w = JSON.parse(m[1]!) as { requests: number; us: number; p50: number; p99: number; errors: number; non2xx: number };
+  return { rps: w.requests / (w.us / 1e6), p50: w.p50, p99: w.p99, errors: w.errors, non2xx: w.non2xx, tool: 'wrk' };
 }

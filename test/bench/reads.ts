@@ -6,26 +6,33 @@
  * production). Baseline, same run, same concurrency: pgbench running the same SQL with
  * the same weights and key distribution. The API nodes are `tributary serve --role api`
  * processes, as an operator runs them: one with the read cache, one with READ_CACHE_TTL_MS=0.
+ * The load comes from wrk when it is installed (a C client, as pgbench is), else autocannon.
+ *
+ * `reads-cpu` (benchReadsCpu): the same mix with no chain, indexer or projector, so the API
+ * node and Postgres have the two cores to themselves: what the code costs, not what its
+ * neighbours do.
  *
  * BENCH_READS_PROFILE=<dir>: the API processes write V8 CPU profiles there (--cpu-prof).
  */
 import { mkdtemp, writeFile } from 'node:fs/promises';
-import { availableParallelism, tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
-import autocannon from 'autocannon';
 import { sql } from 'kysely';
 import { createTestEnv, type TestEnv } from '../support/env.js';
 import { startLocalnetProcess } from '../support/localnet-process.js';
 import { startCli, terminate, waitFor, type Proc } from '../support/process.js';
 import { freePort } from '../support/ports.js';
 import { loadConfig } from '../../src/kernel/config/config.js';
-import { createNameTable, mixRoutes, samplePaths, spaceSizes, writeScripts, SIZE, SECONDS, RATE, MODELS, SETUP_REQUEST, cacheOutcomes } from './reads-mix.js';
+import { createNameTable, mixRoutes, samplePaths, spaceSizes, writeScripts, SIZE, SECONDS, RATE, MODELS, cacheOutcomes } from './reads-mix.js';
 import { seedReads } from './reads-seed.js';
-import { pgbenchScripts, timed, type HttpLoad } from './harness.js';
+import { pathsLoad, pgbenchScripts, timed, type HttpLoad } from './harness.js';
 
 const CONNECTIONS = 50;
-/** API processes per node (API_PROCESSES): one per core of this machine unless set */
-const PROCESSES = Number(process.env['BENCH_API_PROCESSES'] ?? availableParallelism());
+/**
+ * API processes per node (API_PROCESSES): one unless set. Postgres needs a core of the two
+ * as much as the API does; a second API process only takes turns with it.
+ */
+const PROCESSES = Number(process.env['BENCH_API_PROCESSES'] ?? 1);
 
 interface ApiProc { url: string; proc: Proc }
 
@@ -40,14 +47,13 @@ async function startApi(env: TestEnv, extra: Record<string, string>): Promise<Ap
   return { url, proc };
 }
 
-async function mixLoad(url: string, pathsFile: string): Promise<HttpLoad & { hitRate: number }> {
+async function mixLoad(url: string, pathsFile: string): Promise<HttpLoad & { hitRate: number; tool: string }> {
   const before = await cacheOutcomes(url, PROCESSES);
-  process.env['BENCH_READS_PATHS'] = pathsFile;
-  const r = await autocannon({ url, connections: CONNECTIONS, duration: SECONDS, workers: 1, requests: [{ setupRequest: SETUP_REQUEST }] });
+  const r = await pathsLoad(url, pathsFile, CONNECTIONS, SECONDS);
   const after = await cacheOutcomes(url, PROCESSES);
   const d = (k: string) => (after[k] ?? 0) - (before[k] ?? 0);
   const all = d('hit') + d('miss') + d('shared') + d('bypass');
-  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors, non2xx: r.non2xx, hitRate: all === 0 ? 0 : d('hit') / all };
+  return { ...r, hitRate: all === 0 ? 0 : d('hit') / all };
 }
 
 /** Commits of the read models a phase saw: version bumps per second, summed over the mix's models. */
@@ -77,9 +83,14 @@ async function phase<T>(env: TestEnv, what: string, fn: () => Promise<T>): Promi
   return result;
 }
 
-export async function benchReads(): Promise<void> {
-  process.stdout.write(`reads (issue 20): ${SIZE.gateways} gateways, ${SIZE.policies} policies, ${SIZE.payments} payments; ${CONNECTIONS} conns, ${RATE} events/s committed; `
-    + `${PROCESSES} API process(es) per node\n`);
+export const benchReads = (): Promise<void> => readMix(true);
+export const benchReadsCpu = (): Promise<void> => readMix(false);
+
+/** `chain`: a localnet commits RATE events/s through the indexer and projector during the phases. */
+async function readMix(chain: boolean): Promise<void> {
+  const label = chain ? 'read mix' : 'read mix without commits';
+  process.stdout.write(`${chain ? 'reads' : 'reads-cpu'} (issue 20): ${SIZE.gateways} gateways, ${SIZE.policies} policies, ${SIZE.payments} payments; ${CONNECTIONS} conns, `
+    + `${chain ? `${RATE} events/s committed` : 'no commits'}; ${PROCESSES} API process(es) per node; load average ${loadavg().map((l) => l.toFixed(2)).join(' ')} at the start\n`);
   const env = await createTestEnv('bench_reads');
   const procs: Proc[] = [];
   let ln: Awaited<ReturnType<typeof startLocalnetProcess>> | undefined;
@@ -95,14 +106,17 @@ export async function benchReads(): Promise<void> {
     await writeFile(pathsFile, JSON.stringify(samplePaths(routes, sizes, 200_000)));
     const scripts = await writeScripts(dir, routes, sizes);
 
-    // the chain starts once the data is in: the indexer follows it live, not through a backlog
-    ln = await startLocalnetProcess({ seed: 'bench-reads', rate: RATE, maxEvents: 100_000_000 });
-    const chainEnv = { SOLANA_RPC_URL: ln.rpcUrl, SOLANA_WS_URL: ln.wsUrl, SOLANA_CLUSTER: 'localnet' };
-    const pipeline = startCli(['serve', '--role', 'projector,indexer'], { ...env.env, ...chainEnv, LOG_LEVEL: 'warn' });
-    procs.push(pipeline);
-    await waitFor(async () => (await versions(env)) > 0, 300_000, 'the projector\'s first commit').catch((err: Error) => {
-      throw new Error(`${err.message}\n${pipeline.output().slice(-2000)}`);
-    });
+    let chainEnv: Record<string, string> = {};
+    if (chain) {
+      // the chain starts once the data is in: the indexer follows it live, not through a backlog
+      ln = await startLocalnetProcess({ seed: 'bench-reads', rate: RATE, maxEvents: 100_000_000 });
+      chainEnv = { SOLANA_RPC_URL: ln.rpcUrl, SOLANA_WS_URL: ln.wsUrl, SOLANA_CLUSTER: 'localnet' };
+      const pipeline = startCli(['serve', '--role', 'projector,indexer'], { ...env.env, ...chainEnv, LOG_LEVEL: 'warn' });
+      procs.push(pipeline);
+      await waitFor(async () => (await versions(env)) > 0, 300_000, 'the projector\'s first commit').catch((err: Error) => {
+        throw new Error(`${err.message}\n${pipeline.output().slice(-2000)}`);
+      });
+    }
     const cached = await startApi(env, chainEnv);
     const uncached = await startApi(env, { ...chainEnv, READ_CACHE_TTL_MS: '0' });
     procs.push(cached.proc, uncached.proc);
@@ -111,11 +125,11 @@ export async function benchReads(): Promise<void> {
     const pg = await phase(env, 'pgbench', () => pgbenchScripts(env.dbUrl, scripts, CONNECTIONS, SECONDS));
     const on = await phase(env, 'cache on', () => mixLoad(cached.url, pathsFile));
     const off = await phase(env, 'cache off', () => mixLoad(uncached.url, pathsFile));
-    const line = (what: string, h: HttpLoad & { hitRate: number }) =>
-      `${what} ${h.rps.toFixed(0)} req/s, p50 ${h.p50} ms, p99 ${h.p99} ms, cache hit rate ${(h.hitRate * 100).toFixed(0)}%, errors ${h.errors + h.non2xx}; `
+    const line = (what: string, h: HttpLoad & { hitRate: number; tool: string }) =>
+      `${what} ${h.rps.toFixed(0)} req/s (${h.tool}), p50 ${h.p50} ms, p99 ${h.p99} ms, cache hit rate ${(h.hitRate * 100).toFixed(0)}%, errors ${h.errors + h.non2xx}; `
       + `pgbench same mix ${pg.tps.toFixed(0)} tps (avg ${pg.latencyMs} ms) → ratio ${(h.rps / pg.tps).toFixed(2)}\n`;
-    process.stdout.write(line('read mix, cache on:', on));
-    process.stdout.write(line('read mix, cache off:', off));
+    process.stdout.write(line(`${label}, cache on:`, on));
+    process.stdout.write(line(`${label}, cache off:`, off));
     const [{ n }] = (await sql<{ n: string }>`SELECT count(*)::text AS n FROM events`.execute(env.db)).rows as [{ n: string }];
     process.stdout.write(`  (goals: ≥ 0.5 cache on, ≥ 0.3 cache off; archive now ${n} events)\n`);
   } finally {

@@ -11,6 +11,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   ingest: async () => (await import('./ingest.js')).benchIngest(),
   webhooks: benchWebhooks,
   reads: async () => (await import('./reads.js')).benchReads(),
+  'reads-cpu': async () => (await import('./reads.js')).benchReadsCpu(),
   'reads-keys': async () => (await import('./reads-keys.js')).benchReadKeys(),
   x402: async () => (await import('./x402.js')).benchX402(),
   merchant: async () => (await import('./merchant.js')).benchMerchant(),

@@ -35,11 +35,20 @@ describe('tributary sign (real process) for POST /v1/tokens/issue', function () 
     const { nonce } = (await (await postJson(`${api.url}/v1/tokens/challenge`, { walletPublicKey: wallet })).json()) as { nonce: string };
     const r = await runCli(['sign', nonce, '--wallet', keyFile], { LOG_LEVEL: 'silent' });
     expect(r.code, r.output).to.equal(0);
-    const signature = r.output.trim();
+    // stdout is the signature; stderr (merged here) says what was signed
+    expect(r.output).to.include(`signing tributary-wallet-token for ${wallet}`);
+    const signature = r.output.trim().split('\n').at(-1) ?? '';
     expect(bs58.decode(signature)).to.have.length(64);
     const res = await postJson(`${api.url}/v1/tokens/issue`, { walletPublicKey: wallet, nonce, signature });
     expect(res.status).to.equal(200);
     expect(((await res.json()) as { wallet: string }).wallet).to.equal(wallet);
     expect((await postJson(`${api.url}/v1/tokens/issue`, { walletPublicKey: wallet, nonce, signature })).status).to.equal(401);
+
+    // another flow's message (an x402 payment proof) or bare text: not signed
+    for (const text of [`tributary-x402|req-1|${api.url}/v1/x402/demo|-|1795000000`, 'hello']) {
+      const refused = await runCli(['sign', text, '--wallet', keyFile], { LOG_LEVEL: 'silent' });
+      expect(refused.code, refused.output).to.not.equal(0);
+      expect(refused.output).to.match(/not signing/);
+    }
   });
 });

@@ -2,7 +2,8 @@
  * The delivery worker as a real process (`serve --role webhooks`), killed with SIGKILL
  * while a delivery is in flight: after a restart the delivery is made, with the same
  * webhook-id and a valid signature, once its lease has run out. Both ways a first attempt
- * reaches a worker: the claim, and the projection's push (the fast path).
+ * reaches a worker: the claim, and the projection's push (the fast path: the delivery is
+ * then its event's fan-out row's, expanded into an outbox row when the lease ends).
  */
 import { expect } from 'chai';
 import { Keypair } from '@solana/web3.js';
@@ -132,14 +133,16 @@ describe('webhook worker under kill -9', function () {
     await appendTestEvents(env, [event]);
 
     await pushed.waitFor(1, 30_000);
-    const row = await env.db.selectFrom('webhook_deliveries').selectAll().where('webhook_id', '=', hook.id).executeTakeFirstOrThrow();
-    expect(row.locked_by).to.equal('push'); // taken from the push, not claimed
+    // taken from the push, not claimed: the delivery is its event's fan-out's until its outcome
+    const fanout = await env.db.selectFrom('webhook_fanouts').selectAll().where('event_id', '=', event.id).executeTakeFirstOrThrow();
+    expect(fanout.webhook_ids).to.deep.equal([hook.id]);
+    expect(await env.db.selectFrom('webhook_deliveries').select('id').where('webhook_id', '=', hook.id).execute()).to.deep.equal([]);
     proc.child.kill('SIGKILL');
     expect(await proc.exited).to.equal(null);
 
     proc = startCli(['serve', '--role', 'webhooks'], workerEnv());
     const got = await pushed.waitFor(2, 30_000);
-    expect(got[1]!.at).to.be.at.least(row.locked_until!.getTime() - 100); // not before the lease ended
+    expect(got[1]!.at).to.be.at.least(fanout.lease_until.getTime() - 100); // not before the lease ended
     expect(got.map((r) => r.headers['webhook-id'])).to.deep.equal([event.id, event.id]);
     new Webhook(hook.secret).verify(got[1]!.body, {
       'webhook-id': String(got[1]!.headers['webhook-id']),

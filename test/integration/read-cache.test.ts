@@ -65,6 +65,7 @@ describe('read cache', function () {
     await appendTestEvents(env, [first]);
     await caughtUp();
     expect(await list()).to.deep.equal([first.id]);
+    expect(await list()).to.deep.equal([first.id]); // a new Redis: the first read named the generation, uncached
     const before = await outcomes();
     expect(await list()).to.deep.equal([first.id]);
     expect((await outcomes())['hit']).to.equal((before['hit'] ?? 0) + 1);
@@ -125,6 +126,52 @@ describe('read cache', function () {
     expect(changed.etag).to.not.equal(etag);
   });
 
+  it('never serves an answer cached before Redis lost its keys, though versions count the same again', async () => {
+    const keys = streamKeys(`${env.keys.prefix}lost:`);
+    const cache = createReadCache(env.redis, { ttlMs: 60_000, maxBytes: 1 << 20, keys });
+    let n = 0;
+    const get = () => cache.get(['m'], 'k', () => Promise.resolve({ n: (n += 1) }), () => 1);
+    await get(); // a Redis with no generation yet: bypassed, one is named
+    await bumpReadVersions(env.redis, keys, 'm');
+    const cached = await get();
+    expect(await get()).to.deep.equal(cached);
+    // Redis restarts empty (or is flushed); the next commit counts version 1 again
+    await env.redis.del(keys.readGeneration, keys.readVersion('m'), keys.readEpoch('m'));
+    await bumpReadVersions(env.redis, keys, 'm');
+    expect(await env.redis.get(keys.readVersion('m'))).to.equal('1');
+    expect((await get()).n).to.be.greaterThan(cached.n);
+    const fresh = await get();
+    expect(fresh.n).to.be.greaterThan(cached.n);
+    expect(await get()).to.deep.equal(fresh);
+  });
+
+  it('never serves an answer cached before its Redis connection closed (a Redis restarted from an older state)', async () => {
+    let redis: RedisServer | undefined;
+    try {
+      redis = await startRedisServer();
+      const own = createRedis({ url: redis.url, sentinels: [], sentinelName: '' });
+      own.on('error', () => undefined);
+      const cache = createReadCache(own, { ttlMs: 60_000, maxBytes: 1 << 20, keys: streamKeys('s:') });
+      await own.ping();
+      let n = 0;
+      const get = () => cache.get(['m'], 'k', () => Promise.resolve({ n: (n += 1) }), () => 1);
+      await get(); // names the generation
+      const cached = await get();
+      expect(await get()).to.deep.equal(cached);
+      // its data file keeps the generation and the versions: only the connection tells
+      await redis.stop();
+      await waitFor(() => Promise.resolve(own.status !== 'ready'), 5000, 'the client to notice');
+      await redis.start();
+      await waitFor(() => Promise.resolve(own.status === 'ready'), 10_000, 'the client to reconnect');
+      const after = await get();
+      expect(after.n).to.be.greaterThan(cached.n);
+      expect(await get()).to.deep.equal(after);
+      own.disconnect();
+    } finally {
+      await redis?.close();
+    }
+  });
+
   it('bypasses the cache while Redis does not answer, and the answers stay right', async () => {
     let redis: RedisServer | undefined;
     try {
@@ -132,7 +179,7 @@ describe('read cache', function () {
       const own = createRedis({ url: redis.url, sentinels: [], sentinelName: '' }, { enableAutoPipelining: true });
       own.on('error', () => undefined);
       const cache = createReadCache(own, { ttlMs: 60_000, maxBytes: 1 << 20, keys: streamKeys('v:') });
-      await own.ping();
+      await own.set(streamKeys('v:').readGeneration, 'g1');
       let n = 0;
       const produce = () => Promise.resolve({ n: (n += 1) });
       expect(await cache.get(['m'], 'k', produce, () => 1)).to.deep.equal({ n: 1 });

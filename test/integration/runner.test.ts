@@ -10,7 +10,7 @@ import { serializeEvent, type TributaryEvent } from '../../src/kernel/events/env
 import { archiveProjection } from '../../projections/archive/projection.js';
 import { startProjection, type RunnerOptions } from '../../projections/runner/runner.js';
 import type { Projection } from '../../projections/runner/projection.js';
-import { createRedis } from '../../infra/redis/client.js';
+import { createRedis, type Redis } from '../../infra/redis/client.js';
 import { createLogger } from '../../infra/log/logger.js';
 import { groupInfo } from '../../infra/redis/group-lag.js';
 import { waitFor } from '../support/process.js';
@@ -87,6 +87,49 @@ describe('projector runner', () => {
     await waitFor(async () => (await count()) === 100, 20_000, 'reclaimed entries archived');
     await run.stop();
     expect((await groupInfo(env.redis, env.keys.events))[0]!.pending).to.equal(0);
+    // the dead consumer may have committed them without bumping: taken over, they expire every cached answer
+    expect(Number(await env.redis.get(env.keys.readEpoch('archive')))).to.be.greaterThan(0);
+  });
+
+  /** env.redis, its pipelines (the read-version bumps) refused while `refusals` lasts. */
+  const bumpsRefused = (refusals: { left: number }): Redis => new Proxy(env.redis, {
+    get(target, prop) {
+      if (prop === 'pipeline') {
+        return () => {
+          if (refusals.left > 0) { refusals.left -= 1; throw new Error('Connection is closed.'); }
+          return target.pipeline();
+        };
+      }
+      const v = Reflect.get(target, prop, target) as unknown;
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  });
+
+  it('retries a failed read-version bump before it acknowledges the batch', async () => {
+    await env.redis.del(env.keys.readVersion('archive'), env.keys.readEpoch('archive'));
+    await appendEvents(env.redis, env.keys, syntheticEvents(20, 5));
+    const refusals = { left: 2 };
+    const run = startProjection({ db: env.db, redis: bumpsRefused(refusals), blockingRedis: blocking(), keys: env.keys, logger }, archiveProjection, opts);
+    await waitFor(async () => (await groupInfo(env.redis, env.keys.events))[0]?.lag === 0 && (await groupInfo(env.redis, env.keys.events))[0]?.pending === 0, 20_000, 'acknowledged');
+    await run.stop();
+    expect(refusals.left).to.equal(0);
+    expect(await count()).to.equal(20);
+    expect(Number(await env.redis.get(env.keys.readVersion('archive')))).to.be.greaterThan(0);
+    expect(await env.redis.get(env.keys.readEpoch('archive'))).to.equal(null); // the keys' versions moved, not every answer's
+  });
+
+  it('leaves a batch whose bump keeps failing unacknowledged, and moves the epoch when it comes again', async () => {
+    await env.redis.del(env.keys.readVersion('archive'), env.keys.readEpoch('archive'));
+    await appendEvents(env.redis, env.keys, syntheticEvents(20, 6));
+    const refusals = { left: 5 }; // every try of the first bump
+    const run = startProjection({ db: env.db, redis: bumpsRefused(refusals), blockingRedis: blocking(), keys: env.keys, logger }, archiveProjection, opts);
+    await waitFor(async () => (await count()) === 20, 20_000, 'committed');
+    await waitFor(async () => (await groupInfo(env.redis, env.keys.events))[0]?.pending === 0, 20_000, 'acknowledged once bumped');
+    await run.stop();
+    expect(await count()).to.equal(20);
+    // committed with no bump, then delivered again: nothing new to apply, yet every cached answer expires
+    expect(Number(await env.redis.get(env.keys.readEpoch('archive')))).to.be.greaterThan(0);
+    expect(await env.redis.xlen(env.keys.deadLetters('archive'))).to.equal(0);
   });
 
   it('retries transient apply failures without dead-lettering the entries', async () => {

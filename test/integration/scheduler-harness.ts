@@ -16,6 +16,7 @@ import { chainIo, type ChainIo } from '../../commands/scheduler/chain.js';
 import { delegateGateway } from '../../commands/scheduler/signers.js';
 import { startScheduler, type RunningScheduler } from '../../commands/scheduler/scheduler.js';
 import { startSettler, type RunningSettler } from '../../commands/settlement/settler.js';
+import { createRelease } from '../../commands/x402/account-outstanding.js';
 import type { RoomEmitter } from '../../commands/scheduler/lifecycle-events.js';
 import { startX402, type X402Harness } from './x402-harness.js';
 import { dataOf } from '../support/anchor-events.js';
@@ -50,7 +51,7 @@ export async function startSchedulerHarness(tag: string, extra: Record<string, s
   const signer = Keypair.fromSecretKey(bs58.decode(secret));
   await delegateGateway(h.env.db, { gateway: fixture.address, authority: fixture.authority, encryptionKey: undefined, source: 'fixtures', keypair: signer });
   const running: { stop(): Promise<void> }[] = [];
-  const deps = { db: h.env.db, io, config, logger, nowMs: () => Date.now() };
+  const deps = { db: h.env.db, io, config, logger, nowMs: () => Date.now(), release: createRelease(h.env.redis, config.redis.prefix) };
   return {
     h, io, config, gateway: fixture.address, authority: fixture.authority, signer,
     scheduler(opts = {}) {

@@ -99,7 +99,7 @@ describe('pay-as-you-go: a charge in doubt whose transaction confirms while it i
     const [admitted] = await s.h.env.db.selectFrom('payg_usage').selectAll().where('policy', '=', policy).execute();
     // a second request at the cap, in meterRequest: its chunk is in the ledger, the Redis script has not answered yet
     const ledger = createUsageLedger(s.h.env.db);
-    await ledger.record({ requestId: randomUUID(), policy, gateway: s.gateway, chunk: PRICE, periodStart: BigInt(admitted!.period_start) });
+    await ledger.record({ requestId: randomUUID(), policy, gateway: s.gateway, userPayment: admitted!.user_payment ?? '', chunk: PRICE, periodStart: BigInt(admitted!.period_start) });
     const refusing = await s.h.env.db.selectFrom('payg_usage').select('request_id').where('policy', '=', policy).where('request_id', '<>', admitted!.request_id).executeTakeFirstOrThrow();
     const settler = startSettler({ db: s.h.env.db, io: s.io, config: s.config, logger: createLogger('silent', 'test'), nowMs: () => Date.now() }, { autoStart: false });
     try {

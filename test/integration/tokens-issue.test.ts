@@ -72,7 +72,7 @@ describe('token issuance', function () {
     expect(res.status, JSON.stringify(json)).to.equal(200);
     return json;
   };
-  const verifier = (api: TestApi) => createTokenVerifier({ jwksUrl: `${api.url}/v1/jwks`, now: () => clock.now() });
+  const verifier = (api: TestApi) => createTokenVerifier({ jwksUrl: `${api.url}/v1/jwks`, now: () => clock.now(), gateway });
 
   it('issues a bundle for a wallet with active policies of all five variants; the JWT verifies against /v1/jwks', async () => {
     const bundle = await ok({ walletPublicKey: wallet });
@@ -86,7 +86,7 @@ describe('token issuance', function () {
     expect(bundle.expiresAt).to.equal(T0 + 3600 * 1000);
 
     const claims: WalletTokenClaims = await verifier(b).verifyWalletToken(bundle.token);
-    expect(claims).to.include({ sub: wallet, iss: 'tributary', aud: 'tributary-api', role: 'wallet', iat: NOW, nbf: NOW - NOT_BEFORE_SKEW_SECONDS, exp: NOW + 3600 });
+    expect(claims).to.include({ sub: wallet, iss: 'tributary', aud: `tributary-api:gateway:${gateway}`, gateway, role: 'wallet', iat: NOW, nbf: NOW - NOT_BEFORE_SKEW_SECONDS, exp: NOW + 3600 });
     expect(claims.jti).to.be.a('string');
     expect(claims.policies).to.deep.equal(bundle.policies);
     expect(claims.lastPayments).to.deep.equal(bundle.lastPayments);

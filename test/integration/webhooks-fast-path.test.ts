@@ -1,15 +1,20 @@
 /**
  * Issue 17's throughput work, what it must not break: a first attempt taken from the
- * projection's push without a claim; a push that is lost still delivered by the claim
- * once its lease ends, with the same webhook-id; a chain event's payload stored once
- * however many webhooks it goes to, and pruned with the last of its deliveries.
+ * projection's push without a claim, its outbox row written only with its outcome (one
+ * fan-out row per event until then); a push that is lost still delivered by the claim
+ * once its fan-out's lease ends, with the same webhook-id; the expansion of an expired
+ * fan-out writes only the deliveries not written yet, and an outcome that comes after it
+ * is not delivered again; a chain event's payload stored once however many webhooks it
+ * goes to, and pruned with the last of its deliveries.
  */
 import { expect } from 'chai';
 import { Webhook } from 'standardwebhooks';
+import { sql } from 'kysely';
 import { waitFor } from '../support/process.js';
 import { startHarness, type Harness } from '../support/webhook-harness.js';
 import { pruneAll } from '../../commands/webhooks/delivery/retention.js';
-import { claimDue } from '../../commands/webhooks/delivery/outbox-store.js';
+import { claimDue, recordAttempts, type AttemptRecord } from '../../commands/webhooks/delivery/outbox-store.js';
+import { expandExpired } from '../../commands/webhooks/delivery/fanouts.js';
 import { webhookPoppersKey, webhookReadyKey } from '../../src/kernel/keys/index.js';
 
 const DAY = 86_400_000;
@@ -51,9 +56,46 @@ describe('webhooks: the fast path and payloads stored once (issue 17)', function
       return d?.status === 'delivered' ? d : undefined;
     }, 5000, 'the delivery recorded');
     expect(row).to.include({ attempts: 1, locked_by: null });
+    const attempts = await h.env.db.selectFrom('webhook_attempts').selectAll().where('delivery_id', '=', row.id).execute();
+    expect(attempts.map((a) => [a.attempt, a.success, a.status_code])).to.deep.equal([[1, true, 200]]);
+    await waitFor(async () => (await h.env.db.selectFrom('webhook_fanouts').select('id').where('event_id', '=', e.id).execute()).length === 0, 5000, 'the fan-out deleted');
   });
 
-  it('delivers a push that was lost through the claim once its lease ends, with the same webhook-id', async () => {
+  it('lists a pushed first attempt only once its outcome is known; its fan-out holds it meanwhile', async () => {
+    const g = h.gateway();
+    const r = await h.receiver((n) => (n === 0 ? 'hang' : 200));
+    const quick = await h.receiver();
+    const hook = await h.register(g.authority, r.url);
+    const other = await h.register(g.authority, quick.url);
+    h.startWorker({ WEBHOOK_POLL_MS: '600000', WEBHOOK_TIMEOUT_MS: '1500', WEBHOOK_RETRY_DELAYS_MS: '100' }, { listen: false });
+    await waitFor(async () => (await h.env.redis.get(webhookPoppersKey(prefix()))) !== null, 5000, 'the worker says it pops');
+    await settle(1100);
+    const e = h.event('PaymentRecord', { gateway: g.account });
+    await h.append(e);
+    await r.waitFor(1, 5000);
+    await quick.waitFor(1, 5000);
+    // the answered one is written; the one in flight is not, and its fan-out is still there
+    await waitFor(async () => (await h.env.db.selectFrom('webhook_deliveries').select('id').where('webhook_id', '=', other.id).execute()).length === 1, 5000, 'the answered delivery written');
+    expect(await h.env.db.selectFrom('webhook_deliveries').select('id').where('webhook_id', '=', hook.id).execute()).to.deep.equal([]);
+    const listed = await h.call('GET', `/v1/webhooks/${hook.id}/deliveries`);
+    expect(listed.status).to.equal(200);
+    expect(JSON.stringify(listed.body)).to.not.include(e.id);
+    const [fanout] = await h.env.db.selectFrom('webhook_fanouts').selectAll().where('event_id', '=', e.id).execute();
+    expect([...fanout!.webhook_ids].sort()).to.deep.equal([hook.id, other.id].sort());
+    // the attempt times out: the row is written waiting for its quick retry, which succeeds
+    const got = await r.waitFor(2, 10_000);
+    expect(got.map((q) => q.headers['webhook-id'])).to.deep.equal([e.id, e.id]);
+    const row = await waitFor(async () => {
+      const d = await h.env.db.selectFrom('webhook_deliveries').selectAll().where('webhook_id', '=', hook.id).executeTakeFirst();
+      return d?.status === 'delivered' ? d : undefined;
+    }, 5000, 'the delivery delivered');
+    expect(row.attempts).to.equal(2);
+    const attempts = await h.env.db.selectFrom('webhook_attempts').select(['attempt', 'success']).where('delivery_id', '=', row.id).orderBy('attempt').execute();
+    expect(attempts).to.deep.equal([{ attempt: 1, success: false }, { attempt: 2, success: true }]);
+    await waitFor(async () => (await h.env.db.selectFrom('webhook_fanouts').select('id').where('event_id', '=', e.id).execute()).length === 0, 5000, 'the fan-out deleted');
+  });
+
+  it('delivers a push that was lost through the claim once its fan-out\'s lease ends, with the same webhook-id', async () => {
     const g = h.gateway();
     const r = await h.receiver();
     const hook = await h.register(g.authority, r.url);
@@ -62,17 +104,61 @@ describe('webhooks: the fast path and payloads stored once (issue 17)', function
     await settle(1100);
     const e = h.event('PaymentRecord', { gateway: g.account });
     await h.append(e);
-    const row = await waitFor(async () => h.env.db.selectFrom('webhook_deliveries').selectAll().where('webhook_id', '=', hook.id).executeTakeFirst(), 5000, 'the row');
-    expect(row.locked_by).to.equal('push');
+    const fanout = await waitFor(async () => h.env.db.selectFrom('webhook_fanouts').selectAll().where('event_id', '=', e.id).executeTakeFirst(), 5000, 'the fan-out');
+    expect(fanout.webhook_ids).to.deep.equal([hook.id]);
+    // no outbox row until an outcome or the expansion
+    expect(await h.env.db.selectFrom('webhook_deliveries').select('id').where('event_id', '=', e.id).execute()).to.deep.equal([]);
     expect(await h.env.redis.del(webhookReadyKey(prefix()))).to.equal(1); // the push is lost
     await h.env.redis.del(webhookPoppersKey(prefix()));
     h.startWorker();
     const [got] = await r.waitFor(1, 10_000);
     expect(got!.headers['webhook-id']).to.equal(e.id);
     // not before the lease ended (the database's clock; 100 ms for the two clocks)
-    expect(got!.at - row.locked_until!.getTime()).to.be.above(-100);
+    expect(got!.at - fanout.lease_until.getTime()).to.be.above(-100);
     await settle(500);
     expect(r.requests).to.have.length(1);
+    expect(await h.env.db.selectFrom('webhook_fanouts').select('id').where('event_id', '=', e.id).execute()).to.deep.equal([]);
+    const rows = await h.env.db.selectFrom('webhook_deliveries').select(['status', 'created_at']).where('event_id', '=', e.id).execute();
+    expect(rows).to.deep.equal([{ status: 'delivered', created_at: fanout.created_at }]);
+  });
+
+  it('expands an expired fan-out into the deliveries not written yet; an outcome after it is not delivered again', async () => {
+    const now = new Date();
+    const hooks = await h.env.db.insertInto('webhooks')
+      .values([0, 1, 2].map((i) => ({ gateway_pubkey: `fx${i}-${now.getTime()}`, gateway_account: `fa${i}`, endpoint_url: `http://127.0.0.1:9/${i}`, secret: 's', created_at: now, updated_at: now })))
+      .returning('id').execute();
+    const ids = hooks.map((x) => x.id);
+    const eventId = `fanout-expand-${now.getTime()}`;
+    await h.env.db.insertInto('webhook_events').values({ event_id: eventId, payload: JSON.stringify({ n: 1 }), webhook_ids: ids }).execute();
+    const created = new Date(now.getTime() - 5000);
+    await h.env.db.insertInto('webhook_fanouts').values({ event_id: eventId, event_name: 'PaymentRecord', webhook_ids: ids, created_at: created, lease_until: new Date(now.getTime() + 60_000) }).execute();
+    const first = (webhookId: number): AttemptRecord => ({
+      deliveryId: '', webhookId, eventId, eventName: 'PaymentRecord', attempt: 1, attemptedAt: new Date(), statusCode: 200, latencyMs: 1, error: null, success: true,
+      first: { createdAt: created },
+    });
+    // the first webhook's outcome is written while the lease holds
+    const a0 = first(ids[0]!);
+    expect(await recordAttempts(h.env.db, [{ a: a0, next: { kind: 'delivered' }, holder: 'w1' }])).to.deep.equal(['held']);
+    expect(a0.first!.id).to.be.a('string');
+    expect(await expandExpired(h.env.db)).to.equal(0); // the lease holds
+    await h.env.db.updateTable('webhook_fanouts').set({ lease_until: new Date(now.getTime() - 1000) }).where('event_id', '=', eventId).execute();
+    expect(await expandExpired(h.env.db)).to.equal(1);
+    const rows = await h.env.db.selectFrom('webhook_deliveries').select(['webhook_id', 'status', 'attempts', 'created_at']).where('event_id', '=', eventId).orderBy('webhook_id').execute();
+    expect(rows).to.deep.equal([
+      { webhook_id: ids[0], status: 'delivered', attempts: 1, created_at: created },
+      { webhook_id: ids[1], status: 'pending', attempts: 0, created_at: created },
+      { webhook_id: ids[2], status: 'pending', attempts: 0, created_at: created },
+    ]);
+    expect(await h.env.db.selectFrom('webhook_fanouts').select('id').where('event_id', '=', eventId).execute()).to.deep.equal([]);
+    // the second webhook's row is claimed by another worker; the third is not claimed yet
+    await sql`UPDATE webhook_deliveries SET locked_by = 'w2', locked_until = now() + interval '1 minute' WHERE event_id = ${eventId} AND webhook_id = ${ids[1]}`.execute(h.env.db);
+    // the late outcomes of the first worker: the unclaimed row is taken over (delivered, not attempted again), the claimed one is lost
+    const outcomes = await recordAttempts(h.env.db, [ids[1]!, ids[2]!].map((id) => ({ a: first(id), next: { kind: 'delivered' } as const, holder: 'w1' })));
+    expect(outcomes).to.deep.equal(['lost', 'held']);
+    const after = await h.env.db.selectFrom('webhook_deliveries').select(['webhook_id', 'status', 'locked_by']).where('event_id', '=', eventId).orderBy('webhook_id').execute();
+    expect(after.map((x) => [x.status, x.locked_by])).to.deep.equal([['delivered', null], ['pending', 'w2'], ['delivered', null]]);
+    const attempts = await h.env.db.selectFrom('webhook_attempts').select('webhook_id').where('event_id', '=', eventId).execute();
+    expect(attempts.map((x) => x.webhook_id).sort()).to.deep.equal([ids[0], ids[2]].sort());
   });
 
   it('stores a chain event\'s payload once for all its webhooks, and prunes it with the last of its deliveries', async () => {

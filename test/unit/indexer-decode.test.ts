@@ -96,4 +96,29 @@ describe('indexer transaction decoding', () => {
       ['3', undefined],
     ]);
   });
+
+  it("follows only the runtime's invoke/success/failed lines: a program's text that looks like one moves nothing", () => {
+    const out = decodeTransaction(tx([
+      `Program ${PROGRAM_ID} invoke [1]`,
+      // msg!("failed ...") and msg!("success") once read as our program's exit: the data after them was lost
+      'Program log: failed to charge, retrying with the delegate', data(feeBps(1, 2)),
+      'Program log: success', data(feeBps(2, 3)),
+      // msg! of an invoke line does not make another program the innermost one
+      `Program log: Program ${OTHER} invoke [2]`, data(feeBps(3, 4)),
+      `Program ${OTHER} invoke [2]`, `Program log: Program ${PROGRAM_ID} invoke [3]`, data(feeBps(66, 66)), `Program ${OTHER} failed: custom program error: 0x1`,
+      data(feeBps(4, 5)),
+      `Program ${PROGRAM_ID} consumed 4000 of 200000 compute units`, `Program return: ${PROGRAM_ID} AQ==`,
+      `Program ${PROGRAM_ID} success`,
+      data(feeBps(77, 77)),
+    ]), 'sig', PROGRAM_ID);
+    expect(out.events.map((e) => [e.id, dataOf(e)['old_fee_bps'], dataOf(e)['new_fee_bps']])).to.deep.equal([
+      ['sig:0:0', 1, 2], ['sig:0:1', 2, 3], ['sig:0:2', 3, 4], ['sig:0:3', 4, 5],
+    ]);
+  });
+
+  it('reports a cut in the logs', () => {
+    const out = decodeTransaction(tx([`Program ${PROGRAM_ID} invoke [1]`, data(feeBps(1, 2)), 'Log truncated']), 'sig', PROGRAM_ID);
+    expect(out.truncated).to.equal(true);
+    expect(out.events).to.have.length(1);
+  });
 });

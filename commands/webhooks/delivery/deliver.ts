@@ -21,6 +21,7 @@ import { giveBack, releaseLeases, type ClaimedDelivery, type NextState, type Rec
 import type { RecordFn } from './attempt-recorder.js';
 import type { RateLimiter } from './rate-limit.js';
 import { signWithKeys } from './signer.js';
+import { handToClaim } from './fanouts.js';
 import { asksForPause, disableEndpoint, noteFailure, noteSuccess, pauseEndpoint, retryAfterMs } from './endpoint-health.js';
 
 export interface DeliverDeps {
@@ -55,7 +56,7 @@ export function claimedBody(d: Pick<ClaimedDelivery, 'event_id' | 'event_name' |
 
 interface AttemptResult { statusCode: number | null; latencyMs: number; error: string | null; stopped: boolean; retryAfter?: string }
 
-async function post(deps: DeliverDeps, d: ClaimedDelivery, keys: Buffer[], body: string, signal: AbortSignal): Promise<AttemptResult> {
+async function post(deps: DeliverDeps, d: ClaimedDelivery, keys: Buffer[], body: Buffer, signal: AbortSignal): Promise<AttemptResult> {
   const headers = signWithKeys(keys, d.event_id, deps.now(), body);
   try {
     const r = await deps.poster.post(d.endpoint_url, body, { ...headers }, { timeoutMs: deps.schedule.timeoutMs, signal });
@@ -87,19 +88,49 @@ export interface DeliveryHooks { posted?(): void }
 export async function deliver(deps: DeliverDeps, d: ClaimedDelivery, signals: StopSignals, hooks: DeliveryHooks = {}): Promise<DeliveryOutcome> {
   const signal = signals.stop;
   const delays = quickDelays(deps.schedule, d.round);
-  const body = claimedBody(d);
-  const holder = d.holder ?? deps.worker;
+  // encoded once: signed and sent as bytes on every attempt
+  const body = Buffer.from(claimedBody(d));
+  const holder = deps.worker;
   let attempt = d.attempts;
 
+  // A fan-out's delivery (./fanouts.ts) has no row yet: its first record writes it.
   const record = async (r: AttemptResult, attemptedAt: Date, next: NextState): Promise<RecordOutcome> => {
     attempt += 1;
+    const fanout = d.fanout;
+    const first = fanout ? { createdAt: d.created_at } as { createdAt: Date; id?: string } : undefined;
     try {
-      return await deps.record({
+      const outcome = await deps.record({
         deliveryId: d.id, webhookId: d.webhook_id, eventId: d.event_id, eventName: d.event_name, attempt, attemptedAt,
-        statusCode: r.statusCode, latencyMs: r.latencyMs, error: r.error, success: r.error === null,
+        statusCode: r.statusCode, latencyMs: r.latencyMs, error: r.error, success: r.error === null, ...(first ? { first } : {}),
       }, next, holder);
+      if (fanout) {
+        if (first?.id !== undefined) d.id = first.id;
+        delete d.fanout;
+        fanout.settle(true);
+      }
+      return outcome;
     } catch (err) {
+      if (fanout) {
+        delete d.fanout;
+        fanout.settle(false); // the fan-out stays: expanded once its lease ends
+      }
       throw new RecordFailed((err as Error).message);
+    }
+  };
+  /** Hands the delivery back without an attempt, due in `delayMs`. */
+  const handBack = async (delayMs: number): Promise<void> => {
+    const fanout = d.fanout;
+    if (!fanout) {
+      await giveBack(deps.db, holder, d.id, delayMs);
+      return;
+    }
+    delete d.fanout;
+    try {
+      await handToClaim(deps.db, [d], delayMs);
+      fanout.settle(true);
+    } catch (err) {
+      fanout.settle(false);
+      throw err;
     }
   };
 
@@ -121,7 +152,7 @@ export async function deliver(deps: DeliverDeps, d: ClaimedDelivery, signals: St
         // the lease holds one attempt plus its margin: wait only within half the margin
         const slot = await deps.limiter.reserve(d.webhook_id, d.rate_limit_per_second, leaseMarginMs(deps.schedule) / 2);
         if ('laterMs' in slot) {
-          await giveBack(deps.db, holder, d.id, slot.laterMs);
+          await handBack(slot.laterMs);
           return 'deferred';
         }
         if (slot.waitMs > 0) await sleep(slot.waitMs, undefined, { signal });
@@ -160,7 +191,7 @@ export async function deliver(deps: DeliverDeps, d: ClaimedDelivery, signals: St
     }
   } catch (err) {
     if (signal.aborted) {
-      await releaseLeases(deps.db, holder, [d.id]).catch(() => undefined);
+      await (d.fanout ? handBack(0) : releaseLeases(deps.db, holder, [d.id])).catch(() => undefined);
       return 'stopped';
     }
     // The database failed: the lease runs out and another claim retries it.

@@ -6,8 +6,10 @@
  */
 import { sql } from 'kysely';
 import type { Db } from '../../../infra/postgres/database.js';
+import { handToClaim, type FanoutHold } from './fanouts.js';
 
 export interface ClaimedDelivery {
+  /** '' while a fan-out's delivery is not written yet (`fanout`) */
   id: string;
   webhook_id: number;
   event_id: string;
@@ -28,10 +30,10 @@ export interface ClaimedDelivery {
   /** the endpoint had a failure streak when claimed: a success ends it */
   failing: boolean;
   /**
-   * Who holds the row's lease: the claiming worker (absent), or the fast path's holder
-   * for a row taken from the projection's push (projections/webhooks/doc.ts).
+   * Set while the delivery is a fan-out's, popped from the projection's push and not
+   * written yet (./fanouts.ts): its first record writes its row.
    */
-  holder?: string;
+  fanout?: FanoutHold;
 }
 
 /**
@@ -50,19 +52,6 @@ export async function claimDue(db: Db, worker: string, limit: number, leaseMs: n
   return rows;
 }
 
-/**
- * Takes pushed rows over from the fast path's holder, with a fresh lease: for a worker that
- * popped them too late for the lease they were written with. The ids it now holds.
- */
-export async function takeOver(db: Db, worker: string, from: string, ids: readonly string[], leaseMs: number): Promise<Set<string>> {
-  if (ids.length === 0) return new Set();
-  const { rows } = await sql<{ id: string }>`
-    UPDATE webhook_deliveries SET locked_by = ${worker}, locked_until = now() + ${leaseMs} * interval '1 millisecond'
-    WHERE id = ANY (${[...ids]}::bigint[]) AND locked_by = ${from} AND status = 'pending'
-    RETURNING id`.execute(db);
-  return new Set(rows.map((r) => String(r.id)));
-}
-
 /** Gives a delivery back without an attempt, due again in `delayMs` (its endpoint's rate is used up). */
 export async function giveBack(db: Db, holder: string, id: string, delayMs: number): Promise<void> {
   await sql`UPDATE webhook_deliveries SET locked_until = NULL, locked_by = NULL, next_attempt_at = now() + ${delayMs} * interval '1 millisecond'
@@ -77,7 +66,9 @@ export async function giveBack(db: Db, holder: string, id: string, delayMs: numb
  */
 async function outcomeTransaction<T>(db: Db, fn: (trx: Db) => Promise<T>): Promise<T> {
   return db.transaction().execute(async (trx) => {
-    await sql`SET LOCAL synchronous_commit = off`.execute(trx);
+    // and the outbox rows written here (a fan-out's) were filtered by the projection: the
+    // outbox trigger may skip its lookup (migration 0700)
+    await sql`SELECT set_config('synchronous_commit', 'off', true), set_config('tributary.outbox_filtered', 'on', true)`.execute(trx);
     return fn(trx);
   });
 }
@@ -93,6 +84,11 @@ export interface AttemptRecord {
   latencyMs: number;
   error: string | null;
   success: boolean;
+  /**
+   * A fan-out's delivery not written yet (deliveryId ''): the record writes its row, created
+   * at `createdAt` (its fan-out's), and sets `id`.
+   */
+  first?: { createdAt: Date; id?: string };
 }
 
 /** What the delivery becomes after the attempt. */
@@ -129,6 +125,7 @@ export type RecordOutcome = 'held' | 'lost' | 'gone';
  * delivery was deleted meanwhile (its webhook deleted): nothing is recorded.
  */
 export async function recordAttempt(db: Db, holder: string, a: AttemptRecord, next: NextState): Promise<RecordOutcome> {
+  if (a.first !== undefined) return (await recordAttempts(db, [{ a, next, holder }]))[0]!;
   const { rows } = await outcomeTransaction(db, (trx) => sql<{ present: boolean; moved: boolean }>`
     WITH present AS (SELECT id FROM webhook_deliveries WHERE id = ${a.deliveryId}),
     attempt AS (
@@ -149,12 +146,89 @@ export async function recordAttempt(db: Db, holder: string, a: AttemptRecord, ne
 
 const STATE_CODE: Record<NextState['kind'], string> = { delivered: 'delivered', retry: 'retry', pending: 'pending', dead: 'dead' };
 
+export interface RecordItem { a: AttemptRecord; next: NextState; holder: string }
+
 /**
- * recordAttempt for many attempts in one statement (one commit): what lets a worker keep
- * up under load. Same rules; outcomes in input order ('held' or 'lost': a delivery
+ * recordAttempt for many attempts in one transaction (one commit; a statement for the
+ * deliveries whose rows exist, one for the fan-outs' first attempts): what lets a worker
+ * keep up under load. Same rules; outcomes in input order ('held' or 'lost': a delivery
  * deleted meanwhile counts as lost here, and its attempt is not recorded).
  */
-export async function recordAttempts(db: Db, items: readonly { a: AttemptRecord; next: NextState; holder: string }[]): Promise<RecordOutcome[]> {
+
+export async function recordAttempts(db: Db, items: readonly RecordItem[]): Promise<RecordOutcome[]> {
+  if (items.length === 0) return [];
+  const existing = items.filter((i) => i.a.first === undefined);
+  const fresh = items.filter((i) => i.a.first !== undefined);
+  return outcomeTransaction(db, async (trx) => {
+    const updated = await updateAttempts(trx, existing);
+    const written = await writeFirstAttempts(trx, fresh);
+    const byItem = new Map<RecordItem, RecordOutcome>();
+    existing.forEach((item, i) => byItem.set(item, updated[i]!));
+    fresh.forEach((item, i) => byItem.set(item, written[i]!));
+    return items.map((item) => byItem.get(item)!);
+  });
+}
+
+/**
+ * The first attempts of fan-out deliveries (./fanouts.ts): each delivery's row written as
+ * the attempt left it (delivered, dead, held for a quick retry, or waiting for the slow
+ * schedule or a receiver's pause) with its attempt, in one statement. A row the expansion
+ * wrote meanwhile (the lease ran out) is taken over while no claim holds it; otherwise
+ * 'lost', nothing recorded, as for a webhook deleted meanwhile.
+ */
+async function writeFirstAttempts(trx: Db, items: readonly RecordItem[]): Promise<RecordOutcome[]> {
+  if (items.length === 0) return [];
+  const input = JSON.stringify(items.map(({ a, next, holder }) => ({
+    holder,
+    webhook_id: a.webhookId, event_id: a.eventId, event_name: a.eventName, created_at: a.first!.createdAt.toISOString(), attempt: a.attempt,
+    attempted_at: a.attemptedAt.toISOString(), status_code: a.statusCode, latency_ms: a.latencyMs, error: a.error, success: a.success,
+    next: STATE_CODE[next.kind],
+    lease_ms: next.kind === 'retry' ? next.leaseMs : null,
+    round: next.kind === 'pending' ? next.round : null,
+    delay_ms: next.kind === 'pending' ? next.delayMs : null,
+  })));
+  const { rows } = await sql<{ id: string; webhook_id: number; event_id: string }>`
+    WITH input AS (
+      SELECT * FROM json_to_recordset(${input}::json) AS x(
+        holder text, webhook_id integer, event_id text, event_name text, created_at timestamptz, attempt integer, attempted_at timestamptz,
+        status_code integer, latency_ms integer, error text, success boolean, next text, lease_ms integer, round integer, delay_ms integer)
+    ),
+    written AS (
+      INSERT INTO webhook_deliveries AS d (webhook_id, event_id, event_name, payload, status, round, attempts, next_attempt_at,
+        locked_until, locked_by, last_error, created_at, finished_at)
+      SELECT i.webhook_id, i.event_id, i.event_name, NULL,
+        CASE i.next WHEN 'delivered' THEN 'delivered' WHEN 'dead' THEN 'dead' ELSE 'pending' END,
+        COALESCE(i.round, 0), 1,
+        CASE WHEN i.next = 'pending' THEN now() + i.delay_ms * interval '1 millisecond' ELSE now() END,
+        CASE WHEN i.next = 'retry' THEN now() + i.lease_ms * interval '1 millisecond' END,
+        CASE WHEN i.next = 'retry' THEN i.holder END,
+        i.error, i.created_at,
+        CASE WHEN i.next IN ('delivered', 'dead') THEN now() END
+      FROM input i
+      WHERE EXISTS (SELECT 1 FROM webhooks w WHERE w.id = i.webhook_id)
+      ON CONFLICT (webhook_id, event_id) DO UPDATE SET
+        status = excluded.status, round = excluded.round, attempts = d.attempts + 1, next_attempt_at = excluded.next_attempt_at,
+        locked_until = excluded.locked_until, locked_by = excluded.locked_by, last_error = excluded.last_error, finished_at = excluded.finished_at
+      WHERE d.status = 'pending' AND (d.locked_until IS NULL OR d.locked_until < now())
+      RETURNING d.id, d.webhook_id, d.event_id
+    ),
+    attempts AS (
+      INSERT INTO webhook_attempts (delivery_id, webhook_id, event_id, event_name, attempt, attempted_at, status_code, latency_ms, error, success)
+      SELECT w.id, i.webhook_id, i.event_id, i.event_name, i.attempt, i.attempted_at, i.status_code, i.latency_ms, i.error, i.success
+      FROM input i JOIN written w ON w.webhook_id = i.webhook_id AND w.event_id = i.event_id
+    )
+    SELECT id::text, webhook_id, event_id FROM written`.execute(trx);
+  const ids = new Map(rows.map((r) => [`${r.webhook_id}:${r.event_id}`, r.id]));
+  return items.map(({ a }) => {
+    const id = ids.get(`${a.webhookId}:${a.eventId}`);
+    if (id === undefined) return 'lost';
+    a.first!.id = id;
+    return 'held';
+  });
+}
+
+/** The attempts of deliveries whose rows exist (claimed, or written by an earlier attempt). */
+async function updateAttempts(trx: Db, items: readonly RecordItem[]): Promise<RecordOutcome[]> {
   if (items.length === 0) return [];
   const input = JSON.stringify(items.map(({ a, next, holder }) => ({
     holder,
@@ -165,7 +239,7 @@ export async function recordAttempts(db: Db, items: readonly { a: AttemptRecord;
     round: next.kind === 'pending' ? next.round : null,
     delay_ms: next.kind === 'pending' ? next.delayMs : null,
   })));
-  const { rows } = await outcomeTransaction(db, (trx) => sql<{ id: string }>`
+  const { rows } = await sql<{ id: string }>`
     WITH input AS (
       SELECT * FROM json_to_recordset(${input}::json) AS x(
         holder text, delivery_id bigint, webhook_id integer, event_id text, event_name text, attempt integer, attempted_at timestamptz,
@@ -187,7 +261,7 @@ export async function recordAttempts(db: Db, items: readonly { a: AttemptRecord;
       locked_by = CASE WHEN i.next = 'retry' THEN d.locked_by ELSE NULL END
     FROM input i
     WHERE d.id = i.delivery_id AND d.locked_by = i.holder AND d.status = 'pending'
-    RETURNING d.id`.execute(trx));
+    RETURNING d.id`.execute(trx);
   const held = new Set(rows.map((r) => String(r.id)));
   return items.map(({ a }) => (held.has(a.deliveryId) ? 'held' : 'lost'));
 }
@@ -202,12 +276,11 @@ export async function releaseLeases(db: Db, holder: string, ids: readonly string
     WHERE id = ANY (${[...ids]}::bigint[]) AND locked_by = ${holder}`.execute(db);
 }
 
-/** releaseLeases of deliveries each with its own holder (the worker's, or the fast path's). */
-export async function releaseHeld(db: Db, worker: string, rows: readonly Pick<ClaimedDelivery, 'id' | 'holder'>[]): Promise<void> {
-  const byHolder = new Map<string, string[]>();
-  for (const r of rows) {
-    const h = r.holder ?? worker;
-    byHolder.set(h, [...(byHolder.get(h) ?? []), r.id]);
-  }
-  for (const [h, ids] of byHolder) await releaseLeases(db, h, ids);
+/** releaseLeases of the worker's deliveries, and those of fan-outs (not written yet) handed to the claim. */
+export async function releaseHeld(db: Db, worker: string, rows: readonly ClaimedDelivery[]): Promise<void> {
+  const unwritten = rows.filter((r) => r.fanout !== undefined);
+  await releaseLeases(db, worker, rows.filter((r) => r.fanout === undefined).map((r) => r.id));
+  if (unwritten.length === 0) return;
+  await handToClaim(db, unwritten);
+  for (const r of unwritten) r.fanout!.settle(true);
 }

@@ -1,24 +1,26 @@
 /**
  * The worker's side of the fast path (projections/webhooks/doc.ts): pops the events the
  * webhooks projection pushed after commit (LMPOP: each entry reaches one worker) and hands
- * their deliveries to the worker as if claimed, held by PUSH_HOLDER, so a first attempt
- * costs no claim. While it runs it says so in Redis (the projection pushes only then).
+ * their deliveries to the worker as if claimed, unwritten and held by their fan-out row
+ * (./fanouts.ts), so a first attempt costs no claim and no outbox row until its outcome.
+ * While it runs it says so in Redis (the projection pushes only then).
  *
- * An entry popped when its rows' lease no longer covers an attempt (timeout and half the
- * margin: the workers fell behind) costs what a claim costs: its rows are taken over by
- * id with a fresh lease, those still held by the fast path. Endpoint settings are read
- * for each pop (one query by primary key for the webhooks of all the entries popped), so a
- * rotated secret, a new URL, a deactivation or a receiver's pause since the event was
- * queued is seen: the rows of an endpoint deactivated or paused meanwhile are handed to
- * the claim at once (due now; the claim skips them while the endpoint is paused or inactive).
+ * An entry popped when its fan-out's lease no longer covers an attempt (timeout and half
+ * the margin: the workers fell behind) has the lease extended, if the fan-out was not
+ * expanded meanwhile. Endpoint settings are read for each pop (one query by primary key
+ * for the webhooks of all the entries popped), so a rotated secret, a new URL, a
+ * deactivation, a receiver's pause, a rate limit or ordering set since the event was
+ * queued is seen: the deliveries of such an endpoint are handed to the claim at once (due
+ * now; the claim skips them while the endpoint is paused or inactive).
  */
 import type { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import type { Db } from '../../../infra/postgres/database.js';
 import type { Logger } from '../../../infra/log/logger.js';
 import { webhookPoppersKey, webhookReadyKey } from '../../../src/kernel/keys/index.js';
-import { POPPERS_TTL_MS, PUSH_HOLDER, type ReadyEntry } from '../../../projections/webhooks/doc.js';
-import { releaseLeases, takeOver, type ClaimedDelivery } from './outbox-store.js';
+import { POPPERS_TTL_MS, type ReadyEntry } from '../../../projections/webhooks/doc.js';
+import type { ClaimedDelivery } from './outbox-store.js';
+import { extendFanouts, handToClaim, holdFanout, type Unattempted } from './fanouts.js';
 
 type Endpoint = Pick<ClaimedDelivery, 'endpoint_url' | 'secret' | 'previous_secret' | 'previous_secret_until' | 'rate_limit_per_second' | 'failing'>;
 
@@ -27,11 +29,12 @@ export interface FastPathDeps {
   redis: Redis;
   prefix: string;
   logger: Logger;
-  /** the worker's name, and the lease an attempt needs from its start (the timeout and half the margin) */
-  worker: string;
+  /** the lease an attempt needs from its start (the timeout and half the margin) */
   needMs: number;
-  /** the lease of a claim, for rows taken over */
+  /** the lease of a claim, for fan-outs popped late */
   claimLeaseMs: number;
+  /** a fan-out's deliveries are all written */
+  fanoutDone(id: string): void;
   /** the lease asked of the projection for pushed rows: an attempt's, and time to wait in the list */
   pushLeaseMs: number;
   /** deliveries the worker can take now */
@@ -58,26 +61,41 @@ export function startFastPath(deps: FastPathDeps): FastPath {
   say();
   const heartbeat = setInterval(say, POPPERS_TTL_MS / 3);
 
-  /** The endpoints of the entries' webhooks that may be sent to now: active, not paused by a receiver. */
+  /** The endpoints of the entries' webhooks that may be sent to now: active, not paused by a receiver, neither ordered nor rate limited. */
   async function endpointsOf(entries: readonly ReadyEntry[]): Promise<Map<number, Endpoint>> {
-    const ids = [...new Set(entries.flatMap((e) => e.d.map(([, webhookId]) => webhookId)))];
+    const ids = [...new Set(entries.flatMap((e) => e.w))];
     const { rows } = await sql<Endpoint & { id: number }>`
       SELECT id, endpoint_url, secret, previous_secret, previous_secret_until, rate_limit_per_second, (failing_since IS NOT NULL) AS failing
-      FROM webhooks WHERE id = ANY (${ids}::integer[]) AND active AND (paused_until IS NULL OR paused_until <= now())`.execute(deps.db);
+      FROM webhooks WHERE id = ANY (${ids}::integer[]) AND active AND (paused_until IS NULL OR paused_until <= now())
+        AND NOT ordered AND rate_limit_per_second IS NULL`.execute(deps.db);
     return new Map(rows.map((r) => [r.id, r]));
   }
 
-  function deliveriesOf(endpoints: Map<number, Endpoint>, e: ReadyEntry, holder: string): ClaimedDelivery[] {
+  /**
+   * The entry's deliveries to attempt here, held by its fan-out; the others go to `toClaim`,
+   * and the fan-out to `claimedAll` when none is left here.
+   */
+  function deliveriesOf(endpoints: Map<number, Endpoint>, e: ReadyEntry, toClaim: Unattempted[], claimedAll: string[]): ClaimedDelivery[] {
     const out: ClaimedDelivery[] = [];
-    for (const [id, webhookId] of e.d) {
+    const created = new Date(e.c);
+    for (const webhookId of e.w) {
       const w = endpoints.get(webhookId);
-      if (!w) continue; // handed to the claim
+      if (!w) {
+        toClaim.push({ webhook_id: webhookId, event_id: e.e, event_name: e.n, created_at: created });
+        continue;
+      }
       out.push({
-        id, webhook_id: webhookId, event_id: e.e, event_name: e.n, payload_text: e.p, payload_timestamp: e.t,
-        round: 0, attempts: 0, created_at: new Date(e.c), endpoint_url: w.endpoint_url, secret: w.secret,
+        id: '', webhook_id: webhookId, event_id: e.e, event_name: e.n, payload_text: e.p, payload_timestamp: e.t,
+        round: 0, attempts: 0, created_at: created, endpoint_url: w.endpoint_url, secret: w.secret,
         previous_secret: w.previous_secret, previous_secret_until: w.previous_secret_until,
-        rate_limit_per_second: w.rate_limit_per_second, failing: w.failing, holder,
+        rate_limit_per_second: w.rate_limit_per_second, failing: w.failing,
       });
+    }
+    if (out.length === 0) {
+      claimedAll.push(e.f);
+    } else {
+      const hold = holdFanout(e.f, out.length, (f) => deps.fanoutDone(f));
+      for (const d of out) d.fanout = hold;
     }
     return out;
   }
@@ -90,22 +108,26 @@ export function startFastPath(deps: FastPathDeps): FastPath {
         const count = Math.max(1, Math.floor(room / perEntry));
         const r = await blocking.blmpop(POP_BLOCK_S, 1, readyKey, 'LEFT', 'COUNT', count);
         if (!r) continue;
-        const entries = r[1].map((s) => JSON.parse(s) as ReadyEntry);
-        perEntry = Math.max(1, Math.round(entries.reduce((n, e) => n + e.d.length, 0) / entries.length));
-        const endpoints = await endpointsOf(entries);
-        const held = entries.flatMap((e) => e.d.filter(([, webhookId]) => !endpoints.has(webhookId)).map(([id]) => id));
-        if (held.length > 0) await releaseLeases(deps.db, PUSH_HOLDER, held);
+        // entries of an older format (no fan-out) are left to the claim: their rows were written
+        const popped = r[1].map((s) => JSON.parse(s) as ReadyEntry).filter((e) => typeof e.f === 'string' && Array.isArray(e.w));
+        if (popped.length === 0) continue;
+        perEntry = Math.max(1, Math.round(popped.reduce((n, e) => n + e.w.length, 0) / popped.length));
         const now = Date.now();
-        const late = entries.filter((e) => e.u - now < deps.needMs);
-        deps.take(entries.filter((e) => e.u - now >= deps.needMs).flatMap((e) => deliveriesOf(endpoints, e, PUSH_HOLDER)));
-        if (late.length > 0) {
-          const rows = late.flatMap((e) => deliveriesOf(endpoints, e, deps.worker));
-          const taken = await takeOver(deps.db, deps.worker, PUSH_HOLDER, rows.map((r) => r.id), deps.claimLeaseMs);
-          deps.take(rows.filter((r) => taken.has(r.id)));
-        }
+        const late = popped.filter((e) => e.u - now < deps.needMs);
+        const kept = late.length === 0 ? undefined : await extendFanouts(deps.db, late.map((e) => e.f), deps.claimLeaseMs);
+        // a late fan-out no longer there was expanded: its rows are the claim's
+        const entries = kept === undefined ? popped : popped.filter((e) => e.u - now >= deps.needMs || kept.has(e.f));
+        if (entries.length === 0) continue;
+        const endpoints = await endpointsOf(entries);
+        const toClaim: Unattempted[] = [];
+        const claimedAll: string[] = [];
+        const rows = entries.flatMap((e) => deliveriesOf(endpoints, e, toClaim, claimedAll));
+        if (toClaim.length > 0) await handToClaim(deps.db, toClaim);
+        for (const f of claimedAll) deps.fanoutDone(f);
+        deps.take(rows);
       } catch (err) {
         if (stopped) break;
-        deps.logger.warn({ err: (err as Error).message }, 'popping pushed webhook deliveries failed; retrying (their rows wait for the claim)');
+        deps.logger.warn({ err: (err as Error).message }, 'popping pushed webhook deliveries failed; retrying (their fan-outs wait for the expansion)');
         await new Promise((r) => setTimeout(r, 1000));
       }
     }

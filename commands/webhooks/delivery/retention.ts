@@ -27,7 +27,9 @@ export async function pruneBatch(db: Db, cutoff: Date, limit = PRUNE_BATCH): Pro
 /**
  * Deletes one batch of stored event payloads (webhook_events) older than the cutoff that
  * no delivery uses any more; the number deleted. A delivery's rows are found through the
- * webhooks the event was queued for and the outbox's (webhook_id, event_id) key.
+ * webhooks the event was queued for and the outbox's (webhook_id, event_id) key; an event
+ * still fanned out (./fanouts.ts: its rows not written yet) is kept (the fan-outs are the
+ * backlog, few: read once per statement).
  */
 export async function pruneEventsBatch(db: Db, cutoff: Date, limit = PRUNE_BATCH): Promise<number> {
   const r = await sql`
@@ -35,6 +37,7 @@ export async function pruneEventsBatch(db: Db, cutoff: Date, limit = PRUNE_BATCH
       SELECT e.event_id FROM webhook_events e
       WHERE e.created_at < ${cutoff}
         AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.webhook_id = ANY (e.webhook_ids) AND d.event_id = e.event_id)
+        AND e.event_id NOT IN (SELECT f.event_id FROM webhook_fanouts f)
       LIMIT ${limit}
       FOR UPDATE SKIP LOCKED)`.execute(db);
   return Number(r.numAffectedRows ?? 0);

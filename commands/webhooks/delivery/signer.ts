@@ -25,10 +25,11 @@ export interface SignedHeaders { 'webhook-id': string; 'webhook-timestamp': stri
 export const secretKey = (secret: string): Buffer =>
   Buffer.from(secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret, 'base64');
 
-/** Signs with decoded keys (secretKey; a worker keeps them, ./secret-keys.ts). */
-export function signWithKeys(keys: readonly Buffer[], msgId: string, nowMs: number, body: string): SignedHeaders {
+/** Signs with decoded keys (secretKey; a worker keeps them, ./secret-keys.ts); `body` as text or its UTF-8 bytes. */
+export function signWithKeys(keys: readonly Buffer[], msgId: string, nowMs: number, body: string | Buffer): SignedHeaders {
   const ts = String(Math.floor(nowMs / 1000));
-  const signatures = keys.map((k) => `v1,${createHmac('sha256', k).update(`${msgId}.${ts}.${body}`).digest('base64')}`);
+  const prefix = `${msgId}.${ts}.`;
+  const signatures = keys.map((k) => `v1,${createHmac('sha256', k).update(prefix).update(body).digest('base64')}`);
   return { 'webhook-id': msgId, 'webhook-timestamp': ts, 'webhook-signature': signatures.join(' ') };
 }
 

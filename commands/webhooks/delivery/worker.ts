@@ -29,6 +29,7 @@ import { OUTBOX_CHANNEL, webhookOutcomesKey } from '../../../src/kernel/keys/ind
 import { createRateLimiter } from './rate-limit.js';
 import { createSecretKeys } from './secret-keys.js';
 import { startPruner, type Pruner } from './retention.js';
+import { createFanoutFinisher, expandExpired } from './fanouts.js';
 
 export interface WorkerStats { claimed: number; outcomes: Record<DeliveryOutcome, number>; errors: number }
 
@@ -56,6 +57,9 @@ interface WorkerCtx { config: Config; db: Db; logger: Logger; clock: Clock; redi
 const RECORDING_FACTOR = 4;
 
 const OUTCOME_FLUSH_MS = 1000;
+
+/** How often a worker looks for fan-outs whose lease ended (./fanouts.ts), at most. */
+const EXPAND_EVERY_MS = 500;
 
 /** Cluster-wide outcome counts, read by /metrics on any API node. */
 export { webhookOutcomesKey };
@@ -158,10 +162,11 @@ export function startWebhookWorker(ctx: WorkerCtx, opts: WorkerOptions = {}): We
     roomWaiters = [];
     for (const w of ws) w();
   }
+  const finisher = createFanoutFinisher(ctx.db);
   const fastPath: FastPath | undefined = opts.fastPath === false || !ctx.redis ? undefined
     : startFastPath({
       db: ctx.db, redis: ctx.redis, prefix: config.redis.prefix, logger: log,
-      worker: id,
+      fanoutDone: (f) => finisher.done(f),
       needMs: claimLeaseMs(schedule) - leaseMarginMs(schedule) / 2,
       claimLeaseMs: claimLeaseMs(schedule),
       pushLeaseMs: claimLeaseMs(schedule) + leaseMarginMs(schedule),
@@ -183,8 +188,18 @@ export function startWebhookWorker(ctx: WorkerCtx, opts: WorkerOptions = {}): We
   // per round trip). A claim waits until a quarter of that room is free.
   const claimBatch = Math.max(1, Math.floor(cfg.concurrency / 4));
 
+  let expandedAt = -Infinity;
   const loop = (async () => {
     while (!stopCtl.signal.aborted) {
+      if (performance.now() - expandedAt >= EXPAND_EVERY_MS) {
+        expandedAt = performance.now();
+        // fan-outs of a worker that died, or of a push that was lost: due outbox rows now
+        const n = await expandExpired(ctx.db).catch((err: unknown) => {
+          log.warn({ err: (err as Error).message }, 'expanding expired fan-outs failed; next time');
+          return 0;
+        });
+        if (n > 0) log.info({ fanouts: n }, 'expanded fan-outs whose lease ended');
+      }
       const free = room();
       if (free >= claimBatch || (free > 0 && busy === 0 && ahead.size() === 0)) {
         try {
@@ -218,6 +233,7 @@ export function startWebhookWorker(ctx: WorkerCtx, opts: WorkerOptions = {}): We
       const cut = setTimeout(() => abortCtl.abort(), cfg.timeoutMs);
       await Promise.allSettled([...inflight]);
       clearTimeout(cut);
+      await finisher.flush();
       clearInterval(flusher);
       await flushOutcomes();
       await pruner?.stop();

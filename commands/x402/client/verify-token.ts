@@ -3,10 +3,16 @@
  * gateway sign-in, the x402 flow) against the service's published keys.
  *
  *   const verifier = createTokenVerifier({ jwksUrl: 'https://api.example.com/v1/jwks',
- *     issuer: 'tributary', audience: 'tributary-api' });
- *   const { claims } = await verifier.verify(token);   // throws when invalid
+ *     issuer: 'tributary', audience: 'tributary-api', gateway: '<your gateway account>' });
+ *   const claims = await verifier.verifyWalletToken(token);   // throws when invalid
  *   claims.sub        // the wallet the token is bound to
- *   claims.policies   // PolicyClaim[]: what the wallet has authorized, per variant
+ *   claims.policies   // PolicyClaim[]: what the wallet has authorized at your gateway, per variant
+ *
+ * A wallet token is good at one gateway: its aud is "<audience>:gateway:<gateway>"
+ * (commands/tokens/audience.ts), so a token a wallet showed merchant A is refused by
+ * merchant B's verifier, and by any verifier not given `gateway`. Tokens issued before the
+ * binding (aud = the shared audience, at most TOKEN_MAX_TTL_SECONDS old) still verify
+ * until they expire where every policy and payment they hold is at this gateway.
  *
  * The key set is fetched with jose's createRemoteJWKSet: cached, and refetched when a
  * token names a kid it has not seen (a rotation), at most once per cooldown. Tokens
@@ -15,6 +21,7 @@
  */
 import { createRemoteJWKSet, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
 import type { PaymentRecordClaim, PolicyClaim } from '../../tokens/claims.js';
+import { gatewayAudience } from '../../tokens/audience.js';
 
 export type { PaymentRecordClaim, PolicyClaim };
 
@@ -25,6 +32,8 @@ export interface VerifierOptions {
   issuer?: string;
   /** JWT_AUDIENCE of the service (default "tributary-api") */
   audience?: string;
+  /** your gateway's account address: wallet tokens are verified only for it (required by verifyWalletToken) */
+  gateway?: string;
   /** the time verification happens at; default the system clock (tests inject one) */
   now?: () => number;
   /** seconds of clock skew tolerated on exp and nbf; default 0 */
@@ -45,14 +54,19 @@ export interface WalletTokenClaims extends JWTPayload {
   exp: number;
   jti: string;
   role: 'wallet';
+  /** the gateway the token is good at (the verifier's) */
+  gateway: string;
   policies: PolicyClaim[];
   lastPayments: PaymentRecordClaim[];
 }
 
 export interface TokenVerifier {
-  /** Verifies signature, alg (ES256), issuer, audience, exp and nbf; throws a jose error otherwise. */
+  /**
+   * Verifies signature, alg (ES256), issuer, audience (the shared one, or with `gateway` also
+   * that gateway's), exp and nbf; throws a jose error otherwise.
+   */
   verify(token: string): Promise<{ claims: JWTPayload; kid: string | undefined }>;
-  /** As verify, and requires a wallet token (role "wallet") with its policies and payments. */
+  /** As verify, and requires a wallet token (role "wallet") for `gateway`, with its policies and payments. */
   verifyWalletToken(token: string): Promise<WalletTokenClaims>;
 }
 
@@ -63,12 +77,14 @@ export function createTokenVerifier(opts: VerifierOptions): TokenVerifier {
   });
   const issuer = opts.issuer ?? 'tributary';
   const audience = opts.audience ?? 'tributary-api';
+  const gateway = opts.gateway;
+  const ownAudience = gateway === undefined ? undefined : gatewayAudience(audience, gateway);
 
   async function verify(token: string) {
     const { payload, protectedHeader } = await jwtVerify(token, keys, {
       algorithms: ['ES256'],
       issuer,
-      audience,
+      audience: ownAudience === undefined ? audience : [audience, ownAudience],
       requiredClaims: ['sub', 'iat', 'exp', 'jti'],
       ...(opts.now ? { currentDate: new Date(opts.now()) } : {}),
       ...(opts.clockToleranceSeconds ? { clockTolerance: opts.clockToleranceSeconds } : {}),
@@ -79,11 +95,22 @@ export function createTokenVerifier(opts: VerifierOptions): TokenVerifier {
   return {
     verify,
     async verifyWalletToken(token) {
+      if (gateway === undefined || ownAudience === undefined) {
+        throw new Error('createTokenVerifier needs `gateway` (your gateway account address) to verify wallet tokens: each is good at one gateway');
+      }
       const { claims } = await verify(token);
-      if (claims['role'] !== 'wallet' || !Array.isArray(claims['policies']) || !Array.isArray(claims['lastPayments'])) {
+      const policies: unknown = claims['policies'];
+      const payments: unknown = claims['lastPayments'];
+      if (claims['role'] !== 'wallet' || !Array.isArray(policies) || !Array.isArray(payments)) {
         throw new Error('not a wallet token');
       }
-      return claims as WalletTokenClaims;
+      const audiences = Array.isArray(claims.aud) ? claims.aud : [claims.aud];
+      const bound = audiences.includes(ownAudience) && claims['gateway'] === gateway;
+      // issued before the binding: good only where everything it proves is at this gateway
+      const at = [...(policies as { gateway?: unknown }[]), ...(payments as { gateway?: unknown }[])].map((c) => c.gateway);
+      const legacy = claims['gateway'] === undefined && at.length > 0 && at.every((g) => g === gateway);
+      if (!bound && !legacy) throw new Error('the wallet token was issued for another gateway');
+      return { ...claims, gateway } as WalletTokenClaims;
     },
   };
 }

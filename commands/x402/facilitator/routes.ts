@@ -23,6 +23,7 @@ import {
 } from './schemas.js';
 import { reportUsage, settlePayment, verifyPayment, type FacilitatorDeps } from './service.js';
 import { requirementFromWire } from './wire.js';
+import { onResponseEnd } from '../response-end.js';
 
 type Wire = PaymentRequirementInput & { id?: string; extra?: { programId?: string } };
 type ExchangeBody = { paymentPayload: unknown; paymentRequirements: Wire };
@@ -144,7 +145,13 @@ export function registerFacilitatorRoutes(api: Api, ctx: FacilitatorRouteDeps): 
       const rs = list.map((w) => requirementFromWire(w, programId));
       for (const r of rs) requireOwnGateway(res, r.gateway);
       const amount = body.amount === undefined ? undefined : BigInt(body.amount);
-      return { body: await reportUsage(deps, body.jwt, rs, amount, body.transaction) };
+      const answer = await reportUsage(deps, body.jwt, rs, amount, body.transaction);
+      // a metered chunk is charged once the merchant has its admission (response-end.ts)
+      if (answer.admitted && 'metered' in answer && answer.metered?.requestId !== undefined) {
+        const grant = answer;
+        onResponseEnd(res, (served) => void deps.engine.answered(grant, served));
+      }
+      return { body: answer };
     },
   });
 

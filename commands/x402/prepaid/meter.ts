@@ -36,10 +36,10 @@ export async function drawCredit(
 ): Promise<DrawResult> {
   const key = prepaidCounterKey(keyPrefix, policy);
   const expireAt = BigInt(nowSeconds + (ledger ? IDLE_SECONDS : UNBACKED_SECONDS));
-  const run = (seed: string): Promise<[number, number]> =>
+  const run = (seed: string): Promise<[number, number, number]> =>
     runScript(redis, METER_SCRIPT, [key], [chunk.toString(), credit.toString(), expireAt.toString(), seed, '0']);
   if (ledger) await ledger.recordUse({ requestId: d.requestId, policy, gateway: d.gateway, amount: chunk });
-  let r: [number, number];
+  let r: [number, number, number];
   try {
     r = await run(ledger ? '' : '0');
     if (r[0] === -1 && ledger) r = await run((await ledger.used(policy, d.requestId)).toString());

@@ -14,6 +14,7 @@ import { loadFixtureSigners } from '../../../commands/scheduler/gateway-sync.js'
 import { startScheduler } from '../../../commands/scheduler/scheduler.js';
 import { settlementCommitment } from '../../../infra/solana/chain-reader.js';
 import { startSettler } from '../../../commands/settlement/settler.js';
+import { createRelease } from '../../../commands/x402/account-outstanding.js';
 import { attachRedisAdapter } from '../../../queries/realtime/adapter.js';
 import { roomOf } from '../../../queries/realtime/keys.js';
 import { LIFECYCLE_VERSION } from '../../kernel/keys/index.js';
@@ -36,7 +37,9 @@ export async function startSchedulerRole(ctx: AppContext): Promise<RunningRole> 
   const nowMs = () => ctx.clock.now();
   const recorded = () => ctx.redis.incr(ctx.keys.readVersion(LIFECYCLE_VERSION));
   const scheduler = startScheduler({ db: ctx.db, io, config: ctx.config, logger: log, nowMs, rooms, recorded });
-  const settler = startSettler({ db: ctx.db, io, config: ctx.config, logger: log, nowMs });
+  // charged or unbillable usage leaves the payer accounts' outstanding the API nodes admit against
+  const release = createRelease(ctx.redis, ctx.config.redis.prefix);
+  const settler = startSettler({ db: ctx.db, io, config: ctx.config, logger: log, nowMs, release });
   return {
     name: 'scheduler',
     async stop() {

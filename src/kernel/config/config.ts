@@ -57,6 +57,7 @@ function build(r: EnvReader) {
   const encKeyRaw = r.optStr('SIGNING_KEY_ENCRYPTION_KEY', '32-byte key (64 hex chars or base64) that encrypts signing keys at rest (AES-256-GCM)');
   const encryptionKey = encKeyRaw === undefined ? undefined : parseKey32(encKeyRaw);
   if (encKeyRaw !== undefined) r.check('SIGNING_KEY_ENCRYPTION_KEY', encryptionKey !== undefined, '32 bytes as 64 hex characters or base64', '<redacted>');
+  const readUrl = r.url('DATABASE_READ_URL', undefined, ['postgres:', 'postgresql:'], 'optional PostgreSQL replica for query routes');
   const prefix = r.str('REDIS_PREFIX', 'tributary:', 'prefix of every Redis key (the stream is <prefix>events)');
 
   return {
@@ -70,13 +71,14 @@ function build(r: EnvReader) {
       corsOrigins: r.list('CORS_ORIGINS', '*', 'allowed CORS origins for HTTP and Socket.IO, comma-separated, * for any'),
       requestTimeoutMs: r.int('HTTP_REQUEST_TIMEOUT_MS', 30_000, 'server-side request timeout', 1000),
       maxLimit: r.int('API_MAX_LIMIT', 1000, 'largest limit accepted by paginated endpoints', 1, 100_000),
-      readCacheTtlMs: r.int('READ_CACHE_TTL_MS', 1000, 'longest life of a cached list answer on an API node; entries also expire at the next commit of their read model (0 = no cache)', 0, 3_600_000),
+      // versions expire every answer a commit changes on the primary; a replica may lag them, so its answers live shortly
+      readCacheTtlMs: r.int('READ_CACHE_TTL_MS', readUrl === undefined ? 30_000 : 1000, 'longest life of a cached list answer on an API node; entries also expire at the next commit that changes them (1000 when DATABASE_READ_URL is set: a replica may lag the versions; 0 = no cache)', 0, 3_600_000),
       apiProcesses: r.int('API_PROCESSES', 1, 'processes serving PORT (node:cluster) when a process runs the api role alone (serve --role api); up to one per free core', 1, 256),
       readCacheMaxMb: r.int('READ_CACHE_MAX_MB', 64, 'memory bound of an API node\'s read cache, least recently used evicted first', 1, 65_536),
     },
     db: {
       url: r.url('DATABASE_URL', 'postgres://root@127.0.0.1:5432/tributary', ['postgres:', 'postgresql:'], 'PostgreSQL primary (writes, projections)') ?? '',
-      readUrl: r.url('DATABASE_READ_URL', undefined, ['postgres:', 'postgresql:'], 'optional PostgreSQL replica for query routes'),
+      readUrl,
       poolMax: r.int('DATABASE_POOL_MAX', 10, 'connections per pool per process', 1, 500),
       readStatementTimeoutMs: r.int('DATABASE_READ_STATEMENT_TIMEOUT_MS', 5000, 'statement timeout of the query routes\' read pool (a query past it answers 503); 0 = none', 0, 600_000),
     },
@@ -162,6 +164,7 @@ function build(r: EnvReader) {
       maxCatchUpsPerMinute: r.int('WS_MAX_CATCH_UPS_PER_MINUTE', 100, 'catch-ups (subscribe with since, a read-model query each) one connection may ask for per minute (a reconnecting client following its 100 trackingIds needs 100)', 1),
       leaseSeconds: r.int('WS_LEASE_SECONDS', 30, 'lease of a connection slot; a dead node\'s slots free within it', 2),
       sharded: r.bool('WS_SHARDED_ADAPTER', false, 'use the sharded Redis adapter (Redis 7 sharded pub/sub)'),
+      authRecheckSeconds: r.int('WS_AUTH_RECHECK_SECONDS', 30, 'each node checks the credential of every live merchant feed (/merchant) this often: a key revoked while the announcement was lost, or a wallet no longer the gateway\'s, ends its feed at most this late', 1),
     },
     upstream: {
       tokensApiUrl: r.url('TOKENS_API_URL', undefined, ['http:', 'https:'], 'token catalog base URL'),
@@ -200,6 +203,7 @@ function build(r: EnvReader) {
       cacheMs: r.int('X402_CACHE_MS', 5000, 'x402 bearer path: how long a node trusts a policy\'s status and a verified JWT (a pause or deletion on chain is refused at most this late)', 0, 600_000),
       confirmTimeoutMs: r.int('X402_CONFIRM_TIMEOUT_MS', 30_000, 'how long a Payment transaction may take to confirm before the request answers 503', 1000),
       idempotencyTtlSeconds: r.int('X402_IDEMPOTENCY_TTL_SECONDS', 86_400, 'how long the answer to a settled Payment header is kept for its repeats', 60),
+      paygReservationSeconds: r.int('X402_PAYG_RESERVATION_SECONDS', 300, 'pay-as-you-go: how long a request may take to be answered; a chunk not served by then (its process died) is dropped, never charged', 1),
       demo: {
         enabled: r.bool('X402_DEMO_ENABLED', true, 'serve /v1/x402/demo (every method), protected by a deferred and a x402://payg requirement'),
         recipient: r.optStr('X402_DEMO_RECIPIENT', 'demo recipient wallet (unset on the localnet: the first fixture gateway\'s authority; elsewhere the demo is off)'),

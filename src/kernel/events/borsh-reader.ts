@@ -1,9 +1,13 @@
 /**
- * Event payloads read straight from their Borsh bytes into the codec's JSON form, by
- * walking the IDL: what Anchor's BorshCoder followed by the codec's normalization
- * produces (codec.ts states the rules), without the intermediate BN, PublicKey and
- * layout objects, which cost most of the ingest's decode. A unit test checks it against
- * Anchor's coder over every event type (codec-borsh-reader.test.ts).
+ * Event payloads read straight from their Borsh bytes into the codec's JSON form: what
+ * Anchor's BorshCoder followed by the codec's normalization produces (codec.ts states the
+ * rules), without the intermediate BN, PublicKey and layout objects, which cost most of
+ * the ingest's decode. Each IDL type is compiled once into a reader function that reads
+ * in place over the payload's buffer (no copies, no per-value Buffer views); public keys
+ * go through a bounded cache, as the same gateways, payers and recipients recur in event
+ * after event. Unit tests check it against Anchor's coder over every event type
+ * (codec-borsh-reader.test.ts) and against a plain reference reader with edge values
+ * (indexer-decode-reference.test.ts).
  */
 import { base58 } from './base58.js';
 import { idlEvents, idlType, type IdlField, type IdlTypeRef } from '../idl/index.js';
@@ -12,17 +16,19 @@ import type { EventData, Json } from './json-value.js';
 
 /** A cursor over one payload; reads past its end throw RangeError. */
 interface Reader { buf: Buffer; at: number }
+type Read = (r: Reader) => Json;
 
-function take(r: Reader, n: number): Buffer {
-  if (r.at + n > r.buf.length) throw new RangeError('payload too short');
-  const out = r.buf.subarray(r.at, r.at + n);
-  r.at += n;
-  return out;
+/** Moves past n bytes and returns where they start. */
+function advance(r: Reader, n: number): number {
+  const at = r.at;
+  if (at + n > r.buf.length) throw new RangeError('payload too short');
+  r.at = at + n;
+  return at;
 }
 
 /** A byte that must be 0 or 1 (Borsh's bool and Option tag; Anchor refuses any other). */
 function flag(r: Reader, what: string): boolean {
-  const b = take(r, 1)[0];
+  const b = r.buf[advance(r, 1)]!;
   if (b !== 0 && b !== 1) throw new RangeError(`invalid ${what} byte ${b}`);
   return b === 1;
 }
@@ -36,98 +42,205 @@ export function fixedBytesToText(bytes: Uint8Array): string {
   return utf8.decode(bytes.subarray(0, end)).replace(/\u0000/g, '\uFFFD');
 }
 
-function readValue(r: Reader, type: IdlTypeRef): Json {
-  if (typeof type === 'string') return readPrimitive(r, type);
-  if ('option' in type) return flag(r, 'option') ? readValue(r, type.option) : null;
+/** The same rule over buf[start, start + size): ASCII without an inner NUL (most texts) read as latin1. */
+function textAt(buf: Buffer, start: number, size: number): string {
+  let end = start + size;
+  while (end > start && buf[end - 1] === 0) end -= 1;
+  for (let i = start; i < end; i += 1) {
+    const b = buf[i]!;
+    if (b === 0 || b > 0x7f) return fixedBytesToText(buf.subarray(start, end));
+  }
+  return buf.toString('latin1', start, end);
+}
+
+const KEY_CACHE_LIMIT = 50_000;
+const keyCache = new Map<string, string>();
+
+/** The base58 of buf[at, at + 32), from the cache when this key was written lately. */
+function pubkeyAt(buf: Buffer, at: number): string {
+  const raw = buf.toString('latin1', at, at + 32);
+  let key = keyCache.get(raw);
+  if (key === undefined) {
+    key = base58(buf.subarray(at, at + 32));
+    if (keyCache.size >= KEY_CACHE_LIMIT) keyCache.clear();
+    keyCache.set(raw, key);
+  }
+  return key;
+}
+
+const TWO32 = 2 ** 32;
+/** below 2^53 a double holds a u64 exactly, and String() writes it as BigInt would */
+const EXACT_HIGH = 2 ** 21;
+
+const PRIMITIVES: Record<string, Read> = {
+  bool: (r) => flag(r, 'bool'),
+  u8: (r) => r.buf[advance(r, 1)]!,
+  i8: (r) => r.buf.readInt8(advance(r, 1)),
+  u16: (r) => r.buf.readUInt16LE(advance(r, 2)),
+  i16: (r) => r.buf.readInt16LE(advance(r, 2)),
+  u32: (r) => r.buf.readUInt32LE(advance(r, 4)),
+  i32: (r) => r.buf.readInt32LE(advance(r, 4)),
+  u64: (r) => {
+    const at = advance(r, 8);
+    const hi = r.buf.readUInt32LE(at + 4);
+    return hi < EXACT_HIGH ? String(hi * TWO32 + r.buf.readUInt32LE(at)) : r.buf.readBigUInt64LE(at).toString();
+  },
+  i64: (r) => {
+    const at = advance(r, 8);
+    const hi = r.buf.readInt32LE(at + 4);
+    return hi < EXACT_HIGH && hi >= -EXACT_HIGH ? String(hi * TWO32 + r.buf.readUInt32LE(at)) : r.buf.readBigInt64LE(at).toString();
+  },
+  u128: (r) => {
+    const at = advance(r, 16);
+    return ((r.buf.readBigUInt64LE(at + 8) << 64n) | r.buf.readBigUInt64LE(at)).toString();
+  },
+  i128: (r) => {
+    const at = advance(r, 16);
+    return ((r.buf.readBigInt64LE(at + 8) << 64n) | r.buf.readBigUInt64LE(at)).toString();
+  },
+  pubkey: (r) => pubkeyAt(r.buf, advance(r, 32)),
+  bytes: (r) => {
+    const n = r.buf.readUInt32LE(advance(r, 4));
+    const at = advance(r, n);
+    return r.buf.toString('hex', at, at + n);
+  },
+  string: (r) => {
+    const n = r.buf.readUInt32LE(advance(r, 4));
+    const at = advance(r, n);
+    return r.buf.toString('utf8', at, at + n);
+  },
+};
+
+const compiled = new Map<string, Read>();
+
+function compileType(type: IdlTypeRef): Read {
+  if (typeof type === 'string') {
+    const read = PRIMITIVES[type];
+    if (!read) throw new Error(`IDL type ${type} is not read here`);
+    return read;
+  }
+  if ('option' in type) {
+    const inner = compileType(type.option);
+    return (r) => (flag(r, 'option') ? inner(r) : null);
+  }
   if ('array' in type) {
-    const [inner, n] = type.array;
-    const out: Json[] = new Array<Json>(n);
-    for (let i = 0; i < n; i += 1) out[i] = readValue(r, inner);
-    return out;
+    const [of, n] = type.array;
+    const inner = compileType(of);
+    return (r) => {
+      const out = new Array<Json>(n);
+      for (let i = 0; i < n; i += 1) out[i] = inner(r);
+      return out;
+    };
   }
   if ('vec' in type) {
-    const n = take(r, 4).readUInt32LE(0);
-    const out: Json[] = [];
-    for (let i = 0; i < n; i += 1) out.push(readValue(r, type.vec));
-    return out;
+    const inner = compileType(type.vec);
+    return (r) => {
+      const n = r.buf.readUInt32LE(advance(r, 4));
+      const out: Json[] = [];
+      for (let i = 0; i < n; i += 1) out.push(inner(r));
+      return out;
+    };
   }
-  return readDefined(r, type.defined.name);
+  return compileDefined(type.defined.name);
 }
 
-function readPrimitive(r: Reader, type: string): Json {
-  switch (type) {
-    case 'bool': return flag(r, 'bool');
-    case 'u8': return take(r, 1)[0]!;
-    case 'i8': return take(r, 1).readInt8(0);
-    case 'u16': return take(r, 2).readUInt16LE(0);
-    case 'i16': return take(r, 2).readInt16LE(0);
-    case 'u32': return take(r, 4).readUInt32LE(0);
-    case 'i32': return take(r, 4).readInt32LE(0);
-    case 'u64': return take(r, 8).readBigUInt64LE(0).toString();
-    case 'i64': return take(r, 8).readBigInt64LE(0).toString();
-    case 'u128': {
-      const b = take(r, 16);
-      return ((b.readBigUInt64LE(8) << 64n) | b.readBigUInt64LE(0)).toString();
-    }
-    case 'i128': {
-      const b = take(r, 16);
-      return ((b.readBigInt64LE(8) << 64n) | b.readBigUInt64LE(0)).toString();
-    }
-    case 'pubkey': return base58(take(r, 32));
-    case 'bytes': return take(r, take(r, 4).readUInt32LE(0)).toString('hex');
-    case 'string': return take(r, take(r, 4).readUInt32LE(0)).toString('utf8');
-    default: throw new Error(`IDL type ${type} is not read here`);
-  }
-}
+/** One step of a struct: a value, a text (with its raw hex when kept), or bytes passed over. */
+interface FieldStep { name: string; read: Read | undefined; text: number; raw: boolean; skip: boolean }
 
-function readFields(r: Reader, fields: readonly IdlField[]): EventData {
-  const out: EventData = {};
-  for (const f of fields) {
+function compileFields(fields: readonly IdlField[]): (r: Reader, out: EventData) => void {
+  const steps: FieldStep[] = fields.map((f) => {
     const t = f.type;
-    if (typeof t === 'object' && 'array' in t && t.array[0] === 'u8' && TEXT_FIELDS.has(f.name)) {
-      const bytes = take(r, t.array[1]);
-      if (isPadding(f.name)) continue;
-      out[f.name] = fixedBytesToText(bytes);
-      if (RAW_KEPT.has(f.name)) out[`${f.name}_hex`] = bytes.toString('hex');
-      continue;
+    const text = typeof t === 'object' && 'array' in t && t.array[0] === 'u8' && TEXT_FIELDS.has(f.name) ? t.array[1] : 0;
+    return { name: f.name, read: text > 0 ? undefined : compileType(t), text, raw: RAW_KEPT.has(f.name), skip: isPadding(f.name) };
+  });
+  return (r, out) => {
+    for (const s of steps) {
+      if (s.read === undefined) {
+        const at = advance(r, s.text);
+        if (s.skip) continue;
+        out[s.name] = textAt(r.buf, at, s.text);
+        if (s.raw) out[`${s.name}_hex`] = r.buf.toString('hex', at, at + s.text);
+        continue;
+      }
+      const v = s.read(r);
+      if (!s.skip) out[s.name] = v;
     }
-    const v = readValue(r, t);
-    if (!isPadding(f.name)) out[f.name] = v;
-  }
-  return out;
+  };
 }
 
-function readDefined(r: Reader, name: string): Json {
+function isNamedField(f: IdlField | IdlTypeRef): f is IdlField {
+  return typeof f === 'object' && f !== null && 'name' in f && typeof f.name === 'string' && 'type' in f;
+}
+
+function compileDefined(name: string): Read {
+  const known = compiled.get(name);
+  if (known) return known;
+  // a type that refers to itself reads through this until compiled
+  let read: Read = () => { throw new Error(`IDL type ${name} is still being compiled`); };
+  compiled.set(name, (r) => read(r));
   const def = idlType(name);
-  if (def.type.kind === 'struct') return readFields(r, def.type.fields ?? []);
-  const index = take(r, 1)[0]!;
-  const variant = def.type.variants[index];
-  if (!variant) throw new RangeError(`bad enum value for ${name}`);
-  const kind = variant.name;
-  const fields = variant.fields ?? [];
-  if (fields.length === 0) return kind;
-  const first = fields[0];
-  if (typeof first === 'object' && first !== null && 'name' in first && typeof first.name === 'string' && 'type' in first) {
-    return { kind, ...readFields(r, fields as IdlField[]) };
+  if (def.type.kind === 'struct') {
+    const fill = compileFields(def.type.fields ?? []);
+    read = (r) => {
+      const out: EventData = {};
+      fill(r, out);
+      return out;
+    };
+  } else {
+    const variants: Read[] = def.type.variants.map((v) => {
+      const kind = v.name;
+      const fields = v.fields ?? [];
+      if (fields.length === 0) return () => kind;
+      if (isNamedField(fields[0]!)) {
+        const fill = compileFields(fields as IdlField[]);
+        return (r) => {
+          const out: EventData = { kind };
+          fill(r, out);
+          return out;
+        };
+      }
+      const tuple = (fields as IdlTypeRef[]).map(compileType);
+      if (tuple.length === 1) return (r) => ({ kind, value: tuple[0]!(r) });
+      return (r) => ({ kind, values: tuple.map((t) => t(r)) });
+    });
+    read = (r) => {
+      const index = r.buf[advance(r, 1)]!;
+      const variant = variants[index];
+      if (!variant) throw new RangeError(`bad enum value for ${name}`);
+      return variant(r);
+    };
   }
-  const tuple = fields.map((t) => readValue(r, t as IdlTypeRef));
-  return tuple.length === 1 ? { kind, value: tuple[0] ?? null } : { kind, values: tuple };
+  compiled.set(name, read);
+  return read;
 }
 
-const byDiscriminator = new Map(idlEvents.map((e) => [Buffer.from(e.discriminator).toString('hex'), e.name]));
+/** Event readers by discriminator, read as the first 8 bytes' two little-endian u32 halves. */
+const byDiscriminator = new Map<number, Map<number, { name: string; read: Read }>>();
+for (const e of idlEvents) {
+  const d = Buffer.from(e.discriminator);
+  const lo = d.readUInt32LE(0);
+  const inner = byDiscriminator.get(lo) ?? new Map<number, { name: string; read: Read }>();
+  inner.set(d.readUInt32LE(4), { name: e.name, read: compileDefined(e.name) });
+  byDiscriminator.set(lo, inner);
+}
 
 /**
- * Name and JSON fields of one `Program data:` payload (base64, discriminator first);
- * undefined for an unknown discriminator or bytes that do not hold the event.
+ * Name and JSON fields of one event's bytes (discriminator first, the payload of a
+ * `Program data:` line or of a self-CPI after its tag), from `start`; undefined for an
+ * unknown discriminator or bytes that do not hold the event.
  */
-export function readEventPayload(base64: string): { name: string; data: EventData } | undefined {
-  const buf = Buffer.from(base64, 'base64');
-  if (buf.length < 8) return undefined;
-  const name = byDiscriminator.get(buf.toString('hex', 0, 8));
-  if (name === undefined) return undefined;
+export function readEventBytes(buf: Buffer, start = 0): { name: string; data: EventData } | undefined {
+  if (buf.length - start < 8) return undefined;
+  const event = byDiscriminator.get(buf.readUInt32LE(start))?.get(buf.readUInt32LE(start + 4));
+  if (event === undefined) return undefined;
   try {
-    return { name, data: readDefined({ buf, at: 8 }, name) as EventData };
+    return { name: event.name, data: event.read({ buf, at: start + 8 }) as EventData };
   } catch {
     return undefined;
   }
+}
+
+/** readEventBytes of a base64 payload. */
+export function readEventPayload(base64: string): { name: string; data: EventData } | undefined {
+  return readEventBytes(Buffer.from(base64, 'base64'));
 }

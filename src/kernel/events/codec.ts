@@ -16,7 +16,7 @@ import { idl, idlType, type IdlField, type IdlTypeRef } from '../idl/index.js';
 import { isEventName } from './catalog.js';
 import { isPadding, RAW_KEPT, TEXT_FIELDS, WIDE_INTS } from './json-rules.js';
 import type { DecodedEvent } from './envelope.js';
-import { fixedBytesToText, readEventPayload } from './borsh-reader.js';
+import { fixedBytesToText, readEventBytes, readEventPayload } from './borsh-reader.js';
 import type { EventData, Json } from './json-value.js';
 
 export type { EventData, Json } from './json-value.js';
@@ -102,6 +102,13 @@ export function decodeEventPayload(base64: string): DecodedEvent | undefined {
   const decoded = readEventPayload(base64);
   if (!decoded || !isEventName(decoded.name)) return undefined;
   // the generated types (event-types.ts) follow the same IDL with the same rules as normalizeIdlValue
+  return decoded as unknown as DecodedEvent;
+}
+
+/** decodeEventPayload of an event's bytes (discriminator first) from `start`, as a self-CPI carries them after its tag. */
+export function decodeEventBytes(buf: Buffer, start = 0): DecodedEvent | undefined {
+  const decoded = readEventBytes(buf, start);
+  if (!decoded || !isEventName(decoded.name)) return undefined;
   return decoded as unknown as DecodedEvent;
 }
 

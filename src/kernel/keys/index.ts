@@ -20,6 +20,8 @@ export function streamKeys(prefix: string) {
     readEpoch: (readModel: string) => `${prefix}readversion:${readModel}:epoch`,
     /** the version of one bucket of a read model's keys (src/kernel/keys/read-scopes.ts), bumped by commits that touched a key in it */
     readScope: (readModel: string, bucket: number) => `${prefix}readversion:${readModel}#${bucket}`,
+    /** a random name set once, read with every set of versions: a Redis that lost its keys has a new one, so versions counted again from 0 never match answers cached before */
+    readGeneration: `${prefix}readversion:generation`,
   };
 }
 export type StreamKeys = ReturnType<typeof streamKeys>;
@@ -38,6 +40,12 @@ export function realtimeKeys(prefix: string) {
   };
 }
 export type RealtimeKeys = ReturnType<typeof realtimeKeys>;
+
+/**
+ * Pub/sub channel: a credential was revoked (`{"apiKey": id, "gateway": address}`). Every
+ * API node listens and ends the live feeds (Socket.IO /merchant) that were opened with it.
+ */
+export const credentialRevokedChannel = (prefix: string): string => `${prefix}credential-revoked`;
 
 /** The consumer group of the notifier, one for the whole cluster. */
 export const NOTIFIER_GROUP = 'notifier';
