@@ -37,7 +37,8 @@ export interface SignOptions {
   subject: string;
   /** unix seconds */
   expiresAt: number;
-  audience?: string;
+  /** the token's aud; default JWT_AUDIENCE (an array: several, any of which a verifier may ask for) */
+  audience?: string | string[];
 }
 
 export interface SignedToken { token: string; kid: string; jti: string; issuedAt: number; expiresAt: number }
@@ -46,7 +47,7 @@ export interface KeyRing {
   /** Signs `claims` with the active key, adding iss, aud, sub, iat, nbf, exp and jti. */
   sign(claims: Record<string, unknown>, opts: SignOptions): Promise<SignedToken>;
   /** Verifies signature (active or in-grace key), iss, aud, exp, nbf at the injected clock. */
-  verify(token: string, opts?: { audience?: string }): Promise<JWTPayload>;
+  verify(token: string, opts?: { audience?: string | string[] }): Promise<JWTPayload>;
   /** The published set: the active key and every key in its grace period. */
   jwks(): Promise<{ keys: PublicJwk[] }>;
   rotate(): Promise<RotateKeysOutput>;

@@ -28,6 +28,6 @@ export {
   type PayOptions, type PayResult, type Paid, type TokenStore,
 } from '../../commands/x402/client/pay.js';
 export {
-  createTokenVerifier, type TokenVerifier, type VerifierOptions, type WalletTokenClaims, type PolicyClaim, type PaymentRecordClaim,
+  createTokenVerifier, type TokenVerifier, type VerifierOptions, type WalletTokenClaims, type X402TokenClaims, type PolicyClaim, type PaymentRecordClaim,
 } from '../../commands/x402/client/verify-token.js';
 export { createRpcClient, type RpcClient, type RpcClientOptions } from '../../infra/solana/rpc-client.js';
