@@ -10,7 +10,7 @@
  *     `encodePaymentHeader`; its payer's proof: `signPaymentProof` over `proofMessage`.
  *   - `payAndFetch(url, {wallet, rpcUrl})`: the paying client (402 → Payment → JWT → content).
  *   - `createTokenVerifier({jwksUrl, gateway})`: verifies the service's JWTs against its JWKS
- *     (wallet tokens only when issued for `gateway`).
+ *     (wallet tokens, and x402 tokens with `verifyX402Token`, only when issued for `gateway`).
  */
 export {
   paymentRequired, x402Grant, type X402Deps, type X402Grant, type PaymentRequiredOptions,
