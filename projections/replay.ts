@@ -87,7 +87,7 @@ async function rebuild(trx: Trx, projection: Projection, dedup: string): Promise
   const started = performance.now();
   // the projection's own partition (migration 0999): emptied at once, nothing to vacuum
   await sql`TRUNCATE ${sql.table(dedup)}`.execute(trx);
-  const fresh = await freshTablesSupported(trx, projection.tables.map((t) => t.name));
+  const fresh = await freshTablesSupported(trx, projection.tables);
   let built: { total: number; after: string };
   let steps: Omit<ReplaySteps, 'dedupMs'>;
   if (fresh) {
