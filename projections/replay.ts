@@ -2,8 +2,9 @@
  * Replay: rebuilds a read model from the archive while the service runs.
  *
  * One transaction holds the projection's exclusive lock (live batches of that projection
- * wait on its shared side), empties its tables and its dedup set, and refills them from
- * the archive in archive order. Readers see the old model until the commit (MVCC), then
+ * wait on its shared side), empties its dedup set and builds its tables anew from the
+ * archive in archive order: in fresh tables swapped in at the end where the tables allow
+ * (replay-fresh.ts), else emptied and refilled in place. Readers see the old model until the commit (MVCC), then
  * the new one: never a half-built model. Live events that arrive meanwhile wait in the
  * stream; when the lock is released they are applied, and those the replay already
  * applied are absorbed by the dedup set. Before it starts, the replay waits until the
@@ -15,6 +16,7 @@ import type { Db } from '../infra/postgres/database.js';
 import type { TributaryEvent } from '../src/kernel/events/envelope.js';
 import type { Projection, Trx } from './runner/projection.js';
 import { ensureDedupPartition, lockExclusive } from './runner/checkpoint.js';
+import { buildInFreshTables, freshTablesSupported } from './replay-fresh.js';
 
 /**
  * Archived events per page, each applied as one batch: a model that sums (payment stats)
@@ -47,10 +49,8 @@ async function archiveBehind(trx: Trx, projection: string): Promise<number> {
   return Number(r.rows[0]?.n ?? 0);
 }
 
-async function rebuild(trx: Trx, projection: Projection, dedup: string): Promise<number> {
-  for (const t of [...projection.tables].reverse()) await sql`DELETE FROM ${sql.table(t.name)}`.execute(trx);
-  // the projection's own partition (migration 0999): emptied at once, nothing to vacuum
-  await sql`TRUNCATE ${sql.table(dedup)}`.execute(trx);
+/** Applies the whole archive, page by page in archive order; returns the events applied and the last seq. */
+async function applyArchive(trx: Trx, projection: Projection): Promise<{ total: number; after: string }> {
   let after = '0';
   let total = 0;
   for (;;) {
@@ -59,23 +59,60 @@ async function rebuild(trx: Trx, projection: Projection, dedup: string): Promise
       FROM events WHERE seq > ${after}::bigint ORDER BY seq LIMIT ${PAGE}`.execute(trx);
     const rows = page.rows;
     if (rows.length === 0) break;
-    // ids are the archive's primary key and the dedup set was emptied above: all are new
+    // ids are the archive's primary key and the dedup set was emptied: all are new
     await projection.apply(trx, rows.map(rowToEvent));
     total += rows.length;
     after = rows[rows.length - 1]!.seq;
   }
+  return { total, after };
+}
+
+/** Milliseconds of a replay's steps (printed by the spine bench). */
+export interface ReplaySteps {
+  /** fresh tables created (or the old rows deleted, in place), dedup partition truncated */
+  prepareMs: number;
+  /** the archive read and applied */
+  applyMs: number;
+  /** the fresh tables' other indexes built and analyzed (0 in place) */
+  indexMs: number;
+  /** old tables dropped, new ones moved in (0 in place) */
+  swapMs: number;
+  /** the dedup set and the checkpoint written */
+  dedupMs: number;
+  /** whether the model was built in fresh tables (replay-fresh.ts) or in place */
+  fresh: boolean;
+}
+
+async function rebuild(trx: Trx, projection: Projection, dedup: string): Promise<{ events: number; steps: ReplaySteps }> {
+  const started = performance.now();
+  // the projection's own partition (migration 0999): emptied at once, nothing to vacuum
+  await sql`TRUNCATE ${sql.table(dedup)}`.execute(trx);
+  const fresh = await freshTablesSupported(trx, projection.tables.map((t) => t.name));
+  let built: { total: number; after: string };
+  let steps: Omit<ReplaySteps, 'dedupMs'>;
+  if (fresh) {
+    const r = await buildInFreshTables(trx, projection.name, fresh, () => applyArchive(trx, projection));
+    built = r.result;
+    steps = { prepareMs: performance.now() - started - r.timings.buildMs - r.timings.indexMs - r.timings.swapMs, applyMs: r.timings.buildMs, indexMs: r.timings.indexMs, swapMs: r.timings.swapMs, fresh: true };
+  } else {
+    for (const t of [...projection.tables].reverse()) await sql`DELETE FROM ${sql.table(t.name)}`.execute(trx);
+    const prepareMs = performance.now() - started;
+    built = await applyArchive(trx, projection);
+    steps = { prepareMs, applyMs: performance.now() - started - prepareMs, indexMs: 0, swapMs: 0, fresh: false };
+  }
+  const dedupAt = performance.now();
   // the dedup set of what was applied, written by the server in one statement
   await sql`
     INSERT INTO ${sql.table(dedup)} (projection, event_id)
-    SELECT ${projection.name}::text, id FROM events WHERE seq <= ${after}::bigint`.execute(trx);
+    SELECT ${projection.name}::text, id FROM events WHERE seq <= ${built.after}::bigint`.execute(trx);
   await sql`
     INSERT INTO projection_checkpoints (projection, last_stream_id, events_applied, updated_at)
-    VALUES (${projection.name}, '0-0', ${total}, now())
+    VALUES (${projection.name}, '0-0', ${built.total}, now())
     ON CONFLICT (projection) DO UPDATE SET events_applied = EXCLUDED.events_applied, updated_at = now()`.execute(trx);
-  return total;
+  return { events: built.total, steps: { ...steps, dedupMs: performance.now() - dedupAt } };
 }
 
-export interface ReplayResult { projection: string; events: number; digest: string; ms: number }
+export interface ReplayResult { projection: string; events: number; digest: string; ms: number; steps: ReplaySteps }
 
 export interface ReplayOptions {
   /** called once a bootstrap has decided to replay, before it starts */
@@ -91,16 +128,17 @@ export async function replayProjection(db: Db, projection: Projection, opts: Rep
   const deadline = started + (opts.waitMs ?? 60_000);
   const dedup = await ensureDedupPartition(db, projection.name);
   for (;;) {
-    const events = await db.transaction().execute(async (trx) => {
+    const built = await db.transaction().execute(async (trx) => {
       await lockExclusive(trx, projection.name);
       if ((await archiveBehind(trx, projection.name)) > 0) return undefined;
       return rebuild(trx, projection, dedup);
     });
-    if (events !== undefined) {
+    if (built !== undefined) {
+      const { events, steps } = built;
       await opts.committed?.();
       const digest = await projectionDigest(db, projection);
       await db.insertInto('replay_runs').values({ projection: projection.name, events, digest, finished_at: new Date() }).execute();
-      return { projection: projection.name, events, digest, ms: Date.now() - started };
+      return { projection: projection.name, events, digest, ms: Date.now() - started, steps };
     }
     if (Date.now() > deadline) {
       throw new Error(`the archive is behind ${projection.name}; is the archive projection running?`);

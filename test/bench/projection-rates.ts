@@ -14,7 +14,7 @@ import { createLogger } from '../../infra/log/logger.js';
 import { groupInfo } from '../../infra/redis/group-lag.js';
 import { startProjection } from '../../projections/runner/runner.js';
 import { PROJECTIONS } from '../../projections/registry.js';
-import { replayProjection } from '../../projections/replay.js';
+import { replayProjection, type ReplaySteps } from '../../projections/replay.js';
 import { archiveProjection } from '../../projections/archive/projection.js';
 import type { TestEnv } from '../support/env.js';
 import { syntheticEvents } from '../support/synthetic-events.js';
@@ -26,6 +26,13 @@ const GOAL = 25_000;
 function line(name: string, rate: number, limit: number): void {
   const met = rate >= GOAL ? 'met' : 'NOT met';
   process.stdout.write(`  ${name}: ${rate.toFixed(0)} events/s vs server-side insert limit ${limit.toFixed(0)} rows/s → ratio ${(rate / limit).toFixed(2)}  (goal ≥ ${GOAL} events/s: ${met})\n`);
+}
+
+/** A replay's steps in seconds, for the line under its rate. */
+export function stepsText(s: ReplaySteps): string {
+  const sec = (ms: number) => (ms / 1000).toFixed(1);
+  const where = s.fresh ? 'fresh tables' : 'in place';
+  return `${where}: prepare ${sec(s.prepareMs)} s, apply ${sec(s.applyMs)} s, indexes ${sec(s.indexMs)} s, swap ${sec(s.swapMs)} s, dedup set ${sec(s.dedupMs)} s`;
 }
 
 /** stream entries per runner batch (one transaction each) */
@@ -84,5 +91,6 @@ export async function benchProjectionRates(env: TestEnv, live: number, replay: n
   for (const p of PROJECTIONS.filter((x) => x.replayable)) {
     const r = await replayProjection(env.db, p, { waitMs: 1000 });
     line(`replay ${p.name} (${replay} archived events)`, r.events / (r.ms / 1000), limit);
+    process.stdout.write(`    ${stepsText(r.steps)}\n`);
   }
 }
