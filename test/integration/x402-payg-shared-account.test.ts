@@ -18,9 +18,9 @@ import { registerFacilitatorRoutes } from '../../commands/x402/facilitator/route
 import { associatedTokenAddress, transferIx } from '../../src/kernel/domain/spl-token.js';
 import { ADMISSION_SECONDS } from '../../commands/settlement/charges.js';
 import { startTestApi, type TestApi } from '../support/app.js';
-import { DEMO_PATH } from './x402-harness.js';
 import { call, gatewayJwt } from './x402-facilitator-support.js';
 import { startSchedulerHarness, type SchedulerHarness } from './scheduler-harness.js';
+import { DEMO_PATH, startX402, type X402Harness } from './x402-harness.js';
 
 const PRICE = 10_000n;
 
@@ -115,5 +115,52 @@ describe('x402 pay-as-you-go: one payer account shared by policies at two gatewa
     const full = await bearer(s.h.api.url, a.jwt);
     expect(full.status).to.equal(402);
     expect(full.body.error).to.match(new RegExp(`funds 15000 more, this request costs ${PRICE} on top of 15000 used`));
+  });
+});
+
+describe('x402 pay-as-you-go: usage of a period past, not charged yet, still draws on the account', function () {
+  this.timeout(60_000);
+  const PERIOD = 60;
+  let h: X402Harness;
+  let offsetMs = 0;
+  const clock = { now: () => Date.now() + offsetMs };
+
+  before(async () => {
+    h = await startX402('payg-rollover', {
+      X402_DEMO_PAYG_PRICE: String(PRICE), X402_DEMO_PAYG_MAX_CHUNK: String(PRICE), X402_DEMO_PAYG_MAX_PER_PERIOD: '1000000',
+      X402_DEMO_PAYG_PERIOD_SECONDS: String(PERIOD), X402_CACHE_MS: '200',
+    }, { clock });
+  });
+  after(async () => { await h?.close(); });
+
+  it('refuses in the next period what the account cannot fund on top of the last period\'s usage', async () => {
+    const bearer = async (jwt: string) => {
+      const res = await fetch(`${h.api.url}${DEMO_PATH}`, { headers: { authorization: `Bearer ${jwt}` } });
+      return { status: res.status, body: (await res.json()) as any };
+    };
+    const payer = h.payer();
+    const paid = await payAndFetch(`${h.api.url}${DEMO_PATH}`, { wallet: payer, rpcUrl: h.ln.rpcUrl, scheme: 'x402://payg' });
+    const jwt = paid.paid!.jwt;
+    const mint = new PublicKey(paid.paid!.requirement.tokenMint).toBase58();
+    const source = associatedTokenAddress(payer.publicKey.toBase58(), mint);
+    const balance = await h.rpc.call<{ value: { amount: string } }>('getTokenAccountBalance', [source]);
+    const { value } = await h.rpc.call<{ value: { blockhash: string } }>('getLatestBlockhash', [{}]);
+    const sink = associatedTokenAddress(h.payer().publicKey.toBase58(), mint);
+    const tx = new Transaction({ feePayer: payer.publicKey, recentBlockhash: value.blockhash })
+      .add(transferIx(source, sink, payer.publicKey.toBase58(), BigInt(balance.value.amount) - 25_000n));
+    tx.sign(payer);
+    await h.rpc.call('sendTransaction', [tx.serialize().toString('base64'), { encoding: 'base64' }]);
+    await new Promise((r) => setTimeout(r, 400));
+    expect((await bearer(jwt)).status, '20,000 used of 25,000').to.equal(200);
+    expect((await bearer(jwt)).status).to.equal(402);
+
+    offsetMs = PERIOD * 1000; // the next period: its counter starts at zero, the 20,000 is not charged yet
+    try {
+      const refused = await bearer(jwt);
+      expect(refused.status, JSON.stringify(refused.body)).to.equal(402);
+      expect(refused.body.error).to.match(/funds 25000 more, this request costs 10000 on top of 20000 used and not charged yet/);
+    } finally {
+      offsetMs = 0;
+    }
   });
 });
