@@ -34,8 +34,15 @@ async function readSnapshot(ctx: SpineGaugeDeps): Promise<Snapshot> {
   for (const group of [...PROJECTIONS.map((x) => x.name), 'notifier']) dead.push({ group, n: await ctx.redis.xlen(ctx.keys.deadLetters(group)) });
   const progress = await ctx.redis.hgetall(indexerProgressKey(ctx.config.redis.prefix));
   // Pending rows only: the partial index answers this cheaply at any table size.
-  const outbox = await sql<{ n: string }>`SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'pending'`
-    .execute(ctx.dbRead).then((r) => [{ state: 'pending', n: Number(r.rows[0]?.n ?? 0) }], () => []);
+  // fanned_out: first attempts of pushed events whose rows are not written yet, at most (the
+  // fan-outs are the fast path's backlog: few rows, one per event)
+  const outbox = await sql<{ n: string; f: string }>`
+    SELECT (SELECT count(*) FROM webhook_deliveries WHERE status = 'pending') AS n,
+      (SELECT COALESCE(sum(cardinality(webhook_ids)), 0) FROM webhook_fanouts) AS f`
+    .execute(ctx.dbRead).then((r) => [
+      { state: 'pending', n: Number(r.rows[0]?.n ?? 0) },
+      { state: 'fanned_out', n: Number(r.rows[0]?.f ?? 0) },
+    ], () => []);
   return {
     streamLength: await ctx.redis.xlen(ctx.keys.events),
     groups,

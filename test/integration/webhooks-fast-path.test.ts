@@ -122,6 +122,32 @@ describe('webhooks: the fast path and payloads stored once (issue 17)', function
     expect(rows).to.deep.equal([{ status: 'delivered', created_at: fanout.created_at }]);
   });
 
+  it('hands a popped delivery to an endpoint paused since queueing to the claim, and finishes the fan-out', async () => {
+    const g = h.gateway();
+    const ra = await h.receiver();
+    const rb = await h.receiver();
+    const a = await h.register(g.authority, ra.url);
+    const b = await h.register(g.authority, rb.url);
+    // a worker said it pops, with a lease long enough for the one started below
+    await h.env.redis.set(webhookPoppersKey(prefix()), '60000', 'PX', 10_000);
+    await settle(1100);
+    const e = h.event('PaymentRecord', { gateway: g.account });
+    await h.append(e);
+    await waitFor(async () => h.env.db.selectFrom('webhook_fanouts').select('id').where('event_id', '=', e.id).executeTakeFirst(), 5000, 'the fan-out');
+    // the receiver of b asked for a pause after the event was queued
+    await sql`UPDATE webhooks SET paused_until = now() + interval '1 hour' WHERE id = ${b.id}`.execute(h.env.db);
+    h.startWorker();
+    await ra.waitFor(1, 5000);
+    await waitFor(async () => (await h.env.db.selectFrom('webhook_fanouts').select('id').where('event_id', '=', e.id).execute()).length === 0, 5000, 'the fan-out finished');
+    const rows = await h.env.db.selectFrom('webhook_deliveries').select(['webhook_id', 'status', 'attempts', 'locked_by']).where('event_id', '=', e.id).orderBy('webhook_id').execute();
+    expect(rows).to.deep.equal([
+      { webhook_id: a.id, status: 'delivered', attempts: 1, locked_by: null },
+      { webhook_id: b.id, status: 'pending', attempts: 0, locked_by: null },
+    ].sort((x, y) => x.webhook_id - y.webhook_id));
+    await settle(300);
+    expect(rb.requests).to.have.length(0); // the claim skips it while the endpoint is paused
+  });
+
   it('expands an expired fan-out into the deliveries not written yet; an outcome after it is not delivered again', async () => {
     const now = new Date();
     const hooks = await h.env.db.insertInto('webhooks')
