@@ -1,9 +1,10 @@
 /**
  * Replay into fresh tables: inside the replay's transaction the model is built in new
  * tables of the same columns, in a schema of its own put first on the transaction's
- * search path (so the projection's unqualified writes land there), with only the unique
- * indexes its upserts need; the other indexes are built once the rows are in (a sort per
- * index instead of an index insert per row), the tables analyzed, and the old tables
+ * search path (so the projection's unqualified writes land there), with the indexes its
+ * upserts and lookups need; those its tables name as never read by apply
+ * (`deferredIndexes`) are built once the rows are in (a sort per index instead of an
+ * index insert per row), the tables analyzed, and the old tables
  * dropped and the new ones moved to their schema in the same transaction. Readers keep
  * the old tables, untouched, until the commit (they wait only for the swap's short
  * exclusive lock), then see the new ones; a replay that fails or dies leaves nothing
@@ -17,12 +18,12 @@
 import { sql } from 'kysely';
 import type { Trx } from './runner/projection.js';
 
-interface TableInfo { name: string; schema: string }
+interface TableInfo { name: string; schema: string; deferredIndexes: readonly string[] }
 
 /** The tables in their schemas, or undefined when one of them is not a plain table this module can rebuild. */
-export async function freshTablesSupported(trx: Trx, tables: readonly string[]): Promise<TableInfo[] | undefined> {
+export async function freshTablesSupported(trx: Trx, tables: readonly { name: string; deferredIndexes?: readonly string[] }[]): Promise<TableInfo[] | undefined> {
   const out: TableInfo[] = [];
-  for (const t of tables) {
+  for (const { name: t, deferredIndexes } of tables) {
     const r = await sql<{ schema: string; kind: string; blockers: string }>`
       SELECT n.nspname AS schema, c.relkind AS kind,
         (SELECT count(*) FROM pg_constraint k WHERE k.contype = 'f' AND (k.conrelid = c.oid OR k.confrelid = c.oid))
@@ -36,7 +37,7 @@ export async function freshTablesSupported(trx: Trx, tables: readonly string[]):
       WHERE c.oid = to_regclass(${t})`.execute(trx);
     const row = r.rows[0];
     if (row === undefined || row.kind !== 'r' || Number(row.blockers) > 0) return undefined;
-    out.push({ name: t, schema: row.schema });
+    out.push({ name: t, schema: row.schema, deferredIndexes: deferredIndexes ?? [] });
   }
   return out;
 }
@@ -58,6 +59,9 @@ async function indexesOf(trx: Trx, t: TableInfo): Promise<IndexDef[]> {
   return r.rows;
 }
 
+/** Built after the rows: a non-unique index the table names as never read by apply. */
+const deferred = (t: TableInfo, ix: IndexDef) => !ix.unique && t.deferredIndexes.includes(ix.name);
+
 const quoteIdent = (s: string) => `"${s.replace(/"/g, '""')}"`;
 
 /** An index's definition moved onto the fresh table (pg_get_indexdef: CREATE [UNIQUE] INDEX name ON [ONLY] schema.table USING ...). */
@@ -76,6 +80,9 @@ async function addIndex(trx: Trx, schema: string, t: TableInfo, ix: IndexDef): P
   }
 }
 
+/** Memory an index build of the fresh tables may sort in (Postgres's default is 64MB). */
+const INDEX_MEMORY = '256MB';
+
 export interface FreshTimings { prepareMs: number; buildMs: number; indexMs: number; swapMs: number }
 
 /**
@@ -92,8 +99,8 @@ export async function buildInFreshTables<T>(trx: Trx, projection: string, tables
     await sql`CREATE TABLE ${sql.id(schema, t.name)} (LIKE ${sql.id(t.schema, t.name)} INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING GENERATED INCLUDING STORAGE INCLUDING COMPRESSION)`.execute(trx);
     const defs = await indexesOf(trx, t);
     indexes.set(t.name, defs);
-    // upserts need their unique indexes while the rows go in; the others are built after
-    for (const ix of defs.filter((d) => d.unique)) await addIndex(trx, schema, t, ix);
+    // upserts need their unique indexes while the rows go in, lookups the others but the deferred ones
+    for (const ix of defs.filter((d) => !deferred(t, d))) await addIndex(trx, schema, t, ix);
   }
   const path = await sql<{ p: string }>`SELECT current_setting('search_path') AS p`.execute(trx);
   await sql`SELECT set_config('search_path', ${`${quoteIdent(schema)}, ${path.rows[0]!.p}`}, true)`.execute(trx);
@@ -103,8 +110,10 @@ export async function buildInFreshTables<T>(trx: Trx, projection: string, tables
   const buildMs = ms() - at;
   at = ms();
   await sql`SELECT set_config('search_path', ${path.rows[0]!.p}, true)`.execute(trx);
+  // each index is one sort of the whole table: sorted in memory where it fits
+  await sql`SELECT set_config('maintenance_work_mem', ${INDEX_MEMORY}, true)`.execute(trx);
   for (const t of tables) {
-    for (const ix of indexes.get(t.name)!.filter((d) => !d.unique)) await addIndex(trx, schema, t, ix);
+    for (const ix of indexes.get(t.name)!.filter((d) => deferred(t, d))) await addIndex(trx, schema, t, ix);
     await sql`ANALYZE ${sql.id(schema, t.name)}`.execute(trx);
   }
   const indexMs = ms() - at;

@@ -87,7 +87,7 @@ async function rebuild(trx: Trx, projection: Projection, dedup: string): Promise
   const started = performance.now();
   // the projection's own partition (migration 0999): emptied at once, nothing to vacuum
   await sql`TRUNCATE ${sql.table(dedup)}`.execute(trx);
-  const fresh = await freshTablesSupported(trx, projection.tables.map((t) => t.name));
+  const fresh = await freshTablesSupported(trx, projection.tables);
   let built: { total: number; after: string };
   let steps: Omit<ReplaySteps, 'dedupMs'>;
   if (fresh) {
@@ -101,10 +101,12 @@ async function rebuild(trx: Trx, projection: Projection, dedup: string): Promise
     steps = { prepareMs, applyMs: performance.now() - started - prepareMs, indexMs: 0, swapMs: 0, fresh: false };
   }
   const dedupAt = performance.now();
-  // the dedup set of what was applied, written by the server in one statement
+  // the dedup set of what was applied, written by the server in one statement, in key
+  // order: its index then grows at its right edge, page after page, instead of taking
+  // each id at a random leaf (200k ids: the random order cost 1.3-3.2 s, loaded machine)
   await sql`
     INSERT INTO ${sql.table(dedup)} (projection, event_id)
-    SELECT ${projection.name}::text, id FROM events WHERE seq <= ${built.after}::bigint`.execute(trx);
+    SELECT ${projection.name}::text, id FROM events WHERE seq <= ${built.after}::bigint ORDER BY id`.execute(trx);
   await sql`
     INSERT INTO projection_checkpoints (projection, last_stream_id, events_applied, updated_at)
     VALUES (${projection.name}, '0-0', ${built.total}, now())

@@ -10,7 +10,7 @@
 import { verifyStrict } from '../../infra/crypto/ed25519.js';
 import { AppError, forbidden, invalid, notFound } from '../../src/kernel/http/errors.js';
 import { base58Input } from '../../src/kernel/http/base58-input.js';
-import { GATEWAY_ROLE } from '../../src/kernel/auth/gateway-token.js';
+import { GATEWAY_ROLE, gatewaySessionAudience } from '../../src/kernel/auth/gateway-token.js';
 import type { KeyRing } from '../../infra/signing-keys/key-ring.js';
 import type { GatewayLookup } from '../../src/kernel/auth/gateway-lookup.js';
 import type { Challenge, NonceStore } from './nonces.js';
@@ -68,7 +68,7 @@ export async function verifyChallenge(
     const now = Math.floor(deps.now() / 1000);
     const { token } = await deps.ring.sign(
       { role: GATEWAY_ROLE, signer: input.signer },
-      { subject: gateway, expiresAt: now + deps.tokenTtlSeconds },
+      { subject: gateway, expiresAt: now + deps.tokenTtlSeconds, audience: gatewaySessionAudience(deps.ring.audience, gateway) },
     );
     return { token, expiresIn: deps.tokenTtlSeconds };
   }

@@ -39,7 +39,9 @@ const admitted = sql<boolean>`u.metered_at < now() - make_interval(secs => ${ADM
  * from the ledger within minutes, a period's counter ends with its period).
  */
 export async function dropExpiredReservations(db: Db): Promise<number> {
-  const r = await db.deleteFrom('payg_usage').where('reserved_until', '<', sql<Date>`now()`).where('charge_id', 'is', null).executeTakeFirst();
+  // among the uncharged rows (payg_usage_unsettled_idx): reserved_until has no index, so that marking a row served stays a HOT update
+  const r = await db.deleteFrom('payg_usage')
+    .where('charge_id', 'is', null).where('unbillable_reason', 'is', null).where('reserved_until', '<', sql<Date>`now()`).executeTakeFirst();
   return Number(r.numDeletedRows);
 }
 

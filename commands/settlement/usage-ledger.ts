@@ -17,6 +17,29 @@ import type { UsageLedger } from '../x402/metering.js';
 
 /** How long a request may take to be served before its reservation is dropped (and it is never charged). */
 export const DEFAULT_RESERVATION_SECONDS = 300;
+/**
+ * Requests served are marked together, one UPDATE per this many ms and node, rather than a
+ * statement of its own per request on the metered route. A process that dies holding marks
+ * leaves those requests served and not charged (their reservations are dropped).
+ */
+const SERVED_BATCH_MS = 10;
+const SERVED_BATCH_MAX = 500;
+
+/** Calls made within `ms` of each other run as one `run` over their keys; each learns whether its key was found. */
+function batched(ms: number, run: (keys: readonly string[]) => Promise<Set<string>>): (key: string) => Promise<boolean> {
+  let waiting: { key: string; done: (found: boolean) => void; failed: (err: unknown) => void }[] = [];
+  let timer: NodeJS.Timeout | undefined;
+  const flush = (): void => {
+    timer = undefined;
+    const calls = waiting;
+    waiting = [];
+    run(calls.map((c) => c.key)).then((found) => { for (const c of calls) c.done(found.has(c.key)); }, (err: unknown) => { for (const c of calls) c.failed(err); });
+  };
+  return (key) => new Promise<boolean>((done, failed) => {
+    waiting.push({ key, done, failed });
+    if (waiting.length >= SERVED_BATCH_MAX) { clearTimeout(timer); flush(); } else timer ??= setTimeout(flush, ms);
+  });
+}
 
 export function createUsageLedger(db: Db, opts: { reservationSeconds?: number } = {}): UsageLedger {
   const reservation = opts.reservationSeconds ?? DEFAULT_RESERVATION_SECONDS;
@@ -27,10 +50,11 @@ export function createUsageLedger(db: Db, opts: { reservationSeconds?: number } 
         reserved_until: sql<Date>`now() + make_interval(secs => ${reservation})`,
       }).execute();
     },
-    async served(requestId) {
-      const r = await db.updateTable('payg_usage').set({ reserved_until: null }).where('request_id', '=', requestId).executeTakeFirst();
-      return Number(r.numUpdatedRows) === 1;
-    },
+    served: batched(SERVED_BATCH_MS, async (requestIds) => {
+      const rows = await db.updateTable('payg_usage').set({ reserved_until: null }).where('request_id', 'in', [...requestIds])
+        .returning('request_id').execute();
+      return new Set(rows.map((r) => r.request_id));
+    }),
     async unserved(requestId) {
       const row = await db.deleteFrom('payg_usage').where('request_id', '=', requestId).where('reserved_until', 'is not', null).where('charge_id', 'is', null)
         .returning(['policy', 'period_start', 'user_payment', 'chunk']).executeTakeFirst();

@@ -47,6 +47,8 @@ export interface X402Deps {
   /** prefix of the Redis keys (idempotency, metering) */
   redisPrefix: string;
   signer: X402Signer;
+  /** JWT_AUDIENCE of the signer's service; a JWT's aud is this narrowed to its gateway and requirement; default "tributary-api" */
+  audience?: string;
   clock?: Clock;
   logger?: Logger;
   /** lifetime of an issued JWT; default 3600 */
@@ -121,7 +123,8 @@ export function createPaymentEngine(deps: X402Deps): PaymentEngine {
   const pdas = createPdaDeriver(deps.programId);
   const chain: ChainDeps = { rpc: deps.rpc, pdas, commitment, confirmTimeoutMs: deps.confirmTimeoutMs ?? 30_000 };
   const policies = createPolicyCache({ rpc: deps.rpc, programId: deps.programId, commitment, ttlMs: cacheMs, clock });
-  const tokens = createTokenCheck(deps.signer, { cacheMs, clock });
+  const audience = deps.audience ?? 'tributary-api';
+  const tokens = createTokenCheck(deps.signer, { cacheMs, clock, audience });
   const idempotency = createIdempotency({
     redis: deps.redis, keyPrefix: deps.redisPrefix, leaseMs: chain.confirmTimeoutMs + 10_000, ttlSeconds: deps.idempotencyTtlSeconds ?? 86_400,
   });
@@ -135,7 +138,7 @@ export function createPaymentEngine(deps: X402Deps): PaymentEngine {
     if (r.scheme === 'x402://payg') return (await payability.problem(policy, r.amount)) === undefined;
     return true;
   };
-  const settleDeps = { chain, signer: deps.signer, clock, policies, jwtTtlSeconds: deps.jwtTtlSeconds ?? 3600, graceSeconds, usable };
+  const settleDeps = { chain, signer: deps.signer, audience, clock, policies, jwtTtlSeconds: deps.jwtTtlSeconds ?? 3600, graceSeconds, usable };
   const nowSeconds = () => Math.floor(clock.now() / 1000);
 
   return {
@@ -176,6 +179,8 @@ export function createPaymentEngine(deps: X402Deps): PaymentEngine {
       if (!t.ok) return t.reason;
       const r = pick(t.claims);
       if (!r) return 'the JWT was issued for a requirement this resource does not accept';
+      // the id hashes the gateway already; a bound token must name the same one besides
+      if (t.claims.gateway !== undefined && t.claims.gateway !== r.gateway) return `the JWT was paid at gateway ${t.claims.gateway}, not this resource's`;
       if (r.scheme === 'x402://prepaid') {
         const drawn = await authorizeCredit(credits, t.claims, r, chunk, nowSeconds());
         if (typeof drawn === 'string') return drawn;

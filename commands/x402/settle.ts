@@ -193,6 +193,8 @@ export async function blockhashValid(deps: ChainDeps, blockhash: string): Promis
 export interface SettleDeps {
   chain: ChainDeps;
   signer: X402Signer;
+  /** JWT_AUDIENCE: the JWT's aud is this narrowed to the requirement's gateway and id */
+  audience: string;
   clock: Clock;
   policies: PolicyCache;
   jwtTtlSeconds: number;
@@ -228,8 +230,8 @@ async function answer(
   const nowSeconds = Math.floor(deps.clock.now() / 1000);
   deps.policies.prime(policy);
   const expiresAt = jwtExpiry(policy, nowSeconds + deps.jwtTtlSeconds);
-  const jwt = await issueX402Token(deps.signer, {
-    payer, policy: policy.address, requirementId: r.id, scheme: r.scheme, network: r.network, tokenMint: r.tokenMint,
+  const jwt = await issueX402Token(deps.signer, deps.audience, {
+    payer, gateway: r.gateway, policy: policy.address, requirementId: r.id, scheme: r.scheme, network: r.network, tokenMint: r.tokenMint,
   }, expiresAt);
   const pairs: [string, string | number][] = [
     ['scheme', r.scheme], ['network', r.network], ['id', r.id], ['timestamp', deps.clock.now()], ['policy', policy.address],

@@ -4,32 +4,45 @@
  *
  *   sub            the payer's wallet
  *   role           "x402"
+ *   gateway        the gateway account the requirement names (where it was paid)
  *   policy         the payment policy's address (the authorization on chain)
  *   requirementId  the id of the requirement paid (accepts[].id)
  *   scheme, network, tokenMint
- *   iss, aud, iat, nbf, exp, jti  (the key ring's)
+ *   iss, iat, nbf, exp, jti  (the key ring's)
+ *   aud            ["<JWT_AUDIENCE>:gateway:<gateway>:x402", "…:x402:<requirementId>"]
+ *                  (commands/tokens/audience.ts): a verifier of another gateway, or of
+ *                  the shared audience, refuses it
+ *
+ * Tokens issued before the binding (aud = the shared JWT_AUDIENCE, no gateway claim, at
+ * most X402_JWT_TTL_SECONDS old) are still taken here until they expire: the requirement id
+ * they name hashes the gateway, so matching it to this resource's requirement is
+ * unambiguous.
  *
  * Verification on the bearer path is the hot path of every protected request, so a
  * verified token's claims are kept in memory until min(exp, now + cacheMs): the same
  * staleness bound as the policy cache (a key retired or a policy paused is honoured
  * within X402_CACHE_MS).
  */
-import type { JWTPayload } from 'jose';
+import { decodeJwt, type JWTPayload } from 'jose';
 import { createLru } from '../../src/kernel/domain/lru.js';
 import { AppError } from '../../src/kernel/http/errors.js';
 import type { Clock } from '../../src/kernel/domain/clock.js';
 import type { Scheme } from './requirements.js';
+import { x402Audience, x402RequirementAudience } from '../tokens/audience.js';
 
 /** What the middleware needs of a key ring (infra/signing-keys/key-ring.ts's KeyRing has it). */
 export interface X402Signer {
-  sign(claims: Record<string, unknown>, opts: { subject: string; expiresAt: number }): Promise<{ token: string }>;
-  /** throws when the signature, issuer, audience, exp or nbf is wrong */
-  verify(token: string): Promise<JWTPayload>;
+  /** `audience`: the token's aud (the key ring's default, the shared one, when absent) */
+  sign(claims: Record<string, unknown>, opts: { subject: string; expiresAt: number; audience?: string | string[] }): Promise<{ token: string }>;
+  /** throws when the signature, issuer, audience (`audience`: one of these; else the default), exp or nbf is wrong */
+  verify(token: string, opts?: { audience?: string | string[] }): Promise<JWTPayload>;
 }
 
 export interface X402Claims {
   sub: string;
   role: 'x402';
+  /** the gateway it was paid at; absent in a token issued before the binding (shared aud) */
+  gateway?: string;
   policy: string;
   requirementId: string;
   scheme: Scheme;
@@ -39,15 +52,36 @@ export interface X402Claims {
 }
 
 export async function issueX402Token(
-  signer: X402Signer, c: Omit<X402Claims, 'role' | 'exp' | 'sub'> & { payer: string }, expiresAt: number,
+  signer: X402Signer, baseAudience: string, c: Omit<X402Claims, 'role' | 'exp' | 'sub' | 'gateway'> & { payer: string; gateway: string }, expiresAt: number,
 ): Promise<string> {
-  const claims = { role: 'x402', policy: c.policy, requirementId: c.requirementId, scheme: c.scheme, network: c.network, tokenMint: c.tokenMint };
-  return (await signer.sign(claims, { subject: c.payer, expiresAt })).token;
+  const claims = {
+    role: 'x402', gateway: c.gateway, policy: c.policy, requirementId: c.requirementId, scheme: c.scheme, network: c.network, tokenMint: c.tokenMint,
+  };
+  const audience = [x402Audience(baseAudience, c.gateway), x402RequirementAudience(baseAudience, c.gateway, c.requirementId)];
+  return (await signer.sign(claims, { subject: c.payer, expiresAt, audience })).token;
+}
+
+/**
+ * The audience a token must carry to be checked here, read from its own (unverified) claims:
+ * a bound token its requirement's x402 audience, an older one the shared audience. The
+ * signature check that follows makes the claims it was read from authentic.
+ */
+function expectedAudience(token: string, baseAudience: string): string {
+  let p: JWTPayload;
+  try {
+    p = decodeJwt(token);
+  } catch {
+    return baseAudience; // not a JWT: the verification refuses it
+  }
+  const gateway = p['gateway'];
+  const requirementId = p['requirementId'];
+  return typeof gateway === 'string' && typeof requirementId === 'string' ? x402RequirementAudience(baseAudience, gateway, requirementId) : baseAudience;
 }
 
 function asX402Claims(p: JWTPayload): X402Claims | undefined {
   const ok = p['role'] === 'x402' && typeof p.sub === 'string' && typeof p['policy'] === 'string'
-    && typeof p['requirementId'] === 'string' && typeof p['scheme'] === 'string' && typeof p.exp === 'number';
+    && typeof p['requirementId'] === 'string' && typeof p['scheme'] === 'string' && typeof p.exp === 'number'
+    && (p['gateway'] === undefined || typeof p['gateway'] === 'string');
   return ok ? (p as unknown as X402Claims) : undefined;
 }
 
@@ -56,7 +90,7 @@ export interface TokenCheck {
   check(token: string): Promise<{ ok: true; claims: X402Claims } | { ok: false; reason: string }>;
 }
 
-export function createTokenCheck(signer: X402Signer, opts: { cacheMs: number; clock: Clock; capacity?: number }): TokenCheck {
+export function createTokenCheck(signer: X402Signer, opts: { cacheMs: number; clock: Clock; audience: string; capacity?: number }): TokenCheck {
   const cache = createLru<string, { until: number; claims: X402Claims }>(opts.capacity ?? 50_000);
   return {
     async check(token) {
@@ -65,7 +99,7 @@ export function createTokenCheck(signer: X402Signer, opts: { cacheMs: number; cl
       if (hit && now < hit.until) return { ok: true, claims: hit.claims };
       let payload: JWTPayload;
       try {
-        payload = await signer.verify(token);
+        payload = await signer.verify(token, { audience: expectedAudience(token, opts.audience) });
       } catch (err) {
         if (err instanceof AppError) throw err; // the key store is down: a 503, not a bad token
         const e = err as { code?: string; message?: string };

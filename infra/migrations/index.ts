@@ -24,6 +24,7 @@ import * as m0997 from './0997_scheduler_counts.js';
 import * as m0998 from './0998_payg_usage_user_payment.js';
 import * as m0999 from './0999_projection_dedup_partitions.js';
 import * as m0998r from './0998_payg_usage_reserved.js';
+import * as m0998h from './0998_payg_usage_reserved_hot.js';
 import * as m0996 from './0996_webhook_fanouts.js';
 
 const MIGRATIONS: Record<string, Migration> = {
@@ -47,6 +48,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0998_payg_usage_user_payment': m0998,
   '0999_projection_dedup_partitions': m0999,
   '0998_payg_usage_reserved': m0998r,
+  '0998_payg_usage_reserved_hot': m0998h,
   '0996_webhook_fanouts': m0996,
 };
 

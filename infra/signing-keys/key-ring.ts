@@ -37,16 +37,19 @@ export interface SignOptions {
   subject: string;
   /** unix seconds */
   expiresAt: number;
-  audience?: string;
+  /** the token's aud; default JWT_AUDIENCE (an array: several, any of which a verifier may ask for) */
+  audience?: string | string[];
 }
 
 export interface SignedToken { token: string; kid: string; jti: string; issuedAt: number; expiresAt: number }
 
 export interface KeyRing {
+  /** JWT_AUDIENCE: the aud of tokens signed without `audience`, and what purpose audiences narrow */
+  readonly audience: string;
   /** Signs `claims` with the active key, adding iss, aud, sub, iat, nbf, exp and jti. */
   sign(claims: Record<string, unknown>, opts: SignOptions): Promise<SignedToken>;
   /** Verifies signature (active or in-grace key), iss, aud, exp, nbf at the injected clock. */
-  verify(token: string, opts?: { audience?: string }): Promise<JWTPayload>;
+  verify(token: string, opts?: { audience?: string | string[] }): Promise<JWTPayload>;
   /** The published set: the active key and every key in its grace period. */
   jwks(): Promise<{ keys: PublicJwk[] }>;
   rotate(): Promise<RotateKeysOutput>;
@@ -135,6 +138,7 @@ export function createKeyRing(ctx: KeyStoreDeps): KeyRing {
   }
 
   return {
+    audience: config.keys.audience,
     async sign(claims, opts) {
       const { active } = await current();
       const issuedAt = Math.floor(clock.now() / 1000);

@@ -121,7 +121,8 @@ export const paymentsProjection: Projection = {
   name: PAYMENTS_GROUP,
   tables: [
     { name: 'payment_composable_memos', orderBy: 'composable_policy' },
-    { name: 'payments', orderBy: 'event_id' },
+    // apply reads payments by event_id and by policy (executions seen before their policy's creation), never by these
+    { name: 'payments', orderBy: 'event_id', deferredIndexes: ['payments_gateway_at_idx', 'payments_at_idx', 'payments_memo_idx'] },
   ],
   replayable: true,
   apply,

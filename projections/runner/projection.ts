@@ -26,8 +26,13 @@ export type ApplyResult = ReadonlySet<string> | AfterCommit | undefined | void;
 
 export interface Projection {
   readonly name: string;
-  /** tables it owns, parents first; emptied and rebuilt by replay, hashed by the digest */
-  readonly tables: readonly { name: string; orderBy: string; volatile?: readonly string[] }[];
+  /**
+   * tables it owns, parents first; emptied and rebuilt by replay, hashed by the digest.
+   * `deferredIndexes`: non-unique indexes apply never reads through, which a replay into
+   * fresh tables (replay-fresh.ts) builds once the rows are in; every other index is there
+   * while the rows go in, so apply's lookups never scan a growing table.
+   */
+  readonly tables: readonly { name: string; orderBy: string; volatile?: readonly string[]; deferredIndexes?: readonly string[] }[];
   /**
    * True when the projection's own rows absorb duplicates (the archive's primary key).
    * Otherwise the runner filters batches through projection_dedup before apply.

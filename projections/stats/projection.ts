@@ -15,7 +15,8 @@ const COLUMNS: readonly string[] = [
 
 export const statsProjection: Projection = {
   name: 'payment-stats',
-  tables: [{ name: 'payment_stats_daily', orderBy: 'gateway, day' }],
+  // apply upserts by (gateway, day), never reads by day alone
+  tables: [{ name: 'payment_stats_daily', orderBy: 'gateway, day', deferredIndexes: ['payment_stats_daily_day_idx'] }],
   replayable: true,
   async apply(trx, events) {
     const sums = new Map<string, { gateway: string; day: string; payments: number; volume: bigint }>();

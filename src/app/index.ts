@@ -10,7 +10,7 @@
  *     `encodePaymentHeader`; its payer's proof: `signPaymentProof` over `proofMessage`.
  *   - `payAndFetch(url, {wallet, rpcUrl})`: the paying client (402 → Payment → JWT → content).
  *   - `createTokenVerifier({jwksUrl, gateway})`: verifies the service's JWTs against its JWKS
- *     (wallet tokens only when issued for `gateway`).
+ *     (wallet tokens, and x402 tokens with `verifyX402Token`, only when issued for `gateway`).
  */
 export {
   paymentRequired, x402Grant, type X402Deps, type X402Grant, type PaymentRequiredOptions,
@@ -28,6 +28,6 @@ export {
   type PayOptions, type PayResult, type Paid, type TokenStore,
 } from '../../commands/x402/client/pay.js';
 export {
-  createTokenVerifier, type TokenVerifier, type VerifierOptions, type WalletTokenClaims, type PolicyClaim, type PaymentRecordClaim,
+  createTokenVerifier, type TokenVerifier, type VerifierOptions, type WalletTokenClaims, type X402TokenClaims, type PolicyClaim, type PaymentRecordClaim,
 } from '../../commands/x402/client/verify-token.js';
 export { createRpcClient, type RpcClient, type RpcClientOptions } from '../../infra/solana/rpc-client.js';

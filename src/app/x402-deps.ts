@@ -22,6 +22,7 @@ export function x402DepsOf(ctx: AppContext, rpc: RpcClient, keyRing: KeyRing): X
     redis: ctx.redis,
     redisPrefix: redis.prefix,
     signer: keyRing,
+    audience: ctx.config.keys.audience,
     clock: ctx.clock,
     logger: ctx.logger,
     jwtTtlSeconds: x402.jwtTtlSeconds,

@@ -35,6 +35,10 @@ export function stepsText(s: ReplaySteps): string {
   return `${where}: prepare ${sec(s.prepareMs)} s, apply ${sec(s.applyMs)} s, indexes ${sec(s.indexMs)} s, swap ${sec(s.swapMs)} s, dedup set ${sec(s.dedupMs)} s`;
 }
 
+/** BENCH_SPINE_MODELS: the models to measure, comma-separated (all by default) */
+const MODELS = process.env['BENCH_SPINE_MODELS']?.split(',').map((x) => x.trim());
+const chosen = (p: { name: string }) => MODELS === undefined || MODELS.includes(p.name);
+
 /** stream entries per runner batch (one transaction each) */
 const BATCH = Number(process.env['BENCH_PROJECTOR_BATCH'] ?? 2000);
 
@@ -82,13 +86,14 @@ export async function fillArchive(env: TestEnv, from: number, to: number): Promi
 export async function benchProjectionRates(env: TestEnv, live: number, replay: number, measureLimit: () => Promise<number>): Promise<void> {
   let limit = await measureLimit();
   await appendToStream(env, syntheticEvents(live, 1));
-  for (const p of PROJECTIONS) {
+  for (const p of PROJECTIONS.filter(chosen)) {
     const rate = await liveRate(env, p.name, live);
     line(`live ${p.name} (${live} events, batches of ${BATCH})`, rate, limit);
   }
-  await fillArchive(env, live, replay);
+  // the live archive run archived the first `live` events, unless it was left out
+  await fillArchive(env, chosen(archiveProjection) ? live : 0, replay);
   limit = await measureLimit();
-  for (const p of PROJECTIONS.filter((x) => x.replayable)) {
+  for (const p of PROJECTIONS.filter((x) => x.replayable && chosen(x))) {
     const r = await replayProjection(env.db, p, { waitMs: 1000 });
     line(`replay ${p.name} (${replay} archived events)`, r.events / (r.ms / 1000), limit);
     process.stdout.write(`    ${stepsText(r.steps)}\n`);

@@ -69,8 +69,9 @@ describe('gateway sign-in and merchant policies', function () {
       expect(res.status, await res.clone().text()).to.equal(200);
       const body = (await res.json()) as { token: string; expiresIn: number };
       expect(body.expiresIn).to.equal(900);
-      const { claims } = await createTokenVerifier({ jwksUrl: `${a.url}/v1/jwks`, now: () => clock.now() }).verify(body.token);
-      expect(claims).to.include({ sub: gateway, role: 'gateway', signer: w.address, iss: 'tributary', aud: 'tributary-api' });
+      const audience = `tributary-api:gateway-session:${gateway}`;
+      const { claims } = await createTokenVerifier({ jwksUrl: `${a.url}/v1/jwks`, now: () => clock.now(), audience }).verify(body.token);
+      expect(claims).to.include({ sub: gateway, role: 'gateway', signer: w.address, iss: 'tributary', aud: audience });
       expect(claims.exp! - claims.iat!).to.equal(900);
     }
   });
@@ -206,7 +207,8 @@ describe('gateway sign-in and merchant policies', function () {
       const g = net.fixtures.gateways[0]!;
       const authorityWallet: Wallet = { address: g.authority, secretKey: bs58.decode(g.authoritySecretKey).subarray(0, 32) };
       const { token } = await signIn(api.url, g.address, authorityWallet);
-      const { claims } = await createTokenVerifier({ jwksUrl: `${api.url}/v1/jwks`, now: () => clock.now() }).verify(token);
+      const audience = `tributary-api:gateway-session:${g.address}`;
+      const { claims } = await createTokenVerifier({ jwksUrl: `${api.url}/v1/jwks`, now: () => clock.now(), audience }).verify(token);
       expect(claims).to.include({ sub: g.address, signer: g.authority });
       // the read-model gateway of this test is not on this chain: the chain's answer counts
       await expectError(await postJson(`${api.url}/v1/gateway/${gateway}/auth/challenge`, {}), 404);

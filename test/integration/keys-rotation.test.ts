@@ -120,7 +120,7 @@ describe('signing keys, JWKS and rotation', function () {
     expect(header.kid).to.equal(r.newKid);
 
     const verifyAt = async (token: string) => {
-      const v = createTokenVerifier({ jwksUrl: `${b.url}/v1/jwks`, now: () => clock.now() });
+      const v = createTokenVerifier({ jwksUrl: `${b.url}/v1/jwks`, now: () => clock.now(), audience: `tributary-api:gateway-session:${gateway}` });
       return v.verify(token).then(() => true, () => false);
     };
     expect(await verifyAt(before.token)).to.equal(true);

@@ -81,7 +81,11 @@ async function writer(db: Db, seed: number, steps: number): Promise<void> {
           SELECT 'p' || i, ${pick(r, GATEWAYS)}, ${pick(r, OUTCOMES)}, ${pick(r, REASONS)}, i FROM generate_series(1, ${n}) AS i`.execute(trx);
       }
       if (rollback) throw new RollbackSignal();
-    }).catch((err: unknown) => { if (!(err instanceof RollbackSignal)) throw err; });
+    }).catch((err: unknown) => {
+      // random multi-row updates in differing orders can deadlock; Postgres rolls the
+      // victim back, which is one more rolled-back writer for the counters to ignore
+      if (!(err instanceof RollbackSignal) && (err as { code?: string }).code !== '40P01') throw err;
+    });
   }
 }
 class RollbackSignal extends Error {}
@@ -98,6 +102,9 @@ describe('scheduler counters', () => {
     await Promise.all([1, 2, 3, 4, 5, 6].map((seed) => writer(env.db, seed, 60)));
     folding = false;
     expect(await folds, 'the folds moved deltas while the writers ran').to.be.above(0);
+    // the last fold may have caught up with the writers: write more with no fold running,
+    // so the read below must add deltas not folded yet to the folded totals
+    await writer(env.db, 7, 20);
     const pending = await sql<{ n: string }>`SELECT count(*)::text AS n FROM scheduler_counts WHERE NOT folded`.execute(env.db);
     expect(Number(pending.rows[0]!.n), 'deltas not yet folded are read too').to.be.above(0);
     await expectExact(env.db);

@@ -92,9 +92,9 @@ describe('x402 protocol: 402, Payment, bearer', function () {
     policy = pr['policy']!;
     jwt = r.body.jwt;
 
-    const verifier = createTokenVerifier({ jwksUrl: `${h.api.url}/v1/jwks` });
-    const { claims } = await verifier.verify(jwt);
-    expect(claims).to.include({ sub: payer.publicKey.toBase58(), role: 'x402', policy, requirementId: deferred.id, scheme: 'deferred' });
+    const verifier = createTokenVerifier({ jwksUrl: `${h.api.url}/v1/jwks`, gateway: deferred.gateway });
+    const claims = await verifier.verifyX402Token(jwt, { requirementIds: [deferred.id] });
+    expect(claims).to.include({ sub: payer.publicKey.toBase58(), role: 'x402', policy, requirementId: deferred.id, scheme: 'deferred', gateway: deferred.gateway });
 
     const acc = await readProgramAccount(h.rpc, policy, 'PaymentPolicy', { programId: PROGRAM_ID });
     expect(acc.kind).to.equal('found');

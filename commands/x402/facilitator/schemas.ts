@@ -39,7 +39,7 @@ export const settleAnswerSchema: JsonSchema = {
     network: { type: 'string' },
     payer: base58Key,
     policy: { ...base58Key, description: 'the payment policy that authorizes the payer' },
-    jwt: { type: 'string', description: 'the JWT the middleware would have answered; present it as a bearer token' },
+    jwt: { type: 'string', description: 'the JWT the middleware would have answered; present it as a bearer token. aud = ["<JWT_AUDIENCE>:gateway:<gateway>:x402", "<JWT_AUDIENCE>:gateway:<gateway>:x402:<requirement id>"]: verify it with one of these, never the shared audience' },
     expiresAt: { type: 'integer', description: 'unix seconds' },
     paymentResponse: { type: 'string', description: 'the Payment-Response header value the middleware would have sent' },
   },

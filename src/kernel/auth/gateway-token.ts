@@ -4,7 +4,7 @@
  * them on requests; routes that act for a gateway put `requireGatewayToken` in `before`.
  */
 import type { Request, RequestHandler } from 'express';
-import type { JWTPayload } from 'jose';
+import { decodeJwt, type JWTPayload } from 'jose';
 import { AppError, forbidden, unauthorized } from '../http/errors.js';
 import { adminKeyMatches, ADMIN_KEY_HEADER } from './admin-key.js';
 import { parseBearer } from './bearer.js';
@@ -12,7 +12,36 @@ import { parseBearer } from './bearer.js';
 export const GATEWAY_ROLE = 'gateway';
 
 /** What verifies our JWTs: the API node's key ring (infra/signing-keys/key-ring.ts) satisfies it. */
-export interface TokenVerifier { verify(token: string): Promise<JWTPayload> }
+export interface TokenVerifier {
+  /** `audience`: the token must carry one of these (else the verifier's default) */
+  verify(token: string, opts?: { audience?: string | string[] }): Promise<JWTPayload>;
+  /** JWT_AUDIENCE; default "tributary-api" */
+  readonly audience?: string;
+}
+
+/**
+ * The aud of a gateway JWT: "<JWT_AUDIENCE>:gateway-session:<gateway account>". Not the
+ * shared audience: a gateway JWT is anyone's for the price of a gateway of their own, so
+ * a verifier asking for the shared audience (merchants' checks of wallet and x402 tokens
+ * before those were bound to a gateway) took it as one of those. Not a wallet or x402
+ * token's audience either (…:gateway:<gateway>, …:gateway:<gateway>:x402). Gateway JWTs
+ * issued before (shared aud, at most GATEWAY_TOKEN_TTL_SECONDS old) are still honoured
+ * here until they expire: their sub names their gateway, so they are unambiguous.
+ */
+export function gatewaySessionAudience(baseAudience: string, gateway: string): string {
+  return `${baseAudience}:gateway-session:${gateway}`;
+}
+
+function gatewayAudiences(verifier: TokenVerifier, token: string): string[] {
+  const base = verifier.audience ?? 'tributary-api';
+  let sub: unknown;
+  try {
+    sub = decodeJwt(token).sub;
+  } catch {
+    return [base]; // not a JWT: the verification refuses it
+  }
+  return typeof sub === 'string' ? [gatewaySessionAudience(base, sub), base] : [base];
+}
 
 export interface GatewayClaims { gateway: string; signer: string; jti?: string; expiresAt?: number }
 
@@ -23,7 +52,7 @@ export type RequestAuth = { kind: 'gateway'; claims: GatewayClaims } | { kind: '
 export async function verifyGatewayToken(verifier: TokenVerifier, token: string): Promise<GatewayClaims> {
   let payload: JWTPayload;
   try {
-    payload = await verifier.verify(token);
+    payload = await verifier.verify(token, { audience: gatewayAudiences(verifier, token) });
   } catch (err) {
     if (err instanceof AppError) throw err; // keys unavailable: 503, not the caller's fault
     throw unauthorized('invalid or expired token');
