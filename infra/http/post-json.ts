@@ -50,6 +50,19 @@ export function createJsonPoster(opts: { allowPrivateTargets: boolean; maxSocket
   // one keep-alive pool per origin (an agent keeps its sockets by host and port)
   const agents = { 'http:': new http.Agent(agentOpts), 'https:': new https.Agent(agentOpts) };
   const targets = new Map<string, Target>();
+  // one listener per caller's signal (a worker's stop), whatever the requests in flight on it
+  const aborters = new WeakMap<AbortSignal, Set<() => void>>();
+  const onAbortOf = (signal: AbortSignal, fn: () => void): (() => void) => {
+    let fns = aborters.get(signal);
+    if (!fns) {
+      const set = new Set<() => void>();
+      fns = set;
+      aborters.set(signal, set);
+      signal.addEventListener('abort', () => { for (const f of [...set]) f(); }, { once: true });
+    }
+    fns.add(fn);
+    return () => { fns.delete(fn); };
+  };
 
   function targetOf(raw: string): Target {
     const known = targets.get(raw);
@@ -86,16 +99,15 @@ export function createJsonPoster(opts: { allowPrivateTargets: boolean; maxSocket
         return;
       }
       const bytes = typeof body === 'string' ? Buffer.from(body) : body;
-      // a timer and a listener, not AbortSignal.timeout/any: those cost more than the request's own work
+      // a timer and a shared listener, not AbortSignal.timeout/any: those cost more than the request's own work
       let why: 'timeout' | 'aborted' | undefined;
       let done = false;
       const timer = setTimeout(() => { why = 'timeout'; req.destroy(new Error('timeout')); }, po.timeoutMs);
-      const onAbort = () => { why ??= 'aborted'; req.destroy(new Error('aborted')); };
-      po.signal?.addEventListener('abort', onAbort, { once: true });
+      const stopWatching = po.signal ? onAbortOf(po.signal, () => { why ??= 'aborted'; req.destroy(new Error('aborted')); }) : undefined;
       const finish = () => {
         done = true;
         clearTimeout(timer);
-        po.signal?.removeEventListener('abort', onAbort);
+        stopWatching?.();
       };
       const fail = (err: unknown) => {
         if (done) return;

@@ -168,9 +168,13 @@ describe('webhooks: receiver signals, ordering, retention (issue 17)', function 
     expect(left).to.equal(true);
     const { rows } = await sql<{ n: string }>`SELECT count(*) AS n FROM webhook_attempts WHERE webhook_id = ${hook.id} AND event_id LIKE 'old-%'`.execute(h.env.db);
     expect(Number(rows[0]!.n)).to.equal(0);
-    const kept = await h.env.db.selectFrom('webhook_deliveries').select('event_id').where('webhook_id', '=', hook.id).execute();
+    // the recent one and the 20 just delivered (a pushed first attempt's row is written with its outcome, just after its POST)
+    const kept = await waitFor(async () => {
+      const k = await h.env.db.selectFrom('webhook_deliveries').select('event_id').where('webhook_id', '=', hook.id).execute();
+      return k.length >= 21 ? k : undefined;
+    }, 5000, 'the 20 deliveries recorded');
     expect(kept.map((k) => k.event_id)).to.include('recent');
-    expect(kept).to.have.length(21); // the recent one and the 20 just delivered
+    expect(kept).to.have.length(21);
     // a movable clock moves the cutoff: 30 days on, everything finished is old
     expect(await pruneAll(h.env.db, 30, Date.now() + 30 * DAY)).to.be.at.least(21);
   });
