@@ -119,12 +119,25 @@ async function authenticate(deps: MerchantLiveDeps, gateway: string, auth: Hands
   return { kind: 'token', signer: claims.signer, expiresAt: claims.expiresAt };
 }
 
-/** Checks every feed of this node once; those whose credential no longer holds end. */
+/** What makes two feeds' checks the same check: the gateway and the credential presented. */
+function checkKey(gateway: string, c: Credential): string {
+  if (c.kind === 'token') return `${gateway}|token|${c.signer}|${c.expiresAt ?? ''}`;
+  if (c.kind === 'apiKey') return `${gateway}|apiKey|${c.presented}`;
+  return `${gateway}|admin`;
+}
+
+/**
+ * Checks every feed of this node once; those whose credential no longer holds end. Feeds
+ * sharing a credential (a dashboard open in many tabs) share one check per pass.
+ */
 async function recheckAll(deps: MerchantLiveDeps, ns: Namespace): Promise<void> {
+  const checked = new Map<string, { code: string; message: string } | undefined>();
   for (const socket of ns.sockets.values()) {
     const data = socket.data as Partial<FeedData>;
     if (!data.gateway || !data.credential) continue;
-    const problem = await credentialProblem(deps, data.gateway, data.credential);
+    const key = checkKey(data.gateway, data.credential);
+    const problem = checked.has(key) ? checked.get(key) : await credentialProblem(deps, data.gateway, data.credential);
+    checked.set(key, problem);
     if (problem && socket.connected) end(socket, problem);
   }
 }
