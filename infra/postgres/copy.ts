@@ -22,13 +22,20 @@ export type CopyValue = string | number | bigint | boolean | Buffer | null | und
 
 const SPECIAL = /[\\\n\r\t]/;
 
-/** One field in COPY's text format: \N for NULL, backslash escapes, bytea as \\x hex. */
-export function copyField(v: CopyValue): string {
-  if (v === null || v === undefined) return '\\N';
-  if (Buffer.isBuffer(v)) return `\\\\x${v.toString('hex')}`;
-  const s = typeof v === 'string' ? v : String(v);
+/** NULL in COPY's text format. */
+export const COPY_NULL = '\\N';
+
+/** One text field in COPY's text format (never NULL): only what must be escaped is. */
+export function copyText(s: string): string {
   if (!SPECIAL.test(s)) return s;
   return s.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/\r/g, '\\r').replace(/\t/g, '\\t');
+}
+
+/** One field in COPY's text format: \N for NULL, backslash escapes, bytea as \\x hex. */
+export function copyField(v: CopyValue): string {
+  if (v === null || v === undefined) return COPY_NULL;
+  if (Buffer.isBuffer(v)) return `\\\\x${v.toString('hex')}`;
+  return copyText(typeof v === 'string' ? v : String(v));
 }
 
 const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;

@@ -12,20 +12,13 @@
 import { paymentAt, pgText } from '../../src/kernel/domain/event-data.js';
 import { PAYMENT_MEMO_BYTES, memoFromData, memoToTrackingId } from '../../src/kernel/domain/memo.js';
 import type { TributaryEvent } from '../../src/kernel/events/envelope.js';
+import { COPY_NULL as NULL, copyText } from '../../infra/postgres/copy.js';
+
+export { copyText };
 
 /** What a composable execution's row takes from its policy's creation. */
 export interface PolicyMemo { memo: Buffer; tracking_id: string; input_mint: string | null }
 
-/** Only what must be escaped is: the other texts pass as they are. */
-const SPECIAL = /[\\\n\r\t]/;
-
-/** One text field in COPY's text format (never NULL). */
-export function copyText(s: string): string {
-  if (!SPECIAL.test(s)) return s;
-  return s.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/\r/g, '\\r').replace(/\t/g, '\\t');
-}
-
-const NULL = '\\N';
 const nullable = (s: string | null): string => (s === null ? NULL : copyText(s));
 const json = (v: unknown): string => JSON.stringify(v);
 const jsonText = (s: string | null): string => (s === null ? 'null' : JSON.stringify(s));
