@@ -187,6 +187,44 @@ describe('webhooks: the fast path and payloads stored once (issue 17)', function
     expect(attempts.map((x) => x.webhook_id).sort()).to.deep.equal([ids[0], ids[2]].sort());
   });
 
+  it('deletes finished fan-outs with the next outcome write, in the same commit as its rows and attempts', async () => {
+    const now = new Date();
+    const [hook] = await h.env.db.insertInto('webhooks')
+      .values({ gateway_pubkey: `ff-${now.getTime()}`, gateway_account: `ffa-${now.getTime()}`, endpoint_url: 'http://127.0.0.1:9/ff', secret: 's', created_at: now, updated_at: now })
+      .returning('id').execute();
+    const fan = (eventId: string) => h.env.db.insertInto('webhook_fanouts')
+      .values({ event_id: eventId, event_name: 'PaymentRecord', webhook_ids: [hook!.id], created_at: now, lease_until: new Date(now.getTime() + 60_000) })
+      .returning('id').executeTakeFirstOrThrow();
+    const done = await fan(`ff-done-${now.getTime()}`);
+    const open = await fan(`ff-open-${now.getTime()}`);
+    const a: AttemptRecord = {
+      deliveryId: '', webhookId: hook!.id, eventId: `ff-open-${now.getTime()}`, eventName: 'PaymentRecord', attempt: 1, attemptedAt: now,
+      statusCode: 500, latencyMs: 3, error: 'HTTP 500', success: false, first: { createdAt: now },
+    };
+    expect(await recordAttempts(h.env.db, [{ a, next: { kind: 'pending', round: 1, delayMs: 60_000 }, holder: 'w1' }], [done.id])).to.deep.equal(['held']);
+    const left = await h.env.db.selectFrom('webhook_fanouts').select('id').where('id', 'in', [done.id, open.id]).execute();
+    expect(left.map((r) => r.id)).to.deep.equal([open.id]);
+    const row = await h.env.db.selectFrom('webhook_deliveries').select(['status', 'round', 'attempts', 'last_error']).where('event_id', '=', a.eventId).execute();
+    expect(row).to.deep.equal([{ status: 'pending', round: 1, attempts: 1, last_error: 'HTTP 500' }]);
+    const attempts = await h.env.db.selectFrom('webhook_attempts').select(['status_code', 'success']).where('event_id', '=', a.eventId).execute();
+    expect(attempts).to.deep.equal([{ status_code: 500, success: false }]);
+  });
+
+  it('writes a fan-out\'s outcome whatever the endpoint\'s event types say now (the projection filtered it at queueing)', async () => {
+    const now = new Date();
+    const [hook] = await h.env.db.insertInto('webhooks')
+      .values({ gateway_pubkey: `ft-${now.getTime()}`, gateway_account: `fta-${now.getTime()}`, endpoint_url: 'http://127.0.0.1:9/ft', secret: 's', created_at: now, updated_at: now, event_types: ['SomethingElse'] })
+      .returning('id').execute();
+    const a: AttemptRecord = {
+      deliveryId: '', webhookId: hook!.id, eventId: `ft-${now.getTime()}`, eventName: 'PaymentRecord', attempt: 1, attemptedAt: now,
+      statusCode: 200, latencyMs: 3, error: null, success: true, first: { createdAt: now },
+    };
+    // one record alone: a statement of its own, no transaction around it
+    expect(await recordAttempts(h.env.db, [{ a, next: { kind: 'delivered' }, holder: 'w1' }])).to.deep.equal(['held']);
+    const row = await h.env.db.selectFrom('webhook_deliveries').select('status').where('event_id', '=', a.eventId).execute();
+    expect(row).to.deep.equal([{ status: 'delivered' }]);
+  });
+
   it('stores a chain event\'s payload once for all its webhooks, and prunes it with the last of its deliveries', async () => {
     const g = h.gateway();
     const receivers = await Promise.all([0, 1, 2].map(() => h.receiver()));

@@ -94,40 +94,63 @@ export async function extendFanouts(db: Db, ids: readonly string[], leaseMs: num
 }
 
 export interface FanoutFinisher {
-  /** the fan-out's deliveries are all written: delete it (group-committed) */
+  /** the fan-out's deliveries are all written: delete it (with the next outcome write, or on its own shortly) */
   done(id: string): void;
+  /** the fan-outs waiting to be deleted, for an outcome write to delete them (./outbox-store.ts recordAttempts) */
+  take(): string[];
+  /** fan-outs taken whose delete failed with their write: deleted on their own instead */
+  requeue(ids: readonly string[]): void;
   /** resolves when every fan-out handed to done is deleted (or failed to be) */
   flush(): Promise<void>;
 }
 
+/** How long a finished fan-out waits for an outcome write to delete it before it is deleted on its own. */
+const FINISH_ALONE_MS = 50;
+
 /**
- * Deletes finished fan-outs in groups: idle, at once; while a delete runs, the ones that
- * finish meanwhile wait for the next. A delete that fails leaves them to the expansion,
- * which finds their rows written and writes none.
+ * Deletes finished fan-outs: under load, with the next outcome write (the recorder takes
+ * them), so no commit is spent on them; idle, on their own after FINISH_ALONE_MS, in
+ * groups. A delete that fails leaves them to the expansion, which finds their rows
+ * written and writes none.
  */
 export function createFanoutFinisher(db: Db): FanoutFinisher {
   let queue: string[] = [];
   let running: Promise<void> | undefined;
+  let timer: NodeJS.Timeout | undefined;
   const drain = async () => {
     while (queue.length > 0) {
       const ids = queue;
       queue = [];
-      await db.transaction().execute(async (trx) => {
-        await sql`SELECT set_config('synchronous_commit', 'off', true)`.execute(trx);
-        await sql`DELETE FROM webhook_fanouts WHERE id = ANY (${ids}::bigint[])`.execute(trx);
-      }).catch(() => undefined);
+      // its own transaction, committed as the outcomes are (synchronous_commit off)
+      await sql`DELETE FROM webhook_fanouts USING (SELECT set_config('synchronous_commit', 'off', true)) AS settings WHERE id = ANY (${ids}::bigint[])`
+        .execute(db).catch(() => undefined);
     }
   };
   const kick = () => {
     if (running) return;
     running = drain().finally(() => { running = undefined; if (queue.length > 0) kick(); });
   };
+  const later = () => {
+    if (timer) return;
+    timer = setTimeout(() => { timer = undefined; kick(); }, FINISH_ALONE_MS);
+  };
   return {
     done(id) {
       queue.push(id);
-      kick();
+      later();
+    },
+    take() {
+      const ids = queue;
+      queue = [];
+      return ids;
+    },
+    requeue(ids) {
+      queue.push(...ids);
+      later();
     },
     async flush() {
+      if (timer) { clearTimeout(timer); timer = undefined; }
+      kick();
       while (running) await running;
     },
   };

@@ -66,12 +66,20 @@ export async function giveBack(db: Db, holder: string, id: string, delayMs: numb
  */
 async function outcomeTransaction<T>(db: Db, fn: (trx: Db) => Promise<T>): Promise<T> {
   return db.transaction().execute(async (trx) => {
-    // and the outbox rows written here (a fan-out's) were filtered by the projection: the
-    // outbox trigger may skip its lookup (migration 0700)
-    await sql`SELECT set_config('synchronous_commit', 'off', true), set_config('tributary.outbox_filtered', 'on', true)`.execute(trx);
+    await sql`SELECT ${OUTCOME_SETTINGS}`.execute(trx);
     return fn(trx);
   });
 }
+
+/**
+ * The settings of an outcome write (outcomeTransaction's), as one expression: a statement
+ * that computes them in a one-row relation joined to its input has them before its first
+ * row is written, and a statement alone (its own transaction) commits with them, so an
+ * outcome write is one round trip instead of four (begin, settings, statement, commit).
+ * Besides synchronous_commit: the outbox rows written here (a fan-out's) were filtered
+ * by the projection, so the outbox trigger may skip its lookup (migration 0700).
+ */
+const OUTCOME_SETTINGS = sql`set_config('synchronous_commit', 'off', true), set_config('tributary.outbox_filtered', 'on', true)`;
 
 export interface AttemptRecord {
   deliveryId: string;
@@ -126,7 +134,7 @@ export type RecordOutcome = 'held' | 'lost' | 'gone';
  */
 export async function recordAttempt(db: Db, holder: string, a: AttemptRecord, next: NextState): Promise<RecordOutcome> {
   if (a.first !== undefined) return (await recordAttempts(db, [{ a, next, holder }]))[0]!;
-  const { rows } = await outcomeTransaction(db, (trx) => sql<{ present: boolean; moved: boolean }>`
+  const { rows } = await sql<{ present: boolean; moved: boolean }>`
     WITH present AS (SELECT id FROM webhook_deliveries WHERE id = ${a.deliveryId}),
     attempt AS (
       INSERT INTO webhook_attempts (delivery_id, webhook_id, event_id, event_name, attempt, attempted_at, status_code, latency_ms, error, success)
@@ -139,7 +147,8 @@ export async function recordAttempt(db: Db, holder: string, a: AttemptRecord, ne
       WHERE id = ${a.deliveryId} AND locked_by = ${holder} AND status = 'pending'
       RETURNING id
     )
-    SELECT EXISTS (SELECT 1 FROM present) AS present, EXISTS (SELECT 1 FROM moved) AS moved`.execute(trx));
+    SELECT EXISTS (SELECT 1 FROM present) AS present, EXISTS (SELECT 1 FROM moved) AS moved
+    FROM (SELECT ${OUTCOME_SETTINGS}) AS settings`.execute(db);
   const r = rows[0];
   return r?.moved === true ? 'held' : r?.present === true ? 'lost' : 'gone';
 }
@@ -149,25 +158,31 @@ const STATE_CODE: Record<NextState['kind'], string> = { delivered: 'delivered', 
 export interface RecordItem { a: AttemptRecord; next: NextState; holder: string }
 
 /**
- * recordAttempt for many attempts in one transaction (one commit; a statement for the
- * deliveries whose rows exist, one for the fan-outs' first attempts): what lets a worker
- * keep up under load. Same rules; outcomes in input order ('held' or 'lost': a delivery
- * deleted meanwhile counts as lost here, and its attempt is not recorded).
+ * recordAttempt for many attempts at one commit (one statement for the deliveries whose
+ * rows exist, one for the fan-outs' first attempts; a transaction only when both have
+ * some): what lets a worker keep up under load. Same rules; outcomes in input order
+ * ('held' or 'lost': a delivery deleted meanwhile counts as lost here, and its attempt is
+ * not recorded). `finishedFanouts`: fan-outs whose deliveries were all written by earlier
+ * commits, deleted at this one (./fanouts.ts), so finishing them costs no commit of its own.
  */
-
-export async function recordAttempts(db: Db, items: readonly RecordItem[]): Promise<RecordOutcome[]> {
+export async function recordAttempts(db: Db, items: readonly RecordItem[], finishedFanouts: readonly string[] = []): Promise<RecordOutcome[]> {
   if (items.length === 0) return [];
   const existing = items.filter((i) => i.a.first === undefined);
   const fresh = items.filter((i) => i.a.first !== undefined);
-  return outcomeTransaction(db, async (trx) => {
-    const updated = await updateAttempts(trx, existing);
-    const written = await writeFirstAttempts(trx, fresh);
+  const both = async (trx: Db) => {
+    const updated = await updateAttempts(trx, existing, fresh.length === 0 ? finishedFanouts : []);
+    const written = await writeFirstAttempts(trx, fresh, finishedFanouts);
     const byItem = new Map<RecordItem, RecordOutcome>();
     existing.forEach((item, i) => byItem.set(item, updated[i]!));
     fresh.forEach((item, i) => byItem.set(item, written[i]!));
     return items.map((item) => byItem.get(item)!);
-  });
+  };
+  return existing.length > 0 && fresh.length > 0 ? outcomeTransaction(db, both) : both(db);
 }
+
+/** Deletes the fan-outs as part of the statement it is put in (a data-modifying WITH runs whether read or not). */
+const finishing = (ids: readonly string[]) =>
+  (ids.length === 0 ? sql`` : sql`finished AS (DELETE FROM webhook_fanouts WHERE id = ANY (${[...ids]}::bigint[])),`);
 
 /**
  * The first attempts of fan-out deliveries (./fanouts.ts): each delivery's row written as
@@ -176,7 +191,7 @@ export async function recordAttempts(db: Db, items: readonly RecordItem[]): Prom
  * wrote meanwhile (the lease ran out) is taken over while no claim holds it; otherwise
  * 'lost', nothing recorded, as for a webhook deleted meanwhile.
  */
-async function writeFirstAttempts(trx: Db, items: readonly RecordItem[]): Promise<RecordOutcome[]> {
+async function writeFirstAttempts(trx: Db, items: readonly RecordItem[], finishedFanouts: readonly string[]): Promise<RecordOutcome[]> {
   if (items.length === 0) return [];
   const input = JSON.stringify(items.map(({ a, next, holder }) => ({
     holder,
@@ -188,8 +203,8 @@ async function writeFirstAttempts(trx: Db, items: readonly RecordItem[]): Promis
     delay_ms: next.kind === 'pending' ? next.delayMs : null,
   })));
   const { rows } = await sql<{ id: string; webhook_id: number; event_id: string }>`
-    WITH input AS (
-      SELECT * FROM json_to_recordset(${input}::json) AS x(
+    WITH ${finishing(finishedFanouts)} input AS (
+      SELECT x.* FROM (SELECT ${OUTCOME_SETTINGS}) AS settings, json_to_recordset(${input}::json) AS x(
         holder text, webhook_id integer, event_id text, event_name text, created_at timestamptz, attempt integer, attempted_at timestamptz,
         status_code integer, latency_ms integer, error text, success boolean, next text, lease_ms integer, round integer, delay_ms integer)
     ),
@@ -228,7 +243,7 @@ async function writeFirstAttempts(trx: Db, items: readonly RecordItem[]): Promis
 }
 
 /** The attempts of deliveries whose rows exist (claimed, or written by an earlier attempt). */
-async function updateAttempts(trx: Db, items: readonly RecordItem[]): Promise<RecordOutcome[]> {
+async function updateAttempts(trx: Db, items: readonly RecordItem[], finishedFanouts: readonly string[]): Promise<RecordOutcome[]> {
   if (items.length === 0) return [];
   const input = JSON.stringify(items.map(({ a, next, holder }) => ({
     holder,
@@ -240,8 +255,8 @@ async function updateAttempts(trx: Db, items: readonly RecordItem[]): Promise<Re
     delay_ms: next.kind === 'pending' ? next.delayMs : null,
   })));
   const { rows } = await sql<{ id: string }>`
-    WITH input AS (
-      SELECT * FROM json_to_recordset(${input}::json) AS x(
+    WITH ${finishing(finishedFanouts)} input AS (
+      SELECT x.* FROM (SELECT ${OUTCOME_SETTINGS}) AS settings, json_to_recordset(${input}::json) AS x(
         holder text, delivery_id bigint, webhook_id integer, event_id text, event_name text, attempt integer, attempted_at timestamptz,
         status_code integer, latency_ms integer, error text, success boolean, next text, lease_ms integer, round integer, delay_ms integer)
     ),

@@ -35,6 +35,8 @@ export interface FastPathDeps {
   claimLeaseMs: number;
   /** a fan-out's deliveries are all written */
   fanoutDone(id: string): void;
+  /** deliveries were handed to the claim (due now) */
+  handedToClaim(): void;
   /** the lease asked of the projection for pushed rows: an attempt's, and time to wait in the list */
   pushLeaseMs: number;
   /** deliveries the worker can take now */
@@ -122,7 +124,10 @@ export function startFastPath(deps: FastPathDeps): FastPath {
         const toClaim: Unattempted[] = [];
         const claimedAll: string[] = [];
         const rows = entries.flatMap((e) => deliveriesOf(endpoints, e, toClaim, claimedAll));
-        if (toClaim.length > 0) await handToClaim(deps.db, toClaim);
+        if (toClaim.length > 0) {
+          await handToClaim(deps.db, toClaim);
+          deps.handedToClaim();
+        }
         for (const f of claimedAll) deps.fanoutDone(f);
         deps.take(rows);
       } catch (err) {

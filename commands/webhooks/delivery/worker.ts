@@ -74,8 +74,10 @@ export function startWebhookWorker(ctx: WorkerCtx, opts: WorkerOptions = {}): We
   });
   const schedule: ScheduleConfig = { timeoutMs: cfg.timeoutMs, retryDelaysMs: cfg.retryDelaysMs, slowScheduleMs: cfg.slowScheduleMs };
   const now = () => ctx.clock.now();
+  // finished fan-outs are deleted by the recorder's next write (./fanouts.ts)
+  const finisher = createFanoutFinisher(ctx.db);
   const deps: DeliverDeps = {
-    db: ctx.db, worker: id, record: createAttemptRecorder(ctx.db, id), poster, schedule, now, logger: log,
+    db: ctx.db, worker: id, record: createAttemptRecorder(ctx.db, id, { fanouts: finisher }), poster, schedule, now, logger: log,
     keysOf: createSecretKeys(config.keys.encryptionKey, now),
     limiter: createRateLimiter(ctx.redis, config.redis.prefix),
     retryAfterMaxMs: cfg.retryAfterMaxSeconds * 1000,
@@ -89,14 +91,25 @@ export function startWebhookWorker(ctx: WorkerCtx, opts: WorkerOptions = {}): We
   let woken = false;
   let wakeUp: (() => void) | undefined;
   const wake = () => { woken = true; wakeUp?.(); };
-  const nap = (ms: number) => new Promise<void>((resolve) => {
-    if (woken || stopCtl.signal.aborted) { woken = false; resolve(); return; }
-    const t = setTimeout(done, ms);
-    function done() { clearTimeout(t); wakeUp = undefined; woken = false; resolve(); }
+  /** Resolves after `ms`, or sooner when woken; true when the time ran out. */
+  const nap = (ms: number) => new Promise<boolean>((resolve) => {
+    if (woken || stopCtl.signal.aborted) { woken = false; resolve(false); return; }
+    const t = setTimeout(() => done(true), ms);
+    function done(timedOut = false) { clearTimeout(t); wakeUp = undefined; woken = false; resolve(timedOut); }
     wakeUp = done;
   });
 
-  const listener: OutboxListener | undefined = opts.listen === false ? undefined : listenOutbox(config.db.url, OUTBOX_CHANNEL, log, wake);
+  // Whether the outbox may hold due rows beyond the last claim's: a claim that came back
+  // short clears it; a notification, rows handed to the claim here, and each poll period
+  // set it. A slot that frees wakes the claim only while it is set: under the fast path
+  // the outbox is mostly empty, and a claim per finished delivery was most of the
+  // database's round trips.
+  let mayBeDue = true;
+  let dueSignals = 0;
+  const signalDue = () => { mayBeDue = true; dueSignals += 1; wake(); };
+  const slotFreed = () => { if (mayBeDue) wake(); };
+
+  const listener: OutboxListener | undefined = opts.listen === false ? undefined : listenOutbox(config.db.url, OUTBOX_CHANNEL, log, signalDue);
   const pruner: Pruner | undefined = opts.prune === false ? undefined
     : startPruner({ db: ctx.db, logger: log, now }, { retentionDays: cfg.retentionDays, intervalMs: cfg.pruneIntervalMs });
 
@@ -129,7 +142,7 @@ export function startWebhookWorker(ctx: WorkerCtx, opts: WorkerOptions = {}): We
       held = false;
       busy -= 1;
       pump();
-      wake();
+      slotFreed();
       freed();
     };
     const p = deliver(deps, row, signals, { posted: release })
@@ -138,7 +151,7 @@ export function startWebhookWorker(ctx: WorkerCtx, opts: WorkerOptions = {}): We
         unflushed[o] = (unflushed[o] ?? 0) + 1;
       })
       .catch((err: unknown) => { stats.errors += 1; log.error({ err, deliveryId: row.id }, 'delivery failed unexpectedly'); })
-      .finally(() => { inflight.delete(p); release(); wake(); freed(); });
+      .finally(() => { inflight.delete(p); release(); slotFreed(); freed(); });
     inflight.add(p);
   }
 
@@ -162,11 +175,11 @@ export function startWebhookWorker(ctx: WorkerCtx, opts: WorkerOptions = {}): We
     roomWaiters = [];
     for (const w of ws) w();
   }
-  const finisher = createFanoutFinisher(ctx.db);
   const fastPath: FastPath | undefined = opts.fastPath === false || !ctx.redis ? undefined
     : startFastPath({
       db: ctx.db, redis: ctx.redis, prefix: config.redis.prefix, logger: log,
       fanoutDone: (f) => finisher.done(f),
+      handedToClaim: signalDue,
       needMs: claimLeaseMs(schedule) - leaseMarginMs(schedule) / 2,
       claimLeaseMs: claimLeaseMs(schedule),
       pushLeaseMs: claimLeaseMs(schedule) + leaseMarginMs(schedule),
@@ -201,20 +214,23 @@ export function startWebhookWorker(ctx: WorkerCtx, opts: WorkerOptions = {}): We
         if (n > 0) log.info({ fanouts: n }, 'expanded fan-outs whose lease ended');
       }
       const free = room();
-      if (free >= claimBatch || (free > 0 && busy === 0 && ahead.size() === 0)) {
+      if (mayBeDue && (free >= claimBatch || (free > 0 && busy === 0 && ahead.size() === 0))) {
         try {
+          const signals = dueSignals;
           const rows = await claimDue(ctx.db, id, free, claimLeaseMs(schedule));
           stats.claimed += rows.length;
           ahead.add(rows);
           pump();
           if (rows.length === free) continue; // more may be due
+          if (dueSignals === signals) mayBeDue = false;
         } catch (err) {
           log.warn({ err: (err as Error).message }, 'claiming deliveries failed; retrying');
           await nap(1000);
           continue;
         }
       }
-      await nap(cfg.pollMs);
+      // rows of the slow schedule and of receivers' pauses come due with time, unannounced
+      if (await nap(cfg.pollMs)) mayBeDue = true;
     }
     // stopping: deliveries claimed or popped but not started go back at once
     await fastPath?.stop();
