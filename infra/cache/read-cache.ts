@@ -84,8 +84,20 @@ export interface ReadCache {
    * `scopes`: the keys of those models the answer depends on, and nothing else of them;
    * without, any commit of the models expires it.
    */
-  get<T extends object>(readModels: readonly string[], key: string, produce: () => Promise<T>, size: (v: T) => number, scopes?: readonly string[]): Promise<T>;
+  get<T extends object>(readModels: readonly string[], key: string, produce: () => Promise<T>, size: (v: T) => number, scopes?: readonly string[], looked?: Lookup<T>): Promise<T>;
+  /**
+   * The first half of `get`: reads the versions and answers from memory when it can (a
+   * hit, counted). A request that finds no hit hands the result to `get` as `looked`,
+   * which computes the answer at the versions read here, without reading them again.
+   */
+  lookup<T extends object>(readModels: readonly string[], key: string, scopes?: readonly string[]): Promise<Lookup<T>>;
 }
+
+/**
+ * What `lookup` found: the versions of the request (undefined: the cache is bypassed), and
+ * the answer cached at exactly those versions, if any.
+ */
+export interface Lookup<T> { readonly versions: string | undefined; readonly hit: T | undefined }
 
 interface Entry { versions: string; value: object; bytes: number }
 
@@ -129,14 +141,25 @@ export function createReadCache(redis: Redis, opts: ReadCacheOptions): ReadCache
     }
   }
 
+  const bypass: Lookup<never> = { versions: undefined, hit: undefined };
+
+  async function lookup<T extends object>(readModels: readonly string[], key: string, scopes?: readonly string[]): Promise<Lookup<T>> {
+    if (!enabled) return bypass;
+    const versions = await versionsOf(readModels, scopes);
+    if (versions === undefined) return bypass;
+    const hit = entries.get(key);
+    if (hit && hit.versions === versions) { count('hit'); return { versions, hit: hit.value as T }; }
+    return { versions, hit: undefined };
+  }
+
   return {
     enabled,
-    async get<T extends object>(readModels: readonly string[], key: string, produce: () => Promise<T>, size: (v: T) => number, scopes?: readonly string[]): Promise<T> {
+    lookup,
+    async get<T extends object>(readModels: readonly string[], key: string, produce: () => Promise<T>, size: (v: T) => number, scopes?: readonly string[], looked?: Lookup<T>): Promise<T> {
       if (!enabled) return produce();
-      const versions = await versionsOf(readModels, scopes);
+      const { versions, hit } = looked ?? await lookup<T>(readModels, key, scopes);
       if (versions === undefined) { count('bypass'); return produce(); }
-      const hit = entries.get(key);
-      if (hit && hit.versions === versions) { count('hit'); return hit.value as T; }
+      if (hit !== undefined) return hit;
       const flightKey = `${versions}\n${key}`;
       const shared = inflight.get(flightKey);
       if (shared) { count('shared'); return shared as Promise<T>; }

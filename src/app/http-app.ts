@@ -12,6 +12,7 @@ import { errorEnvelope } from '../kernel/http/envelope.js';
 import { AppError } from '../kernel/http/errors.js';
 import { Api } from '../kernel/http/routes.js';
 import { standardRateLimit } from '../kernel/http/rate-limit.js';
+import { servedRoute } from '../kernel/http/cached-hits.js';
 import { metricsHandler } from '../kernel/http/metrics-route.js';
 import { createReadCache } from '../../infra/cache/read-cache.js';
 import { registerSpineGauges } from '../../queries/metrics/spine-gauges.js';
@@ -42,9 +43,8 @@ export function createHttpApp(ctx: AppNode, modules: readonly RouteModule[]): { 
     const started = process.hrtime.bigint();
     res.once('finish', () => {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      const route = (req.route as { path?: string } | undefined)?.path;
       const status = res.statusCode;
-      metrics.httpDuration.observe({ method: req.method, route: route ? `${req.baseUrl}${route}` : 'unmatched', status: String(status) }, seconds);
+      metrics.httpDuration.observe({ method: req.method, route: servedRoute(req, res) ?? 'unmatched', status: String(status) }, seconds);
       const level = status >= 500 ? 'error' : status >= 400 ? 'info' : 'debug';
       if (!ctx.logger.isLevelEnabled(level)) return;
       ctx.logger[level]({
@@ -76,6 +76,8 @@ export function createHttpApp(ctx: AppNode, modules: readonly RouteModule[]): { 
     description: 'Subscription and pay-per-request payments on Solana: HTTP 402 protocol, REST API, webhooks, WebSocket notifications.',
   }, { standardLimit, cache, now: () => ctx.clock.now() });
   for (const register of modules) register(api, ctx);
+  const hits = api.cachedHits();
+  if (hits) app.use(hits);
   app.use(router);
 
   const doc = stringify(api.openapi([{ url: ctx.config.http.publicUrl ?? `http://localhost:${ctx.config.http.port}`, description: 'this node' }]), { aliasDuplicateObjects: false });

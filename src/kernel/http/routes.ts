@@ -3,7 +3,6 @@
  * and by the OpenAPI document to describe. A route is declared once, here, and both
  * express and /openapi.yaml learn it from that declaration.
  */
-import { createHash } from 'node:crypto';
 import type { Request, RequestHandler, Response, Router } from 'express';
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
@@ -12,25 +11,12 @@ import { AppError, invalid } from './errors.js';
 import type { JsonSchema } from './schema.js';
 import type { RouteRateLimit } from './rate-limit.js';
 import type { ReadCache } from '../../../infra/cache/read-cache.js';
+import { render, send, type Reply } from './rendered.js';
+import { createCachedHits, type CachedHits } from './cached-hits.js';
 
 type Method = 'get' | 'post' | 'put' | 'delete' | 'patch';
 
-export type Reply = {
-  status?: number;
-  headers?: Record<string, string>;
-} & (
-  | {
-    body: unknown;
-    /** default application/json */
-    contentType?: string;
-  }
-  | {
-    /** the body as JSON text already (rendered by Postgres, say): written as it is */
-    json: string;
-    /** true: json is the data of SPEC's success envelope, wrapped at send time with that moment's timestamp */
-    envelope?: boolean;
-  }
-);
+export type { Reply };
 
 export interface Ctx<Q, P, B> { query: Q; params: P; body: B; req: Request; res: Response }
 
@@ -91,6 +77,7 @@ export class Api {
   private readonly paths: Record<string, Record<string, unknown>> = {};
   private readonly standardLimit: RequestHandler | undefined;
   private readonly cache: ReadCache | undefined;
+  private readonly hits: CachedHits | undefined;
   private readonly now: () => number;
 
   constructor(
@@ -101,6 +88,7 @@ export class Api {
     this.standardLimit = opts.standardLimit;
     this.cache = opts.cache?.enabled ? opts.cache : undefined;
     this.now = opts.now ?? Date.now;
+    this.hits = this.cache ? createCachedHits(this.cache, this.standardLimit, this.now) : undefined;
     this.ajv = new Ajv({ coerceTypes: true, useDefaults: true, allErrors: false, strict: false });
     addFormats(this.ajv);
   }
@@ -110,6 +98,9 @@ export class Api {
     const vParams = def.params ? this.ajv.compile(def.params) : undefined;
     const vBody = def.body ? this.ajv.compile(def.body) : undefined;
     const cache = this.cache;
+    const limited = (def.rateLimit ?? 'standard') === 'standard' && this.standardLimit !== undefined;
+    // served before the router on the next GET of the URL (cached-hits.ts): only routes that run nothing of their own before the handler
+    const learnable = (def.before ?? []).length === 0;
     const handler: RequestHandler = async (req, res, next) => {
       try {
         const rawQuery = { ...(req.query as Record<string, unknown>) };
@@ -130,7 +121,9 @@ export class Api {
         if (cache && def.cachedFrom) {
           const key = `${def.method} ${def.path} ${stableJson(params)} ${stableJson(query)}`;
           const scopes = scopesOf(def, query as Q, params as P);
-          const rendered = await cache.get(def.cachedFrom, key, async () => render(await run(), def.path, true), (r) => r.body.length + key.length + 64, scopes);
+          const looked = this.hits?.looked(req, key);
+          const rendered = await cache.get(def.cachedFrom, key, async () => render(await run(), def.path, true), (r) => r.body.length + key.length + 64, scopes, looked);
+          if (looked === undefined && learnable) this.hits?.learn(req, { readModels: def.cachedFrom, key, scopes, route: def.path, limited });
           send(req, res, rendered, this.now());
           return;
         }
@@ -146,9 +139,17 @@ export class Api {
         next(err);
       }
     };
-    const limit = (def.rateLimit ?? 'standard') === 'standard' && this.standardLimit ? [this.standardLimit] : [];
+    const standard = (def.rateLimit ?? 'standard') === 'standard' ? this.standardLimit : undefined;
+    const hits = this.hits;
+    // a request the cached hits' middleware counted already is not counted again
+    const limit = standard === undefined ? [] : hits === undefined ? [standard] : [uncounted(hits, standard)];
     this.router[def.method](def.path, ...limit, ...(def.before ?? []), handler);
     this.document(def);
+  }
+
+  /** Answers the cache hits of URLs the router has seen, mounted just before the router; undefined when the cache is off. */
+  cachedHits(): RequestHandler | undefined {
+    return this.hits?.middleware;
   }
 
   private document<Q, P, B>(def: RouteDef<Q, P, B>): void {
@@ -197,44 +198,11 @@ export class Api {
   }
 }
 
-/** A JSON reply as bytes, ready to send as often as needed. */
-interface Rendered {
-  status: number;
-  headers: Record<string, string> | undefined;
-  /** the whole body, or the envelope's data when envelope is set */
-  body: Buffer;
-  envelope: boolean;
-  /** of a whole cached body (an envelope's timestamp changes with every send) */
-  etag: string | undefined;
-}
-
-/** `tagged`: the body is kept and sent many times, worth an ETag (one hash) for revalidation. */
-function render(reply: Reply | undefined, path: string, tagged: boolean): Rendered {
-  if (!reply) throw new Error(`route ${path}: a handler that writes its own response cannot be cached`);
-  const envelope = 'json' in reply && reply.envelope === true;
-  const body = Buffer.from('json' in reply ? reply.json : JSON.stringify(reply.body) ?? 'null', 'utf8');
-  const status = reply.status ?? 200;
-  const etag = !tagged || envelope || status !== 200 ? undefined : `W/"${body.length.toString(16)}-${createHash('sha1').update(body).digest('base64').slice(0, 27)}"`;
-  return { status, headers: reply.headers, body, envelope, etag };
-}
-
-const ENVELOPE_HEAD = Buffer.from('{"success":true,"data":');
-
-/**
- * Writes a rendered reply: the envelope wrapped around its data with this moment's
- * timestamp, or the whole body with its ETag (a client sending If-None-Match gets 304).
- */
-function send(req: Request, res: Response, r: Rendered, now: number): void {
-  if (r.headers) res.set(r.headers);
-  res.status(r.status);
-  res.setHeader('Content-Type', 'application/json; charset=utf-8');
-  if (r.etag) {
-    res.setHeader('ETag', r.etag);
-    if (req.fresh) { res.status(304).end(); return; }
-  }
-  const body = r.envelope ? Buffer.concat([ENVELOPE_HEAD, r.body, Buffer.from(`,"timestamp":${now}}`)]) : r.body;
-  res.setHeader('Content-Length', body.length);
-  res.end(req.method === 'HEAD' ? undefined : body);
+function uncounted(hits: CachedHits, limit: RequestHandler): RequestHandler {
+  return (req, res, next) => {
+    if (hits.counted(req)) next();
+    else void limit(req, res, next);
+  };
 }
 
 /** A route's keys of a request; none when they cannot be named (the handler refuses that input as it always does). */
