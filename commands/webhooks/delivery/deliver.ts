@@ -59,7 +59,7 @@ interface AttemptResult { statusCode: number | null; latencyMs: number; error: s
 async function post(deps: DeliverDeps, d: ClaimedDelivery, keys: Buffer[], body: Buffer, signal: AbortSignal): Promise<AttemptResult> {
   const headers = signWithKeys(keys, d.event_id, deps.now(), body);
   try {
-    const r = await deps.poster.post(d.endpoint_url, body, { ...headers }, { timeoutMs: deps.schedule.timeoutMs, signal });
+    const r = await deps.poster.post(d.endpoint_url, body, headers, { timeoutMs: deps.schedule.timeoutMs, signal });
     const ok = r.statusCode >= 200 && r.statusCode < 300;
     return { statusCode: r.statusCode, latencyMs: r.latencyMs, error: ok ? null : `HTTP ${r.statusCode}`, stopped: false, ...(r.retryAfter !== undefined ? { retryAfter: r.retryAfter } : {}) };
   } catch (err) {
@@ -89,7 +89,7 @@ export async function deliver(deps: DeliverDeps, d: ClaimedDelivery, signals: St
   const signal = signals.stop;
   const delays = quickDelays(deps.schedule, d.round);
   // encoded once: signed and sent as bytes on every attempt
-  const body = Buffer.from(claimedBody(d));
+  const body = d.body ?? Buffer.from(claimedBody(d));
   const holder = deps.worker;
   let attempt = d.attempts;
 

@@ -34,6 +34,8 @@ export interface ClaimedDelivery {
    * written yet (./fanouts.ts): its first record writes its row.
    */
   fanout?: FanoutHold;
+  /** the body's bytes, when already encoded for another delivery of the same event (the body is the event's, whatever the webhook) */
+  body?: Buffer;
 }
 
 /**

@@ -20,6 +20,7 @@ import type { Logger } from '../../../infra/log/logger.js';
 import { webhookPoppersKey, webhookReadyKey } from '../../../src/kernel/keys/index.js';
 import { POPPERS_TTL_MS, type ReadyEntry } from '../../../projections/webhooks/doc.js';
 import type { ClaimedDelivery } from './outbox-store.js';
+import { claimedBody } from './deliver.js';
 import { extendFanouts, handToClaim, holdFanout, type Unattempted } from './fanouts.js';
 
 type Endpoint = Pick<ClaimedDelivery, 'endpoint_url' | 'secret' | 'previous_secret' | 'previous_secret_until' | 'rate_limit_per_second' | 'failing'>;
@@ -80,18 +81,21 @@ export function startFastPath(deps: FastPathDeps): FastPath {
   function deliveriesOf(endpoints: Map<number, Endpoint>, e: ReadyEntry, toClaim: Unattempted[], claimedAll: string[]): ClaimedDelivery[] {
     const out: ClaimedDelivery[] = [];
     const created = new Date(e.c);
+    let body: Buffer | undefined; // encoded once for all the event's webhooks
     for (const webhookId of e.w) {
       const w = endpoints.get(webhookId);
       if (!w) {
         toClaim.push({ webhook_id: webhookId, event_id: e.e, event_name: e.n, created_at: created });
         continue;
       }
-      out.push({
+      const d: ClaimedDelivery = {
         id: '', webhook_id: webhookId, event_id: e.e, event_name: e.n, payload_text: e.p, payload_timestamp: e.t,
         round: 0, attempts: 0, created_at: created, endpoint_url: w.endpoint_url, secret: w.secret,
         previous_secret: w.previous_secret, previous_secret_until: w.previous_secret_until,
         rate_limit_per_second: w.rate_limit_per_second, failing: w.failing,
-      });
+      };
+      d.body = body ??= Buffer.from(claimedBody(d));
+      out.push(d);
     }
     if (out.length === 0) {
       claimedAll.push(e.f);

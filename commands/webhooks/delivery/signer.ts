@@ -19,7 +19,8 @@ export function newSigningSecret(): string {
   return `${SECRET_PREFIX}${randomBytes(SECRET_BYTES).toString('base64')}`;
 }
 
-export interface SignedHeaders { 'webhook-id': string; 'webhook-timestamp': string; 'webhook-signature': string }
+// a type, not an interface: passed as the headers of a request (Record<string, string>)
+export type SignedHeaders = { 'webhook-id': string; 'webhook-timestamp': string; 'webhook-signature': string };
 
 /** The HMAC key of a `whsec_` secret. */
 export const secretKey = (secret: string): Buffer =>
