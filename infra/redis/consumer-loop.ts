@@ -40,6 +40,12 @@ export interface ConsumerLoopOptions {
    * (takeOverAll, autoClaim), as it would a batch it died handling.
    */
   readAhead?: boolean;
+  /**
+   * Given the entries of a read-ahead as soon as they arrive, while the handler still works
+   * on the batch before them: a handler prepares them there (parses them), so that this
+   * work overlaps the previous batch's writes instead of following them. Must not throw.
+   */
+  onReadAhead?: (entries: readonly StreamEntry[]) => void;
   /** whether the first steps read this consumer's pending list (a restarted consumer of the same name) */
   startPending: boolean;
   now(): number;
@@ -115,7 +121,9 @@ export function createConsumerLoop(deps: ConsumerLoopDeps, opts: ConsumerLoopOpt
     if (fresh.length === 0) return;
     // A backlog: the next batch is read (and its reply parsed) while this one is handled.
     if (opts.readAhead === true && fresh.length >= batchSize * reads) {
+      const prepare = opts.onReadAhead;
       ahead = readFreshNow(redis, stream, group, consumer, batchSize * reads);
+      if (prepare) ahead = ahead.then((entries) => { prepare(entries); return entries; });
       ahead.catch(() => undefined); // awaited at the next step, or dropped below
     }
     await handle(fresh, 'fresh');

@@ -124,6 +124,9 @@ export const paymentsProjection: Projection = {
     // apply reads payments by event_id and by policy (executions seen before their policy's creation), never by these
     { name: 'payments', orderBy: 'event_id', deferredIndexes: ['payments_gateway_at_idx', 'payments_at_idx', 'payments_memo_idx'] },
   ],
+  // a payment row is keyed by its event id and written ON CONFLICT DO NOTHING (apply): its
+  // events need no dedup set; a policy's creation, which moves its memo, does
+  absorbs: { names: ['PaymentRecord', 'ComposableExecuted'], table: 'payments', idColumn: 'event_id' },
   replayable: true,
   apply,
 };

@@ -23,20 +23,33 @@ export const PLAIN_DEDUP_MIN = 64;
 
 const UNIQUE_VIOLATION = '23505';
 
-/** Keeps the first occurrence of each identity that this projection has not applied yet. */
-export async function filterNew(trx: Trx, projection: string, events: readonly TributaryEvent[]): Promise<TributaryEvent[]> {
+/**
+ * Keeps the first occurrence of each identity that this projection has not applied yet.
+ * Events named in `absorbed` (Projection.absorbs) are kept without the dedup set: the
+ * projection's own rows absorb a second copy of them.
+ */
+export async function filterNew(
+  trx: Trx, projection: string, events: readonly TributaryEvent[], absorbed: readonly string[] = [],
+): Promise<TributaryEvent[]> {
   const unique = new Map<string, TributaryEvent>();
   for (const e of events) if (!unique.has(e.id)) unique.set(e.id, e);
-  if (unique.size === 0) return [];
-  const ids = [...unique.keys()];
-  if (unique.size >= PLAIN_DEDUP_MIN) {
+  const all = [...unique.values()];
+  const checked = absorbed.length === 0 ? all : all.filter((e) => !absorbed.includes(e.name));
+  const fresh = await recordNew(trx, projection, checked.map((e) => e.id));
+  return fresh === undefined ? all : all.filter((e) => fresh.has(e.id) || absorbed.includes(e.name));
+}
+
+/** Adds `ids` (distinct) to the projection's dedup set; returns those it did not hold, or undefined when it held none of them. */
+async function recordNew(trx: Trx, projection: string, ids: readonly string[]): Promise<ReadonlySet<string> | undefined> {
+  if (ids.length === 0) return undefined;
+  if (ids.length >= PLAIN_DEDUP_MIN) {
     // all new (the usual case): one plain insert; one seen before fails it as a whole, the
     // savepoint undoes it, and the per-row path below decides, as it alone would have
     await sql`SAVEPOINT dedup`.execute(trx);
     try {
       await sql`INSERT INTO projection_dedup (projection, event_id) SELECT ${projection}::text, id FROM unnest(${ids}::text[]) AS u(id)`.execute(trx);
       await sql`RELEASE SAVEPOINT dedup`.execute(trx);
-      return [...unique.values()];
+      return undefined;
     } catch (err) {
       if ((err as { code?: unknown }).code !== UNIQUE_VIOLATION) throw err;
       await sql`ROLLBACK TO SAVEPOINT dedup`.execute(trx);
@@ -48,8 +61,7 @@ export async function filterNew(trx: Trx, projection: string, events: readonly T
     INSERT INTO projection_dedup (projection, event_id)
     SELECT ${projection}::text, id FROM unnest(${ids}::text[]) AS u(id)
     ON CONFLICT DO NOTHING RETURNING event_id`.execute(trx);
-  const fresh = new Set(rows.map((r) => r.event_id));
-  return [...unique.values()].filter((e) => fresh.has(e.id));
+  return new Set(rows.map((r) => r.event_id));
 }
 
 /** Advances the checkpoint to the greater of its stream id and `streamId`. */

@@ -9,6 +9,7 @@ import type { Redis } from 'ioredis';
 import type { Database } from '../../infra/postgres/schema.js';
 import type { StreamKeys } from '../../infra/redis/client.js';
 import type { TributaryEvent } from '../../src/kernel/events/envelope.js';
+import type { EventName } from '../../src/kernel/events/catalog.js';
 
 export type Trx = Transaction<Database>;
 
@@ -38,6 +39,15 @@ export interface Projection {
    * Otherwise the runner filters batches through projection_dedup before apply.
    */
   readonly selfDeduplicating?: boolean;
+  /**
+   * Events whose identity the projection's own rows absorb, the others going through
+   * projection_dedup: each of these names is written as one row of `table` keyed by the
+   * event id (`idColumn`, unique) and never changed by a second copy of its event (ON
+   * CONFLICT DO NOTHING), so a redelivery changes nothing without the dedup set's row, its
+   * index entry and its statement. Replay leaves them out of the set too, and before it
+   * starts checks that every id in `table` is archived, as it does the set's.
+   */
+  readonly absorbs?: { readonly names: readonly EventName[]; readonly table: string; readonly idColumn: string };
   /** False for the replay source itself. */
   readonly replayable: boolean;
   /**

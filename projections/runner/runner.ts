@@ -74,7 +74,7 @@ async function applyBatch(db: Db, projection: Projection, entries: readonly { st
   const applied = await db.transaction().execute(async (trx) => {
     await lockShared(trx, projection.name);
     const events = entries.map((e) => e.event);
-    const fresh = projection.selfDeduplicating ? events : await filterNew(trx, projection.name, events);
+    const fresh = projection.selfDeduplicating ? events : await filterNew(trx, projection.name, events, projection.absorbs?.names);
     const result = fresh.length > 0 ? await projection.apply(trx, fresh, io) : new Set<string>();
     if (typeof result === 'function') after = result;
     const scopes = typeof result === 'function' ? undefined : result;
@@ -132,16 +132,24 @@ export function startProjection(deps: RunnerDeps, projection: Projection, opts: 
     }
   }
 
+  /** Entries read ahead, parsed when they arrived (the loop's onReadAhead), while the batch before them was written. */
+  const parsedAhead = new WeakMap<StreamEntry, TributaryEvent | Error>();
+  const parseEntry = (entry: StreamEntry): TributaryEvent | Error => {
+    try {
+      return parseEvent(entry.payload ?? '');
+    } catch (err) {
+      return err as Error;
+    }
+  };
+
   /** Applies a batch; on failure isolates the poison entries one by one. */
   async function process(entries: StreamEntry[], from: EntrySource): Promise<void> {
     if (from === 'claimed') log.info({ count: entries.length }, 'reclaimed pending entries of a dead consumer');
     const parsed: { streamId: string; event: TributaryEvent }[] = [];
     for (const entry of entries) {
-      try {
-        parsed.push({ streamId: entry.streamId, event: parseEvent(entry.payload ?? '') });
-      } catch (err) {
-        await deadLetterEntry(entry, `unparseable entry: ${(err as Error).message}`, 1);
-      }
+      const event = parsedAhead.get(entry) ?? parseEntry(entry);
+      if (event instanceof Error) await deadLetterEntry(entry, `unparseable entry: ${event.message}`, 1);
+      else parsed.push({ streamId: entry.streamId, event });
     }
     if (parsed.length === 0) return;
     try {
@@ -185,6 +193,7 @@ export function startProjection(deps: RunnerDeps, projection: Projection, opts: 
     stream: keys.events, group, consumer, batchSize: opts.batchSize, blockMs: opts.blockMs, claimIdleMs: opts.claimIdleMs,
     readsPerBatch: readsPerTransaction(opts.batchSize),
     readAhead: true,
+    onReadAhead: (ahead) => { for (const entry of ahead) parsedAhead.set(entry, parseEntry(entry)); },
     pendingEveryMs: 0, startPending: true, now: Date.now,
   }, process);
 

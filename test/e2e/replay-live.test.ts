@@ -49,7 +49,9 @@ describe('replay during live appends', function () {
     for (const p of PROJECTIONS.filter((x) => x.replayable)) {
       const live = await projectionDigest(env.db, p);
       const applied = await env.db.selectFrom('projection_dedup').select(sql<string>`count(*)`.as('n')).where('projection', '=', p.name).executeTakeFirstOrThrow();
-      expect(Number(applied.n), `${p.name} applied every event`).to.equal(all.length);
+      // events whose rows absorb their duplicates are in the model's table instead of its dedup set
+      const own = p.absorbs === undefined ? 0 : Number((await sql<{ n: string }>`SELECT count(*) AS n FROM ${sql.table(p.absorbs.table)}`.execute(env.db)).rows[0]!.n);
+      expect(Number(applied.n) + own, `${p.name} applied every event`).to.equal(all.length);
       const clean = await replayProjection(env.db, p);
       expect(clean.digest, `${p.name} digest`).to.equal(live);
     }

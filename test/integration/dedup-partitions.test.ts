@@ -14,6 +14,9 @@ import { statsProjection } from '../../projections/stats/projection.js';
 import { replayProjection } from '../../projections/replay.js';
 import { PLAIN_DEDUP_MIN, dedupPartition, filterNew } from '../../projections/runner/checkpoint.js';
 import type { Projection } from '../../projections/runner/projection.js';
+import { paymentsProjection } from '../../projections/payments/projection.js';
+import { makeEvents } from '../support/anchor-events.js';
+import { projectionDigest } from '../../projections/replay.js';
 
 describe('dedup partitions', () => {
   let env: TestEnv;
@@ -82,5 +85,43 @@ describe('dedup partitions', () => {
     const rows = await partitionRows();
     expect(rows).to.deep.include({ part: dedupPartition('late-model'), projection: 'late-model', n: 3000 });
     expect(rows.filter((r) => r.projection === 'late-model')).to.have.length(1);
+  });
+
+  it('keeps the events a model\'s rows absorb out of its set: a payment delivered again changes nothing, a policy creation is filtered', async () => {
+    const absorbed = paymentsProjection.absorbs!.names;
+    const mix = makeEvents(400, { seed: 'absorb', kinds: ['PaymentRecord', 'ComposablePolicyCreated', 'ComposableExecuted', 'PaymentGatewayCreated'] });
+    const applyOnce = (batch: typeof mix) => env.db.transaction().execute(async (trx) => {
+      const fresh = await filterNew(trx, 'payments', batch, absorbed);
+      if (fresh.length > 0) await paymentsProjection.apply(trx, fresh);
+      return fresh;
+    });
+    await env.db.transaction().execute((trx) => archiveProjection.apply(trx, mix));
+    const first = await applyOnce([...mix, ...mix.slice(0, 5)]);
+    expect(first.map((e) => e.id)).to.deep.equal(mix.map((e) => e.id));
+    const set = await sql<{ name: string }>`
+      SELECT e.name FROM projection_dedup d JOIN events e ON e.id = d.event_id WHERE d.projection = 'payments' AND e.id = ANY(${mix.map((e) => e.id)}::text[])`.execute(env.db);
+    const others = mix.filter((e) => !absorbed.includes(e.name));
+    expect(set.rows).to.have.length(others.length);
+    expect(set.rows.every((r) => !absorbed.includes(r.name as never))).to.equal(true);
+    const model = await projectionDigest(env.db, paymentsProjection);
+    // delivered again: the payments pass (their rows absorb them), the rest is filtered out
+    const again = await applyOnce(mix);
+    expect(again.map((e) => e.name)).to.deep.equal(mix.filter((e) => absorbed.includes(e.name)).map((e) => e.name));
+    expect(await projectionDigest(env.db, paymentsProjection)).to.equal(model);
+    const rows = await sql<{ n: string }>`SELECT count(*) AS n FROM payments WHERE event_id = ANY(${mix.map((e) => e.id)}::text[])`.execute(env.db);
+    expect(Number(rows.rows[0]!.n)).to.equal(mix.length - others.length);
+  });
+
+  it('a replay of a model whose rows absorb events waits for the archive to hold every one of its rows', async () => {
+    const [unarchived] = syntheticEvents(1, 77);
+    await env.db.transaction().execute((trx) => paymentsProjection.apply(trx, [unarchived!]));
+    const err = await replayProjection(env.db, paymentsProjection, { waitMs: 300 }).then(() => undefined, (e: Error) => e);
+    expect(err?.message).to.match(/archive is behind payments/);
+    await env.db.transaction().execute((trx) => archiveProjection.apply(trx, [unarchived!]));
+    const r = await replayProjection(env.db, paymentsProjection, { waitMs: 300 });
+    const set = await sql<{ n: string }>`
+      SELECT count(*) AS n FROM projection_dedup d JOIN events e ON e.id = d.event_id WHERE d.projection = 'payments' AND e.name = ANY(${paymentsProjection.absorbs!.names}::text[])`.execute(env.db);
+    expect(Number(set.rows[0]!.n)).to.equal(0);
+    expect(r.events).to.be.greaterThan(0);
   });
 });

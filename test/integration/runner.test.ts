@@ -77,6 +77,20 @@ describe('projector runner', () => {
     expect(run.stats().deadLettered).to.equal(2);
   });
 
+  it('parses a backlog\'s next batch as it is read ahead: its unparseable entry is dead-lettered, the rest archived once', async () => {
+    // a transaction takes 10 reads of 200 (readsPerTransaction): the second one is read ahead
+    const events = syntheticEvents(4500, 5);
+    await appendRaw(env.redis, env.keys, [...events.slice(0, 3000).map(serializeEvent), '{not json', ...events.slice(3000).map(serializeEvent)]);
+    const ahead: Projection = { ...archiveProjection, name: 'archive-ahead' };
+    const run = startProjection({ db: env.db, redis: env.redis, blockingRedis: blocking(), keys: env.keys, logger }, ahead, opts);
+    await waitFor(async () => (await count()) === 4500 && (await groupInfo(env.redis, env.keys.events))[0]?.lag === 0, 20_000, 'archive');
+    await run.stop();
+    expect(await env.redis.xlen(env.keys.deadLetters('archive-ahead'))).to.equal(1);
+    expect(run.stats()).to.include({ applied: 4500, deadLettered: 1 });
+    const archived = await sql<{ id: string }>`SELECT id FROM events ORDER BY seq`.execute(env.db);
+    expect(archived.rows.map((r) => r.id)).to.deep.equal(events.map((e) => e.id));
+  });
+
   it('reclaims the pending entries of a consumer that died', async () => {
     const events = syntheticEvents(100, 3);
     await appendEvents(env.redis, env.keys, events);
