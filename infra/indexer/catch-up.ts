@@ -1,11 +1,12 @@
 /**
  * One catch-up round: every signature of the program newer than the cursor, oldest
  * first; each successful transaction fetched, decoded and appended; the cursor moved
- * in the same atomic step as its events' append. Fetches run a step ahead of the
- * appends, so the RPC node serves the next step while this one is decoded and appended,
- * and a step is decoded while the previous one's append is under way. Failed
- * transactions are passed over without a fetch. Live notifications and gap repair both come here, so the stream receives
- * events in chain order and the cursor never skips a transaction.
+ * in the same atomic step as its events' append. Two batch requests are always in
+ * flight while there is anything left to fetch, whatever Redis is doing, and each step
+ * is decoded as soon as it arrives; appends follow in chain order, one at a time, each
+ * carrying every step decoded since the previous one. Failed transactions are passed
+ * over without a fetch. Live notifications and gap repair both come here, so the stream
+ * receives events in chain order and the cursor never skips a transaction.
  */
 import pRetry from 'p-retry';
 import type { Logger } from 'pino';
@@ -83,30 +84,50 @@ async function fetchChunk(deps: CatchUpDeps, chunk: readonly SignatureInfo[]): P
 }
 
 /**
- * Steps fetched ahead of the one being decoded and appended: the RPC node works meanwhile.
- * One: more requests in flight at once each take longer, and a slow node would time them out.
+ * Batch requests in flight at once, each issued as soon as one returns, whatever the
+ * appends are doing: the RPC node is never idle while the stream catches up. Two: more
+ * requests in flight at once each take longer, and a slow node would time them out.
  */
-const PREFETCH = 1;
+const IN_FLIGHT = 2;
+/**
+ * Steps fetched and decoded but not yet appended, at most: the memory a slow Redis can
+ * hold up, and the most steps one append carries.
+ */
+const AHEAD = 8;
 
-/** The step's transactions decoded, in chain order, counters updated. */
-function decodeChunk(deps: CatchUpDeps, chunk: readonly SignatureInfo[], fetched: readonly (TransactionJson | undefined)[]): TributaryEvent[] {
-  const events: TributaryEvent[] = [];
+/** A step's transactions decoded, with what the counters and logs learn from it. */
+interface DecodedStep {
+  events: TributaryEvent[];
+  failedSkipped: number;
+  unknown: { signature: string; ixPath: string; index: number; payload: string }[];
+  truncated: string[];
+}
+
+/** The step's transactions decoded, in chain order (pure: counters and logs are the caller's, in step order). */
+function decodeChunk(deps: CatchUpDeps, chunk: readonly SignatureInfo[], fetched: readonly (TransactionJson | undefined)[]): DecodedStep {
+  const step: DecodedStep = { events: [], failedSkipped: 0, unknown: [], truncated: [] };
   chunk.forEach((s, i) => {
     const tx = fetched[i];
     if (!tx) {
-      deps.counters.failedTransactionsSkipped += 1;
+      step.failedSkipped += 1;
       return;
     }
     const decoded = decodeTransaction(tx, s.signature, deps.programId);
-    if (decoded.failed) deps.counters.failedTransactionsSkipped += 1;
-    for (const u of decoded.unknown) {
-      deps.counters.unknownDiscriminators += 1;
-      deps.logger?.warn({ signature: s.signature, ixPath: u.ixPath, index: u.index, payload: u.payload.slice(0, 24) }, 'unknown event discriminator');
-    }
-    if (decoded.truncated) deps.logger?.warn({ signature: s.signature }, 'transaction logs truncated; log events past the cut are lost');
-    for (const e of decoded.events) events.push(e);
+    if (decoded.failed) step.failedSkipped += 1;
+    for (const u of decoded.unknown) step.unknown.push({ signature: s.signature, ...u });
+    if (decoded.truncated) step.truncated.push(s.signature);
+    for (const e of decoded.events) step.events.push(e);
   });
-  return events;
+  return step;
+}
+
+function countDecoded(deps: CatchUpDeps, step: DecodedStep): void {
+  deps.counters.failedTransactionsSkipped += step.failedSkipped;
+  for (const u of step.unknown) {
+    deps.counters.unknownDiscriminators += 1;
+    deps.logger?.warn({ signature: u.signature, ixPath: u.ixPath, index: u.index, payload: u.payload.slice(0, 24) }, 'unknown event discriminator');
+  }
+  for (const signature of step.truncated) deps.logger?.warn({ signature }, 'transaction logs truncated; log events past the cut are lost');
 }
 
 export async function catchUp(deps: CatchUpDeps): Promise<number> {
@@ -115,41 +136,67 @@ export async function catchUp(deps: CatchUpDeps): Promise<number> {
   const pending = (await newerSignatures(deps, cursor)).reverse();
   const chunks: SignatureInfo[][] = [];
   for (let start = 0; start < pending.length; start += deps.concurrency) chunks.push(pending.slice(start, start + deps.concurrency));
-  // Fetches run up to PREFETCH steps ahead; decoding, appending and the cursor stay in
-  // order, one step at a time. A fetch that fails fails the round when its turn comes.
-  const fetches: Promise<(TransactionJson | undefined)[]>[] = [];
-  const fetchAhead = (upTo: number): void => {
-    while (fetches.length < Math.min(upTo, chunks.length) && !deps.signal.aborted) {
-      const f = fetchChunk(deps, chunks[fetches.length]!);
-      f.catch(() => undefined); // awaited in its turn; not an unhandled rejection meanwhile
-      fetches.push(f);
+  // Fetches run ahead, IN_FLIGHT at a time, each step decoded as soon as it arrives (its
+  // transactions' JSON is garbage at once). Counting, appending and the cursor stay in
+  // chain order. A fetch that fails fails the round when its turn comes.
+  const steps: Promise<void>[] = [];
+  const decoded = new Map<number, DecodedStep>();
+  let inFlight = 0;
+  let consumed = 0;
+  let done = false;
+  const fetchAhead = (): void => {
+    while (!done && inFlight < IN_FLIGHT && steps.length < Math.min(chunks.length, consumed + AHEAD) && !deps.signal.aborted) {
+      const at = steps.length;
+      const chunk = chunks[at]!;
+      inFlight += 1;
+      const step = fetchChunk(deps, chunk).then((fetched) => void decoded.set(at, decodeChunk(deps, chunk, fetched))).finally(() => {
+        inFlight -= 1;
+        fetchAhead();
+      });
+      step.catch(() => undefined); // awaited in its turn; not an unhandled rejection meanwhile
+      steps.push(step);
     }
   };
   let handled = 0;
-  // A step's events and the cursor past it go to Redis in one atomic script; the next
-  // step is decoded while that round trip is under way, and appended only after it.
+  // Events and the cursor past them go to Redis in one atomic script, one script at a
+  // time. Steps decoded while a script is under way go together in the next one (group
+  // commit): a slow round trip to Redis costs one wait for all of them, not one each.
   let appending: Promise<void> = Promise.resolve();
-  const append = async (chunk: readonly SignatureInfo[], events: readonly TributaryEvent[]): Promise<void> => {
-    const last = chunk[chunk.length - 1]!;
+  const append = async (sigs: readonly SignatureInfo[], events: readonly TributaryEvent[]): Promise<void> => {
+    const last = sigs[sigs.length - 1]!;
     const cursor = cursorEntry(deps.prefix, { signature: last.signature, slot: last.slot });
     const appended = await retryForever('appending events', () => appendEvents(deps.redis, deps.keys, events, cursor), guard);
     deps.counters.eventsAppended += appended;
     deps.counters.duplicatesAbsorbed += events.length - appended;
-    deps.counters.transactionsProcessed += chunk.length;
+    deps.counters.transactionsProcessed += sigs.length;
     deps.counters.lastSlot = Math.max(deps.counters.lastSlot, last.slot);
-    for (const s of chunk) deps.onHandled?.(s.signature);
-    handled += chunk.length;
+    for (const s of sigs) deps.onHandled?.(s.signature);
+    handled += sigs.length;
   };
   try {
-    for (let step = 0; step < chunks.length && !deps.signal.aborted; step += 1) {
-      fetchAhead(step + 1 + PREFETCH);
-      const chunk = chunks[step]!;
-      const events = decodeChunk(deps, chunk, await fetches[step]!);
+    for (let step = 0; step < chunks.length && !deps.signal.aborted;) {
+      fetchAhead();
+      await steps[step];
       await appending;
-      appending = append(chunk, events);
+      let end = step + 1;
+      while (end < chunks.length && end - step < AHEAD && decoded.has(end)) end += 1;
+      const sigs: SignatureInfo[] = [];
+      const events: TributaryEvent[] = [];
+      for (let at = step; at < end; at += 1) {
+        const d = decoded.get(at)!;
+        countDecoded(deps, d);
+        for (const s of chunks[at]!) sigs.push(s);
+        for (const e of d.events) events.push(e);
+        decoded.delete(at);
+      }
+      consumed = end;
+      step = end;
+      fetchAhead();
+      appending = append(sigs, events);
       appending.catch(() => undefined); // awaited at the next step or below
     }
   } finally {
+    done = true;
     // a failed fetch fails the round, but never while an append is still under way
     await appending.catch(() => undefined);
   }
