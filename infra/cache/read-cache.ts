@@ -86,9 +86,10 @@ export interface ReadCache {
    */
   get<T extends object>(readModels: readonly string[], key: string, produce: () => Promise<T>, size: (v: T) => number, scopes?: readonly string[], looked?: Lookup<T>): Promise<T>;
   /**
-   * The first half of `get`: reads the versions and answers from memory when it can (a
-   * hit, counted). A request that finds no hit hands the result to `get` as `looked`,
-   * which computes the answer at the versions read here, without reading them again.
+   * The first half of `get`: reads the versions and the answer kept at exactly those
+   * versions, if any. Counts nothing: the caller hands the result to `get` as `looked`,
+   * which counts it, and returns the hit or computes the answer at the versions read here
+   * without reading them again.
    */
   lookup<T extends object>(readModels: readonly string[], key: string, scopes?: readonly string[]): Promise<Lookup<T>>;
 }
@@ -148,8 +149,7 @@ export function createReadCache(redis: Redis, opts: ReadCacheOptions): ReadCache
     const versions = await versionsOf(readModels, scopes);
     if (versions === undefined) return bypass;
     const hit = entries.get(key);
-    if (hit && hit.versions === versions) { count('hit'); return { versions, hit: hit.value as T }; }
-    return { versions, hit: undefined };
+    return { versions, hit: hit && hit.versions === versions ? hit.value as T : undefined };
   }
 
   return {
@@ -159,7 +159,7 @@ export function createReadCache(redis: Redis, opts: ReadCacheOptions): ReadCache
       if (!enabled) return produce();
       const { versions, hit } = looked ?? await lookup<T>(readModels, key, scopes);
       if (versions === undefined) { count('bypass'); return produce(); }
-      if (hit !== undefined) return hit;
+      if (hit !== undefined) { count('hit'); return hit; }
       const flightKey = `${versions}\n${key}`;
       const shared = inflight.get(flightKey);
       if (shared) { count('shared'); return shared as Promise<T>; }

@@ -45,6 +45,8 @@ export interface CachedHits {
 /** URLs remembered: a URL forgotten only takes the router again (about 400 bytes each). */
 const KNOWN_URLS = 50_000;
 
+const unreachable = (): Promise<never> => Promise.reject(new Error('a hit is never computed'));
+
 /** The route a request was answered by, for the request's metrics: the router's, or the one a hit named. */
 export function servedRoute(req: Request, res: Response): string | undefined {
   const hit = res.locals['servedRoute'] as string | undefined;
@@ -64,19 +66,26 @@ export function createCachedHits(cache: ReadCache, standardLimit: RequestHandler
 
   async function serve(req: Request, res: Response, next: (err?: unknown) => void, k: KnownUrl): Promise<void> {
     try {
-      if (k.limited) {
+      // the count and the versions are asked in the same tick: one pipelined round trip to
+      // Redis; a refused request has its lookup dropped uncounted, as the router refuses
+      // before the cache is asked
+      const counting = k.limited ? limit(req, res) : undefined;
+      const looking = cache.lookup<Rendered>(k.readModels, k.key, k.scopes);
+      if (counting !== undefined) {
         early.set(req, { key: k.key, looked: undefined });
-        const refused = await limit(req, res);
+        const refused = await counting;
         if (refused !== undefined) { next(refused); return; }
       }
-      const looked = await cache.lookup<Rendered>(k.readModels, k.key, k.scopes);
+      const looked = await looking;
       if (looked.hit === undefined) {
         early.set(req, { key: k.key, looked });
         next();
         return;
       }
+      // a hit: get counts it and hands it back
+      const hit = await cache.get(k.readModels, k.key, unreachable, () => 0, k.scopes, looked);
       res.locals['servedRoute'] = k.route;
-      send(req, res, looked.hit, now());
+      send(req, res, hit, now());
     } catch (err) {
       next(err);
     }
