@@ -56,20 +56,46 @@ async function archiveBehind(trx: Trx, projection: Projection): Promise<number> 
   return Number(a.rows[0]?.n ?? 0);
 }
 
-/** Applies the whole archive, page by page in archive order; returns the events applied and the last seq. */
-async function applyArchive(trx: Trx, projection: Projection): Promise<{ total: number; after: string }> {
+const pageAfter = async (q: Db | Trx, after: string, size: number): Promise<ArchivedRow[]> => (await sql<ArchivedRow>`
+  SELECT seq, id, name, signature, slot, block_time, ix_path, event_index, data
+  FROM events WHERE seq > ${after}::bigint ORDER BY seq LIMIT ${size}`.execute(q)).rows;
+
+/** The page after `after`, being read on a connection of its own; `started` once it has one. */
+interface PageAhead { after: string; started: boolean; rows: Promise<ArchivedRow[]> }
+
+function readAhead(db: Db, after: string, size: number): PageAhead {
+  const ahead: PageAhead = { after, started: false, rows: Promise.resolve([]) };
+  ahead.rows = db.connection().execute((c) => { ahead.started = true; return pageAfter(c, after, size); });
+  ahead.rows.catch(() => undefined); // awaited when its page is needed, or once the replay ends
+  return ahead;
+}
+
+/**
+ * Applies the whole archive, page by page in archive order; returns the events applied and
+ * the last seq. The next page is read on another connection of the pool while this one
+ * applies the current page, so that Postgres reads it and this process parses it while the
+ * model's rows are written (a page alone: about a second of a payments replay of 200k
+ * events, loaded machine). Each page is one statement in READ COMMITTED, as it was on the
+ * replay's connection, and the replay never writes the archive: the pages are the same.
+ * When the pool has no connection free by the time a page is needed, it is read on the
+ * replay's connection, and no read ahead is begun until the one waiting has run.
+ */
+async function applyArchive(db: Db, trx: Trx, projection: Projection, size: number): Promise<{ total: number; after: string }> {
   let after = '0';
   let total = 0;
-  for (;;) {
-    const page = await sql<ArchivedRow>`
-      SELECT seq, id, name, signature, slot, block_time, ix_path, event_index, data
-      FROM events WHERE seq > ${after}::bigint ORDER BY seq LIMIT ${PAGE}`.execute(trx);
-    const rows = page.rows;
-    if (rows.length === 0) break;
-    // ids are the archive's primary key and the dedup set was emptied: all are new
-    await projection.apply(trx, rows.map(rowToEvent));
-    total += rows.length;
-    after = rows[rows.length - 1]!.seq;
+  let ahead: PageAhead | undefined;
+  try {
+    let rows = await pageAfter(trx, after, size);
+    while (rows.length > 0) {
+      after = rows[rows.length - 1]!.seq;
+      if (ahead === undefined || ahead.started) ahead = readAhead(db, after, size);
+      // ids are the archive's primary key and the dedup set was emptied: all are new
+      await projection.apply(trx, rows.map(rowToEvent));
+      total += rows.length;
+      rows = ahead.started && ahead.after === after ? await ahead.rows : await pageAfter(trx, after, size);
+    }
+  } finally {
+    if (ahead?.started) await ahead.rows.catch(() => undefined);
   }
   return { total, after };
 }
@@ -90,7 +116,7 @@ export interface ReplaySteps {
   fresh: boolean;
 }
 
-async function rebuild(trx: Trx, projection: Projection, dedup: string): Promise<{ events: number; steps: ReplaySteps }> {
+async function rebuild(db: Db, trx: Trx, projection: Projection, dedup: string, page: number): Promise<{ events: number; steps: ReplaySteps }> {
   const started = performance.now();
   // the projection's own partition (migration 0999): emptied at once, nothing to vacuum
   await sql`TRUNCATE ${sql.table(dedup)}`.execute(trx);
@@ -98,13 +124,13 @@ async function rebuild(trx: Trx, projection: Projection, dedup: string): Promise
   let built: { total: number; after: string };
   let steps: Omit<ReplaySteps, 'dedupMs'>;
   if (fresh) {
-    const r = await buildInFreshTables(trx, projection.name, fresh, () => applyArchive(trx, projection));
+    const r = await buildInFreshTables(trx, projection.name, fresh, () => applyArchive(db, trx, projection, page));
     built = r.result;
     steps = { prepareMs: performance.now() - started - r.timings.buildMs - r.timings.indexMs - r.timings.swapMs, applyMs: r.timings.buildMs, indexMs: r.timings.indexMs, swapMs: r.timings.swapMs, fresh: true };
   } else {
     for (const t of [...projection.tables].reverse()) await sql`DELETE FROM ${sql.table(t.name)}`.execute(trx);
     const prepareMs = performance.now() - started;
-    built = await applyArchive(trx, projection);
+    built = await applyArchive(db, trx, projection, page);
     steps = { prepareMs, applyMs: performance.now() - started - prepareMs, indexMs: 0, swapMs: 0, fresh: false };
   }
   const dedupAt = performance.now();
@@ -130,6 +156,8 @@ export interface ReplayOptions {
   /** called once a bootstrap has decided to replay, before it starts */
   starting?: () => void;
   waitMs?: number;
+  /** archived events per page (PAGE by default) */
+  page?: number;
   /** called once the rebuilt model is committed: API nodes' cached answers of it expire (read-cache.ts) */
   committed?: () => Promise<unknown>;
 }
@@ -143,7 +171,7 @@ export async function replayProjection(db: Db, projection: Projection, opts: Rep
     const built = await db.transaction().execute(async (trx) => {
       await lockExclusive(trx, projection.name);
       if ((await archiveBehind(trx, projection)) > 0) return undefined;
-      return rebuild(trx, projection, dedup);
+      return rebuild(db, trx, projection, dedup, opts.page ?? PAGE);
     });
     if (built !== undefined) {
       const { events, steps } = built;

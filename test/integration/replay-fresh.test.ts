@@ -70,6 +70,21 @@ describe('replay into fresh tables', function () {
     expect(named).to.be.greaterThan(0);
   });
 
+  it('reads the next page on another connection while a page is applied, or on its own when the pool has no other', async () => {
+    for (const p of REPLAYABLE) {
+      const live = await projectionDigest(env.db, p);
+      const paged = await replayProjection(env.db, p, { waitMs: 5000, page: 150 });
+      expect(paged.digest, `${p.name} in pages of 150`).to.equal(live);
+    }
+    const single = createDb(env.dbUrl, 1, 'replay-fresh-single');
+    try {
+      const r = await replayProjection(single, paymentsProjection, { waitMs: 5000, page: 150 });
+      expect(r.digest).to.equal(await projectionDigest(env.db, paymentsProjection));
+    } finally {
+      await single.destroy();
+    }
+  });
+
   it('serves reads of the old model while the replay runs, and the new one after', async () => {
     const reader = createDb(env.dbUrl, 2, 'replay-fresh-reader', { namedStatements: true });
     try {
