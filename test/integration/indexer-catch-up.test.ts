@@ -15,7 +15,7 @@ import { newCounters, type IndexerCounters } from '../../infra/indexer/stats.js'
 import { PROGRAM_ID } from '../../infra/localnet/constants.js';
 import { startLocalnet, type Localnet } from '../../infra/localnet/index.js';
 import { createRedis, streamKeys, type Redis } from '../../infra/redis/client.js';
-import { createChainReader, type ChainReader, type TransactionJson } from '../../infra/solana/chain-reader.js';
+import { createChainReader, type ChainReader } from '../../infra/solana/chain-reader.js';
 import { createRpcClient } from '../../infra/solana/rpc-client.js';
 
 const REDIS_URL = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379';
