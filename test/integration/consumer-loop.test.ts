@@ -41,4 +41,26 @@ describe('consumer loop reading ahead', () => {
     expect(handled.map(Number)).to.deep.equal([...Array(1000).keys()]);
     expect(Number((await env.redis.xpending(env.keys.events, 'g'))[0])).to.equal(0);
   });
+
+  it('hands a read-ahead\'s entries to onReadAhead as they arrive, before the handler gets the same entries', async () => {
+    await env.redis.del(env.keys.events);
+    const pipe = env.redis.pipeline();
+    for (let i = 0; i < 400; i += 1) pipe.xadd(env.keys.events, '*', STREAM_FIELD, String(i));
+    await pipe.exec();
+    const seenAhead = new Set<StreamEntry>();
+    const handed: { entries: StreamEntry[]; ahead: boolean }[] = [];
+    const loop = createConsumerLoop({ redis: env.redis, blockingRedis: blocking }, {
+      stream: env.keys.events, group: 'g2', consumer: 'c', batchSize: 50, blockMs: 50, claimIdleMs: 60_000,
+      readsPerBatch: 2, readAhead: true, pendingEveryMs: 0, startPending: false, now: Date.now,
+      onReadAhead: (entries) => { for (const e of entries) seenAhead.add(e); },
+    }, async (entries: StreamEntry[]) => {
+      handed.push({ entries, ahead: entries.every((e) => seenAhead.has(e)) });
+      await ack(env.redis, env.keys.events, 'g2', entries.map((e) => e.streamId));
+    });
+    await loop.ensureGroup();
+    while (handed.flatMap((h) => h.entries).length < 400) await loop.step();
+    // the first batch was read by the loop itself; every later one of the backlog was read ahead
+    expect(handed.map((h) => h.ahead)).to.deep.equal([false, true, true, true]);
+    expect(handed.flatMap((h) => h.entries.map((e) => Number(e.payload)))).to.deep.equal([...Array(400).keys()]);
+  });
 });
