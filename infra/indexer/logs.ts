@@ -29,15 +29,16 @@ const BASE58_CHAR = /^[1-9A-HJ-NP-Za-km-z]{32,44}$/;
 type RuntimeLine = { invoke: string; depth: number } | { exit: true } | undefined;
 
 function runtimeLine(line: string, idEnd: number): RuntimeLine {
-  const id = line.slice(PROGRAM.length, idEnd);
-  if (!BASE58_CHAR.test(id)) return undefined;
-  if (line.startsWith(INVOKE, idEnd) && line.endsWith(']')) {
+  // the shape of the line's end first: most lines (`consumed ... compute units`, `return:`)
+  // are neither, and then the id is never cut out and checked
+  if (line.startsWith(INVOKE, idEnd)) {
+    if (!line.endsWith(']')) return undefined;
+    const id = line.slice(PROGRAM.length, idEnd);
     const depth = line.slice(idEnd + INVOKE.length, -1);
-    return DIGITS.test(depth) ? { invoke: id, depth: Number(depth) } : undefined;
+    return BASE58_CHAR.test(id) && DIGITS.test(depth) ? { invoke: id, depth: Number(depth) } : undefined;
   }
-  const rest = line.slice(idEnd + 1);
-  if (rest === 'success' || rest.startsWith('failed')) return { exit: true };
-  return undefined;
+  const exit = (line.length === idEnd + 8 && line.endsWith(' success')) || line.startsWith(' failed', idEnd);
+  return exit && BASE58_CHAR.test(line.slice(PROGRAM.length, idEnd)) ? { exit: true } : undefined;
 }
 
 export function readProgramLogs(logs: readonly string[], programId: string): ProgramLogs {
