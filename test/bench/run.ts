@@ -10,6 +10,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   realtime: benchRealtime,
   ingest: async () => (await import('./ingest.js')).benchIngest(),
   webhooks: benchWebhooks,
+  'webhooks-record': async () => (await import('./webhook-record-batch.js')).benchWebhookRecordBatch(),
   reads: async () => (await import('./reads.js')).benchReads(),
   'reads-cpu': async () => (await import('./reads.js')).benchReadsCpu(),
   'reads-keys': async () => (await import('./reads-keys.js')).benchReadKeys(),
