@@ -192,16 +192,26 @@ export async function replayProjection(db: Db, projection: Projection, opts: Rep
  * by one and the sorted row hashes hashed again, so a large model stays far below
  * Postgres's 1 GB string limit. Comparable between builds of the same schema only (a
  * row's text follows its columns' order).
+ *
+ * Most of its time is each row's text form. The row hashes are computed and sorted by
+ * parallel workers (a Gather Merge under the aggregate), which the planner's default costs
+ * never choose for it, so this statement alone is planned with parallel setup and tuple
+ * costs of zero: about a third less time for a 200k-row payments table on two idle cores,
+ * the same digest. A table too small for a parallel scan is read as before.
  */
-export async function projectionDigest(db: Db | Trx, projection: Projection): Promise<string> {
+export async function projectionDigest(db: Db, projection: Projection): Promise<string> {
   const h = createHash('sha256');
   for (const t of projection.tables) {
     // a row's text form where no column is left out: half the cost of building its jsonb
     const drop = (t.volatile ?? []).map((c) => sql`- ${c}::text`);
     const row = drop.length === 0 ? sql`x` : sql`(to_jsonb(x) ${sql.join(drop, sql` `)})`;
-    const r = await sql<{ d: string | null; n: string }>`
-      SELECT md5(string_agg(md5(${row}::text), '' ORDER BY md5(${row}::text))) AS d, count(*) AS n
-      FROM ${sql.table(t.name)} x`.execute(db);
+    const r = await db.transaction().execute(async (trx) => {
+      await sql`SET LOCAL parallel_setup_cost = 0`.execute(trx);
+      await sql`SET LOCAL parallel_tuple_cost = 0`.execute(trx);
+      return sql<{ d: string | null; n: string }>`
+        SELECT md5(string_agg(h, '' ORDER BY h)) AS d, count(*) AS n
+        FROM (SELECT md5(${row}::text) AS h FROM ${sql.table(t.name)} x ORDER BY 1) s`.execute(trx);
+    });
     h.update(`${t.name}:${r.rows[0]?.n}:${r.rows[0]?.d ?? ''}\n`);
   }
   return h.digest('hex');
