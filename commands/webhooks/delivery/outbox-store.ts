@@ -61,25 +61,18 @@ export async function giveBack(db: Db, holder: string, id: string, delayMs: numb
 }
 
 /**
- * Outcome writes commit without waiting for their WAL flush (synchronous_commit off, this
- * transaction only). What a crash can lose is the last fraction of a second of outcomes:
+ * The settings of every outcome write, as one expression that each of its statements
+ * computes in a one-row relation joined to its input, so they hold before its first row is
+ * written, and a statement alone (its own transaction) commits with them: an outcome
+ * write is one round trip instead of four (begin, settings, statement, commit), and in a
+ * transaction of two statements the first one's settings last to the commit.
+ *
+ * synchronous_commit off (this transaction only): outcome writes commit without waiting
+ * for their WAL flush. What a crash can lose is the last fraction of a second of outcomes:
  * those deliveries are then attempted again when their lease ends, with the same
  * webhook-id, which at-least-once delivery allows; a delivery is never lost by it.
- */
-async function outcomeTransaction<T>(db: Db, fn: (trx: Db) => Promise<T>): Promise<T> {
-  return db.transaction().execute(async (trx) => {
-    await sql`SELECT ${OUTCOME_SETTINGS}`.execute(trx);
-    return fn(trx);
-  });
-}
-
-/**
- * The settings of an outcome write (outcomeTransaction's), as one expression: a statement
- * that computes them in a one-row relation joined to its input has them before its first
- * row is written, and a statement alone (its own transaction) commits with them, so an
- * outcome write is one round trip instead of four (begin, settings, statement, commit).
- * Besides synchronous_commit: the outbox rows written here (a fan-out's) were filtered
- * by the projection, so the outbox trigger may skip its lookup (migration 0700).
+ * tributary.outbox_filtered: the outbox rows written here (a fan-out's) were filtered by
+ * the projection, so the outbox trigger may skip its lookup (migration 0700).
  */
 const OUTCOME_SETTINGS = sql`set_config('synchronous_commit', 'off', true), set_config('tributary.outbox_filtered', 'on', true)`;
 
@@ -179,7 +172,7 @@ export async function recordAttempts(db: Db, items: readonly RecordItem[], finis
     fresh.forEach((item, i) => byItem.set(item, written[i]!));
     return items.map((item) => byItem.get(item)!);
   };
-  return existing.length > 0 && fresh.length > 0 ? outcomeTransaction(db, both) : both(db);
+  return existing.length > 0 && fresh.length > 0 ? db.transaction().execute(both) : both(db);
 }
 
 /** Deletes the fan-outs as part of the statement it is put in (a data-modifying WITH runs whether read or not). */
