@@ -16,6 +16,8 @@ import { pruneAll } from '../../commands/webhooks/delivery/retention.js';
 import { claimDue, recordAttempts, type AttemptRecord } from '../../commands/webhooks/delivery/outbox-store.js';
 import { expandExpired } from '../../commands/webhooks/delivery/fanouts.js';
 import { webhookPoppersKey, webhookReadyKey } from '../../src/kernel/keys/index.js';
+import { startFastPath } from '../../commands/webhooks/delivery/ready-pop.js';
+import { createLogger } from '../../infra/log/logger.js';
 
 const DAY = 86_400_000;
 const settle = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -261,5 +263,27 @@ describe('webhooks: the fast path and payloads stored once (issue 17)', function
     const [claimed] = await claimDue(h.env.db, 'test-worker', 10, 10_000);
     expect(claimed).to.include({ event_id: held.id, webhook_id: hooks[0]!.id });
     expect(JSON.parse(claimed!.payload_text)).to.deep.equal(JSON.parse(got[0]![1]!.body).data);
+  });
+
+  it('pops at any room while the worker runs low on deliveries, and otherwise waits for room for several events', async () => {
+    const key = webhookReadyKey(prefix());
+    // entries of an older format: popped and left to the claim, so the list's length says what was popped
+    await h.env.redis.rpush(key, '{}', '{}', '{}');
+    let starving = false;
+    const fast = startFastPath({
+      db: h.env.db, redis: h.env.redis, prefix: prefix(), logger: createLogger('silent', 'test'),
+      needMs: 1000, claimLeaseMs: 1000, pushLeaseMs: 1000, fanoutDone: () => undefined, handedToClaim: () => undefined,
+      room: () => 10, popRoom: 32, starving: () => starving,
+      roomFreed: () => new Promise<void>((r) => setTimeout(r, 20)),
+      take: () => undefined,
+    });
+    try {
+      await settle(500);
+      expect(await h.env.redis.llen(key)).to.equal(3); // room for 10 deliveries, 32 wanted, 16 still waiting: no pop
+      starving = true;
+      await waitFor(async () => (await h.env.redis.llen(key)) === 0, 5000, 'popped once the worker runs low');
+    } finally {
+      await fast.stop();
+    }
   });
 });

@@ -42,6 +42,14 @@ export interface FastPathDeps {
   pushLeaseMs: number;
   /** deliveries the worker can take now */
   room(): number;
+  /**
+   * the room a pop waits for while the worker has deliveries waiting for a slot (1: pop at
+   * any room): each pop costs a round trip to Redis and a query of the endpoints, so under
+   * load a pop takes several events instead of one per slot that frees
+   */
+  popRoom?: number;
+  /** the worker is about to run out of deliveries: pop at any room */
+  starving?(): boolean;
   /** resolves when room may have freed */
   roomFreed(): Promise<void>;
   take(rows: ClaimedDelivery[]): void;
@@ -55,7 +63,8 @@ const POP_BLOCK_S = 0.25;
 export function startFastPath(deps: FastPathDeps): FastPath {
   const readyKey = webhookReadyKey(deps.prefix);
   const poppersKey = webhookPoppersKey(deps.prefix);
-  const blocking = deps.redis.duplicate();
+  // a blocking command is sent alone anyway: no auto-pipelining (an immediate and a pipeline for each pop)
+  const blocking = deps.redis.duplicate({ enableAutoPipelining: false });
   blocking.on('error', () => undefined); // reported by the pops that fail
   let stopped = false;
   let perEntry = 1;
@@ -109,7 +118,7 @@ export function startFastPath(deps: FastPathDeps): FastPath {
   const loop = (async () => {
     while (!stopped) {
       const room = deps.room();
-      if (room <= 0) { await deps.roomFreed(); continue; }
+      if (room <= 0 || (room < (deps.popRoom ?? 1) && deps.starving?.() === false)) { await deps.roomFreed(); continue; }
       try {
         const count = Math.max(1, Math.floor(room / perEntry));
         const r = await blocking.blmpop(POP_BLOCK_S, 1, readyKey, 'LEFT', 'COUNT', count);

@@ -184,6 +184,9 @@ export function startWebhookWorker(ctx: WorkerCtx, opts: WorkerOptions = {}): We
       claimLeaseMs: claimLeaseMs(schedule),
       pushLeaseMs: claimLeaseMs(schedule) + leaseMarginMs(schedule),
       room,
+      // a pop waits for half a worker's slots of room while a quarter are still waiting claimed or popped
+      popRoom: Math.max(1, Math.floor(cfg.concurrency / 2)),
+      starving: () => ahead.size() < Math.max(1, Math.floor(cfg.concurrency / 4)),
       roomFreed: () => new Promise<void>((resolve) => {
         roomWaiters.push(resolve);
         setTimeout(resolve, 100); // a slot that frees without a signal (a quick retry's wait) is seen anyway
