@@ -6,7 +6,8 @@ import { sql } from 'kysely';
 import { textToFixedBytes } from '../../src/kernel/events/codec.js';
 import type { TributaryEvent } from '../../src/kernel/events/envelope.js';
 import type { Projection, Trx } from '../runner/projection.js';
-import { bulkAppend } from '../runner/bulk.js';
+import { bulkAppendLines } from '../runner/bulk.js';
+import { COPY_NULL, copyText } from '../../infra/postgres/copy.js';
 import { readScope } from '../../src/kernel/keys/read-scopes.js';
 
 /** The 64-byte memo of an event, for trackingId lookups through the memo encoding. */
@@ -34,9 +35,27 @@ const COLUMNS: readonly string[] = [
   'id', 'name', 'signature', 'slot', 'block_time', 'ix_path', 'event_index', 'memo', 'data',
 ];
 
-/** archiveRow as COPY values, in COLUMNS order. */
-const archiveValues = (e: TributaryEvent) =>
-  [e.id, e.name, e.signature, e.slot, e.blockTime, e.ixPath, e.index, memoBytes(e), JSON.stringify(e.data)];
+/**
+ * archiveRow as one line of COPY text (copy.ts copyLine's format), in COLUMNS order,
+ * rendered straight from the event: no values array and no field conversion per column.
+ * `memoHex` is the hex of memoBytes(e), rendered once for the line and the batch's scopes.
+ */
+export function archiveLine(e: TributaryEvent, memoHex: string | null): string {
+  const bt = e.blockTime === null ? COPY_NULL : String(e.blockTime);
+  const memo = memoHex === null ? COPY_NULL : `\\\\x${memoHex}`;
+  return `${copyText(e.id)}\t${copyText(e.name)}\t${copyText(e.signature)}\t${e.slot}\t${bt}\t${copyText(e.ixPath)}\t${e.index}\t${memo}\t${copyText(JSON.stringify(e.data))}\n`;
+}
+
+const LOWER_HEX = /^(?:[0-9a-f]{2})*$/;
+
+/** memoBytes(e) as hex (null: no memo), without the Buffer where the hex is at hand. */
+export function memoHexOf(e: TributaryEvent): string | null {
+  if (!('memo' in e.data)) return null;
+  const hex = e.data.memo_hex;
+  if (hex !== undefined) return LOWER_HEX.test(hex) ? hex : Buffer.from(hex, 'hex').toString('hex');
+  const raw = Buffer.from(e.data.memo, 'utf8');
+  return raw.length > 64 ? null : raw.toString('hex').padEnd(128, '0');
+}
 
 export const archiveProjection: Projection = {
   name: 'archive',
@@ -44,15 +63,18 @@ export const archiveProjection: Projection = {
   selfDeduplicating: true,
   replayable: false,
   async apply(trx: Trx, events: readonly TributaryEvent[]): Promise<ReadonlySet<string>> {
-    // in batch order, so `seq` follows the stream as it did with one row at a time
-    await bulkAppend(trx, 'events', COLUMNS, events, archiveValues, sql`ON CONFLICT (id) DO NOTHING`);
-    // the lists an event can enter: its name's, its memo's (trackingId)
+    // The lists an event can enter, its name's and its memo's (trackingId), gathered as
+    // its line is rendered: while the server writes the lines before it. Rendered again on
+    // bulkAppend's fallback, a line adds the same keys to the set.
     const scopes = new Set<string>();
-    for (const e of events) {
+    const line = (e: TributaryEvent): string => {
+      const memoHex = memoHexOf(e);
       scopes.add(readScope.name(e.name));
-      const memo = memoBytes(e);
-      if (memo !== null) scopes.add(readScope.memo(memo));
-    }
+      if (memoHex !== null) scopes.add(readScope.memoHex(memoHex));
+      return archiveLine(e, memoHex);
+    };
+    // in batch order, so `seq` follows the stream as it did with one row at a time
+    await bulkAppendLines(trx, 'events', COLUMNS, events, line, sql`ON CONFLICT (id) DO NOTHING`);
     return scopes;
   },
 };

@@ -142,6 +142,34 @@ export function startProjection(deps: RunnerDeps, projection: Projection, opts: 
     }
   };
 
+  /**
+   * The bump and acknowledgement of the batch committed last, still under way: they run
+   * while the next batch is applied (its Redis round trips no longer wait for Postgres,
+   * nor its transaction for Redis), each batch's bump still before its own ack. True once
+   * acknowledged; false when the bump or the ack failed, the batch then left pending.
+   */
+  let settling: Promise<boolean> | undefined;
+
+  async function settle(applied: Applied, ids: readonly string[], redelivered: boolean, clear: boolean): Promise<boolean> {
+    try {
+      if (!(await bumpVersion(applied, redelivered))) { loop.setPending(true); return false; }
+      await ack(redis, keys.events, group, ids);
+      if (clear) await clearAttempts(redis, keys, group, ids);
+      return true;
+    } catch (err) {
+      log.warn({ err: (err as Error).message }, 'could not acknowledge a committed batch; it is delivered again');
+      loop.setPending(true);
+      return false;
+    }
+  }
+
+  /** Waits for the last batch's bump and ack (before the pending list is read again, a stop, a lost lease). */
+  async function settled(): Promise<void> {
+    const s = settling;
+    settling = undefined;
+    await s;
+  }
+
   /** Applies a batch; on failure isolates the poison entries one by one. */
   async function process(entries: StreamEntry[], from: EntrySource): Promise<void> {
     if (from === 'claimed') log.info({ count: entries.length }, 'reclaimed pending entries of a dead consumer');
@@ -152,15 +180,19 @@ export function startProjection(deps: RunnerDeps, projection: Projection, opts: 
       else parsed.push({ streamId: entry.streamId, event });
     }
     if (parsed.length === 0) return;
+    const previous = settling;
+    settling = undefined;
     try {
       const applied = await applyBatch(db, projection, parsed, io, log);
       stats.applied += applied.count;
       stats.batches += 1;
-      if (!(await bumpVersion(applied, from !== 'fresh'))) { loop.setPending(true); return; }
-      await ack(redis, keys.events, group, parsed.map((p) => p.streamId));
-      if (loop.pending()) await clearAttempts(redis, keys, group, parsed.map((p) => p.streamId));
+      settling = settle(applied, parsed.map((p) => p.streamId), from !== 'fresh', loop.pending());
+      await previous;
+      // the pending list is read next (a failure, a redelivery): nothing of it may be in flight
+      if (from !== 'fresh' || loop.pending()) await settled();
       return;
     } catch (err) {
+      await previous;
       stats.failures += 1;
       if (!(await databaseAnswers(db))) {
         log.warn({ err }, 'postgres unavailable; batch will be retried');
@@ -213,6 +245,7 @@ export function startProjection(deps: RunnerDeps, projection: Projection, opts: 
     // Redis unreachable or a read failed: nothing was acknowledged, so wait and go on.
     // a graceful stop commits and acknowledges what was read ahead too; a lost lease leaves it to the next leader
     await loop.run(active, (err) => log.warn({ err: err.message }, 'projection step failed; retrying'), () => stopping && (lease === undefined || lease.held()));
+    await settled();
   }
 
   const running = (async () => {

@@ -146,6 +146,47 @@ describe('projector runner', () => {
     expect(await env.redis.xlen(env.keys.deadLetters('archive'))).to.equal(0);
   });
 
+  it('applies the next batch while the one before is acknowledged, and acknowledges the last before it stops', async () => {
+    const events = syntheticEvents(3000, 8);
+    await appendRaw(env.redis, env.keys, events.map(serializeEvent));
+    // acknowledgements answered 300 ms late; each apply notes whether one was under way
+    let acking = 0;
+    let appliesDuringAck = 0;
+    const slowAcks = new Proxy(env.redis, {
+      get(target, prop) {
+        if (prop === 'xack') {
+          return async (...args: Parameters<Redis['xack']>) => {
+            acking += 1;
+            try {
+              await new Promise((r) => setTimeout(r, 300));
+              return await target.xack(...args);
+            } finally {
+              acking -= 1;
+            }
+          };
+        }
+        const v = Reflect.get(target, prop, target) as unknown;
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    });
+    const noting: Projection = {
+      ...archiveProjection,
+      async apply(trx, batch) {
+        if (acking > 0) appliesDuringAck += 1;
+        return archiveProjection.apply(trx, batch);
+      },
+    };
+    // batches of 1,000 entries (10 reads of 100 a transaction): three of them
+    const run = startProjection({ db: env.db, redis: slowAcks, blockingRedis: blocking(), keys: env.keys, logger }, noting, { ...opts, batchSize: 100 });
+    await waitFor(async () => (await count()) === 3000, 20_000, 'archive');
+    await run.stop();
+    expect(appliesDuringAck).to.be.greaterThan(0);
+    expect(run.stats().batches).to.be.greaterThan(1);
+    expect((await groupInfo(env.redis, env.keys.events))[0]!.pending).to.equal(0);
+    const archived = await sql<{ id: string }>`SELECT id FROM events ORDER BY seq`.execute(env.db);
+    expect(archived.rows.map((r) => r.id)).to.deep.equal(events.map((e) => e.id));
+  });
+
   it('retries transient apply failures without dead-lettering the entries', async () => {
     const events = syntheticEvents(20, 4);
     const flaky: Projection = { ...archiveProjection, name: 'flaky-archive' };

@@ -14,6 +14,8 @@ export const readScope = {
   name: (eventName: string) => `name:${eventName}`,
   /** archive, payment policies: rows of a memo, its exact stored bytes (a trackingId's encodings) */
   memo: (memo: Buffer) => `memo:${memo.toString('hex')}`,
+  /** memo, from the stored bytes' hex (lower case, as Buffer's toString('hex')) */
+  memoHex: (hex: string) => `memo:${hex}`,
   /** payment policies, payments, payment stats: rows of a gateway */
   gateway: (gateway: string) => `gateway:${gateway}`,
   /** payment policies: rows of a recipient */
