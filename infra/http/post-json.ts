@@ -50,6 +50,76 @@ interface Target { origin: string; path: string }
 /** How long an idle keep-alive socket is kept (a receiver's hint can shorten it). */
 const KEEP_ALIVE_MS = 30_000;
 
+/**
+ * One request's handler and its outcome: the promise settles once, on the first of an
+ * answer, an error, the timer, the caller's signal. A request still queued for a socket
+ * when the timer or the signal fires has no controller yet: it is settled at once and
+ * aborted when it starts. A class, not closures: a worker makes thousands a second.
+ */
+class Exchange implements Dispatcher.DispatchHandler {
+  controller: Dispatcher.DispatchController | undefined;
+  stop: Error | undefined;
+  done = false;
+  read = 0;
+  status = 0;
+  retryAfter: string | undefined;
+  timer: NodeJS.Timeout | undefined;
+  watchers: Set<Exchange> | undefined;
+
+  constructor(readonly started: number, readonly resolve: (r: PostResult) => void, readonly reject: (e: PostError) => void) {}
+
+  elapsed(): number { return Math.round(performance.now() - this.started); }
+
+  settle(): void {
+    this.done = true;
+    clearTimeout(this.timer);
+    this.watchers?.delete(this);
+  }
+
+  cut(why: PostErrorKind, message: string): void {
+    if (this.done) return;
+    this.stop = new Error(message);
+    this.settle();
+    this.reject(new PostError(why, message, this.elapsed()));
+    this.controller?.abort(this.stop);
+  }
+
+  answer(): void {
+    if (this.done) return;
+    this.settle();
+    this.resolve({ statusCode: this.status, latencyMs: this.elapsed(), ...(this.retryAfter !== undefined ? { retryAfter: this.retryAfter } : {}) });
+  }
+
+  onRequestStart(c: Dispatcher.DispatchController): void {
+    this.controller = c;
+    if (this.stop) c.abort(this.stop);
+  }
+
+  onResponseStart(_c: Dispatcher.DispatchController, statusCode: number, h: Record<string, string | string[] | undefined>): void {
+    this.status = statusCode;
+    const ra = h['retry-after'];
+    this.retryAfter = Array.isArray(ra) ? ra[0] : ra;
+  }
+
+  onResponseData(c: Dispatcher.DispatchController, chunk: Buffer): void {
+    this.read += chunk.length;
+    if (this.read > MAX_BODY_BYTES) { this.answer(); c.abort(new Error('response body dropped')); }
+  }
+
+  onResponseEnd(): void { this.answer(); }
+
+  onResponseError(_c: Dispatcher.DispatchController, err: Error): void {
+    if (this.done) return;
+    this.settle();
+    if (err instanceof TargetRefused) { this.reject(new PostError('refused_target', err.message, this.elapsed())); return; }
+    const e = err as { code?: string; message?: string; cause?: { code?: string; message?: string } };
+    const cause = e.cause?.code ? e.cause : e;
+    this.reject(new PostError('network', cause.code ? `${cause.code}: ${cause.message ?? ''}`.trim() : (e.message ?? 'network error'), this.elapsed()));
+  }
+}
+
+const timedOut = (ex: Exchange, ms: number): void => { ex.cut('timeout', `timed out after ${ms} ms`); };
+
 export function createJsonPoster(opts: { allowPrivateTargets: boolean; maxSockets: number; userAgent: string }): JsonPoster {
   // one keep-alive pool per origin (the agent keeps a pool of `connections` sockets for each)
   const agent = new Agent({
@@ -59,17 +129,17 @@ export function createJsonPoster(opts: { allowPrivateTargets: boolean; maxSocket
   });
   const targets = new Map<string, Target>();
   // one listener per caller's signal (a worker's stop), whatever the requests in flight on it
-  const aborters = new WeakMap<AbortSignal, Set<() => void>>();
-  const onAbortOf = (signal: AbortSignal, fn: () => void): (() => void) => {
-    let fns = aborters.get(signal);
-    if (!fns) {
-      const set = new Set<() => void>();
-      fns = set;
-      aborters.set(signal, set);
-      signal.addEventListener('abort', () => { for (const f of [...set]) f(); }, { once: true });
+  const watched = new WeakMap<AbortSignal, Set<Exchange>>();
+  const watch = (signal: AbortSignal, ex: Exchange): Set<Exchange> => {
+    let set = watched.get(signal);
+    if (!set) {
+      const s = new Set<Exchange>();
+      set = s;
+      watched.set(signal, s);
+      signal.addEventListener('abort', () => { for (const e of [...s]) e.cut('aborted', 'aborted: worker stopping'); }, { once: true });
     }
-    fns.add(fn);
-    return () => { fns.delete(fn); };
+    set.add(ex);
+    return set;
   };
 
   function targetOf(raw: string): Target {
@@ -86,83 +156,28 @@ export function createJsonPoster(opts: { allowPrivateTargets: boolean; maxSocket
 
   function post(raw: string, body: string | Buffer, headers: Record<string, string>, po: PostOptions): Promise<PostResult> {
     const started = performance.now();
-    const elapsed = () => Math.round(performance.now() - started);
+    let target: Target;
+    try {
+      target = targetOf(raw);
+    } catch (err) {
+      return Promise.reject(new PostError('refused_target', (err as Error).message, Math.round(performance.now() - started)));
+    }
+    if (po.signal?.aborted) return Promise.reject(new PostError('aborted', 'aborted: worker stopping', Math.round(performance.now() - started)));
     return new Promise<PostResult>((resolve, reject) => {
-      let target: Target;
-      try {
-        target = targetOf(raw);
-      } catch (err) {
-        reject(new PostError('refused_target', (err as Error).message, elapsed()));
-        return;
-      }
-      if (po.signal?.aborted) {
-        reject(new PostError('aborted', 'aborted: worker stopping', elapsed()));
-        return;
-      }
-      const bytes = typeof body === 'string' ? Buffer.from(body) : body;
-      // The promise settles once, on the first of: an answer, an error, the timer, the
-      // caller's signal. A request still queued for a socket when the timer or the signal
-      // fires has no controller yet: it is settled at once and aborted when it starts.
-      let controller: Dispatcher.DispatchController | undefined;
-      let stop: Error | undefined;
-      let done = false;
-      let read = 0;
-      let status = 0;
-      let retryAfter: string | undefined;
-      const cut = (why: PostErrorKind, message: string) => {
-        if (done) return;
-        stop = new Error(message);
-        settle();
-        reject(new PostError(why, message, elapsed()));
-        controller?.abort(stop);
-      };
+      const ex = new Exchange(started, resolve, reject);
       // a timer and a shared listener, not AbortSignal.timeout/any: those cost more than the request's own work
-      const timer = setTimeout(() => cut('timeout', `timed out after ${po.timeoutMs} ms`), po.timeoutMs);
-      const stopWatching = po.signal ? onAbortOf(po.signal, () => cut('aborted', 'aborted: worker stopping')) : undefined;
-      function settle(): void {
-        done = true;
-        clearTimeout(timer);
-        stopWatching?.();
-      }
-      const answer = () => {
-        if (done) return;
-        settle();
-        resolve({ statusCode: status, latencyMs: elapsed(), ...(retryAfter !== undefined ? { retryAfter } : {}) });
-      };
-      const handler: Dispatcher.DispatchHandler = {
-        onRequestStart(c) {
-          controller = c;
-          if (stop) c.abort(stop);
-        },
-        onResponseStart(_c, statusCode, h) {
-          status = statusCode;
-          const ra = h['retry-after'];
-          retryAfter = Array.isArray(ra) ? ra[0] : ra;
-        },
-        onResponseData(c, chunk) {
-          read += chunk.length;
-          if (read > MAX_BODY_BYTES) { answer(); c.abort(new Error('response body dropped')); }
-        },
-        onResponseEnd: answer,
-        onResponseError(_c, err) {
-          if (done) return;
-          settle();
-          if (err instanceof TargetRefused) { reject(new PostError('refused_target', err.message, elapsed())); return; }
-          const e = err as { code?: string; message?: string; cause?: { code?: string; message?: string } };
-          const cause = e.cause?.code ? e.cause : e;
-          reject(new PostError('network', cause.code ? `${cause.code}: ${cause.message ?? ''}`.trim() : (e.message ?? 'network error'), elapsed()));
-        },
-      };
+      ex.timer = setTimeout(timedOut, po.timeoutMs, ex, po.timeoutMs);
+      if (po.signal) ex.watchers = watch(po.signal, ex);
       agent.dispatch({
         origin: target.origin,
         path: target.path,
         method: 'POST',
         headers: { ...headers, 'content-type': 'application/json', 'user-agent': opts.userAgent },
-        body: bytes,
+        body: typeof body === 'string' ? Buffer.from(body) : body,
         // the timer above bounds the whole exchange
         headersTimeout: 0,
         bodyTimeout: 0,
-      }, handler);
+      }, ex);
     });
   }
 

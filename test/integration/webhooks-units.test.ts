@@ -14,7 +14,9 @@ import { blockedRange, checkTarget, TargetRefused } from '../../infra/http/ssrf-
 import { afterFailedRound, claimLeaseMs, quickDelays, retryLeaseMs } from '../../commands/webhooks/delivery/schedule.js';
 import { claimedBody, deliveryBody } from '../../commands/webhooks/delivery/deliver.js';
 import { openSecret, sealSecret, SecretBoxError } from '../../infra/crypto/secret-box.js';
-import { newSigningSecret } from '../../commands/webhooks/delivery/signer.js';
+import { newSigningSecret, secretKey } from '../../commands/webhooks/delivery/signer.js';
+import { createSecretKeys } from '../../commands/webhooks/delivery/secret-keys.js';
+import { secretAad } from '../../commands/webhooks/secret-aad.js';
 
 const pda = createPdaDeriver(PROGRAM_ID);
 const key = () => Keypair.generate().publicKey.toBase58();
@@ -123,5 +125,23 @@ describe('webhooks: pure parts', () => {
     expect(() => openSecret(sealed, 'webhook:1', Buffer.alloc(32, 4))).to.throw(SecretBoxError);
     expect(() => openSecret(sealed, 'webhook:1', undefined)).to.throw(SecretBoxError, /SIGNING_KEY_ENCRYPTION_KEY/);
     expect(openSecret(sealSecret(secret, 'webhook:1', undefined), 'webhook:1', undefined)).to.equal(secret);
+  });
+
+  it('opens a webhook\'s sealed secret once, and follows a rotation: the new secret, then the previous one while in grace', () => {
+    const k = Buffer.alloc(32, 3);
+    let now = 1_000_000;
+    const keysOf = createSecretKeys(k, () => now);
+    const [a, b] = [newSigningSecret(), newSigningSecret()];
+    const sealedA = sealSecret(a, secretAad(7), k);
+    const first = keysOf({ webhook_id: 7, secret: sealedA, previous_secret: null, previous_secret_until: null });
+    expect(first).to.deep.equal([secretKey(a)]);
+    // the same key object: opened once
+    expect(keysOf({ webhook_id: 7, secret: sealedA, previous_secret: null, previous_secret_until: null })[0]).to.equal(first[0]);
+    const rotated = { webhook_id: 7, secret: sealSecret(b, secretAad(7), k), previous_secret: sealedA, previous_secret_until: new Date(now + 1000) };
+    expect(keysOf(rotated)).to.deep.equal([secretKey(b), secretKey(a)]);
+    now += 2000;
+    expect(keysOf(rotated)).to.deep.equal([secretKey(b)]);
+    // another webhook's secret is its own, bound to its id
+    expect(() => keysOf({ webhook_id: 8, secret: sealedA, previous_secret: null, previous_secret_until: null })).to.throw(SecretBoxError);
   });
 });

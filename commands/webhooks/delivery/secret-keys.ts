@@ -12,15 +12,17 @@ import type { ClaimedDelivery } from './outbox-store.js';
 type Sealed = Pick<ClaimedDelivery, 'webhook_id' | 'secret' | 'previous_secret' | 'previous_secret_until'>;
 
 export function createSecretKeys(encryptionKey: Buffer | undefined, now: () => number, capacity = 10_000): (d: Sealed) => Buffer[] {
-  const opened = createLru<string, Buffer>(capacity);
+  // by webhook: its sealed secrets as last opened (no key built of the sealed text on every lookup)
+  const opened = createLru<number, { sealed: string; key: Buffer }[]>(capacity);
   const open = (sealed: string, webhookId: number): Buffer => {
-    const cacheKey = `${webhookId}:${sealed}`;
-    let k = opened.get(cacheKey);
-    if (!k) {
-      k = secretKey(openSecret(sealed, secretAad(webhookId), encryptionKey));
-      opened.set(cacheKey, k);
-    }
-    return k;
+    let known = opened.get(webhookId);
+    const hit = known?.find((o) => o.sealed === sealed);
+    if (hit) return hit.key;
+    const key = secretKey(openSecret(sealed, secretAad(webhookId), encryptionKey));
+    // the current and the previous secret, and a rotation's new one: the last three opened
+    known = [{ sealed, key }, ...(known ?? []).slice(0, 2)];
+    opened.set(webhookId, known);
+    return key;
   };
   return (d) => {
     const keys = [open(d.secret, d.webhook_id)];

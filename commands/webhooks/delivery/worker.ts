@@ -170,7 +170,16 @@ export function startWebhookWorker(ctx: WorkerCtx, opts: WorkerOptions = {}): We
   // Room for more deliveries, claimed or pushed: as many as the slots and the recording bound allow, twice the slots ahead.
   const room = () => Math.min(2 * cfg.concurrency - busy, maxInflight - inflight.size) - ahead.size();
   let roomWaiters: (() => void)[] = [];
-  function freed(): void {
+  // a pop waits for half a worker's slots of room while a quarter are still waiting claimed or popped (./ready-pop.ts)
+  const popRoom = Math.max(1, Math.floor(cfg.concurrency / 2));
+  const starving = () => ahead.size() < Math.max(1, Math.floor(cfg.concurrency / 4));
+  /** Wakes the pop waiting for room, once there is room enough for it (`always`: stopping). */
+  function freed(always = false): void {
+    if (roomWaiters.length === 0) return;
+    if (!always) {
+      const r = room();
+      if (r <= 0 || (r < popRoom && !starving())) return;
+    }
     const ws = roomWaiters;
     roomWaiters = [];
     for (const w of ws) w();
@@ -184,9 +193,8 @@ export function startWebhookWorker(ctx: WorkerCtx, opts: WorkerOptions = {}): We
       claimLeaseMs: claimLeaseMs(schedule),
       pushLeaseMs: claimLeaseMs(schedule) + leaseMarginMs(schedule),
       room,
-      // a pop waits for half a worker's slots of room while a quarter are still waiting claimed or popped
-      popRoom: Math.max(1, Math.floor(cfg.concurrency / 2)),
-      starving: () => ahead.size() < Math.max(1, Math.floor(cfg.concurrency / 4)),
+      popRoom,
+      starving,
       roomFreed: () => new Promise<void>((resolve) => {
         roomWaiters.push(resolve);
         setTimeout(resolve, 100); // a slot that frees without a signal (a quick retry's wait) is seen anyway
@@ -247,7 +255,7 @@ export function startWebhookWorker(ctx: WorkerCtx, opts: WorkerOptions = {}): We
     async stop() {
       stopCtl.abort();
       wake();
-      freed();
+      freed(true);
       await loop;
       const cut = setTimeout(() => abortCtl.abort(), cfg.timeoutMs);
       await Promise.allSettled([...inflight]);
