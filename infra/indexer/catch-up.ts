@@ -11,12 +11,12 @@
 import pRetry from 'p-retry';
 import type { Logger } from 'pino';
 import type { Redis } from 'ioredis';
-import { appendEvents } from '../redis/event-stream.js';
+import { appendSerialized } from '../redis/event-stream.js';
 import type { StreamKeys } from '../redis/client.js';
 import type { ChainReader, SignatureInfo, TransactionJson } from '../solana/chain-reader.js';
-import type { TributaryEvent } from '../../src/kernel/events/envelope.js';
+import type { SerializedEvent } from '../../src/kernel/events/envelope.js';
 import { cursorEntry, readCursor, type Cursor } from './cursor.js';
-import { decodeTransaction } from './decode.js';
+import { serializeTransaction } from './decode.js';
 import { retryForever } from './retry.js';
 import type { IndexerCounters } from './stats.js';
 
@@ -95,9 +95,9 @@ const IN_FLIGHT = 2;
  */
 const AHEAD = 8;
 
-/** A step's transactions decoded, with what the counters and logs learn from it. */
+/** A step's transactions decoded, each event as its stream entry's text, with what the counters and logs learn from it. */
 interface DecodedStep {
-  events: TributaryEvent[];
+  events: SerializedEvent[];
   failedSkipped: number;
   unknown: { signature: string; ixPath: string; index: number; payload: string }[];
   truncated: string[];
@@ -112,7 +112,7 @@ function decodeChunk(deps: CatchUpDeps, chunk: readonly SignatureInfo[], fetched
       step.failedSkipped += 1;
       return;
     }
-    const decoded = decodeTransaction(tx, s.signature, deps.programId);
+    const decoded = serializeTransaction(tx, s.signature, deps.programId);
     if (decoded.failed) step.failedSkipped += 1;
     for (const u of decoded.unknown) step.unknown.push({ signature: s.signature, ...u });
     if (decoded.truncated) step.truncated.push(s.signature);
@@ -162,10 +162,10 @@ export async function catchUp(deps: CatchUpDeps): Promise<number> {
   // time. Steps decoded while a script is under way go together in the next one (group
   // commit): a slow round trip to Redis costs one wait for all of them, not one each.
   let appending: Promise<void> = Promise.resolve();
-  const append = async (sigs: readonly SignatureInfo[], events: readonly TributaryEvent[]): Promise<void> => {
+  const append = async (sigs: readonly SignatureInfo[], events: readonly SerializedEvent[]): Promise<void> => {
     const last = sigs[sigs.length - 1]!;
     const cursor = cursorEntry(deps.prefix, { signature: last.signature, slot: last.slot });
-    const appended = await retryForever('appending events', () => appendEvents(deps.redis, deps.keys, events, cursor), guard);
+    const appended = await retryForever('appending events', () => appendSerialized(deps.redis, deps.keys, events, cursor), guard);
     deps.counters.eventsAppended += appended;
     deps.counters.duplicatesAbsorbed += events.length - appended;
     deps.counters.transactionsProcessed += sigs.length;
@@ -181,7 +181,7 @@ export async function catchUp(deps: CatchUpDeps): Promise<number> {
       let end = step + 1;
       while (end < chunks.length && end - step < AHEAD && decoded.has(end)) end += 1;
       const sigs: SignatureInfo[] = [];
-      const events: TributaryEvent[] = [];
+      const events: SerializedEvent[] = [];
       for (let at = step; at < end; at += 1) {
         const d = decoded.get(at)!;
         countDecoded(deps, d);

@@ -21,8 +21,10 @@
  * split), so the read models learn net or gross mode and the protocol cut from the chain.
  */
 import { decodeBase58 } from '../../src/kernel/events/base58.js';
+import { writeEventJson } from '../../src/kernel/events/borsh-reader.js';
+import { isEventName } from '../../src/kernel/events/catalog.js';
 import { decodeEventBytes } from '../../src/kernel/events/codec.js';
-import { eventId, type DecodedEvent, type TributaryEvent } from '../../src/kernel/events/envelope.js';
+import { eventId, type DecodedEvent, type SerializedEvent, type TributaryEvent } from '../../src/kernel/events/envelope.js';
 import type { FeeSplit } from '../../src/kernel/events/event-types.js';
 import type { TransactionJson } from '../solana/chain-reader.js';
 import { readProgramLogs, type LoggedSplit } from './logs.js';
@@ -43,21 +45,25 @@ export interface DecodedTransaction {
 /** One event's bytes: from `start` in `bytes` (discriminator first). */
 interface Payload { ixPath: string; bytes: Buffer; start: number }
 
-/** Attaches each top-level instruction's logged splits to its PaymentRecords, in order, when the counts agree. */
-function attachSplits(events: TributaryEvent[], splits: readonly LoggedSplit[]): void {
-  const records = new Map<number, TributaryEvent<'PaymentRecord'>[]>();
-  for (const e of events) {
-    if (e.name !== 'PaymentRecord') continue;
+/**
+ * The logged split of each PaymentRecord among `events` (by position), per top-level
+ * instruction, where that instruction logged as many splits as it has records.
+ */
+function splitsOf(events: readonly { name: string; ixPath: string }[], splits: readonly LoggedSplit[]): Map<number, FeeSplit> {
+  const records = new Map<number, number[]>();
+  events.forEach((e, i) => {
+    if (e.name !== 'PaymentRecord') return;
     const top = Number(e.ixPath.split('.')[0]);
-    records.set(top, [...(records.get(top) ?? []), e]);
-  }
+    records.set(top, [...(records.get(top) ?? []), i]);
+  });
   const logged = new Map<number, FeeSplit[]>();
   for (const s of splits) logged.set(s.topLevel, [...(logged.get(s.topLevel) ?? []), s.split]);
+  const out = new Map<number, FeeSplit>();
   for (const [top, list] of records) {
     const found = logged.get(top) ?? [];
-    if (found.length !== list.length) continue;
-    list.forEach((e, i) => { e.data = { ...e.data, fee_split: found[i]! }; });
+    if (found.length === list.length) list.forEach((at, i) => out.set(at, found[i]!));
   }
+  return out;
 }
 
 function cpiPayloads(tx: TransactionJson, programId: string): Payload[] {
@@ -84,15 +90,22 @@ function cpiPayloads(tx: TransactionJson, programId: string): Payload[] {
   return out;
 }
 
-export function decodeTransaction(tx: TransactionJson, signature: string, programId: string): DecodedTransaction {
+/** Our program's event payloads of a successful transaction, in identity order; undefined for a failed one. */
+function payloadsOf(tx: TransactionJson, programId: string): { all: Payload[]; splits: LoggedSplit[]; truncated: boolean } | undefined {
   const meta = tx.meta;
-  if (!meta || (meta.err !== null && meta.err !== undefined)) return { events: [], unknown: [], failed: true, truncated: false };
+  if (!meta || (meta.err !== null && meta.err !== undefined)) return undefined;
   const { payloads, splits, truncated } = readProgramLogs(meta.logMessages ?? [], programId);
   const all: Payload[] = payloads.map((p) => ({ ixPath: p.ixPath, bytes: Buffer.from(p.payload, 'base64'), start: 0 }));
   for (const p of cpiPayloads(tx, programId)) all.push(p);
+  return { all, splits, truncated };
+}
+
+export function decodeTransaction(tx: TransactionJson, signature: string, programId: string): DecodedTransaction {
+  const read = payloadsOf(tx, programId);
+  if (!read) return { events: [], unknown: [], failed: true, truncated: false };
   const events: TributaryEvent[] = [];
   const unknown: DecodedTransaction['unknown'] = [];
-  all.forEach((p, index) => {
+  read.all.forEach((p, index) => {
     const decoded: DecodedEvent | undefined = decodeEventBytes(p.bytes, p.start);
     if (!decoded) {
       unknown.push({ ixPath: p.ixPath, index, payload: p.bytes.toString('base64', p.start) });
@@ -103,6 +116,50 @@ export function decodeTransaction(tx: TransactionJson, signature: string, progra
       blockTime: tx.blockTime ?? null, ixPath: p.ixPath, index, ...decoded,
     });
   });
-  if (splits.length > 0) attachSplits(events, splits);
-  return { events, unknown, failed: false, truncated };
+  if (read.splits.length > 0) {
+    for (const [at, split] of splitsOf(events, read.splits)) {
+      const record = events[at] as TributaryEvent<'PaymentRecord'>;
+      record.data = { ...record.data, fee_split: split };
+    }
+  }
+  return { events, unknown, failed: false, truncated: read.truncated };
+}
+
+/** decodeTransaction's result with each event as its stream entry's text (what serializeEvent writes of it). */
+export interface SerializedTransaction extends Omit<DecodedTransaction, 'events'> { events: SerializedEvent[] }
+
+/**
+ * decodeTransaction with every event written straight to its stream entry's text, the
+ * text serializeEvent writes of decodeTransaction's event: the same envelope fields in
+ * the same order, the data from the bytes by the compiled writers (borsh-reader.ts), a
+ * fee split after the data's own fields. No event object is built on the way: the
+ * indexer appends the text, and building objects only to stringify them was most of its
+ * CPU after the RPC reads.
+ */
+export function serializeTransaction(tx: TransactionJson, signature: string, programId: string): SerializedTransaction {
+  const read = payloadsOf(tx, programId);
+  if (!read) return { events: [], unknown: [], failed: true, truncated: false };
+  const sig = JSON.stringify(signature);
+  const common = `,"signature":${sig},"slot":${JSON.stringify(tx.slot)},"blockTime":${JSON.stringify(tx.blockTime ?? null)},"ixPath":`;
+  const written: { name: string; ixPath: string; index: number; json: string }[] = [];
+  const unknown: SerializedTransaction['unknown'] = [];
+  read.all.forEach((p, index) => {
+    const w = writeEventJson(p.bytes, p.start);
+    if (!w || !isEventName(w.name)) {
+      unknown.push({ ixPath: p.ixPath, index, payload: p.bytes.toString('base64', p.start) });
+      return;
+    }
+    written.push({ name: w.name, ixPath: p.ixPath, index, json: w.json });
+  });
+  const splits = read.splits.length > 0 ? splitsOf(written, read.splits) : undefined;
+  const events = written.map((w, at): SerializedEvent => {
+    const id = eventId(signature, w.ixPath, w.index);
+    const split = splits?.get(at);
+    const data = split === undefined ? w.json : `${w.json.length > 2 ? `${w.json.slice(0, -1)},` : '{'}"fee_split":${JSON.stringify(split)}}`;
+    return {
+      id,
+      payload: `{"id":${JSON.stringify(id)}${common}${JSON.stringify(w.ixPath)},"index":${w.index},"name":${JSON.stringify(w.name)},"data":${data}}`,
+    };
+  });
+  return { events, unknown, failed: false, truncated: read.truncated };
 }

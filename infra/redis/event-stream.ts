@@ -5,7 +5,7 @@
  * the window is an optimisation of the stream, not the guarantee.
  */
 import type { Redis } from 'ioredis';
-import { serializeEvent, STREAM_FIELD, type TributaryEvent } from '../../src/kernel/events/envelope.js';
+import { serializeEvent, STREAM_FIELD, type SerializedEvent, type TributaryEvent } from '../../src/kernel/events/envelope.js';
 import type { StreamKeys } from './client.js';
 import { luaScript, runScript } from './scripts.js';
 
@@ -34,9 +34,20 @@ export const DEDUP_WINDOW_SECONDS = 7 * 24 * 3600;
 export async function appendEvents(
   redis: Redis, keys: StreamKeys, events: readonly TributaryEvent[], cursor?: { key: string; value: string },
 ): Promise<number> {
+  return appendSerialized(redis, keys, events.map((e) => ({ id: e.id, payload: serializeEvent(e) })), cursor);
+}
+
+/** appendEvents of events already written as their entries' text (the indexer writes them so, from the bytes). */
+export async function appendSerialized(
+  redis: Redis, keys: StreamKeys, events: readonly SerializedEvent[], cursor?: { key: string; value: string },
+): Promise<number> {
   if (events.length === 0 && !cursor) return 0;
-  const keyList = [keys.events, cursor?.key ?? keys.events, ...events.map((e) => keys.seen(e.id))];
-  const args = [String(DEDUP_WINDOW_SECONDS), STREAM_FIELD, cursor?.value ?? '', ...events.map(serializeEvent)];
+  const keyList = [keys.events, cursor?.key ?? keys.events];
+  const args = [String(DEDUP_WINDOW_SECONDS), STREAM_FIELD, cursor?.value ?? ''];
+  for (const e of events) {
+    keyList.push(keys.seen(e.id));
+    args.push(e.payload);
+  }
   return runScript(redis, APPEND_SCRIPT, keyList, args);
 }
 

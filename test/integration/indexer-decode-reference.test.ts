@@ -5,14 +5,18 @@
  * empty byte strings and texts, every Option none and some, every enum variant, texts
  * empty, full, multi-byte and with an inner NUL) and random ones, each also with bytes
  * changed and cut short; and the same events read through a whole transaction, from a
- * `Program data:` line and from a self-CPI.
+ * `Program data:` line and from a self-CPI. The writers that give the same fields straight
+ * as JSON text (what the indexer appends) are held to JSON.stringify of the reader's
+ * result on every one of these byte strings.
  */
 import { expect } from 'chai';
 import bs58 from 'bs58';
 import { idlType, PROGRAM_ID, type IdlField, type IdlTypeRef } from '../../src/kernel/idl/index.js';
 import { EVENT_NAMES } from '../../src/kernel/events/catalog.js';
+import { writeEventJson } from '../../src/kernel/events/borsh-reader.js';
 import { decodeEventBytes } from '../../src/kernel/events/codec.js';
-import { decodeTransaction, EVENT_IX_TAG } from '../../infra/indexer/decode.js';
+import { serializeEvent } from '../../src/kernel/events/envelope.js';
+import { decodeTransaction, EVENT_IX_TAG, serializeTransaction } from '../../infra/indexer/decode.js';
 import { createPrng } from '../../infra/localnet/prng.js';
 import type { TransactionJson } from '../../infra/solana/chain-reader.js';
 import { encodeEventPayload, eventFields, I64_MAX, I64_MIN, U64_MAX, type Plain } from '../support/anchor-events.js';
@@ -83,6 +87,13 @@ function payloads(name: (typeof EVENT_NAMES)[number]): Buffer[] {
 
 const text = (v: unknown): string => JSON.stringify(v);
 
+/** The JSON writer of the bytes gives JSON.stringify of the reader's fields, and refuses what the reader refuses. */
+function expectWriterAgrees(bytes: Buffer, start = 0): void {
+  const read = decodeEventBytes(bytes, start);
+  const written = writeEventJson(bytes, start);
+  expect(written === undefined ? undefined : [written.name, written.json], bytes.toString('hex')).to.deep.equal(read === undefined ? undefined : [read.name, text(read.data)]);
+}
+
 function transaction(logged: Buffer, viaCpi: Buffer): TransactionJson {
   return {
     slot: 7, blockTime: 1_700_000_000,
@@ -107,16 +118,20 @@ describe('indexer event reader against the reference reader', () => {
         expect(text(decodeEventBytes(bytes)), bytes.toString('hex')).to.equal(text(expected));
         // the same bytes at an offset in a larger buffer, as a self-CPI carries them
         expect(text(decodeEventBytes(Buffer.concat([EVENT_IX_TAG, bytes, Buffer.alloc(3)]), 8))).to.equal(text(expected));
+        expectWriterAgrees(bytes);
+        expectWriterAgrees(Buffer.concat([EVENT_IX_TAG, bytes, Buffer.alloc(3)]), 8);
         for (let k = 0; k < 10; k += 1) {
           const changed = Buffer.from(bytes);
           const at = 8 + rng.int(changed.length - 8);
           changed[at] = rng.int(3) === 0 ? rng.int(3) : rng.int(256);
           const ref = referenceDecode(changed);
           expect(text(decodeEventBytes(changed)), `byte ${at} = ${changed[at]}`).to.equal(text(ref));
+          expectWriterAgrees(changed);
           if (ref !== undefined) changedAgreed += 1;
         }
         const cut = 8 + rng.int(bytes.length - 8);
         expect(decodeEventBytes(bytes.subarray(0, cut))).to.equal(undefined);
+        expect(writeEventJson(bytes.subarray(0, cut))).to.equal(undefined);
       }
       expect(changedAgreed).to.be.greaterThan(all.length);
 
@@ -126,6 +141,7 @@ describe('indexer event reader against the reference reader', () => {
       expect(decoded.events.map((e) => [e.id, text({ name: e.name, data: e.data })])).to.deep.equal([
         ['sig:0:0', text(referenceDecode(low))], ['sig:0.0:1', text(referenceDecode(high))],
       ]);
+      expect(serializeTransaction(transaction(low, high), 'sig', PROGRAM_ID).events).to.deep.equal(decoded.events.map((e) => ({ id: e.id, payload: serializeEvent(e) })));
     });
   }
 

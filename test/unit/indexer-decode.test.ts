@@ -1,13 +1,16 @@
 /**
  * Decoding a fetched transaction: only data logged by our program's own invocations and
- * our self-CPIs become events, numbered log events first, then CPI events.
+ * our self-CPIs become events, numbered log events first, then CPI events. Every case also
+ * goes through serializeTransaction (the indexer's path: the events written straight to
+ * their stream entries' text), which must give serializeEvent's text of each event.
  */
 import { expect } from 'chai';
 import { BorshCoder } from '@coral-xyz/anchor';
 import { PublicKey } from '@solana/web3.js';
 import bs58 from 'bs58';
 import { idl, idlEvents, PROGRAM_ID } from '../../src/kernel/idl/index.js';
-import { decodeTransaction, EVENT_IX_TAG } from '../../infra/indexer/decode.js';
+import { decodeTransaction as decodeOnly, EVENT_IX_TAG, serializeTransaction } from '../../infra/indexer/decode.js';
+import { serializeEvent } from '../../src/kernel/events/envelope.js';
 import type { TransactionJson } from '../../infra/solana/chain-reader.js';
 import { dataOf, encodeEventPayload, eventFields } from '../support/anchor-events.js';
 
@@ -29,6 +32,15 @@ function tx(logs: string[], inner: Inner = [], err: unknown = null): Transaction
     transaction: { signatures: ['sig'], message: { accountKeys: ['payer', PROGRAM_ID, OTHER, 'authority'], instructions: [] } },
     meta: { err, logMessages: logs, innerInstructions: inner ?? [] },
   };
+}
+
+/** decodeTransaction, checked against serializeTransaction on the same transaction. */
+function decodeTransaction(t: TransactionJson, signature: string, programId: string): ReturnType<typeof decodeOnly> {
+  const out = decodeOnly(t, signature, programId);
+  const written = serializeTransaction(t, signature, programId);
+  expect(written.events).to.deep.equal(out.events.map((e) => ({ id: e.id, payload: serializeEvent(e) })));
+  expect({ ...written, events: [] }).to.deep.equal({ ...out, events: [] });
+  return out;
 }
 
 describe('indexer transaction decoding', () => {

@@ -48,6 +48,9 @@ export function serializeEvent(e: TributaryEvent): string {
   return JSON.stringify(e);
 }
 
+/** An event as its stream entry's text (serializeEvent's), with the identity the dedup window keys on. */
+export interface SerializedEvent { id: string; payload: string }
+
 /** Parses a stream entry into a typed event; throws on a malformed entry or one whose data does not match the IDL. */
 export function parseEvent(raw: string): TributaryEvent {
   const e = JSON.parse(raw) as { id?: unknown; name?: unknown; data?: unknown };
