@@ -15,8 +15,8 @@ export type Reply = {
     contentType?: string;
   }
   | {
-    /** the body as JSON text already (rendered by Postgres, say): written as it is */
-    json: string;
+    /** the body as JSON text already (rendered by Postgres, say), as a string or as its UTF-8 bytes: written as it is */
+    json: string | Buffer;
     /** true: json is the data of SPEC's success envelope, wrapped at send time with that moment's timestamp */
     envelope?: boolean;
   }
@@ -38,13 +38,16 @@ export function render(reply: Reply | undefined, path: string, tagged: boolean):
   if (!reply) throw new Error(`route ${path}: a handler that writes its own response cannot be cached`);
   const envelope = 'json' in reply && reply.envelope === true;
   const text = 'json' in reply ? reply.json : JSON.stringify(reply.body) ?? 'null';
-  const body = utf8(envelope ? ENVELOPE_HEAD + text : text);
+  const body = typeof text !== 'string'
+    ? (envelope ? Buffer.concat([ENVELOPE_HEAD_BYTES, text]) : text)
+    : utf8(envelope ? ENVELOPE_HEAD + text : text);
   const status = reply.status ?? 200;
   const etag = !tagged || envelope || status !== 200 ? undefined : `W/"${body.length.toString(16)}-${createHash('sha1').update(body).digest('base64').slice(0, 27)}"`;
   return { status, headers: reply.headers, body, envelope, etag };
 }
 
 const ENVELOPE_HEAD = '{"success":true,"data":';
+const ENVELOPE_HEAD_BYTES = Buffer.from(ENVELOPE_HEAD, 'latin1');
 
 /**
  * A string's UTF-8 bytes. Pages are ASCII but for the odd memo or name, and for ASCII
