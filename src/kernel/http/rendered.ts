@@ -3,6 +3,7 @@
  * is cached), written as often as needed with one `res.end`.
  */
 import { createHash } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
 import type { Request, Response } from 'express';
 
 export type Reply = {
@@ -71,15 +72,32 @@ export function send(req: Request, res: Response, r: Rendered, now: number): voi
     res.setHeader('ETag', r.etag);
     if (req.fresh) { res.status(304).end(); return; }
   }
+  writeBody(res, r, now, req.method === 'HEAD');
+}
+
+/**
+ * `send` for a plain GET outside express (cached-hits.ts's hits answered before it): the
+ * same status, headers and bytes, for a reply with no headers of its own (r.headers) and a
+ * request that asks no revalidation (If-None-Match), the two things only express's
+ * helpers above handle.
+ */
+export function sendPlain(res: ServerResponse, r: Rendered, now: number): void {
+  res.statusCode = r.status;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  if (r.etag) res.setHeader('ETag', r.etag);
+  writeBody(res, r, now, false);
+}
+
+function writeBody(res: ServerResponse, r: Rendered, now: number, head: boolean): void {
   if (!r.envelope) {
     res.setHeader('Content-Length', r.body.length);
-    res.end(req.method === 'HEAD' ? undefined : r.body);
+    res.end(head ? undefined : r.body);
     return;
   }
   // the kept bytes and the moment's tail in one writev, rather than a copy of the page per send
   const tail = `,"timestamp":${now}}`;
   res.setHeader('Content-Length', r.body.length + tail.length);
-  if (req.method === 'HEAD') { res.end(); return; }
+  if (head) { res.end(); return; }
   res.cork();
   res.write(r.body);
   res.end(tail);
