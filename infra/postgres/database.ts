@@ -8,6 +8,7 @@ import Cursor from 'pg-cursor';
 import type { Database } from './schema.js';
 import { StatementNames, withNamedStatements } from './named-statements.js';
 import { registerDirect } from './text-query.js';
+import { createBytePages } from './byte-pages.js';
 import { withCopy } from './copy.js';
 
 export type Db = Kysely<Database>;
@@ -30,11 +31,15 @@ export function createDb(url: string, poolMax = 10, applicationName = 'tributary
   // cursor: .stream() reads large results in chunks (the merchant exports)
   // named statements: parsed once per connection, planned from the plan cache (named-statements.ts)
   // copy: the projections' COPY runs on a transaction's connection (copy.ts)
-  // text-query: the hot list routes' one-cell pages straight on the pool, under the same names
+  // text-query: the hot list routes' one-cell pages as bytes, on connections of their own
+  // (byte-pages.ts: up to poolMax more), closed with the pool
   if (!opts.namedStatements) return new Kysely<Database>({ dialect: new PostgresDialect({ pool: withCopy(pool), cursor: Cursor }) });
   const names = new StatementNames();
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: withCopy(withNamedStatements(pool, names)), cursor: Cursor }) });
-  registerDirect(db, pool, names);
+  const pages = createBytePages(url, poolMax, applicationName, opts.statementTimeoutMs);
+  const named = withNamedStatements(pool, names);
+  const closing = { connect: () => named.connect(), end: async () => { await Promise.all([named.end(), pages.end()]); } };
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: withCopy(closing), cursor: Cursor }) });
+  registerDirect(db, pool, pages, names);
   return db;
 }
 

@@ -6,7 +6,7 @@
  */
 import { sql, type ExpressionBuilder, type Expression, type RawBuilder, type Selectable, type AliasedSelectQueryBuilder, type SqlBool } from 'kysely';
 import type { Db } from '../../infra/postgres/database.js';
-import { queryCell } from '../../infra/postgres/text-query.js';
+import { queryCell, type JsonText } from '../../infra/postgres/text-query.js';
 import type { Database } from '../../infra/postgres/schema.js';
 import type { EventName } from '../../src/kernel/events/catalog.js';
 import { hasTimeRange, type TimeRange } from './params.js';
@@ -136,7 +136,7 @@ export function eventsQuery(db: Db, where: EventWhere, page: Page) {
 }
 
 /** A page of events, newest first, as the JSON array text of the API's events. */
-export async function listEventsJson(db: Db, where: EventWhere, page: Page): Promise<string> {
+export async function listEventsJson(db: Db, where: EventWhere, page: Page): Promise<JsonText> {
   return (await queryCell(db, eventsQuery(db, where, page).compile())) ?? '[]';
 }
 

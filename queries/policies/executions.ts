@@ -7,7 +7,7 @@
  */
 import { sql } from 'kysely';
 import type { Db } from '../../infra/postgres/database.js';
-import { queryCell } from '../../infra/postgres/text-query.js';
+import { queryCell, type JsonText } from '../../infra/postgres/text-query.js';
 import type { PolicyKind } from '../../src/kernel/domain/policy.js';
 import { typedEventSchema } from '../events/event-schema.js';
 import type { JsonSchema } from '../../src/kernel/http/schema.js';
@@ -25,7 +25,7 @@ export function executionsQuery(db: Db, kind: PolicyKind, policy: string, page: 
     .select(sql<string>`coalesce('[' || string_agg(t.doc, ',' ORDER BY t.slot DESC, t.record_id DESC, t.event_id DESC) || ']', '[]')`.as('data'));
 }
 
-export async function listExecutionDocs(db: Db, kind: PolicyKind, policy: string, page: Page): Promise<string> {
+export async function listExecutionDocs(db: Db, kind: PolicyKind, policy: string, page: Page): Promise<JsonText> {
   return (await queryCell(db, executionsQuery(db, kind, policy, page).compile())) ?? '[]';
 }
 

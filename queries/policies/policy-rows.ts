@@ -8,7 +8,7 @@
  */
 import { sql, type Selectable } from 'kysely';
 import type { Db } from '../../infra/postgres/database.js';
-import { queryCell } from '../../infra/postgres/text-query.js';
+import { queryCell, type JsonText } from '../../infra/postgres/text-query.js';
 import type { PolicyRowTable } from '../../projections/policies/tables.js';
 import { factsFromRow } from '../../projections/policies/doc.js';
 import type { PolicyFacts, PolicyKind } from '../../src/kernel/domain/policy.js';
@@ -40,7 +40,7 @@ export function policiesQuery(db: Db, kind: PolicyKind, f: PolicyFilter, page: P
     .select(sql<string>`coalesce('[' || string_agg(t.doc, ',' ORDER BY t.created_slot DESC, t.address DESC) || ']', '[]')`.as('data'));
 }
 
-export async function listPolicyDocs(db: Db, kind: PolicyKind, f: PolicyFilter, page: Page): Promise<string> {
+export async function listPolicyDocs(db: Db, kind: PolicyKind, f: PolicyFilter, page: Page): Promise<JsonText> {
   return (await queryCell(db, policiesQuery(db, kind, f, page).compile())) ?? '[]';
 }
 

@@ -29,8 +29,8 @@ export async function startApiServer(
   opts: { port?: number; host?: string; modules?: readonly RouteModule[]; attachments?: readonly ServerAttachment[] } = {},
 ): Promise<ApiServer> {
   const node = buildNode(ctx);
-  const { app } = createHttpApp(node, opts.modules ?? ROUTE_MODULES);
-  const server = createServer(app);
+  const { handler } = createHttpApp(node, opts.modules ?? ROUTE_MODULES);
+  const server = createServer(handler);
   server.requestTimeout = ctx.config.http.requestTimeoutMs;
   server.headersTimeout = Math.min(ctx.config.http.requestTimeoutMs, 60_000);
   server.keepAliveTimeout = 65_000;

@@ -4,15 +4,17 @@
  * that maps typed errors to SPEC's error envelope and never shows a 5xx message.
  */
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type ErrorRequestHandler, type Express } from 'express';
 import helmet from 'helmet';
 import cors from 'cors';
+import proxyaddr from 'proxy-addr';
 import { stringify } from 'yaml';
 import { errorEnvelope } from '../kernel/http/envelope.js';
 import { AppError } from '../kernel/http/errors.js';
 import { Api } from '../kernel/http/routes.js';
-import { standardRateLimit } from '../kernel/http/rate-limit.js';
-import { servedRoute } from '../kernel/http/cached-hits.js';
+import { clientKey, standardRateLimit } from '../kernel/http/rate-limit.js';
+import { servedRoute, type NodeMiddleware } from '../kernel/http/cached-hits.js';
 import { metricsHandler } from '../kernel/http/metrics-route.js';
 import { createReadCache } from '../../infra/cache/read-cache.js';
 import { registerSpineGauges } from '../../queries/metrics/spine-gauges.js';
@@ -23,7 +25,11 @@ import { API_VERSION } from '../kernel/http/version.js';
 
 export type { RouteModule };
 
-export function createHttpApp(ctx: AppNode, modules: readonly RouteModule[]): { app: Express; api: Api } {
+/**
+ * `handler` is what the node's HTTP server runs: the express app, with the read cache's
+ * hits of known URLs answered in front of it (cached-hits.ts) when the cache is on.
+ */
+export function createHttpApp(ctx: AppNode, modules: readonly RouteModule[]): { app: Express; api: Api; handler: (req: IncomingMessage, res: ServerResponse) => void } {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', parseTrustProxy(ctx.config.http.trustProxy));
@@ -31,39 +37,46 @@ export function createHttpApp(ctx: AppNode, modules: readonly RouteModule[]): { 
 
   // A request id (the caller's when well-formed), and one 'finish' listener per request
   // for its log line and its latency histogram. A log line is built only when its level
-  // is enabled: successes log at debug, 4xx at info, 5xx at error.
+  // is enabled: successes log at debug, 4xx at info, 5xx at error. Node's request and
+  // response only: a cached hit runs it before express (cached-hits.ts).
   const { metrics } = ctx;
   registerSpineGauges(metrics.registry, ctx);
   registerSchedulerGauges(metrics.registry, ctx);
-  app.use((req, res, next) => {
-    const incoming = req.get('x-request-id');
-    const id = incoming && /^[\w.:-]{1,128}$/.test(incoming) ? incoming : randomUUID();
+  const requestId: NodeMiddleware = (req, res, next) => {
+    const incoming = req.headers['x-request-id'];
+    const id = typeof incoming === 'string' && /^[\w.:-]{1,128}$/.test(incoming) ? incoming : randomUUID();
     res.setHeader('X-Request-Id', id);
     (req as { id?: string }).id = id;
     const started = process.hrtime.bigint();
     res.once('finish', () => {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       const status = res.statusCode;
-      metrics.httpDuration.observe({ method: req.method, route: servedRoute(req, res) ?? 'unmatched', status: String(status) }, seconds);
+      metrics.httpDuration.observe({ method: req.method ?? '', route: servedRoute(req, res) ?? 'unmatched', status: String(status) }, seconds);
       const level = status >= 500 ? 'error' : status >= 400 ? 'info' : 'debug';
       if (!ctx.logger.isLevelEnabled(level)) return;
       ctx.logger[level]({
-        req: { id, method: req.method, url: req.originalUrl },
+        req: { id, method: req.method, url: (req as { originalUrl?: string }).originalUrl ?? req.url },
         res: { statusCode: status },
         responseTime: Math.round(seconds * 1000),
       }, 'request completed');
     });
     next();
-  });
+  };
+  const security: NodeMiddleware = helmet({ contentSecurityPolicy: false });
+  const origins = ctx.config.http.corsOrigins;
+  const crossOrigin: NodeMiddleware = cors({ origin: origins.includes('*') ? true : origins, exposedHeaders: ['Payment-Required', 'Payment-Response', 'X-Request-Id', 'Retry-After', 'RateLimit', 'RateLimit-Policy'] });
+  app.use(requestId);
   // on its own listener when METRICS_PORT is set (api-server.ts), else here
   if (ctx.config.metrics.port === 0) app.get('/metrics', metricsHandler(metrics.registry, ctx.config.metrics.token));
-  app.use(helmet({ contentSecurityPolicy: false }));
-  const origins = ctx.config.http.corsOrigins;
-  app.use(cors({ origin: origins.includes('*') ? true : origins, exposedHeaders: ['Payment-Required', 'Payment-Response', 'X-Request-Id', 'Retry-After', 'RateLimit', 'RateLimit-Policy'] }));
+  app.use(security);
+  app.use(crossOrigin);
   app.use(express.json({ limit: ctx.config.http.bodyLimit, type: ['application/json', 'application/*+json'] }));
 
   const router = express.Router();
-  const standardLimit = standardRateLimit(ctx);
+  const limit = standardRateLimit(ctx);
+  const standardLimit = limit.middleware;
+  // express's req.ip, for requests answered before express
+  const trust = app.get('trust proxy fn') as Parameters<typeof proxyaddr>[1];
   const cache = createReadCache(ctx.redis, {
     ttlMs: ctx.config.http.readCacheTtlMs,
     maxBytes: ctx.config.http.readCacheMaxMb * 1024 * 1024,
@@ -74,7 +87,16 @@ export function createHttpApp(ctx: AppNode, modules: readonly RouteModule[]): { 
     title: 'Tributary payment service',
     version: API_VERSION,
     description: 'Subscription and pay-per-request payments on Solana: HTTP 402 protocol, REST API, webhooks, WebSocket notifications.',
-  }, { standardLimit, cache, now: () => ctx.clock.now() });
+  }, {
+    standardLimit,
+    cache,
+    now: () => ctx.clock.now(),
+    front: {
+      headers: [requestId, security, crossOrigin],
+      clientOf: (req) => clientKey(proxyaddr(req, trust)),
+      count: (client) => limit.count(client),
+    },
+  });
   for (const register of modules) register(api, ctx);
   const hits = api.cachedHits();
   if (hits) app.use(hits);
@@ -87,7 +109,7 @@ export function createHttpApp(ctx: AppNode, modules: readonly RouteModule[]): { 
     res.status(404).json(errorEnvelope(`no route for ${req.method} ${req.path}`, 'not_found'));
   });
   app.use(errorHandler(ctx));
-  return { app, api };
+  return { app, api, handler: api.handler(app) };
 }
 
 function errorHandler(ctx: Pick<AppNode, 'logger'>): ErrorRequestHandler {

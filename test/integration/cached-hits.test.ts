@@ -1,10 +1,12 @@
 /**
- * Read cache hits answered before the router (src/kernel/http/cached-hits.ts): a hit is
- * the router's answer byte for byte (status, headers, body, ETag), the request is counted
- * once under the standard rate limit whether it hits or misses, a 429 is the same refusal,
- * the request's metrics name its route, and a commit's version bump is seen by the very
- * next request.
+ * Read cache hits answered before the router, and before express (src/kernel/http/cached-hits.ts):
+ * a hit is the router's answer byte for byte (status, headers, body, ETag), with or without
+ * an Origin; the request is counted once under the standard rate limit whether it hits or
+ * misses, a 429 is the same refusal, the request's metrics name its route, and a commit's
+ * version bump is seen by the very next request; a revalidation (If-None-Match) and a GET
+ * with a body are answered as express answers them.
  */
+import { request, type IncomingHttpHeaders } from 'node:http';
 import { expect } from 'chai';
 import { createTestEnv, type TestEnv } from '../support/env.js';
 import { startTestApi, type TestApi } from '../support/app.js';
@@ -38,6 +40,15 @@ describe('cached hits before the router', function () {
   const VARYING = new Set(['date', 'ratelimit', 'keep-alive', 'connection']);
   const stable = (res: Response) => Object.fromEntries([...res.headers].filter(([k]) => !VARYING.has(k)));
 
+  const plainGet = (path: string, headers: Record<string, string>, body?: string) => new Promise<{ status: number; headers: IncomingHttpHeaders }>((resolve, reject) => {
+    const req = request(`${api.url}${path}`, { method: 'GET', headers }, (res) => {
+      res.resume();
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+
   before(async () => {
     env = await createTestEnv('cached-hits');
     await env.db.insertInto('events').values([payment('a'), payment('b')].map(archiveRow)).execute();
@@ -66,6 +77,29 @@ describe('cached hits before the router', function () {
     expect(hit.headers.get('etag')).to.match(/^W\//);
     expect(hit.headers.get('ratelimit')).to.match(/^limit=8, remaining=6, reset=\d+$/);
     expect(await hit.text()).to.equal(await routed.text());
+  });
+
+  it('answers a hit without an Origin with the headers the router answered, and a revalidation with a 304', async () => {
+    const ip = nextIp();
+    const url = '/v1/events?eventName=PaymentRecord&limit=3';
+    const routed = await get(url, ip);
+    const before = await outcomes();
+    const hit = await get(url, ip);
+    expect((await outcomes())['hit']).to.equal((before['hit'] ?? 0) + 1);
+    expect(stable(hit)).to.deep.equal({ ...stable(routed), 'x-request-id': hit.headers.get('x-request-id') });
+    expect(hit.headers.get('x-request-id')).to.match(/^[0-9a-f-]{36}$/);
+    expect(hit.headers.get('x-request-id')).to.not.equal(routed.headers.get('x-request-id'));
+    expect(hit.headers.get('access-control-allow-origin')).to.equal(null);
+    expect(await hit.text()).to.equal(await routed.text());
+    // node:http, not fetch: fetch marks a conditional request no-cache, which HTTP answers in full
+    const again = await plainGet(url, { 'if-none-match': routed.headers.get('etag')!, 'x-forwarded-for': ip });
+    expect(again.status).to.equal(304);
+    expect(again.headers['ratelimit']).to.match(/^limit=8, remaining=5, reset=\d+$/);
+  });
+
+  it('leaves a GET with a body to express, whose body parser reads it first', async () => {
+    const bad = await plainGet('/v1/events?eventName=PaymentRecord&limit=3', { 'content-type': 'application/json', 'x-forwarded-for': nextIp() }, '{not json');
+    expect(bad.status).to.equal(400);
   });
 
   it('counts each request once under the standard limit, hits and misses alike, and refuses the same way', async () => {

@@ -14,6 +14,7 @@ import { createDb, type Db } from '../../infra/postgres/database.js';
 import { createPrng } from '../../infra/localnet/prng.js';
 import { eventsQuery, listEvents, listEventsJson, type EventWhere, type Page } from '../../queries/events/events-query.js';
 import type { TimeRange } from '../../queries/events/params.js';
+import type { JsonText } from '../../infra/postgres/text-query.js';
 
 const EVENTS = 300_000;
 const T0 = 1_700_000_000;
@@ -54,7 +55,7 @@ describe('events in a time window, over a large archive', function () {
   const expected = (time: TimeRange, page: Page): string[] => rows
     .filter((r) => r.blockTime !== null && (time.from === undefined || r.blockTime >= time.from) && (time.to === undefined || r.blockTime <= time.to))
     .slice(page.offset, page.offset + page.limit).map((r) => r.id);
-  const idsOf = (json: string): string[] => (JSON.parse(json) as { id: string }[]).map((e) => e.id);
+  const idsOf = (json: JsonText): string[] => (JSON.parse(json.toString()) as { id: string }[]).map((e) => e.id);
 
   /** Windows of every kind: narrow, an hour, a day, a month-like span, open-ended, at any depth. */
   function windows(): { time: TimeRange; page: Page }[] {

@@ -1,6 +1,7 @@
 /**
  * A reply rendered to bytes (src/kernel/http/rendered.ts): the page's UTF-8 bytes whether
- * it is ASCII (copied as Latin-1) or not, and the envelope's head kept before its data.
+ * it is ASCII (copied as Latin-1) or not, or given as bytes already, and the envelope's
+ * head kept before its data.
  */
 import { expect } from 'chai';
 import { render } from '../../src/kernel/http/rendered.js';
@@ -18,6 +19,18 @@ describe('rendered replies', () => {
     const r = render({ json: '[{"n":"é"}]', envelope: true }, '/p', true);
     expect(r.body.toString('utf8')).to.equal('{"success":true,"data":[{"n":"é"}]');
     expect(r.etag).to.equal(undefined);
+  });
+
+  it('answers a page given as bytes with the same bytes, ETag and envelope as its text', () => {
+    for (const json of ['[{"memo":"order-1"}]', '[{"memo":"café ☕ 𝄞"}]', '[]']) {
+      for (const envelope of [false, true]) {
+        const text = render({ json, envelope }, '/p', true);
+        const bytes = render({ json: Buffer.from(json, 'utf8'), envelope }, '/p', true);
+        expect(bytes.body.equals(text.body), json).to.equal(true);
+        expect(bytes.etag).to.equal(text.etag);
+        expect(bytes.envelope).to.equal(envelope);
+      }
+    }
   });
 
   it('tags a kept body by its bytes', () => {

@@ -20,7 +20,7 @@ import type { Request, RequestHandler } from 'express';
 import type { Redis } from 'ioredis';
 import type { Config } from '../config/config.js';
 import type { Logger } from '../../../infra/log/logger.js';
-import { createRateLimit } from './redis-rate-limit.js';
+import { createRateLimit, type RateLimitOutcome } from './redis-rate-limit.js';
 import { rateLimitPrefix } from '../keys/index.js';
 
 export type RouteRateLimit = 'standard' | 'own' | 'none';
@@ -28,14 +28,18 @@ export type RouteRateLimit = 'standard' | 'own' | 'none';
 /** What a limit counts with: the shared Redis, the prefix and budgets, a log for an outage. */
 export interface RateLimitDeps { redis: Redis; config: Pick<Config, 'redis' | 'rateLimit'>; logger: Logger }
 
-/** The standard limit's middleware, one per API node (the budget itself lives in Redis). */
-export function standardRateLimit(ctx: RateLimitDeps): RequestHandler {
-  return createRateLimit(ctx.redis, {
+/**
+ * The standard limit, one per API node (the budget itself lives in Redis): its middleware,
+ * and its count of a client (clientKey) for the cached hits answered before express.
+ */
+export function standardRateLimit(ctx: RateLimitDeps): { middleware: RequestHandler; count(client: string): Promise<RateLimitOutcome> } {
+  const limit = createRateLimit(ctx.redis, {
     keyPrefix: rateLimitPrefix(ctx.config.redis.prefix, 'standard'),
     points: ctx.config.rateLimit.standardPerMinute,
     durationSeconds: 60,
     logger: ctx.logger,
-  }).middleware(clientOf);
+  });
+  return { middleware: limit.middleware(clientOf), count: (client) => limit.count(client) };
 }
 
 /**

@@ -29,6 +29,9 @@ export interface RateLimitOptions {
 
 export interface RateLimitDecision { allowed: boolean; limit: number; remaining: number; resetSeconds: number }
 
+/** What a counted request gets: the RateLimit headers to answer with, or the refusal (a 429 carrying them). */
+export interface RateLimitOutcome { headers: Record<string, string>; refusal: AppError | undefined }
+
 export interface RateLimit {
   readonly points: number;
   readonly durationSeconds: number;
@@ -36,6 +39,8 @@ export interface RateLimit {
   consume(key: string): Promise<RateLimitDecision>;
   /** Counts one request, sets the RateLimit headers on `res`, throws 429 when over the limit. */
   enforce(key: string, res: Response): Promise<void>;
+  /** Counts one request and says what enforce would set or throw, for a caller that answers outside express. */
+  count(key: string): Promise<RateLimitOutcome>;
   /** Express middleware over `enforce`; requests for which `keyOf` gives no key are not counted. */
   middleware(keyOf: (req: Request) => string | undefined): RequestHandler;
 }
@@ -76,14 +81,20 @@ export function createRateLimit(redis: Redis, opts: RateLimitOptions): RateLimit
     return { 'RateLimit-Policy': policy, RateLimit: `limit=${d.limit}, remaining=${d.remaining}, reset=${d.resetSeconds}` };
   }
 
-  async function enforce(key: string, res: Response): Promise<void> {
+  async function count(key: string): Promise<RateLimitOutcome> {
     const d = await consume(key);
-    if (d.allowed) {
-      res.set(headers(d));
-      return;
-    }
-    throw new AppError('rate_limited', `rate limit exceeded: ${opts.points} requests per ${opts.durationSeconds} s; retry in ${d.resetSeconds} s`,
-      { ...headers(d), 'Retry-After': String(d.resetSeconds) });
+    if (d.allowed) return { headers: headers(d), refusal: undefined };
+    return {
+      headers: headers(d),
+      refusal: new AppError('rate_limited', `rate limit exceeded: ${opts.points} requests per ${opts.durationSeconds} s; retry in ${d.resetSeconds} s`,
+        { ...headers(d), 'Retry-After': String(d.resetSeconds) }),
+    };
+  }
+
+  async function enforce(key: string, res: Response): Promise<void> {
+    const { headers: h, refusal } = await count(key);
+    if (refusal) throw refusal;
+    res.set(h);
   }
 
   return {
@@ -91,6 +102,7 @@ export function createRateLimit(redis: Redis, opts: RateLimitOptions): RateLimit
     durationSeconds: opts.durationSeconds,
     consume,
     enforce,
+    count,
     middleware(keyOf) {
       return async (req, res, next) => {
         try {

@@ -3,6 +3,7 @@
  * is cached), written as often as needed with one `res.end`.
  */
 import { createHash } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
 import type { Request, Response } from 'express';
 
 export type Reply = {
@@ -15,8 +16,8 @@ export type Reply = {
     contentType?: string;
   }
   | {
-    /** the body as JSON text already (rendered by Postgres, say): written as it is */
-    json: string;
+    /** the body as JSON text already (rendered by Postgres, say), as a string or as its UTF-8 bytes: written as it is */
+    json: string | Buffer;
     /** true: json is the data of SPEC's success envelope, wrapped at send time with that moment's timestamp */
     envelope?: boolean;
   }
@@ -38,13 +39,16 @@ export function render(reply: Reply | undefined, path: string, tagged: boolean):
   if (!reply) throw new Error(`route ${path}: a handler that writes its own response cannot be cached`);
   const envelope = 'json' in reply && reply.envelope === true;
   const text = 'json' in reply ? reply.json : JSON.stringify(reply.body) ?? 'null';
-  const body = utf8(envelope ? ENVELOPE_HEAD + text : text);
+  const body = typeof text !== 'string'
+    ? (envelope ? Buffer.concat([ENVELOPE_HEAD_BYTES, text]) : text)
+    : utf8(envelope ? ENVELOPE_HEAD + text : text);
   const status = reply.status ?? 200;
   const etag = !tagged || envelope || status !== 200 ? undefined : `W/"${body.length.toString(16)}-${createHash('sha1').update(body).digest('base64').slice(0, 27)}"`;
   return { status, headers: reply.headers, body, envelope, etag };
 }
 
 const ENVELOPE_HEAD = '{"success":true,"data":';
+const ENVELOPE_HEAD_BYTES = Buffer.from(ENVELOPE_HEAD, 'latin1');
 
 /**
  * A string's UTF-8 bytes. Pages are ASCII but for the odd memo or name, and for ASCII
@@ -68,15 +72,32 @@ export function send(req: Request, res: Response, r: Rendered, now: number): voi
     res.setHeader('ETag', r.etag);
     if (req.fresh) { res.status(304).end(); return; }
   }
+  writeBody(res, r, now, req.method === 'HEAD');
+}
+
+/**
+ * `send` for a plain GET outside express (cached-hits.ts's hits answered before it): the
+ * same status, headers and bytes, for a reply with no headers of its own (r.headers) and a
+ * request that asks no revalidation (If-None-Match), the two things only express's
+ * helpers above handle.
+ */
+export function sendPlain(res: ServerResponse, r: Rendered, now: number): void {
+  res.statusCode = r.status;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  if (r.etag) res.setHeader('ETag', r.etag);
+  writeBody(res, r, now, false);
+}
+
+function writeBody(res: ServerResponse, r: Rendered, now: number, head: boolean): void {
   if (!r.envelope) {
     res.setHeader('Content-Length', r.body.length);
-    res.end(req.method === 'HEAD' ? undefined : r.body);
+    res.end(head ? undefined : r.body);
     return;
   }
   // the kept bytes and the moment's tail in one writev, rather than a copy of the page per send
   const tail = `,"timestamp":${now}}`;
   res.setHeader('Content-Length', r.body.length + tail.length);
-  if (req.method === 'HEAD') { res.end(); return; }
+  if (head) { res.end(); return; }
   res.cork();
   res.write(r.body);
   res.end(tail);

@@ -12,7 +12,8 @@ import type { JsonSchema } from './schema.js';
 import type { RouteRateLimit } from './rate-limit.js';
 import type { ReadCache } from '../../../infra/cache/read-cache.js';
 import { render, send, type Reply } from './rendered.js';
-import { createCachedHits, type CachedHits } from './cached-hits.js';
+import { createCachedHits, type CachedHits, type FrontOptions } from './cached-hits.js';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 
 type Method = 'get' | 'post' | 'put' | 'delete' | 'patch';
 
@@ -70,6 +71,8 @@ export interface ApiOptions {
   cache?: ReadCache;
   /** the clock of envelope timestamps */
   now?: () => number;
+  /** what answering hits before express needs (cached-hits.ts's front); without, they are answered just before the router */
+  front?: FrontOptions;
 }
 
 export class Api {
@@ -88,7 +91,7 @@ export class Api {
     this.standardLimit = opts.standardLimit;
     this.cache = opts.cache?.enabled ? opts.cache : undefined;
     this.now = opts.now ?? Date.now;
-    this.hits = this.cache ? createCachedHits(this.cache, this.standardLimit, this.now) : undefined;
+    this.hits = this.cache ? createCachedHits(this.cache, this.standardLimit, this.now, opts.front) : undefined;
     this.ajv = new Ajv({ coerceTypes: true, useDefaults: true, allErrors: false, strict: false });
     addFormats(this.ajv);
   }
@@ -150,6 +153,11 @@ export class Api {
   /** Answers the cache hits of URLs the router has seen, mounted just before the router; undefined when the cache is off. */
   cachedHits(): RequestHandler | undefined {
     return this.hits?.middleware;
+  }
+
+  /** Node's request handler: the hits of known URLs answered before `app` (express) when the cache is on, else `app` itself. */
+  handler(app: (req: IncomingMessage, res: ServerResponse) => void): (req: IncomingMessage, res: ServerResponse) => void {
+    return this.hits ? this.hits.front(app) : app;
   }
 
   private document<Q, P, B>(def: RouteDef<Q, P, B>): void {
