@@ -133,8 +133,7 @@ export interface SerializedTransaction extends Omit<DecodedTransaction, 'events'
  * text serializeEvent writes of decodeTransaction's event: the same envelope fields in
  * the same order, the data from the bytes by the compiled writers (borsh-reader.ts), a
  * fee split after the data's own fields. No event object is built on the way: the
- * indexer appends the text, and building objects only to stringify them was most of its
- * CPU after the RPC reads.
+ * indexer only appends the text, and the objects were built to be stringified at once.
  */
 export function serializeTransaction(tx: TransactionJson, signature: string, programId: string): SerializedTransaction {
   const read = payloadsOf(tx, programId);

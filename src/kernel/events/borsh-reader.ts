@@ -243,10 +243,10 @@ export function readEventBytes(buf: Buffer, start = 0): { name: string; data: Ev
 /*
  * The same bytes written straight to their JSON text, as JSON.stringify writes what the
  * readers above return (same fields, same order), without the intermediate objects: the
- * indexer puts every event into the stream as text, and the objects it built only to
- * stringify them cost it a fifth of its decode and most of its serialization. Each IDL
- * type is compiled once, as for the readers; the integration test of the reference reader
- * checks the text against JSON.stringify of the reader's result for every event type.
+ * indexer puts every event into the stream as text, and built the objects only to
+ * stringify them. Each IDL type is compiled once, as for the readers; the integration
+ * test of the reference reader checks the text against JSON.stringify of the reader's
+ * result for every event type.
  */
 type Write = (r: Reader) => string;
 const quoted = (read: Read): Write => (r) => `"${read(r) as string}"`;
