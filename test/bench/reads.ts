@@ -14,7 +14,7 @@
  *
  * BENCH_READS_PROFILE=<dir>: the API processes write V8 CPU profiles there (--cpu-prof).
  */
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
@@ -47,13 +47,27 @@ async function startApi(env: TestEnv, extra: Record<string, string>): Promise<Ap
   return { url, proc };
 }
 
-async function mixLoad(url: string, pathsFile: string): Promise<HttpLoad & { hitRate: number; tool: string }> {
+/** CPU seconds (user + system) the process has used so far, from /proc (0 where there is none). */
+async function cpuSeconds(pid: number | undefined): Promise<number> {
+  const stat = pid === undefined ? undefined : await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined);
+  if (stat === undefined) return 0;
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+type MixLoad = HttpLoad & { hitRate: number; tool: string; cpuPerRequestUs: number };
+
+async function mixLoad(api: ApiProc, pathsFile: string): Promise<MixLoad> {
+  const { url } = api;
   const before = await cacheOutcomes(url, PROCESSES);
+  const cpu0 = await cpuSeconds(api.proc.child.pid);
   const r = await pathsLoad(url, pathsFile, CONNECTIONS, SECONDS);
+  const cpu = (await cpuSeconds(api.proc.child.pid)) - cpu0;
   const after = await cacheOutcomes(url, PROCESSES);
   const d = (k: string) => (after[k] ?? 0) - (before[k] ?? 0);
   const all = d('hit') + d('miss') + d('shared') + d('bypass');
-  return { ...r, hitRate: all === 0 ? 0 : d('hit') / all };
+  // the API process's CPU per request of the phase (one API process: with more, the parent's only)
+  return { ...r, hitRate: all === 0 ? 0 : d('hit') / all, cpuPerRequestUs: (cpu * 1e6) / Math.max(1, r.rps * SECONDS) };
 }
 
 /** Commits of the read models a phase saw: version bumps per second, summed over the mix's models. */
@@ -123,10 +137,10 @@ async function readMix(chain: boolean): Promise<void> {
     await checkRoutes(cached.url, routes.map((r) => r.path(1)));
 
     const pg = await phase(env, 'pgbench', () => pgbenchScripts(env.dbUrl, scripts, CONNECTIONS, SECONDS));
-    const on = await phase(env, 'cache on', () => mixLoad(cached.url, pathsFile));
-    const off = await phase(env, 'cache off', () => mixLoad(uncached.url, pathsFile));
-    const line = (what: string, h: HttpLoad & { hitRate: number; tool: string }) =>
-      `${what} ${h.rps.toFixed(0)} req/s (${h.tool}), p50 ${h.p50} ms, p99 ${h.p99} ms, cache hit rate ${(h.hitRate * 100).toFixed(0)}%, errors ${h.errors + h.non2xx}; `
+    const on = await phase(env, 'cache on', () => mixLoad(cached, pathsFile));
+    const off = await phase(env, 'cache off', () => mixLoad(uncached, pathsFile));
+    const line = (what: string, h: MixLoad) =>
+      `${what} ${h.rps.toFixed(0)} req/s (${h.tool}), p50 ${h.p50} ms, p99 ${h.p99} ms, cache hit rate ${(h.hitRate * 100).toFixed(0)}%, errors ${h.errors + h.non2xx}, API CPU ${h.cpuPerRequestUs.toFixed(0)} us/request; `
       + `pgbench same mix ${pg.tps.toFixed(0)} tps (avg ${pg.latencyMs} ms) → ratio ${(h.rps / pg.tps).toFixed(2)}\n`;
     process.stdout.write(line(`${label}, cache on:`, on));
     process.stdout.write(line(`${label}, cache off:`, off));
