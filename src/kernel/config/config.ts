@@ -79,7 +79,7 @@ function build(r: EnvReader) {
     db: {
       url: r.url('DATABASE_URL', 'postgres://root@127.0.0.1:5432/tributary', ['postgres:', 'postgresql:'], 'PostgreSQL primary (writes, projections)') ?? '',
       readUrl,
-      poolMax: r.int('DATABASE_POOL_MAX', 10, 'connections per pool per process', 1, 500),
+      poolMax: r.int('DATABASE_POOL_MAX', 10, 'connections per pool per process (the read pool may open as many again for list pages read as bytes)', 1, 500),
       readStatementTimeoutMs: r.int('DATABASE_READ_STATEMENT_TIMEOUT_MS', 5000, 'statement timeout of the query routes\' read pool (a query past it answers 503); 0 = none', 0, 600_000),
     },
     redis: {
