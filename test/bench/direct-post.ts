@@ -25,7 +25,8 @@ export interface DirectInput {
   rate: number;
   tag: string;
 }
-export interface DirectResult { startedAt: number; endedAt: number; answered: number; failed: number; latencies: number[] }
+/** `dues[i]`: when the POST of `latencies[i]` was due, ms since the epoch */
+export interface DirectResult { startedAt: number; endedAt: number; answered: number; failed: number; latencies: number[]; dues: number[] }
 
 /** The events of a bench run, as ./webhooks.ts appends them. */
 export const benchEvents = (n: number, seed: number, gateway: string): TributaryEvent[] =>
@@ -55,6 +56,7 @@ async function main(): Promise<void> {
   let next = 0;
   let failed = 0;
   const latencies: number[] = [];
+  const dues: number[] = [];
   const startedAt = Date.now();
   await Promise.all(Array.from({ length: input.concurrency }, async () => {
     while (next < requests.length) {
@@ -63,10 +65,10 @@ async function main(): Promise<void> {
       const wait = due - Date.now();
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
       await poster.post(q.url, q.body, { 'webhook-id': q.id }, { timeoutMs: 10_000 })
-        .then(() => { latencies.push(Date.now() - due); }, () => { failed += 1; });
+        .then(() => { latencies.push(Date.now() - due); dues.push(due); }, () => { failed += 1; });
     }
   }));
-  const result: DirectResult = { startedAt, endedAt: Date.now(), answered: requests.length - failed, failed, latencies };
+  const result: DirectResult = { startedAt, endedAt: Date.now(), answered: requests.length - failed, failed, latencies, dues };
   poster.close();
   // exit only once the (long) line is written: a pipe takes it in several writes
   process.stdout.write(`${JSON.stringify(result)}\n`, () => process.exit(0));

@@ -11,6 +11,14 @@
  *   of each side;
  * - capacity: BENCH_WEBHOOK_BACKLOG_EVENTS (5,000) events appended unpaced, as fast as the
  *   stream takes them, drained by the workers, against the same POSTs unpaced.
+ *
+ * After the full-rate run and its direct baseline, a time profile (./latency-profile.ts):
+ * p50/p99/max per 500 ms of append (or due) time, beside each process's event-loop stalls,
+ * GC pauses and CPU in that half second (./loop-probe.cjs in the children), the
+ * connections the receivers accepted, the ready list's length, and the workers' own
+ * gauges (LOG_LEVEL debug: slots busy, deliveries in flight and waiting, pops, time
+ * waiting for room / in BLMPOP / preparing, record writes). It says WHEN the slow
+ * deliveries happen and which process was stalled then.
  */
 import http from 'node:http';
 import path from 'node:path';
@@ -24,7 +32,7 @@ import { benchEvents, dueOffsetMs, perTick, type DirectInput, type DirectResult 
 import { appendRaw } from '../../infra/redis/event-stream.js';
 import { createRedis } from '../../infra/redis/client.js';
 import { createLogger } from '../../infra/log/logger.js';
-import { serializeEvent } from '../../src/kernel/events/envelope.js';
+import { serializeEvent, type TributaryEvent } from '../../src/kernel/events/envelope.js';
 import { createPdaDeriver } from '../../src/kernel/domain/pda.js';
 import { PROGRAM_ID } from '../../src/kernel/idl/index.js';
 import { startProjection } from '../../projections/runner/runner.js';
@@ -33,6 +41,8 @@ import { sealSecret } from '../../infra/crypto/secret-box.js';
 import { secretAad } from '../../commands/webhooks/secret-aad.js';
 import { newSigningSecret } from '../../commands/webhooks/delivery/signer.js';
 import { percentile, report } from './harness.js';
+import { webhookReadyKey } from '../../src/kernel/keys/index.js';
+import { BUCKET_MS, printProfile, probeSamples, startLoopMonitor, type LoopSample, type Timed } from './latency-profile.js';
 
 const RATE = 1000;
 /** the full-rate run's events; the baseline POSTs the same ones */
@@ -46,13 +56,15 @@ const CONCURRENCY = Number(process.env['BENCH_WEBHOOK_CONCURRENCY'] ?? 64);
 const BACKLOG_EVENTS = Number(process.env['BENCH_WEBHOOK_BACKLOG_EVENTS'] ?? 5000);
 const BACKLOG_SEED = 9;
 const NODE_ARGS = (process.env['BENCH_WEBHOOK_NODE_ARGS'] ?? '').split(' ').filter((a) => a !== '');
+/** every child process reports its event loop's stalls (./loop-probe.cjs) for the time profiles */
+const PROBE = ['--require', path.join(ROOT, 'test', 'bench', 'loop-probe.cjs')];
 
-interface Counter { url: string; firstAt: Map<string, number>; count: number; close(): Promise<void> }
+interface Counter { url: string; firstAt: Map<string, number>; count: number; connectedAt: number[]; close(): Promise<void> }
 
 /** A receiver that keeps only the first arrival time of each webhook-id. */
 async function counter(): Promise<Counter> {
   const firstAt = new Map<string, number>();
-  const c = { firstAt, count: 0 };
+  const c = { firstAt, count: 0, connectedAt: [] as number[] };
   const server = http.createServer((req, res) => {
     req.resume();
     req.on('end', () => {
@@ -62,6 +74,7 @@ async function counter(): Promise<Counter> {
       res.writeHead(200).end();
     });
   });
+  server.on('connection', () => { c.connectedAt.push(Date.now()); });
   server.keepAliveTimeout = 60_000;
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
@@ -76,12 +89,17 @@ async function counter(): Promise<Counter> {
  * ready. A POST that fails (a loaded machine) is counted, not fatal: the rate is of those
  * answered.
  */
-async function directBaseline(receivers: readonly Counter[], gateway: string, events: number, seed: number, rate: number, tag: string): Promise<{ rate: number; failed: number; p50: number; p99: number }> {
+async function directBaseline(receivers: readonly Counter[], gateway: string, events: number, seed: number, rate: number, tag: string): Promise<{ rate: number; failed: number; p50: number; p99: number; timed: Timed[]; startedAt: number; loops: Map<string, LoopSample[]> }> {
   const script = path.join(ROOT, 'test', 'bench', 'direct-post.ts');
   const children = Array.from({ length: WORKERS }, (_, i) => {
     const input: DirectInput = { urls: receivers.map((r) => r.url), gateway, seed, events, process: i, processes: WORKERS, concurrency: CONCURRENCY, rate, tag };
-    return spawn(process.execPath, ['--import', 'tsx', script], { cwd: ROOT, env: { ...process.env, BENCH_DIRECT: JSON.stringify(input) }, stdio: ['pipe', 'pipe', 'inherit'] });
+    return spawn(process.execPath, [...PROBE, '--import', 'tsx', script], { cwd: ROOT, env: { ...process.env, BENCH_DIRECT: JSON.stringify(input) }, stdio: ['pipe', 'pipe', 'pipe'] });
   });
+  // the probe's lines are kept for the profile; anything else is passed on
+  const probes = children.map(() => ({ out: '' }));
+  children.forEach((c, i) => createInterface({ input: c.stderr }).on('line', (l) => {
+    if (l.startsWith('LOOPPROBE ')) probes[i]!.out += `${l}\n`; else process.stderr.write(`${l}\n`);
+  }));
   const lines = children.map((c) => createInterface({ input: c.stdout }));
   const nextLine = (i: number) => new Promise<string>((resolve, reject) => {
     lines[i]!.once('line', resolve);
@@ -93,18 +111,45 @@ async function directBaseline(receivers: readonly Counter[], gateway: string, ev
   const done = await Promise.all(results);
   const seconds = (Math.max(...done.map((d) => d.endedAt)) - Math.min(...done.map((d) => d.startedAt))) / 1000;
   const answered = done.reduce((n, d) => n + d.answered, 0);
+  const timed = done.flatMap((d) => d.latencies.map((ms, i) => ({ at: d.dues[i]!, ms })));
   const latencies = done.flatMap((d) => d.latencies).sort((a, b) => a - b);
-  return { rate: answered / seconds, failed: done.reduce((n, d) => n + d.failed, 0), p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
+  const loops = new Map(probes.map((p, i) => [`direct${i + 1}`, [...probeSamples(p.out).values()].flat()]));
+  return { rate: answered / seconds, failed: done.reduce((n, d) => n + d.failed, 0), p50: percentile(latencies, 50), p99: percentile(latencies, 99), timed, startedAt: Math.min(...done.map((d) => d.startedAt)), loops };
 }
 
-interface RunResult { expected: number; delivered: number; queued: number; feedSeconds: number; rate: number; p50: number; p99: number; queuedP50: number; queuedP99: number }
+interface Gauges {
+  t: number; busy: number; inflight: number; ahead: number;
+  fastPath?: { pops: number; entries: number; roomWaitMs: number; popMs: number; prepMs: number };
+  writes: { n: number; records: number; ms: number; maxMs: number };
+}
+
+/** The worker's debug-level gauges (commands/webhooks/delivery/worker.ts) from `from` to `to`, one line per period. */
+function printGauges(name: string, from: number, to: number, output: string): void {
+  const rows: Gauges[] = [];
+  for (const line of output.split('\n')) {
+    if (!line.includes('"gauges"')) continue;
+    try { rows.push((JSON.parse(line) as { gauges: Gauges }).gauges); } catch { /* a cut line */ }
+  }
+  const b0 = Math.floor(from / BUCKET_MS) * BUCKET_MS;
+  process.stdout.write(`    ${name}: peak busy/in flight/ahead; pops, events popped, ms waiting for room, in BLMPOP, preparing; record writes, records, slowest write ms\n`);
+  for (const g of rows.filter((r) => r.t >= b0 && r.t < to)) {
+    const f = g.fastPath;
+    process.stdout.write(`      ${String(g.t - b0).padStart(6)} ${`${g.busy}/${g.inflight}/${g.ahead}`.padStart(11)}  ${f ? `${f.pops} ${f.entries} ${f.roomWaitMs} ${f.popMs} ${f.prepMs}` : '-'}  ${g.writes.n} ${g.writes.records} ${g.writes.maxMs}\n`);
+  }
+}
+
+interface RunResult {
+  expected: number; delivered: number; queued: number; feedSeconds: number; rate: number; p50: number; p99: number; queuedP50: number; queuedP99: number;
+  /** for the time profile: the feed's start, each first attempt and each append → queued, by append time */
+  startedAt: number; timed: Timed[]; queuedTimed: Timed[];
+}
 
 /**
  * Feeds `total` events at `rate` events/s (0: unpaced, in appends of 500), waits for every
  * delivery (or 120 s), and measures.
  */
-async function run(env: TestEnv, receivers: readonly Counter[], gateway: string, rate: number, total: number, seed: number): Promise<RunResult> {
-  const events = benchEvents(total, seed, gateway);
+async function run(env: TestEnv, receivers: readonly Counter[], rate: number, events: readonly TributaryEvent[]): Promise<RunResult> {
+  const total = events.length;
   const ids = new Set(events.map((e) => e.id));
   const appendedAt = new Map<string, number>();
   const step = rate > 0 ? perTick(rate) : 500;
@@ -131,15 +176,18 @@ async function run(env: TestEnv, receivers: readonly Counter[], gateway: string,
   const queuedRows = await env.db.selectFrom('webhook_deliveries').select(['event_id', 'created_at']).where('event_id', 'in', [...ids]).execute();
   const count = queuedRows.length;
   // append → the projection's commit (created_at is its transaction's start): the projection's share of the latency
-  const queuedIn = queuedRows.map((r) => r.created_at.getTime() - appendedAt.get(r.event_id)!).sort((a, b) => a - b);
+  const queuedTimed = queuedRows.map((r) => ({ at: appendedAt.get(r.event_id)!, ms: r.created_at.getTime() - appendedAt.get(r.event_id)! }));
+  const queuedIn = queuedTimed.map((q) => q.ms).sort((a, b) => a - b);
+  const timed = got.map(([id, at]) => ({ at: appendedAt.get(id)!, ms: at - appendedAt.get(id)! }));
   // an event never delivered counts as delivered at the deadline: percentiles stay honest
   const latencies = [...got.map(([id, at]) => at - appendedAt.get(id)!), ...Array.from({ length: expected - got.length }, () => 120_000)].sort((a, b) => a - b);
-  return { expected, delivered: got.length, queued: Number(count), feedSeconds, rate: got.length / ((lastAt - started) / 1000), p50: percentile(latencies, 50), p99: percentile(latencies, 99), queuedP50: percentile(queuedIn, 50), queuedP99: percentile(queuedIn, 99) };
+  return { expected, delivered: got.length, queued: Number(count), feedSeconds, rate: got.length / ((lastAt - started) / 1000), p50: percentile(latencies, 50), p99: percentile(latencies, 99), queuedP50: percentile(queuedIn, 50), queuedP99: percentile(queuedIn, 99), startedAt: started, timed, queuedTimed };
 }
 
 export async function benchWebhooks(): Promise<void> {
   process.stdout.write(`webhooks (issues 6, 17): ${RATE} events/s × ${RECEIVERS} receivers for ${SECONDS} s, ${WORKERS} worker processes × ${CONCURRENCY}\n`);
   const env = await createTestEnv('bench_webhooks');
+  const benchLoop = startLoopMonitor();
   const receivers = await Promise.all(Array.from({ length: RECEIVERS }, counter));
   const procs: Proc[] = [];
   const blocking = createRedis({ url: env.redisUrl, sentinels: [], sentinelName: '' });
@@ -154,20 +202,37 @@ export async function benchWebhooks(): Promise<void> {
       const row = await env.db.insertInto('webhooks').values({ gateway_pubkey: authority, gateway_account: gateway, endpoint_url: r.url, secret: '', created_at: now, updated_at: now }).returning('id').executeTakeFirstOrThrow();
       await env.db.updateTable('webhooks').set({ secret: sealSecret(newSigningSecret(), secretAad(row.id), undefined) }).where('id', '=', row.id).execute();
     }
-    const workerEnv = { ...env.env, LOG_LEVEL: 'warn', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_CONCURRENCY: String(CONCURRENCY), DATABASE_POOL_MAX: '8' };
-    for (let i = 0; i < WORKERS; i += 1) procs.push(startCli(['serve', '--role', 'webhooks'], workerEnv, NODE_ARGS));
-    await run(env, receivers, gateway, 1, 1, 8); // one event through: the worker processes are up
+    const workerEnv = { ...env.env, LOG_LEVEL: 'debug', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_CONCURRENCY: String(CONCURRENCY), DATABASE_POOL_MAX: '8' };
+    for (let i = 0; i < WORKERS; i += 1) procs.push(startCli(['serve', '--role', 'webhooks'], workerEnv, [...NODE_ARGS, ...PROBE]));
+    await run(env, receivers, 1, benchEvents(1, 8, gateway)); // one event through: the worker processes are up
 
     // A light load first: latency when nothing is queued (the NOTIFY path), then the full rate.
-    const light = await run(env, receivers, gateway, 20, 40, 7);
+    const light = await run(env, receivers, 20, benchEvents(40, 7, gateway));
     report({ name: `append → first attempt p50 at 20 events/s (${light.delivered} deliveries)`, value: light.p50, unit: 'ms' });
     report({ name: 'append → first attempt p99 at 20 events/s', value: light.p99, unit: 'ms' });
-    const full = await run(env, receivers, gateway, RATE, RATE * SECONDS, FULL_SEED);
+    // the ready list's length (events pushed, not yet popped), the most seen in each bucket
+    const listMax = new Map<number, number>();
+    const readyKey = webhookReadyKey(env.prefix);
+    const sampler = setInterval(() => {
+      void env.redis.llen(readyKey).then((n) => { const b = Math.floor(Date.now() / BUCKET_MS) * BUCKET_MS; listMax.set(b, Math.max(listMax.get(b) ?? 0, n)); });
+    }, 20);
+    const full = await run(env, receivers, RATE, benchEvents(RATE * SECONDS, FULL_SEED, gateway));
+    clearInterval(sampler);
     // issue 17's goals at the full offered rate: p99 under 250 ms, throughput ≥ 0.8 of direct POSTs paced alike
     report({ name: `append → first attempt p50 at ${RATE} events/s`, value: full.p50, unit: 'ms' });
     report({ name: `append → first attempt p99 at ${RATE} events/s (goal < 250 ms: ${full.p99 < 250 ? 'met' : 'NOT met'})`, value: full.p99, unit: 'ms' });
     process.stdout.write(`    of which append → queued by the projection: p50 ${full.queuedP50} ms, p99 ${full.queuedP99} ms\n`);
+    const loopsOf = (extra: Map<string, LoopSample[]>) => new Map<string, LoopSample[]>([['bench', benchLoop.samples()], ...extra]);
+    const workerLoops = new Map(procs.map((p, i) => [`worker${i + 1}`, [...probeSamples(p.output()).values()].flat()]));
+    const queuedBy = new Map<number, number[]>();
+    for (const q of full.queuedTimed) { const b = Math.floor(q.at / BUCKET_MS) * BUCKET_MS; queuedBy.set(b, [...(queuedBy.get(b) ?? []), q.ms]); }
+    // connections the receivers accepted in a bucket (a sender's pool opening up)
+    const conns = (b: number) => receivers.reduce((n, r) => n + r.connectedAt.filter((t) => t >= b && t < b + BUCKET_MS).length, 0);
+    printProfile('first attempts at the full rate, append → first arrival; extra: append → queued p99, connections accepted, ready list max', full.startedAt, full.timed, loopsOf(workerLoops),
+      (b) => `${String(percentile((queuedBy.get(b) ?? []).sort((x, y) => x - y), 99)).padStart(5)} ${String(conns(b)).padStart(5)} ${String(listMax.get(b) ?? '-').padStart(5)}`);
+    for (const [i, p] of procs.entries()) printGauges(`worker${i + 1}`, full.startedAt, full.startedAt + SECONDS * 1000 + 2000, p.output());
     const paced = await directBaseline(receivers, gateway, RATE * SECONDS, FULL_SEED, RATE, 'paced');
+    printProfile('direct POSTs paced alike, due → answer; extra: connections accepted', paced.startedAt, paced.timed, loopsOf(paced.loops), (b) => String(conns(b)).padStart(5));
     report({ name: 'direct POSTs paced alike, due → answer p50', value: paced.p50, unit: 'ms' });
     report({ name: 'direct POSTs paced alike, due → answer p99', value: paced.p99, unit: 'ms' });
     report({
@@ -176,7 +241,7 @@ export async function benchWebhooks(): Promise<void> {
       baseline: { name: `direct POSTs of the same bodies paced alike, no outbox${paced.failed > 0 ? ` (${paced.failed} failed)` : ''}`, value: paced.rate },
     });
     // capacity: a backlog appended as fast as the stream takes it, against unpaced direct POSTs
-    const backlog = await run(env, receivers, gateway, 0, BACKLOG_EVENTS, BACKLOG_SEED);
+    const backlog = await run(env, receivers, 0, benchEvents(BACKLOG_EVENTS, BACKLOG_SEED, gateway));
     const unpaced = await directBaseline(receivers, gateway, BACKLOG_EVENTS, BACKLOG_SEED, 0, 'unpaced');
     report({
       name: `capacity: deliveries/s draining ${backlog.expected} deliveries appended unpaced (${backlog.delivered} delivered; fed in ${backlog.feedSeconds.toFixed(1)} s)`,
@@ -189,6 +254,7 @@ export async function benchWebhooks(): Promise<void> {
     for (const p of procs) p.child.kill('SIGTERM');
     await Promise.all(procs.map((p) => p.exited));
     await projection.stop();
+    benchLoop.stop();
     blocking.disconnect();
     for (const r of receivers) await r.close();
     await env.close();

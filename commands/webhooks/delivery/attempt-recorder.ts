@@ -29,6 +29,8 @@ export interface RecorderOptions {
   /** writes in flight at once (2) */
   parallel?: number;
   fanouts?: Pick<FanoutFinisher, 'take' | 'requeue'>;
+  /** told of each write: its records and how long it took (ms) */
+  onWrite?(records: number, ms: number): void;
 }
 
 export function createAttemptRecorder(db: Db, worker: string, opts: RecorderOptions = {}): RecordFn {
@@ -41,6 +43,15 @@ export function createAttemptRecorder(db: Db, worker: string, opts: RecorderOpti
   let timer: NodeJS.Timeout | undefined;
 
   async function write(batch: Queued[]): Promise<void> {
+    const t = performance.now();
+    try {
+      await writeBatch(batch);
+    } finally {
+      opts.onWrite?.(batch.length, performance.now() - t);
+    }
+  }
+
+  async function writeBatch(batch: Queued[]): Promise<void> {
     const single = batch.length === 1 && batch[0]!.a.first === undefined;
     const finished = single ? [] : (opts.fanouts?.take() ?? []);
     try {

@@ -13,6 +13,7 @@
  * queued is seen: the deliveries of such an endpoint are handed to the claim at once (due
  * now; the claim skips them while the endpoint is paused or inactive).
  */
+import { performance } from 'node:perf_hooks';
 import type { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import type { Db } from '../../../infra/postgres/database.js';
@@ -55,7 +56,10 @@ export interface FastPathDeps {
   take(rows: ClaimedDelivery[]): void;
 }
 
-export interface FastPath { stop(): Promise<void> }
+/** Cumulative counts since the start, for the worker's gauges: pops that took entries, the entries, and the time (ms) spent waiting for room, in the blocking pop, and between a pop's answer and its hand-over. */
+export interface FastPathCounts { pops: number; entries: number; roomWaitMs: number; popMs: number; prepMs: number }
+
+export interface FastPath { stop(): Promise<void>; counts(): FastPathCounts }
 
 /** How long one blocking pop waits (seconds): also how long a stop waits for it. */
 const POP_BLOCK_S = 0.25;
@@ -68,6 +72,7 @@ export function startFastPath(deps: FastPathDeps): FastPath {
   blocking.on('error', () => undefined); // reported by the pops that fail
   let stopped = false;
   let perEntry = 1;
+  const counts: FastPathCounts = { pops: 0, entries: 0, roomWaitMs: 0, popMs: 0, prepMs: 0 };
 
   const say = () => { void deps.redis.set(poppersKey, String(deps.pushLeaseMs), 'PX', POPPERS_TTL_MS).catch(() => undefined); };
   say();
@@ -118,11 +123,21 @@ export function startFastPath(deps: FastPathDeps): FastPath {
   const loop = (async () => {
     while (!stopped) {
       const room = deps.room();
-      if (room <= 0 || (room < (deps.popRoom ?? 1) && deps.starving?.() === false)) { await deps.roomFreed(); continue; }
+      if (room <= 0 || (room < (deps.popRoom ?? 1) && deps.starving?.() === false)) {
+        const t = performance.now();
+        await deps.roomFreed();
+        counts.roomWaitMs += performance.now() - t;
+        continue;
+      }
       try {
         const count = Math.max(1, Math.floor(room / perEntry));
+        const t0 = performance.now();
         const r = await blocking.blmpop(POP_BLOCK_S, 1, readyKey, 'LEFT', 'COUNT', count);
+        const t1 = performance.now();
+        counts.popMs += t1 - t0;
         if (!r) continue;
+        counts.pops += 1;
+        counts.entries += r[1].length;
         // entries of an older format (no fan-out) are left to the claim: their rows were written
         const popped = r[1].map((s) => JSON.parse(s) as ReadyEntry).filter((e) => typeof e.f === 'string' && Array.isArray(e.w));
         if (popped.length === 0) continue;
@@ -143,6 +158,7 @@ export function startFastPath(deps: FastPathDeps): FastPath {
         }
         for (const f of claimedAll) deps.fanoutDone(f);
         deps.take(rows);
+        counts.prepMs += performance.now() - t1;
       } catch (err) {
         if (stopped) break;
         deps.logger.warn({ err: (err as Error).message }, 'popping pushed webhook deliveries failed; retrying (their fan-outs wait for the expansion)');
@@ -152,6 +168,7 @@ export function startFastPath(deps: FastPathDeps): FastPath {
   })();
 
   return {
+    counts: () => ({ ...counts }),
     async stop() {
       stopped = true;
       clearInterval(heartbeat);

@@ -58,6 +58,9 @@ const RECORDING_FACTOR = 4;
 
 const OUTCOME_FLUSH_MS = 1000;
 
+/** The period of the debug-level gauges. */
+const GAUGE_MS = 500;
+
 /** How often a worker looks for fan-outs whose lease ended (./fanouts.ts), at most. */
 const EXPAND_EVERY_MS = 500;
 
@@ -76,8 +79,16 @@ export function startWebhookWorker(ctx: WorkerCtx, opts: WorkerOptions = {}): We
   const now = () => ctx.clock.now();
   // finished fan-outs are deleted by the recorder's next write (./fanouts.ts)
   const finisher = createFanoutFinisher(ctx.db);
+  // the record writes of the current gauge period (debug level: see `gauges` below)
+  const writes = { n: 0, records: 0, ms: 0, maxMs: 0 };
+  const noteWrite = (records: number, ms: number) => {
+    writes.n += 1;
+    writes.records += records;
+    writes.ms += ms;
+    writes.maxMs = Math.max(writes.maxMs, ms);
+  };
   const deps: DeliverDeps = {
-    db: ctx.db, worker: id, record: createAttemptRecorder(ctx.db, id, { fanouts: finisher }), poster, schedule, now, logger: log,
+    db: ctx.db, worker: id, record: createAttemptRecorder(ctx.db, id, { fanouts: finisher, onWrite: noteWrite }), poster, schedule, now, logger: log,
     keysOf: createSecretKeys(config.keys.encryptionKey, now),
     limiter: createRateLimiter(ctx.redis, config.redis.prefix),
     retryAfterMaxMs: cfg.retryAfterMaxSeconds * 1000,
@@ -247,6 +258,28 @@ export function startWebhookWorker(ctx: WorkerCtx, opts: WorkerOptions = {}): We
     await fastPath?.stop();
     await releaseHeld(ctx.db, id, ahead.drain()).catch(() => undefined);
   })();
+
+  // At debug level only: every GAUGE_MS of wall clock, what held deliveries back (the
+  // webhooks bench lines these up with its slow deliveries).
+  let gauges: NodeJS.Timeout | undefined;
+  if (log.isLevelEnabled('debug')) {
+    let last = fastPath?.counts();
+    let peak = { busy: 0, inflight: 0, ahead: 0 };
+    const sample = setInterval(() => {
+      peak = { busy: Math.max(peak.busy, busy), inflight: Math.max(peak.inflight, inflight.size), ahead: Math.max(peak.ahead, ahead.size()) };
+    }, 5);
+    const report = () => {
+      const c = fastPath?.counts();
+      const d = c && last ? { pops: c.pops - last.pops, entries: c.entries - last.entries, roomWaitMs: Math.round(c.roomWaitMs - last.roomWaitMs), popMs: Math.round(c.popMs - last.popMs), prepMs: Math.round(c.prepMs - last.prepMs) } : undefined;
+      last = c;
+      log.debug({ gauges: { t: Math.floor(Date.now() / GAUGE_MS) * GAUGE_MS - GAUGE_MS, ...peak, fastPath: d, writes: { ...writes, ms: Math.round(writes.ms), maxMs: Math.round(writes.maxMs) } } }, 'webhook worker gauges');
+      peak = { busy: 0, inflight: 0, ahead: 0 };
+      Object.assign(writes, { n: 0, records: 0, ms: 0, maxMs: 0 });
+    };
+    const align = setTimeout(() => { report(); gauges = setInterval(report, GAUGE_MS); }, GAUGE_MS - (Date.now() % GAUGE_MS));
+    gauges = align;
+    stopCtl.signal.addEventListener('abort', () => { clearInterval(sample); clearTimeout(align); clearInterval(gauges); }, { once: true });
+  }
 
   log.info({ concurrency: cfg.concurrency, timeoutMs: cfg.timeoutMs }, 'webhook worker started');
   return {
