@@ -204,6 +204,11 @@ export async function benchWebhooks(): Promise<void> {
     }
     const workerEnv = { ...env.env, LOG_LEVEL: 'debug', WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_CONCURRENCY: String(CONCURRENCY), DATABASE_POOL_MAX: '8' };
     for (let i = 0; i < WORKERS; i += 1) procs.push(startCli(['serve', '--role', 'webhooks'], workerEnv, [...NODE_ARGS, ...PROBE]));
+    // Built before anything is timed: 10,000 synthetic events take this process about a
+    // second of CPU, and the garbage collections that followed stalled the receivers and
+    // the projection sharing it for 400-800 ms at the start of the full-rate run.
+    const fullEvents = benchEvents(RATE * SECONDS, FULL_SEED, gateway);
+    const backlogEvents = benchEvents(BACKLOG_EVENTS, BACKLOG_SEED, gateway);
     await run(env, receivers, 1, benchEvents(1, 8, gateway)); // one event through: the worker processes are up
 
     // A light load first: latency when nothing is queued (the NOTIFY path), then the full rate.
@@ -216,7 +221,7 @@ export async function benchWebhooks(): Promise<void> {
     const sampler = setInterval(() => {
       void env.redis.llen(readyKey).then((n) => { const b = Math.floor(Date.now() / BUCKET_MS) * BUCKET_MS; listMax.set(b, Math.max(listMax.get(b) ?? 0, n)); });
     }, 20);
-    const full = await run(env, receivers, RATE, benchEvents(RATE * SECONDS, FULL_SEED, gateway));
+    const full = await run(env, receivers, RATE, fullEvents);
     clearInterval(sampler);
     // issue 17's goals at the full offered rate: p99 under 250 ms, throughput ≥ 0.8 of direct POSTs paced alike
     report({ name: `append → first attempt p50 at ${RATE} events/s`, value: full.p50, unit: 'ms' });
@@ -241,7 +246,7 @@ export async function benchWebhooks(): Promise<void> {
       baseline: { name: `direct POSTs of the same bodies paced alike, no outbox${paced.failed > 0 ? ` (${paced.failed} failed)` : ''}`, value: paced.rate },
     });
     // capacity: a backlog appended as fast as the stream takes it, against unpaced direct POSTs
-    const backlog = await run(env, receivers, 0, benchEvents(BACKLOG_EVENTS, BACKLOG_SEED, gateway));
+    const backlog = await run(env, receivers, 0, backlogEvents);
     const unpaced = await directBaseline(receivers, gateway, BACKLOG_EVENTS, BACKLOG_SEED, 0, 'unpaced');
     report({
       name: `capacity: deliveries/s draining ${backlog.expected} deliveries appended unpaced (${backlog.delivered} delivered; fed in ${backlog.feedSeconds.toFixed(1)} s)`,
