@@ -176,10 +176,20 @@ for (const ttl of ['0', '60000']) {
       expect(errorBody(await refused.text())).to.equal(errorBody(await expected.text()));
     });
 
-    it('names the route in the request\'s metrics', async () => {
-      const before = await served('/v1/payment-policies/:address/executions');
+    it('names the route in the request\'s metrics, answered or refused by its handler', async () => {
+      const route = '/v1/payment-policies/:address/executions';
+      const before = await served(route);
       await (await get(front.url, `/v1/payment-policies/${P.sub1}/executions?limit=2`, nextIp(), 'front')).arrayBuffer();
-      expect(await served('/v1/payment-policies/:address/executions')).to.equal(before + 1);
+      expect(await served(route)).to.equal(before + 1);
+      // the handler's own 400 (checkAddress), answered by express's error handler
+      const bad = await get(front.url, '/v1/payment-policies/not-an-address/executions', nextIp(), 'front');
+      expect(bad.status).to.equal(400);
+      expect(await served(route)).to.equal(before + 2);
+      // a 404 the handler throws after front counted the request
+      const events = await served('/v1/events');
+      const missing = await get(front.url, REFUSED.find((p) => p.includes('signature='))!, nextIp(), 'front');
+      expect(missing.status).to.equal(404);
+      expect(await served('/v1/events')).to.equal(events + 1);
     });
   });
 }

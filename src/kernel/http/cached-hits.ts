@@ -220,13 +220,14 @@ export function createCachedHits(cache: ReadCache, standardLimit: RequestHandler
       const miss = hit === undefined && !refused ? missOf() : undefined;
       if (miss !== undefined) {
         const computed = await compute(miss, looked, req.url!);
+        // answered by express's error handler, under the route that threw, as the router names it
+        hitRoutes.set(res, k.route);
         if ('thrown' in computed) {
           e = { key: k.key, looked: undefined, ...(counted ? { counted } : {}), thrown: computed.thrown };
         } else if (computed.rendered.headers === undefined) {
           write(f, req, res, k, computed.rendered, counted);
           return;
         } else {
-          hitRoutes.set(res, k.route);
           e = { key: k.key, looked: undefined, ...(counted ? { counted } : {}), answer: computed.rendered };
         }
       }
