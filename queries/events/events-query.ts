@@ -7,6 +7,7 @@
 import { sql, type ExpressionBuilder, type Expression, type RawBuilder, type Selectable, type AliasedSelectQueryBuilder, type SqlBool } from 'kysely';
 import type { Db } from '../../infra/postgres/database.js';
 import { queryCell, type JsonText } from '../../infra/postgres/text-query.js';
+import { compileShaped } from '../../infra/postgres/compiled-shapes.js';
 import type { Database } from '../../infra/postgres/schema.js';
 import type { EventName } from '../../src/kernel/events/catalog.js';
 import { hasTimeRange, type TimeRange } from './params.js';
@@ -137,7 +138,11 @@ export function eventsQuery(db: Db, where: EventWhere, page: Page) {
 
 /** A page of events, newest first, as the JSON array text of the API's events. */
 export async function listEventsJson(db: Db, where: EventWhere, page: Page): Promise<JsonText> {
-  return (await queryCell(db, eventsQuery(db, where, page).compile())) ?? '[]';
+  // a time window's plan computes from the page (probeCap) and fields go into one JSON
+  // parameter: those compile per request; in the other modes every value is a parameter
+  const shaped = (where.time === undefined || !hasTimeRange(where.time)) && where.fields === undefined;
+  const q = shaped ? compileShaped('events', { where, page }, (a) => eventsQuery(db, a.where, a.page)) : eventsQuery(db, where, page).compile();
+  return (await queryCell(db, q)) ?? '[]';
 }
 
 /** A page of events, newest first, as objects (for code that reads them). */

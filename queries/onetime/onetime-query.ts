@@ -7,6 +7,7 @@
  */
 import { sql } from 'kysely';
 import type { Db } from '../../infra/postgres/database.js';
+import { compileShaped } from '../../infra/postgres/compiled-shapes.js';
 import type { Page } from '../policies/policy-rows.js';
 
 /**
@@ -32,9 +33,11 @@ export function oneTimeQuery(db: Db, memo: Buffer, recipient: string | undefined
  * single query. Only several matches are paged.
  */
 export async function listOneTime(db: Db, memo: Buffer, recipient: string | undefined, page: Page): Promise<OneTimeAnswer> {
-  const firstTwo = await oneTimeQuery(db, memo, recipient).limit(2).execute();
+  // memo, recipient and the page are parameters only (compiled-shapes.ts)
+  const paged = (p: Page) => db.executeQuery(compileShaped('onetime', { memo, recipient, p }, (a) => oneTimeQuery(db, a.memo, a.recipient).limit(a.p.limit).offset(a.p.offset)));
+  const { rows: firstTwo } = await paged({ limit: 2, offset: 0 });
   if (firstTwo.length === 1) return { kind: 'one', doc: firstTwo[0]!.doc ?? 'null' };
   if (firstTwo.length === 0) return { kind: 'many', docs: [] };
-  const rows = await oneTimeQuery(db, memo, recipient).limit(page.limit).offset(page.offset).execute();
+  const { rows } = await paged(page);
   return { kind: 'many', docs: rows.map((r) => r.doc ?? 'null') };
 }

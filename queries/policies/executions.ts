@@ -8,6 +8,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../../infra/postgres/database.js';
 import { queryCell, type JsonText } from '../../infra/postgres/text-query.js';
+import { compileShaped } from '../../infra/postgres/compiled-shapes.js';
 import type { PolicyKind } from '../../src/kernel/domain/policy.js';
 import { typedEventSchema } from '../events/event-schema.js';
 import type { JsonSchema } from '../../src/kernel/http/schema.js';
@@ -26,7 +27,7 @@ export function executionsQuery(db: Db, kind: PolicyKind, policy: string, page: 
 }
 
 export async function listExecutionDocs(db: Db, kind: PolicyKind, policy: string, page: Page): Promise<JsonText> {
-  return (await queryCell(db, executionsQuery(db, kind, policy, page).compile())) ?? '[]';
+  return (await queryCell(db, compileShaped(`executions:${kind}`, { policy, page }, (a) => executionsQuery(db, kind, a.policy, a.page)))) ?? '[]';
 }
 
 export function executionSchema(kind: PolicyKind): JsonSchema {

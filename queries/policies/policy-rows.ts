@@ -9,6 +9,7 @@
 import { sql, type Selectable } from 'kysely';
 import type { Db } from '../../infra/postgres/database.js';
 import { queryCell, type JsonText } from '../../infra/postgres/text-query.js';
+import { compileShaped } from '../../infra/postgres/compiled-shapes.js';
 import type { PolicyRowTable } from '../../projections/policies/tables.js';
 import { factsFromRow } from '../../projections/policies/doc.js';
 import type { PolicyFacts, PolicyKind } from '../../src/kernel/domain/policy.js';
@@ -41,7 +42,8 @@ export function policiesQuery(db: Db, kind: PolicyKind, f: PolicyFilter, page: P
 }
 
 export async function listPolicyDocs(db: Db, kind: PolicyKind, f: PolicyFilter, page: Page): Promise<JsonText> {
-  return (await queryCell(db, policiesQuery(db, kind, f, page).compile())) ?? '[]';
+  // every value of the filter and page is a parameter of policiesQuery (compiled-shapes.ts)
+  return (await queryCell(db, compileShaped(`policies:${kind}`, { f, page }, (a) => policiesQuery(db, kind, a.f, a.page)))) ?? '[]';
 }
 
 /** The read model's row of a policy, deleted or not; undefined when it never saw one. */

@@ -12,13 +12,20 @@ import type { JsonSchema } from './schema.js';
 import type { RouteRateLimit } from './rate-limit.js';
 import type { ReadCache } from '../../../infra/cache/read-cache.js';
 import { render, send, type Reply } from './rendered.js';
-import { createCachedHits, type CachedHits, type FrontOptions } from './cached-hits.js';
+import { createCachedHits, type CachedHits, type FrontMiss, type FrontOptions, type FrontRoutes } from './cached-hits.js';
+import { compilePath, matchPath, splitUrl, type PathPattern } from './front-paths.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { parse as parseQuery } from 'node:querystring';
 
 type Method = 'get' | 'post' | 'put' | 'delete' | 'patch';
 
 export type { Reply };
 
+/**
+ * A handler's request. req and res are express's, except for a route with cachedFrom (whose
+ * answer depends on its validated query and params alone), whose GETs `front` may run in
+ * front of express (cached-hits.ts) without them: there, req and res are undefined.
+ */
 export interface Ctx<Q, P, B> { query: Q; params: P; body: B; req: Request; res: Response }
 
 export interface RouteDef<Q = Record<string, never>, P = Record<string, never>, B = undefined> {
@@ -42,7 +49,8 @@ export interface RouteDef<Q = Record<string, never>, P = Record<string, never>, 
    * The read models (projection names) the handler's answer is computed from, and nothing
    * else: its replies are kept by the read cache (infra/cache/read-cache.ts) until one of
    * them commits again. Only for handlers whose answer depends on the request's validated
-   * path and query alone.
+   * path and query alone, and that answer JSON: their GETs without middleware of their own
+   * (before) or onInvalid are answered in front of express, cache on or off (cached-hits.ts).
    */
   cachedFrom?: readonly string[];
   /**
@@ -82,6 +90,8 @@ export class Api {
   private readonly cache: ReadCache | undefined;
   private readonly hits: CachedHits | undefined;
   private readonly now: () => number;
+  /** every GET route in the router's order: its path, and how front answers it (undefined: express does) */
+  private readonly gets: { pattern: PathPattern | undefined; prepare: ((params: Record<string, string>, search: string) => FrontMiss | undefined) | undefined }[] = [];
 
   constructor(
     private readonly router: Router,
@@ -91,7 +101,8 @@ export class Api {
     this.standardLimit = opts.standardLimit;
     this.cache = opts.cache?.enabled ? opts.cache : undefined;
     this.now = opts.now ?? Date.now;
-    this.hits = this.cache ? createCachedHits(this.cache, this.standardLimit, this.now, opts.front) : undefined;
+    // with a front, misses (and every request, with the cache off) of list routes are answered before express too
+    this.hits = this.cache || (opts.cache && opts.front) ? createCachedHits(opts.cache!, this.standardLimit, this.now, opts.front) : undefined;
     this.ajv = new Ajv({ coerceTypes: true, useDefaults: true, allErrors: false, strict: false });
     addFormats(this.ajv);
   }
@@ -142,6 +153,10 @@ export class Api {
         next(err);
       }
     };
+    if (def.method === 'get') {
+      const frontable = def.cachedFrom !== undefined && learnable && def.onInvalid === undefined && def.body === undefined;
+      this.gets.push({ pattern: compilePath(def.path), prepare: frontable ? (p, search) => this.prepare(def, p, search, vQuery, vParams, limited) : undefined });
+    }
     const standard = (def.rateLimit ?? 'standard') === 'standard' ? this.standardLimit : undefined;
     const hits = this.hits;
     // a request the cached hits' middleware counted already is not counted again
@@ -155,9 +170,57 @@ export class Api {
     return this.hits?.middleware;
   }
 
-  /** Node's request handler: the hits of known URLs answered before `app` (express) when the cache is on, else `app` itself. */
+  /** Node's request handler: hits of known URLs and the list routes' misses answered before `app` (express) when there is a front, else `app` itself. */
   handler(app: (req: IncomingMessage, res: ServerResponse) => void): (req: IncomingMessage, res: ServerResponse) => void {
-    return this.hits ? this.hits.front(app) : app;
+    return this.hits ? this.hits.front(app, this.frontRoutes) : app;
+  }
+
+  /** The route express would run for a GET, when front may answer it (front-paths.ts). */
+  private readonly frontRoutes: FrontRoutes = {
+    miss: (url) => {
+      const split = splitUrl(url);
+      if (split === undefined) return undefined;
+      for (const g of this.gets) {
+        // a path this file cannot read might match: express decides
+        if (g.pattern === undefined) return undefined;
+        const params = matchPath(g.pattern, split.segments);
+        if (params === undefined) continue;
+        return params === null || g.prepare === undefined ? undefined : g.prepare(params, split.search);
+      }
+      return undefined;
+    },
+  };
+
+  /**
+   * A GET of a cachedFrom route validated as the router's handler validates it; undefined
+   * for input it refuses, which express then refuses with its 400 (and counts).
+   */
+  private prepare<Q, P, B>(def: RouteDef<Q, P, B>, rawParams: Record<string, string>, search: string, vQuery: ValidateFunction | undefined, vParams: ValidateFunction | undefined, limited: boolean): FrontMiss | undefined {
+    // express's 'simple' query parser is querystring.parse
+    const rawQuery: Record<string, unknown> = { ...parseQuery(search) };
+    let query: unknown, params: unknown;
+    try {
+      checkSpelling(def.query, rawQuery, 'query');
+      checkSpelling(def.params, rawParams, 'path');
+      query = validate(vQuery, rawQuery, 'query');
+      params = validate(vParams, rawParams, 'path');
+    } catch {
+      return undefined;
+    }
+    const key = `${def.method} ${def.path} ${stableJson(params)} ${stableJson(query)}`;
+    const tagged = this.cache !== undefined;
+    return {
+      readModels: def.cachedFrom!,
+      key,
+      scopes: this.cache ? scopesOf(def, query as Q, params as P) : undefined,
+      route: def.path,
+      limited,
+      produce: async () => {
+        const reply = await def.handler({ query: query as Q, params: params as P, body: undefined as B, req: undefined as unknown as Request, res: undefined as unknown as Response });
+        if (reply && !('json' in reply) && reply.contentType && !reply.contentType.startsWith('application/json')) throw new Error(`route ${def.path}: a cachedFrom route answers JSON`);
+        return render(reply, def.path, tagged);
+      },
+    };
   }
 
   private document<Q, P, B>(def: RouteDef<Q, P, B>): void {
