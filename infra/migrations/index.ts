@@ -26,6 +26,8 @@ import * as m0999 from './0999_projection_dedup_partitions.js';
 import * as m0998r from './0998_payg_usage_reserved.js';
 import * as m0998h from './0998_payg_usage_reserved_hot.js';
 import * as m0996 from './0996_webhook_fanouts.js';
+import * as m1000 from './1000_events_drop_name_time_index.js';
+import * as m1001 from './1001_events_keyed_data_index.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '0001_spine': m0001,
@@ -50,6 +52,8 @@ const MIGRATIONS: Record<string, Migration> = {
   '0998_payg_usage_reserved': m0998r,
   '0998_payg_usage_reserved_hot': m0998h,
   '0996_webhook_fanouts': m0996,
+  '1000_events_drop_name_time_index': m1000,
+  '1001_events_keyed_data_index': m1001,
 };
 
 export async function migrateToLatest(db: Kysely<any>): Promise<MigrationResultSet> {

@@ -1,8 +1,9 @@
 /**
  * Reads of the archive `events` table for the events API. Every list is newest first
  * (slot DESC, seq DESC: the order of the chain, then of arrival) and paginated. Filters on
- * event fields use jsonb containment (`data @> {...}`) so the GIN jsonb_path_ops index
- * answers them; the other conditions each have a btree index (migration 0001).
+ * event fields use jsonb containment (`data @> {...}`), found through the GIN index of
+ * events_keyed_data(data) (migration 1001); the other conditions each have a btree index
+ * (migrations 0001, 1000).
  */
 import { sql, type ExpressionBuilder, type Expression, type RawBuilder, type Selectable, type AliasedSelectQueryBuilder, type SqlBool } from 'kysely';
 import type { Db } from '../../infra/postgres/database.js';
@@ -44,7 +45,9 @@ function conditions(w: EventWhere) {
     if (w.time?.from !== undefined) all.push(eb('block_time', '>=', String(w.time.from)));
     if (w.time?.to !== undefined) all.push(eb('block_time', '<=', String(w.time.to)));
     if (w.fields !== undefined && Object.keys(w.fields).length > 0) {
-      all.push(sql<SqlBool>`data @> ${JSON.stringify(w.fields)}::jsonb`);
+      // the first finds the candidates through the GIN index (migration 1001), the second is exact
+      const fields = JSON.stringify(w.fields);
+      all.push(sql<SqlBool>`events_keyed_data(data) @> events_keyed_data(${fields}::jsonb)`, sql<SqlBool>`data @> ${fields}::jsonb`);
     }
     return eb.and(all);
   };
