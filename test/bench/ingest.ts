@@ -8,6 +8,9 @@
  *     alone (the same signature pages and batched getTransaction calls, as many in
  *     flight as the indexer has); medians of alternating rounds.
  */
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { join } from 'node:path';
 import pino from 'pino';
 import { decodeEventPayload } from '../../src/kernel/events/codec.js';
 import { loadConfig } from '../../src/kernel/config/config.js';
@@ -110,6 +113,31 @@ async function readAll(reader: ChainReader): Promise<number> {
 }
 
 const ROUNDS = Number(process.env['BENCH_INGEST_ROUNDS'] ?? 3);
+/** BENCH_INGEST_PROFILE=<dir>: a V8 CPU profile of each round of each side, written there */
+const PROFILE_DIR = process.env['BENCH_INGEST_PROFILE'];
+
+/**
+ * `fn` timed, with this process's CPU time over it (user + system, every thread): the
+ * indexer runs here, the localnet and Redis elsewhere, so this is the indexer's cost
+ * (or the bare reads'), a figure that moves less with the machine's load than the rate.
+ */
+async function measured<T>(fn: () => Promise<T>, profileAs: string): Promise<{ ms: number; cpuMs: number; result: T }> {
+  const session = PROFILE_DIR ? new Session() : undefined;
+  if (session) {
+    session.connect();
+    await session.post('Profiler.enable');
+    await session.post('Profiler.start');
+  }
+  const cpu = process.cpuUsage();
+  const run = await timed(fn);
+  const used = process.cpuUsage(cpu);
+  if (session && PROFILE_DIR) {
+    const { profile } = await session.post('Profiler.stop');
+    writeFileSync(join(PROFILE_DIR, `${profileAs}.cpuprofile`), JSON.stringify(profile));
+    session.disconnect();
+  }
+  return { ...run, cpuMs: (used.user + used.system) / 1000 };
+}
 const median = (xs: readonly number[]): number => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
 
 async function benchCatchUp(): Promise<void> {
@@ -124,6 +152,8 @@ async function benchCatchUp(): Promise<void> {
     // starts from an empty stream of its own.
     const ingest: number[] = [];
     const reads: number[] = [];
+    const ingestCpu: number[] = [];
+    const readsCpu: number[] = [];
     for (let round = 0; round < ROUNDS; round += 1) {
       const prefix = `${env.prefix}r${round}:`;
       const keys = streamKeys(prefix);
@@ -132,19 +162,24 @@ async function benchCatchUp(): Promise<void> {
       });
       // from the indexer's start to the last event in the stream
       const indexer = await startIndexer({ config, redis: env.redis, logger: pino({ level: 'silent' }), concurrency: BATCH });
-      const run = await timed(async () => {
+      const run = await measured(async () => {
         while ((await env.redis.xlen(keys.events)) < state.events) await new Promise((r) => setTimeout(r, 10));
-      }).finally(() => indexer.stop());
+      }, `ingest-r${round}`).finally(() => indexer.stop());
       const appended = await env.redis.xlen(keys.events);
       if (appended !== state.events) throw new Error(`indexer appended ${appended} of ${state.events} events`);
       ingest.push(state.events / (run.ms / 1000));
-      const base = await timed(() => readAll(reader));
+      ingestCpu.push(run.cpuMs / (state.events / 10_000));
+      const base = await measured(() => readAll(reader), `reads-r${round}`);
       reads.push(state.events / (base.ms / 1000));
+      readsCpu.push(base.cpuMs / (state.events / 10_000));
     }
     report({
       name: `ingest localnet → stream (backlog of ${state.events} events, ${state.transactions} transactions; median of ${ROUNDS} rounds)`, value: median(ingest),
       unit: 'events/s', baseline: { name: 'RPC reads only (2 batches in flight)', value: median(reads) }, goal: 0.7,
     });
+    const rounds = (xs: readonly number[]): string => xs.map((x) => x.toFixed(0)).join(', ');
+    process.stdout.write(`    events/s by round: indexer ${rounds(ingest)}; reads ${rounds(reads)}\n`);
+    process.stdout.write(`    this process's CPU per 10k events (median): indexer ${median(ingestCpu).toFixed(0)} ms [${rounds(ingestCpu)}], reads alone ${median(readsCpu).toFixed(0)} ms [${rounds(readsCpu)}]\n`);
   } finally {
     await env.close();
     await ln.stop();

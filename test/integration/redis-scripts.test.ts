@@ -7,7 +7,7 @@
 import { expect } from 'chai';
 import { Redis } from 'ioredis';
 import { luaScript, pipelineFor, queueScript, runScript } from '../../infra/redis/scripts.js';
-import { appendEvents } from '../../infra/redis/event-stream.js';
+import { appendEvents, appendSerialized } from '../../infra/redis/event-stream.js';
 import { streamKeys } from '../../src/kernel/keys/index.js';
 import { makeEvents } from '../support/anchor-events.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
@@ -65,5 +65,32 @@ describe('Lua scripts by EVALSHA', () => {
     await redis.script('FLUSH');
     expect(await appendEvents(redis, keys, events)).to.equal(10); // the first ten were seen
     expect(await redis.xlen(keys.events)).to.equal(20);
+  });
+
+  it('writes each payload as its entry, byte for byte, with the cursor in the same step; a payload that is not one line writes nothing', async () => {
+    const keys = streamKeys('scripts-bytes:');
+    const payloads = [
+      '{"id":"a:0:0","data":{"memo":"caf\u00e9 \u2603 \ud83d\ude00","line":"one\\ntwo","empty":""}}',
+      '{}',
+      'x'.repeat(70_000),
+      '{"id":"a:0:3","data":{"text":"tab\\t quote\\" back\\\\ nul\\u0000"}}',
+    ];
+    const events = payloads.map((payload, i) => ({ id: `a:0:${i}`, payload }));
+    const cursor = { key: 'scripts-bytes:cursor', value: '{"signature":"a","slot":1}' };
+    expect(await appendSerialized(redis, keys, events, cursor)).to.equal(4);
+    const entries = await redis.xrangeBuffer(keys.events, '-', '+');
+    expect(entries.map(([, fields]) => fields.map((f) => f.toString('hex')))).to.deep.equal(payloads.map((p) => [Buffer.from('e').toString('hex'), Buffer.from(p).toString('hex')]));
+    expect(await redis.get(cursor.key)).to.equal(cursor.value);
+    // the dedup window still holds per event: a repeat and a new one append only the new one
+    expect(await appendSerialized(redis, keys, [events[1]!, { id: 'a:0:4', payload: '{"n":4}' }])).to.equal(1);
+    expect(await redis.xlen(keys.events)).to.equal(5);
+
+    const broken = [{ id: 'b:0:0', payload: '{"a":1}\n{"b":2}' }];
+    let failed: unknown;
+    await appendSerialized(redis, keys, broken, { key: cursor.key, value: 'moved' }).catch((err: unknown) => { failed = err; });
+    expect(String(failed)).to.match(/more payloads than seen keys/);
+    expect(await redis.xlen(keys.events)).to.equal(5);
+    expect(await redis.get(cursor.key)).to.equal(cursor.value);
+    expect(await redis.exists('scripts-bytes:seen:b:0:0')).to.equal(0);
   });
 });
