@@ -203,7 +203,7 @@ export function createCachedHits(cache: ReadCache, standardLimit: RequestHandler
     });
   }
 
-  /** `miss`: the URL's route and validated request, when front may compute its answer. */
+  /** `missOf`: the URL's route and validated request, when front may compute its answer on a miss (asked only then). */
   async function answer(f: FrontOptions, req: IncomingMessage, res: ServerResponse, app: (req: IncomingMessage, res: ServerResponse) => void, k: KnownUrl, missOf: () => FrontMiss | undefined): Promise<void> {
     let e: Early;
     try {
@@ -241,7 +241,7 @@ export function createCachedHits(cache: ReadCache, standardLimit: RequestHandler
   /** The route's answer at the versions looked up (the cache's miss, or the route run when the cache is off or bypassed). */
   async function compute(m: FrontMiss, looked: Lookup<Rendered>, url: string): Promise<{ rendered: Rendered } | { thrown: unknown }> {
     try {
-      const rendered = await cache.get(m.readModels, m.key, () => m.produce(), (r) => r.body.length + m.key.length + 64, m.scopes, looked)
+      const rendered = await cache.get(m.readModels, m.key, () => m.produce(), (r) => r.body.length + m.key.length + 64, m.scopes, looked);
       if (cache.enabled) known.set(url, { readModels: m.readModels, key: m.key, scopes: m.scopes, route: m.route, limited: m.limited });
       return { rendered };
     } catch (thrown) {

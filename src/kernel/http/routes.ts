@@ -7,13 +7,14 @@ import type { Request, RequestHandler, Response, Router } from 'express';
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { errorEnvelopeSchema } from './envelope.js';
-import { AppError, invalid } from './errors.js';
+import { AppError } from './errors.js';
 import type { JsonSchema } from './schema.js';
 import type { RouteRateLimit } from './rate-limit.js';
 import type { ReadCache } from '../../../infra/cache/read-cache.js';
 import { render, send, type Reply } from './rendered.js';
 import { createCachedHits, type CachedHits, type FrontMiss, type FrontOptions, type FrontRoutes } from './cached-hits.js';
 import { compilePath, matchPath, splitUrl, type PathPattern } from './front-paths.js';
+import { checkSpelling, stableJson, validate } from './request-input.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseQuery } from 'node:querystring';
 
@@ -283,40 +284,6 @@ function scopesOf<Q, P, B>(def: RouteDef<Q, P, B>, query: Q, params: P): readonl
   } catch {
     return undefined;
   }
-}
-
-/** JSON with keys sorted: equal queries, equal cache keys. */
-function stableJson(v: unknown): string {
-  if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? 'null';
-  if (Array.isArray(v)) return `[${v.map(stableJson).join(',')}]`;
-  return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${stableJson((v as Record<string, unknown>)[k])}`).join(',')}}`;
-}
-
-/**
- * ajv coerces strings the way JavaScript does ("0x10" → 16, " " → 0). Query and path
- * values of integer or boolean type must be spelled plainly; anything else is a 400.
- */
-function checkSpelling(schema: JsonSchema | undefined, data: Record<string, unknown>, where: string): void {
-  const props = (schema?.['properties'] ?? {}) as Record<string, JsonSchema>;
-  for (const [name, value] of Object.entries(data)) {
-    const type = props[name]?.['type'];
-    if (typeof value !== 'string') continue;
-    if (type === 'integer' && !/^-?\d{1,16}$/.test(value)) throw invalid(`${where} '${name}' must be an integer`);
-    if (type === 'boolean' && !/^(true|false)$/.test(value)) throw invalid(`${where} '${name}' must be true or false`);
-  }
-}
-
-function validate(v: ValidateFunction | undefined, data: unknown, where: string): unknown {
-  if (!v) return data;
-  if (v(data)) return data;
-  const e = v.errors?.[0];
-  const field = e?.instancePath ? e.instancePath.replace(/^\//, '').replace(/\//g, '.') : '';
-  const what = e?.keyword === 'additionalProperties'
-    ? `unknown ${where} parameter '${String((e.params as { additionalProperty?: string }).additionalProperty)}'`
-    : e?.keyword === 'required'
-      ? `missing ${where} field '${String((e.params as { missingProperty?: string }).missingProperty)}'`
-      : `${where}${field ? ` '${field}'` : ''} ${e?.message ?? 'is invalid'}`;
-  throw invalid(what);
 }
 
 function schemaParams(schema: JsonSchema | undefined, where: 'path' | 'query'): unknown[] {
