@@ -142,6 +142,8 @@ interface RunResult {
   expected: number; delivered: number; queued: number; feedSeconds: number; rate: number; p50: number; p99: number; queuedP50: number; queuedP99: number;
   /** for the time profile: the feed's start, each first attempt and each append → queued, by append time */
   startedAt: number; timed: Timed[]; queuedTimed: Timed[];
+  /** by append time: append → the first attempt's POST started (attempted_at), and that POST's own latency (latency_ms) */
+  waitTimed: Timed[]; postTimed: Timed[];
 }
 
 /**
@@ -179,9 +181,14 @@ async function run(env: TestEnv, receivers: readonly Counter[], rate: number, ev
   const queuedTimed = queuedRows.map((r) => ({ at: appendedAt.get(r.event_id)!, ms: r.created_at.getTime() - appendedAt.get(r.event_id)! }));
   const queuedIn = queuedTimed.map((q) => q.ms).sort((a, b) => a - b);
   const timed = got.map(([id, at]) => ({ at: appendedAt.get(id)!, ms: at - appendedAt.get(id)! }));
+  // where a first attempt's time went: waiting to be sent (projection, list, pop, a free slot), then the POST
+  const attempts = await env.db.selectFrom('webhook_attempts').select(['event_id', 'attempted_at', 'latency_ms'])
+    .where('attempt', '=', 1).where('event_id', 'in', [...ids]).execute();
+  const waitTimed = attempts.map((a) => ({ at: appendedAt.get(a.event_id)!, ms: a.attempted_at.getTime() - appendedAt.get(a.event_id)! }));
+  const postTimed = attempts.map((a) => ({ at: appendedAt.get(a.event_id)!, ms: a.latency_ms ?? 0 }));
   // an event never delivered counts as delivered at the deadline: percentiles stay honest
   const latencies = [...got.map(([id, at]) => at - appendedAt.get(id)!), ...Array.from({ length: expected - got.length }, () => 120_000)].sort((a, b) => a - b);
-  return { expected, delivered: got.length, queued: Number(count), feedSeconds, rate: got.length / ((lastAt - started) / 1000), p50: percentile(latencies, 50), p99: percentile(latencies, 99), queuedP50: percentile(queuedIn, 50), queuedP99: percentile(queuedIn, 99), startedAt: started, timed, queuedTimed };
+  return { expected, delivered: got.length, queued: Number(count), feedSeconds, rate: got.length / ((lastAt - started) / 1000), p50: percentile(latencies, 50), p99: percentile(latencies, 99), queuedP50: percentile(queuedIn, 50), queuedP99: percentile(queuedIn, 99), startedAt: started, timed, queuedTimed, waitTimed, postTimed };
 }
 
 export async function benchWebhooks(): Promise<void> {
@@ -229,12 +236,19 @@ export async function benchWebhooks(): Promise<void> {
     process.stdout.write(`    of which append → queued by the projection: p50 ${full.queuedP50} ms, p99 ${full.queuedP99} ms\n`);
     const loopsOf = (extra: Map<string, LoopSample[]>) => new Map<string, LoopSample[]>([['bench', benchLoop.samples()], ...extra]);
     const workerLoops = new Map(procs.map((p, i) => [`worker${i + 1}`, [...probeSamples(p.output()).values()].flat()]));
-    const queuedBy = new Map<number, number[]>();
-    for (const q of full.queuedTimed) { const b = Math.floor(q.at / BUCKET_MS) * BUCKET_MS; queuedBy.set(b, [...(queuedBy.get(b) ?? []), q.ms]); }
+    const byBucket = (items: readonly Timed[]) => {
+      const m = new Map<number, number[]>();
+      for (const q of items) { const b = Math.floor(q.at / BUCKET_MS) * BUCKET_MS; const l = m.get(b); if (l) l.push(q.ms); else m.set(b, [q.ms]); }
+      for (const l of m.values()) l.sort((x, y) => x - y);
+      return (b: number) => String(percentile(m.get(b) ?? [], 99)).padStart(5);
+    };
+    const queuedP99 = byBucket(full.queuedTimed);
+    const waitP99 = byBucket(full.waitTimed);
+    const postP99 = byBucket(full.postTimed);
     // connections the receivers accepted in a bucket (a sender's pool opening up)
     const conns = (b: number) => receivers.reduce((n, r) => n + r.connectedAt.filter((t) => t >= b && t < b + BUCKET_MS).length, 0);
-    printProfile('first attempts at the full rate, append → first arrival; extra: append → queued p99, connections accepted, ready list max', full.startedAt, full.timed, loopsOf(workerLoops),
-      (b) => `${String(percentile((queuedBy.get(b) ?? []).sort((x, y) => x - y), 99)).padStart(5)} ${String(conns(b)).padStart(5)} ${String(listMax.get(b) ?? '-').padStart(5)}`);
+    printProfile('first attempts at the full rate, append → first arrival; extra: p99 of append → queued, → POST started, of the POST; connections accepted, ready list max', full.startedAt, full.timed, loopsOf(workerLoops),
+      (b) => `${queuedP99(b)} ${waitP99(b)} ${postP99(b)} ${String(conns(b)).padStart(5)} ${String(listMax.get(b) ?? '-').padStart(5)}`);
     for (const [i, p] of procs.entries()) printGauges(`worker${i + 1}`, full.startedAt, full.startedAt + SECONDS * 1000 + 2000, p.output());
     const paced = await directBaseline(receivers, gateway, RATE * SECONDS, FULL_SEED, RATE, 'paced');
     printProfile('direct POSTs paced alike, due → answer; extra: connections accepted', paced.startedAt, paced.timed, loopsOf(paced.loops), (b) => String(conns(b)).padStart(5));
