@@ -14,33 +14,15 @@ import { luaScript, runScript } from './scripts.js';
  * the writer's cursor, so a reader of the cursor never sees it ahead of the stream.
  * KEYS[1] = stream; KEYS[2] = cursor key (the stream again when there is none);
  * KEYS[3..n+2] = seen keys. ARGV[1] = ttl seconds; ARGV[2] = field; ARGV[3] = cursor
- * value, '' for none; ARGV[4] = the n payloads, each followed by a newline (an entry is
- * JSON text, which never holds a raw newline). Returns the number appended; fails before
- * any write when ARGV[4] does not hold exactly n payloads.
- *
- * The payloads travel as one argument: ioredis measures and concatenates every argument
- * of a command one by one, and with two per event that was ~40% of the indexer's append
- * cost (profile in the commit that made it so).
+ * value, '' for none; ARGV[4..n+3] = payloads. Returns the number appended.
  */
-const APPEND_SCRIPT = luaScript<number>('tributaryAppendEventLines', `
-local lines = ARGV[4]
-local ends = {}
-local at = 1
-for i = 3, #KEYS do
-  local e = string.find(lines, '\\n', at, true)
-  if not e then return redis.error_reply('fewer payloads than seen keys') end
-  ends[i] = e
-  at = e + 1
-end
-if at ~= #lines + 1 then return redis.error_reply('more payloads than seen keys') end
+const APPEND_SCRIPT = luaScript<number>('tributaryAppendEvents', `
 local appended = 0
-at = 1
 for i = 3, #KEYS do
   if redis.call('SET', KEYS[i], '1', 'NX', 'EX', ARGV[1]) then
-    redis.call('XADD', KEYS[1], '*', ARGV[2], string.sub(lines, at, ends[i] - 1))
+    redis.call('XADD', KEYS[1], '*', ARGV[2], ARGV[i + 1])
     appended = appended + 1
   end
-  at = ends[i] + 1
 end
 if ARGV[3] ~= '' then redis.call('SET', KEYS[2], ARGV[3]) end
 return appended
@@ -61,13 +43,12 @@ export async function appendSerialized(
 ): Promise<number> {
   if (events.length === 0 && !cursor) return 0;
   const keyList = [keys.events, cursor?.key ?? keys.events];
-  const lines: string[] = [];
+  const args = [String(DEDUP_WINDOW_SECONDS), STREAM_FIELD, cursor?.value ?? ''];
   for (const e of events) {
     keyList.push(keys.seen(e.id));
-    lines.push(e.payload);
+    args.push(e.payload);
   }
-  lines.push(''); // the last payload's newline
-  return runScript(redis, APPEND_SCRIPT, keyList, [String(DEDUP_WINDOW_SECONDS), STREAM_FIELD, cursor?.value ?? '', lines.join('\n')]);
+  return runScript(redis, APPEND_SCRIPT, keyList, args);
 }
 
 /** Appends without the dedup window: for tests that feed duplicates on purpose. */

@@ -54,37 +54,19 @@ function textAt(buf: Buffer, start: number, size: number): string {
 }
 
 const KEY_CACHE_LIMIT = 50_000;
-/** a key's eight little-endian u32 words, its base58, and that as a JSON string */
-interface CachedKey { words: Uint32Array; text: string; quoted: string }
-const keyCache = new Map<number, CachedKey>();
+const keyCache = new Map<string, string>();
 
-/**
- * The cached base58 of buf[at, at + 32), written now when this key was not seen lately.
- * The cache is looked up by a hash of the key's words, read in place: no string of the
- * raw bytes is made per key (that and its hashing cost more than the rest of the
- * lookup), and a hit is checked word by word, so two keys with one hash never share a text.
- */
-function cachedKeyAt(buf: Buffer, at: number): CachedKey {
-  let hash = 0;
-  for (let i = 0; i < 8; i += 1) hash = Math.imul(hash ^ buf.readUInt32LE(at + 4 * i), 0x9e3779b1);
-  const hit = keyCache.get(hash);
-  if (hit !== undefined) {
-    let same = true;
-    for (let i = 0; i < 8 && same; i += 1) same = hit.words[i] === buf.readUInt32LE(at + 4 * i);
-    if (same) return hit;
+/** The base58 of buf[at, at + 32), from the cache when this key was written lately. */
+function pubkeyAt(buf: Buffer, at: number): string {
+  const raw = buf.toString('latin1', at, at + 32);
+  let key = keyCache.get(raw);
+  if (key === undefined) {
+    key = base58(buf.subarray(at, at + 32));
+    if (keyCache.size >= KEY_CACHE_LIMIT) keyCache.clear();
+    keyCache.set(raw, key);
   }
-  const words = new Uint32Array(8);
-  for (let i = 0; i < 8; i += 1) words[i] = buf.readUInt32LE(at + 4 * i);
-  const text = base58(buf.subarray(at, at + 32));
-  const key = { words, text, quoted: `"${text}"` };
-  if (keyCache.size >= KEY_CACHE_LIMIT) keyCache.clear();
-  keyCache.set(hash, key);
   return key;
 }
-
-const pubkeyAt = (buf: Buffer, at: number): string => cachedKeyAt(buf, at).text;
-/** JSON of the key at `at` (base58 needs no escaping), one string kept with the key */
-const quotedPubkeyAt = (buf: Buffer, at: number): string => cachedKeyAt(buf, at).quoted;
 
 const TWO32 = 2 ** 32;
 /** below 2^53 a double holds a u64 exactly, and String() writes it as BigInt would */
@@ -283,7 +265,7 @@ const WRITE_PRIMITIVES: Record<string, Write> = {
   i64: quoted(PRIMITIVES['i64']!),
   u128: quoted(PRIMITIVES['u128']!),
   i128: quoted(PRIMITIVES['i128']!),
-  pubkey: (r) => quotedPubkeyAt(r.buf, advance(r, 32)),
+  pubkey: quoted(PRIMITIVES['pubkey']!),
   bytes: quoted(PRIMITIVES['bytes']!),
   string: (r) => JSON.stringify(PRIMITIVES['string']!(r)),
 };
