@@ -24,6 +24,8 @@ export interface DirectInput {
   /** events per second, as the bench feeds them; 0: unpaced */
   rate: number;
   tag: string;
+  /** events POSTed (paced alike, other ids) before `ready`, so the timed POSTs start warm as the workers do */
+  warm: number;
 }
 /** `dues[i]`: when the POST of `latencies[i]` was due, ms since the epoch */
 export interface DirectResult { startedAt: number; endedAt: number; answered: number; failed: number; latencies: number[]; dues: number[] }
@@ -41,33 +43,42 @@ export const dueOffsetMs = (i: number, rate: number): number => (rate > 0 ? Math
 async function main(): Promise<void> {
   const input = JSON.parse(process.env['BENCH_DIRECT'] ?? '') as DirectInput;
   const queuedAt = new Date();
-  const requests: { url: string; id: string; body: string; dueMs: number }[] = [];
-  benchEvents(input.events, input.seed, input.gateway).forEach((e, i) => {
-    const body = deliveryBody({ event_id: e.id, event_name: e.name, payload: apiEventOf(e), created_at: queuedAt });
-    input.urls.forEach((url, r) => {
-      if ((i * input.urls.length + r) % input.processes === input.process) {
-        requests.push({ url, id: `direct-${input.tag}-${r}-${e.id}`, body, dueMs: dueOffsetMs(i, input.rate) });
-      }
+  type Request = { url: string; id: string; body: string; dueMs: number };
+  const requestsOf = (events: number, seed: number, tag: string): Request[] => {
+    const requests: Request[] = [];
+    benchEvents(events, seed, input.gateway).forEach((e, i) => {
+      const body = deliveryBody({ event_id: e.id, event_name: e.name, payload: apiEventOf(e), created_at: queuedAt });
+      input.urls.forEach((url, r) => {
+        if ((i * input.urls.length + r) % input.processes === input.process) {
+          requests.push({ url, id: `direct-${tag}-${r}-${e.id}`, body, dueMs: dueOffsetMs(i, input.rate) });
+        }
+      });
     });
-  });
+    return requests;
+  };
+  const requests = requestsOf(input.events, input.seed, input.tag);
   const poster = createJsonPoster({ allowPrivateTargets: true, maxSockets: input.concurrency, userAgent: 'bench-direct' });
-  process.stdout.write('ready\n');
-  await new Promise<void>((resolve) => createInterface({ input: process.stdin }).once('line', () => resolve()));
-  let next = 0;
   let failed = 0;
   const latencies: number[] = [];
   const dues: number[] = [];
+  const postAll = async (list: readonly Request[], startedAt: number, record: boolean): Promise<void> => {
+    let next = 0;
+    await Promise.all(Array.from({ length: input.concurrency }, async () => {
+      while (next < list.length) {
+        const q = list[next++]!;
+        const due = startedAt + q.dueMs;
+        const wait = due - Date.now();
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+        await poster.post(q.url, q.body, { 'webhook-id': q.id }, { timeoutMs: 10_000 })
+          .then(() => { if (record) { latencies.push(Date.now() - due); dues.push(due); } }, () => { if (record) failed += 1; });
+      }
+    }));
+  };
+  if (input.warm > 0) await postAll(requestsOf(input.warm, input.seed + 1000, `${input.tag}-warm`), Date.now(), false);
+  process.stdout.write('ready\n');
+  await new Promise<void>((resolve) => createInterface({ input: process.stdin }).once('line', () => resolve()));
   const startedAt = Date.now();
-  await Promise.all(Array.from({ length: input.concurrency }, async () => {
-    while (next < requests.length) {
-      const q = requests[next++]!;
-      const due = startedAt + q.dueMs;
-      const wait = due - Date.now();
-      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-      await poster.post(q.url, q.body, { 'webhook-id': q.id }, { timeoutMs: 10_000 })
-        .then(() => { latencies.push(Date.now() - due); dues.push(due); }, () => { failed += 1; });
-    }
-  }));
+  await postAll(requests, startedAt, true);
   const result: DirectResult = { startedAt, endedAt: Date.now(), answered: requests.length - failed, failed, latencies, dues };
   poster.close();
   // exit only once the (long) line is written: a pipe takes it in several writes

@@ -49,6 +49,15 @@ const RATE = 1000;
 const FULL_SEED = 6;
 const RECEIVERS = 10;
 const SECONDS = Number(process.env['BENCH_WEBHOOK_SECONDS'] ?? 10);
+/**
+ * Seconds of the full rate, with events of their own, before the timed run (and, in each
+ * direct-POST process, before its timed POSTs): a worker in service has been delivering
+ * for hours, its code compiled by V8's optimizing tiers and its pools open; one started a
+ * second ago delivers at about half its later rate for its first second. 0 times the
+ * cold start instead.
+ */
+const WARM_SECONDS = Number(process.env['BENCH_WEBHOOK_WARM_SECONDS'] ?? 3);
+const WARM_SEED = 5;
 const WORKERS = Number(process.env['BENCH_WEBHOOK_WORKERS'] ?? 2);
 const CONCURRENCY = Number(process.env['BENCH_WEBHOOK_CONCURRENCY'] ?? 64);
 /** node options of the worker processes, space-separated (e.g. `--cpu-prof --cpu-prof-dir=prof`) */
@@ -89,10 +98,10 @@ async function counter(): Promise<Counter> {
  * ready. A POST that fails (a loaded machine) is counted, not fatal: the rate is of those
  * answered.
  */
-async function directBaseline(receivers: readonly Counter[], gateway: string, events: number, seed: number, rate: number, tag: string): Promise<{ rate: number; failed: number; p50: number; p99: number; timed: Timed[]; startedAt: number; loops: Map<string, LoopSample[]> }> {
+async function directBaseline(receivers: readonly Counter[], gateway: string, events: number, seed: number, rate: number, tag: string, warm = 0): Promise<{ rate: number; failed: number; p50: number; p99: number; timed: Timed[]; startedAt: number; loops: Map<string, LoopSample[]> }> {
   const script = path.join(ROOT, 'test', 'bench', 'direct-post.ts');
   const children = Array.from({ length: WORKERS }, (_, i) => {
-    const input: DirectInput = { urls: receivers.map((r) => r.url), gateway, seed, events, process: i, processes: WORKERS, concurrency: CONCURRENCY, rate, tag };
+    const input: DirectInput = { urls: receivers.map((r) => r.url), gateway, seed, events, process: i, processes: WORKERS, concurrency: CONCURRENCY, rate, tag, warm };
     return spawn(process.execPath, [...PROBE, '--import', 'tsx', script], { cwd: ROOT, env: { ...process.env, BENCH_DIRECT: JSON.stringify(input) }, stdio: ['pipe', 'pipe', 'pipe'] });
   });
   // the probe's lines are kept for the profile; anything else is passed on
@@ -216,6 +225,7 @@ export async function benchWebhooks(): Promise<void> {
     // the projection sharing it for 400-800 ms at the start of the full-rate run.
     const fullEvents = benchEvents(RATE * SECONDS, FULL_SEED, gateway);
     const backlogEvents = benchEvents(BACKLOG_EVENTS, BACKLOG_SEED, gateway);
+    const warmEvents = benchEvents(RATE * WARM_SECONDS, WARM_SEED, gateway);
     await run(env, receivers, 1, benchEvents(1, 8, gateway)); // one event through: the worker processes are up
 
     // A light load first: latency when nothing is queued (the NOTIFY path), then the full rate.
@@ -228,6 +238,10 @@ export async function benchWebhooks(): Promise<void> {
     const sampler = setInterval(() => {
       void env.redis.llen(readyKey).then((n) => { const b = Math.floor(Date.now() / BUCKET_MS) * BUCKET_MS; listMax.set(b, Math.max(listMax.get(b) ?? 0, n)); });
     }, 20);
+    if (warmEvents.length > 0) {
+      const warm = await run(env, receivers, RATE, warmEvents);
+      process.stdout.write(`  warm-up, not counted: ${WARM_SECONDS} s at ${RATE} events/s from the workers' start, first attempt p50 ${warm.p50} ms, p99 ${warm.p99} ms\n`);
+    }
     const full = await run(env, receivers, RATE, fullEvents);
     clearInterval(sampler);
     // issue 17's goals at the full offered rate: p99 under 250 ms, throughput ≥ 0.8 of direct POSTs paced alike
@@ -250,7 +264,7 @@ export async function benchWebhooks(): Promise<void> {
     printProfile('first attempts at the full rate, append → first arrival; extra: p99 of append → queued, → POST started, of the POST; connections accepted, ready list max', full.startedAt, full.timed, loopsOf(workerLoops),
       (b) => `${queuedP99(b)} ${waitP99(b)} ${postP99(b)} ${String(conns(b)).padStart(5)} ${String(listMax.get(b) ?? '-').padStart(5)}`);
     for (const [i, p] of procs.entries()) printGauges(`worker${i + 1}`, full.startedAt, full.startedAt + SECONDS * 1000 + 2000, p.output());
-    const paced = await directBaseline(receivers, gateway, RATE * SECONDS, FULL_SEED, RATE, 'paced');
+    const paced = await directBaseline(receivers, gateway, RATE * SECONDS, FULL_SEED, RATE, 'paced', RATE * WARM_SECONDS);
     printProfile('direct POSTs paced alike, due → answer; extra: connections accepted', paced.startedAt, paced.timed, loopsOf(paced.loops), (b) => String(conns(b)).padStart(5));
     report({ name: 'direct POSTs paced alike, due → answer p50', value: paced.p50, unit: 'ms' });
     report({ name: 'direct POSTs paced alike, due → answer p99', value: paced.p99, unit: 'ms' });
