@@ -97,6 +97,23 @@ async function phase<T>(env: TestEnv, what: string, fn: () => Promise<T>): Promi
   return result;
 }
 
+/**
+ * Waits (up to 30 s) until the stream takes no more than the chain's own rate: a phase that
+ * starves the indexer (pgbench's 50 backends do: 10-50 events/s reach the stream during it)
+ * leaves a backlog, and the phase after it would otherwise carry that catch-up (360 events/s
+ * instead of 200) besides its own load.
+ */
+async function settle(env: TestEnv): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  let before = await entriesAdded(env);
+  while (Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 1000));
+    const now = await entriesAdded(env);
+    if (now - before <= RATE * 1.25) return;
+    before = now;
+  }
+}
+
 export const benchReads = (): Promise<void> => readMix(true);
 export const benchReadsCpu = (): Promise<void> => readMix(false);
 
@@ -137,7 +154,9 @@ async function readMix(chain: boolean): Promise<void> {
     await checkRoutes(cached.url, routes.map((r) => r.path(1)));
 
     const pg = await phase(env, 'pgbench', () => pgbenchScripts(env.dbUrl, scripts, CONNECTIONS, SECONDS));
+    if (chain) await settle(env);
     const on = await phase(env, 'cache on', () => mixLoad(cached, pathsFile));
+    if (chain) await settle(env);
     const off = await phase(env, 'cache off', () => mixLoad(uncached, pathsFile));
     const line = (what: string, h: MixLoad) =>
       `${what} ${h.rps.toFixed(0)} req/s (${h.tool}), p50 ${h.p50} ms, p99 ${h.p99} ms, cache hit rate ${(h.hitRate * 100).toFixed(0)}%, errors ${h.errors + h.non2xx}, API CPU ${h.cpuPerRequestUs.toFixed(0)} us/request; `
