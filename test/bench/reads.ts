@@ -98,19 +98,23 @@ async function phase<T>(env: TestEnv, what: string, fn: () => Promise<T>): Promi
 }
 
 /**
- * Waits (up to 30 s) until the stream takes no more than the chain's own rate: a phase that
- * starves the indexer (pgbench's 50 backends do: 10-50 events/s reach the stream during it)
- * leaves a backlog, and the phase after it would otherwise carry that catch-up (360 events/s
- * instead of 200) besides its own load.
+ * Waits (up to 60 s) until the pipeline has caught up with the chain: a phase that starves
+ * it (pgbench's 50 backends do: 5-50 events/s reach the stream during it) leaves a backlog,
+ * and the phase after would otherwise carry that catch-up (about 370 events/s instead of
+ * 200) besides its own load. Caught up: the stream is within half a second of the
+ * localnet's events, and the localnet itself commits at its own rate again (no burst of
+ * its own catch-up), for two checks in a row a second apart.
  */
-async function settle(env: TestEnv): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  let before = await entriesAdded(env);
-  while (Date.now() < deadline) {
+async function settle(env: TestEnv, ln: Awaited<ReturnType<typeof startLocalnetProcess>>): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  let committed = (await ln.state()).events;
+  let calm = 0;
+  while (Date.now() < deadline && calm < 2) {
     await new Promise((r) => setTimeout(r, 1000));
-    const now = await entriesAdded(env);
-    if (now - before <= RATE * 1.25) return;
-    before = now;
+    const now = (await ln.state()).events;
+    const behind = now - (await entriesAdded(env));
+    calm = behind <= RATE / 2 && now - committed <= RATE * 1.25 ? calm + 1 : 0;
+    committed = now;
   }
 }
 
@@ -154,9 +158,9 @@ async function readMix(chain: boolean): Promise<void> {
     await checkRoutes(cached.url, routes.map((r) => r.path(1)));
 
     const pg = await phase(env, 'pgbench', () => pgbenchScripts(env.dbUrl, scripts, CONNECTIONS, SECONDS));
-    if (chain) await settle(env);
+    if (ln) await settle(env, ln);
     const on = await phase(env, 'cache on', () => mixLoad(cached, pathsFile));
-    if (chain) await settle(env);
+    if (ln) await settle(env, ln);
     const off = await phase(env, 'cache off', () => mixLoad(uncached, pathsFile));
     const line = (what: string, h: MixLoad) =>
       `${what} ${h.rps.toFixed(0)} req/s (${h.tool}), p50 ${h.p50} ms, p99 ${h.p99} ms, cache hit rate ${(h.hitRate * 100).toFixed(0)}%, errors ${h.errors + h.non2xx}, API CPU ${h.cpuPerRequestUs.toFixed(0)} us/request; `
