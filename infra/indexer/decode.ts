@@ -125,19 +125,6 @@ export function decodeTransaction(tx: TransactionJson, signature: string, progra
   return { events, unknown, failed: false, truncated: read.truncated };
 }
 
-const QUOTED_LIMIT = 1_000;
-const quotedTexts = new Map<string, string>();
-/** JSON.stringify(text), kept: event names and instruction paths are few and recur in every transaction */
-function quoted(text: string): string {
-  let q = quotedTexts.get(text);
-  if (q === undefined) {
-    q = JSON.stringify(text);
-    if (quotedTexts.size >= QUOTED_LIMIT) quotedTexts.clear();
-    quotedTexts.set(text, q);
-  }
-  return q;
-}
-
 /** decodeTransaction's result with each event as its stream entry's text (what serializeEvent writes of it). */
 export interface SerializedTransaction extends Omit<DecodedTransaction, 'events'> { events: SerializedEvent[] }
 
@@ -152,9 +139,6 @@ export function serializeTransaction(tx: TransactionJson, signature: string, pro
   const read = payloadsOf(tx, programId);
   if (!read) return { events: [], unknown: [], failed: true, truncated: false };
   const sig = JSON.stringify(signature);
-  // JSON.stringify(id) is `"<id>"` when neither the signature nor the ixPath needs escaping
-  // (base58 and digits never do; the index is a number)
-  const plainSig = sig.length === signature.length + 2;
   const common = `,"signature":${sig},"slot":${JSON.stringify(tx.slot)},"blockTime":${JSON.stringify(tx.blockTime ?? null)},"ixPath":`;
   const written: { name: string; ixPath: string; index: number; json: string }[] = [];
   const unknown: SerializedTransaction['unknown'] = [];
@@ -169,12 +153,11 @@ export function serializeTransaction(tx: TransactionJson, signature: string, pro
   const splits = read.splits.length > 0 ? splitsOf(written, read.splits) : undefined;
   const events = written.map((w, at): SerializedEvent => {
     const id = eventId(signature, w.ixPath, w.index);
-    const path = quoted(w.ixPath);
     const split = splits?.get(at);
     const data = split === undefined ? w.json : `${w.json.length > 2 ? `${w.json.slice(0, -1)},` : '{'}"fee_split":${JSON.stringify(split)}}`;
     return {
       id,
-      payload: `{"id":${plainSig && path.length === w.ixPath.length + 2 ? `"${id}"` : JSON.stringify(id)}${common}${path},"index":${w.index},"name":${quoted(w.name)},"data":${data}}`,
+      payload: `{"id":${JSON.stringify(id)}${common}${JSON.stringify(w.ixPath)},"index":${w.index},"name":${JSON.stringify(w.name)},"data":${data}}`,
     };
   });
   return { events, unknown, failed: false, truncated: read.truncated };
