@@ -48,7 +48,25 @@ const LISTS = [
   '/v1/onetime/nobody%20here',
 ];
 
-/** Bad input, and URLs read otherwise or left to express (case, a trailing slash): each answered as express answers it. */
+/**
+ * Valid list GETs spelled as the router reads them too, which front answers alike: another
+ * case, a trailing slash, a param with an encoded letter, slash or non-ASCII character.
+ */
+const SPELLED = [
+  '/V1/EVENTS?eventName=PaymentRecord',
+  '/v1/Events/Typed/PaymentRecord?limit=3',
+  '/v1/events/?eventName=PaymentRecord',
+  '/v1/events/typed/PaymentRecord/?limit=3',
+  '/v1/events/typed/Payment%52ecord?limit=3',
+  '/v1/ONETIME/order-1',
+  '/v1/onetime/order%2D1',
+  '/v1/onetime/order%2d1/',
+  '/v1/onetime/a%2Fb',
+  '/v1/onetime/caf%C3%A9',
+  '/v1/onetime/%F0%9F%92%B8',
+];
+
+/** Bad input, and URLs no route matches or front leaves to express (an escape that does not decode): each answered as express answers it. */
 const REFUSED = [
   '/v1/events?eventName=PaymentRecord&limit=abc',
   '/v1/events?eventName=Nope',
@@ -60,9 +78,18 @@ const REFUSED = [
   '/v1/payment-policies',
   `/v1/payment-policies?gatewayPublicKey=${G1}&recipient=x`,
   '/v1/onetime/%E0%A4%A',
-  '/V1/EVENTS?eventName=PaymentRecord',
-  '/v1/events/?eventName=PaymentRecord',
+  '/v1/onetime/%C3',
+  '/v1/onetime/order-1%',
+  '/v1/events/typed/%ZZ',
   '/v1//events',
+  '//v1/events',
+  '/v1/events//',
+  '/v1/events%2Fnames',
+  '/v1/events%2fnames',
+  '/v1/onetime/',
+  '/v1/onetime//',
+  '/v1/onetime/a/b',
+  '/v1/events/typed/PaymentRecord/extra',
   '/v1/events/typed/Nope',
   '/v1/nothing-here',
 ];
@@ -134,7 +161,7 @@ for (const ttl of ['0', '60000']) {
     });
 
     it('answers every list route with the status, headers and bytes express answers, without express', async () => {
-      for (const path of LISTS) {
+      for (const path of [...LISTS, ...SPELLED]) {
         reached.length = 0;
         const { viaFront, viaExpress, frontBody, expressBody } = await both(path);
         expect(viaFront.status, path).to.equal(200);

@@ -1,76 +1,73 @@
 /**
- * Which of the Api's GET routes express's router would run for a URL, found without
- * express, so that `front` (cached-hits.ts) can answer a list route's miss itself.
+ * Which of the Api's routes express's router would run for a URL, found without express,
+ * so that `front` (cached-hits.ts) can answer a list route's miss itself.
  *
- * The router (express 5: router 2, path-to-regexp 8) tries the routes in the order they
- * were declared, matching the raw pathname (not decoded), case-insensitively, with an
- * optional trailing slash; a `:name` segment is one or more characters other than `/`,
- * decoded with decodeURIComponent (a malformed escape is its 400). `claim` answers only
- * what it can tell for certain, and undefined for anything else, which express then
- * answers as always: a URL with a trailing slash, an empty segment, a character that
- * makes parseurl take its slow path, a param that does not decode, or a URL that an
- * earlier route of a syntax this file does not read (wildcards, optional groups) might
- * match.
+ * The router (express 5: router 2) matches each route's path with path-to-regexp's
+ * `match`, against the raw pathname parseurl gives, with options that follow its own
+ * (caseSensitive, strict), and decodes a param with decodeURIComponent only when it holds
+ * a `%` (a malformed escape is its 400). `routeMatcher` builds the same matcher from the
+ * same library, so front accepts and refuses exactly the pathnames the router does, its
+ * case, trailing slash, empty segments and escapes included. What front cannot tell for
+ * certain it leaves to express: a URL parseurl would read on its slow path, and a param
+ * that does not decode.
  */
+import { match } from 'path-to-regexp';
 
-/** A route's path: its segments, literal (lower case) or a param's name. */
-export type PathPattern = readonly ({ literal: string } | { param: string })[];
+/** The options of express.Router() that decide how its routes match (the router keeps them on itself). */
+export interface RouterMatching {
+  caseSensitive?: boolean;
+  strict?: boolean;
+}
 
-/** The path's pattern; undefined for syntax beyond literal and `:name` segments. */
-export function compilePath(path: string): PathPattern | undefined {
-  if (!path.startsWith('/') || /[*?{}()+\\]/.test(path)) return undefined;
-  const out: ({ literal: string } | { param: string })[] = [];
-  for (const s of path.slice(1).split('/')) {
-    if (s === '') return undefined;
-    if (s.startsWith(':')) {
-      const name = s.slice(1);
-      if (!/^[A-Za-z_$][\w$]*$/.test(name)) return undefined;
-      out.push({ param: name });
-    } else if (s.includes(':')) {
-      return undefined;
-    } else {
-      out.push({ literal: s.toLowerCase() });
-    }
-  }
-  return out;
+/** A route's params when its path matches the pathname, else false; throws where the router fails to decode a param. */
+export type RouteMatcher = (pathname: string) => Record<string, string | string[]> | false;
+
+/** The router's param decoding: untouched without a `%`, else decodeURIComponent, which throws on a malformed escape. */
+const decodeParam = (value: string): string => (value.includes('%') ? decodeURIComponent(value) : value);
+
+/** The matcher the router builds for a route declared at `path` (router's Layer, with end: true). */
+export function routeMatcher(path: string, how: RouterMatching): RouteMatcher {
+  const strict = how.strict === true;
+  // a non-strict router drops the declared path's trailing slashes and lets the URL have one
+  const declared = strict || path === '/' ? path : path.replace(/\/+$/, '');
+  const m = match<Record<string, string | string[]>>(declared, { sensitive: how.caseSensitive === true, end: true, trailing: !strict, decode: decodeParam });
+  return (pathname) => {
+    const found = m(pathname);
+    return found === false ? false : found.params;
+  };
 }
 
 /** parseurl's fast path takes URLs without these (its slow path, url.parse, may rewrite them). */
 const SLOW_URL = /[\t\n\f\r #\u00a0\ufeff]/;
 
-/** A URL's raw pathname segments and its query string; undefined when parseurl could read it otherwise, or for a trailing slash or empty segment. */
-export function splitUrl(url: string): { segments: string[]; search: string } | undefined {
+/** A URL's raw pathname and its query string, as parseurl reads them; undefined when parseurl could read it otherwise. */
+export function splitUrl(url: string): { pathname: string; search: string } | undefined {
   if (url.charCodeAt(0) !== 47 /* / */ || SLOW_URL.test(url)) return undefined;
   const q = url.indexOf('?');
-  const pathname = q < 0 ? url : url.slice(0, q);
-  const segments = pathname.slice(1).split('/');
-  if (segments.includes('')) return undefined;
-  return { segments, search: q < 0 ? '' : url.slice(q + 1) };
+  return q < 0 ? { pathname: url, search: '' } : { pathname: url.slice(0, q), search: url.slice(q + 1) };
 }
 
+/** A route of the router, in the order it was declared: its matcher, and whether it answers GET. */
+export interface DeclaredRoute { match: RouteMatcher; get: boolean }
+
 /**
- * Matches a split pathname against a pattern: the decoded params, or undefined when it
- * does not match; null when it matches but a param does not decode (express's 400).
+ * The GET route the router would run for a URL, with its decoded params and the query
+ * string; undefined when no route matches, or when the router would answer otherwise: a
+ * URL parseurl reads on its slow path, or a param that does not decode in any route
+ * matched before (of any method: the router matches every route's path before it looks
+ * at the method, and a decoding error ends the search with its 400).
  */
-export function matchPath(p: PathPattern, segments: readonly string[]): Record<string, string> | undefined | null {
-  if (p.length !== segments.length) return undefined;
-  let params: Record<string, string> | undefined;
-  for (let i = 0; i < p.length; i += 1) {
-    const part = p[i]!;
-    const s = segments[i]!;
-    if ('literal' in part) {
-      if (s.length !== part.literal.length || s.toLowerCase() !== part.literal) return undefined;
-    } else {
-      (params ??= {})[part.param] = s;
-    }
-  }
-  if (params === undefined) return {};
-  for (const name of Object.keys(params)) {
+export function findGet<R extends DeclaredRoute>(routes: readonly R[], url: string): { route: R; params: Record<string, string | string[]>; search: string } | undefined {
+  const split = splitUrl(url);
+  if (split === undefined) return undefined;
+  for (const route of routes) {
+    let params: Record<string, string | string[]> | false;
     try {
-      params[name] = decodeURIComponent(params[name]!);
+      params = route.match(split.pathname);
     } catch {
-      return null;
+      return undefined;
     }
+    if (params !== false && route.get) return { route, params, search: split.search };
   }
-  return params;
+  return undefined;
 }

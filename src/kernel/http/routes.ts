@@ -13,7 +13,7 @@ import type { RouteRateLimit } from './rate-limit.js';
 import type { ReadCache } from '../../../infra/cache/read-cache.js';
 import { render, send, type Reply } from './rendered.js';
 import { createCachedHits, type CachedHits, type FrontMiss, type FrontOptions, type FrontRoutes } from './cached-hits.js';
-import { compilePath, matchPath, splitUrl, type PathPattern } from './front-paths.js';
+import { findGet, routeMatcher, type DeclaredRoute, type RouterMatching } from './front-paths.js';
 import { checkSpelling, stableJson, validate } from './request-input.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseQuery } from 'node:querystring';
@@ -91,8 +91,8 @@ export class Api {
   private readonly cache: ReadCache | undefined;
   private readonly hits: CachedHits | undefined;
   private readonly now: () => number;
-  /** every GET route in the router's order: its path, and how front answers it (undefined: express does) */
-  private readonly gets: { pattern: PathPattern | undefined; prepare: ((params: Record<string, string>, search: string) => FrontMiss | undefined) | undefined }[] = [];
+  /** every route in the router's order: its matcher, whether it is a GET, and how front answers it (undefined: express does) */
+  private readonly matchers: (DeclaredRoute & { prepare: ((params: Record<string, unknown>, search: string) => FrontMiss | undefined) | undefined })[] = [];
 
   constructor(
     private readonly router: Router,
@@ -154,10 +154,12 @@ export class Api {
         next(err);
       }
     };
-    if (def.method === 'get') {
-      const frontable = def.cachedFrom !== undefined && learnable && def.onInvalid === undefined && def.body === undefined;
-      this.gets.push({ pattern: compilePath(def.path), prepare: frontable ? (p, search) => this.prepare(def, p, search, vQuery, vParams, limited) : undefined });
-    }
+    const frontable = def.method === 'get' && def.cachedFrom !== undefined && learnable && def.onInvalid === undefined && def.body === undefined;
+    this.matchers.push({
+      match: routeMatcher(def.path, this.router as RouterMatching),
+      get: def.method === 'get',
+      prepare: frontable ? (p, search) => this.prepare(def, p, search, vQuery, vParams, limited) : undefined,
+    });
     const standard = (def.rateLimit ?? 'standard') === 'standard' ? this.standardLimit : undefined;
     const hits = this.hits;
     // a request the cached hits' middleware counted already is not counted again
@@ -179,16 +181,8 @@ export class Api {
   /** The route express would run for a GET, when front may answer it (front-paths.ts). */
   private readonly frontRoutes: FrontRoutes = {
     miss: (url) => {
-      const split = splitUrl(url);
-      if (split === undefined) return undefined;
-      for (const g of this.gets) {
-        // a path this file cannot read might match: express decides
-        if (g.pattern === undefined) return undefined;
-        const params = matchPath(g.pattern, split.segments);
-        if (params === undefined) continue;
-        return params === null || g.prepare === undefined ? undefined : g.prepare(params, split.search);
-      }
-      return undefined;
+      const found = findGet(this.matchers, url);
+      return found?.route.prepare?.({ ...found.params }, found.search);
     },
   };
 
@@ -196,7 +190,7 @@ export class Api {
    * A GET of a cachedFrom route validated as the router's handler validates it; undefined
    * for input it refuses, which express then refuses with its 400 (and counts).
    */
-  private prepare<Q, P, B>(def: RouteDef<Q, P, B>, rawParams: Record<string, string>, search: string, vQuery: ValidateFunction | undefined, vParams: ValidateFunction | undefined, limited: boolean): FrontMiss | undefined {
+  private prepare<Q, P, B>(def: RouteDef<Q, P, B>, rawParams: Record<string, unknown>, search: string, vQuery: ValidateFunction | undefined, vParams: ValidateFunction | undefined, limited: boolean): FrontMiss | undefined {
     // express's 'simple' query parser is querystring.parse
     const rawQuery: Record<string, unknown> = { ...parseQuery(search) };
     let query: unknown, params: unknown;
