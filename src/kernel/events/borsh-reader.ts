@@ -16,7 +16,9 @@ import type { EventData, Json } from './json-value.js';
 
 /** A cursor over one payload; reads past its end throw RangeError. */
 interface Reader { buf: Buffer; at: number }
-type Read = (r: Reader) => Json;
+/** A compiled step: reads one value from the cursor, as a V. */
+type Step<V> = (r: Reader) => V;
+type Read = Step<Json>;
 
 /** Moves past n bytes and returns where they start. */
 function advance(r: Reader, n: number): number {
@@ -111,8 +113,6 @@ const PRIMITIVES: Record<string, Read> = {
   },
 };
 
-const compiled = new Map<string, Read>();
-
 function compileType(type: IdlTypeRef): Read {
   if (typeof type === 'string') {
     const read = PRIMITIVES[type];
@@ -144,14 +144,19 @@ function compileType(type: IdlTypeRef): Read {
   return compileDefined(type.defined.name);
 }
 
+/** The size of a field read as text (a fixed u8 array named in TEXT_FIELDS); 0 for any other field. */
+function textSize(f: IdlField): number {
+  const t = f.type;
+  return typeof t === 'object' && 'array' in t && t.array[0] === 'u8' && TEXT_FIELDS.has(f.name) ? t.array[1] : 0;
+}
+
 /** One step of a struct: a value, a text (with its raw hex when kept), or bytes passed over. */
 interface FieldStep { name: string; read: Read | undefined; text: number; raw: boolean; skip: boolean }
 
 function compileFields(fields: readonly IdlField[]): (r: Reader, out: EventData) => void {
   const steps: FieldStep[] = fields.map((f) => {
-    const t = f.type;
-    const text = typeof t === 'object' && 'array' in t && t.array[0] === 'u8' && TEXT_FIELDS.has(f.name) ? t.array[1] : 0;
-    return { name: f.name, read: text > 0 ? undefined : compileType(t), text, raw: RAW_KEPT.has(f.name), skip: isPadding(f.name) };
+    const text = textSize(f);
+    return { name: f.name, read: text > 0 ? undefined : compileType(f.type), text, raw: RAW_KEPT.has(f.name), skip: isPadding(f.name) };
   });
   return (r, out) => {
     for (const s of steps) {
@@ -172,57 +177,92 @@ function isNamedField(f: IdlField | IdlTypeRef): f is IdlField {
   return typeof f === 'object' && f !== null && 'name' in f && typeof f.name === 'string' && 'type' in f;
 }
 
-function compileDefined(name: string): Read {
-  const known = compiled.get(name);
+/** How a defined type's parts become steps of one kind: the readers' values, the writers' JSON text. */
+interface DefinedParts<V> {
+  compiled: Map<string, Step<V>>;
+  struct(fields: readonly IdlField[]): Step<V>;
+  /** a variant without fields */
+  unit(kind: string): Step<V>;
+  /** a variant with named fields */
+  named(kind: string, fields: readonly IdlField[]): Step<V>;
+  /** a variant with unnamed fields */
+  tuple(kind: string, items: readonly IdlTypeRef[]): Step<V>;
+}
+
+/** A defined type's step, compiled once: a struct's fields, or an enum's variant chosen by its index byte. */
+function compileDefinedWith<V>(parts: DefinedParts<V>, name: string): Step<V> {
+  const known = parts.compiled.get(name);
   if (known) return known;
   // a type that refers to itself reads through this until compiled
-  let read: Read = () => { throw new Error(`IDL type ${name} is still being compiled`); };
-  compiled.set(name, (r) => read(r));
+  let step: Step<V> = () => { throw new Error(`IDL type ${name} is still being compiled`); };
+  parts.compiled.set(name, (r) => step(r));
   const def = idlType(name);
   if (def.type.kind === 'struct') {
-    const fill = compileFields(def.type.fields ?? []);
-    read = (r) => {
-      const out: EventData = {};
-      fill(r, out);
-      return out;
-    };
+    step = parts.struct(def.type.fields ?? []);
   } else {
-    const variants: Read[] = def.type.variants.map((v) => {
-      const kind = v.name;
+    const variants = def.type.variants.map((v): Step<V> => {
       const fields = v.fields ?? [];
-      if (fields.length === 0) return () => kind;
-      if (isNamedField(fields[0]!)) {
-        const fill = compileFields(fields as IdlField[]);
-        return (r) => {
-          const out: EventData = { kind };
-          fill(r, out);
-          return out;
-        };
-      }
-      const tuple = (fields as IdlTypeRef[]).map(compileType);
-      if (tuple.length === 1) return (r) => ({ kind, value: tuple[0]!(r) });
-      return (r) => ({ kind, values: tuple.map((t) => t(r)) });
+      if (fields.length === 0) return parts.unit(v.name);
+      if (isNamedField(fields[0]!)) return parts.named(v.name, fields as IdlField[]);
+      return parts.tuple(v.name, fields as IdlTypeRef[]);
     });
-    read = (r) => {
+    step = (r) => {
       const index = r.buf[advance(r, 1)]!;
       const variant = variants[index];
       if (!variant) throw new RangeError(`bad enum value for ${name}`);
       return variant(r);
     };
   }
-  compiled.set(name, read);
-  return read;
+  parts.compiled.set(name, step);
+  return step;
 }
 
-/** Event readers by discriminator, read as the first 8 bytes' two little-endian u32 halves. */
-const byDiscriminator = new Map<number, Map<number, { name: string; read: Read }>>();
-for (const e of idlEvents) {
-  const d = Buffer.from(e.discriminator);
-  const lo = d.readUInt32LE(0);
-  const inner = byDiscriminator.get(lo) ?? new Map<number, { name: string; read: Read }>();
-  inner.set(d.readUInt32LE(4), { name: e.name, read: compileDefined(e.name) });
-  byDiscriminator.set(lo, inner);
+/** An object of the fields' values, after a `kind` member for an enum's variant. */
+function compileObject(fields: readonly IdlField[], kind?: string): Read {
+  const fill = compileFields(fields);
+  return (r) => {
+    const out: EventData = kind === undefined ? {} : { kind };
+    fill(r, out);
+    return out;
+  };
 }
+
+const READ_PARTS: DefinedParts<Json> = {
+  compiled: new Map(),
+  struct: (fields) => compileObject(fields),
+  unit: (kind) => () => kind,
+  named: (kind, fields) => compileObject(fields, kind),
+  tuple(kind, items) {
+    const tuple = items.map(compileType);
+    if (tuple.length === 1) return (r) => ({ kind, value: tuple[0]!(r) });
+    return (r) => ({ kind, values: tuple.map((t) => t(r)) });
+  },
+};
+
+const compileDefined = (name: string): Read => compileDefinedWith(READ_PARTS, name);
+
+/** Each event's compiled step by its discriminator, read as the first 8 bytes' two little-endian u32 halves. */
+type EventTable<V> = Map<number, Map<number, { name: string; step: Step<V> }>>;
+
+function eventTable<V>(compile: (name: string) => Step<V>): EventTable<V> {
+  const table: EventTable<V> = new Map();
+  for (const e of idlEvents) {
+    const d = Buffer.from(e.discriminator);
+    const lo = d.readUInt32LE(0);
+    const inner = table.get(lo) ?? new Map<number, { name: string; step: Step<V> }>();
+    inner.set(d.readUInt32LE(4), { name: e.name, step: compile(e.name) });
+    table.set(lo, inner);
+  }
+  return table;
+}
+
+/** The event whose discriminator starts at `start`; undefined for too few bytes or an unknown one. */
+function eventAt<V>(table: EventTable<V>, buf: Buffer, start: number): { name: string; step: Step<V> } | undefined {
+  if (buf.length - start < 8) return undefined;
+  return table.get(buf.readUInt32LE(start))?.get(buf.readUInt32LE(start + 4));
+}
+
+const readers = eventTable(compileDefined);
 
 /**
  * Name and JSON fields of one event's bytes (discriminator first, the payload of a
@@ -230,11 +270,10 @@ for (const e of idlEvents) {
  * unknown discriminator or bytes that do not hold the event.
  */
 export function readEventBytes(buf: Buffer, start = 0): { name: string; data: EventData } | undefined {
-  if (buf.length - start < 8) return undefined;
-  const event = byDiscriminator.get(buf.readUInt32LE(start))?.get(buf.readUInt32LE(start + 4));
+  const event = eventAt(readers, buf, start);
   if (event === undefined) return undefined;
   try {
-    return { name: event.name, data: event.read({ buf, at: start + 8 }) as EventData };
+    return { name: event.name, data: event.step({ buf, at: start + 8 }) as EventData };
   } catch {
     return undefined;
   }
@@ -248,7 +287,7 @@ export function readEventBytes(buf: Buffer, start = 0): { name: string; data: Ev
  * test of the reference reader checks the text against JSON.stringify of the reader's
  * result for every event type.
  */
-type Write = (r: Reader) => string;
+type Write = Step<string>;
 const quoted = (read: Read): Write => (r) => `"${read(r) as string}"`;
 const number = (read: Read): Write => (r) => (read(r) as number).toString();
 
@@ -269,8 +308,6 @@ const WRITE_PRIMITIVES: Record<string, Write> = {
   bytes: quoted(PRIMITIVES['bytes']!),
   string: (r) => JSON.stringify(PRIMITIVES['string']!(r)),
 };
-
-const compiledWriters = new Map<string, Write>();
 
 function compileWriteType(type: IdlTypeRef): Write {
   if (typeof type === 'string') {
@@ -298,11 +335,10 @@ function compileWriteType(type: IdlTypeRef): Write {
 /** A struct's (or a variant's) fields as JSON members, `"a":1,"b":"x"`, without braces; '' for none. */
 function compileWriteFields(fields: readonly IdlField[]): Write {
   const steps = fields.map((f) => {
-    const t = f.type;
-    const text = typeof t === 'object' && 'array' in t && t.array[0] === 'u8' && TEXT_FIELDS.has(f.name) ? t.array[1] : 0;
+    const text = textSize(f);
     return {
       key: `${JSON.stringify(f.name)}:`, rawKey: `${JSON.stringify(`${f.name}_hex`)}:`,
-      write: text > 0 ? undefined : compileWriteType(t), text, raw: RAW_KEPT.has(f.name), skip: isPadding(f.name),
+      write: text > 0 ? undefined : compileWriteType(f.type), text, raw: RAW_KEPT.has(f.name), skip: isPadding(f.name),
     };
   });
   return (r) => {
@@ -322,64 +358,45 @@ function compileWriteFields(fields: readonly IdlField[]): Write {
   };
 }
 
-function compileWriteDefined(name: string): Write {
-  const known = compiledWriters.get(name);
-  if (known) return known;
-  let write: Write = () => { throw new Error(`IDL type ${name} is still being compiled`); };
-  compiledWriters.set(name, (r) => write(r));
-  const def = idlType(name);
-  if (def.type.kind === 'struct') {
-    const members = compileWriteFields(def.type.fields ?? []);
-    write = (r) => `{${members(r)}}`;
-  } else {
-    const variants: Write[] = def.type.variants.map((v) => {
-      const kind = `"kind":${JSON.stringify(v.name)}`;
-      const fields = v.fields ?? [];
-      if (fields.length === 0) {
-        const unit = JSON.stringify(v.name);
-        return () => unit;
-      }
-      if (isNamedField(fields[0]!)) {
-        const members = compileWriteFields(fields as IdlField[]);
-        return (r) => {
-          const m = members(r);
-          return m === '' ? `{${kind}}` : `{${kind},${m}}`;
-        };
-      }
-      const tuple = (fields as IdlTypeRef[]).map(compileWriteType);
-      if (tuple.length === 1) return (r) => `{${kind},"value":${tuple[0]!(r)}}`;
-      return (r) => `{${kind},"values":[${tuple.map((t) => t(r)).join(',')}]}`;
-    });
-    write = (r) => {
-      const index = r.buf[advance(r, 1)]!;
-      const variant = variants[index];
-      if (!variant) throw new RangeError(`bad enum value for ${name}`);
-      return variant(r);
+const WRITE_PARTS: DefinedParts<string> = {
+  compiled: new Map(),
+  struct(fields) {
+    const members = compileWriteFields(fields);
+    return (r) => `{${members(r)}}`;
+  },
+  unit(kind) {
+    const unit = JSON.stringify(kind);
+    return () => unit;
+  },
+  named(kind, fields) {
+    const head = `"kind":${JSON.stringify(kind)}`;
+    const members = compileWriteFields(fields);
+    return (r) => {
+      const m = members(r);
+      return m === '' ? `{${head}}` : `{${head},${m}}`;
     };
-  }
-  compiledWriters.set(name, write);
-  return write;
-}
+  },
+  tuple(kind, items) {
+    const head = `"kind":${JSON.stringify(kind)}`;
+    const tuple = items.map(compileWriteType);
+    if (tuple.length === 1) return (r) => `{${head},"value":${tuple[0]!(r)}}`;
+    return (r) => `{${head},"values":[${tuple.map((t) => t(r)).join(',')}]}`;
+  },
+};
 
-const writersByDiscriminator = new Map<number, Map<number, { name: string; write: Write }>>();
-for (const e of idlEvents) {
-  const d = Buffer.from(e.discriminator);
-  const lo = d.readUInt32LE(0);
-  const inner = writersByDiscriminator.get(lo) ?? new Map<number, { name: string; write: Write }>();
-  inner.set(d.readUInt32LE(4), { name: e.name, write: compileWriteDefined(e.name) });
-  writersByDiscriminator.set(lo, inner);
-}
+const compileWriteDefined = (name: string): Write => compileDefinedWith(WRITE_PARTS, name);
+
+const writers = eventTable(compileWriteDefined);
 
 /**
  * readEventBytes with the fields as their JSON text: `json` is JSON.stringify of what
  * readEventBytes returns as `data`; undefined exactly where that is.
  */
 export function writeEventJson(buf: Buffer, start = 0): { name: string; json: string } | undefined {
-  if (buf.length - start < 8) return undefined;
-  const event = writersByDiscriminator.get(buf.readUInt32LE(start))?.get(buf.readUInt32LE(start + 4));
+  const event = eventAt(writers, buf, start);
   if (event === undefined) return undefined;
   try {
-    return { name: event.name, json: event.write({ buf, at: start + 8 }) };
+    return { name: event.name, json: event.step({ buf, at: start + 8 }) };
   } catch {
     return undefined;
   }
