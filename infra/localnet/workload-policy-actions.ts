@@ -64,23 +64,35 @@ function track(env: WorkloadEnv, p: WlPolicy): () => void {
   };
 }
 
-export const createPaymentPolicy: Action = (env) => {
+/**
+ * A new policy of a random user payment, on a gateway pickGateway chooses, at the address
+ * the program derives from the user payment's count of that kind; undefined when the user
+ * payment's account is gone.
+ */
+function newPolicy(env: WorkloadEnv, kind: WlPolicy['kind']): WlPolicy | undefined {
   const { prng, model } = env;
   const up = prng.pick([...model.userPayments.values()]);
   const c = counts(env, up);
   if (!c) return undefined;
   const gateway = pickGateway(env);
-  const policyId = c.policies + 1;
-  const address = pdas.paymentPolicy(up.address, policyId);
+  const policyId = (kind === 'payment' ? c.policies : c.composables) + 1;
+  const address = kind === 'payment' ? pdas.paymentPolicy(up.address, policyId) : pdas.composablePolicy(up.address, policyId);
   const recipient = prng.pick(env.merchants).publicKey;
   model.counter += 1;
-  const p: WlPolicy = {
-    kind: 'payment', address, up, policyId, gateway: gateway.address, gatewayKey: gateway.address.toBase58(), recipient, variant: 'Subscription', status: 'Active', due: null,
+  return {
+    kind, address, up, policyId, gateway: gateway.address, gatewayKey: gateway.address.toBase58(), recipient, variant: 'Subscription', status: 'Active', due: null,
   };
+}
+
+export const createPaymentPolicy: Action = (env) => {
+  const { prng, model } = env;
+  const p = newPolicy(env, 'payment');
+  if (!p) return undefined;
+  const { up, address, recipient, gateway } = p;
   return {
     label: 'create_payment_policy', payer: up.owner, signers: [],
     ixs: [...prefix(env), tributaryIx('create_payment_policy', {
-      user: up.owner.publicKey, user_payment: up.address, recipient, token_mint: up.mint, gateway: gateway.address,
+      user: up.owner.publicKey, user_payment: up.address, recipient, token_mint: up.mint, gateway,
       config: pdas.config(), payment_policy: address, fee_payer: up.owner.publicKey,
     }, { policy_type: randomPolicyType(prng, model.scheduleNow, up.decimals), memo: randomMemo(prng, model.counter, 64) }, cpi)],
     after: track(env, p),
@@ -89,24 +101,16 @@ export const createPaymentPolicy: Action = (env) => {
 
 export const createComposablePolicy: Action = (env) => {
   const { prng, model } = env;
-  const up = prng.pick([...model.userPayments.values()]);
-  const c = counts(env, up);
-  if (!c) return undefined;
-  const gateway = pickGateway(env);
-  const policyId = c.composables + 1;
-  const address = pdas.composablePolicy(up.address, policyId);
-  const recipient = prng.pick(env.merchants).publicKey;
-  model.counter += 1;
+  const p = newPolicy(env, 'composable');
+  if (!p) return undefined;
+  const { up, address, recipient, gateway } = p;
   const validation = (): object => (prng.chance(0.3) ? { ProgramCall: { program_id: SYSTEM_PROGRAM_ID } } : { Disabled: {} });
   const init = { num_pinned_accounts: 0, pinned_accounts: [0, 1, 2, 3].map(() => ({ index: 0, pubkey: PublicKey.default })), validation_data: Buffer.alloc(0) };
-  const p: WlPolicy = {
-    kind: 'composable', address, up, policyId, gateway: gateway.address, gatewayKey: gateway.address.toBase58(), recipient, variant: 'Subscription', status: 'Active', due: null,
-  };
   return {
     label: 'create_composable_policy', payer: up.owner, signers: [],
     ixs: [tributaryIx('create_composable_policy', {
       fee_payer: up.owner.publicKey, user: up.owner.publicKey, recipient, composable_policy: address, user_payment: up.address,
-      gateway: gateway.address, config: pdas.config(), pre_validation_pda: PROGRAM_ID, post_validation_pda: PROGRAM_ID,
+      gateway, config: pdas.config(), pre_validation_pda: PROGRAM_ID, post_validation_pda: PROGRAM_ID,
       pre_validation_program: SYSTEM_PROGRAM_ID, post_validation_program: SYSTEM_PROGRAM_ID, input_mint: up.mint, output_mint: up.mint,
     }, {
       policy_type: randomPolicyType(prng, model.scheduleNow, up.decimals), memo: randomMemo(prng, model.counter, 32),
