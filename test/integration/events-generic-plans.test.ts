@@ -8,7 +8,7 @@
  */
 import { expect } from 'chai';
 import { sql, type CompiledQuery } from 'kysely';
-import { createDb, type Db } from '../../infra/postgres/database.js';
+import type { Db } from '../../infra/postgres/database.js';
 import { createTestEnv, type TestEnv } from '../support/env.js';
 import { eventsQuery, listEventsJson, type EventWhere } from '../../queries/events/events-query.js';
 import { EVENT_NAMES, type EventName } from '../../src/kernel/events/catalog.js';
@@ -51,13 +51,10 @@ describe('events lists under a generic plan', function () {
         jsonb_build_object('payment_policy', md5('p' || (g % 1000)), 'amount', (1000 + g % 9000)::text)
       FROM generate_series(0, ${ROWS - 1}) g`).execute(env.db);
     await sql`ANALYZE events`.execute(env.db);
-    // one connection: PREPARE, SET and EXPLAIN EXECUTE meet on it
-    db = createDb(env.dbUrl, 1, 'generic-plans-test');
+    // PREPARE, SET and EXPLAIN EXECUTE meet on its connection
+    db = env.oneConnection();
   });
-  after(async () => {
-    await db?.destroy();
-    await env?.close();
-  });
+  after(() => env?.close());
 
   /** The scans of the generic plan of the list's statement for `where` (prepared as the read pool's are: parameter types left to the server). */
   async function genericScans(where: EventWhere, cache?: string): Promise<string[]> {

@@ -5,7 +5,7 @@
  */
 import { expect } from 'chai';
 import { sql } from 'kysely';
-import { createDb, type Db } from '../../infra/postgres/database.js';
+import type { Db } from '../../infra/postgres/database.js';
 import { createTestEnv, type TestEnv } from '../support/env.js';
 
 describe('named statements of the read pool', function () {
@@ -14,12 +14,9 @@ describe('named statements of the read pool', function () {
   let db: Db;
   before(async () => {
     env = await createTestEnv('named_statements');
-    db = createDb(env.dbUrl, 1, 'named-test', { namedStatements: true });
+    db = env.oneConnection({ namedStatements: true });
   });
-  after(async () => {
-    await db?.destroy();
-    await env?.close();
-  });
+  after(() => env?.close());
 
   it('prepares a text once and binds each call\'s parameters', async () => {
     const twice = async (n: number) => (await sql<{ n: number }>`SELECT ${n}::int + 1 AS n`.execute(db)).rows[0]!.n;

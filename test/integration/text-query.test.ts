@@ -18,14 +18,11 @@ describe('text queries of the read pool', function () {
   let db: Db;
   before(async () => {
     env = await createTestEnv('text_query');
-    db = createDb(env.dbUrl, 1, 'text-query-test', { namedStatements: true });
+    db = env.oneConnection({ namedStatements: true });
     await sql`CREATE TABLE tq_docs (k bytea, name text, doc text)`.execute(env.db);
     await sql`INSERT INTO tq_docs VALUES ('\\x01', 'a', '{"n":1}'), ('\\x01', 'b', '{"n":2}'), ('\\x02', 'c', '{"n":"é ✓"}')`.execute(env.db);
   });
-  after(async () => {
-    await db?.destroy();
-    await env?.close();
-  });
+  after(() => env?.close());
 
   const page = (d: Db, k: Buffer, notName: string) => d.selectFrom(
     d.selectFrom('tq_docs' as never).select(sql<string>`doc`.as('doc')).select(sql<string>`name`.as('name'))

@@ -40,6 +40,11 @@ export interface TestEnv {
   keys: StreamKeys;
   /** environment for a child process of the service bound to this test's database and prefix */
   env: Record<string, string>;
+  /**
+   * A Db of one connection to this database, closed with it: a statement a test PREPAREs,
+   * a setting it SETs, hold for the statements it runs next.
+   */
+  oneConnection(opts?: Parameters<typeof createDb>[3]): Db;
   close(): Promise<void>;
 }
 
@@ -59,10 +64,17 @@ export async function createTestEnv(tag: string, opts: { keep?: boolean } = {}):
   await migrateToLatest(db);
   const redis = createRedis({ url: redisUrl, sentinels: [], sentinelName: '' }, { enableAutoPipelining: true });
   const prefix = `${name}:`;
+  const single: Db[] = [];
   return {
     name, dbUrl, redisUrl, prefix, db, redis, keys: streamKeys(prefix),
     env: { DATABASE_URL: dbUrl, REDIS_URL: redisUrl, REDIS_PREFIX: prefix, LOG_LEVEL: 'warn', TRIBUTARY_DEV_MODE: 'true' },
+    oneConnection(opts) {
+      const one = createDb(dbUrl, 1, `${name}-one`, opts);
+      single.push(one);
+      return one;
+    },
     async close() {
+      for (const one of single) await one.destroy();
       await db.destroy();
       const keys = await scanKeys(redis, `${prefix}*`);
       for (let i = 0; i < keys.length; i += 500) await redis.del(...keys.slice(i, i + 500));
