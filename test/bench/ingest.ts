@@ -8,7 +8,7 @@
  *     alone (the same signature pages and batched getTransaction calls, as many in
  *     flight as the indexer has); medians of alternating rounds.
  */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { join } from 'node:path';
 import pino from 'pino';
@@ -140,6 +140,23 @@ async function measured<T>(fn: () => Promise<T>, profileAs: string): Promise<{ m
 }
 const median = (xs: readonly number[]): number => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
 
+/** CPU milliseconds a process has used so far (user + system, from Linux's /proc; 10 ms ticks); NaN elsewhere. */
+function processCpuMs(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** CPU milliseconds the Redis server has used so far (INFO cpu; it is shared, so other clients' work counts too). */
+async function redisCpuMs(redis: { info(section: string): Promise<string> }): Promise<number> {
+  const info = await redis.info('cpu');
+  const field = (name: string): number => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(info)?.[1] ?? 0);
+  return (field('used_cpu_user') + field('used_cpu_sys')) * 1000;
+}
+
 async function benchCatchUp(): Promise<void> {
   const ln = await startLocalnetProcess({ seed: 'bench-ingest', rate: 2_000, maxEvents: INGEST_EVENTS });
   const env = await createTestEnv('bench_ingest');
@@ -154,6 +171,10 @@ async function benchCatchUp(): Promise<void> {
     const reads: number[] = [];
     const ingestCpu: number[] = [];
     const readsCpu: number[] = [];
+    // The other processes on the machine's cores: the localnet serves both sides, Redis
+    // works for the indexer's side only; both take CPU the indexer's process could use.
+    const pid = ln.proc.child.pid!;
+    const others = { ingestLocalnet: [] as number[], ingestRedis: [] as number[], readsLocalnet: [] as number[], readsRedis: [] as number[] };
     for (let round = 0; round < ROUNDS; round += 1) {
       const prefix = `${env.prefix}r${round}:`;
       const keys = streamKeys(prefix);
@@ -162,6 +183,7 @@ async function benchCatchUp(): Promise<void> {
       });
       // from the indexer's start to the last event in the stream
       const indexer = await startIndexer({ config, redis: env.redis, logger: pino({ level: 'silent' }), concurrency: BATCH });
+      let [l0, r0] = [processCpuMs(pid), await redisCpuMs(env.redis)];
       const run = await measured(async () => {
         while ((await env.redis.xlen(keys.events)) < state.events) await new Promise((r) => setTimeout(r, 10));
       }, `ingest-r${round}`).finally(() => indexer.stop());
@@ -169,7 +191,12 @@ async function benchCatchUp(): Promise<void> {
       if (appended !== state.events) throw new Error(`indexer appended ${appended} of ${state.events} events`);
       ingest.push(state.events / (run.ms / 1000));
       ingestCpu.push(run.cpuMs / (state.events / 10_000));
+      others.ingestLocalnet.push((processCpuMs(pid) - l0) / (state.events / 10_000));
+      others.ingestRedis.push((await redisCpuMs(env.redis) - r0) / (state.events / 10_000));
+      [l0, r0] = [processCpuMs(pid), await redisCpuMs(env.redis)];
       const base = await measured(() => readAll(reader), `reads-r${round}`);
+      others.readsLocalnet.push((processCpuMs(pid) - l0) / (state.events / 10_000));
+      others.readsRedis.push((await redisCpuMs(env.redis) - r0) / (state.events / 10_000));
       reads.push(state.events / (base.ms / 1000));
       readsCpu.push(base.cpuMs / (state.events / 10_000));
     }
@@ -180,6 +207,7 @@ async function benchCatchUp(): Promise<void> {
     const rounds = (xs: readonly number[]): string => xs.map((x) => x.toFixed(0)).join(', ');
     process.stdout.write(`    events/s by round: indexer ${rounds(ingest)}; reads ${rounds(reads)}\n`);
     process.stdout.write(`    this process's CPU per 10k events (median): indexer ${median(ingestCpu).toFixed(0)} ms [${rounds(ingestCpu)}], reads alone ${median(readsCpu).toFixed(0)} ms [${rounds(readsCpu)}]\n`);
+    process.stdout.write(`    the localnet's CPU per 10k events: indexer side [${rounds(others.ingestLocalnet)}], reads side [${rounds(others.readsLocalnet)}]; Redis's: [${rounds(others.ingestRedis)}], [${rounds(others.readsRedis)}]\n`);
   } finally {
     await env.close();
     await ln.stop();
