@@ -1,17 +1,13 @@
 /** `make bench`: every benchmark, each figure a ratio to a baseline measured in this run. */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { benchSpine } from './spine.js';
-import { benchPolicies } from './policies.js';
-import { benchRealtime } from './realtime.js';
-import { benchWebhooks } from './webhooks.js';
 
 const BENCHES: Record<string, () => Promise<void>> = {
-  spine: benchSpine,
-  policies: benchPolicies,
-  realtime: benchRealtime,
+  spine: async () => (await import('./spine.js')).benchSpine(),
+  policies: async () => (await import('./policies.js')).benchPolicies(),
+  realtime: async () => (await import('./realtime.js')).benchRealtime(),
   ingest: async () => (await import('./ingest.js')).benchIngest(),
-  webhooks: benchWebhooks,
+  webhooks: async () => (await import('./webhooks.js')).benchWebhooks(),
   'webhooks-record': async () => (await import('./webhook-record-batch.js')).benchWebhookRecordBatch(),
   reads: async () => (await import('./reads.js')).benchReads(),
   'reads-cpu': async () => (await import('./reads.js')).benchReadsCpu(),
@@ -33,7 +29,8 @@ if (chosen.length === 1) {
 // later benches inherited the earlier ones' heap and compiled code: the webhooks bench,
 // whose receivers run in this process, saw their GC pauses and POST times grow (first
 // attempt p99 6 s at 1,000 events/s after spine, policies, realtime and ingest, against
-// 63-117 ms alone). A bench that fails is reported and the others still run.
+// 1 s in a process of its own, the same session). A bench that fails is reported and the
+// others still run. Every bench is imported lazily, so this parent loads none of them.
 const failed: string[] = [];
 for (const name of chosen) {
   const code = await new Promise<number | null>((resolve) => {
