@@ -6,16 +6,17 @@
  * is decoded as soon as it arrives; appends follow in chain order, one at a time, each
  * carrying every step decoded since the previous one. Failed transactions are passed
  * over without a fetch. Live notifications and gap repair both come here, so the stream
- * receives events in chain order and the cursor never skips a transaction.
+ * receives events in chain order and the cursor never skips a transaction. An append
+ * that finds the cursor moved by another writer is refused and ends the round early.
  */
 import pRetry from 'p-retry';
 import type { Logger } from 'pino';
 import type { Redis } from 'ioredis';
-import { appendSerialized } from '../redis/event-stream.js';
+import { appendSerialized, type CursorExpectation } from '../redis/event-stream.js';
 import type { StreamKeys } from '../redis/client.js';
 import type { ChainReader, SignatureInfo, TransactionJson } from '../solana/chain-reader.js';
 import type { SerializedEvent } from '../../src/kernel/events/envelope.js';
-import { cursorEntry, readCursor, type Cursor } from './cursor.js';
+import { cursorMove, readRoundStart, type Cursor } from './cursor.js';
 import { serializeTransaction } from './decode.js';
 import { retryForever } from './retry.js';
 import type { IndexerCounters } from './stats.js';
@@ -130,10 +131,17 @@ function countDecoded(deps: CatchUpDeps, step: DecodedStep): void {
   for (const signature of step.truncated) deps.logger?.warn({ signature }, 'transaction logs truncated; log events past the cut are lost');
 }
 
-export async function catchUp(deps: CatchUpDeps): Promise<number> {
+/** What a round did: the signatures it got past, and whether another writer's cursor move ended it early. */
+export interface RoundResult { handled: number; refused: boolean }
+
+export async function catchUp(deps: CatchUpDeps): Promise<RoundResult> {
   const guard = { signal: deps.signal, ...(deps.logger ? { logger: deps.logger } : {}) };
-  const cursor = await retryForever('reading the indexer cursor', () => readCursor(deps.redis, deps.prefix), guard);
-  const pending = (await newerSignatures(deps, cursor)).reverse();
+  const start = await retryForever('reading the indexer cursor', () => readRoundStart(deps.redis, deps.prefix, deps.keys.events), guard);
+  if (start.fromStream) deps.logger?.warn({ from: start.cursor }, 'indexer cursor missing; resuming after the stream\'s last entry');
+  // each append expects the cursor the previous one set; the first, the one read above
+  let expect: CursorExpectation = start.expect;
+  let refused = false;
+  const pending = (await newerSignatures(deps, start.cursor)).reverse();
   const chunks: SignatureInfo[][] = [];
   for (let start = 0; start < pending.length; start += deps.concurrency) chunks.push(pending.slice(start, start + deps.concurrency));
   // Fetches run ahead, IN_FLIGHT at a time, each step decoded as soon as it arrives (its
@@ -164,10 +172,18 @@ export async function catchUp(deps: CatchUpDeps): Promise<number> {
   let appending: Promise<void> = Promise.resolve();
   const append = async (sigs: readonly SignatureInfo[], events: readonly SerializedEvent[]): Promise<void> => {
     const last = sigs[sigs.length - 1]!;
-    const cursor = cursorEntry(deps.prefix, { signature: last.signature, slot: last.slot });
-    const appended = await retryForever('appending events', () => appendSerialized(deps.redis, deps.keys, events, cursor), guard);
-    deps.counters.eventsAppended += appended;
-    deps.counters.duplicatesAbsorbed += events.length - appended;
+    const move = cursorMove(deps.prefix, { signature: last.signature, slot: last.slot }, expect);
+    const r = await retryForever('appending events', () => appendSerialized(deps.redis, deps.keys, events, move), guard);
+    if (r.refused) {
+      // another writer moved the cursor since: its appends hold these events, or will;
+      // the round ends here and the next starts from the stored cursor
+      refused = true;
+      deps.counters.appendsRefused += 1;
+      deps.logger?.info({ expected: move.expect, slot: last.slot }, 'indexer cursor moved by another writer; round ends, the next starts from it');
+      return;
+    }
+    expect = { stored: move.value };
+    deps.counters.eventsAppended += r.appended;
     deps.counters.transactionsProcessed += sigs.length;
     deps.counters.lastSlot = Math.max(deps.counters.lastSlot, last.slot);
     for (const s of sigs) deps.onHandled?.(s.signature);
@@ -178,6 +194,7 @@ export async function catchUp(deps: CatchUpDeps): Promise<number> {
       fetchAhead();
       await steps[step];
       await appending;
+      if (refused) break;
       let end = step + 1;
       while (end < chunks.length && end - step < AHEAD && decoded.has(end)) end += 1;
       const sigs: SignatureInfo[] = [];
@@ -201,5 +218,5 @@ export async function catchUp(deps: CatchUpDeps): Promise<number> {
     await appending.catch(() => undefined);
   }
   await appending;
-  return handled;
+  return { handled, refused };
 }

@@ -6,7 +6,10 @@
  * one coalesce into one more round. A notified signature the RPC does not list yet
  * (nodes index signatures a little after notifying) earns a few quick extra rounds.
  * Because every path goes through the cursor, a crash, a dropped websocket or a Redis
- * restart loses nothing: the next round starts where the stream is known complete.
+ * restart loses nothing: the next round starts where the stream is known complete. The
+ * cursor also keeps two indexers from appending a transaction twice: an append is refused
+ * once another writer moved the cursor, and that round ends early, to be followed at once
+ * by one from the stored cursor.
  */
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
@@ -61,15 +64,18 @@ export async function startIndexer(deps: IndexerDeps): Promise<RunningIndexer> {
     if (recent.size > RECENT_LIMIT) recent.delete(recent.values().next().value as string);
   };
 
-  const round = async (): Promise<void> => {
+  /** One catch-up round; false when another writer's cursor move ended it early (not complete). */
+  const round = async (): Promise<boolean> => {
     const clusterSlot = await reader.getSlot();
     counters.clusterSlot = Math.max(counters.clusterSlot, clusterSlot);
-    await catchUp({
+    const r = await catchUp({
       reader, redis: deps.redis, keys: streamKeys(redisConfig.prefix), prefix: redisConfig.prefix, programId: solana.programId,
       pageSize: indexer.pageSize, concurrency: deps.concurrency ?? indexer.batchSize, batchRequests: indexer.batchRequests, counters, signal: abort.signal, logger: log, onHandled: remember,
     });
-    counters.syncedSlot = Math.max(counters.syncedSlot, clusterSlot);
     counters.catchUpRounds += 1;
+    if (r.refused) return false;
+    counters.syncedSlot = Math.max(counters.syncedSlot, clusterSlot);
+    return true;
   };
 
   const runLoop = async (): Promise<void> => {
@@ -79,8 +85,13 @@ export async function startIndexer(deps: IndexerDeps): Promise<RunningIndexer> {
       const answering = waiters;
       waiters = [];
       try {
-        await round();
-        answering.forEach((w) => w());
+        if (await round()) {
+          answering.forEach((w) => w());
+        } else {
+          // the stream is complete only up to the other writer's cursor: go on from it at once
+          waiters.push(...answering);
+          dirty = true;
+        }
       } catch (err) {
         waiters.push(...answering);
         if (err instanceof StoppedError || abort.signal.aborted) return;

@@ -2,8 +2,8 @@
 
 export interface IndexerCounters {
   eventsAppended: number;
-  /** events whose identity was already in the stream (a transaction seen twice) */
-  duplicatesAbsorbed: number;
+  /** appends refused because another writer had moved the cursor (a second indexer); each ends its round */
+  appendsRefused: number;
   transactionsProcessed: number;
   failedTransactionsSkipped: number;
   unknownDiscriminators: number;
@@ -25,7 +25,7 @@ export interface IndexerStats extends IndexerCounters {
 
 export function newCounters(): IndexerCounters {
   return {
-    eventsAppended: 0, duplicatesAbsorbed: 0, transactionsProcessed: 0, failedTransactionsSkipped: 0,
+    eventsAppended: 0, appendsRefused: 0, transactionsProcessed: 0, failedTransactionsSkipped: 0,
     unknownDiscriminators: 0, lastSlot: 0, syncedSlot: 0, clusterSlot: 0, catchUpRounds: 0, catchUpErrors: 0,
   };
 }

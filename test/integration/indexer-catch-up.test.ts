@@ -2,14 +2,15 @@
  * The catch-up pipeline against the localnet and Redis: batches that answer out of
  * order still reach the stream in chain order, exactly once; a Redis that stalls does
  * not stall the RPC reads (two batch requests stay in flight, up to the fetch-ahead
- * bound); and a fetch that fails mid-round leaves the cursor exactly at the events
+ * bound); a fetch that fails mid-round leaves the cursor exactly at the events
  * appended before it, from which the next round completes the stream without a loss
- * or a duplicate.
+ * or a duplicate; two writers catching up the same backlog at once append each event
+ * once, the one that comes second refused and going on from the stored cursor.
  */
 import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
 import { parseEvent, type TributaryEvent } from '../../src/kernel/events/envelope.js';
-import { catchUp } from '../../infra/indexer/catch-up.js';
+import { catchUp, type RoundResult } from '../../infra/indexer/catch-up.js';
 import { readCursor } from '../../infra/indexer/cursor.js';
 import { newCounters, type IndexerCounters } from '../../infra/indexer/stats.js';
 import { PROGRAM_ID } from '../../infra/localnet/constants.js';
@@ -49,8 +50,8 @@ describe('indexer catch-up pipeline', function () {
     redis.disconnect();
   });
 
-  const run = (prefix: string, r: ChainReader, counters: IndexerCounters = newCounters()): Promise<number> => catchUp({
-    reader: r, redis, keys: streamKeys(prefix), prefix, programId: PROGRAM_ID.toBase58(), pageSize: 100, concurrency: STEP,
+  const run = (prefix: string, r: ChainReader, counters: IndexerCounters = newCounters(), concurrency = STEP): Promise<RoundResult> => catchUp({
+    reader: r, redis, keys: streamKeys(prefix), prefix, programId: PROGRAM_ID.toBase58(), pageSize: 100, concurrency,
     counters, signal: new AbortController().signal,
   });
 
@@ -90,7 +91,8 @@ describe('indexer catch-up pipeline', function () {
     // every other batch is slow: its successor, in flight beside it, answers first
     const o = observed({ delay: (call) => (call % 2 === 0 ? 40 : 0) });
     const counters = newCounters();
-    const handled = await run(prefix, o.reader, counters);
+    const { handled, refused } = await run(prefix, o.reader, counters);
+    expect(refused).to.equal(false);
     const overtaken = o.calls.filter((c, i) => i + 1 < o.calls.length && c.end! > o.calls[i + 1]!.end!);
     expect(overtaken.length, 'batches answered out of order').to.be.greaterThan(5);
     expect(await streamIds(prefix)).to.deep.equal(expected.map((e) => e.id));
@@ -147,6 +149,36 @@ describe('indexer catch-up pipeline', function () {
     expect(await streamIds(prefix)).to.deep.equal(expected.filter((e) => covered.has(e.signature)).map((e) => e.id));
     await run(prefix, reader);
     expect(await streamIds(prefix)).to.deep.equal(expected.map((e) => e.id));
+    expect((await readCursor(redis, prefix))?.signature).to.equal(signatures[signatures.length - 1]);
+  });
+
+  it('two writers catching up the same backlog at once: each event once, the second refused and going on from the stored cursor', async () => {
+    const prefix = `${base}:two:`;
+    // both read the (missing) cursor and list the backlog before either appends
+    let listed = 0;
+    let release = (): void => undefined;
+    const bothListed = new Promise<void>((r) => { release = r; });
+    const gated: ChainReader = {
+      ...reader,
+      getSignaturesForAddress: async (address, opts) => {
+        if (listed < 2) {
+          listed += 1;
+          if (listed === 2) release();
+          await bothListed;
+        }
+        return reader.getSignaturesForAddress(address, opts);
+      },
+    };
+    // each writer runs rounds as the indexer does: a refused round is followed by another at once
+    const writer = async (counters: IndexerCounters, concurrency: number): Promise<number> => {
+      for (let rounds = 1; ; rounds += 1) if (!(await run(prefix, gated, counters, concurrency)).refused) return rounds;
+    };
+    const [a, b] = [newCounters(), newCounters()];
+    const rounds = await Promise.all([writer(a, STEP), writer(b, 7)]);
+    expect(await streamIds(prefix)).to.deep.equal(expected.map((e) => e.id));
+    expect(a.eventsAppended + b.eventsAppended, 'each event appended by one writer').to.equal(expected.length);
+    expect(a.appendsRefused + b.appendsRefused, 'appends refused').to.be.at.least(1);
+    expect(rounds[0] + rounds[1], 'rounds').to.equal(2 + a.appendsRefused + b.appendsRefused);
     expect((await readCursor(redis, prefix))?.signature).to.equal(signatures[signatures.length - 1]);
   });
 });

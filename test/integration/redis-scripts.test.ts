@@ -58,13 +58,14 @@ describe('Lua scripts by EVALSHA', () => {
     expect(res.map(([err, v]) => (err ? String(err) : v))).to.deep.equal(['a:1', 'b:2']);
   });
 
-  it('appends events on the indexer path with the dedup window, also after a flush', async () => {
+  it('appends events unguarded, also after a flush, with no key per event', async () => {
     const keys = streamKeys('scripts-test:');
     const events = makeEvents(20, { seed: 'scripts' });
     expect(await appendEvents(redis, keys, events.slice(0, 10))).to.equal(10);
     await redis.script('FLUSH');
-    expect(await appendEvents(redis, keys, events)).to.equal(10); // the first ten were seen
+    expect(await appendEvents(redis, keys, events.slice(10))).to.equal(10);
     expect(await redis.xlen(keys.events)).to.equal(20);
+    expect(await redis.keys('scripts-test:*')).to.deep.equal(['scripts-test:events']);
   });
 
   it('writes each payload as its entry, byte for byte, with the cursor in the same step', async () => {
@@ -76,14 +77,48 @@ describe('Lua scripts by EVALSHA', () => {
       '{"id":"a:0:3","data":{"text":"tab\\t quote\\" back\\\\ nul\\u0000"}}',
     ];
     const events = payloads.map((payload, i) => ({ id: `a:0:${i}`, payload }));
-    const cursor = { key: 'scripts-bytes:cursor', value: '{"signature":"a","slot":1}' };
-    expect(await appendSerialized(redis, keys, events, cursor)).to.equal(4);
+    const cursor = { key: 'scripts-bytes:cursor', value: '{"signature":"a","slot":1}', expect: { stored: null, lastEntryId: '' } };
+    expect(await appendSerialized(redis, keys, events, cursor)).to.deep.equal({ refused: false, appended: 4 });
     const entries = await redis.xrangeBuffer(keys.events, '-', '+');
     expect(entries.map(([, fields]) => fields.map((f) => f.toString('hex')))).to.deep.equal(payloads.map((p) => [Buffer.from('e').toString('hex'), Buffer.from(p).toString('hex')]));
     expect(await redis.get(cursor.key)).to.equal(cursor.value);
-    // the dedup window still holds per event: a repeat and a new one append only the new one
-    expect(await appendSerialized(redis, keys, [events[1]!, { id: 'a:0:4', payload: '{"n":4}' }])).to.equal(1);
-    expect(await redis.xlen(keys.events)).to.equal(5);
+  });
 
+  describe('an append guarded by the cursor', () => {
+    const keys = streamKeys('scripts-cas:');
+    const key = 'scripts-cas:cursor';
+    const at = (signature: string) => JSON.stringify({ signature, slot: 1 });
+    const one = (id: string) => [{ id, payload: `{"id":"${id}"}` }];
+    const ids = async () => (await redis.xrange(keys.events, '-', '+')).map(([, f]) => f[1]);
+
+    it('appends and moves the cursor when the stored one is the expected one, and refuses a stale writer', async () => {
+      // the first writer finds no cursor and an empty stream
+      expect(await appendSerialized(redis, keys, one('a'), { key, value: at('a'), expect: { stored: null, lastEntryId: '' } })).to.deep.equal({ refused: false, appended: 1 });
+      expect(await appendSerialized(redis, keys, one('b'), { key, value: at('b'), expect: { stored: at('a') } })).to.deep.equal({ refused: false, appended: 1 });
+      // a stale writer still expecting 'a' (it read the cursor before 'b' was appended)
+      expect(await appendSerialized(redis, keys, one('b2'), { key, value: at('b2'), expect: { stored: at('a') } })).to.deep.equal({ refused: true });
+      // a writer that found no cursor is refused once there is one
+      expect(await appendSerialized(redis, keys, one('c'), { key, value: at('c'), expect: { stored: null, lastEntryId: '' } })).to.deep.equal({ refused: true });
+      expect(await ids()).to.deep.equal(['{"id":"a"}', '{"id":"b"}']);
+      expect(await redis.get(key)).to.equal(at('b'));
+    });
+
+    it('takes a retried append whose first attempt landed as done, appending nothing', async () => {
+      expect(await appendSerialized(redis, keys, one('b'), { key, value: at('b'), expect: { stored: at('a') } })).to.deep.equal({ refused: false, appended: 0 });
+      expect(await redis.xlen(keys.events)).to.equal(2);
+    });
+
+    it('with the cursor missing, appends only when the stream\'s last entry is still the one expected', async () => {
+      await redis.del(key);
+      const [last] = await redis.xrevrange(keys.events, '+', '-', 'COUNT', 1);
+      const lastEntryId = last![0];
+      await appendSerialized(redis, keys, one('x'));  // an unguarded write after the writer looked
+      expect(await appendSerialized(redis, keys, one('c'), { key, value: at('c'), expect: { stored: null, lastEntryId } })).to.deep.equal({ refused: true });
+      expect(await redis.get(key)).to.equal(null);
+      const [now] = await redis.xrevrange(keys.events, '+', '-', 'COUNT', 1);
+      expect(await appendSerialized(redis, keys, one('c'), { key, value: at('c'), expect: { stored: null, lastEntryId: now![0] } })).to.deep.equal({ refused: false, appended: 1 });
+      expect(await ids()).to.deep.equal(['{"id":"a"}', '{"id":"b"}', '{"id":"x"}', '{"id":"c"}']);
+      expect(await redis.get(key)).to.equal(at('c'));
+    });
   });
 });

@@ -297,8 +297,8 @@ export function trackingIdMemo(trackingId: string, size: 64 | 32 = 64): number[]
 
 /**
  * Appends events to the test's stream. `raw` (the default) writes every entry, duplicates
- * included, so consumers' own deduplication is exercised; `dedup` goes through the
- * indexer's appendEvents (dedup window). Returns the number of entries written.
+ * included, so consumers' own deduplication is exercised; `dedup` drops repeated
+ * identities first, then appends through appendEvents. Returns the number of entries written.
  */
 export async function appendTestEvents(
   env: { redis: Redis; keys: StreamKeys },
@@ -306,9 +306,10 @@ export async function appendTestEvents(
   opts: { via?: 'raw' | 'dedup'; chunk?: number } = {},
 ): Promise<number> {
   const chunk = opts.chunk ?? 500;
+  const list = (opts.via ?? 'raw') === 'raw' ? events : uniqueEvents(events);
   let written = 0;
-  for (let i = 0; i < events.length; i += chunk) {
-    const part = events.slice(i, i + chunk);
+  for (let i = 0; i < list.length; i += chunk) {
+    const part = list.slice(i, i + chunk);
     if ((opts.via ?? 'raw') === 'raw') {
       await appendRaw(env.redis, env.keys, part.map(serializeEvent));
       written += part.length;

@@ -48,7 +48,7 @@ export function serializeEvent(e: TributaryEvent): string {
   return JSON.stringify(e);
 }
 
-/** An event as its stream entry's text (serializeEvent's), with the identity the dedup window keys on. */
+/** An event as its stream entry's text (serializeEvent's), with its identity. */
 export interface SerializedEvent { id: string; payload: string }
 
 /** Parses a stream entry into a typed event; throws on a malformed entry or one whose data does not match the IDL. */

@@ -11,7 +11,6 @@ export function streamKeys(prefix: string) {
     /** the deployment's prefix, for the names below that take more than it */
     prefix,
     events: `${prefix}events`,
-    seen: (id: string) => `${prefix}seen:${id}`,
     deadLetters: (group: string) => `${prefix}dead:${group}`,
     attempts: (group: string) => `${prefix}attempts:${group}`,
     /** a read model's version, bumped after each commit that changed it (infra/cache/read-cache.ts) */
