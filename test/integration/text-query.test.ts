@@ -4,7 +4,8 @@
  * parameters of every kind a query may bind (text, bytea, integers, jsonb, booleans,
  * timestamps) read by Postgres as pg sends them, one it does not spell (an array) run
  * through pg; no row and a NULL cell told apart from an empty page; and a Db without named
- * statements answered through kysely alike.
+ * statements answered through kysely alike; many more queries in flight than connections
+ * answered each with its own cell.
  */
 import { expect } from 'chai';
 import { sql } from 'kysely';
@@ -64,6 +65,20 @@ describe('text queries of the read pool', function () {
     expect(await queryCell(db, db.selectNoFrom(sql<string>`NULL::text`.as('n')).compile())).to.equal(undefined);
     expect(await queryCell(env.db, page(env.db, Buffer.from([1]), 'x').compile())).to.equal('[{"n":1},{"n":2}]');
     expect(await queryCell(env.db, none.compile())).to.equal(undefined);
+  });
+
+  it('answers many more queries in flight than it has connections, each with its own cell', async () => {
+    // a queue per connection of one sent ahead at most (byte-pages.ts): the rest wait their turn
+    const two = createDb(env.dbUrl, 2, 'text-query-queue', { namedStatements: true });
+    try {
+      const q = (i: number) => two.selectNoFrom(sql<string>`(${String(i)}::int * 2)::text`.as('v')).compile();
+      for (let round = 0; round < 3; round++) {
+        const cells = await Promise.all(Array.from({ length: 200 }, (_, i) => queryCell(two, q(i))));
+        expect(cells.map(String)).to.deep.equal(Array.from({ length: 200 }, (_, i) => String(i * 2)));
+      }
+    } finally {
+      await two.destroy();
+    }
   });
 
   it('holds the read pool\'s statement timeout: a query past it fails as Postgres cancelled it', async () => {

@@ -43,6 +43,14 @@ describe('domain: PDA derivation', () => {
     expect(isPublicKey('0OIl')).to.equal(false);
     expect(isPublicKey('')).to.equal(false);
   });
+
+  it('answers the same when asked again (the valid ones are remembered)', () => {
+    for (const text of [owner, mint, '1'.repeat(32), `${owner}1`, owner.slice(0, 20), 'z'.repeat(44), owner.toLowerCase()]) {
+      const first = isPublicKey(text);
+      expect(isPublicKey(text), text).to.equal(first);
+      expect(first, text).to.equal([owner, mint, '1'.repeat(32)].includes(text));
+    }
+  });
 });
 
 describe('domain: LRU', () => {

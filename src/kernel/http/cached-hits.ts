@@ -149,9 +149,9 @@ export function createCachedHits(cache: ReadCache, standardLimit: RequestHandler
 
   async function serve(req: Request, res: Response, next: (err?: unknown) => void, k: KnownUrl): Promise<void> {
     try {
-      // the count and the versions are asked in the same tick: one pipelined round trip to
-      // Redis; a refused request has its lookup dropped uncounted, as the router refuses
-      // before the cache is asked
+      // the count and the versions are asked at once, not in turn (the count leaves with
+      // this turn's batch of counts, redis-rate-limit.ts); a refused request has its lookup
+      // dropped uncounted, as the router refuses before the cache is asked
       const counting = k.limited ? limit(req, res) : undefined;
       const looking = cache.lookup<Rendered>(k.readModels, k.key, k.scopes);
       if (counting !== undefined) {
@@ -207,7 +207,7 @@ export function createCachedHits(cache: ReadCache, standardLimit: RequestHandler
   async function answer(f: FrontOptions, req: IncomingMessage, res: ServerResponse, app: (req: IncomingMessage, res: ServerResponse) => void, k: KnownUrl, missOf: () => FrontMiss | undefined): Promise<void> {
     let e: Early;
     try {
-      // one pipelined round trip to Redis, as above
+      // the count and the lookup at once, as above
       const [counted, looked] = await Promise.all([k.limited ? f.count(f.clientOf(req)) : undefined, cache.lookup<Rendered>(k.readModels, k.key, k.scopes)]);
       const refused = counted?.refusal !== undefined;
       const hit = refused ? undefined : looked.hit;
