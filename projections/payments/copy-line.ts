@@ -60,13 +60,31 @@ function memoParts(d: { memo?: unknown; memo_hex?: unknown }): MemoParts {
   return parts;
 }
 
+/**
+ * Account keys as JSON, by key: a batch names a few policies, gateways, payers and
+ * recipients again and again, and a lookup costs less than quoting one (five a row).
+ * Cleared when full, as the memo cache.
+ */
+const KEY_CACHE_LIMIT = 50_000;
+const keyJsonCache = new Map<string, string>();
+
+function keyJson(key: string): string {
+  let j = keyJsonCache.get(key);
+  if (j === undefined) {
+    j = json(key);
+    if (keyJsonCache.size >= KEY_CACHE_LIMIT) keyJsonCache.clear();
+    keyJsonCache.set(key, j);
+  }
+  return j;
+}
+
 /** A PaymentRecord's row: its memo is its own. */
 export function paymentRecordLine(e: TributaryEvent<'PaymentRecord'>): string {
   const d = e.data;
   const memo = memoParts(d);
   const amount = BigInt(d.amount).toString();
   const timestamp = BigInt(d.timestamp).toString();
-  const doc = `${docHead(e, e.name)}{"payment_policy":${json(d.payment_policy)},"gateway":${json(d.gateway)},"recipient":${json(d.recipient)},"timestamp":${json(timestamp)},"record_id":${json(Number(d.record_id))},"amount":${json(amount)},"memo":${memo.trackingJson},"memo_hex":"${memo.hex}","payer":${json(d.payer)},"token_mint":${json(d.token_mint)}},"trackingId":${memo.trackingJson}}`;
+  const doc = `${docHead(e, e.name)}{"payment_policy":${keyJson(d.payment_policy)},"gateway":${keyJson(d.gateway)},"recipient":${keyJson(d.recipient)},"timestamp":${json(timestamp)},"record_id":${json(Number(d.record_id))},"amount":${json(amount)},"memo":${memo.trackingJson},"memo_hex":"${memo.hex}","payer":${keyJson(d.payer)},"token_mint":${keyJson(d.token_mint)}},"trackingId":${memo.trackingJson}}`;
   return `${head(e, d.payment_policy)}\t${amount}\t${NULL}\t${NULL}\t${NULL}\t${copyText(d.payer)}\t${copyText(d.recipient)}\t${copyText(d.token_mint)}\t${NULL}\t${d.record_id}\t\\\\x${memo.hex}\t${memo.trackingField}\t${copyText(doc)}\n`;
 }
 
