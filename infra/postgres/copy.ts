@@ -49,29 +49,31 @@ function* linesOf(rows: Iterable<readonly CopyValue[]>): Generator<string> {
   for (const row of rows) yield copyLine(row);
 }
 
-/** Characters of COPY text a chunk holds (the socket takes it as one write). */
-const CHUNK_CHARS = 256 * 1024;
+/** Bytes of COPY text a chunk holds, about (the socket takes it as one write). */
+const CHUNK_BYTES = 256 * 1024;
+
+/** UTF-8 bytes of one UTF-16 code unit, at most (a lone surrogate: the 3 of U+FFFD). */
+const MAX_UTF8_PER_UNIT = 3;
 
 /**
- * Lines of COPY text as bytes, about CHUNK_CHARS a chunk: each chunk is joined into one
- * flat string and encoded at once, so what waits in the stream's buffers is bytes outside
- * the JS heap, not ropes of a few hundred lines whose many small strings every young-
- * generation collection would copy (the live payments build spent a third of this
- * process's time in those collections).
+ * Lines of COPY text as bytes, about CHUNK_BYTES a chunk, each line encoded into the
+ * chunk as it comes: what waits in the stream's buffers is bytes outside the JS heap, not
+ * ropes of a few hundred lines whose many small strings every young-generation collection
+ * would copy (the live payments build spent a third of this process's time in those
+ * collections), and no chunk-long string is built to be encoded.
  */
 function* chunks(lines: Iterable<string>): Generator<Buffer> {
-  let parts: string[] = [];
-  let size = 0;
+  let buf = Buffer.allocUnsafe(CHUNK_BYTES);
+  let at = 0;
   for (const line of lines) {
-    parts.push(line);
-    size += line.length;
-    if (size >= CHUNK_CHARS) {
-      yield Buffer.from(parts.join(''));
-      parts = [];
-      size = 0;
+    if (at + line.length * MAX_UTF8_PER_UNIT > buf.length) {
+      if (at > 0) yield buf.subarray(0, at);
+      buf = Buffer.allocUnsafe(Math.max(CHUNK_BYTES, line.length * MAX_UTF8_PER_UNIT));
+      at = 0;
     }
+    at += buf.write(line, at);
   }
-  if (parts.length > 0) yield Buffer.from(parts.join(''));
+  if (at > 0) yield buf.subarray(0, at);
 }
 
 /** A COPY stream waiting for the connection of the transaction that asked for it. */
@@ -128,5 +130,5 @@ export async function copyLinesInto(
   if (!request.submitted) {
     throw new Error(`COPY into ${table}: this Db's pool cannot run COPY requests; build it with createDb (infra/postgres/database.ts), whose pool withCopy wraps`, { cause: refused });
   }
-  await pipeline(Readable.from(chunks(lines), { objectMode: false, highWaterMark: CHUNK_CHARS }), request.stream);
+  await pipeline(Readable.from(chunks(lines), { objectMode: false, highWaterMark: CHUNK_BYTES }), request.stream);
 }
