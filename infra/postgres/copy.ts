@@ -20,14 +20,14 @@ import { withTextQueries } from './pool-clients.js';
 
 export type CopyValue = string | number | bigint | boolean | Buffer | null | undefined;
 
-const SPECIAL = /[\\\n\r\t]/;
 
 /** NULL in COPY's text format. */
 export const COPY_NULL = '\\N';
 
 /** One text field in COPY's text format (never NULL): only what must be escaped is. */
 export function copyText(s: string): string {
-  if (!SPECIAL.test(s)) return s;
+  // four searches for one character each: far faster than one regex over a long text (a payment's doc)
+  if (!s.includes('\\') && !s.includes('\n') && !s.includes('\t') && !s.includes('\r')) return s;
   return s.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/\r/g, '\\r').replace(/\t/g, '\\t');
 }
 
@@ -49,20 +49,31 @@ function* linesOf(rows: Iterable<readonly CopyValue[]>): Generator<string> {
   for (const row of rows) yield copyLine(row);
 }
 
-/** Lines of COPY text, a few hundred rows a chunk. */
-function* chunks(lines: Iterable<string>): Generator<string> {
-  let buf = '';
-  let n = 0;
+/** Bytes of COPY text a chunk holds, about (the socket takes it as one write). */
+const CHUNK_BYTES = 256 * 1024;
+
+/** UTF-8 bytes of one UTF-16 code unit, at most (a lone surrogate: the 3 of U+FFFD). */
+const MAX_UTF8_PER_UNIT = 3;
+
+/**
+ * Lines of COPY text as bytes, about CHUNK_BYTES a chunk, each line encoded into the
+ * chunk as it comes: what waits in the stream's buffers is bytes outside the JS heap, not
+ * ropes of a few hundred lines whose many small strings every young-generation collection
+ * would copy (the live payments build spent a third of this process's time in those
+ * collections), and no chunk-long string is built to be encoded.
+ */
+function* chunks(lines: Iterable<string>): Generator<Buffer> {
+  let buf = Buffer.allocUnsafe(CHUNK_BYTES);
+  let at = 0;
   for (const line of lines) {
-    buf += line;
-    n += 1;
-    if (n === 500) {
-      yield buf;
-      buf = '';
-      n = 0;
+    if (at + line.length * MAX_UTF8_PER_UNIT > buf.length) {
+      if (at > 0) yield buf.subarray(0, at);
+      buf = Buffer.allocUnsafe(Math.max(CHUNK_BYTES, line.length * MAX_UTF8_PER_UNIT));
+      at = 0;
     }
+    at += buf.write(line, at);
   }
-  if (buf !== '') yield buf;
+  if (at > 0) yield buf.subarray(0, at);
 }
 
 /** A COPY stream waiting for the connection of the transaction that asked for it. */
@@ -119,5 +130,5 @@ export async function copyLinesInto(
   if (!request.submitted) {
     throw new Error(`COPY into ${table}: this Db's pool cannot run COPY requests; build it with createDb (infra/postgres/database.ts), whose pool withCopy wraps`, { cause: refused });
   }
-  await pipeline(Readable.from(chunks(lines)), request.stream);
+  await pipeline(Readable.from(chunks(lines), { objectMode: false, highWaterMark: CHUNK_BYTES }), request.stream);
 }

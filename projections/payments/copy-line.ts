@@ -37,16 +37,55 @@ function head(e: TributaryEvent<'PaymentRecord' | 'ComposableExecuted'>, policy:
   return `${copyText(e.id)}\t${e.name}\t${copyText(policy)}\t${copyText(e.data.gateway)}\t${copyText(e.signature)}\t${e.slot}\t${e.index}\t${bt}\t${BigInt(e.data.timestamp)}\t${paymentAt(e)}`;
 }
 
+/** What a payment's line takes from its memo: the bytes as hex, the trackingId as JSON and as a COPY field. */
+interface MemoParts { hex: string; trackingJson: string; trackingField: string }
+
+/**
+ * Memos seen lately, by their text (or hex, when the codec kept the bytes): a policy's
+ * payments carry its one memo again and again, and decoding it, its hex and its two
+ * renderings cost about a microsecond a row. Cleared when full, as the codec's key cache.
+ */
+const MEMO_CACHE_LIMIT = 10_000;
+const memoCache = new Map<string, MemoParts>();
+
+function memoParts(d: { memo?: unknown; memo_hex?: unknown }): MemoParts {
+  const key = typeof d.memo_hex === 'string' ? `x${d.memo_hex}` : typeof d.memo === 'string' ? `t${d.memo}` : '';
+  const hit = memoCache.get(key);
+  if (hit !== undefined) return hit;
+  const memo = memoFromData(d, PAYMENT_MEMO_BYTES);
+  const trackingId = pgText(memoToTrackingId(memo));
+  const parts = { hex: memo.toString('hex'), trackingJson: json(trackingId), trackingField: copyText(trackingId) };
+  if (memoCache.size >= MEMO_CACHE_LIMIT) memoCache.clear();
+  memoCache.set(key, parts);
+  return parts;
+}
+
+/**
+ * Account keys as JSON, by key: a batch names a few policies, gateways, payers and
+ * recipients again and again, and a lookup costs less than quoting one (five a row).
+ * Cleared when full, as the memo cache.
+ */
+const KEY_CACHE_LIMIT = 50_000;
+const keyJsonCache = new Map<string, string>();
+
+function keyJson(key: string): string {
+  let j = keyJsonCache.get(key);
+  if (j === undefined) {
+    j = json(key);
+    if (keyJsonCache.size >= KEY_CACHE_LIMIT) keyJsonCache.clear();
+    keyJsonCache.set(key, j);
+  }
+  return j;
+}
+
 /** A PaymentRecord's row: its memo is its own. */
 export function paymentRecordLine(e: TributaryEvent<'PaymentRecord'>): string {
   const d = e.data;
-  const memo = memoFromData(d, PAYMENT_MEMO_BYTES);
-  const trackingId = pgText(memoToTrackingId(memo));
+  const memo = memoParts(d);
   const amount = BigInt(d.amount).toString();
   const timestamp = BigInt(d.timestamp).toString();
-  const memoHex = memo.toString('hex');
-  const doc = `${docHead(e, e.name)}{"payment_policy":${json(d.payment_policy)},"gateway":${json(d.gateway)},"recipient":${json(d.recipient)},"timestamp":${json(timestamp)},"record_id":${json(Number(d.record_id))},"amount":${json(amount)},"memo":${json(trackingId)},"memo_hex":${json(memoHex)},"payer":${json(d.payer)},"token_mint":${json(d.token_mint)}},"trackingId":${json(trackingId)}}`;
-  return `${head(e, d.payment_policy)}\t${amount}\t${NULL}\t${NULL}\t${NULL}\t${copyText(d.payer)}\t${copyText(d.recipient)}\t${copyText(d.token_mint)}\t${NULL}\t${d.record_id}\t\\\\x${memoHex}\t${copyText(trackingId)}\t${copyText(doc)}\n`;
+  const doc = `${docHead(e, e.name)}{"payment_policy":${keyJson(d.payment_policy)},"gateway":${keyJson(d.gateway)},"recipient":${keyJson(d.recipient)},"timestamp":${json(timestamp)},"record_id":${json(Number(d.record_id))},"amount":${json(amount)},"memo":${memo.trackingJson},"memo_hex":"${memo.hex}","payer":${keyJson(d.payer)},"token_mint":${keyJson(d.token_mint)}},"trackingId":${memo.trackingJson}}`;
+  return `${head(e, d.payment_policy)}\t${amount}\t${NULL}\t${NULL}\t${NULL}\t${copyText(d.payer)}\t${copyText(d.recipient)}\t${copyText(d.token_mint)}\t${NULL}\t${d.record_id}\t\\\\x${memo.hex}\t${memo.trackingField}\t${copyText(doc)}\n`;
 }
 
 /** A ComposableExecuted's row, with its policy's memo as it stood at that point of the batch (none: not seen yet). */

@@ -90,8 +90,14 @@ async function apply(trx: Trx, events: readonly TributaryEvent[]): Promise<Reado
   }
   // rows rendered as the COPY stream takes them (bulk.ts): the server writes one chunk while the next is rendered
   await bulkAppendLines(trx, 'payments', PAYMENT_COLUMNS, planned, plannedLine, sql`ON CONFLICT (event_id) DO NOTHING`);
+  // the batch's distinct policies and gateways first: a key string per row is garbage the
+  // size of the batch for a few dozen keys
+  const policies = new Set<string>();
+  const gateways = new Set<string>();
+  for (const p of planned) { policies.add(policyOf(p)); gateways.add(p.e.data.gateway); }
   const scopes = new Set<string>();
-  for (const p of planned) scopesOf(scopes, { policy: policyOf(p), gateway: p.e.data.gateway });
+  for (const policy of policies) scopes.add(readScope.policy(policy));
+  for (const gateway of gateways) scopes.add(readScope.gateway(gateway));
   if (created.length > 0) for (const r of await rememberCreated(trx, created)) scopesOf(scopes, r);
   return scopes;
 }

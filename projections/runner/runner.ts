@@ -133,7 +133,10 @@ export function startProjection(deps: RunnerDeps, projection: Projection, opts: 
   }
 
   /** Entries read ahead, parsed when they arrived (the loop's onReadAhead), while the batch before them was written. */
-  const parsedAhead = new WeakMap<StreamEntry, TributaryEvent | Error>();
+  // a Map, not a WeakMap (whose entries cost the collector work of their own), emptied by
+  // the batch that looks them up: the read after it cannot arrive before its lookups end
+  // (and an entry missed is parsed where it is taken, as one never read ahead)
+  const parsedAhead = new Map<StreamEntry, TributaryEvent | Error>();
   const parseEntry = (entry: StreamEntry): TributaryEvent | Error => {
     try {
       return parseEvent(entry.payload ?? '');
@@ -179,6 +182,7 @@ export function startProjection(deps: RunnerDeps, projection: Projection, opts: 
       if (event instanceof Error) await deadLetterEntry(entry, `unparseable entry: ${event.message}`, 1);
       else parsed.push({ streamId: entry.streamId, event });
     }
+    parsedAhead.clear();
     if (parsed.length === 0) return;
     const previous = settling;
     settling = undefined;

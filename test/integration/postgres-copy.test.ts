@@ -48,6 +48,20 @@ describe('COPY into a table inside a kysely transaction', () => {
     ]);
   });
 
+  it('writes rows spread over many chunks as they were: text of every UTF-8 length, a row longer than a chunk', async () => {
+    const texts = ['plain', 'é ü', '✓ ünïcødé', '🚀 and 🧾', 'tab\tback\\slash'];
+    const rows = Array.from({ length: 3000 }, (_, i) => [i, `${texts[i % texts.length]!.repeat(1 + (i % 40))} ${i}`, null] as const);
+    const long = [3000, '✓🚀é'.repeat(150_000), null] as const;
+    await env.db.transaction().execute((trx) => copyInto(trx, 'copy_probe', COLUMNS, [...rows, long, ...rows.map(([id, note]) => [id + 3001, note, null] as const)]));
+    const back = new Map((await probe(env.db)).rows.map((r) => [r.id, r.note]));
+    expect(back.size).to.equal(6001);
+    for (const [id, note] of rows) {
+      expect(back.get(id)).to.equal(note);
+      expect(back.get(id + 3001)).to.equal(note);
+    }
+    expect(back.get(3000)).to.equal(long[1]);
+  });
+
   it('goes with the transaction when it rolls back', async () => {
     const failed = await env.db.transaction().execute(async (trx) => {
       await copyInto(trx, 'copy_probe', COLUMNS, ROWS);
