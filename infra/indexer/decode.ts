@@ -66,6 +66,13 @@ function splitsOf(events: readonly { name: string; ixPath: string }[], splits: r
   return out;
 }
 
+/** The tag's bytes at the start of `data`: a byte loop, as a Buffer.compare call per instruction costs more. */
+function taggedEvent(data: Buffer): boolean {
+  if (data.length < 16) return false;
+  for (let i = 0; i < 8; i += 1) if (data[i] !== EVENT_IX_TAG[i]) return false;
+  return true;
+}
+
 function cpiPayloads(tx: TransactionJson, programId: string): Payload[] {
   const meta = tx.meta;
   const inner = meta?.innerInstructions;
@@ -77,15 +84,19 @@ function cpiPayloads(tx: TransactionJson, programId: string): Payload[] {
     const w = loaded?.writable ?? [];
     return i - keys.length < w.length ? w[i - keys.length] : loaded?.readonly[i - keys.length - w.length];
   };
-  const groups = [...inner].sort((a, b) => a.index - b.index);
+  // the node lists the groups by outer index already; a copy is sorted only when it does not
+  let ordered = true;
+  for (let g = 1; g < inner.length && ordered; g += 1) ordered = inner[g - 1]!.index <= inner[g]!.index;
+  const groups = ordered ? inner : [...inner].sort((a, b) => a.index - b.index);
   const out: Payload[] = [];
   for (const group of groups) {
-    group.instructions.forEach((ix, j) => {
-      if (keyAt(ix.programIdIndex) !== programId) return;
+    const ixs = group.instructions;
+    for (let j = 0; j < ixs.length; j += 1) {
+      const ix = ixs[j]!;
+      if (keyAt(ix.programIdIndex) !== programId) continue;
       const data = decodeBase58(ix.data);
-      if (!data || data.length < 16 || EVENT_IX_TAG.compare(data, 0, 8) !== 0) return;
-      out.push({ ixPath: `${group.index}.${j}`, bytes: data, start: 8 });
-    });
+      if (data && taggedEvent(data)) out.push({ ixPath: `${group.index}.${j}`, bytes: data, start: 8 });
+    }
   }
   return out;
 }
@@ -135,30 +146,67 @@ export interface SerializedTransaction extends Omit<DecodedTransaction, 'events'
  * fee split after the data's own fields. No event object is built on the way: the
  * indexer only appends the text, and the objects were built to be stringified at once.
  */
+/** `,"name":<name>,"data":` of each event name met, written once */
+const nameMembers = new Map<string, string>();
+
+function nameMember(name: string): string {
+  let member = nameMembers.get(name);
+  if (member === undefined) {
+    member = `,"name":${JSON.stringify(name)},"data":`;
+    nameMembers.set(name, member);
+  }
+  return member;
+}
+
+/**
+ * `text` made one flat string. A text built by concatenation is a tree of its parts in
+ * V8 until something reads it by position; an entry waits for its append through
+ * several minor collections, each copying the whole tree of the entry's pieces (tens per
+ * event), and Redis's client flattens it in the end anyway. Read once here, it is copied
+ * into one string while its pieces are still new, and they die young.
+ */
+function flat(text: string): string {
+  text.charCodeAt(0);
+  return text;
+}
+
+/** A PaymentRecord's parts, kept to write its entry again with a fee split. */
+interface RecordEntry { name: string; ixPath: string; index: number; json: string; at: number }
+
 export function serializeTransaction(tx: TransactionJson, signature: string, programId: string): SerializedTransaction {
-  const read = payloadsOf(tx, programId);
-  if (!read) return { events: [], unknown: [], failed: true, truncated: false };
+  const meta = tx.meta;
+  if (!meta || (meta.err !== null && meta.err !== undefined)) return { events: [], unknown: [], failed: true, truncated: false };
+  const logs = readProgramLogs(meta.logMessages ?? [], programId);
   const sig = JSON.stringify(signature);
-  const common = `,"signature":${sig},"slot":${JSON.stringify(tx.slot)},"blockTime":${JSON.stringify(tx.blockTime ?? null)},"ixPath":`;
-  const written: { name: string; ixPath: string; index: number; json: string }[] = [];
+  // A signature is base58, which JSON.stringify writes with no escape; then neither needs
+  // an id made of it and an ixPath (digits, '.', '-'), and the quotes are written here.
+  const plain = sig.length === signature.length + 2;
+  const head = `,"signature":${sig},"slot":${JSON.stringify(tx.slot)},"blockTime":${JSON.stringify(tx.blockTime ?? null)},"ixPath":"`;
+  const events: SerializedEvent[] = [];
   const unknown: SerializedTransaction['unknown'] = [];
-  read.all.forEach((p, index) => {
-    const w = writeEventJson(p.bytes, p.start);
+  const records: RecordEntry[] | undefined = logs.splits.length > 0 ? [] : undefined;
+  const entry = (id: string, ixPath: string, index: number, name: string, data: string): string => flat(
+    `{"id":${plain ? `"${id}"` : JSON.stringify(id)}${head}${ixPath}","index":${index}${nameMember(name)}${data}}`);
+  let index = 0;
+  const write = (ixPath: string, bytes: Buffer, start: number): void => {
+    const w = writeEventJson(bytes, start);
     if (!w || !isEventName(w.name)) {
-      unknown.push({ ixPath: p.ixPath, index, payload: p.bytes.toString('base64', p.start) });
-      return;
+      unknown.push({ ixPath, index, payload: bytes.toString('base64', start) });
+    } else {
+      const id = eventId(signature, ixPath, index);
+      if (records !== undefined && w.name === 'PaymentRecord') records.push({ name: w.name, ixPath, index, json: w.json, at: events.length });
+      events.push({ id, payload: entry(id, ixPath, index, w.name, w.json) });
     }
-    written.push({ name: w.name, ixPath: p.ixPath, index, json: w.json });
-  });
-  const splits = read.splits.length > 0 ? splitsOf(written, read.splits) : undefined;
-  const events = written.map((w, at): SerializedEvent => {
-    const id = eventId(signature, w.ixPath, w.index);
-    const split = splits?.get(at);
-    const data = split === undefined ? w.json : `${w.json.length > 2 ? `${w.json.slice(0, -1)},` : '{'}"fee_split":${JSON.stringify(split)}}`;
-    return {
-      id,
-      payload: `{"id":${JSON.stringify(id)}${common}${JSON.stringify(w.ixPath)},"index":${w.index},"name":${JSON.stringify(w.name)},"data":${data}}`,
-    };
-  });
-  return { events, unknown, failed: false, truncated: read.truncated };
+    index += 1;
+  };
+  for (const p of logs.payloads) write(p.ixPath, Buffer.from(p.payload, 'base64'), 0);
+  for (const p of cpiPayloads(tx, programId)) write(p.ixPath, p.bytes, p.start);
+  if (records !== undefined && records.length > 0) {
+    for (const [i, split] of splitsOf(records, logs.splits)) {
+      const r = records[i]!;
+      const data = `${r.json.length > 2 ? `${r.json.slice(0, -1)},` : '{'}"fee_split":${JSON.stringify(split)}}`;
+      events[r.at]!.payload = entry(events[r.at]!.id, r.ixPath, r.index, r.name, data);
+    }
+  }
+  return { events, unknown, failed: false, truncated: logs.truncated };
 }
