@@ -73,17 +73,19 @@ function taggedEvent(data: Buffer): boolean {
   return true;
 }
 
+/** The account at `i` of the transaction's keys, then of the addresses it loaded (writable first). */
+function keyAt(keys: readonly string[], loaded: { writable: string[]; readonly: string[] } | null | undefined, i: number): string | undefined {
+  if (i < keys.length) return keys[i];
+  const w = loaded?.writable ?? [];
+  return i - keys.length < w.length ? w[i - keys.length] : loaded?.readonly[i - keys.length - w.length];
+}
+
 function cpiPayloads(tx: TransactionJson, programId: string): Payload[] {
   const meta = tx.meta;
   const inner = meta?.innerInstructions;
   if (!inner || inner.length === 0) return [];
   const keys = tx.transaction.message.accountKeys;
   const loaded = meta.loadedAddresses;
-  const keyAt = (i: number): string | undefined => {
-    if (i < keys.length) return keys[i];
-    const w = loaded?.writable ?? [];
-    return i - keys.length < w.length ? w[i - keys.length] : loaded?.readonly[i - keys.length - w.length];
-  };
   // the node lists the groups by outer index already; a copy is sorted only when it does not
   let ordered = true;
   for (let g = 1; g < inner.length && ordered; g += 1) ordered = inner[g - 1]!.index <= inner[g]!.index;
@@ -93,7 +95,7 @@ function cpiPayloads(tx: TransactionJson, programId: string): Payload[] {
     const ixs = group.instructions;
     for (let j = 0; j < ixs.length; j += 1) {
       const ix = ixs[j]!;
-      if (keyAt(ix.programIdIndex) !== programId) continue;
+      if (keyAt(keys, loaded, ix.programIdIndex) !== programId) continue;
       const data = decodeBase58(ix.data);
       if (data && taggedEvent(data)) out.push({ ixPath: `${group.index}.${j}`, bytes: data, start: 8 });
     }
@@ -173,40 +175,67 @@ function flat(text: string): string {
 /** A PaymentRecord's parts, kept to write its entry again with a fee split. */
 interface RecordEntry { name: string; ixPath: string; index: number; json: string; at: number }
 
+/**
+ * One transaction's entries as they are written: what every entry shares, and what is
+ * written so far. One object per transaction, passed to module functions: closures made
+ * per transaction cost more (each is allocated, and named again under tsx).
+ */
+interface EntryWriter {
+  signature: string;
+  /** the signature needs no escape in JSON (base58 never does) */
+  plain: boolean;
+  /** the members from `,"signature":` to `"ixPath":"` */
+  head: string;
+  events: SerializedEvent[];
+  unknown: SerializedTransaction['unknown'];
+  /** PaymentRecords written, when the transaction logged fee splits */
+  records: RecordEntry[] | undefined;
+  index: number;
+}
+
+function entryText(w: EntryWriter, id: string, ixPath: string, index: number, name: string, data: string): string {
+  // an ixPath (digits, '.', '-') needs no escape either
+  return flat(`{"id":${w.plain ? `"${id}"` : JSON.stringify(id)}${w.head}${ixPath}","index":${index}${nameMember(name)}${data}}`);
+}
+
+/** The entry of the event in bytes[start..], or an unknown payload; either takes the next index. */
+function writeEntry(w: EntryWriter, ixPath: string, bytes: Buffer, start: number): void {
+  const index = w.index;
+  w.index += 1;
+  const e = writeEventJson(bytes, start);
+  if (!e || !isEventName(e.name)) {
+    w.unknown.push({ ixPath, index, payload: bytes.toString('base64', start) });
+    return;
+  }
+  const id = eventId(w.signature, ixPath, index);
+  if (w.records !== undefined && e.name === 'PaymentRecord') w.records.push({ name: e.name, ixPath, index, json: e.json, at: w.events.length });
+  w.events.push({ id, payload: entryText(w, id, ixPath, index, e.name, e.json) });
+}
+
 export function serializeTransaction(tx: TransactionJson, signature: string, programId: string): SerializedTransaction {
   const meta = tx.meta;
   if (!meta || (meta.err !== null && meta.err !== undefined)) return { events: [], unknown: [], failed: true, truncated: false };
   const logs = readProgramLogs(meta.logMessages ?? [], programId);
   const sig = JSON.stringify(signature);
-  // A signature is base58, which JSON.stringify writes with no escape; then neither needs
-  // an id made of it and an ixPath (digits, '.', '-'), and the quotes are written here.
-  const plain = sig.length === signature.length + 2;
-  const head = `,"signature":${sig},"slot":${JSON.stringify(tx.slot)},"blockTime":${JSON.stringify(tx.blockTime ?? null)},"ixPath":"`;
-  const events: SerializedEvent[] = [];
-  const unknown: SerializedTransaction['unknown'] = [];
-  const records: RecordEntry[] | undefined = logs.splits.length > 0 ? [] : undefined;
-  const entry = (id: string, ixPath: string, index: number, name: string, data: string): string => flat(
-    `{"id":${plain ? `"${id}"` : JSON.stringify(id)}${head}${ixPath}","index":${index}${nameMember(name)}${data}}`);
-  let index = 0;
-  const write = (ixPath: string, bytes: Buffer, start: number): void => {
-    const w = writeEventJson(bytes, start);
-    if (!w || !isEventName(w.name)) {
-      unknown.push({ ixPath, index, payload: bytes.toString('base64', start) });
-    } else {
-      const id = eventId(signature, ixPath, index);
-      if (records !== undefined && w.name === 'PaymentRecord') records.push({ name: w.name, ixPath, index, json: w.json, at: events.length });
-      events.push({ id, payload: entry(id, ixPath, index, w.name, w.json) });
-    }
-    index += 1;
+  const w: EntryWriter = {
+    signature,
+    // JSON.stringify lengthens a text exactly when it escapes something
+    plain: sig.length === signature.length + 2,
+    head: `,"signature":${sig},"slot":${JSON.stringify(tx.slot)},"blockTime":${JSON.stringify(tx.blockTime ?? null)},"ixPath":"`,
+    events: [],
+    unknown: [],
+    records: logs.splits.length > 0 ? [] : undefined,
+    index: 0,
   };
-  for (const p of logs.payloads) write(p.ixPath, Buffer.from(p.payload, 'base64'), 0);
-  for (const p of cpiPayloads(tx, programId)) write(p.ixPath, p.bytes, p.start);
-  if (records !== undefined && records.length > 0) {
-    for (const [i, split] of splitsOf(records, logs.splits)) {
-      const r = records[i]!;
+  for (const p of logs.payloads) writeEntry(w, p.ixPath, Buffer.from(p.payload, 'base64'), 0);
+  for (const p of cpiPayloads(tx, programId)) writeEntry(w, p.ixPath, p.bytes, p.start);
+  if (w.records !== undefined && w.records.length > 0) {
+    for (const [i, split] of splitsOf(w.records, logs.splits)) {
+      const r = w.records[i]!;
       const data = `${r.json.length > 2 ? `${r.json.slice(0, -1)},` : '{'}"fee_split":${JSON.stringify(split)}}`;
-      events[r.at]!.payload = entry(events[r.at]!.id, r.ixPath, r.index, r.name, data);
+      const event = w.events[r.at]!;
+      event.payload = entryText(w, event.id, r.ixPath, r.index, r.name, data);
     }
   }
-  return { events, unknown, failed: false, truncated: logs.truncated };
+  return { events: w.events, unknown: w.unknown, failed: false, truncated: logs.truncated };
 }
