@@ -66,26 +66,39 @@ function splitsOf(events: readonly { name: string; ixPath: string }[], splits: r
   return out;
 }
 
+/** The tag's bytes at the start of `data`: a byte loop, as a Buffer.compare call per instruction costs more. */
+function taggedEvent(data: Buffer): boolean {
+  if (data.length < 16) return false;
+  for (let i = 0; i < 8; i += 1) if (data[i] !== EVENT_IX_TAG[i]) return false;
+  return true;
+}
+
+/** The account at `i` of the transaction's keys, then of the addresses it loaded (writable first). */
+function keyAt(keys: readonly string[], loaded: { writable: string[]; readonly: string[] } | null | undefined, i: number): string | undefined {
+  if (i < keys.length) return keys[i];
+  const w = loaded?.writable ?? [];
+  return i - keys.length < w.length ? w[i - keys.length] : loaded?.readonly[i - keys.length - w.length];
+}
+
 function cpiPayloads(tx: TransactionJson, programId: string): Payload[] {
   const meta = tx.meta;
   const inner = meta?.innerInstructions;
   if (!inner || inner.length === 0) return [];
   const keys = tx.transaction.message.accountKeys;
   const loaded = meta.loadedAddresses;
-  const keyAt = (i: number): string | undefined => {
-    if (i < keys.length) return keys[i];
-    const w = loaded?.writable ?? [];
-    return i - keys.length < w.length ? w[i - keys.length] : loaded?.readonly[i - keys.length - w.length];
-  };
-  const groups = [...inner].sort((a, b) => a.index - b.index);
+  // the node lists the groups by outer index already; a copy is sorted only when it does not
+  let ordered = true;
+  for (let g = 1; g < inner.length && ordered; g += 1) ordered = inner[g - 1]!.index <= inner[g]!.index;
+  const groups = ordered ? inner : [...inner].sort((a, b) => a.index - b.index);
   const out: Payload[] = [];
   for (const group of groups) {
-    group.instructions.forEach((ix, j) => {
-      if (keyAt(ix.programIdIndex) !== programId) return;
+    const ixs = group.instructions;
+    for (let j = 0; j < ixs.length; j += 1) {
+      const ix = ixs[j]!;
+      if (keyAt(keys, loaded, ix.programIdIndex) !== programId) continue;
       const data = decodeBase58(ix.data);
-      if (!data || data.length < 16 || EVENT_IX_TAG.compare(data, 0, 8) !== 0) return;
-      out.push({ ixPath: `${group.index}.${j}`, bytes: data, start: 8 });
-    });
+      if (data && taggedEvent(data)) out.push({ ixPath: `${group.index}.${j}`, bytes: data, start: 8 });
+    }
   }
   return out;
 }
@@ -135,30 +148,94 @@ export interface SerializedTransaction extends Omit<DecodedTransaction, 'events'
  * fee split after the data's own fields. No event object is built on the way: the
  * indexer only appends the text, and the objects were built to be stringified at once.
  */
+/** `,"name":<name>,"data":` of each event name met, written once */
+const nameMembers = new Map<string, string>();
+
+function nameMember(name: string): string {
+  let member = nameMembers.get(name);
+  if (member === undefined) {
+    member = `,"name":${JSON.stringify(name)},"data":`;
+    nameMembers.set(name, member);
+  }
+  return member;
+}
+
+/**
+ * `text` made one flat string. A text built by concatenation is a tree of its parts in
+ * V8 until something reads it by position; an entry waits for its append through
+ * several minor collections, each copying the whole tree of the entry's pieces (tens per
+ * event), and Redis's client flattens it in the end anyway. Read once here, it is copied
+ * into one string while its pieces are still new, and they die young.
+ */
+function flat(text: string): string {
+  text.charCodeAt(0);
+  return text;
+}
+
+/** A PaymentRecord's parts, kept to write its entry again with a fee split. */
+interface RecordEntry { name: string; ixPath: string; index: number; json: string; at: number }
+
+/**
+ * One transaction's entries as they are written: what every entry shares, and what is
+ * written so far. One object per transaction, passed to module functions: closures made
+ * per transaction cost more (each is allocated, and named again under tsx).
+ */
+interface EntryWriter {
+  signature: string;
+  /** the signature needs no escape in JSON (base58 never does) */
+  plain: boolean;
+  /** the members from `,"signature":` to `"ixPath":"` */
+  head: string;
+  events: SerializedEvent[];
+  unknown: SerializedTransaction['unknown'];
+  /** PaymentRecords written, when the transaction logged fee splits */
+  records: RecordEntry[] | undefined;
+  index: number;
+}
+
+function entryText(w: EntryWriter, id: string, ixPath: string, index: number, name: string, data: string): string {
+  // an ixPath (digits, '.', '-') needs no escape either
+  return flat(`{"id":${w.plain ? `"${id}"` : JSON.stringify(id)}${w.head}${ixPath}","index":${index}${nameMember(name)}${data}}`);
+}
+
+/** The entry of the event in bytes[start..], or an unknown payload; either takes the next index. */
+function writeEntry(w: EntryWriter, ixPath: string, bytes: Buffer, start: number): void {
+  const index = w.index;
+  w.index += 1;
+  const e = writeEventJson(bytes, start);
+  if (!e || !isEventName(e.name)) {
+    w.unknown.push({ ixPath, index, payload: bytes.toString('base64', start) });
+    return;
+  }
+  const id = eventId(w.signature, ixPath, index);
+  if (w.records !== undefined && e.name === 'PaymentRecord') w.records.push({ name: e.name, ixPath, index, json: e.json, at: w.events.length });
+  w.events.push({ id, payload: entryText(w, id, ixPath, index, e.name, e.json) });
+}
+
 export function serializeTransaction(tx: TransactionJson, signature: string, programId: string): SerializedTransaction {
-  const read = payloadsOf(tx, programId);
-  if (!read) return { events: [], unknown: [], failed: true, truncated: false };
+  const meta = tx.meta;
+  if (!meta || (meta.err !== null && meta.err !== undefined)) return { events: [], unknown: [], failed: true, truncated: false };
+  const logs = readProgramLogs(meta.logMessages ?? [], programId);
   const sig = JSON.stringify(signature);
-  const common = `,"signature":${sig},"slot":${JSON.stringify(tx.slot)},"blockTime":${JSON.stringify(tx.blockTime ?? null)},"ixPath":`;
-  const written: { name: string; ixPath: string; index: number; json: string }[] = [];
-  const unknown: SerializedTransaction['unknown'] = [];
-  read.all.forEach((p, index) => {
-    const w = writeEventJson(p.bytes, p.start);
-    if (!w || !isEventName(w.name)) {
-      unknown.push({ ixPath: p.ixPath, index, payload: p.bytes.toString('base64', p.start) });
-      return;
+  const w: EntryWriter = {
+    signature,
+    // JSON.stringify lengthens a text exactly when it escapes something
+    plain: sig.length === signature.length + 2,
+    head: `,"signature":${sig},"slot":${JSON.stringify(tx.slot)},"blockTime":${JSON.stringify(tx.blockTime ?? null)},"ixPath":"`,
+    events: [],
+    unknown: [],
+    records: logs.splits.length > 0 ? [] : undefined,
+    index: 0,
+  };
+  for (const p of logs.payloads) writeEntry(w, p.ixPath, Buffer.from(p.payload, 'base64'), 0);
+  for (const p of cpiPayloads(tx, programId)) writeEntry(w, p.ixPath, p.bytes, p.start);
+  if (w.records !== undefined && w.records.length > 0) {
+    for (const [i, split] of splitsOf(w.records, logs.splits)) {
+      const r = w.records[i]!;
+      const data = `${r.json.length > 2 ? `${r.json.slice(0, -1)},` : '{'}"fee_split":${JSON.stringify(split)}}`;
+      const event = w.events[r.at]!;
+      event.payload = entryText(w, event.id, r.ixPath, r.index, r.name, data);
     }
-    written.push({ name: w.name, ixPath: p.ixPath, index, json: w.json });
-  });
-  const splits = read.splits.length > 0 ? splitsOf(written, read.splits) : undefined;
-  const events = written.map((w, at): SerializedEvent => {
-    const id = eventId(signature, w.ixPath, w.index);
-    const split = splits?.get(at);
-    const data = split === undefined ? w.json : `${w.json.length > 2 ? `${w.json.slice(0, -1)},` : '{'}"fee_split":${JSON.stringify(split)}}`;
-    return {
-      id,
-      payload: `{"id":${JSON.stringify(id)}${common}${JSON.stringify(w.ixPath)},"index":${w.index},"name":${JSON.stringify(w.name)},"data":${data}}`,
-    };
-  });
-  return { events, unknown, failed: false, truncated: read.truncated };
+  }
+  return { events: w.events, unknown: w.unknown, failed: false, truncated: logs.truncated };
 }

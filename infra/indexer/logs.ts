@@ -19,63 +19,106 @@ export interface ProgramLogs { payloads: LoggedPayload[]; splits: LoggedSplit[];
 
 const PROGRAM = 'Program ';
 const INVOKE = ' invoke [';
+const SUCCESS = ' success';
+const FAILED = ' failed';
 const SPLIT_PREFIX = 'Program log: Payment executed: ';
 /** execute_payment's split (the scheduler part is missing from older program versions) */
 const SPLIT = /^Program log: Payment executed: (\d+) -> recipient, (\d+) gateway fee, (?:(\d+) scheduler cut, )?(\d+) protocol fee$/;
-const DIGITS = /^\d+$/;
-const BASE58_CHAR = /^[1-9A-HJ-NP-Za-km-z]{32,44}$/;
+const BASE58_ALPHABET = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
+const IS_BASE58 = new Uint8Array(128);
+for (const c of BASE58_ALPHABET) IS_BASE58[c.charCodeAt(0)] = 1;
+const ZERO = 0x30;
+const NINE = 0x39;
+const RIGHT_BRACKET = 0x5d;
 
-/** What a runtime line says of the invocation stack: an invoke at a depth, an exit, or nothing. */
-type RuntimeLine = { invoke: string; depth: number } | { exit: true } | undefined;
+/**
+ * line.startsWith(prefix, at), by character codes: the indexer asks it of every log line
+ * of every transaction, several times, and a call of the builtin cost several times this loop.
+ */
+function startsAt(line: string, prefix: string, at: number): boolean {
+  if (line.length < at + prefix.length) return false;
+  for (let i = 0; i < prefix.length; i += 1) if (line.charCodeAt(at + i) !== prefix.charCodeAt(i)) return false;
+  return true;
+}
 
-function runtimeLine(line: string, idEnd: number): RuntimeLine {
-  // the shape of the line's end first: most lines (`consumed ... compute units`, `return:`)
-  // are neither, and then the id is never cut out and checked
-  if (line.startsWith(INVOKE, idEnd)) {
-    if (!line.endsWith(']')) return undefined;
-    const id = line.slice(PROGRAM.length, idEnd);
-    const depth = line.slice(idEnd + INVOKE.length, -1);
-    return BASE58_CHAR.test(id) && DIGITS.test(depth) ? { invoke: id, depth: Number(depth) } : undefined;
+/** Whether line[from, to) is a base58 address: 32 to 44 characters of the alphabet. */
+function isAddressAt(line: string, from: number, to: number): boolean {
+  if (to - from < 32 || to - from > 44) return false;
+  for (let i = from; i < to; i += 1) {
+    const c = line.charCodeAt(i);
+    if (c >= 128 || IS_BASE58[c] === 0) return false;
   }
-  const exit = (line.length === idEnd + 8 && line.endsWith(' success')) || line.startsWith(' failed', idEnd);
-  return exit && BASE58_CHAR.test(line.slice(PROGRAM.length, idEnd)) ? { exit: true } : undefined;
+  return true;
+}
+
+/** runtimeLine's answers besides an invoke's depth (0 or more) */
+const NONE = -1;
+const EXIT = -2;
+
+/**
+ * What a runtime line whose id ends at `idEnd` says of the stack: NONE, EXIT, or the depth
+ * of an invoke (a number: a depth written `01` is 1). Read by character codes in
+ * place: the indexer reads every log line of every transaction, and cutting out the id
+ * and depth to match them with regexes was most of this function's cost.
+ */
+function runtimeLine(line: string, idEnd: number): number {
+  // the shape of the line's end first: most lines (`consumed ... compute units`, `return:`)
+  // are neither, and then the id is never checked
+  if (startsAt(line, INVOKE, idEnd)) {
+    const last = line.length - 1;
+    const from = idEnd + INVOKE.length;
+    if (line.charCodeAt(last) !== RIGHT_BRACKET || last === from) return NONE;
+    let depth = 0;
+    for (let i = from; i < last; i += 1) {
+      const c = line.charCodeAt(i);
+      if (c < ZERO || c > NINE) return NONE;
+      depth = depth * 10 + (c - ZERO);
+    }
+    return isAddressAt(line, PROGRAM.length, idEnd) ? depth : NONE;
+  }
+  const exit = (line.length === idEnd + SUCCESS.length && startsAt(line, SUCCESS, idEnd)) || startsAt(line, FAILED, idEnd);
+  return exit && isAddressAt(line, PROGRAM.length, idEnd) ? EXIT : NONE;
 }
 
 export function readProgramLogs(logs: readonly string[], programId: string): ProgramLogs {
-  const stack: string[] = [];
+  // the stack holds whether each running invocation is our program: nothing else is asked of it
+  const stack: boolean[] = [];
   const payloads: LoggedPayload[] = [];
   const splits: LoggedSplit[] = [];
   let topLevel = -1;
+  let ixPath = '-1';
   let truncated = false;
+  const idLength = programId.length;
   for (const line of logs) {
-    if (!line.startsWith(PROGRAM)) {
+    if (!startsAt(line, PROGRAM, 0)) {
       if (line === 'Log truncated') truncated = true;
       continue;
     }
     const idEnd = line.indexOf(' ', PROGRAM.length);
     if (idEnd < 0) continue;
     // `Program data:` and `Program log:` are the program's own output: they never touch the stack
-    if (idEnd === PROGRAM.length + 5 && line.startsWith('data:', PROGRAM.length)) {
-      if (stack.length > 0 && stack[stack.length - 1] === programId) payloads.push({ ixPath: String(topLevel), payload: line.slice(idEnd + 1) });
+    if (idEnd === PROGRAM.length + 5 && startsAt(line, 'data:', PROGRAM.length)) {
+      if (stack.length > 0 && stack[stack.length - 1] === true) payloads.push({ ixPath, payload: line.slice(idEnd + 1) });
       continue;
     }
-    if (idEnd === PROGRAM.length + 4 && line.startsWith('log:', PROGRAM.length)) {
-      if (!line.startsWith(SPLIT_PREFIX) || stack.length === 0 || stack[stack.length - 1] !== programId) continue;
+    if (idEnd === PROGRAM.length + 4 && startsAt(line, 'log:', PROGRAM.length)) {
+      if (!startsAt(line, SPLIT_PREFIX, 0) || stack.length === 0 || stack[stack.length - 1] !== true) continue;
       const split = SPLIT.exec(line);
       if (split) splits.push({ topLevel, split: { recipient_amount: split[1]!, gateway_residual: split[2]!, scheduler_cut: split[3] ?? '0', protocol_cut: split[4]! } });
       continue;
     }
     const runtime = runtimeLine(line, idEnd);
-    if (runtime === undefined) continue;
-    if ('exit' in runtime) {
+    if (runtime === NONE) continue;
+    if (runtime === EXIT) {
       stack.pop();
       continue;
     }
-    if (runtime.depth === 1) {
+    if (runtime === 1) {
       topLevel += 1;
+      ixPath = String(topLevel);
       stack.length = 0;
     }
-    stack.push(runtime.invoke);
+    stack.push(idEnd - PROGRAM.length === idLength && startsAt(line, programId, PROGRAM.length));
   }
   return { payloads, splits, truncated };
 }
