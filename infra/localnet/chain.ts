@@ -26,8 +26,11 @@ export interface TxRecord {
   blockTime: number;
   version: 'legacy' | 0;
   message: VersionedMessage;
-  /** the wire bytes, for encoding=base64 */
-  wire: Buffer;
+  /**
+   * the wire bytes, for encoding=base64 and base58: serialized when first asked for, then
+   * kept (the indexer reads encoding=json, so most transactions are never asked)
+   */
+  wire(): Buffer;
   accountKeys: string[];
   err: TransactionError | null;
   logs: string[];

@@ -31,7 +31,7 @@ function messageJson(tx: TxRecord): Record<string, unknown> {
 export function transactionJson(tx: TxRecord, encoding: string, withVersion: boolean): Record<string, unknown> {
   const transaction = encoding === 'json'
     ? { signatures: tx.signatures, message: messageJson(tx) }
-    : encoding === 'base64' ? [tx.wire.toString('base64'), 'base64'] : [bs58.encode(tx.wire), 'base58'];
+    : encoding === 'base64' ? [tx.wire().toString('base64'), 'base64'] : [bs58.encode(tx.wire()), 'base58'];
   const out: Record<string, unknown> = {
     slot: tx.slot,
     blockTime: tx.blockTime,

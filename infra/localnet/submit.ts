@@ -60,9 +60,11 @@ export function submitTransaction(chain: Chain, tx: VersionedTransaction, opts: 
   if (payerNow) chain.store.set(feePayer, { ...payerNow, lamports: payerNow.lamports - fee });
   const slot = chain.slot();
   const blockTime = chain.blockTime(slot);
+  let wire: Buffer | undefined;
   const record: TxRecord = {
-    seq: chain.nextSeq(), signature, signatures: tx.signatures.map((s) => bs58.encode(s)), slot, blockTime,
-    version: message.version === 'legacy' ? 'legacy' : 0, message, wire: Buffer.from(tx.serialize()), accountKeys: keys, err: result.err,
+    // the first signature is the transaction's, already in base58 (each encode is a quadratic base conversion)
+    seq: chain.nextSeq(), signature, signatures: tx.signatures.map((s, i) => (i === 0 ? signature : bs58.encode(s))), slot, blockTime,
+    version: message.version === 'legacy' ? 'legacy' : 0, message, wire: () => (wire ??= Buffer.from(tx.serialize())), accountKeys: keys, err: result.err,
     logs: result.logs, innerInstructions: result.innerInstructions, fee, preBalances, preTokenBalances,
     postTokenBalances: tokenBalances(chain.store, keys),
     postBalances: keys.map((k) => chain.store.get(k)?.lamports ?? 0), unitsConsumed: result.unitsConsumed,
@@ -91,10 +93,11 @@ function tokenBalances(store: AccountView, keys: readonly string[]): TokenBalanc
     const acc = store.get(k);
     if (!acc || acc.owner !== TOKEN) return;
     const t = readTokenAccount(acc.data);
-    const mint = t && store.get(t.mint.toBase58());
+    const mintKey = t?.mint.toBase58();
+    const mint = mintKey === undefined ? undefined : store.get(mintKey);
     const decimals = mint ? readMint(mint.data)?.decimals : undefined;
-    if (!t || decimals === undefined) return;
-    out.push({ accountIndex, mint: t.mint.toBase58(), owner: t.owner.toBase58(), programId: TOKEN, uiTokenAmount: uiTokenAmount(t.amount, decimals) });
+    if (!t || mintKey === undefined || decimals === undefined) return;
+    out.push({ accountIndex, mint: mintKey, owner: t.owner.toBase58(), programId: TOKEN, uiTokenAmount: uiTokenAmount(t.amount, decimals) });
   });
   return out;
 }
