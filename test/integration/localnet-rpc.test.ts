@@ -40,9 +40,11 @@ describe('localnet JSON-RPC (web3.js Connection)', function () {
     const slot = await conn.getSlot();
     expect(slot).to.be.greaterThan(0);
     const { blockhash, lastValidBlockHeight } = await conn.getLatestBlockhash();
+    const after = await conn.getSlot();
     expect(bs58.decode(blockhash)).to.have.length(32);
-    expect(lastValidBlockHeight).to.equal(slot + 150);
-    expect(await conn.getBlockHeight()).to.be.at.least(slot);
+    // the chain keeps producing slots: the blockhash is of a slot between the two reads
+    expect(lastValidBlockHeight).to.be.within(slot + 150, after + 150);
+    expect(await conn.getBlockHeight()).to.be.at.least(after);
     expect((await conn.getVersion())['solana-core']).to.be.a('string');
   });
 
