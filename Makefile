@@ -47,6 +47,7 @@ unit: install
 	$(NODE_BIN)/mocha 'test/unit/**/*.test.ts'
 
 bench: build services
+	@bash infra/scripts/bench-tools.sh
 	node --import tsx test/bench/run.ts
 
 # The service as separate processes behind nginx on PORT, with a streaming replica for
