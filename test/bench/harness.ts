@@ -90,16 +90,20 @@ export async function pgbench(dbUrl: string, sqlText: string, clients: number, s
   return pgbenchScripts(dbUrl, ['-f', file], clients, seconds);
 }
 
-/** pgbench running script arguments (`-f file[@weight]` ...) at the given concurrency, prepared statements. */
+/**
+ * pgbench running script arguments (`-f file[@weight]` ...) at the given concurrency, prepared statements.
+ * BENCH_PGBENCH_OUT=1 prints pgbench's own report with each script's latency (`-r`).
+ */
 export async function pgbenchScripts(dbUrl: string, scripts: readonly string[], clients: number, seconds: number): Promise<PgbenchResult> {
   const threads = Math.min(clients, 2);
   const out = await new Promise<string>((resolve, reject) => {
-    const p = spawn('pgbench', ['-n', ...scripts, '-c', String(clients), '-j', String(threads), '-T', String(seconds), '-M', 'prepared', dbUrl]);
+    const p = spawn('pgbench', ['-n', ...(process.env['BENCH_PGBENCH_OUT'] ? ['-r'] : []), ...scripts, '-c', String(clients), '-j', String(threads), '-T', String(seconds), '-M', 'prepared', dbUrl]);
     let text = '';
     p.stdout.on('data', (d: Buffer) => { text += d.toString(); });
     p.stderr.on('data', (d: Buffer) => { text += d.toString(); });
     p.on('exit', (code) => (code === 0 ? resolve(text) : reject(new Error(`pgbench failed: ${text}`))));
   });
+  if (process.env['BENCH_PGBENCH_OUT']) process.stdout.write(out);
   const tps = Number(/tps = ([\d.]+)/.exec(out)?.[1] ?? 0);
   const latencyMs = Number(/latency average = ([\d.]+) ms/.exec(out)?.[1] ?? 0);
   return { tps, latencyMs };

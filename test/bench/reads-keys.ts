@@ -21,7 +21,7 @@ import { startCli, terminate, waitFor, type Proc } from '../support/process.js';
 import { freePort } from '../support/ports.js';
 import { appendTestEvents, makeEvent } from '../support/anchor-events.js';
 import { loadConfig } from '../../src/kernel/config/config.js';
-import { createNameTable, mixRoutes, samplePaths, spaceSizes, SIZE, SECONDS, RATE, MODELS, SETUP_REQUEST, cacheOutcomes } from './reads-mix.js';
+import { mixRoutes, samplePaths, spaceSizes, SIZE, SECONDS, RATE, MODELS, SETUP_REQUEST, cacheOutcomes } from './reads-mix.js';
 import { seedReads } from './reads-seed.js';
 import { report, timed } from './harness.js';
 
@@ -78,7 +78,6 @@ export async function benchReadKeys(): Promise<void> {
   try {
     const defaultMint = loadConfig({ ...env.env, LOG_LEVEL: 'silent' }).solana.defaultStablecoin;
     const seeded = await seedReads(env.db, SIZE, defaultMint);
-    await createNameTable(env.db);
     const routes = mixRoutes(env.db, seeded, defaultMint);
     const pathsFile = path.join(await mkdtemp(path.join(tmpdir(), 'bench-read-keys-')), 'paths.json');
     await writeFile(pathsFile, JSON.stringify(samplePaths(routes, spaceSizes(seeded), 200_000)));

@@ -23,9 +23,10 @@ import { startLocalnetProcess } from '../support/localnet-process.js';
 import { startCli, terminate, waitFor, type Proc } from '../support/process.js';
 import { freePort } from '../support/ports.js';
 import { loadConfig } from '../../src/kernel/config/config.js';
-import { createNameTable, mixRoutes, samplePaths, spaceSizes, writeScripts, SIZE, SECONDS, RATE, MODELS, cacheOutcomes } from './reads-mix.js';
+import { mixRoutes, samplePaths, spaceSizes, writeScripts, SIZE, SECONDS, RATE, MODELS, cacheOutcomes } from './reads-mix.js';
 import { seedReads } from './reads-seed.js';
 import { pathsLoad, pgbenchScripts, timed, type HttpLoad } from './harness.js';
+import { raiseChain } from './chain-priority.js';
 
 const CONNECTIONS = 50;
 /**
@@ -135,7 +136,6 @@ async function readMix(chain: boolean): Promise<void> {
   try {
     const defaultMint = loadConfig({ ...env.env, LOG_LEVEL: 'silent' }).solana.defaultStablecoin;
     const seeded = await timed(() => seedReads(env.db, SIZE, defaultMint));
-    await createNameTable(env.db);
     process.stdout.write(`  seeded in ${(seeded.ms / 1000).toFixed(1)} s\n`);
     const routes = mixRoutes(env.db, seeded.result, defaultMint);
     const sizes = spaceSizes(seeded.result);
@@ -145,12 +145,16 @@ async function readMix(chain: boolean): Promise<void> {
     const scripts = await writeScripts(dir, routes, sizes);
 
     let chainEnv: Record<string, string> = {};
+    // before each phase: the chain above the load, so it commits its rate in every phase (chain-priority.ts)
+    let raise = async (): Promise<void> => undefined;
     if (chain) {
       // the chain starts once the data is in: the indexer follows it live, not through a backlog
       ln = await startLocalnetProcess({ seed: 'bench-reads', rate: RATE, maxEvents: 100_000_000 });
       chainEnv = { SOLANA_RPC_URL: ln.rpcUrl, SOLANA_WS_URL: ln.wsUrl, SOLANA_CLUSTER: 'localnet' };
       const pipeline = startCli(['serve', '--role', 'projector,indexer'], { ...env.env, ...chainEnv, LOG_LEVEL: 'warn' });
       procs.push(pipeline);
+      const pids = [ln.proc.child.pid, pipeline.child.pid].filter((p): p is number => p !== undefined);
+      raise = async () => { process.stdout.write(`    (${await raiseChain(env.db, pids, [pipeline.child.pid ?? -1])})\n`); };
       await waitFor(async () => (await versions(env)) > 0, 300_000, 'the projector\'s first commit').catch((err: Error) => {
         throw new Error(`${err.message}\n${pipeline.output().slice(-2000)}`);
       });
@@ -160,12 +164,15 @@ async function readMix(chain: boolean): Promise<void> {
     procs.push(cached.proc, uncached.proc);
     await checkRoutes(cached.url, routes.map((r) => r.path(1)));
 
+    await raise();
     const pg = await phase(env, 'pgbench', () => pgbenchScripts(env.dbUrl, scripts, CONNECTIONS, SECONDS));
     // after pgbench: the API pools a warm-up fills and pgbench's 50 backends together would pass max_connections
     await warmUp(env, [['cache on', cached], ['cache off', uncached]], pathsFile);
     if (ln) await settle(env, ln);
+    await raise();
     const on = await phase(env, 'cache on', () => mixLoad(cached, pathsFile));
     if (ln) await settle(env, ln);
+    await raise();
     const off = await phase(env, 'cache off', () => mixLoad(uncached, pathsFile));
     const line = (what: string, h: MixLoad) =>
       `${what} ${h.rps.toFixed(0)} req/s (${h.tool}), p50 ${h.p50} ms, p99 ${h.p99} ms, cache hit rate ${(h.hitRate * 100).toFixed(0)}%, errors ${h.errors + h.non2xx}, API CPU ${h.cpuPerRequestUs.toFixed(0)} us/request; `
