@@ -21,7 +21,7 @@
  * split), so the read models learn net or gross mode and the protocol cut from the chain.
  */
 import { decodeBase58 } from '../../src/kernel/events/base58.js';
-import { writeEventJson } from '../../src/kernel/events/borsh-reader.js';
+import { writeEventJson } from '../../src/kernel/events/borsh-json-writer.js';
 import { isEventName } from '../../src/kernel/events/catalog.js';
 import { decodeEventBytes } from '../../src/kernel/events/codec.js';
 import { eventId, type DecodedEvent, type SerializedEvent, type TributaryEvent } from '../../src/kernel/events/envelope.js';
@@ -144,7 +144,7 @@ export interface SerializedTransaction extends Omit<DecodedTransaction, 'events'
 /**
  * decodeTransaction with every event written straight to its stream entry's text, the
  * text serializeEvent writes of decodeTransaction's event: the same envelope fields in
- * the same order, the data from the bytes by the compiled writers (borsh-reader.ts), a
+ * the same order, the data from the bytes by the compiled writers (borsh-json-writer.ts), a
  * fee split after the data's own fields. No event object is built on the way: the
  * indexer only appends the text, and the objects were built to be stringified at once.
  */

@@ -13,7 +13,7 @@ import { expect } from 'chai';
 import bs58 from 'bs58';
 import { idlType, PROGRAM_ID, type IdlField, type IdlTypeRef } from '../../src/kernel/idl/index.js';
 import { EVENT_NAMES } from '../../src/kernel/events/catalog.js';
-import { writeEventJson } from '../../src/kernel/events/borsh-reader.js';
+import { writeEventJson } from '../../src/kernel/events/borsh-json-writer.js';
 import { decodeEventBytes } from '../../src/kernel/events/codec.js';
 import { serializeEvent } from '../../src/kernel/events/envelope.js';
 import { decodeTransaction, EVENT_IX_TAG, serializeTransaction } from '../../infra/indexer/decode.js';

@@ -7,7 +7,8 @@
  * go through a bounded cache, as the same gateways, payers and recipients recur in event
  * after event. Unit tests check it against Anchor's coder over every event type
  * (codec-borsh-reader.test.ts) and against a plain reference reader with edge values
- * (indexer-decode-reference.test.ts).
+ * (indexer-decode-reference.test.ts). borsh-json-writer.ts writes the same values as JSON text
+ * with the same compiled steps; what it needs of them is exported for it alone.
  */
 import { base58 } from './base58.js';
 import { idlEvents, idlType, type IdlField, type IdlTypeRef } from '../idl/index.js';
@@ -15,13 +16,13 @@ import { isPadding, RAW_KEPT, TEXT_FIELDS } from './json-rules.js';
 import type { EventData, Json } from './json-value.js';
 
 /** A cursor over one payload; reads past its end throw RangeError. */
-interface Reader { buf: Buffer; at: number }
+export interface Reader { buf: Buffer; at: number }
 /** A compiled step: reads one value from the cursor, as a V. */
-type Step<V> = (r: Reader) => V;
-type Read = Step<Json>;
+export type Step<V> = (r: Reader) => V;
+export type Read = Step<Json>;
 
 /** Moves past n bytes and returns where they start. */
-function advance(r: Reader, n: number): number {
+export function advance(r: Reader, n: number): number {
   const at = r.at;
   if (at + n > r.buf.length) throw new RangeError('payload too short');
   r.at = at + n;
@@ -29,7 +30,7 @@ function advance(r: Reader, n: number): number {
 }
 
 /** A byte that must be 0 or 1 (Borsh's bool and Option tag; Anchor refuses any other). */
-function flag(r: Reader, what: string): boolean {
+export function flag(r: Reader, what: string): boolean {
   const b = r.buf[advance(r, 1)]!;
   if (b !== 0 && b !== 1) throw new RangeError(`invalid ${what} byte ${b}`);
   return b === 1;
@@ -45,7 +46,7 @@ export function fixedBytesToText(bytes: Uint8Array): string {
 }
 
 /** The same rule over buf[start, start + size): ASCII without an inner NUL (most texts) read as latin1. */
-function textAt(buf: Buffer, start: number, size: number): string {
+export function textAt(buf: Buffer, start: number, size: number): string {
   let end = start + size;
   while (end > start && buf[end - 1] === 0) end -= 1;
   for (let i = start; i < end; i += 1) {
@@ -74,7 +75,7 @@ const TWO32 = 2 ** 32;
 /** below 2^53 a double holds a u64 exactly, and String() writes it as BigInt would */
 const EXACT_HIGH = 2 ** 21;
 
-const PRIMITIVES: Record<string, Read> = {
+export const PRIMITIVES: Record<string, Read> = {
   bool: (r) => flag(r, 'bool'),
   u8: (r) => r.buf[advance(r, 1)]!,
   i8: (r) => r.buf.readInt8(advance(r, 1)),
@@ -145,7 +146,7 @@ function compileType(type: IdlTypeRef): Read {
 }
 
 /** The size of a field read as text (a fixed u8 array named in TEXT_FIELDS); 0 for any other field. */
-function textSize(f: IdlField): number {
+export function textSize(f: IdlField): number {
   const t = f.type;
   return typeof t === 'object' && 'array' in t && t.array[0] === 'u8' && TEXT_FIELDS.has(f.name) ? t.array[1] : 0;
 }
@@ -178,7 +179,7 @@ function isNamedField(f: IdlField | IdlTypeRef): f is IdlField {
 }
 
 /** How a defined type's parts become steps of one kind: the readers' values, the writers' JSON text. */
-interface DefinedParts<V> {
+export interface DefinedParts<V> {
   compiled: Map<string, Step<V>>;
   struct(fields: readonly IdlField[]): Step<V>;
   /** a variant without fields */
@@ -190,7 +191,7 @@ interface DefinedParts<V> {
 }
 
 /** A defined type's step, compiled once: a struct's fields, or an enum's variant chosen by its index byte. */
-function compileDefinedWith<V>(parts: DefinedParts<V>, name: string): Step<V> {
+export function compileDefinedWith<V>(parts: DefinedParts<V>, name: string): Step<V> {
   const known = parts.compiled.get(name);
   if (known) return known;
   // a type that refers to itself reads through this until compiled
@@ -244,7 +245,7 @@ const compileDefined = (name: string): Read => compileDefinedWith(READ_PARTS, na
 /** Each event's compiled step by its discriminator, read as the first 8 bytes' two little-endian u32 halves. */
 type EventTable<V> = Map<number, Map<number, { name: string; step: Step<V> }>>;
 
-function eventTable<V>(compile: (name: string) => Step<V>): EventTable<V> {
+export function eventTable<V>(compile: (name: string) => Step<V>): EventTable<V> {
   const table: EventTable<V> = new Map();
   for (const e of idlEvents) {
     const d = Buffer.from(e.discriminator);
@@ -257,7 +258,7 @@ function eventTable<V>(compile: (name: string) => Step<V>): EventTable<V> {
 }
 
 /** The event whose discriminator starts at `start`; undefined for too few bytes or an unknown one. */
-function eventAt<V>(table: EventTable<V>, buf: Buffer, start: number): { name: string; step: Step<V> } | undefined {
+export function eventAt<V>(table: EventTable<V>, buf: Buffer, start: number): { name: string; step: Step<V> } | undefined {
   if (buf.length - start < 8) return undefined;
   return table.get(buf.readUInt32LE(start))?.get(buf.readUInt32LE(start + 4));
 }
@@ -274,129 +275,6 @@ export function readEventBytes(buf: Buffer, start = 0): { name: string; data: Ev
   if (event === undefined) return undefined;
   try {
     return { name: event.name, data: event.step({ buf, at: start + 8 }) as EventData };
-  } catch {
-    return undefined;
-  }
-}
-
-/*
- * The same bytes written straight to their JSON text, as JSON.stringify writes what the
- * readers above return (same fields, same order), without the intermediate objects: the
- * indexer puts every event into the stream as text, and built the objects only to
- * stringify them. Each IDL type is compiled once, as for the readers; the integration
- * test of the reference reader checks the text against JSON.stringify of the reader's
- * result for every event type.
- */
-type Write = Step<string>;
-const quoted = (read: Read): Write => (r) => `"${read(r) as string}"`;
-const number = (read: Read): Write => (r) => (read(r) as number).toString();
-
-const WRITE_PRIMITIVES: Record<string, Write> = {
-  bool: (r) => (flag(r, 'bool') ? 'true' : 'false'),
-  u8: number(PRIMITIVES['u8']!),
-  i8: number(PRIMITIVES['i8']!),
-  u16: number(PRIMITIVES['u16']!),
-  i16: number(PRIMITIVES['i16']!),
-  u32: number(PRIMITIVES['u32']!),
-  i32: number(PRIMITIVES['i32']!),
-  // decimal digits, base58 and hex need no escaping
-  u64: quoted(PRIMITIVES['u64']!),
-  i64: quoted(PRIMITIVES['i64']!),
-  u128: quoted(PRIMITIVES['u128']!),
-  i128: quoted(PRIMITIVES['i128']!),
-  pubkey: quoted(PRIMITIVES['pubkey']!),
-  bytes: quoted(PRIMITIVES['bytes']!),
-  string: (r) => JSON.stringify(PRIMITIVES['string']!(r)),
-};
-
-function compileWriteType(type: IdlTypeRef): Write {
-  if (typeof type === 'string') {
-    const write = WRITE_PRIMITIVES[type];
-    if (!write) throw new Error(`IDL type ${type} is not read here`);
-    return write;
-  }
-  if ('option' in type) {
-    const inner = compileWriteType(type.option);
-    return (r) => (flag(r, 'option') ? inner(r) : 'null');
-  }
-  if ('array' in type || 'vec' in type) {
-    const inner = compileWriteType('array' in type ? type.array[0] : type.vec);
-    const fixed = 'array' in type ? type.array[1] : -1;
-    return (r) => {
-      const n = fixed >= 0 ? fixed : r.buf.readUInt32LE(advance(r, 4));
-      let out = '[';
-      for (let i = 0; i < n; i += 1) out += i === 0 ? inner(r) : `,${inner(r)}`;
-      return `${out}]`;
-    };
-  }
-  return compileWriteDefined(type.defined.name);
-}
-
-/** A struct's (or a variant's) fields as JSON members, `"a":1,"b":"x"`, without braces; '' for none. */
-function compileWriteFields(fields: readonly IdlField[]): Write {
-  const steps = fields.map((f) => {
-    const text = textSize(f);
-    return {
-      key: `${JSON.stringify(f.name)}:`, rawKey: `${JSON.stringify(`${f.name}_hex`)}:`,
-      write: text > 0 ? undefined : compileWriteType(f.type), text, raw: RAW_KEPT.has(f.name), skip: isPadding(f.name),
-    };
-  });
-  return (r) => {
-    let out = '';
-    for (const s of steps) {
-      if (s.write === undefined) {
-        const at = advance(r, s.text);
-        if (s.skip) continue;
-        out += `${out === '' ? '' : ','}${s.key}${JSON.stringify(textAt(r.buf, at, s.text))}`;
-        if (s.raw) out += `,${s.rawKey}"${r.buf.toString('hex', at, at + s.text)}"`;
-        continue;
-      }
-      const v = s.write(r);
-      if (!s.skip) out += `${out === '' ? '' : ','}${s.key}${v}`;
-    }
-    return out;
-  };
-}
-
-const WRITE_PARTS: DefinedParts<string> = {
-  compiled: new Map(),
-  struct(fields) {
-    const members = compileWriteFields(fields);
-    return (r) => `{${members(r)}}`;
-  },
-  unit(kind) {
-    const unit = JSON.stringify(kind);
-    return () => unit;
-  },
-  named(kind, fields) {
-    const head = `"kind":${JSON.stringify(kind)}`;
-    const members = compileWriteFields(fields);
-    return (r) => {
-      const m = members(r);
-      return m === '' ? `{${head}}` : `{${head},${m}}`;
-    };
-  },
-  tuple(kind, items) {
-    const head = `"kind":${JSON.stringify(kind)}`;
-    const tuple = items.map(compileWriteType);
-    if (tuple.length === 1) return (r) => `{${head},"value":${tuple[0]!(r)}}`;
-    return (r) => `{${head},"values":[${tuple.map((t) => t(r)).join(',')}]}`;
-  },
-};
-
-const compileWriteDefined = (name: string): Write => compileDefinedWith(WRITE_PARTS, name);
-
-const writers = eventTable(compileWriteDefined);
-
-/**
- * readEventBytes with the fields as their JSON text: `json` is JSON.stringify of what
- * readEventBytes returns as `data`; undefined exactly where that is.
- */
-export function writeEventJson(buf: Buffer, start = 0): { name: string; json: string } | undefined {
-  const event = eventAt(writers, buf, start);
-  if (event === undefined) return undefined;
-  try {
-    return { name: event.name, json: event.step({ buf, at: start + 8 }) };
   } catch {
     return undefined;
   }
