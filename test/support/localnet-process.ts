@@ -45,8 +45,26 @@ export async function rpcCall<T>(url: string, method: string, params: unknown[] 
   return body.result;
 }
 
-/** Starts the localnet on a free port pair and waits until it answers JSON-RPC. */
+/**
+ * Starts the localnet on a free port pair and waits until it answers JSON-RPC. A pair found
+ * free can be taken before the localnet binds it (another process's outgoing connection
+ * gets its local port from the same range), and the localnet then exits: a process that
+ * exits before answering is started again on a new pair, twice at most, where a pair was
+ * not given; its output is in the error otherwise.
+ */
 export async function startLocalnetProcess(opts: LocalnetProcessOptions): Promise<LocalnetProcess> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await startOnce(opts);
+    } catch (err) {
+      if (!(err instanceof ExitedEarly) || opts.port !== undefined || attempt >= 3) throw err;
+    }
+  }
+}
+
+class ExitedEarly extends Error {}
+
+async function startOnce(opts: LocalnetProcessOptions): Promise<LocalnetProcess> {
   const port = opts.port ?? await freePortPair();
   const dir = mkdtempSync(join(tmpdir(), 'tributary-localnet-'));
   const rpcUrl = `http://127.0.0.1:${port}`;
@@ -64,10 +82,13 @@ export async function startLocalnetProcess(opts: LocalnetProcessOptions): Promis
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    await waitFor(async () => (await rpc<string>('getHealth')) === 'ok', 60_000, `localnet on ${port}\n${proc.output()}`);
+    const exited = proc.exited.then((code) => { throw new ExitedEarly(`localnet on ${port} exited (${code}) before answering\n${proc.output()}`); });
+    exited.catch(() => undefined); // the race below reports it
+    await Promise.race([waitFor(async () => (await rpc<string>('getHealth')) === 'ok', 60_000, `localnet on ${port}`), exited]);
   } catch (err) {
     await stop();
-    throw err;
+    if (err instanceof ExitedEarly) throw err;
+    throw new Error(`${(err as Error).message}\n${proc.output()}`);
   }
   return {
     proc, rpcUrl, wsUrl: `ws://127.0.0.1:${port + 1}`, rpc, state, stop,
