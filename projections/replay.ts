@@ -188,31 +188,36 @@ export async function replayProjection(db: Db, projection: Projection, opts: Rep
 }
 
 /**
- * A digest of a projection's tables: equal digests, equal read models. Rows are hashed one
- * by one and the sorted row hashes hashed again, so a large model stays far below
- * Postgres's 1 GB string limit. Comparable between builds of the same schema only (a
- * row's text follows its columns' order).
+ * A digest of a projection's tables: equal digests, equal read models. Each row is hashed
+ * twice, with seeds 0 and 1, by hash_record_extended (each column by its own type's hash
+ * function: no text form of the row is built), and a table's hashes are summed exactly
+ * (numeric): two 64-bit sums and the row count, whatever the rows' order, a duplicate row
+ * counted twice. A row's text form, md5 of it and a sort of the hashes cost about five
+ * times as much: 1.57 s against 0.25-0.39 s for a 200k-row payments table, the same
+ * minutes (the text form alone 0.85 s). Not a defence against a crafted collision: it
+ * compares builds of one history, under one schema and one Postgres version.
  *
- * Most of its time is each row's text form. The row hashes are computed and sorted by
- * parallel workers (a Gather Merge under the aggregate), which the planner's default costs
- * never choose for it, so this statement alone is planned with parallel setup and tuple
- * costs of zero: about a third less time for a 200k-row payments table on two idle cores,
- * the same digest. A table too small for a parallel scan is read as before.
+ * Columns left out (`volatile`) are dropped from the row's jsonb, hashed as jsonb. The
+ * sums are computed by parallel workers (partial aggregates), which the planner's default
+ * costs never choose for them, so this statement alone is planned with parallel setup and
+ * tuple costs of zero; a table too small for a parallel scan is read as before.
  */
 export async function projectionDigest(db: Db, projection: Projection): Promise<string> {
   const h = createHash('sha256');
   for (const t of projection.tables) {
-    // a row's text form where no column is left out: half the cost of building its jsonb
     const drop = (t.volatile ?? []).map((c) => sql`- ${c}::text`);
-    const row = drop.length === 0 ? sql`x` : sql`(to_jsonb(x) ${sql.join(drop, sql` `)})`;
+    const hash = (seed: number) => (drop.length === 0
+      ? sql`hash_record_extended(x, ${sql.lit(seed)})`
+      : sql`jsonb_hash_extended(to_jsonb(x) ${sql.join(drop, sql` `)}, ${sql.lit(seed)})`);
     const r = await db.transaction().execute(async (trx) => {
       await sql`SET LOCAL parallel_setup_cost = 0`.execute(trx);
       await sql`SET LOCAL parallel_tuple_cost = 0`.execute(trx);
-      return sql<{ d: string | null; n: string }>`
-        SELECT md5(string_agg(h, '' ORDER BY h)) AS d, count(*) AS n
-        FROM (SELECT md5(${row}::text) AS h FROM ${sql.table(t.name)} x ORDER BY 1) s`.execute(trx);
+      return sql<{ a: string | null; b: string | null; n: string }>`
+        SELECT sum(${hash(0)}::numeric)::text AS a, sum(${hash(1)}::numeric)::text AS b, count(*) AS n
+        FROM ${sql.table(t.name)} x`.execute(trx);
     });
-    h.update(`${t.name}:${r.rows[0]?.n}:${r.rows[0]?.d ?? ''}\n`);
+    const row = r.rows[0];
+    h.update(`${t.name}:${row?.n}:${row?.a ?? ''}:${row?.b ?? ''}\n`);
   }
   return h.digest('hex');
 }
