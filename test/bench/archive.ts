@@ -16,7 +16,7 @@ import { sql } from 'kysely';
 import type { Db } from '../../infra/postgres/database.js';
 import { createTestEnv } from '../support/env.js';
 import { startTestApi } from '../support/app.js';
-import { timed } from './harness.js';
+import { settleWal, timed } from './harness.js';
 import { replayProjection } from '../../projections/replay.js';
 import { stepsText } from './projection-rates.js';
 import { statsProjection } from '../../projections/stats/projection.js';
@@ -115,6 +115,7 @@ function meanOf(x: RouteFigures, y: RouteFigures): RouteFigures {
 
 /** Events/s of a full replay of the payment stats model from the archive (projections/replay.ts). */
 async function replayRate(db: Db): Promise<{ rate: number; events: number; steps: string }> {
+  await settleWal(db);
   const r = await replayProjection(db, statsProjection, { waitMs: 1000 });
   return { rate: r.events / (r.ms / 1000), events: r.events, steps: stepsText(r.steps) };
 }

@@ -6,7 +6,7 @@
  */
 import { sql } from 'kysely';
 import type { Db } from '../../infra/postgres/database.js';
-import { pgbench } from './harness.js';
+import { pgbench, settleWal } from './harness.js';
 
 export const ROWS_PER_STATEMENT = 500;
 
@@ -22,6 +22,7 @@ FROM generate_series(1, ${ROWS_PER_STATEMENT}) g`;
 export async function serverInsertLimit(db: Db, dbUrl: string, seconds = 10): Promise<number> {
   await sql`CREATE TABLE insert_limit (LIKE events INCLUDING DEFAULTS INCLUDING INDEXES)`.execute(db);
   try {
+    await settleWal(db);
     const r = await pgbench(dbUrl, INSERT_500.replace(/\n/g, ' '), 2, seconds);
     return r.tps * ROWS_PER_STATEMENT;
   } finally {

@@ -18,7 +18,7 @@ import { replayProjection, type ReplaySteps } from '../../projections/replay.js'
 import { archiveProjection } from '../../projections/archive/projection.js';
 import type { TestEnv } from '../support/env.js';
 import { syntheticEvents } from '../support/synthetic-events.js';
-import { timed } from './harness.js';
+import { settleWal, timed } from './harness.js';
 
 /** the issue's goal for every model, live and replayed, on this machine */
 const GOAL = 25_000;
@@ -52,6 +52,7 @@ export async function liveRate(env: TestEnv, projectionName: string, events: num
   const projection = PROJECTIONS.find((p) => p.name === projectionName)!;
   const blocking = createRedis({ url: env.redisUrl, sentinels: [], sentinelName: '' });
   try {
+    await settleWal(env.db);
     const run = await timed(async () => {
       const r = startProjection(
         { db: env.db, redis: env.redis, blockingRedis: blocking, keys: env.keys, logger: createLogger('silent', 'bench') },
@@ -94,6 +95,7 @@ export async function benchProjectionRates(env: TestEnv, live: number, replay: n
   await fillArchive(env, chosen(archiveProjection) ? live : 0, replay);
   limit = await measureLimit();
   for (const p of PROJECTIONS.filter((x) => x.replayable && chosen(x))) {
+    await settleWal(env.db);
     const r = await replayProjection(env.db, p, { waitMs: 1000 });
     line(`replay ${p.name} (${replay} archived events)`, r.events / (r.ms / 1000), limit);
     process.stdout.write(`    ${stepsText(r.steps)}\n`);
