@@ -2,7 +2,7 @@
  * Replay into fresh tables: inside the replay's transaction the model is built in new
  * tables of the same columns, in a schema of its own put first on the transaction's
  * search path (so the projection's unqualified writes land there), with the indexes its
- * upserts and lookups need; those its tables name as never read by apply
+ * upserts and lookups need; those its tables name as never needed by apply in a replay
  * (`deferredIndexes`) are built once the rows are in (a sort per index instead of an
  * index insert per row), the tables analyzed, and the old tables
  * dropped and the new ones moved to their schema in the same transaction. Readers keep
@@ -59,8 +59,12 @@ async function indexesOf(trx: Trx, t: TableInfo): Promise<IndexDef[]> {
   return r.rows;
 }
 
-/** Built after the rows: a non-unique index the table names as never read by apply. */
-const deferred = (t: TableInfo, ix: IndexDef) => !ix.unique && t.deferredIndexes.includes(ix.name);
+/**
+ * Built after the rows: an index the table names as never needed by apply in a replay
+ * (Projection.tables). A unique one then checks, as it is built, what it would have
+ * checked row by row: a duplicate fails the replay, which leaves the old model.
+ */
+const deferred = (t: TableInfo, ix: IndexDef) => t.deferredIndexes.includes(ix.name);
 
 const quoteIdent = (s: string) => `"${s.replace(/"/g, '""')}"`;
 

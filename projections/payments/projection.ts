@@ -107,18 +107,23 @@ async function apply(trx: Trx, events: readonly TributaryEvent[]): Promise<Reado
  * policy's creation (a stream out of chain order) filled with the first creation's memo,
  * as applying the creations one by one in batch order would.
  */
+/** A composable execution still waiting for its policy's memo: payments_unfilled_idx's predicate. */
+const UNFILLED = sql<boolean>`kind = 'ComposableExecuted' AND memo IS NULL`;
+
 async function rememberCreated(trx: Trx, created: readonly (Memo & { composable_policy: string })[]): Promise<readonly { policy: string; gateway: string }[]> {
   const last = new Map(created.map((c) => [c.composable_policy, c]));
   const first = new Map([...created].reverse().map((c) => [c.composable_policy, c]));
   await bulkInsert(trx, 'payment_composable_memos', MEMO_COLUMNS, [...last.values()], sql`
     ON CONFLICT (composable_policy) DO UPDATE SET memo = EXCLUDED.memo, tracking_id = EXCLUDED.tracking_id, input_mint = EXCLUDED.input_mint`);
+  // through payments_unfilled_idx (migration 1002), whose predicate is spelt out so the
+  // planner can prove it, and so is every row's update: a replay builds the primary key last
   const early = await trx.selectFrom('payments').selectAll()
-    .where('policy', 'in', [...first.keys()]).where('kind', '=', 'ComposableExecuted').where('memo', 'is', null).execute();
+    .where('policy', 'in', [...first.keys()]).where(UNFILLED).execute();
   for (const r of early) {
     const c = first.get(r.policy)!;
     const filled = withDoc({ ...r, memo: c.memo, tracking_id: c.tracking_id, token_mint: r.token_mint ?? c.input_mint });
     await trx.updateTable('payments').set({ memo: filled.memo, tracking_id: filled.tracking_id, token_mint: filled.token_mint, doc: filled.doc })
-      .where('event_id', '=', r.event_id).execute();
+      .where('policy', '=', r.policy).where(UNFILLED).where('event_id', '=', r.event_id).execute();
   }
   return early;
 }
@@ -127,8 +132,14 @@ export const paymentsProjection: Projection = {
   name: PAYMENTS_GROUP,
   tables: [
     { name: 'payment_composable_memos', orderBy: 'composable_policy' },
-    // apply reads payments by event_id and by policy (executions seen before their policy's creation), never by these
-    { name: 'payments', orderBy: 'event_id', deferredIndexes: ['payments_gateway_at_idx', 'payments_at_idx', 'payments_memo_idx'] },
+    // apply reads payments only through payments_unfilled_idx (executions seen before their
+    // policy's creation); a replay writes each archived event's row once under its id,
+    // unique in the archive, so it needs the primary key neither to refuse a duplicate nor
+    // for ON CONFLICT (bulkAppendLines falls back to it only on a duplicate)
+    {
+      name: 'payments', orderBy: 'event_id',
+      deferredIndexes: ['payments_pkey', 'payments_policy_idx', 'payments_gateway_at_idx', 'payments_at_idx', 'payments_memo_idx'],
+    },
   ],
   // a payment row is keyed by its event id and written ON CONFLICT DO NOTHING (apply): its
   // events need no dedup set; a policy's creation, which moves its memo, does

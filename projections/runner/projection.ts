@@ -29,9 +29,12 @@ export interface Projection {
   readonly name: string;
   /**
    * tables it owns, parents first; emptied and rebuilt by replay, hashed by the digest.
-   * `deferredIndexes`: non-unique indexes apply never reads through, which a replay into
-   * fresh tables (replay-fresh.ts) builds once the rows are in; every other index is there
-   * while the rows go in, so apply's lookups never scan a growing table.
+   * `deferredIndexes`: indexes apply never needs in a replay, which a replay into fresh
+   * tables (replay-fresh.ts) builds once the rows are in; every other index is there while
+   * the rows go in, so apply's lookups never scan a growing table. A unique index belongs
+   * here only when apply neither upserts on it nor counts on it to refuse a duplicate in a
+   * replay (a row keyed by its event's id: the archive's ids are unique); built last, it
+   * still fails the replay on a duplicate, and the old model stays.
    */
   readonly tables: readonly { name: string; orderBy: string; volatile?: readonly string[]; deferredIndexes?: readonly string[] }[];
   /**

@@ -163,8 +163,9 @@ describe('read models fed out of chain order (a policy or execution indexed befo
     const story = buildScenario('order');
     const isLate = (e: (typeof story)[number]) => e.name === 'UserPaymentCreated' || e.name === 'ComposablePolicyCreated';
     // executions and policies first, then the user payments and the composable creation
-    await project(env, [paymentPoliciesProjection, composablePoliciesProjection, paymentsProjection], story.filter((e) => !isLate(e)));
-    await project(env, [paymentPoliciesProjection, composablePoliciesProjection, paymentsProjection], story.filter(isLate));
+    const models = [archiveProjection, paymentPoliciesProjection, composablePoliciesProjection, paymentsProjection];
+    await project(env, models, story.filter((e) => !isLate(e)));
+    await project(env, models, story.filter(isLate));
     const sub1 = await env.db.selectFrom('payment_policies').select(['owner', 'token_mint', 'doc']).where('address', '=', P.sub1).executeTakeFirstOrThrow();
     expect(sub1).to.include({ owner: K.w1, token_mint: USDC_DEV });
     expect(JSON.parse(sub1.doc!)).to.include({ owner: K.w1, tokenMint: USDC_DEV, status: 'Completed' });
@@ -174,5 +175,9 @@ describe('read models fed out of chain order (a policy or execution indexed befo
       expect(x).to.include({ tracking_id: 'comp-1', token_mint: USDC_DEV });
       expect(JSON.parse(x.doc!)).to.include({ trackingId: 'comp-1', name: 'ComposableExecuted' });
     }
+    // a replay meets the archive in the same order: the executions written before their
+    // policy's creation, in pages of one and in one page, are filled as the live build filled them
+    const live = await projectionDigest(env.db, paymentsProjection);
+    for (const page of [1, 10_000]) expect((await replayProjection(env.db, paymentsProjection, { page })).digest, `pages of ${page}`).to.equal(live);
   });
 });
