@@ -24,9 +24,10 @@ services:
 	@bash infra/scripts/services-up.sh
 
 # Without SIGNING_KEY_ENCRYPTION_KEY, `make start` runs in the loudly announced development mode.
+# node's options as in every process of the service (infra/cluster/node-flags.ts).
 start: build services
 	@if [ -z "$$SIGNING_KEY_ENCRYPTION_KEY" ]; then export TRIBUTARY_DEV_MODE=$${TRIBUTARY_DEV_MODE:-true}; fi; \
-	  exec node dist/src/app/cli/bin.js start
+	  exec node --max-semi-space-size=32 dist/src/app/cli/bin.js start
 
 typecheck: install
 	$(NODE_BIN)/tsc --noEmit -p tsconfig.json

@@ -16,6 +16,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startCluster, type RoleName } from './cluster.js';
+import { SERVICE_NODE_FLAGS } from './node-flags.js';
 
 export function repoRoot(from: string = path.dirname(fileURLToPath(import.meta.url))): string {
   let dir = from;
@@ -38,10 +39,10 @@ const num = (name: string, dflt: number): number => {
 const flag = (name: string, dflt: boolean): boolean => (env[name] === undefined || env[name] === '' ? dflt : !['0', 'false', 'no', 'off'].includes(env[name].toLowerCase()));
 
 export function cliCommand(root: string, mode: string | undefined): string[] {
-  if (mode === 'tsx') return [process.execPath, '--import', 'tsx', path.join(root, 'src', 'app', 'cli', 'bin.ts')];
+  if (mode === 'tsx') return [process.execPath, ...SERVICE_NODE_FLAGS, '--import', 'tsx', path.join(root, 'src', 'app', 'cli', 'bin.ts')];
   const bin = path.join(root, 'dist', 'src', 'app', 'cli', 'bin.js');
   if (!existsSync(bin)) throw new Error(`${bin} is missing: run make build first (or CLUSTER_CLI=tsx)`);
-  return [process.execPath, bin];
+  return [process.execPath, ...SERVICE_NODE_FLAGS, bin];
 }
 
 async function main(): Promise<void> {

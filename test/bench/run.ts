@@ -1,6 +1,7 @@
 /** `make bench`: every benchmark, each figure a ratio to a baseline measured in this run. */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { SERVICE_NODE_FLAGS } from '../../infra/cluster/node-flags.js';
 
 const BENCHES: Record<string, () => Promise<void>> = {
   spine: async () => (await import('./spine.js')).benchSpine(),
@@ -21,7 +22,9 @@ const BENCHES: Record<string, () => Promise<void>> = {
 
 const only = process.argv.slice(2);
 const chosen = Object.keys(BENCHES).filter((name) => only.length === 0 || only.includes(name));
-if (chosen.length === 1) {
+// a bench runs the service's code in its own process, so with the options node has in the service's
+const withServiceFlags = SERVICE_NODE_FLAGS.every((f) => process.execArgv.includes(f));
+if (chosen.length === 1 && withServiceFlags) {
   await BENCHES[chosen[0]!]!();
   process.exit(0);
 }
@@ -34,7 +37,8 @@ if (chosen.length === 1) {
 const failed: string[] = [];
 for (const name of chosen) {
   const code = await new Promise<number | null>((resolve) => {
-    const child = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), name], { stdio: 'inherit' });
+    const flags = SERVICE_NODE_FLAGS.filter((f) => !process.execArgv.includes(f));
+    const child = spawn(process.execPath, [...process.execArgv, ...flags, fileURLToPath(import.meta.url), name], { stdio: 'inherit' });
     child.on('exit', resolve);
   });
   if (code !== 0) {

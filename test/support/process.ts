@@ -2,15 +2,16 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
+import { SERVICE_NODE_FLAGS } from '../../infra/cluster/node-flags.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const BIN = path.join(ROOT, 'src', 'app', 'cli', 'bin.ts');
 
 export interface Proc { child: ChildProcess; output(): string; exited: Promise<number | null> }
 
-/** `nodeArgs`: options for node itself (e.g. --cpu-prof, not allowed in NODE_OPTIONS). */
+/** `nodeArgs`: options for node itself (e.g. --cpu-prof, not allowed in NODE_OPTIONS), after the service's own. */
 export function startCli(args: string[], env: Record<string, string>, nodeArgs: readonly string[] = []): Proc {
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', BIN, ...args], {
+  const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, ...nodeArgs, '--import', 'tsx', BIN, ...args], {
     cwd: ROOT,
     env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '/tmp', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
