@@ -125,11 +125,18 @@ export function spaceSizes(s: Seeded): Record<Space, number> {
   return { gateway: s.gateways.length, recipient: s.recipients.length, policy: s.policies.length, tracking: s.policies.length, name: NAMES.length };
 }
 
+/** Zipf's weight 1/k^s of each rank k = 1..n (index 0 is rank 1), not normalized. */
+function zipfWeights(n: number, s: number): Float64Array {
+  const w = new Float64Array(n);
+  for (let k = 1; k <= n; k += 1) w[k - 1] = 1 / k ** s;
+  return w;
+}
+
 /** Ranks 1..n drawn with probability ∝ 1/k^s (inverse of the cumulative distribution). */
 export function zipfSampler(n: number, s: number, random: () => number = Math.random): () => number {
-  const cdf = new Float64Array(n);
+  const cdf = zipfWeights(n, s);
   let sum = 0;
-  for (let k = 1; k <= n; k += 1) { sum += 1 / k ** s; cdf[k - 1] = sum; }
+  for (let i = 0; i < n; i += 1) { sum += cdf[i]!; cdf[i] = sum; }
   return () => {
     const u = random() * sum;
     let lo = 0;
@@ -167,9 +174,9 @@ const WEIGHT_SCALE = 1000;
 
 /** Zipf's probability of each rank 1..n (index 0 is rank 1). */
 function zipfShares(n: number, s: number): number[] {
-  const raw = Array.from({ length: n }, (_v, i) => 1 / (i + 1) ** s);
-  const sum = raw.reduce((a, b) => a + b, 0);
-  return raw.map((x) => x / sum);
+  const w = zipfWeights(n, s);
+  const sum = w.reduce((a, b) => a + b, 0);
+  return Array.from(w, (x) => x / sum);
 }
 
 /** One pgbench script per route (`-f file@weight`), each drawing its key as the API load does. */
