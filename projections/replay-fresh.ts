@@ -47,11 +47,11 @@ export function freshSchema(projection: string): string {
   return `replay_${projection.toLowerCase().replace(/[^a-z0-9]/g, '_').slice(0, 48)}`;
 }
 
-interface IndexDef { name: string; def: string; unique: boolean; constraint: string | null }
+interface IndexDef { name: string; def: string; constraint: string | null }
 
 async function indexesOf(trx: Trx, t: TableInfo): Promise<IndexDef[]> {
-  const r = await sql<{ name: string; def: string; unique: boolean; constraint: string | null }>`
-    SELECT ic.relname AS name, pg_get_indexdef(i.indexrelid) AS def, i.indisunique AS unique,
+  const r = await sql<IndexDef>`
+    SELECT ic.relname AS name, pg_get_indexdef(i.indexrelid) AS def,
       (SELECT pg_get_constraintdef(k.oid) FROM pg_constraint k WHERE k.conindid = i.indexrelid AND k.conrelid = i.indrelid AND k.contype IN ('p', 'u', 'x')) AS constraint
     FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid
     WHERE i.indrelid = to_regclass(${`${quoteIdent(t.schema)}.${quoteIdent(t.name)}`})
@@ -103,7 +103,7 @@ export async function buildInFreshTables<T>(trx: Trx, projection: string, tables
     await sql`CREATE TABLE ${sql.id(schema, t.name)} (LIKE ${sql.id(t.schema, t.name)} INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING GENERATED INCLUDING STORAGE INCLUDING COMPRESSION)`.execute(trx);
     const defs = await indexesOf(trx, t);
     indexes.set(t.name, defs);
-    // upserts need their unique indexes while the rows go in, lookups the others but the deferred ones
+    // every index but the deferred ones is there while the rows go in: apply's upserts and lookups use them
     for (const ix of defs.filter((d) => !deferred(t, d))) await addIndex(trx, schema, t, ix);
   }
   const path = await sql<{ p: string }>`SELECT current_setting('search_path') AS p`.execute(trx);

@@ -102,14 +102,14 @@ async function apply(trx: Trx, events: readonly TributaryEvent[]): Promise<Reado
   return scopes;
 }
 
+/** A composable execution still waiting for its policy's memo: payments_unfilled_idx's predicate. */
+const UNFILLED = sql<boolean>`kind = 'ComposableExecuted' AND memo IS NULL`;
+
 /**
  * The memos of the policies this batch created, and executions indexed before their
  * policy's creation (a stream out of chain order) filled with the first creation's memo,
  * as applying the creations one by one in batch order would.
  */
-/** A composable execution still waiting for its policy's memo: payments_unfilled_idx's predicate. */
-const UNFILLED = sql<boolean>`kind = 'ComposableExecuted' AND memo IS NULL`;
-
 async function rememberCreated(trx: Trx, created: readonly (Memo & { composable_policy: string })[]): Promise<readonly { policy: string; gateway: string }[]> {
   const last = new Map(created.map((c) => [c.composable_policy, c]));
   const first = new Map([...created].reverse().map((c) => [c.composable_policy, c]));
