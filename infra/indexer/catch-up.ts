@@ -67,21 +67,30 @@ function fetchTransaction(deps: CatchUpDeps, signature: string): Promise<Transac
 
 /**
  * The transactions of a step, in its order; undefined for a failed one (not fetched). One
- * batch request, then single retried fetches for any the node did not serve yet.
+ * batch request, then single retried fetches for any the node did not serve yet (the
+ * rest wait for nothing: no promise per transaction).
  */
 async function fetchChunk(deps: CatchUpDeps, chunk: readonly SignatureInfo[]): Promise<(TransactionJson | undefined)[]> {
   const ok = (s: SignatureInfo) => s.err === null || s.err === undefined;
   if (deps.batchRequests === false) {
     return Promise.all(chunk.map((s) => (ok(s) ? fetchTransaction(deps, s.signature) : Promise.resolve(undefined))));
   }
-  const wanted = chunk.filter(ok).map((s) => s.signature);
-  const got = new Map<string, TransactionJson | null>();
-  if (wanted.length > 0) (await deps.reader.getTransactions(wanted)).forEach((tx, i) => got.set(wanted[i]!, tx));
-  return Promise.all(chunk.map((s) => {
-    if (!ok(s)) return Promise.resolve(undefined);
-    const tx = got.get(s.signature);
-    return tx ? Promise.resolve(tx) : fetchTransaction(deps, s.signature);
-  }));
+  const wanted: string[] = [];
+  for (const s of chunk) if (ok(s)) wanted.push(s.signature);
+  const served = wanted.length > 0 ? await deps.reader.getTransactions(wanted) : [];
+  const out = new Array<TransactionJson | undefined>(chunk.length);
+  const late: Promise<void>[] = [];
+  // the batch's answers come in the order asked, which is the step's order of its successful transactions
+  let k = 0;
+  chunk.forEach((s, i) => {
+    if (!ok(s)) return;
+    const tx = served[k];
+    k += 1;
+    if (tx) out[i] = tx;
+    else late.push(fetchTransaction(deps, s.signature).then((t) => void (out[i] = t)));
+  });
+  if (late.length > 0) await Promise.all(late);
+  return out;
 }
 
 /**

@@ -21,7 +21,7 @@
  * split), so the read models learn net or gross mode and the protocol cut from the chain.
  */
 import { decodeBase58 } from '../../src/kernel/events/base58.js';
-import { writeEventJson } from '../../src/kernel/events/borsh-json-writer.js';
+import { writeEventMembers } from '../../src/kernel/events/borsh-json-writer.js';
 import { isEventName } from '../../src/kernel/events/catalog.js';
 import { decodeEventBytes } from '../../src/kernel/events/codec.js';
 import { eventId, type DecodedEvent, type SerializedEvent, type TributaryEvent } from '../../src/kernel/events/envelope.js';
@@ -172,8 +172,8 @@ function flat(text: string): string {
   return text;
 }
 
-/** A PaymentRecord's parts, kept to write its entry again with a fee split. */
-interface RecordEntry { name: string; ixPath: string; index: number; json: string; at: number }
+/** A PaymentRecord's parts, kept until the transaction's fee splits are matched to it. */
+interface RecordEntry { ixPath: string; index: number; members: string; at: number }
 
 /**
  * One transaction's entries as they are written: what every entry shares, and what is
@@ -188,7 +188,7 @@ interface EntryWriter {
   head: string;
   events: SerializedEvent[];
   unknown: SerializedTransaction['unknown'];
-  /** PaymentRecords written, when the transaction logged fee splits */
+  /** PaymentRecords waiting for their entries, when the transaction logged fee splits */
   records: RecordEntry[] | undefined;
   index: number;
 }
@@ -198,30 +198,45 @@ function entryText(w: EntryWriter, id: string, ixPath: string, index: number, na
   return flat(`{"id":${w.plain ? `"${id}"` : JSON.stringify(id)}${w.head}${ixPath}","index":${index}${nameMember(name)}${data}}`);
 }
 
-/** The entry of the event in bytes[start..], or an unknown payload; either takes the next index. */
+/**
+ * The entry of the event in bytes[start..], or an unknown payload; either takes the next
+ * index. A PaymentRecord of a transaction that logged fee splits is written once its
+ * split is known (serializeTransaction), so its text is not written twice.
+ */
 function writeEntry(w: EntryWriter, ixPath: string, bytes: Buffer, start: number): void {
   const index = w.index;
   w.index += 1;
-  const e = writeEventJson(bytes, start);
+  const e = writeEventMembers(bytes, start);
   if (!e || !isEventName(e.name)) {
     w.unknown.push({ ixPath, index, payload: bytes.toString('base64', start) });
     return;
   }
   const id = eventId(w.signature, ixPath, index);
-  if (w.records !== undefined && e.name === 'PaymentRecord') w.records.push({ name: e.name, ixPath, index, json: e.json, at: w.events.length });
-  w.events.push({ id, payload: entryText(w, id, ixPath, index, e.name, e.json) });
+  if (w.records !== undefined && e.name === 'PaymentRecord') {
+    w.records.push({ ixPath, index, members: e.members, at: w.events.length });
+    w.events.push({ id, payload: '' });
+    return;
+  }
+  w.events.push({ id, payload: entryText(w, id, ixPath, index, e.name, `{${e.members}}`) });
 }
+
+/** A split as JSON (JSON.stringify's text of it: its amounts are digits, which need no escape). */
+function splitJson(s: FeeSplit): string {
+  return `{"recipient_amount":"${s.recipient_amount}","gateway_residual":"${s.gateway_residual}","scheduler_cut":"${s.scheduler_cut}","protocol_cut":"${s.protocol_cut}"}`;
+}
+
+/** Signatures are base58, so their JSON text is the signature quoted; anything else goes through JSON.stringify. */
+const BASE58_TEXT = /^[1-9A-HJ-NP-Za-km-z]*$/;
 
 export function serializeTransaction(tx: TransactionJson, signature: string, programId: string): SerializedTransaction {
   const meta = tx.meta;
   if (!meta || (meta.err !== null && meta.err !== undefined)) return { events: [], unknown: [], failed: true, truncated: false };
   const logs = readProgramLogs(meta.logMessages ?? [], programId);
-  const sig = JSON.stringify(signature);
+  const plain = BASE58_TEXT.test(signature);
   const w: EntryWriter = {
     signature,
-    // JSON.stringify lengthens a text exactly when it escapes something
-    plain: sig.length === signature.length + 2,
-    head: `,"signature":${sig},"slot":${JSON.stringify(tx.slot)},"blockTime":${JSON.stringify(tx.blockTime ?? null)},"ixPath":"`,
+    plain,
+    head: `,"signature":${plain ? `"${signature}"` : JSON.stringify(signature)},"slot":${JSON.stringify(tx.slot)},"blockTime":${JSON.stringify(tx.blockTime ?? null)},"ixPath":"`,
     events: [],
     unknown: [],
     records: logs.splits.length > 0 ? [] : undefined,
@@ -230,12 +245,13 @@ export function serializeTransaction(tx: TransactionJson, signature: string, pro
   for (const p of logs.payloads) writeEntry(w, p.ixPath, Buffer.from(p.payload, 'base64'), 0);
   for (const p of cpiPayloads(tx, programId)) writeEntry(w, p.ixPath, p.bytes, p.start);
   if (w.records !== undefined && w.records.length > 0) {
-    for (const [i, split] of splitsOf(w.records, logs.splits)) {
-      const r = w.records[i]!;
-      const data = `${r.json.length > 2 ? `${r.json.slice(0, -1)},` : '{'}"fee_split":${JSON.stringify(split)}}`;
+    const splits = splitsOf(w.records.map((r) => ({ name: 'PaymentRecord', ixPath: r.ixPath })), logs.splits);
+    w.records.forEach((r, i) => {
+      const split = splits.get(i);
+      const data = split === undefined ? `{${r.members}}` : `{${r.members}${r.members === '' ? '' : ','}"fee_split":${splitJson(split)}}`;
       const event = w.events[r.at]!;
-      event.payload = entryText(w, event.id, r.ixPath, r.index, r.name, data);
-    }
+      event.payload = entryText(w, event.id, r.ixPath, r.index, 'PaymentRecord', data);
+    });
   }
   return { events: w.events, unknown: w.unknown, failed: false, truncated: logs.truncated };
 }

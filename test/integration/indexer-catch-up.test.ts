@@ -101,6 +101,26 @@ describe('indexer catch-up pipeline', function () {
     expect((await readCursor(redis, prefix))?.signature).to.equal(signatures[signatures.length - 1]);
   });
 
+  it('fetches alone each transaction a batch did not serve yet, and appends its events in their place', async () => {
+    const prefix = `${base}:late:`;
+    // the node answers null for every fifth transaction of a batch, as for one it lists
+    // before it serves it; the single fetch that follows gets it
+    const single: string[] = [];
+    const r: ChainReader = {
+      ...reader,
+      getTransactions: async (sigs) => (await reader.getTransactions(sigs)).map((tx, i) => (i % 5 === 2 ? null : tx)),
+      getTransaction: async (sig) => {
+        single.push(sig);
+        return reader.getTransaction(sig);
+      },
+    };
+    const { handled, refused } = await run(prefix, r);
+    expect(refused).to.equal(false);
+    expect(single.length, 'transactions fetched alone').to.be.greaterThan(signatures.length / 6);
+    expect(await streamIds(prefix)).to.deep.equal(expected.map((e) => e.id));
+    expect(handled).to.equal(signatures.length);
+  });
+
   it('keeps two batch requests in flight while Redis is stalled, and never more', async () => {
     const prefix = `${base}:stall:`;
     const blocker = createRedis({ url: REDIS_URL, sentinels: [], sentinelName: '' });

@@ -6,6 +6,7 @@
  * past the end and yields zero-filled or short keys.
  */
 import { expect } from 'chai';
+import { PublicKey } from '@solana/web3.js';
 import { decodeEventPayload, decodeEventPayloadWithAnchor } from '../../src/kernel/events/codec.js';
 import { EVENT_NAMES } from '../../src/kernel/events/catalog.js';
 import { createPrng } from '../../infra/localnet/prng.js';
@@ -48,6 +49,23 @@ describe('event decoder straight from the bytes, against Anchor', () => {
       expect(agreed).to.be.greaterThan(400);
     });
   }
+
+  it('tells apart keys that share their first bytes, or all but their last (they land on one slot of the key cache, chosen by the first eight)', () => {
+    const keys: PublicKey[] = [];
+    const base = Buffer.alloc(32, 7);
+    for (const at of [4, 8, 16, 28, 31]) {
+      const k = Buffer.from(base);
+      k[at] = 9;
+      keys.push(new PublicKey(k));
+    }
+    keys.push(new PublicKey(Buffer.concat([Buffer.from([4]), base.subarray(1)])), new PublicKey(base));
+    for (let round = 0; round < 2; round += 1) {
+      for (const key of keys) {
+        const b64 = encodeEventPayload('GatewayFeeBpsChanged', eventFields('GatewayFeeBpsChanged', { gateway: key.toBase58() }, 1));
+        expect((decodeEventPayload(b64)?.data as Record<string, unknown> | undefined)?.['gateway'], `round ${round}`).to.equal(key.toBase58());
+      }
+    }
+  });
 
   it('refuses an unknown discriminator and a payload shorter than one', () => {
     expect(decodeEventPayload(Buffer.alloc(40, 1).toString('base64'))).to.equal(undefined);

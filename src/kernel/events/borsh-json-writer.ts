@@ -6,7 +6,7 @@
  * with the readers' own steps for the values; the integration test of the reference
  * reader checks the text against JSON.stringify of the reader's result for every event type.
  */
-import type { IdlField, IdlTypeRef } from '../idl/index.js';
+import { idlType, type IdlField, type IdlTypeRef } from '../idl/index.js';
 import {
   advance, compileDefinedWith, eventAt, eventTable, flag, PRIMITIVES, textAt, textSize,
   type DefinedParts, type Read, type Step,
@@ -60,11 +60,17 @@ function compileWriteType(type: IdlTypeRef): Write {
 
 /** A struct's (or a variant's) fields as JSON members, `"a":1,"b":"x"`, without braces; '' for none. */
 function compileWriteFields(fields: readonly IdlField[]): Write {
+  // which fields are skipped is fixed, so each member's separator is too: the first
+  // written has none, every later one a comma before its key
+  let first = true;
   const steps = fields.map((f) => {
     const text = textSize(f);
+    const skip = isPadding(f.name);
+    const key = `${first || skip ? '' : ','}${JSON.stringify(f.name)}:`;
+    if (!skip) first = false;
     return {
-      key: `${JSON.stringify(f.name)}:`, rawKey: `${JSON.stringify(`${f.name}_hex`)}:`,
-      write: text > 0 ? undefined : compileWriteType(f.type), text, raw: RAW_KEPT.has(f.name), skip: isPadding(f.name),
+      key, rawKey: `,${JSON.stringify(`${f.name}_hex`)}:`,
+      write: text > 0 ? undefined : compileWriteType(f.type), text, raw: RAW_KEPT.has(f.name), skip,
     };
   });
   return (r) => {
@@ -73,12 +79,12 @@ function compileWriteFields(fields: readonly IdlField[]): Write {
       if (s.write === undefined) {
         const at = advance(r, s.text);
         if (s.skip) continue;
-        out += `${out === '' ? '' : ','}${s.key}${JSON.stringify(textAt(r.buf, at, s.text))}`;
-        if (s.raw) out += `,${s.rawKey}"${r.buf.toString('hex', at, at + s.text)}"`;
+        out += `${s.key}${JSON.stringify(textAt(r.buf, at, s.text))}`;
+        if (s.raw) out += `${s.rawKey}"${r.buf.toString('hex', at, at + s.text)}"`;
         continue;
       }
       const v = s.write(r);
-      if (!s.skip) out += `${out === '' ? '' : ','}${s.key}${v}`;
+      if (!s.skip) out += `${s.key}${v}`;
     }
     return out;
   };
@@ -112,18 +118,34 @@ const WRITE_PARTS: DefinedParts<string> = {
 
 const compileWriteDefined = (name: string): Write => compileDefinedWith(WRITE_PARTS, name);
 
-const writers = eventTable(compileWriteDefined);
+/** Each event's fields as members, without the braces (an event is always a struct). */
+const memberWriters = eventTable((name): Write => {
+  const def = idlType(name);
+  if (def.type.kind !== 'struct') throw new Error(`IDL event ${name} is not a struct`);
+  return compileWriteFields(def.type.fields ?? []);
+});
+
+/**
+ * The members of an event's JSON object, `"a":1,"b":"x"` ('' for none), written from its
+ * bytes: the indexer wraps them in braces itself, with a member of its own after them
+ * where it has one (a fee split), without cutting the closing brace off a written text.
+ * Undefined for an unknown discriminator or bytes that do not hold the event.
+ */
+export function writeEventMembers(buf: Buffer, start = 0): { name: string; members: string } | undefined {
+  const event = eventAt(memberWriters, buf, start);
+  if (event === undefined) return undefined;
+  try {
+    return { name: event.name, members: event.step({ buf, at: start + 8 }) };
+  } catch {
+    return undefined;
+  }
+}
 
 /**
  * readEventBytes with the fields as their JSON text: `json` is JSON.stringify of what
  * readEventBytes returns as `data`; undefined exactly where that is.
  */
 export function writeEventJson(buf: Buffer, start = 0): { name: string; json: string } | undefined {
-  const event = eventAt(writers, buf, start);
-  if (event === undefined) return undefined;
-  try {
-    return { name: event.name, json: event.step({ buf, at: start + 8 }) };
-  } catch {
-    return undefined;
-  }
+  const e = writeEventMembers(buf, start);
+  return e === undefined ? undefined : { name: e.name, json: `{${e.members}}` };
 }

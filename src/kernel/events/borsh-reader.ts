@@ -56,19 +56,35 @@ export function textAt(buf: Buffer, start: number, size: number): string {
   return buf.toString('latin1', start, end);
 }
 
-const KEY_CACHE_LIMIT = 50_000;
-const keyCache = new Map<string, string>();
+/**
+ * Keys written lately, in a direct-mapped table: slot h holds one key's 32 bytes as eight
+ * 32-bit words at KEY_WORDS[8h..8h+8) and its base58 at KEY_TEXTS[h]. A key's slot comes
+ * from its first two words; a key that lands on an occupied slot replaces the one there.
+ * Looking a key up reads one contiguous run of words and one array element: the same
+ * gateways, payers and recipients recur in event after event, and a Map of the keys as
+ * text cost an allocation and a hash of 32 characters for each key read.
+ */
+const KEY_SLOTS = 1 << 14;
+const KEY_WORDS = new Int32Array(KEY_SLOTS * 8);
+const KEY_TEXTS: (string | undefined)[] = new Array<string | undefined>(KEY_SLOTS).fill(undefined);
 
-/** The base58 of buf[at, at + 32), from the cache when this key was written lately. */
+/** The base58 of buf[at, at + 32), from the table when this key was written lately. */
 function pubkeyAt(buf: Buffer, at: number): string {
-  const raw = buf.toString('latin1', at, at + 32);
-  let key = keyCache.get(raw);
-  if (key === undefined) {
-    key = base58(buf.subarray(at, at + 32));
-    if (keyCache.size >= KEY_CACHE_LIMIT) keyCache.clear();
-    keyCache.set(raw, key);
+  const w0 = buf.readInt32LE(at);
+  const w1 = buf.readInt32LE(at + 4);
+  const slot = (Math.imul(w0, 0x9e3779b1) ^ w1) >>> 18;
+  const base = slot * 8;
+  const text = KEY_TEXTS[slot];
+  if (text !== undefined && KEY_WORDS[base] === w0 && KEY_WORDS[base + 1] === w1
+    && KEY_WORDS[base + 2] === buf.readInt32LE(at + 8) && KEY_WORDS[base + 3] === buf.readInt32LE(at + 12)
+    && KEY_WORDS[base + 4] === buf.readInt32LE(at + 16) && KEY_WORDS[base + 5] === buf.readInt32LE(at + 20)
+    && KEY_WORDS[base + 6] === buf.readInt32LE(at + 24) && KEY_WORDS[base + 7] === buf.readInt32LE(at + 28)) {
+    return text;
   }
-  return key;
+  const written = base58(buf.subarray(at, at + 32));
+  for (let i = 0; i < 8; i += 1) KEY_WORDS[base + i] = buf.readInt32LE(at + 4 * i);
+  KEY_TEXTS[slot] = written;
+  return written;
 }
 
 const TWO32 = 2 ** 32;
