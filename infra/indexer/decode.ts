@@ -20,7 +20,7 @@
  * data as `fee_split` when the counts agree (`transfer` emits PaymentRecord and logs no
  * split), so the read models learn net or gross mode and the protocol cut from the chain.
  */
-import { decodeBase58 } from '../../src/kernel/events/base58.js';
+import { decodeBase58, isBase58 } from '../../src/kernel/events/base58.js';
 import { writeEventMembers } from '../../src/kernel/events/borsh-json-writer.js';
 import { isEventName } from '../../src/kernel/events/catalog.js';
 import { decodeEventBytes } from '../../src/kernel/events/codec.js';
@@ -46,20 +46,19 @@ export interface DecodedTransaction {
 interface Payload { ixPath: string; bytes: Buffer; start: number }
 
 /**
- * The logged split of each PaymentRecord among `events` (by position), per top-level
- * instruction, where that instruction logged as many splits as it has records.
+ * The logged split of each of a transaction's PaymentRecords (by position in `records`),
+ * per top-level instruction, where that instruction logged as many splits as it has records.
  */
-function splitsOf(events: readonly { name: string; ixPath: string }[], splits: readonly LoggedSplit[]): Map<number, FeeSplit> {
-  const records = new Map<number, number[]>();
-  events.forEach((e, i) => {
-    if (e.name !== 'PaymentRecord') return;
+function splitsOf(records: readonly { ixPath: string }[], splits: readonly LoggedSplit[]): Map<number, FeeSplit> {
+  const byTop = new Map<number, number[]>();
+  records.forEach((e, i) => {
     const top = Number(e.ixPath.split('.')[0]);
-    records.set(top, [...(records.get(top) ?? []), i]);
+    byTop.set(top, [...(byTop.get(top) ?? []), i]);
   });
   const logged = new Map<number, FeeSplit[]>();
   for (const s of splits) logged.set(s.topLevel, [...(logged.get(s.topLevel) ?? []), s.split]);
   const out = new Map<number, FeeSplit>();
-  for (const [top, list] of records) {
+  for (const [top, list] of byTop) {
     const found = logged.get(top) ?? [];
     if (found.length === list.length) list.forEach((at, i) => out.set(at, found[i]!));
   }
@@ -130,10 +129,8 @@ export function decodeTransaction(tx: TransactionJson, signature: string, progra
     });
   });
   if (read.splits.length > 0) {
-    for (const [at, split] of splitsOf(events, read.splits)) {
-      const record = events[at] as TributaryEvent<'PaymentRecord'>;
-      record.data = { ...record.data, fee_split: split };
-    }
+    const records = events.filter((e): e is TributaryEvent<'PaymentRecord'> => e.name === 'PaymentRecord');
+    for (const [at, split] of splitsOf(records, read.splits)) records[at]!.data = { ...records[at]!.data, fee_split: split };
   }
   return { events, unknown, failed: false, truncated: read.truncated };
 }
@@ -225,14 +222,12 @@ function splitJson(s: FeeSplit): string {
   return `{"recipient_amount":"${s.recipient_amount}","gateway_residual":"${s.gateway_residual}","scheduler_cut":"${s.scheduler_cut}","protocol_cut":"${s.protocol_cut}"}`;
 }
 
-/** Signatures are base58, so their JSON text is the signature quoted; anything else goes through JSON.stringify. */
-const BASE58_TEXT = /^[1-9A-HJ-NP-Za-km-z]*$/;
-
 export function serializeTransaction(tx: TransactionJson, signature: string, programId: string): SerializedTransaction {
   const meta = tx.meta;
   if (!meta || (meta.err !== null && meta.err !== undefined)) return { events: [], unknown: [], failed: true, truncated: false };
   const logs = readProgramLogs(meta.logMessages ?? [], programId);
-  const plain = BASE58_TEXT.test(signature);
+  // signatures are base58, whose JSON text is the text quoted; anything else goes through JSON.stringify
+  const plain = isBase58(signature, 0, signature.length);
   const w: EntryWriter = {
     signature,
     plain,
@@ -245,7 +240,7 @@ export function serializeTransaction(tx: TransactionJson, signature: string, pro
   for (const p of logs.payloads) writeEntry(w, p.ixPath, Buffer.from(p.payload, 'base64'), 0);
   for (const p of cpiPayloads(tx, programId)) writeEntry(w, p.ixPath, p.bytes, p.start);
   if (w.records !== undefined && w.records.length > 0) {
-    const splits = splitsOf(w.records.map((r) => ({ name: 'PaymentRecord', ixPath: r.ixPath })), logs.splits);
+    const splits = splitsOf(w.records, logs.splits);
     w.records.forEach((r, i) => {
       const split = splits.get(i);
       const data = split === undefined ? `{${r.members}}` : `{${r.members}${r.members === '' ? '' : ','}"fee_split":${splitJson(split)}}`;

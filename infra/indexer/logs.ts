@@ -11,6 +11,7 @@
  * stack. (The older reader took `Program log: failed...` or `Program log: success` for
  * an exit, and dropped the events our program logged after it.)
  */
+import { isBase58 } from '../../src/kernel/events/base58.js';
 import type { FeeSplit } from '../../src/kernel/events/event-types.js';
 
 export interface LoggedPayload { ixPath: string; payload: string }
@@ -24,9 +25,6 @@ const FAILED = ' failed';
 const SPLIT_PREFIX = 'Program log: Payment executed: ';
 /** execute_payment's split (the scheduler part is missing from older program versions) */
 const SPLIT = /^Program log: Payment executed: (\d+) -> recipient, (\d+) gateway fee, (?:(\d+) scheduler cut, )?(\d+) protocol fee$/;
-const BASE58_ALPHABET = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
-const IS_BASE58 = new Uint8Array(128);
-for (const c of BASE58_ALPHABET) IS_BASE58[c.charCodeAt(0)] = 1;
 const ZERO = 0x30;
 const NINE = 0x39;
 const RIGHT_BRACKET = 0x5d;
@@ -43,12 +41,7 @@ function startsAt(line: string, prefix: string, at: number): boolean {
 
 /** Whether line[from, to) is a base58 address: 32 to 44 characters of the alphabet. */
 function isAddressAt(line: string, from: number, to: number): boolean {
-  if (to - from < 32 || to - from > 44) return false;
-  for (let i = from; i < to; i += 1) {
-    const c = line.charCodeAt(i);
-    if (c >= 128 || IS_BASE58[c] === 0) return false;
-  }
-  return true;
+  return to - from >= 32 && to - from <= 44 && isBase58(line, from, to);
 }
 
 /** runtimeLine's answers besides an invoke's depth (0 or more) */

@@ -52,6 +52,15 @@ export function base58(bytes: Uint8Array): string {
 
 const DIGIT = new Int8Array(128).fill(-1);
 for (let i = 0; i < ALPHABET.length; i += 1) DIGIT[ALPHABET.charCodeAt(i)] = i;
+/** Whether text[from, to) is all characters of the alphabet (empty counts). */
+export function isBase58(text: string, from: number, to: number): boolean {
+  for (let i = from; i < to; i += 1) {
+    const c = text.charCodeAt(i);
+    if (c >= 128 || DIGIT[c]! < 0) return false;
+  }
+  return true;
+}
+
 /** 58^k for the chunks of up to eight digits (58^8 < 2^53: a chunk adds up exactly in a double) */
 const POW58 = Array.from({ length: 9 }, (_, k) => 58n ** BigInt(k));
 
