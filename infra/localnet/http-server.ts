@@ -6,6 +6,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { Logger } from 'pino';
 import { INTERNAL_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, RpcError } from './rpc-errors.js';
 import type { RpcMethod } from './rpc-methods.js';
+import { responseText } from './rpc-json.js';
 
 const MAX_BODY = 8 * 1024 * 1024;
 
@@ -73,8 +74,8 @@ export function createRpcHttpServer(methods: Record<string, RpcMethod>, log?: Lo
       return send(handleRpcRequest(methods, parsed, log));
     }, () => res.writeHead(413).end());
 
-    function send(body: unknown): void {
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    function send(body: Response | Response[]): void {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(responseText(body));
     }
   });
 }

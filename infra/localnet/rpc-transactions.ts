@@ -6,14 +6,25 @@ import {
   configParam, invalidParams, optionalNumber, optionalString, RpcError, stringParam,
   UNSUPPORTED_TRANSACTION_VERSION, type Params,
 } from './rpc-errors.js';
+import { JsonText } from './rpc-json.js';
 
-// records never change once landed; rendering their message (base58 of every
-// instruction's data) is the costly part of getTransaction, so it is done once
-const rendered = new WeakMap<TxRecord, Record<string, unknown>>();
+/**
+ * getTransaction's answer for one transaction, encoding and version flag. A landed record
+ * never changes, so each is rendered once (its instructions' base58 and the whole text)
+ * and served as text after that.
+ */
+const rendered = new WeakMap<TxRecord, Map<string, JsonText>>();
+
+function transactionText(tx: TxRecord, encoding: string, withVersion: boolean): JsonText {
+  const key = withVersion ? `${encoding}+v` : encoding;
+  let byKey = rendered.get(tx);
+  if (!byKey) rendered.set(tx, (byKey = new Map()));
+  let text = byKey.get(key);
+  if (!text) byKey.set(key, (text = new JsonText(JSON.stringify(transactionJson(tx, encoding, withVersion)))));
+  return text;
+}
 
 function messageJson(tx: TxRecord): Record<string, unknown> {
-  const hit = rendered.get(tx);
-  if (hit) return hit;
   const m = tx.message;
   const json: Record<string, unknown> = {
     accountKeys: tx.accountKeys,
@@ -24,11 +35,10 @@ function messageJson(tx: TxRecord): Record<string, unknown> {
     recentBlockhash: m.recentBlockhash,
   };
   if (tx.version === 0) json.addressTableLookups = [];
-  rendered.set(tx, json);
   return json;
 }
 
-export function transactionJson(tx: TxRecord, encoding: string, withVersion: boolean): Record<string, unknown> {
+function transactionJson(tx: TxRecord, encoding: string, withVersion: boolean): Record<string, unknown> {
   const transaction = encoding === 'json'
     ? { signatures: tx.signatures, message: messageJson(tx) }
     : encoding === 'base64' ? [tx.wire().toString('base64'), 'base64'] : [bs58.encode(tx.wire()), 'base58'];
@@ -116,7 +126,7 @@ export function transactionMethods(chain: Chain): Record<string, (p: Params) => 
         throw new RpcError(UNSUPPORTED_TRANSACTION_VERSION,
           'Transaction version (0) is not supported by the requesting client. Please try the request again with the following configuration parameter: "maxSupportedTransactionVersion": 0');
       }
-      return transactionJson(tx, encoding, maxVersion !== undefined);
+      return transactionText(tx, encoding, maxVersion !== undefined);
     },
     getSignatureStatuses: (p) => {
       const list = p[0];
