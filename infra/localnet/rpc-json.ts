@@ -12,7 +12,7 @@ export class JsonText {
 interface Reply { jsonrpc: '2.0'; id: string | number | null; result?: unknown; error?: unknown }
 
 /** A JSON-RPC reply's text; a JsonText result goes in unchanged. */
-export function replyText(reply: Reply): string {
+function replyText(reply: Reply): string {
   if (!(reply.result instanceof JsonText)) return JSON.stringify(reply);
   return `{"jsonrpc":"2.0","id":${JSON.stringify(reply.id)},"result":${reply.result.text}}`;
 }

@@ -8,20 +8,30 @@ import {
 } from './rpc-errors.js';
 import { JsonText } from './rpc-json.js';
 
-/**
- * getTransaction's answer for one transaction, encoding and version flag. A landed record
- * never changes, so each is rendered once (its instructions' base58 and the whole text)
- * and served as text after that.
- */
-const rendered = new WeakMap<TxRecord, Map<string, JsonText>>();
+/** The transactions whose getTransaction answers a localnet keeps rendered (see renderedAnswers). */
+const RENDERED_KEPT = 20_000;
 
-function transactionText(tx: TxRecord, encoding: string, withVersion: boolean): JsonText {
-  const key = withVersion ? `${encoding}+v` : encoding;
-  let byKey = rendered.get(tx);
-  if (!byKey) rendered.set(tx, (byKey = new Map()));
-  let text = byKey.get(key);
-  if (!text) byKey.set(key, (text = new JsonText(JSON.stringify(transactionJson(tx, encoding, withVersion)))));
-  return text;
+/**
+ * getTransaction's answers of one chain, by transaction, then encoding and version flag. A
+ * landed record never changes, so each is rendered once (its instructions' base58 and the
+ * whole text) and served as text after that. Only the transactions rendered last are
+ * kept: the indexer reads each one soon after it lands, and a soak's hours of history
+ * would otherwise hold a second copy of every transaction, some 4 KB each.
+ */
+export function renderedAnswers(kept = RENDERED_KEPT): (tx: TxRecord, encoding: string, withVersion: boolean) => JsonText {
+  const rendered = new Map<TxRecord, Map<string, JsonText>>();
+  return (tx, encoding, withVersion) => {
+    const key = withVersion ? `${encoding}+v` : encoding;
+    let byKey = rendered.get(tx);
+    if (!byKey) {
+      rendered.set(tx, (byKey = new Map()));
+      // the first rendered of those kept goes (a Map iterates in insertion order)
+      if (rendered.size > kept) rendered.delete(rendered.keys().next().value as TxRecord);
+    }
+    let text = byKey.get(key);
+    if (!text) byKey.set(key, (text = new JsonText(JSON.stringify(transactionJson(tx, encoding, withVersion)))));
+    return text;
+  };
 }
 
 function messageJson(tx: TxRecord): Record<string, unknown> {
@@ -78,6 +88,7 @@ function lowerBound(list: readonly TxRecord[], seq: number): number {
 }
 
 export function transactionMethods(chain: Chain): Record<string, (p: Params) => unknown> {
+  const transactionText = renderedAnswers();
   const status = (tx: TxRecord): Record<string, unknown> => {
     const confirmationStatus = chain.commitmentOf(tx.slot);
     return {
