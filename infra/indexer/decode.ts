@@ -217,11 +217,6 @@ function writeEntry(w: EntryWriter, ixPath: string, bytes: Buffer, start: number
   w.events.push({ id, payload: entryText(w, id, ixPath, index, e.name, `{${e.members}}`) });
 }
 
-/** A split as JSON (JSON.stringify's text of it: its amounts are digits, which need no escape). */
-function splitJson(s: FeeSplit): string {
-  return `{"recipient_amount":"${s.recipient_amount}","gateway_residual":"${s.gateway_residual}","scheduler_cut":"${s.scheduler_cut}","protocol_cut":"${s.protocol_cut}"}`;
-}
-
 export function serializeTransaction(tx: TransactionJson, signature: string, programId: string): SerializedTransaction {
   const meta = tx.meta;
   if (!meta || (meta.err !== null && meta.err !== undefined)) return { events: [], unknown: [], failed: true, truncated: false };
@@ -243,7 +238,7 @@ export function serializeTransaction(tx: TransactionJson, signature: string, pro
     const splits = splitsOf(w.records, logs.splits);
     w.records.forEach((r, i) => {
       const split = splits.get(i);
-      const data = split === undefined ? `{${r.members}}` : `{${r.members}${r.members === '' ? '' : ','}"fee_split":${splitJson(split)}}`;
+      const data = split === undefined ? `{${r.members}}` : `{${r.members}${r.members === '' ? '' : ','}"fee_split":${JSON.stringify(split)}}`;
       const event = w.events[r.at]!;
       event.payload = entryText(w, event.id, r.ixPath, r.index, 'PaymentRecord', data);
     });
