@@ -1,5 +1,5 @@
 /**
- * The fast path of a first attempt (README "Webhooks for merchants"): after its
+ * The fast path of a first attempt (docs/merchants.md, "Webhooks for merchants"): after its
  * transaction commits, the webhooks projection pushes one entry per event to a Redis list
  * (`webhookReadyKey`) that delivery workers pop (LMPOP: each entry to exactly one worker),
  * so a first attempt needs no claim. The durable truth is a fan-out row (migration 0996):

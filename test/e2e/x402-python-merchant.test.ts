@@ -2,7 +2,7 @@
  * x402 beyond Node, as real processes: the Python example merchant (standard library
  * only, run with python3) protects /report through the facilitator of an API node bound to
  * a localnet started here; `tributary pay` gets 402, pays, and gets 200 with the content.
- * And the README's curl session (commands/x402/facilitator/examples/curl) verifies and settles a Payment.
+ * And the curl session of docs/protocol.md (commands/x402/facilitator/examples/curl) verifies and settles a Payment.
  */
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON answers are inspected field by field */
 import { expect } from 'chai';
@@ -90,7 +90,7 @@ describe('x402 beyond Node: the Python merchant and the curl session (real proce
     expect(h.txCount()).to.equal(txs);
   });
 
-  it('runs the README curl session: verify (nothing sent), then settle (sent once, a JWT)', async () => {
+  it('runs the docs' curl session: verify (nothing sent), then settle (sent once, a JWT)', async () => {
     const accepts = ((await (await fetch(url)).json()) as any).accepts;
     const built = await buildPayment(accepts[0], { wallet: h.payer(), rpc: h.rpc });
     const txs = h.txCount();

@@ -1,6 +1,6 @@
 /**
  * A gateway JWT is honoured only while the wallet that signed in is still the gateway's
- * authority or signer and the gateway is active (README, "Proof of possession"). That held
+ * authority or signer and the gateway is active (docs/proof-of-possession.md). That held
  * for webhooks and the merchant policy listing only: every other route that takes a
  * gateway JWT (API keys, the facilitator, the scheduler, the merchant views) let the old
  * signer act for up to the token's lifetime after a signer change, and an API key minted

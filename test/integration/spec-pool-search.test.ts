@@ -1,7 +1,7 @@
 /**
  * SPEC.md "Pool search", to the letter: "On any error the response is 200 with
  * `results: []`, never a 500" (and the error table: "Pool search any error | 200, empty
- * results"). Our decision (README, decisions): bad input is an error of pool search too,
+ * results"). Our decision (docs/decisions.md): bad input is an error of pool search too,
  * so a missing or blank q, an unknown venue, a malformed limit and an unknown parameter
  * answer 200 with no results, `data.error` saying why, and no venue is asked. Against
  * stand-ins of the venues and the token catalog.

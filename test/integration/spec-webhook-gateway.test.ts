@@ -1,6 +1,6 @@
 /**
  * SPEC.md "Webhook", to the letter: gateway_pubkey is the "gateway authority public key".
- * Our decision (README, decisions): the gateway account's address is refused with a 400
+ * Our decision (docs/decisions.md): the gateway account's address is refused with a 400
  * that names the key expected, on POST /v1/webhooks and on GET/DELETE
  * /v1/webhooks/gateway/{gatewayPubkey}; a webhook registered under the authority is then
  * listed and deleted under that same key. The account is recognized from the gateway JWT

@@ -1,4 +1,4 @@
-/** commands/x402/proof.ts: the exact message the README documents, and what the check refuses. */
+/** commands/x402/proof.ts: the exact message docs/proof-of-possession.md documents, and what the check refuses. */
 import { expect } from 'chai';
 import { Keypair } from '@solana/web3.js';
 import bs58 from 'bs58';

@@ -25,7 +25,7 @@ const USAGE = `usage: tributary <command>
   migrate                       create the database if missing and apply migrations
   replay <projection>|all       rebuild read models from the archive while the service runs
   status                        each projection's checkpoint, lag, pending entries and dead letters
-  config [--write-readme]       every configuration variable with its default
+  config [--write-readme]       every configuration variable with its default (the flag rewrites docs/configuration.md's table)
 ${Object.values(EXTRA_COMMANDS).map((c) => `  ${c.usage.padEnd(30)}${c.summary}`).join('\n')}`;
 
 const out = (s: string) => process.stdout.write(`${s}\n`);
@@ -36,7 +36,7 @@ async function main(argv: string[]): Promise<void> {
   switch (command) {
     case 'config': {
       const readme = args.flags.get('write-readme')?.[0];
-      if (readme) await writeReadmeTable(readme === 'true' ? 'README.md' : readme);
+      if (readme) await writeReadmeTable(readme === 'true' ? 'docs/configuration.md' : readme);
       else out(configTable());
       return;
     }

@@ -61,7 +61,7 @@ export function configTable(): string {
   return ['| variable | default | meaning |', '|---|---|---|', ...rows].join('\n');
 }
 
-/** Rewrites the table between the README's config-table markers. */
+/** Rewrites the table between a document's config-table markers (docs/configuration.md). */
 export async function writeReadmeTable(file: string): Promise<void> {
   const text = await readFile(file, 'utf8');
   const re = /(<!-- config-table:start -->\n)[\s\S]*?(\n<!-- config-table:end -->)/;

@@ -1,6 +1,6 @@
 /**
  * Typed readers over an environment map. Each read records the variable (name, default,
- * meaning) so the README's table and `tributary config` come from the same source, and
+ * meaning) so docs/configuration.md's table and `tributary config` come from the same source, and
  * collects every problem so the process stops once, naming each bad variable.
  */
 export interface VarDoc { name: string; default: string; description: string }
