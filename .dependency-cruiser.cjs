@@ -31,7 +31,7 @@ const FEATURES = [COMMANDS, QUERIES, PROJECTIONS];
  * no new one can slip in. Remove an entry when its follow-up lands.
  */
 const KNOWN_EXCEPTIONS = [
-  // the tokens command reads archived events through the events query (issue 15's area):
+  // the tokens command reads archived events through the events query (the proof-of-possession area):
   // the archive read it needs belongs in projections/archive (query.ts) or the kernel
   '^commands/tokens/store\\.ts$',
 ];

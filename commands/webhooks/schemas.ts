@@ -35,7 +35,7 @@ export const createdWebhookSchema: JsonSchema = {
 };
 
 
-/** The settings of issue 17, shared by create and update. */
+/** An endpoint's delivery settings, shared by create and update. */
 const SUBSCRIBABLE = WEBHOOK_EVENT_TYPES.filter((t) => t !== WEBHOOK_TEST);
 const settingsProperties: Record<string, JsonSchema> = {
   event_types: {

@@ -94,7 +94,7 @@ export function authorize(deps: Pick<WebhookDeps, 'pda'>, auth: RequestAuth, gat
   if (!mayActFor(deps, auth, gatewayPubkey)) throw forbidden(`this token may not act for gateway ${gatewayPubkey}`);
 }
 
-/** The issue 17 settings as the API spells them (validated by the route's schema). */
+/** An endpoint's delivery settings as the API spells them (validated by the route's schema). */
 export interface SettingsInput { event_types?: string[] | null; ordered?: boolean; rate_limit_per_second?: number | null }
 
 export interface CreateInput extends SettingsInput { gateway_pubkey: string; endpoint_url: string; active: boolean }

@@ -15,7 +15,7 @@ export const COLUMNS = [
   'disabled_reason', 'previous_secret_until', 'created_at', 'updated_at',
 ] as const;
 
-/** The settings an endpoint chooses (issue 17); undefined leaves a setting as it is. */
+/** The settings an endpoint chooses; undefined leaves a setting as it is. */
 export interface EndpointSettings {
   /** null = every type */
   eventTypes?: string[] | null;

@@ -1,5 +1,5 @@
 /**
- * /v1/webhooks routes of issue 17 beyond SPEC's seven: the event type catalog, secret
+ * /v1/webhooks routes beyond SPEC's seven: the event type catalog, secret
  * rotation, resend, recover and test. Registered by routes.ts (one route module).
  */
 import type { RequestHandler, Response } from 'express';

@@ -1,5 +1,5 @@
 /**
- * The merchant's tools over a webhook (issue 17): rotate its secret, resend one delivery,
+ * The merchant's tools over a webhook: rotate its secret, resend one delivery,
  * recover what failed since a time, send a test event. Authorization as every webhook
  * route (service.ts getWebhook): 404 for an unknown webhook, 403 for another gateway's.
  */

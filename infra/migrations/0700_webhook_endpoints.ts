@@ -1,5 +1,5 @@
 /**
- * Webhooks as merchants expect them (issue 17). Frozen.
+ * Webhooks as merchants expect them. Frozen.
  *
  * - webhooks.event_types: the event types an endpoint receives (NULL = all). A BEFORE
  *   INSERT trigger on the outbox drops rows an endpoint did not ask for, so the filter

@@ -1,5 +1,5 @@
 /**
- * The x402 facilitator's cost (issue 18): POST /v1/x402/verify requests/s (API key, the
+ * The x402 facilitator's cost: POST /v1/x402/verify requests/s (API key, the
  * requirements normalized, every check) as a ratio to the middleware's local check (the
  * same payment engine's verify behind a bare route of the same app; goal ≥ 0.5), and
  * settle latency p50/p99 on the localnet (sequential settlements of fresh payments: send,
@@ -35,7 +35,7 @@ async function postLoad(url: string, body: string, headers: Record<string, strin
 }
 
 export async function benchFacilitator(): Promise<void> {
-  process.stdout.write('x402 facilitator (issue 18)\n');
+  process.stdout.write('x402 facilitator\n');
   const seed = 'bench-facilitator';
   const env = await createTestEnv('bench_facilitator');
   const ln = await startLocalnet({ port: 0, seed, rate: 0 });

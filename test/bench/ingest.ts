@@ -1,5 +1,5 @@
 /**
- * Ingest benches (issue 3):
+ * Ingest benches:
  *   - decode: `Program data:` lines of a seeded localnet history through the IDL decoder
  *     (Anchor's coder and our field normalization), against only base64-decoding the same
  *     lines, in-process;
@@ -225,7 +225,7 @@ async function benchCatchUp(): Promise<void> {
 }
 
 export async function benchIngest(): Promise<void> {
-  process.stdout.write('ingest (issues 3, 20)\n');
+  process.stdout.write('ingest\n');
   await benchDecode();
   await benchCatchUp();
 }

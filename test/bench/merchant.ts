@@ -1,5 +1,5 @@
 /**
- * Merchant view benches (issue 16), over the read models of one gateway with 100,000
+ * Merchant view benches, over the read models of one gateway with 100,000
  * policies and 1,000,000 payments (a year of them), seeded straight into the tables:
  * - GET /v1/gateway/{gateway}/merchant/revenue and /subscribers at 50 connections (admin
  *   key), as a ratio to pgbench running the very SQL the route runs at the same
@@ -102,7 +102,7 @@ async function exportRun(url: string): Promise<{ rows: number; ms: number; growt
 }
 
 export async function benchMerchant(): Promise<void> {
-  process.stdout.write(`merchant (issue 16): one gateway, ${POLICIES} policies, ${PAYMENTS} payments over a year\n`);
+  process.stdout.write(`merchant: one gateway, ${POLICIES} policies, ${PAYMENTS} payments over a year\n`);
   const env = await createTestEnv('bench_merchant');
   try {
     const gateway = key();

@@ -1,5 +1,5 @@
 /**
- * Policy API benches (issue 4): GET /v1/subscriptions?gatewayPublicKey=… and
+ * Policy API benches: GET /v1/subscriptions?gatewayPublicKey=… and
  * GET /v1/payment-policies/{address}/executions at 50 connections over read models of
  * 100,000 policies and 1,000,000 payments, each against pgbench running the very SQL the
  * route runs (compiled from the same kysely builder) at the same concurrency.
@@ -92,7 +92,7 @@ function inlined(q: Compilable): string {
 }
 
 export async function benchPolicies(): Promise<void> {
-  process.stdout.write(`policies (issue 4): ${POLICIES} policies, ${PAYMENTS} payments\n`);
+  process.stdout.write(`policies: ${POLICIES} policies, ${PAYMENTS} payments\n`);
   const env = await createTestEnv('bench_policies');
   try {
     const config = loadConfig({ ...env.env, LOG_LEVEL: 'silent' });

@@ -20,7 +20,7 @@ import type { TestEnv } from '../support/env.js';
 import { syntheticEvents } from '../support/synthetic-events.js';
 import { settleWal, timed } from './harness.js';
 
-/** the goal for every model, live and replayed, on this machine */
+/** the goal for every model, live and replayed, on this machine */
 const GOAL = 25_000;
 
 function line(name: string, rate: number, limit: number): void {

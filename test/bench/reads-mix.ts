@@ -1,5 +1,5 @@
 /**
- * The read mix (issue 20): the list routes users call, each with a weight and a key drawn
+ * The read mix: the list routes users call, each with a weight and a key drawn
  * from a Zipf distribution over its key space (rank 1 the hottest), as HTTP paths for the
  * API and as pgbench scripts running the SQL the route runs, compiled from the same kysely
  * builders, with the key looked up by its rank in the seed's bench_* tables.

@@ -1,5 +1,5 @@
 /**
- * The read mix's data (issue 20), written in the server where it can be: 10,000
+ * The read mix's data, written in the server where it can be: 10,000
  * gateways, 100,000 payment policies (10 per gateway, 5 per recipient, the six variants
  * in turn, 80% in the default stablecoin), 1,000,000 payments (10 per policy) with their
  * PaymentRecord events in the archive, and the daily stats of those payments.

@@ -1,5 +1,5 @@
 /**
- * The read mix (issue 20): 50 connections over the list routes users call (reads-mix.ts),
+ * The read mix: 50 connections over the list routes users call (reads-mix.ts),
  * keys drawn from a Zipf distribution over 10,000 gateways, 100,000 policies and 1,000,000
  * payments, while a localnet commits 200 events/s through the real indexer and projector
  * (their commits bump the read models' versions and so expire cached answers, as in
@@ -128,7 +128,7 @@ export const benchReadsCpu = (): Promise<void> => readMix(false);
 /** `chain`: a localnet commits RATE events/s through the indexer and projector during the phases. */
 async function readMix(chain: boolean): Promise<void> {
   const label = chain ? 'read mix' : 'read mix without commits';
-  process.stdout.write(`${chain ? 'reads' : 'reads-cpu'} (issue 20): ${SIZE.gateways} gateways, ${SIZE.policies} policies, ${SIZE.payments} payments; ${CONNECTIONS} conns, `
+  process.stdout.write(`${chain ? 'reads' : 'reads-cpu'}: ${SIZE.gateways} gateways, ${SIZE.policies} policies, ${SIZE.payments} payments; ${CONNECTIONS} conns, `
     + `${chain ? `${RATE} events/s committed` : 'no commits'}; ${PROCESSES} API process(es) per node; load average ${loadavg().map((l) => l.toFixed(2)).join(' ')} at the start\n`);
   const env = await createTestEnv('bench_reads');
   const procs: Proc[] = [];

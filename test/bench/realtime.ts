@@ -1,5 +1,5 @@
 /**
- * Real-time bench (issue 7): 1,000 connected socket.io-client sockets on two API nodes,
+ * Real-time bench: 1,000 connected socket.io-client sockets on two API nodes,
  * 200 payments/s appended to the stream as the indexer appends them; latency from the
  * append to the receipt by every socket of the payment's trackingId (p50, p99). Baseline,
  * same machine, same run: a bare Socket.IO server (no adapter, no Redis) broadcasting
@@ -128,7 +128,7 @@ async function tributary(): Promise<Lat> {
 }
 
 export async function benchRealtime(): Promise<void> {
-  process.stdout.write(`realtime (issue 7): ${CLIENTS} sockets, ${RATE} payments/s for ${SECONDS} s, ${PER_ROOM} sockets per trackingId\n`);
+  process.stdout.write(`realtime: ${CLIENTS} sockets, ${RATE} payments/s for ${SECONDS} s, ${PER_ROOM} sockets per trackingId\n`);
   const base = await bareBroadcast();
   const ours = await tributary();
   report({ name: 'append → receipt p50 (2 nodes, notifier, Redis adapter)', value: ours.p50, unit: 'ms', baseline: { name: 'bare Socket.IO broadcast p50', value: Math.max(1, base.p50) }, higherIsBetter: false });

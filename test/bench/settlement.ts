@@ -1,5 +1,5 @@
 /**
- * Settlement (issue 14): the first of the month. 10,000 monthly subscriptions of a served
+ * Settlement: the first of the month. 10,000 monthly subscriptions of a served
  * gateway fall due at one instant; the real scheduler (intents in Postgres, claims,
  * execute_payment signed as the gateway's signer and sent to the localnet over RPC,
  * confirmations) runs from before that instant until every one is executed. Figure:
@@ -156,7 +156,7 @@ async function paymentCounts(io: ChainIo, policies: readonly CreatedPolicy[]): P
 }
 
 export async function benchSettlement(): Promise<void> {
-  process.stdout.write(`settlement (issue 14): ${POLICIES} monthly subscriptions due at one instant, concurrency ${CONCURRENCY}, claims of ${BATCH}\n`);
+  process.stdout.write(`settlement: ${POLICIES} monthly subscriptions due at one instant, concurrency ${CONCURRENCY}, claims of ${BATCH}\n`);
   const seed = 'bench-settlement';
   const env = await createTestEnv('bench_settlement');
   const chain = await startChainWorker(seed);

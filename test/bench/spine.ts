@@ -14,7 +14,7 @@ const N = Number(process.env['BENCH_ARCHIVE_EVENTS'] ?? 100_000);
 const REPLAY_N = Number(process.env['BENCH_REPLAY_EVENTS'] ?? 1_000_000);
 
 export async function benchSpine(): Promise<void> {
-  process.stdout.write('spine (issue 2)\n');
+  process.stdout.write('spine\n');
   const env = await createTestEnv('bench_spine');
   try {
     // Every read model, live and replayed, beside what Postgres takes alone (measured

@@ -6,7 +6,7 @@
  * POSTed to the same receivers directly, by as many processes with the same HTTP client at
  * the same concurrency, with no outbox:
  *
- * - at the offered rate (issue 17's goal): the direct POSTs paced as the feed appends the
+ * - at the offered rate (the goal): the direct POSTs paced as the feed appends the
  *   events; deliveries/s (first append to last first arrival) and first-attempt p50/p99
  *   of each side;
  * - capacity: BENCH_WEBHOOK_BACKLOG_EVENTS (5,000) events appended unpaced, as fast as the
@@ -201,7 +201,7 @@ async function run(env: TestEnv, receivers: readonly Counter[], rate: number, ev
 }
 
 export async function benchWebhooks(): Promise<void> {
-  process.stdout.write(`webhooks (issues 6, 17): ${RATE} events/s × ${RECEIVERS} receivers for ${SECONDS} s, ${WORKERS} worker processes × ${CONCURRENCY}\n`);
+  process.stdout.write(`webhooks: ${RATE} events/s × ${RECEIVERS} receivers for ${SECONDS} s, ${WORKERS} worker processes × ${CONCURRENCY}\n`);
   const env = await createTestEnv('bench_webhooks');
   const benchLoop = startLoopMonitor();
   const receivers = await Promise.all(Array.from({ length: RECEIVERS }, counter));
@@ -244,7 +244,7 @@ export async function benchWebhooks(): Promise<void> {
     }
     const full = await run(env, receivers, RATE, fullEvents);
     clearInterval(sampler);
-    // issue 17's goals at the full offered rate: p99 under 250 ms, throughput ≥ 0.8 of direct POSTs paced alike
+    // the goals at the full offered rate: p99 under 250 ms, throughput ≥ 0.8 of direct POSTs paced alike
     report({ name: `append → first attempt p50 at ${RATE} events/s`, value: full.p50, unit: 'ms' });
     report({ name: `append → first attempt p99 at ${RATE} events/s (goal < 250 ms: ${full.p99 < 250 ? 'met' : 'NOT met'})`, value: full.p99, unit: 'ms' });
     process.stdout.write(`    of which append → queued by the projection: p50 ${full.queuedP50} ms, p99 ${full.queuedP99} ms\n`);

@@ -24,7 +24,7 @@ const CONNECTIONS = Number(process.env['BENCH_X402_CONNECTIONS'] ?? 32);
 const ROUNDS = Number(process.env['BENCH_X402_ROUNDS'] ?? 2);
 
 export async function benchX402(): Promise<void> {
-  process.stdout.write('x402 (issue 8)\n');
+  process.stdout.write('x402\n');
   const seed = 'bench-x402';
   const env = await createTestEnv('bench_x402');
   const ln = await startLocalnet({ port: 0, seed, rate: 0 });

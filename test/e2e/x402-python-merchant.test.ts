@@ -90,7 +90,7 @@ describe('x402 beyond Node: the Python merchant and the curl session (real proce
     expect(h.txCount()).to.equal(txs);
   });
 
-  it('runs the docs' curl session: verify (nothing sent), then settle (sent once, a JWT)', async () => {
+  it('runs the documented curl session: verify (nothing sent), then settle (sent once, a JWT)', async () => {
     const accepts = ((await (await fetch(url)).json()) as any).accepts;
     const built = await buildPayment(accepts[0], { wallet: h.payer(), rpc: h.rpc });
     const txs = h.txCount();

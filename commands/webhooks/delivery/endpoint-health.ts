@@ -1,5 +1,5 @@
 /**
- * What receivers tell us, and what their failures say about them (issue 17):
+ * What receivers tell us, and what their failures say about them:
  *
  * - 410 Gone: the receiver says the endpoint is no more. It is disabled at once.
  * - 429 / 503 with Retry-After: the endpoint is paused as asked (paused_until, database

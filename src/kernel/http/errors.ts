@@ -5,7 +5,7 @@
 export type ErrorKind =
   | 'invalid_input'
   | 'unauthorized'
-  /** a credential is asked for without proof of possession of the wallet it names (issue 15) */
+  /** a credential is asked for without proof of possession of the wallet it names */
   | 'proof_required'
   | 'payment_required'
   | 'forbidden'
