@@ -17,6 +17,7 @@ import { registerDashboardRoutes } from '../../queries/dashboard/routes.js';
 import { registerSchedulerRoutes } from '../../commands/scheduler/routes.js';
 import { registerFacilitatorRoutes } from '../../commands/x402/facilitator/routes.js';
 import { registerApiKeyRoutes } from '../../commands/api-keys/routes.js';
+import { registerReconciliationRoutes } from './reconciliation.js';
 
 export const ROUTE_MODULES: readonly RouteModule[] = [
   registerHealthRoutes,
@@ -34,4 +35,5 @@ export const ROUTE_MODULES: readonly RouteModule[] = [
   registerSchedulerRoutes,
   registerFacilitatorRoutes,
   registerApiKeyRoutes,
+  registerReconciliationRoutes,
 ];

@@ -8,6 +8,7 @@ import { keysCommand } from './keys.js';
 import { watchCommand } from './watch.js';
 import { payCommand } from './pay.js';
 import { signCommand } from './sign.js';
+import { reconcileCommand } from './reconcile.js';
 
 export const EXTRA_COMMANDS: Readonly<Record<string, ExtraCommand>> = {
   start: startCommand,
@@ -16,4 +17,5 @@ export const EXTRA_COMMANDS: Readonly<Record<string, ExtraCommand>> = {
   watch: watchCommand,
   pay: payCommand,
   sign: signCommand,
+  reconcile: reconcileCommand,
 };

@@ -19,6 +19,7 @@ import { attachRedisAdapter } from '../../../queries/realtime/adapter.js';
 import { roomOf } from '../../../queries/realtime/keys.js';
 import { LIFECYCLE_VERSION } from '../../kernel/keys/index.js';
 import type { RunningRole } from './role.js';
+import { startPeriodicReconciliation } from '../reconciliation.js';
 
 export async function startSchedulerRole(ctx: AppContext): Promise<RunningRole> {
   // signer keys are sealed with the signing keys' encryption key: same rule, same message
@@ -40,9 +41,11 @@ export async function startSchedulerRole(ctx: AppContext): Promise<RunningRole> 
   // charged or unbillable usage leaves the payer accounts' outstanding the API nodes admit against
   const release = createRelease(ctx.redis, ctx.config.redis.prefix);
   const settler = startSettler({ db: ctx.db, io, config: ctx.config, logger: log, nowMs, release });
+  const reconciler = startPeriodicReconciliation(ctx, io.rpc);
   return {
     name: 'scheduler',
     async stop() {
+      reconciler.stop();
       await Promise.all([scheduler.stop(), settler.stop()]);
       await server.of('/').adapter.close();
       await adapter.close();

@@ -1,0 +1,74 @@
+/**
+ * One reconciliation run: for each gateway, read the chain as indexed and the service's
+ * ledgers (ledgers.ts), ask the chain itself about every transaction involved and every
+ * policy account (chain.ts), compare (compare.ts), and publish the counts for /metrics.
+ */
+import type { Redis } from 'ioredis';
+import type { Db } from '../../infra/postgres/database.js';
+import { policyAccounts, transactionFacts, type ChainDeps } from './chain.js';
+import { compare, countByCause, type Cause, type Difference } from './compare.js';
+import * as ledgers from './ledgers.js';
+import { publishCounts } from './published.js';
+import { uptoRecords } from './upto.js';
+
+export interface ReconcileDeps {
+  db: Db;
+  redis: Redis;
+  redisPrefix: string;
+  chain: ChainDeps;
+  nowMs: () => number;
+  /** metered usage older than this and in no charge counts as lost */
+  unsettledBoundMs: number;
+}
+
+export interface Reconciliation {
+  gateways: string[];
+  /** unix seconds: records and payments from this time on were compared */
+  since: number;
+  /** unix milliseconds */
+  ranAt: number;
+  policies: number;
+  payments: number;
+  records: number;
+  counts: Record<Cause, number>;
+  differences: Difference[];
+}
+
+export async function reconcile(deps: ReconcileDeps, opts: { gateway?: string; since: number }): Promise<Reconciliation> {
+  const gateways = opts.gateway !== undefined ? [opts.gateway] : await ledgers.servedGateways(deps.db);
+  const runs = [];
+  for (const gateway of gateways) runs.push(await reconcileGateway(deps, gateway, opts.since));
+  const differences = runs.flatMap((r) => r.differences);
+  const result: Reconciliation = {
+    gateways, since: opts.since, ranAt: deps.nowMs(),
+    policies: sum(runs.map((r) => r.policies)), payments: sum(runs.map((r) => r.payments)), records: sum(runs.map((r) => r.records)),
+    counts: countByCause(differences), differences,
+  };
+  await publishCounts(deps.redis, deps.redisPrefix, runs.map((r) => ({ gateway: r.gateway, counts: countByCause(r.differences) })), result.ranAt);
+  return result;
+}
+
+const sum = (xs: number[]): number => xs.reduce((a, b) => a + b, 0);
+
+async function reconcileGateway(deps: ReconcileDeps, gateway: string, since: number) {
+  const { db } = deps;
+  const payments = await ledgers.chainPayments(db, gateway, since);
+  const records = [
+    ...await ledgers.serviceRecords(db, gateway, since, payments.map((p) => p.signature)),
+    ...await uptoRecords(db, deps.redis, deps.redisPrefix, gateway, since),
+  ];
+  const usage = await ledgers.usageGaps(db, gateway, since, new Date(deps.nowMs() - deps.unsettledBoundMs));
+  const prepaid = await ledgers.prepaidDraws(db, gateway);
+  const touched = [...new Set([...payments.map((p) => p.policy), ...records.map((r) => r.policy)])];
+  const policies = await ledgers.indexedPolicies(db, gateway, touched);
+  const accounts = await policyAccounts(deps.chain, policies.map((p) => p.address));
+  const periodTotals = new Map<string, bigint>();
+  for (const p of policies) {
+    const period = accounts.get(p.address)?.period;
+    if (period) periodTotals.set(p.address, await ledgers.indexedTotalSince(db, p.address, p.createdSlot, period.start));
+  }
+  const txs = await transactionFacts(deps.chain, [...payments.map((p) => p.signature), ...records.map((r) => r.signature)]);
+  const signer = await ledgers.serviceSigner(db, gateway);
+  const differences = compare({ gateway, signer, payments, records, txs, usage, prepaid, policies, accounts, periodTotals });
+  return { gateway, differences, policies: policies.length, payments: payments.length, records: records.length };
+}
