@@ -4,17 +4,23 @@
  * the batch adds to subscribers and revenue buckets. No clock: times are the events'
  * block times (a payment's own clock when the cluster gave none); an event without a
  * time changes state but lands in no bucket.
+ *
+ * A policy address names one policy at a time: once its user payment's policies are all
+ * deleted, the user payment deleted and created again, its policy count restarts and the
+ * same address names a new policy, perhaps at another gateway. Its creation replaces the
+ * row whole, and what the old one counted leaves the old gateway's MRR. The running MRR
+ * of a gateway and mint is the sum of the monthly rates of the Subscriptions counted
+ * there, so it is never negative: the fold asserts it, and that it loaded every MRR it
+ * moves, whatever the batch's bounds (live batches and replay pages give one model).
  */
-import { big, field, int, text } from '../../src/kernel/domain/event-data.js';
-import type { TributaryEvent } from '../../src/kernel/events/envelope.js';
-import type { EventName } from '../../src/kernel/events/catalog.js';
-import type { EventData } from '../../src/kernel/events/codec.js';
+import { assertNever, type TributaryEvent } from '../../src/kernel/events/envelope.js';
 import type { PdaDeriver } from '../../src/kernel/domain/pda.js';
-import { asPolicyType, asStatus, type PolicyStatus, type PolicyType } from '../../src/kernel/domain/policy-type.js';
+import type { PolicyStatus, PolicyType } from '../../src/kernel/domain/policy-type.js';
 import { applyPayment, nextPaymentDue, statusAfterPayment } from '../../src/kernel/domain/schedule.js';
 import { BUCKETS, bucketStart } from '../../src/kernel/domain/buckets.js';
 import { DEFAULT_PROTOCOL_SHARE_BPS, splitFromLog, splitPayment, type FeeSettings, type PaymentSplit } from './fees.js';
 import { monthlyMicro } from '../../src/kernel/domain/mrr.js';
+import { pairKey, subscriberKey } from './needs.js';
 
 export interface MPolicy {
   address: string;
@@ -48,7 +54,7 @@ export interface MerchantState {
   gateways: Map<string, FeeSettings>;
   userPayments: Map<string, { owner: string; token_mint: string }>;
   policies: Map<string, MPolicy>;
-  /** `${gateway}|${mint}` → running MRR, micro units */
+  /** `${gateway}|${mint}` → running MRR, micro units; a pair loaded without a row is 0 */
   mrr: Map<string, bigint>;
 }
 
@@ -64,50 +70,9 @@ export interface FoldOut {
   touched: Set<string>;
 }
 
-export const pairKey = (gateway: string, mint: string): string => `${gateway}|${mint}`;
-export const subscriberKey = (gateway: string, mint: string, payer: string): string => `${gateway}|${mint}|${payer}`;
-
-export interface BatchNeeds {
-  policies: Set<string>;
-  userPayments: Set<string>;
-  gateways: Set<string>;
-  /** gateway and mint pairs whose MRR payments may move */
-  pairs: Map<string, [string, string]>;
-  /** gateway and user payment of each creation: its mint's MRR moves */
-  creations: [string, string][];
-  /** user payments created in the batch itself, with their mints */
-  batchMints: Map<string, string>;
-}
-
-type NeedsOf = (pda: PdaDeriver, d: EventData, n: BatchNeeds) => void;
-
-const NEEDS: Partial<Record<EventName, NeedsOf>> = {
-  UserPaymentCreated: (pda, d, n) => { n.batchMints.set(pda.userPayment(text(d, 'owner'), text(d, 'token_mint')), text(d, 'token_mint')); },
-  PaymentPolicyCreated: (pda, d, n) => {
-    n.policies.add(pda.paymentPolicy(text(d, 'user_payment'), int(d, 'policy_id')));
-    n.userPayments.add(text(d, 'user_payment'));
-    n.creations.push([text(d, 'gateway'), text(d, 'user_payment')]);
-  },
-  PaymentPolicyStatusChanged: (_pda, d, n) => { n.policies.add(text(d, 'payment_policy')); },
-  PaymentPolicyDeleted: (_pda, d, n) => { n.policies.add(text(d, 'payment_policy')); },
-  PaymentRecord: (_pda, d, n) => {
-    n.policies.add(text(d, 'payment_policy'));
-    n.gateways.add(text(d, 'gateway'));
-    n.pairs.set(pairKey(text(d, 'gateway'), text(d, 'token_mint')), [text(d, 'gateway'), text(d, 'token_mint')]);
-  },
-  GatewayFeeBpsChanged: (_pda, d, n) => { n.gateways.add(text(d, 'gateway')); },
-};
-
-/** What a batch needs loaded: policies, user payments, gateways and MRR pairs. */
-export function batchNeeds(pda: PdaDeriver, events: readonly TributaryEvent[]): BatchNeeds {
-  const n: BatchNeeds = { policies: new Set(), userPayments: new Set(), gateways: new Set(), pairs: new Map(), creations: [], batchMints: new Map() };
-  for (const e of events) NEEDS[e.name]?.(pda, e.data, n);
-  return n;
-}
-
 function timeOf(e: TributaryEvent): number | null {
   if (e.blockTime !== null) return e.blockTime;
-  return e.name === 'PaymentRecord' ? Number(big(e.data, 'timestamp')) : null;
+  return e.name === 'PaymentRecord' ? Number(e.data.timestamp) : null;
 }
 
 /** a gateway whose creation the model never saw */
@@ -122,9 +87,22 @@ export function foldMerchant(pda: PdaDeriver, state: MerchantState, events: read
     mrrChanged: new Set(), revenue: new Map(), subscribers: new Map(), touched: new Set(),
   };
 
+  const mrrOf = (pk: string): bigint => {
+    const v = state.mrr.get(pk);
+    if (v === undefined) throw new Error(`merchant fold: the MRR of ${pk} was not loaded for this batch`);
+    return v;
+  };
+
+  const moveMrr = (pk: string, delta: bigint): void => {
+    const next = mrrOf(pk) + delta;
+    if (next < 0n) throw new Error(`merchant fold: the MRR of ${pk} would go negative (${next} micro)`);
+    state.mrr.set(pk, next);
+    out.mrrChanged.add(pk);
+  };
+
   const bucketRows = (gateway: string, mint: string, at: number | null, f: (r: RevenueDelta) => void) => {
     if (at === null) return;
-    const mrr = state.mrr.get(pairKey(gateway, mint)) ?? 0n;
+    const mrr = mrrOf(pairKey(gateway, mint));
     for (const bucket of BUCKETS) {
       const start = bucketStart(bucket, at);
       const k = `${gateway}|${mint}|${bucket}|${start}`;
@@ -138,20 +116,34 @@ export function foldMerchant(pda: PdaDeriver, state: MerchantState, events: read
     }
   };
 
+  /**
+   * What `before` counted at `pair`. Counted at another pair (a reused address whose new
+   * policy is at another gateway), it leaves that pair now and its subscriber is recounted.
+   */
+  const leave = (before: MPolicy, pair: string | null, at: number | null): bigint => {
+    if (before.token_mint === null) return 0n;
+    const own = pairKey(before.gateway, before.token_mint);
+    if (own === pair) return before.counted ? before.monthly_micro : 0n;
+    if (before.payer !== null) out.touched.add(subscriberKey(before.gateway, before.token_mint, before.payer));
+    if (before.counted) {
+      moveMrr(own, -before.monthly_micro);
+      bucketRows(before.gateway, before.token_mint, at, () => undefined);
+    }
+    return 0n;
+  };
+
   /** Stores the policy's next state, moving MRR and the ended count as it changes. */
   const put = (before: MPolicy | undefined, after: MPolicy, at: number | null) => {
     after.counted = isCounted(after);
-    const delta = (after.counted ? after.monthly_micro : 0n) - (before?.counted ? before.monthly_micro : 0n);
     const justEnded = !after.ended && (after.deleted || after.status === 'Completed');
     if (justEnded) after.ended = true;
     state.policies.set(after.address, after);
     out.policiesChanged.add(after.address);
-    if (after.token_mint === null) return;
-    const pk = pairKey(after.gateway, after.token_mint);
-    if (delta !== 0n) {
-      state.mrr.set(pk, (state.mrr.get(pk) ?? 0n) + delta);
-      out.mrrChanged.add(pk);
-    }
+    const pk = after.token_mint === null ? null : pairKey(after.gateway, after.token_mint);
+    const was = before === undefined ? 0n : leave(before, pk, at);
+    if (after.token_mint === null || pk === null) return;
+    const delta = (after.counted ? after.monthly_micro : 0n) - was;
+    if (delta !== 0n) moveMrr(pk, delta);
     if (after.payer !== null) out.touched.add(subscriberKey(after.gateway, after.token_mint, after.payer));
     // a policy counts as new once it can be attributed to a mint and payer
     const created = before === undefined || before.token_mint === null;
@@ -163,70 +155,91 @@ export function foldMerchant(pda: PdaDeriver, state: MerchantState, events: read
     }
   };
 
-  const handlers: Partial<Record<EventName, (d: EventData, at: number | null, e: TributaryEvent) => void>> = {
-    ProgramConfigCreated: (d) => {
-      state.protocolShareBps = int(d, 'protocol_share_bps');
-      out.programChanged = true;
-    },
-    PaymentGatewayCreated: (d) => {
-      // a (re)created gateway starts with the flags of its creation, which no event carries
-      const gateway = pda.gateway(text(d, 'authority'));
-      state.gateways.set(gateway, { gatewayFeeBps: int(d, 'gateway_fee_bps'), netMode: false, customProtocolShareBps: null });
-      out.gatewaysChanged.add(gateway);
-    },
-    GatewayFeeBpsChanged: (d) => {
-      const gateway = text(d, 'gateway');
-      const s = state.gateways.get(gateway) ?? NO_FEES;
-      state.gateways.set(gateway, { ...s, gatewayFeeBps: int(d, 'new_fee_bps') });
-      out.gatewaysChanged.add(gateway);
-    },
-    UserPaymentCreated: (d, at) => {
-      const up = pda.userPayment(text(d, 'owner'), text(d, 'token_mint'));
-      if (!state.userPayments.has(up)) out.newUserPayments.add(up);
-      const owner = { owner: text(d, 'owner'), token_mint: text(d, 'token_mint') };
-      state.userPayments.set(up, owner);
-      // policies indexed before their user payment (a stream out of chain order)
-      for (const p of [...state.policies.values()]) {
-        if (p.user_payment === up && p.token_mint === null) put(p, { ...p, payer: owner.owner, token_mint: owner.token_mint }, at);
+  for (const e of events) {
+    const at = timeOf(e);
+    switch (e.name) {
+      case 'ProgramConfigCreated':
+        state.protocolShareBps = e.data.protocol_share_bps;
+        out.programChanged = true;
+        break;
+      case 'PaymentGatewayCreated': {
+        // a (re)created gateway starts with the flags of its creation, which no event carries
+        const gateway = pda.gateway(e.data.authority);
+        state.gateways.set(gateway, { gatewayFeeBps: e.data.gateway_fee_bps, netMode: false, customProtocolShareBps: null });
+        out.gatewaysChanged.add(gateway);
+        break;
       }
-    },
-    PaymentPolicyCreated: (d, at) => {
-      const up = text(d, 'user_payment');
-      const address = pda.paymentPolicy(up, int(d, 'policy_id'));
-      const owner = state.userPayments.get(up);
-      const type = asPolicyType(field(d, 'policy_type'));
-      const before = state.policies.get(address);
-      const fresh: MPolicy = {
-        address, gateway: text(d, 'gateway'), user_payment: up, payer: owner?.owner ?? null, token_mint: owner?.token_mint ?? null,
-        policy_type: type, status: 'Active', deleted: false, ended: false, counted: false, monthly_micro: monthlyMicro(type),
-        next_due: nextPaymentDue(type, 'Active'), created_at: at === null ? null : String(at),
-      };
-      // a re-created address (after a deletion) is a new subscription; a repeat is not
-      put(before?.deleted === false ? before : undefined, fresh, at);
-    },
-    PaymentPolicyStatusChanged: (d, at) => {
-      const before = state.policies.get(text(d, 'payment_policy'));
-      if (!before) return;
-      const status = asStatus(field(d, 'new_status'));
-      put(before, { ...before, status, next_due: nextPaymentDue(before.policy_type, status) }, at);
-    },
-    PaymentPolicyDeleted: (d, at) => {
-      const before = state.policies.get(text(d, 'payment_policy'));
-      if (!before || before.deleted) return;
-      put(before, { ...before, deleted: true, next_due: null }, at);
-    },
-    PaymentRecord: (_d, at, e) => payment(e, at),
-  };
-  for (const e of events) handlers[e.name]?.(e.data, timeOf(e), e);
+      case 'GatewayFeeBpsChanged': {
+        const s = state.gateways.get(e.data.gateway) ?? NO_FEES;
+        state.gateways.set(e.data.gateway, { ...s, gatewayFeeBps: e.data.new_fee_bps });
+        out.gatewaysChanged.add(e.data.gateway);
+        break;
+      }
+      case 'UserPaymentCreated':
+        userPaymentCreated(e.data.owner, e.data.token_mint, at);
+        break;
+      case 'PaymentPolicyCreated':
+        policyCreated(e.data.user_payment, e.data.policy_id, e.data.gateway, e.data.policy_type, at);
+        break;
+      case 'PaymentPolicyStatusChanged': {
+        const before = state.policies.get(e.data.payment_policy);
+        if (!before) break;
+        const status = e.data.new_status;
+        put(before, { ...before, status, next_due: nextPaymentDue(before.policy_type, status) }, at);
+        break;
+      }
+      case 'PaymentPolicyDeleted': {
+        const before = state.policies.get(e.data.payment_policy);
+        if (!before || before.deleted) break;
+        put(before, { ...before, deleted: true, next_due: null }, at);
+        break;
+      }
+      case 'PaymentRecord':
+        payment(e, at);
+        break;
+      // the program deletes a user payment only once its policies are deleted (HasActivePolicies):
+      // nothing of the model is left to end, and a re-creation finds its owner and mint unchanged
+      case 'UserPaymentDeleted':
+      case 'ComposableExecuted': case 'ComposablePolicyCreated': case 'ComposablePolicyDeleted': case 'ComposablePolicyStatusChanged':
+      case 'EmergencyPauseChanged': case 'GatewayFeeRecipientChanged': case 'GatewaySignerChanged': case 'PaymentGatewayDeleted':
+      case 'ProgramAuthorityChanged': case 'ReferralRewardDistributedRecord':
+        break;
+      default:
+        assertNever(e);
+    }
+  }
   return out;
+
+  function userPaymentCreated(ownerKey: string, mint: string, at: number | null): void {
+    const up = pda.userPayment(ownerKey, mint);
+    if (!state.userPayments.has(up)) out.newUserPayments.add(up);
+    state.userPayments.set(up, { owner: ownerKey, token_mint: mint });
+    // policies indexed before their user payment (a stream out of chain order)
+    for (const p of [...state.policies.values()]) {
+      if (p.user_payment === up && p.token_mint === null) put(p, { ...p, payer: ownerKey, token_mint: mint }, at);
+    }
+  }
+
+  function policyCreated(up: string, policyId: number, gateway: string, type: PolicyType, at: number | null): void {
+    const address = pda.paymentPolicy(up, policyId);
+    const owner = state.userPayments.get(up);
+    const before = state.policies.get(address);
+    const fresh: MPolicy = {
+      address, gateway, user_payment: up, payer: owner?.owner ?? null, token_mint: owner?.token_mint ?? null,
+      policy_type: type, status: 'Active', deleted: false, ended: false, counted: false, monthly_micro: monthlyMicro(type),
+      next_due: nextPaymentDue(type, 'Active'), created_at: at === null ? null : String(at),
+    };
+    // a re-created address (after a deletion) is a new subscription; a repeat is not
+    put(before?.deleted === false ? before : undefined, fresh, at);
+  }
 
   /**
    * The chain's own split when execute_payment logged one (and the gateway's mode learned
    * from it, for payments that come without); else the formula on the settings followed.
    */
-  function paymentSplit(e: TributaryEvent, gateway: string, amount: bigint): PaymentSplit {
+  function paymentSplit(e: TributaryEvent<'PaymentRecord'>, gateway: string, amount: bigint): PaymentSplit {
     const settings = state.gateways.get(gateway) ?? NO_FEES;
-    const logged = e.name === 'PaymentRecord' ? e.data.fee_split : undefined;
+    const logged = e.data.fee_split;
     if (logged === undefined) return splitPayment(amount, settings, state.protocolShareBps ?? DEFAULT_PROTOCOL_SHARE_BPS);
     const split = splitFromLog(amount, logged, settings.gatewayFeeBps);
     if (split.gross !== split.net && split.netMode !== settings.netMode) {
@@ -236,18 +249,14 @@ export function foldMerchant(pda: PdaDeriver, state: MerchantState, events: read
     return split;
   }
 
-  function payment(e: TributaryEvent, at: number | null): void {
-    const d = e.data;
-    const gateway = text(d, 'gateway');
-    const mint = text(d, 'token_mint');
-    const payer = text(d, 'payer');
-    const amount = big(d, 'amount');
+  function payment(e: TributaryEvent<'PaymentRecord'>, at: number | null): void {
+    const { gateway, token_mint: mint, payer, payment_policy: address } = e.data;
+    const amount = BigInt(e.data.amount);
     const split = paymentSplit(e, gateway, amount);
-    const address = text(d, 'payment_policy');
     const before = state.policies.get(address);
     if (before) {
       // record_id is the policy's payment_count after this payment
-      const charged = applyPayment(before.policy_type, int(d, 'record_id'), { amount, timestamp: big(d, 'timestamp') });
+      const charged = applyPayment(before.policy_type, e.data.record_id, { amount, timestamp: BigInt(e.data.timestamp) });
       const status = statusAfterPayment(before.status, charged.completes);
       put(before, {
         ...before, payer: before.payer ?? payer, token_mint: before.token_mint ?? mint,

@@ -9,7 +9,8 @@
 import { PROGRAM_ID } from '../../src/kernel/idl/index.js';
 import { createPdaDeriver, type PdaDeriver } from '../../src/kernel/domain/pda.js';
 import type { Projection } from '../runner/projection.js';
-import { batchNeeds, foldMerchant } from './fold.js';
+import { foldMerchant } from './fold.js';
+import { batchNeeds } from './needs.js';
 import { loadState, saveState } from './store.js';
 
 import { MERCHANT_PROJECTION } from '../../src/kernel/keys/index.js';

@@ -6,7 +6,8 @@
 import { sql } from 'kysely';
 import type { Trx } from '../runner/projection.js';
 import type { PolicyStatus } from '../../src/kernel/domain/policy-type.js';
-import { pairKey, type BatchNeeds, type FoldOut, type MerchantState, type MPolicy } from './fold.js';
+import type { FoldOut, MerchantState, MPolicy } from './fold.js';
+import { pairKey, type BatchNeeds } from './needs.js';
 
 const CHUNK = 1000;
 
@@ -46,7 +47,11 @@ export async function loadState(trx: Trx, needs: BatchNeeds): Promise<MerchantSt
   }
   // the running MRR of every gateway and mint the batch may move
   const pairs = new Map([...needs.pairs, ...pairs0]);
-  for (const p of state.policies.values()) if (p.token_mint !== null) pairs.set(pairKey(p.gateway, p.token_mint), [p.gateway, p.token_mint]);
+  for (const p of state.policies.values()) {
+    if (p.token_mint !== null) pairs.set(pairKey(p.gateway, p.token_mint), [p.gateway, p.token_mint]);
+    // a policy whose user payment is unknown takes the mint of its payments
+    else for (const mint of needs.paidMints.get(p.address) ?? []) pairs.set(pairKey(p.gateway, mint), [p.gateway, mint]);
+  }
   for (const [gateway, up] of needs.creations) {
     const mint = state.userPayments.get(up)?.token_mint ?? needs.batchMints.get(up);
     if (mint !== undefined) pairs.set(pairKey(gateway, mint), [gateway, mint]);
@@ -55,7 +60,9 @@ export async function loadState(trx: Trx, needs: BatchNeeds): Promise<MerchantSt
   return state;
 }
 
+/** The running MRR of each pair, 0 for a pair without a row: a pair absent from state.mrr was not loaded. */
 async function loadMrr(trx: Trx, state: MerchantState, pairs: readonly [string, string][]): Promise<void> {
+  for (const [gateway, mint] of pairs) state.mrr.set(pairKey(gateway, mint), 0n);
   await chunked(pairs, async (c) => {
     const rows = await trx.selectFrom('merchant_mrr').selectAll()
       .where(sql<boolean>`(gateway, token_mint) IN (SELECT * FROM unnest(${c.map((p) => p[0])}::text[], ${c.map((p) => p[1])}::text[]))`)
@@ -86,8 +93,9 @@ export async function saveState(trx: Trx, state: MerchantState, out: FoldOut): P
     .onConflict((oc) => oc.column('user_payment').doNothing()).execute());
   await chunked([...out.policiesChanged], (c) => trx.insertInto('merchant_policies')
     .values(c.map((a) => policyRow(state.policies.get(a)!)))
+    // the whole row: a reused address names a new policy, perhaps at another gateway
     .onConflict((oc) => oc.column('address').doUpdateSet({
-      payer: sql`excluded.payer`, token_mint: sql`excluded.token_mint`, policy_type: sql`excluded.policy_type`,
+      gateway: sql`excluded.gateway`, user_payment: sql`excluded.user_payment`, payer: sql`excluded.payer`, token_mint: sql`excluded.token_mint`, policy_type: sql`excluded.policy_type`,
       status: sql`excluded.status`, deleted: sql`excluded.deleted`, ended: sql`excluded.ended`, counted: sql`excluded.counted`,
       monthly_micro: sql`excluded.monthly_micro`, next_due: sql`excluded.next_due`, created_at: sql`excluded.created_at`,
     })).execute());
@@ -131,20 +139,20 @@ async function saveSubscribers(trx: Trx, out: FoldOut): Promise<void> {
       first_payment_at: sql`least(merchant_subscribers.first_payment_at, excluded.first_payment_at)`,
       last_payment_at: sql`greatest(merchant_subscribers.last_payment_at, excluded.last_payment_at)`,
     })).execute());
-  // what the subscriber's policies say, recomputed from the policies the batch left
+  // what the subscriber's policies say, recomputed from the policies the batch left; a
+  // subscriber left with none (its policy's address reused at another gateway) is ended
   await chunked(touched, (c) => sql`
     UPDATE merchant_subscribers s SET
       policies = a.policies, active_policies = a.active, next_due = a.next_due,
       status = CASE WHEN a.active > 0 THEN 'active' WHEN a.paused > 0 THEN 'paused' ELSE 'ended' END
-    FROM (
-      SELECT gateway, token_mint, payer,
+    FROM unnest(${c.map((k) => k[0])}::text[], ${c.map((k) => k[1])}::text[], ${c.map((k) => k[2])}::text[]) AS k(gateway, token_mint, payer)
+    CROSS JOIN LATERAL (
+      SELECT
         coalesce(array_agg(address ORDER BY address) FILTER (WHERE NOT deleted), '{}') AS policies,
         count(*) FILTER (WHERE status = 'Active' AND NOT deleted)::int AS active,
         count(*) FILTER (WHERE status = 'Paused' AND NOT deleted)::int AS paused,
         min(next_due) FILTER (WHERE status = 'Active' AND NOT deleted) AS next_due
-      FROM merchant_policies
-      WHERE (gateway, token_mint, payer) IN (SELECT * FROM unnest(${c.map((k) => k[0])}::text[], ${c.map((k) => k[1])}::text[], ${c.map((k) => k[2])}::text[]))
-      GROUP BY gateway, token_mint, payer
+      FROM merchant_policies p WHERE p.gateway = k.gateway AND p.token_mint = k.token_mint AND p.payer = k.payer
     ) a
-    WHERE s.gateway = a.gateway AND s.token_mint = a.token_mint AND s.payer = a.payer`.execute(trx));
+    WHERE s.gateway = k.gateway AND s.token_mint = k.token_mint AND s.payer = k.payer`.execute(trx));
 }
