@@ -155,7 +155,8 @@ export const pausePolicy = toggle('Active', 'Paused');
 export const resumePolicy = toggle('Paused', 'Active');
 
 export const deletePolicy: Action = (env) => {
-  const all = [...env.model.policies.values()];
+  // the program deletes a composable policy only once it is no longer Active
+  const all = [...env.model.policies.values()].filter((p) => p.kind === 'payment' || p.status !== 'Active');
   if (all.length === 0) return undefined;
   const p = env.prng.pick(all);
   const owner = p.up.owner.publicKey;

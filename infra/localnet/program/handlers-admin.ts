@@ -1,13 +1,12 @@
 /** Program administration and gateway management instructions. */
 import BN from 'bn.js';
 import { bumpOf } from '../keys.js';
-import { load, liveConfig, mustBeFree, requireKey } from './accounts.js';
+import { load, liveConfig, mustBeFree, nonDefault, requireKey } from './accounts.js';
 import type { IxContext } from './context.js';
-import { programError } from './errors.js';
-import { zeros, type PaymentGateway } from './model.js';
+import { frameworkError, programError } from './errors.js';
+import { zeros, type PaymentGateway, type ProgramConfig } from './model.js';
 import { closeAccount, writeProgramAccount } from './store.js';
 
-/** Protocol share of every payment set by initialize (the real program's default). */
 /** initialize sets a protocol share of 20 % of every gateway fee */
 const DEFAULT_PROTOCOL_SHARE_BPS = 2_000;
 
@@ -38,35 +37,56 @@ export function changeProgramAuthority(ctx: IxContext): void {
   ctx.emit('ProgramAuthorityChanged', { old_admin: config.admin, new_admin: newAdmin });
 }
 
+/** Feature flag bits the program knows: referral, net amount, custom protocol share, permissionless. */
+const KNOWN_FLAGS = 0x0f;
+/** The bits update_gateway_feature_flags takes from its argument; the others only other instructions set. */
+const UPDATABLE_FLAGS = 0x01 | 0x02;
+
+/**
+ * The config of an admin-signed gateway instruction: its admin constraint is raw, then
+ * the pause (create_payment_gateway.rs, delete_payment_gateway.rs).
+ */
+function adminConfig(ctx: IxContext): ProgramConfig {
+  const config = load(ctx, 'config', 'ProgramConfig');
+  if (!config.admin.equals(ctx.account('admin'))) throw frameworkError('ConstraintRaw', 'config');
+  if (config.emergency_pause) throw programError('ProgramPaused');
+  return config;
+}
+
+/** protocol (custom when flag 0x04) + scheduler + referral shares within 100 % (validate_share_constraint). */
+function checkShares(gateway: PaymentGateway, config: ProgramConfig): void {
+  const protocol = (gateway.feature_flags & 0x04) !== 0 ? gateway.custom_protocol_share_bps : config.protocol_share_bps;
+  if (protocol + gateway.scheduler_share_bps + gateway.referral_allocation_bps > 10_000) throw programError('CombinedFeeBpsExceedsMax');
+}
+
 export function createPaymentGateway(ctx: IxContext): void {
-  const config = liveConfig(ctx);
-  requireKey(ctx.account('admin'), config.admin);
   const address = ctx.account('gateway');
   mustBeFree(ctx, address);
+  const config = adminConfig(ctx);
+  const feeRecipient = nonDefault(ctx.account('fee_recipient'));
   const feeBps = ctx.args.gateway_fee_bps as number;
-  const schedulerBps = ctx.args.scheduler_share_bps as number;
-  if (feeBps > 10_000 || schedulerBps > 10_000) throw programError('InvalidFeeBps');
-  // shares of the fee: protocol + scheduler (+ referral, 0 at creation) within 100 %
-  if (config.protocol_share_bps + schedulerBps > 10_000) throw programError('CombinedFeeBpsExceedsMax');
+  if (feeBps > 10_000) throw programError('InvalidFeeBps');
+  const flags = ctx.args.initial_feature_flags as number;
+  if (flags > KNOWN_FLAGS) throw programError('InvalidFeatureFlags');
   const authority = ctx.account('authority');
-  const feeRecipient = ctx.account('fee_recipient');
   const name = ctx.args.name as number[];
   const url = ctx.args.url as number[];
-  writeProgramAccount(ctx.view, address, 'PaymentGateway', {
+  // the signer starts as the authority; referral settings and the custom share start at 0
+  const gateway: PaymentGateway = {
     authority, fee_recipient: feeRecipient, gateway_fee_bps: feeBps, is_active: true, padding1: new BN(0),
     created_at: new BN(ctx.clock.now), bump: bumpOf(address), name, url, signer: authority,
-    feature_flags: ctx.args.initial_feature_flags as number, referral_allocation_bps: 0,
-    referral_tiers_bps: [0, 0, 0], custom_protocol_share_bps: 0, scheduler_share_bps: schedulerBps,
-    padding: zeros(115),
-  });
+    feature_flags: flags, referral_allocation_bps: 0, referral_tiers_bps: [0, 0, 0], custom_protocol_share_bps: 0,
+    scheduler_share_bps: ctx.args.scheduler_share_bps as number, padding: zeros(115),
+  };
+  checkShares(gateway, config);
+  writeProgramAccount(ctx.view, address, 'PaymentGateway', gateway);
   ctx.emit('PaymentGatewayCreated', { authority, fee_recipient: feeRecipient, gateway_fee_bps: feeBps, name, url });
 }
 
 export function deletePaymentGateway(ctx: IxContext): void {
-  const config = load(ctx, 'config', 'ProgramConfig');
-  requireKey(ctx.account('admin'), config.admin);
   const gateway = load(ctx, 'gateway', 'PaymentGateway');
-  closeAccount(ctx.view, ctx.account('gateway'));
+  adminConfig(ctx);
+  closeAccount(ctx.view, ctx.account('gateway'), ctx.account('admin'));
   ctx.emit('PaymentGatewayDeleted', { gateway: ctx.account('gateway'), authority: gateway.authority, name: gateway.name });
 }
 
@@ -82,18 +102,19 @@ function saveGateway(ctx: IxContext, gateway: PaymentGateway): void {
 }
 
 export function changeGatewayFeeBps(ctx: IxContext): void {
-  const config = load(ctx, 'config', 'ProgramConfig');
   const gateway = ownGateway(ctx);
+  const config = liveConfig(ctx);
   const next = ctx.args.new_fee_bps as number;
   if (next > 10_000) throw programError('InvalidFeeBps');
-  if (config.protocol_share_bps + gateway.scheduler_share_bps + gateway.referral_allocation_bps > 10_000) throw programError('CombinedFeeBpsExceedsMax');
+  checkShares(gateway, config);
   saveGateway(ctx, { ...gateway, gateway_fee_bps: next });
   ctx.emit('GatewayFeeBpsChanged', { gateway: ctx.account('gateway'), old_fee_bps: gateway.gateway_fee_bps, new_fee_bps: next });
 }
 
 export function changeGatewayFeeRecipient(ctx: IxContext): void {
   const gateway = ownGateway(ctx);
-  const next = ctx.account('new_fee_recipient');
+  const next = nonDefault(ctx.account('new_fee_recipient'));
+  liveConfig(ctx);
   saveGateway(ctx, { ...gateway, fee_recipient: next });
   ctx.emit('GatewayFeeRecipientChanged', {
     gateway: ctx.account('gateway'), old_fee_recipient: gateway.fee_recipient, new_fee_recipient: next,
@@ -102,7 +123,8 @@ export function changeGatewayFeeRecipient(ctx: IxContext): void {
 
 export function changeGatewaySigner(ctx: IxContext): void {
   const gateway = ownGateway(ctx);
-  const next = ctx.account('new_signer');
+  const next = nonDefault(ctx.account('new_signer'));
+  liveConfig(ctx);
   saveGateway(ctx, { ...gateway, signer: next });
   ctx.emit('GatewaySignerChanged', { gateway: ctx.account('gateway'), old_signer: gateway.signer, new_signer: next });
 }
@@ -116,22 +138,30 @@ export function updateGatewayReferralSettings(ctx: IxContext): void {
   const tiers = args.referral_tiers_bps ?? gateway.referral_tiers_bps;
   if (allocation > 2_500) throw programError('InvalidReferralAllocation');
   if (allocation > 0 && tiers.reduce((a, b) => a + b, 0) !== 10_000) throw programError('InvalidReferralTiers');
-  saveGateway(ctx, {
-    ...gateway, feature_flags: args.feature_flags ?? gateway.feature_flags,
-    referral_allocation_bps: allocation, referral_tiers_bps: tiers,
-  });
+  const next = { ...gateway, feature_flags: args.feature_flags ?? gateway.feature_flags, referral_allocation_bps: allocation, referral_tiers_bps: tiers };
+  checkShares(next, load(ctx, 'config', 'ProgramConfig'));
+  saveGateway(ctx, next);
 }
 
+/**
+ * Takes referral and net-amount from the argument; the custom-protocol-share bit (its own
+ * instruction sets it) and the permissionless bit (frozen at creation) are kept.
+ */
 export function updateGatewayFeatureFlags(ctx: IxContext): void {
   const gateway = ownGateway(ctx);
-  saveGateway(ctx, { ...gateway, feature_flags: (ctx.args.args as { feature_flags: number }).feature_flags });
+  const flags = (ctx.args.args as { feature_flags: number }).feature_flags;
+  if (flags > KNOWN_FLAGS) throw programError('InvalidFeatureFlags');
+  const feature_flags = (flags & UPDATABLE_FLAGS) | (gateway.feature_flags & ~UPDATABLE_FLAGS & KNOWN_FLAGS);
+  saveGateway(ctx, { ...gateway, feature_flags });
 }
 
 export function updateGatewaySchedulerShare(ctx: IxContext): void {
   const gateway = ownGateway(ctx);
   const bps = ctx.args.scheduler_share_bps as number;
   if (bps > 10_000) throw programError('InvalidFeeBps');
-  saveGateway(ctx, { ...gateway, scheduler_share_bps: bps });
+  const next = { ...gateway, scheduler_share_bps: bps };
+  checkShares(next, load(ctx, 'config', 'ProgramConfig'));
+  saveGateway(ctx, next);
 }
 
 /** The admin sets or clears flag bit2 and the gateway's custom protocol share (no event). */

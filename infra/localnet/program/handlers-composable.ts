@@ -5,7 +5,7 @@ import { bumpOf, pdas } from '../keys.js';
 import { load, liveConfig, mustBeFree, requireKey } from './accounts.js';
 import type { IxContext } from './context.js';
 import { frameworkError, programError } from './errors.js';
-import { status, zeros, type ForwardConfig, type PolicyType, type ValidationSpec } from './model.js';
+import { status, statusName, zeros, type ForwardConfig, type PolicyType, type ValidationSpec } from './model.js';
 import { requireChargeable } from './handlers-payments.js';
 import { changePolicyStatus, deletePolicy } from './handlers-user.js';
 import { admitPolicyType, charge } from './schedule.js';
@@ -51,12 +51,18 @@ export function createComposablePolicy(ctx: IxContext): void {
 }
 
 export function changeComposableStatus(ctx: IxContext): void {
-  const { address, from, to } = changePolicyStatus(ctx, 'composable_policy', 'ComposablePolicy');
+  const { address, from, to } = changePolicyStatus(ctx, 'composable_policy', 'ComposablePolicy', (policy) => {
+    load(ctx, 'gateway', 'PaymentGateway');
+    if (!policy.gateway.equals(ctx.account('gateway'))) throw frameworkError('ConstraintRaw', 'gateway');
+  });
   ctx.emit('ComposablePolicyStatusChanged', { composable_policy: address, old_status: from, new_status: to });
 }
 
 export function deleteComposablePolicy(ctx: IxContext): void {
-  const { address, policy } = deletePolicy(ctx, 'composable_policy', 'ComposablePolicy', 'active_composable_count');
+  // an Active composable policy must be paused before it is deleted
+  const { address, policy } = deletePolicy(ctx, 'composable_policy', 'ComposablePolicy', 'active_composable_count', (p) => {
+    if (statusName(p.status) === 'Active') throw programError('InvalidPolicyStatusTransition', 'composable_policy');
+  });
   ctx.emit('ComposablePolicyDeleted', { composable_policy: address, user_payment: ctx.account('user_payment'), policy_id: policy.policy_id });
 }
 
@@ -72,7 +78,9 @@ export function executeComposable(ctx: IxContext): void {
   requireKey(ctx.account('mint'), up.token_mint, 'TokenMintMismatch');
   requireChargeable(policy.status);
   const forwardAmount = (ctx.args.forward_amount as BN | null) ?? null;
-  const c = charge(policy.policy_type, forwardAmount, ctx.clock.scheduleNow);
+  const c = charge(policy.policy_type, forwardAmount, ctx.clock.scheduleNow, {
+    caller: ctx.account('fee_payer'), gatewaySigner: gateway.signer, owner: up.owner, recipient: policy.recipient,
+  });
   const gatewayFee = c.amount.muln(gateway.gateway_fee_bps).divn(10_000);
   const protocolFee = c.amount.muln(config.protocol_share_bps).divn(10_000);
   const output = c.amount.sub(gatewayFee).sub(protocolFee);

@@ -3,7 +3,7 @@ import BN from 'bn.js';
 import { TOKEN_PROGRAM_ID } from '../constants.js';
 import { bumpOf, pdas } from '../keys.js';
 import { mintDecimals, readTokenAccount } from '../spl.js';
-import { load, liveConfig, mustBeFree, requireKey } from './accounts.js';
+import { load, liveConfig, mustBeFree, rentDestination, requireKey } from './accounts.js';
 import type { IxContext } from './context.js';
 import { frameworkError, programError } from './errors.js';
 import { status, statusName, zeros, type AccountTypes, type PolicyStatus, type PolicyType, type UserPayment } from './model.js';
@@ -38,9 +38,10 @@ export function deleteUserPayment(ctx: IxContext): void {
   requireKey(ctx.account('owner'), up.owner);
   if (up.active_policies_count > 0) throw programError('HasActivePolicies');
   if (up.active_composable_count > 0) throw programError('HasActiveComposables');
-  requireKey(ctx.account('rent_payer'), up.rent_payer, 'InvalidRentPayer');
-  closeAccount(ctx.view, ctx.account('user_payment'));
-  ctx.emit('UserPaymentDeleted', { user_payment: ctx.account('user_payment'), owner: up.owner, rent_payer: up.rent_payer });
+  liveConfig(ctx);
+  const destination = rentDestination(ctx, up.rent_payer);
+  closeAccount(ctx.view, ctx.account('user_payment'), destination);
+  ctx.emit('UserPaymentDeleted', { user_payment: ctx.account('user_payment'), owner: up.owner, rent_payer: destination });
 }
 
 export function createPaymentPolicy(ctx: IxContext): void {
@@ -83,10 +84,17 @@ export function checkTransition(from: PolicyStatus, to: PolicyStatus): void {
 /** The two kinds of policy an owner pauses, resumes and deletes alike. */
 type PolicyKind = 'PaymentPolicy' | 'ComposablePolicy';
 
-/** Sets the policy in `accountName` to the instruction's new_status, when the transition is allowed. */
-export function changePolicyStatus<K extends PolicyKind>(ctx: IxContext, accountName: string, kind: K): { address: ReturnType<IxContext['account']>; from: PolicyStatus; to: PolicyStatus } {
+/**
+ * Sets the policy in `accountName` to the instruction's new_status, when the transition is
+ * allowed and the program is not paused; `check` runs the policy's own account constraints.
+ */
+export function changePolicyStatus<K extends PolicyKind>(
+  ctx: IxContext, accountName: string, kind: K, check?: (policy: AccountTypes[K]) => void,
+): { address: ReturnType<IxContext['account']>; from: PolicyStatus; to: PolicyStatus } {
   load(ctx, 'user_payment', 'UserPayment');
   const policy = load(ctx, accountName, kind);
+  check?.(policy);
+  liveConfig(ctx);
   const next = ctx.args.new_status as PolicyStatus;
   checkTransition(policy.status, next);
   const address = ctx.account(accountName);
@@ -94,15 +102,20 @@ export function changePolicyStatus<K extends PolicyKind>(ctx: IxContext, account
   return { address, from: policy.status, to: next };
 }
 
-/** Closes the policy in `accountName` (rent back to its payer) and lowers the user payment's count of live ones. */
+/**
+ * Closes the policy in `accountName` (rent back to its payer) and lowers the user payment's
+ * count of live ones; refused while the program is paused. `check` as for changePolicyStatus.
+ */
 export function deletePolicy<K extends PolicyKind>(
   ctx: IxContext, accountName: string, kind: K, count: 'active_policies_count' | 'active_composable_count',
+  check?: (policy: AccountTypes[K]) => void,
 ): { address: ReturnType<IxContext['account']>; up: UserPayment; policy: AccountTypes[K] } {
   const up = load(ctx, 'user_payment', 'UserPayment');
   const policy = load(ctx, accountName, kind);
-  requireKey(ctx.account('rent_payer'), policy.rent_payer, 'InvalidRentPayer');
+  check?.(policy);
+  liveConfig(ctx);
   const address = ctx.account(accountName);
-  closeAccount(ctx.view, address);
+  closeAccount(ctx.view, address, rentDestination(ctx, policy.rent_payer));
   writeProgramAccount(ctx.view, ctx.account('user_payment'), 'UserPayment', {
     ...up, [count]: Math.max(0, up[count] - 1), updated_at: new BN(ctx.clock.now),
   });

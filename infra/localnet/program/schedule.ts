@@ -85,37 +85,57 @@ export function charge(type: PolicyType, requested: BN | null, now: number, call
   return { amount: requested, next: type, completes: true };
 }
 
-/** Creation rules: amounts positive, frequencies and windows sane; returns the type as stored. */
+const I64_MAX = (1n << 63n) - 1n;
+const RELEASE_DUE_DATE = 0x01;
+
+/** bits set in a byte */
+const bitCount = (b: number): number => b.toString(2).replace(/0/g, '').length;
+
+/**
+ * Creation rules (PolicyType::validate, policies/*.rs), then the program's adjustments:
+ * a Subscription due in the past falls due now and a PayAsYouGo period starts now. The
+ * caller's current_period_total and current_milestone are stored as given.
+ */
 export function admitPolicyType(type: PolicyType, now: number): PolicyType {
   if ('Subscription' in type) {
     const s = type.Subscription;
     if (s.amount.isZero()) throw programError('InvalidAmount');
-    if ('Custom' in s.payment_frequency && s.payment_frequency.Custom[0].isZero()) throw programError('InvalidFrequency');
-    // the program starts a subscription whose first due date is in the past at "now"
-    const due = s.next_payment_due.toNumber() < now ? bn(now) : s.next_payment_due;
+    if ('Custom' in s.payment_frequency) {
+      const step = BigInt(s.payment_frequency.Custom[0].toString());
+      if (step === 0n || step > I64_MAX) throw programError('InvalidFrequency');
+    }
+    if (s.max_renewals === 0) throw programError('InvalidInterval');
+    const due = s.next_payment_due.toNumber() <= now ? bn(now) : s.next_payment_due;
     return { Subscription: { ...s, next_payment_due: due } };
   }
   if ('Milestone' in type) {
     const m = type.Milestone;
-    if (m.total_milestones < 1 || m.total_milestones > 4 || m.current_milestone !== 0) throw programError('InvalidAmount');
-    if (m.milestone_amounts.slice(0, m.total_milestones).some((a) => a.isZero())) throw programError('InvalidAmount');
+    const total = m.total_milestones;
+    if (total < 1 || total > 4 || m.current_milestone >= total || m.escrow_amount.isZero()) throw programError('InvalidAmount');
+    if (m.milestone_amounts.slice(0, total).some((a) => a.isZero())) throw programError('InvalidAmount');
+    // at most one of the signer bits (any bit but the due-date bit counts)
+    if (bitCount(m.release_condition & ~RELEASE_DUE_DATE & 0xff) > 1) throw programError('InvalidAmount');
     return type;
   }
   if ('PayAsYouGo' in type) {
     const p = type.PayAsYouGo;
-    if (p.period_length_seconds.isZero()) throw programError('InvalidInterval');
     if (p.max_amount_per_period.isZero() || p.max_chunk_amount.isZero()) throw programError('InvalidAmount');
-    return { PayAsYouGo: { ...p, current_period_start: bn(now), current_period_total: bn(0) } };
+    if (p.max_chunk_amount.gt(p.max_amount_per_period)) throw programError('InvalidAmount');
+    const period = BigInt(p.period_length_seconds.toString());
+    if (period === 0n || period > I64_MAX) throw programError('InvalidInterval');
+    return { PayAsYouGo: { ...p, current_period_start: bn(now) } };
   }
   if ('OneTime' in type) {
     const o = type.OneTime;
     if (o.amount.isZero()) throw programError('InvalidAmount');
-    if (o.expiry_date !== null && o.expiry_date.toNumber() < now) throw programError('PolicyExpired');
+    // an expiry is ordered against a due date only when the due date is set (> 0); a past expiry is accepted
+    if (o.expiry_date !== null && o.due_date.gtn(0) && o.expiry_date.lte(o.due_date)) throw programError('InvalidPaymentDueDate');
     return type;
   }
   const u = type.UpTo;
   if (u.max_amount.isZero()) throw programError('InvalidAmount');
-  if (u.deadline.lte(u.valid_after)) throw programError('InvalidPaymentDueDate');
+  if (u.deadline.lten(0)) throw programError('InvalidPaymentDueDate');
+  if (u.valid_after.gtn(0) && u.deadline.lte(u.valid_after)) throw programError('InvalidPaymentDueDate');
   return type;
 }
 

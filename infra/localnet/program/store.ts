@@ -4,10 +4,12 @@
  * instruction leaves no trace (as on Solana, where a failed transaction only pays fees).
  */
 import type { PublicKey } from '@solana/web3.js';
-import { PROGRAM_ID } from '../constants.js';
+import { PROGRAM_ID, SYSTEM_PROGRAM_ID } from '../constants.js';
 import { decodeAccount, encodeAccount, rentExempt } from './encoding.js';
 import type { AccountKind, AccountTypes } from './model.js';
 import { keyString } from '../keys.js';
+
+const SYSTEM_PROGRAM = keyString(SYSTEM_PROGRAM_ID);
 
 export interface StoredAccount {
   lamports: number;
@@ -73,6 +75,14 @@ export function writeProgramAccount<K extends AccountKind>(
   });
 }
 
-export function closeAccount(view: AccountView, address: PublicKey): void {
+/** Closes an account, its lamports (the rent) going to `destination`, as Anchor's close does. */
+export function closeAccount(view: AccountView, address: PublicKey, destination: PublicKey): void {
+  const closed = view.get(keyString(address));
+  const dest = view.get(keyString(destination));
+  if (closed && closed.lamports > 0) {
+    view.set(keyString(destination), dest
+      ? { ...dest, lamports: dest.lamports + closed.lamports }
+      : { lamports: closed.lamports, owner: SYSTEM_PROGRAM, executable: false, data: Buffer.alloc(0) });
+  }
   view.set(keyString(address), null);
 }
