@@ -4,7 +4,7 @@
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { Logger } from 'pino';
-import { INTERNAL_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, RpcError } from './rpc-errors.js';
+import { HttpFault, INTERNAL_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, RpcError } from './rpc-errors.js';
 import type { RpcMethod } from './rpc-methods.js';
 import { responseText } from './rpc-json.js';
 
@@ -29,6 +29,7 @@ export function handleRpcRequest(methods: Record<string, RpcMethod>, req: unknow
     return { jsonrpc: '2.0', id, result: method((r.params as unknown[] | undefined) ?? []) };
   } catch (e) {
     if (e instanceof RpcError) return errorResponse(id, e.code, e.message, e.data);
+    if (e instanceof HttpFault) throw e;
     log?.error({ err: e, method: r.method }, 'localnet rpc handler failed');
     return errorResponse(id, INTERNAL_ERROR, 'Internal error');
   }
@@ -67,11 +68,17 @@ export function createRpcHttpServer(methods: Record<string, RpcMethod>, log?: Lo
       } catch {
         return send(errorResponse(null, PARSE_ERROR, 'Parse error'));
       }
-      if (Array.isArray(parsed)) {
-        if (parsed.length === 0) return send(errorResponse(null, INVALID_REQUEST, 'Invalid request'));
-        return send(parsed.map((item) => handleRpcRequest(methods, item, log)));
+      try {
+        if (Array.isArray(parsed)) {
+          if (parsed.length === 0) return send(errorResponse(null, INVALID_REQUEST, 'Invalid request'));
+          return send(parsed.map((item) => handleRpcRequest(methods, item, log)));
+        }
+        return send(handleRpcRequest(methods, parsed, log));
+      } catch (e) {
+        if (!(e instanceof HttpFault)) throw e;
+        if (e.status === 'drop') return void res.destroy();
+        return void res.writeHead(e.status, { 'content-type': 'application/json' }).end(e.body);
       }
-      return send(handleRpcRequest(methods, parsed, log));
     }, () => res.writeHead(413).end());
 
     function send(body: Response | Response[]): void {

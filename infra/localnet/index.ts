@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { TributaryEvent } from '../../src/kernel/events/envelope.js';
 import { createChain, type Chain } from './chain.js';
+import { createFaults, describeFaults, faultsOn, parseFaults, type FaultRates, type Faults } from './faults.js';
 import { SLOT_MS } from './constants.js';
 import { buildFixtures, writeFixtures, type LocalnetFixtures } from './fixtures.js';
 import { createGenesisAccounts, deriveActors, runGenesisTransactions } from './genesis.js';
@@ -20,6 +21,7 @@ import { createWorkload, type Workload } from './workload.js';
 import { createPubsubServer, type PubsubServer } from './ws-server.js';
 
 export type { LocalnetFixtures } from './fixtures.js';
+export { describeFaults, parseFaults, FAULT_NAMES, type FaultRates } from './faults.js';
 export type LedgerEvent = TributaryEvent;
 
 export interface LocalnetOptions {
@@ -34,6 +36,10 @@ export interface LocalnetOptions {
   logger?: Logger;
   /** share of events emitted through a self-CPI (emit_cpi!) instead of a log line; default 0.1 */
   cpiEventShare?: number;
+  /** the hostile chain's faults (LOCALNET_FAULTS' syntax, or rates by name); default none */
+  faults?: string | FaultRates;
+  /** the seed of the faults' draws; default `seed` */
+  faultsSeed?: string;
 }
 
 export interface Localnet {
@@ -85,9 +91,20 @@ async function bindPair(
   }
 }
 
+/** The faults' draws, and a chain whose clock lags when clock-lag is on. */
+function hostileChain(opts: LocalnetOptions): { chain: Chain; faults?: Faults; rates: FaultRates } {
+  const rates = typeof opts.faults === 'string' ? parseFaults(opts.faults) : opts.faults ?? {};
+  if (!faultsOn(rates)) return { chain: createChain(opts.seed), rates };
+  const ref: { chain?: Chain } = {};
+  const faults = createFaults(rates, opts.faultsSeed ?? opts.seed, () => ref.chain?.slot() ?? 0);
+  const chain = (ref.chain = createChain(opts.seed, faults.on('clock-lag') ? faults.clock(Date.now) : Date.now));
+  chain.onSlot(() => faults.onSlot());
+  return { chain, faults, rates };
+}
+
 export async function startLocalnet(opts: LocalnetOptions): Promise<Localnet> {
   const host = opts.host ?? '127.0.0.1';
-  const chain = createChain(opts.seed);
+  const { chain, faults, rates } = hostileChain(opts);
   const actors = deriveActors(opts.seed);
   createGenesisAccounts(chain, actors);
   runGenesisTransactions(chain, actors);
@@ -107,8 +124,19 @@ export async function startLocalnet(opts: LocalnetOptions): Promise<Localnet> {
       workload.setRate(r);
       return { rate: r };
     },
+    // NON-STANDARD: [slots] produced at once (a test's wait for statuses and blockhashes to age)
+    tributary_advanceSlots: (params) => {
+      const n = Number(params[0]);
+      if (!Number.isInteger(n) || n < 1 || n > 10_000) throw invalidParams('expected [slots between 1 and 10000]');
+      for (let i = 0; i < n; i += 1) chain.advanceSlot();
+      return { slot: chain.slot() };
+    },
+    // NON-STANDARD: the faults on, and those injected so far (counts, and the last thousand)
+    tributary_getFaults: () => ({
+      seed: opts.faultsSeed ?? opts.seed, faults: describeFaults(rates), ...(faults?.injected() ?? { counts: {}, log: [] }),
+    }),
     tributary_getWorkload: () => ({ ...workload.stats(), maxEvents: opts.maxEvents ?? 0, done: (opts.maxEvents ?? 0) > 0 && workload.stats().events >= (opts.maxEvents ?? 0) }),
-  });
+  }, faults);
   const http = createRpcHttpServer(methods, opts.logger);
   const bound = await bindPair(http, chain, { port: opts.port, host, ...(opts.logger ? { logger: opts.logger } : {}) });
   ref.pubsub = bound.pubsub;
@@ -128,7 +156,8 @@ export async function startLocalnet(opts: LocalnetOptions): Promise<Localnet> {
     }
     last = now;
   }, SLOT_MS);
-  opts.logger?.info({ rpcUrl, wsUrl, seed: opts.seed, rate: opts.rate }, 'localnet listening');
+  opts.logger?.info({ rpcUrl, wsUrl, seed: opts.seed, rate: opts.rate, faults: describeFaults(rates) }, 'localnet listening');
+  if (faults) opts.logger?.warn({ faults: describeFaults(rates), faultsSeed: faults.seed }, `localnet faults on: ${describeFaults(rates)}`);
 
   return {
     rpcUrl,

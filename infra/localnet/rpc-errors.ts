@@ -11,6 +11,17 @@ export class RpcError extends Error {
   }
 }
 
+/**
+ * An answer that never reaches the client as JSON-RPC (the hostile chain's faults): the
+ * connection dropped, or an HTTP status from a proxy in front of the node. It loses the
+ * whole HTTP response, a batch's other answers included, as a proxy's would.
+ */
+export class HttpFault extends Error {
+  constructor(readonly status: 'drop' | 429 | 502, readonly body = '') {
+    super(`http fault ${status}`);
+  }
+}
+
 export const PARSE_ERROR = -32700;
 export const INVALID_REQUEST = -32600;
 export const METHOD_NOT_FOUND = -32601;
@@ -20,6 +31,10 @@ export const INTERNAL_ERROR = -32603;
 export const SEND_TRANSACTION_PREFLIGHT_FAILURE = -32002;
 /** Solana: transaction signature verification failure */
 export const TRANSACTION_SIGNATURE_VERIFICATION_FAILURE = -32003;
+/** Solana: no block for the slot asked (not produced yet) */
+export const BLOCK_NOT_AVAILABLE = -32004;
+/** Solana: the node is behind the cluster (data: {numSlotsBehind}) */
+export const NODE_UNHEALTHY = -32005;
 /** Solana: the transaction's version is above maxSupportedTransactionVersion */
 export const UNSUPPORTED_TRANSACTION_VERSION = -32015;
 

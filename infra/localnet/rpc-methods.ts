@@ -10,21 +10,29 @@ import type { Chain } from './chain.js';
 import { deriveHash } from './keys.js';
 import { PROGRAM_ID } from './constants.js';
 import { idlAccounts } from '../../src/kernel/idl/index.js';
-import { configParam, invalidParams, optionalNumber, type Params } from './rpc-errors.js';
+import { BLOCK_NOT_AVAILABLE, configParam, invalidParams, optionalNumber, RpcError, type Params } from './rpc-errors.js';
 import { accountMethods } from './rpc-accounts.js';
 import { submitMethods } from './rpc-submit.js';
 import { transactionMethods } from './rpc-transactions.js';
 import { rentExempt } from './program/encoding.js';
+import type { Faults } from './faults.js';
+import { createFaultySend } from './send-faults.js';
 
 export type RpcMethod = (params: Params) => unknown;
 
-export function createRpcMethods(chain: Chain, extra: Record<string, RpcMethod> = {}): Record<string, RpcMethod> {
+export function createRpcMethods(chain: Chain, extra: Record<string, RpcMethod> = {}, faults?: Faults): Record<string, RpcMethod> {
   const context = (): { slot: number; apiVersion: string } => ({ slot: chain.slot(), apiVersion: '2.1.21' });
   return {
     getHealth: () => 'ok',
     getVersion: () => ({ 'solana-core': '2.1.21', 'feature-set': 1416569292 }),
     getSlot: () => chain.slot(),
     getBlockHeight: () => chain.slot(),
+    getBlockTime: (p) => {
+      const slot = p[0];
+      if (typeof slot !== 'number' || !Number.isInteger(slot) || slot < 0) throw invalidParams('slot must be a non-negative integer');
+      if (slot < 1 || slot > chain.slot()) throw new RpcError(BLOCK_NOT_AVAILABLE, `Block not available for slot ${slot}`);
+      return chain.blockTime(slot);
+    },
     getGenesisHash: () => bs58.encode(deriveHash(chain.seed, 'genesis')),
     getLatestBlockhash: () => ({ context: context(), value: chain.latestBlockhash() }),
     isBlockhashValid: (p) => ({ context: context(), value: typeof p[0] === 'string' && chain.blockhashSlot(p[0]) !== undefined }),
@@ -38,8 +46,9 @@ export function createRpcMethods(chain: Chain, extra: Record<string, RpcMethod> 
       slotIndex: chain.slot() % 432_000, slotsInEpoch: 432_000, transactionCount: chain.transactions().length,
     }),
     ...accountMethods(chain),
-    ...transactionMethods(chain),
-    ...submitMethods(chain),
+    ...transactionMethods(chain, faults?.on('forgetful-status') ? (sig, slot) => faults.forgets(sig, slot) : undefined),
+    ...submitMethods(chain, faults && (faults.on('delayed-landing') || faults.on('lost-answer') || faults.on('send-errors'))
+      ? createFaultySend(chain, faults) : undefined),
     tributary_getLedger: (p) => {
       const cfg = configParam(p, 0);
       const offset = optionalNumber(cfg, 'offset') ?? 0;

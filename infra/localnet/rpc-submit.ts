@@ -12,6 +12,7 @@ import {
   TRANSACTION_SIGNATURE_VERIFICATION_FAILURE, type Params,
 } from './rpc-errors.js';
 import { submitTransaction, type Rejection } from './submit.js';
+import type { FaultySend } from './send-faults.js';
 import { describeTransactionError } from '../../src/kernel/domain/program-errors.js';
 
 function decodeTransaction(encoded: string, encoding: string): VersionedTransaction {
@@ -29,6 +30,10 @@ const REJECTION_TEXT: Record<Rejection, string> = {
   AlreadyProcessed: 'This transaction has already been processed',
   AccountNotFound: 'Attempt to debit an account but found no record of a prior credit.',
   UnsupportedVersion: 'Transactions with address table lookups are not supported by the localnet',
+};
+
+const refuse = (reason: Rejection): never => {
+  throw rejection(reason);
 };
 
 function rejection(reason: Rejection): RpcError {
@@ -52,7 +57,8 @@ export function describeError(err: TransactionError, logs: readonly string[] = [
   return `Error processing Instruction ${index}: ${named === raw ? raw : `${named} (${raw})`}`;
 }
 
-export function submitMethods(chain: Chain): Record<string, (p: Params) => unknown> {
+/** `faultySend`: the hostile chain's landing and answers, when its faults are on */
+export function submitMethods(chain: Chain, faultySend?: FaultySend): Record<string, (p: Params) => unknown> {
   return {
     sendTransaction: (p) => {
       const cfg = configParam(p, 1);
@@ -68,6 +74,7 @@ export function submitMethods(chain: Chain): Record<string, (p: Params) => unkno
           });
         }
       }
+      if (faultySend) return faultySend(tx, skipPreflight, refuse);
       const out = submitTransaction(chain, tx, { verifySignatures: true, commit: true });
       if (out.kind === 'rejected') {
         // without preflight an unlandable transaction is simply dropped, as a leader would

@@ -87,7 +87,10 @@ function lowerBound(list: readonly TxRecord[], seq: number): number {
   return lo;
 }
 
-export function transactionMethods(chain: Chain): Record<string, (p: Params) => unknown> {
+/** `forgets`: the hostile chain's status cache, when a status past it is not served without history search */
+export function transactionMethods(
+  chain: Chain, forgets?: (signature: string, slot: number) => boolean,
+): Record<string, (p: Params) => unknown> {
   const transactionText = renderedAnswers();
   const status = (tx: TxRecord): Record<string, unknown> => {
     const confirmationStatus = chain.commitmentOf(tx.slot);
@@ -143,11 +146,12 @@ export function transactionMethods(chain: Chain): Record<string, (p: Params) => 
       const list = p[0];
       if (!Array.isArray(list)) throw invalidParams('expected an array of signatures');
       if (list.length > 256) throw invalidParams('Too many inputs provided; max 256');
+      const forget = configParam(p, 1).searchTransactionHistory === true ? undefined : forgets;
       return {
         context: { slot: chain.slot(), apiVersion: '2.1.21' },
         value: list.map((s) => {
           const tx = typeof s === 'string' ? chain.transaction(s) : undefined;
-          return tx ? status(tx) : null;
+          return tx && !forget?.(tx.signature, tx.slot) ? status(tx) : null;
         }),
       };
     },

@@ -18,6 +18,10 @@ export interface LocalnetProcessOptions {
   maxEvents: number;
   /** the JSON-RPC port (websocket on the next one); default a free pair */
   port?: number;
+  /** the hostile chain's faults, as LOCALNET_FAULTS names them (`all`, `lost-answer=0.2,clock-lag`); default off */
+  faults?: string;
+  /** LOCALNET_FAULTS_SEED; default the seed */
+  faultsSeed?: string;
   env?: Record<string, string>;
 }
 
@@ -70,7 +74,9 @@ async function startOnce(opts: LocalnetProcessOptions): Promise<LocalnetProcess>
   const rpcUrl = `http://127.0.0.1:${port}`;
   const proc = startCli(['localnet'], {
     LOG_LEVEL: 'warn', LOCALNET_PORT: String(port), LOCALNET_SEED: opts.seed, LOCALNET_RATE: String(opts.rate),
-    LOCALNET_MAX_EVENTS: String(opts.maxEvents), LOCALNET_FIXTURES: join(dir, 'fixtures.json'), ...opts.env,
+    LOCALNET_MAX_EVENTS: String(opts.maxEvents), LOCALNET_FIXTURES: join(dir, 'fixtures.json'),
+    ...(opts.faults === undefined ? {} : { LOCALNET_FAULTS: opts.faults }),
+    ...(opts.faultsSeed === undefined ? {} : { LOCALNET_FAULTS_SEED: opts.faultsSeed }), ...opts.env,
   });
   const rpc = <T>(method: string, params: unknown[] = []): Promise<T> => rpcCall<T>(rpcUrl, method, params);
   const state = (): Promise<LocalnetState> => rpc<LocalnetState>('tributary_getState');

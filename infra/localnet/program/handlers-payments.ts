@@ -123,9 +123,9 @@ export function executePayment(ctx: IxContext): void {
     if (!ok) throw programError('InvalidSchedulerFeeAccount');
   }
 
-  // the program's clock: for the workload's own transactions its accelerated schedule clock,
-  // so that the event's timestamp is the time the schedule advanced by (as on a real chain)
-  const now = new BN(ctx.clock.scheduleNow);
+  // events and updated_at carry Clock::unix_timestamp, the block's time (execute_payment.rs),
+  // even where the workload's accelerated schedule clock decided the payment was due
+  const now = new BN(ctx.clock.now);
   const rewards = referralRewards(gateway, fees.referralPool, remaining);
   if (rewards) {
     ctx.emit('ReferralRewardDistributedRecord', {

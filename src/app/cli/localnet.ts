@@ -6,7 +6,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { ExtraCommand, StartHook } from './command.js';
 import { loadConfigOrExit, processLogger } from './process.js';
-import { startLocalnet, type Localnet } from '../../../infra/localnet/index.js';
+import { describeFaults, parseFaults, startLocalnet, type Localnet } from '../../../infra/localnet/index.js';
 import type { Config } from '../../kernel/config/config.js';
 import type { Logger } from '../../../infra/log/logger.js';
 
@@ -18,16 +18,21 @@ async function runLocalnet(config: Config, logger: Logger): Promise<Localnet> {
     rate: config.localnet.rate,
     maxEvents: config.localnet.maxEvents,
     fixturesPath: config.localnet.fixturesPath,
+    faults: config.localnet.faults,
+    ...(config.localnet.faultsSeed === undefined ? {} : { faultsSeed: config.localnet.faultsSeed }),
     host: '127.0.0.1',
     logger: logger.child({ component: 'localnet' }),
   });
-  logger.info({ rpcUrl: net.rpcUrl, wsUrl: net.wsUrl, fixtures: config.localnet.fixturesPath, rate: config.localnet.rate, maxEvents: config.localnet.maxEvents }, 'localnet running');
+  logger.info({
+    rpcUrl: net.rpcUrl, wsUrl: net.wsUrl, fixtures: config.localnet.fixturesPath, rate: config.localnet.rate, maxEvents: config.localnet.maxEvents,
+    faults: describeFaults(parseFaults(config.localnet.faults)),
+  }, 'localnet running');
   return net;
 }
 
 export const localnetCommand: ExtraCommand = {
   usage: 'localnet',
-  summary: 'the built-in Solana localnet and its workload (LOCALNET_PORT, LOCALNET_SEED, LOCALNET_RATE, LOCALNET_MAX_EVENTS, LOCALNET_FIXTURES)',
+  summary: 'the built-in Solana localnet and its workload (LOCALNET_PORT, LOCALNET_SEED, LOCALNET_RATE, LOCALNET_MAX_EVENTS, LOCALNET_FIXTURES, LOCALNET_FAULTS, LOCALNET_FAULTS_SEED)',
   async run() {
     const config = loadConfigOrExit(process.env);
     const logger = processLogger(config, 'localnet');
