@@ -84,8 +84,8 @@ export function executeComposable(ctx: IxContext): void {
   const gatewayFee = c.amount.muln(gateway.gateway_fee_bps).divn(10_000);
   const protocolFee = c.amount.muln(config.protocol_share_bps).divn(10_000);
   const output = c.amount.sub(gatewayFee).sub(protocolFee);
-  // the clock the schedule advanced by (the workload's accelerated one for its own transactions)
-  const now = new BN(ctx.clock.scheduleNow);
+  // Clock::unix_timestamp, the block's time (execute_composable.rs), not the workload's schedule clock
+  const now = new BN(ctx.clock.now);
   const count = policy.payment_count + 1;
   writeProgramAccount(ctx.view, address, 'ComposablePolicy', {
     ...policy, policy_type: c.next, status: c.completes ? status('Completed') : policy.status,
