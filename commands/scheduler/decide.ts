@@ -22,7 +22,8 @@ export interface DecideOptions {
 }
 
 export type LifecycleEventName =
-  | 'payment.upcoming' | 'payment.failed' | 'subscription.past_due' | 'subscription.recovered' | 'subscription.canceled';
+  | 'payment.upcoming' | 'payment.failed' | 'subscription.past_due' | 'subscription.recovered' | 'subscription.canceled'
+  | 'subscription.paused' | 'subscription.resumed';
 
 export interface Decision {
   status: IntentStatus;
@@ -31,7 +32,7 @@ export interface Decision {
   /** when the next attempt may run; undefined when the intent is finished */
   nextAttemptAtMs?: number;
   /** the outcome kept in execution_attempts */
-  outcome: 'executed' | 'dropped' | 'past_due' | 'retry' | 'cooldown' | 'given_up';
+  outcome: 'executed' | 'dropped' | 'paused' | 'past_due' | 'retry' | 'cooldown' | 'given_up';
   events: LifecycleEventName[];
 }
 
@@ -46,6 +47,8 @@ export function afterSuccess(c: IntentCounters): Decision {
 export function afterFailure(c: IntentCounters, f: Failure, o: DecideOptions): Decision {
   switch (f.class) {
     case 'dropped':
+      // a paused policy's due date is still owed once it is resumed (the chain does not move it): parked, not ended
+      if (f.code === 'PolicyPaused') return { status: 'paused', dunningStep: c.dunningStep, consecutiveFailures: 0, outcome: 'paused', events: [] };
       return { status: 'dropped', dunningStep: c.dunningStep, consecutiveFailures: 0, outcome: 'dropped', events: [] };
     case 'past_due': {
       const step = c.dunningStep + 1;

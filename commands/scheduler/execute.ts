@@ -17,6 +17,7 @@ import { nextPaymentDue } from '../../src/kernel/domain/schedule.js';
 import { latestBlockhash, readExecutionContext, signExecution, type ExecutionContext } from './chain.js';
 import type { Keypair } from '@solana/web3.js';
 import { failure, type Failure } from './failure.js';
+import { gatewayMayRelease } from './release.js';
 import { ensureIntent, markSending, releaseIntent, type Intent } from './intents.js';
 import { fail, sendAndConfirm, type ExecutorDeps } from './outcomes.js';
 import { recoverSending } from './recover.js';
@@ -40,7 +41,7 @@ const dueOf = (c: ExecutionContext): number | null => {
 /** What the chain's accounts say of an intent: send it now, not at all (why), or look again later. */
 export type Verdict =
   | { kind: 'send'; signer: Keypair; context: ExecutionContext }
-  | { kind: 'fail'; failure: Failure; supersededBy?: number }
+  | { kind: 'fail'; failure: Failure; supersededBy?: { due: number; index: number } }
   | { kind: 'later'; atMs: number };
 
 export function judge(deps: Pick<ExecutorDeps, 'signerOf' | 'decide'>, i: Intent, c: ExecutionContext | Failure, nowMs: number): Verdict {
@@ -55,8 +56,16 @@ export function judge(deps: Pick<ExecutorDeps, 'signerOf' | 'decide'>, i: Intent
   const due = dueOf(c);
   const dueAt = Number(i.due_at);
   if (due === null) return { kind: 'fail', failure: failure('PolicyCompleted', 'nothing more is scheduled for the policy') };
-  if (due > dueAt) return { kind: 'fail', failure: failure('PaymentNotDue', `already paid: the chain's next due date is ${due}`) };
-  if (due !== dueAt) return { kind: 'fail', failure: failure('PaymentNotDue', `superseded: the chain's due date is ${due}`), supersededBy: due };
+  if (!gatewayMayRelease(asPolicyType(c.policy.data['policy_type']))) {
+    return { kind: 'fail', failure: failure('Unauthorized', 'a milestone its owner or recipient releases, never the gateway\'s signer') };
+  }
+  // the payment count tells apart two payments of one due date (milestones of one timestamp); -1: not known
+  const count = Number(c.policy.data['payment_count']);
+  const index = i.payment_index;
+  if (due > dueAt || (index >= 0 && count > index)) return { kind: 'fail', failure: failure('PaymentNotDue', `already paid: the chain's next due date is ${due}, its payment count ${count}`) };
+  if (due !== dueAt || (index >= 0 && count !== index)) {
+    return { kind: 'fail', failure: failure('PaymentNotDue', `superseded: the chain's due date is ${due}, its payment count ${count}`), supersededBy: { due, index: count } };
+  }
   if (due > Math.floor(nowMs / 1000)) return { kind: 'later', atMs: due * 1000 + 500 };
   return { kind: 'send', signer, context: c };
 }
@@ -64,7 +73,7 @@ export function judge(deps: Pick<ExecutorDeps, 'signerOf' | 'decide'>, i: Intent
 /** The verdicts that send nothing, written. */
 export async function settleVerdict(deps: ExecutorDeps, i: Intent, v: Exclude<Verdict, { kind: 'send' }>): Promise<void> {
   if (v.kind === 'later') return releaseIntent(deps.db, i.id, deps.me, v.atMs);
-  if (v.supersededBy !== undefined) await ensureIntent(deps.db, i, v.supersededBy);
+  if (v.supersededBy !== undefined) await ensureIntent(deps.db, i, v.supersededBy.due, undefined, v.supersededBy.index);
   return fail(deps, i, v.failure);
 }
 

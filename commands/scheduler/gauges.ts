@@ -27,6 +27,9 @@ export function registerSchedulerGauges(registry: Registry, ctx: { dbRead: Db; c
   gauge('tributary_scheduler_signer_lamports', 'SOL balance of each served gateway\'s signer', ['gateway', 'signer'], (g, r) => {
     for (const s of r.signers) if (s.lamports !== null) g.set({ gateway: s.gateway, signer: s.signer }, s.lamports);
   });
+  gauge('tributary_scheduler_signer_unreadable', '1 when a gateway\'s stored signer key does not open (its payments and settlement wait)', ['gateway'], (g, r) => {
+    for (const s of r.signers) g.set({ gateway: s.gateway }, s.signerError ? 1 : 0);
+  });
   gauge('tributary_scheduler_signer_low', '1 when a signer holds less than SCHEDULER_SIGNER_MIN_LAMPORTS', ['gateway'], (g, r) => {
     for (const s of r.signers) g.set({ gateway: s.gateway }, s.low ? 1 : 0);
   });

@@ -76,7 +76,9 @@ export async function enqueueNext(deps: ExecutorDeps, executed: readonly Intent[
       const c = contexts[k]!;
       if ('class' in c || asStatus(c.policy.data['status']) !== 'Active') continue;
       const due = nextPaymentDue(asPolicyType(c.policy.data['policy_type']), 'Active');
-      if (due !== null && Number(due) > Number(i.due_at)) await ensureIntent(deps.db, i, Number(due), Number(due) * 1000);
+      // the count tells two milestones of one timestamp apart
+      const count = Number(c.policy.data['payment_count']);
+      if (due !== null && (Number(due) > Number(i.due_at) || count > i.payment_index)) await ensureIntent(deps.db, i, Number(due), Number(due) * 1000, count);
     }
   } catch (err) {
     deps.logger.warn({ err: (err as Error).message, policies: executed.length }, 'next due dates not read; the read model brings them');

@@ -3,14 +3,15 @@
  * now, past due, executed, failed attempts by reason, the lag from due date to execution
  * (p50, p99, over the last day), the unsettled and the unbillable pay-as-you-go usage
  * (failed attempts include the settler's refused charges), and each served
- * gateway's signer with its SOL balance (low below SCHEDULER_SIGNER_MIN_LAMPORTS).
+ * gateway's signer with its SOL balance (low below SCHEDULER_SIGNER_MIN_LAMPORTS) and
+ * whether its stored key opens.
  */
 import { sql } from 'kysely';
 import type { Db } from '../../infra/postgres/database.js';
 import { solBalance, type ChainIo } from './chain.js';
 import { ALL_GATEWAYS, failedByReason, readCounts } from './counts.js';
 
-export interface SignerReport { gateway: string; signer: string; state: string; lamports: number | null; low: boolean }
+export interface SignerReport { gateway: string; signer: string; state: string; lamports: number | null; low: boolean; signerError: string | null }
 
 export interface SchedulerReport {
   dueNow: number;
@@ -40,11 +41,11 @@ export async function schedulerReport(db: Db, io: ChainIo | undefined, minLampor
   const dueNow = await sql<{ n: string }>`SELECT count(*)::text AS n FROM execution_intents WHERE status IN ('pending', 'sending') AND next_attempt_at <= now()`.execute(db);
   const lag = await lagQuery.execute(db);
   const usage = await usageTotals(db);
-  const gateways = await db.selectFrom('scheduler_gateways').select(['gateway', 'signer', 'state']).where('state', '!=', 'stopped').orderBy('gateway').execute();
+  const gateways = await db.selectFrom('scheduler_gateways').select(['gateway', 'signer', 'state', 'signer_error']).where('state', '!=', 'stopped').orderBy('gateway').execute();
   const signers: SignerReport[] = [];
-  for (const g of gateways) {
+  for (const { signer_error: signerError, ...g } of gateways) {
     const lamports = io ? await solBalance(io, g.signer).catch(() => null) : null;
-    signers.push({ ...g, lamports, low: lamports !== null && lamports < minLamports });
+    signers.push({ ...g, lamports, low: lamports !== null && lamports < minLamports, signerError });
   }
   const l = lag.rows[0];
   return {
@@ -81,6 +82,7 @@ export function reportLines(r: SchedulerReport): string[] {
   for (const s of r.signers) {
     const sol = s.lamports === null ? 'balance unknown' : `${(s.lamports / 1e9).toFixed(4)} SOL`;
     lines.push(`${s.low ? 'WARNING ' : ''}signer     ${s.gateway} ${s.state} ${s.signer} ${sol}${s.low ? ' (below SCHEDULER_SIGNER_MIN_LAMPORTS: fees will fail)' : ''}`);
+    if (s.signerError) lines.push(`ERROR   signer     ${s.gateway} does not open, its payments and settlement wait: ${s.signerError}`);
   }
   return lines;
 }

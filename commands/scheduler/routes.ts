@@ -36,11 +36,12 @@ const delegationSchema: JsonSchema = {
 
 const statusSchema: JsonSchema = {
   type: 'object',
-  required: ['gateway', 'signer', 'state', 'signerLamports', 'lowBalance', 'due', 'pastDue', 'executed', 'failed', 'givenUp', 'unsettledUsage'],
+  required: ['gateway', 'signer', 'state', 'signerError', 'signerLamports', 'lowBalance', 'due', 'pastDue', 'executed', 'failed', 'givenUp', 'unsettledUsage'],
   properties: {
     gateway: { type: 'string' },
     signer: { type: 'string' },
     state: { type: 'string', enum: ['pending', 'active', 'stopped'] },
+    signerError: { type: ['string', 'null'], description: 'why the stored signer key does not open (its payments and settlement wait until the gateway is delegated again); null when it opens' },
     signerLamports: { type: ['integer', 'null'], description: 'the signer\'s SOL balance in lamports (null when the chain did not answer)' },
     lowBalance: { type: 'boolean', description: 'below SCHEDULER_SIGNER_MIN_LAMPORTS: transaction fees may soon fail' },
     due: { type: 'integer', description: 'payments due and not executed yet' },

@@ -1,8 +1,10 @@
 /**
  * The scheduler loop of one process. Every SCHEDULER_POLL_MS: the served gateways'
- * states from the chain, intents for what the policies read model shows due, the
- * payment.upcoming announcements, then a batch of claimed intents executed with bounded
- * concurrency. Any number of processes run it side by side (intents.ts).
+ * states from the chain, their signers (one that does not open stops only its gateway),
+ * intents for what the policies read model shows due and, every few rounds, for what
+ * the chain's own accounts show due (sweep.ts), the payment.upcoming announcements,
+ * pauses and resumes (status-changes.ts), then a batch of claimed intents executed with
+ * bounded concurrency. Any number of processes run it side by side (intents.ts).
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -18,6 +20,8 @@ import { executeBatch } from './execute-batch.js';
 import { announceMany, type RoomEmitter } from './lifecycle-events.js';
 import type { ExecutorDeps } from './outcomes.js';
 import { activeSigners } from './signers.js';
+import { sweepChain } from './sweep.js';
+import { watchStatusChanges } from './status-changes.js';
 import { foldCounts } from './counts.js';
 import { createRounds } from '../../infra/timers/rounds.js';
 
@@ -39,6 +43,8 @@ export interface RunningScheduler {
 }
 
 const UPCOMING_EVERY_TICKS = 10;
+/** how often (in rounds) due work is derived from the chain's own accounts (sweep.ts) */
+const SWEEP_EVERY_TICKS = 10;
 /** how often (in rounds) the counters' deltas are folded into their totals (counts.ts) */
 const FOLD_EVERY_TICKS = 10;
 /** executions sent in one JSON-RPC batch at most */
@@ -56,6 +62,7 @@ export function startScheduler(deps: SchedulerDeps, opts: { autoStart?: boolean 
     confirmTimeoutMs: deps.config.x402.confirmTimeoutMs,
     lifecycle: { db: deps.db, nowMs: deps.nowMs, ...(deps.rooms ? { rooms: deps.rooms } : {}), ...(deps.recorded ? { recorded: deps.recorded } : {}) },
   };
+  const statusChanges = watchStatusChanges(deps.db, executor.lifecycle);
   let ticks = 0;
   let roundsRun = 0;
   // a long round checks between its steps whether the rounds were stopped (declared below, read only once started)
@@ -77,9 +84,11 @@ export function startScheduler(deps: SchedulerDeps, opts: { autoStart?: boolean 
     if (roundsRun++ % FOLD_EVERY_TICKS === 0) await foldCounts(deps.db);
     const active = await syncGatewayStates(deps.db, deps.io);
     if (active.length === 0) return;
-    signers = await activeSigners(deps.db, deps.config.keys.encryptionKey);
+    signers = await activeSigners(deps.db, deps.config.keys.encryptionKey, log);
     const nowS = Math.floor(deps.nowMs() / 1000);
     if (s.upcomingLeadSeconds > 0 && ticks % UPCOMING_EVERY_TICKS === 0) await announceUpcoming(nowS);
+    if (ticks % SWEEP_EVERY_TICKS === 0) await sweep(active, nowS);
+    await statusChanges.run();
     ticks += 1;
     // a full claim means more is due: enqueue and claim again at once rather than after the poll interval
     for (let full = true; full && !stopping();) {
@@ -91,6 +100,18 @@ export function startScheduler(deps: SchedulerDeps, opts: { autoStart?: boolean 
         inParallel(claimed.filter((i) => i.status === 'sending'), s.concurrency, (i) => processIntent(executor, i), (i) => ({ policy: i.policy })),
         inBatches(claimed.filter((i) => i.status !== 'sending'), s.concurrency),
       ]);
+    }
+  }
+
+  /** Due work from the chain's accounts; a failed sweep is logged, the read model goes on bringing what is due. */
+  async function sweep(gateways: readonly string[], nowS: number): Promise<void> {
+    // due before the next sweep: first tried at its due date
+    const horizonS = Math.ceil((2 * SWEEP_EVERY_TICKS * s.pollMs) / 1000);
+    try {
+      const r = await sweepChain(deps.db, deps.io, gateways, nowS, horizonS);
+      if (r.unparked > 0) log.info(r, 'chain sweep: paused intents of resumed policies due again');
+    } catch (err) {
+      log.warn({ err: (err as Error).message }, 'chain sweep failed; the read model still brings due payments');
     }
   }
 

@@ -70,7 +70,7 @@ export async function delegate(deps: SchedulerServiceDeps, gateway: string): Pro
 }
 
 export interface SchedulerStatus {
-  gateway: string; signer: string; state: string; signerLamports: number | null; lowBalance: boolean;
+  gateway: string; signer: string; state: string; signerError: string | null; signerLamports: number | null; lowBalance: boolean;
   due: number; pastDue: number; executed: number; failed: Record<string, number>; givenUp: number; unsettledUsage: string;
 }
 
@@ -84,7 +84,7 @@ export async function schedulerStatus(deps: SchedulerServiceDeps, gateway: strin
   let lamports: number | null = null;
   try { lamports = await solBalance(deps.io, g.signer); } catch { lamports = null; }
   return {
-    gateway, signer: g.signer, state: g.state, signerLamports: lamports, lowBalance: lamports !== null && lamports < deps.signerMinLamports,
+    gateway, signer: g.signer, state: g.state, signerError: g.signer_error ?? null, signerLamports: lamports, lowBalance: lamports !== null && lamports < deps.signerMinLamports,
     due: n('pending') + n('sending'), pastDue: n('past_due'), executed: n('executed'), givenUp: n('given_up'),
     failed: failedByReason(counts, (outcome) => outcome !== 'executed'), unsettledUsage: usage?.total ?? '0',
   };

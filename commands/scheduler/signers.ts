@@ -9,7 +9,8 @@ import bs58 from 'bs58';
 import { Keypair } from '@solana/web3.js';
 import { sql } from 'kysely';
 import type { Db } from '../../infra/postgres/database.js';
-import { openSecret, sealSecret } from '../../infra/crypto/secret-box.js';
+import { openSecret, sealSecret, SecretBoxError } from '../../infra/crypto/secret-box.js';
+import type { Logger } from '../../infra/log/logger.js';
 import type { SchedulerState } from './tables.js';
 
 const aad = (gateway: string): string => `scheduler-signer:${gateway}`;
@@ -20,10 +21,12 @@ export interface ServedGateway {
   signer: string;
   state: SchedulerState;
   source: 'api' | 'fixtures';
+  /** why the signer row does not open; null when it does */
+  signer_error?: string | null;
 }
 
 export async function findServedGateway(db: Db, gateway: string): Promise<(ServedGateway & { secret: string }) | undefined> {
-  return db.selectFrom('scheduler_gateways').select(['gateway', 'authority', 'signer', 'state', 'source', 'secret'])
+  return db.selectFrom('scheduler_gateways').select(['gateway', 'authority', 'signer', 'state', 'source', 'secret', 'signer_error'])
     .where('gateway', '=', gateway).executeTakeFirst();
 }
 
@@ -42,7 +45,7 @@ export async function delegateGateway(
   await db.insertInto('scheduler_gateways').values(row)
     .onConflict((oc) => oc.column('gateway').doUpdateSet({
       authority: row.authority, signer: row.signer, secret: row.secret, state: 'pending', source: row.source,
-      created_at: sql<Date>`now()`, activated_at: null, stopped_at: null,
+      created_at: sql<Date>`now()`, activated_at: null, stopped_at: null, signer_error: null,
     }))
     .execute();
   return { gateway: row.gateway, authority: row.authority, signer: row.signer, state: row.state, source: row.source };
@@ -66,8 +69,45 @@ export async function listServedGateways(db: Db): Promise<ServedGateway[]> {
     .where('state', '!=', 'stopped').orderBy('gateway').execute();
 }
 
-/** The signer keypairs of the active gateways, opened. */
-export async function activeSigners(db: Db, encryptionKey: Buffer | undefined): Promise<Map<string, Keypair>> {
-  const rows = await db.selectFrom('scheduler_gateways').select(['gateway', 'secret']).where('state', '=', 'active').execute();
-  return new Map(rows.map((r) => [r.gateway, Keypair.fromSecretKey(bs58.decode(openSecret(r.secret, aad(r.gateway), encryptionKey)))]));
+/** The row's signer keypair, or why it does not open (never the secret itself). */
+function openSigner(r: { gateway: string; signer: string; secret: string }, encryptionKey: Buffer | undefined): Keypair | string {
+  let kp: Keypair;
+  try {
+    kp = Keypair.fromSecretKey(bs58.decode(openSecret(r.secret, aad(r.gateway), encryptionKey)));
+  } catch (err) {
+    return err instanceof SecretBoxError ? err.message : `${aad(r.gateway)}: the opened secret is not a keypair`;
+  }
+  if (kp.publicKey.toBase58() !== r.signer) return `${aad(r.gateway)}: the sealed key is not the delegated signer ${r.signer}`;
+  return kp;
+}
+
+/**
+ * The signer keypairs of the active gateways, opened one row at a time: a row that does
+ * not open (tampered, sealed under another SIGNING_KEY_ENCRYPTION_KEY, not the delegated
+ * signer) stops that gateway only. Its reason is kept in signer_error (the gateway's
+ * scheduler status, `tributary status` and /metrics show it) and logged as an error by
+ * the process that saw it first; it is cleared once the row opens again.
+ */
+export async function activeSigners(db: Db, encryptionKey: Buffer | undefined, log?: Logger): Promise<Map<string, Keypair>> {
+  const rows = await db.selectFrom('scheduler_gateways').select(['gateway', 'signer', 'secret', 'signer_error']).where('state', '=', 'active').execute();
+  const out = new Map<string, Keypair>();
+  for (const r of rows) {
+    const opened = openSigner(r, encryptionKey);
+    const error = typeof opened === 'string' ? opened : null;
+    if (error !== r.signer_error && (await markSignerError(db, r.gateway, r.signer_error, error))) {
+      if (error) log?.error({ gateway: r.gateway, err: error }, 'the gateway\'s signer does not open: its payments and settlement wait; the other gateways go on');
+      else log?.info({ gateway: r.gateway }, 'the gateway\'s signer opens again');
+    }
+    if (typeof opened !== 'string') out.set(r.gateway, opened);
+  }
+  return out;
+}
+
+/** Sets signer_error if it still is `was`; true when this call changed it. */
+async function markSignerError(db: Db, gateway: string, was: string | null, error: string | null): Promise<boolean> {
+  const r = await db.updateTable('scheduler_gateways').set({ signer_error: error })
+    .where('gateway', '=', gateway)
+    .where((eb) => (was === null ? eb('signer_error', 'is', null) : eb('signer_error', '=', was)))
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows) === 1;
 }

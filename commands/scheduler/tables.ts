@@ -17,9 +17,12 @@ export interface SchedulerGatewaysTable {
   created_at: Time;
   activated_at: OptTime;
   stopped_at: OptTime;
+  /** why the signer row does not open (only this gateway waits); null when it does */
+  signer_error: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
-export type IntentStatus = 'pending' | 'sending' | 'executed' | 'dropped' | 'past_due' | 'given_up';
+/** paused: parked, unclaimed, until the policy is seen Active again */
+export type IntentStatus = 'pending' | 'sending' | 'executed' | 'dropped' | 'past_due' | 'given_up' | 'paused';
 
 export interface ExecutionIntentsTable {
   id: Generated<string>;
@@ -28,6 +31,8 @@ export interface ExecutionIntentsTable {
   variant: string;
   tracking_id: Generated<string>;
   due_at: Big;
+  /** the policy's payment_count this payment is made at; -1 when not known (judged by due_at alone) */
+  payment_index: Generated<number>;
   status: Generated<IntentStatus>;
   attempts: Generated<number>;
   consecutive_failures: Generated<number>;
@@ -88,6 +93,9 @@ export interface PaygUsageTable {
   user_payment: ColumnType<string | null, string | null | undefined, string | null>;
   /** set while the request is not served yet (a reservation the settler leaves alone); null once served */
   reserved_until: OptTime;
+  /** the slices of the period's cap and of the account's position the request holds (commands/x402/meter-slices.ts); null before they were kept */
+  period_slice: ColumnType<string | null, string | null | undefined, never>;
+  account_slice: ColumnType<string | null, string | null | undefined, never>;
 }
 
 export interface ServiceEventsTable {

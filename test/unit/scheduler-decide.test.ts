@@ -88,9 +88,14 @@ describe('scheduler: decisions', () => {
     const three = afterFailure({ ...fresh, consecutiveFailures: 2 }, f, opts);
     expect(three).to.deep.include({ outcome: 'cooldown', nextAttemptAtMs: 1_300_000, consecutiveFailures: 0 });
   });
-  it('not due, paused, deleted → dropped with no event', () => {
-    const d = afterFailure(fresh, failure('PolicyPaused', 'paused'), opts);
+  it('not due, deleted → dropped with no event', () => {
+    const d = afterFailure(fresh, failure('PolicyNotFound', 'deleted'), opts);
     expect(d).to.deep.include({ status: 'dropped', outcome: 'dropped' });
+    expect(d.events).to.deep.equal([]);
+  });
+  it('paused → parked (the due date is owed again once resumed), its dunning step kept, no event', () => {
+    const d = afterFailure({ status: 'past_due', dunningStep: 2, consecutiveFailures: 1 }, failure('PolicyPaused', 'paused'), opts);
+    expect(d).to.deep.include({ status: 'paused', outcome: 'paused', dunningStep: 2, consecutiveFailures: 0 });
     expect(d.events).to.deep.equal([]);
   });
   it('durations of SCHEDULER_DUNNING_SCHEDULE', () => {

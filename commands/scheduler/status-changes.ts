@@ -1,0 +1,70 @@
+/**
+ * Pauses and resumes of the served gateways' policies (PaymentPolicyStatusChanged, as
+ * the policies read model keeps it in payment_policy_status_history): a resume makes the
+ * policy's parked intents due again (intents.ts, unpark), since the chain does not move a
+ * paused subscription's next_payment_due and that period is still owed; and each change is
+ * announced once to the merchant as subscription.paused / subscription.resumed (webhooks
+ * and the trackingId's room, lifecycle-events.ts), keyed by the transaction that made it.
+ *
+ * Rows are read by slot from a cursor that starts REWIND_SLOTS behind the newest change
+ * when the process starts (no flood of old changes) and always rereads REWIND_SLOTS back,
+ * so a row the projector writes late is still seen; the event keys keep it to once. A
+ * resume the read model never shows is still found by the chain sweep (sweep.ts).
+ */
+import { sql } from 'kysely';
+import type { Db } from '../../infra/postgres/database.js';
+import { announce, type LifecycleDeps } from './lifecycle-events.js';
+import { unpark } from './intents.js';
+
+/** about an hour of 400 ms slots */
+const REWIND_SLOTS = 10_000n;
+const LIMIT = 1000;
+
+export const statusEventKey = (name: 'subscription.paused' | 'subscription.resumed', policy: string, signature: string): string =>
+  `${name}:${policy}:${signature}`;
+
+interface Change { policy: string; new_status: string; old_status: string | null; slot: string; signature: string; gateway: string; tracking_id: string; variant: string; due: string | null }
+
+export interface StatusWatch { run(): Promise<number> }
+
+export function watchStatusChanges(db: Db, lifecycle: LifecycleDeps): StatusWatch {
+  let cursor: bigint | undefined;
+  return {
+    async run() {
+      if (cursor === undefined) {
+        const top = await sql<{ slot: string | null }>`SELECT max(slot)::text AS slot FROM payment_policy_status_history WHERE cause = 'status_changed'`.execute(db);
+        cursor = BigInt(top.rows[0]?.slot ?? '0');
+      }
+      const from = cursor > REWIND_SLOTS ? cursor - REWIND_SLOTS : 0n;
+      const changes = await unannounced(db, from);
+      let n = 0;
+      for (const c of changes) {
+        const resumed = c.new_status === 'Active';
+        if (resumed) await unpark(db, [c.policy]);
+        const name = resumed ? 'subscription.resumed' as const : 'subscription.paused' as const;
+        const due = c.due === null ? null : Number(c.due);
+        if (await announce(lifecycle, {
+          name, key: statusEventKey(name, c.policy, c.signature), gateway: c.gateway, policy: c.policy, trackingId: c.tracking_id, dueAt: due,
+          details: { variant: c.variant, from: c.old_status, signature: c.signature, slot: Number(c.slot) },
+        })) n += 1;
+        if (BigInt(c.slot) > cursor) cursor = BigInt(c.slot);
+      }
+      return n;
+    },
+  };
+}
+
+/** Status changes to Paused or back to Active of the active gateways' policies, from `fromSlot`, not announced yet. */
+async function unannounced(db: Db, fromSlot: bigint): Promise<Change[]> {
+  const r = await sql<Change>`
+    SELECT h.policy, h.new_status, h.old_status, h.slot::text AS slot, h.signature, p.gateway, p.tracking_id, p.variant,
+           p.next_payment_due::text AS due
+    FROM payment_policy_status_history h
+    JOIN payment_policies p ON p.address = h.policy
+    JOIN scheduler_gateways g ON g.gateway = p.gateway AND g.state = 'active'
+    WHERE h.cause = 'status_changed' AND h.slot >= ${fromSlot.toString()}::bigint AND h.new_status IN ('Paused', 'Active')
+      AND NOT EXISTS (SELECT 1 FROM service_events e WHERE e.event_key =
+            (CASE h.new_status WHEN 'Paused' THEN 'subscription.paused:' ELSE 'subscription.resumed:' END) || h.policy || ':' || h.signature)
+    ORDER BY h.slot, h.event_id LIMIT ${LIMIT}`.execute(db);
+  return r.rows;
+}
