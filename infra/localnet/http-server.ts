@@ -68,17 +68,24 @@ export function createRpcHttpServer(methods: Record<string, RpcMethod>, log?: Lo
       } catch {
         return send(errorResponse(null, PARSE_ERROR, 'Parse error'));
       }
-      try {
-        if (Array.isArray(parsed)) {
-          if (parsed.length === 0) return send(errorResponse(null, INVALID_REQUEST, 'Invalid request'));
-          return send(parsed.map((item) => handleRpcRequest(methods, item, log)));
+      let fault: HttpFault | undefined;
+      const handle = (item: unknown): Response => {
+        try {
+          return handleRpcRequest(methods, item, log);
+        } catch (e) {
+          if (!(e instanceof HttpFault)) throw e;
+          fault ??= e; // the batch's other requests still run; the whole answer is lost
+          return errorResponse(null, INTERNAL_ERROR, 'Internal error');
         }
-        return send(handleRpcRequest(methods, parsed, log));
-      } catch (e) {
-        if (!(e instanceof HttpFault)) throw e;
-        if (e.status === 'drop') return void res.destroy();
-        return void res.writeHead(e.status, { 'content-type': 'application/json' }).end(e.body);
-      }
+      };
+      let body: Response | Response[];
+      if (Array.isArray(parsed)) {
+        if (parsed.length === 0) return send(errorResponse(null, INVALID_REQUEST, 'Invalid request'));
+        body = parsed.map(handle);
+      } else body = handle(parsed);
+      if (!fault) return send(body);
+      if (fault.status === 'drop') return void res.destroy();
+      return void res.writeHead(fault.status, { 'content-type': 'application/json' }).end(fault.body);
     }, () => res.writeHead(413).end());
 
     function send(body: Response | Response[]): void {

@@ -39,26 +39,30 @@ export function createFaultySend(chain: Chain, faults: Faults): FaultySend {
     }
   });
 
-  const accept = (tx: VersionedTransaction, signature: string, skipPreflight: boolean, reject: (r: Rejection) => never): void => {
+  /** false when, without preflight, the transaction is dropped unseen (as the plain path drops it) */
+  const accept = (tx: VersionedTransaction, signature: string, skipPreflight: boolean, reject: (r: Rejection) => never): boolean => {
     const delay = faults.landingDelay(signature);
     if (delay === 0) {
       const out = submitTransaction(chain, tx, { verifySignatures: true, commit: true });
-      if (out.kind === 'rejected' && !(skipPreflight && out.reason !== 'SignatureFailure')) reject(out.reason);
-      return;
+      if (out.kind === 'executed') return true;
+      if (!skipPreflight || out.reason === 'SignatureFailure') reject(out.reason);
+      return false;
     }
     // the checks landing makes at once; execution waits for the slot
     if (!verifyTransaction(tx)) reject('SignatureFailure');
     const refused: Rejection | undefined = chain.blockhashSlot(tx.message.recentBlockhash) === undefined ? 'BlockhashNotFound'
       : chain.transaction(signature) ? 'AlreadyProcessed' : undefined;
     if (refused && !skipPreflight) reject(refused);
-    if (!refused) waiting.set(signature, { tx, at: chain.slot() + delay });
+    if (refused) return false;
+    waiting.set(signature, { tx, at: chain.slot() + delay });
+    return true;
   };
 
   return (tx, skipPreflight, reject) => {
     const signature = bs58.encode(tx.signatures[0] ?? new Uint8Array(64));
     // a resend of a transaction still waiting to land is the same transaction
     if (waiting.has(signature)) return signature;
-    accept(tx, signature, skipPreflight, reject);
+    if (!accept(tx, signature, skipPreflight, reject)) return signature;
     const answer = faults.answer(signature);
     if (answer && 'lost' in answer) throw lost(answer.lost);
     if (answer) throw sendError(answer.error);

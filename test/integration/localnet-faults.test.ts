@@ -9,8 +9,8 @@ import { ComputeBudgetProgram, Connection, Keypair, type VersionedTransaction } 
 import bs58 from 'bs58';
 import { startLocalnet, type Localnet } from '../../infra/localnet/index.js';
 import { signedTransaction } from '../../infra/localnet/transactions.js';
-import { rpcCall } from '../support/localnet-process.js';
-import { waitFor } from '../support/process.js';
+import { rpcCall, startLocalnetProcess } from '../support/localnet-process.js';
+import { runCli, waitFor } from '../support/process.js';
 
 type Answer = { kind: 'signature'; signature: string } | { kind: 'dropped' } | { kind: 'http'; status: number; body: string }
   | { kind: 'rpc-error'; code: number; message: string; data?: unknown };
@@ -73,6 +73,13 @@ describe('localnet faults (LOCALNET_FAULTS): a hostile RPC node', function () {
       expect(await landed(net, signatureOf(tx))).to.be.greaterThan(0);
     }
     expect([...seen].sort()).to.deep.equal(['dropped', 'http 502', 'rpc -32603']);
+    // a batch of sends: each one lands, whatever became of the answer
+    const batch = [await net.tx(100), await net.tx(101)];
+    await fetch(net.ln.rpcUrl, {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(batch.map((tx, id) => ({ jsonrpc: '2.0', id, method: 'sendTransaction', params: [Buffer.from(tx.serialize()).toString('base64'), { encoding: 'base64' }] }))),
+    }).then((r) => r.text(), () => undefined);
+    for (const tx of batch) expect(await landed(net, signatureOf(tx))).to.be.greaterThan(0);
   });
 
   it('send-errors: sendTransaction answers -32005 node behind (numSlotsBehind) or 429, though the transaction went through', async () => {
@@ -189,5 +196,20 @@ describe('localnet faults (LOCALNET_FAULTS): a hostile RPC node', function () {
     expect(first.filter((a) => a !== 'signature')).to.not.have.length(0);
     expect(await sequence('replay-me')).to.deep.equal(first);
     expect(await sequence('another')).to.not.deep.equal(first);
+  });
+
+  it('`tributary localnet` takes LOCALNET_FAULTS and LOCALNET_FAULTS_SEED, says which faults are on, and refuses an unknown fault', async function () {
+    this.timeout(180_000); // two processes started as a user starts them
+    const ln = await startLocalnetProcess({ seed: 'faults-cli', rate: 0, maxEvents: 0, faults: 'lost-answer=0.5,clock-lag', faultsSeed: 'cli' });
+    try {
+      const faults = await ln.rpc<{ seed: string; faults: string }>('tributary_getFaults');
+      expect(faults).to.deep.include({ seed: 'cli', faults: 'lost-answer=0.5,clock-lag=0.05' });
+      expect(ln.proc.output()).to.include('localnet faults on: lost-answer=0.5,clock-lag=0.05');
+    } finally {
+      await ln.stop();
+    }
+    const bad = await runCli(['localnet'], { LOCALNET_PORT: '1', LOCALNET_FAULTS: 'lost-answers' });
+    expect(bad.code).to.not.equal(0);
+    expect(bad.output).to.include('LOCALNET_FAULTS: unknown fault "lost-answers"');
   });
 });
