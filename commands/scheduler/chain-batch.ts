@@ -1,19 +1,15 @@
 /**
- * The chain.ts steps for many executions at once, in as few round trips as the RPC
- * allows: the accounts of up to 100 policies per getMultipleAccounts (each gateway and
- * the config read once), sends as one JSON-RPC batch, and confirmations of up to 256
- * signatures per getSignatureStatuses. Each result means what its single form means.
+ * readExecutionContext (chain.ts) for many executions at once, in as few round trips as
+ * the RPC allows: the accounts of up to 100 policies per getMultipleAccounts (each gateway
+ * and the config read once). Sends and confirmations in batches are the sender's
+ * (infra/solana/sender.ts: sendMany, confirmMany).
  */
 import { text } from '../../src/kernel/domain/event-data.js';
 import { readProgramAccounts, type AccountRead } from '../../infra/solana/accounts.js';
-import { RpcResponseError, RpcUnavailableError } from '../../infra/solana/rpc-client.js';
-import {
-  fateOfStatus, refusedSend, sendParams, type ChainIo, type ExecutionContext, type SendResult, type SignatureFate, type SignatureStatus,
-} from './chain.js';
+import type { ChainIo, ExecutionContext } from './chain.js';
 import { failure, type Failure } from './failure.js';
 
 const ACCOUNTS_PER_CALL = 100;
-const STATUSES_PER_CALL = 256;
 
 type Found = AccountRead & { kind: 'found' };
 const isFound = (r: AccountRead | undefined): r is Found => r?.kind === 'found';
@@ -50,42 +46,4 @@ export async function readExecutionContexts(io: ChainIo, policies: readonly stri
     if (!isFound(config)) return failure('failed', 'the program config account is missing');
     return { policy, userPayment, gateway, config };
   });
-}
-
-/** sendSigned for every wire in one JSON-RPC batch; no answer at all leaves each unknown. */
-export async function sendSignedMany(io: ChainIo, wires: readonly string[]): Promise<SendResult[]> {
-  try {
-    const replies = await io.rpc.batch<string>('sendTransaction', wires.map((w) => sendParams(io, w)));
-    return replies.map((r) => (r instanceof RpcResponseError ? refusedSend(r) : { ok: true }));
-  } catch (err) {
-    if (err instanceof RpcUnavailableError) return wires.map(() => ({ ok: false, unknown: true, reason: err.message }));
-    if (err instanceof RpcResponseError) return wires.map(() => refusedSend(err));
-    throw err;
-  }
-}
-
-/** signatureFate of each signature. */
-export async function signatureFates(io: ChainIo, signatures: readonly string[]): Promise<SignatureFate[]> {
-  const out: SignatureFate[] = [];
-  for (let i = 0; i < signatures.length; i += STATUSES_PER_CALL) {
-    const slice = signatures.slice(i, i + STATUSES_PER_CALL);
-    const r = await io.rpc.call<{ value: SignatureStatus[] }>('getSignatureStatuses', [slice, { searchTransactionHistory: true }]);
-    slice.forEach((_, k) => out.push(fateOfStatus(io, r.value[k])));
-  }
-  return out;
-}
-
-/** Polls until every signature landed or failed, or `timeoutMs` passes (the rest stay unseen). */
-export async function awaitSignatures(io: ChainIo, signatures: readonly string[], timeoutMs: number): Promise<Map<string, SignatureFate>> {
-  const fates = new Map<string, SignatureFate>();
-  const deadline = Date.now() + timeoutMs;
-  for (let delay = 50; ; delay = Math.min(delay * 2, 1000)) {
-    const open = signatures.filter((s) => !fates.has(s));
-    const seen = await signatureFates(io, open);
-    open.forEach((s, k) => { const f = seen[k]; if (f && f.kind !== 'unseen') fates.set(s, f); });
-    if (fates.size === signatures.length || Date.now() >= deadline) break;
-    await new Promise((r) => setTimeout(r, delay));
-  }
-  for (const s of signatures) if (!fates.has(s)) fates.set(s, { kind: 'unseen' });
-  return fates;
 }

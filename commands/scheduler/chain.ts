@@ -3,7 +3,8 @@
  * (policy, user payment, gateway, config), build it as the gateway's signer (accounts in
  * the IDL's order, the owner's token account from its user payment, the fee accounts as
  * associated token accounts of the recipient, the gateway's fee recipient and the
- * protocol's), sign, and learn what became of a signature.
+ * protocol's), and sign. Sending and learning what became of a signature is the one
+ * sender's (infra/solana/sender.ts).
  *
  * The transaction is signed before it is sent and its bytes are kept by the caller: the
  * same bytes sent twice are one signature, which the chain lands at most once.
@@ -15,13 +16,13 @@ import { ComputeBudgetProgram, Keypair, PublicKey, Transaction, TransactionInstr
 import { text } from '../../src/kernel/domain/event-data.js';
 import { idl } from '../../src/kernel/idl/index.js';
 import { readProgramAccount, type AccountRead } from '../../infra/solana/accounts.js';
-import { RpcResponseError, RpcUnavailableError, type RpcClient } from '../../infra/solana/rpc-client.js';
+import type { RpcClient } from '../../infra/solana/rpc-client.js';
 import type { Commitment } from '../../infra/solana/chain-reader.js';
 import type { EventData } from '../../src/kernel/events/codec.js';
 import { createPdaDeriver, type PdaDeriver } from '../../src/kernel/domain/pda.js';
 import { associatedTokenAddress, TOKEN_PROGRAM_ID } from '../x402/program.js';
 import { signDetached } from '../../infra/crypto/ed25519.js';
-import { failure, failureOfRpcError, nameOfTxError, type Failure } from './failure.js';
+import { failure, type Failure } from './failure.js';
 
 const coder = new BorshCoder(idl);
 const EXECUTE_ACCOUNTS = ((idl.instructions as unknown as { name: string; accounts: { name: string; signer?: boolean; writable?: boolean; address?: string }[] }[])
@@ -106,72 +107,6 @@ export function signExecution(io: ChainIo, c: ExecutionContext, signer: Keypair,
 export async function latestBlockhash(io: ChainIo): Promise<string> {
   const r = await io.rpc.call<{ value: { blockhash: string } }>('getLatestBlockhash', [{ commitment: io.commitment }]);
   return r.value.blockhash;
-}
-
-export type SendResult = { ok: true } | { ok: false; failure: Failure; landed: false } | { ok: false; unknown: true; reason: string };
-
-/**
- * Sends the bytes with preflight. A refused preflight landed nothing (its failure says
- * why); no answer at all leaves it unknown whether the node took the transaction.
- */
-export async function sendSigned(io: ChainIo, wire: string): Promise<SendResult> {
-  try {
-    await io.rpc.call<string>('sendTransaction', sendParams(io, wire));
-    return { ok: true };
-  } catch (err) {
-    if (err instanceof RpcResponseError) return refusedSend(err);
-    if (err instanceof RpcUnavailableError) return { ok: false, unknown: true, reason: err.message };
-    throw err;
-  }
-}
-
-export const sendParams = (io: ChainIo, wire: string): unknown[] => [wire, { encoding: 'base64', preflightCommitment: io.commitment }];
-
-/** What the node's error answer to a send means: landed before, or refused and why. */
-export function refusedSend(err: RpcResponseError): SendResult {
-  if (/already been processed/i.test(err.message)) return { ok: true };
-  return { ok: false, failure: failureOfRpcError(err.message, err.data), landed: false };
-}
-
-export type SignatureFate =
-  | { kind: 'landed'; slot: number }
-  | { kind: 'failed'; failure: Failure }
-  | { kind: 'unseen' };
-
-const RANK: Record<Commitment, number> = { processed: 0, confirmed: 1, finalized: 2 };
-
-/** What the chain knows of a signature at the commitment (unseen when not, or not yet). */
-export async function signatureFate(io: ChainIo, signature: string): Promise<SignatureFate> {
-  const r = await io.rpc.call<{ value: SignatureStatus[] }>('getSignatureStatuses', [[signature], { searchTransactionHistory: true }]);
-  return fateOfStatus(io, r.value[0]);
-}
-
-export type SignatureStatus = { slot: number; err: unknown; confirmationStatus?: Commitment | null } | null | undefined;
-
-/** A getSignatureStatuses entry read at the commitment. */
-export function fateOfStatus(io: ChainIo, s: SignatureStatus): SignatureFate {
-  if (!s) return { kind: 'unseen' };
-  if (s.err) {
-    const name = nameOfTxError(s.err);
-    return { kind: 'failed', failure: failure(name, `the transaction failed on chain: ${name} ${JSON.stringify(s.err)}`) };
-  }
-  if (s.confirmationStatus && RANK[s.confirmationStatus] >= RANK[io.commitment]) return { kind: 'landed', slot: s.slot };
-  return { kind: 'unseen' };
-}
-
-/** Polls until the signature lands, fails, or `timeoutMs` passes (then unseen: the caller keeps the bytes and looks again later). */
-export async function awaitSignature(io: ChainIo, signature: string, timeoutMs: number): Promise<SignatureFate> {
-  const deadline = Date.now() + timeoutMs;
-  for (let delay = 100; ; delay = Math.min(delay * 2, 1000)) {
-    const fate = await signatureFate(io, signature);
-    if (fate.kind !== 'unseen' || Date.now() >= deadline) return fate;
-    await new Promise((r) => setTimeout(r, delay));
-  }
-}
-
-export async function blockhashStillValid(io: ChainIo, blockhash: string): Promise<boolean> {
-  const r = await io.rpc.call<{ value: boolean }>('isBlockhashValid', [blockhash, { commitment: io.commitment === 'finalized' ? 'finalized' : 'confirmed' }]);
-  return r.value;
 }
 
 export async function solBalance(io: ChainIo, address: string): Promise<number> {

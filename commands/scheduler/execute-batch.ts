@@ -17,8 +17,9 @@
  * Whatever is not the plain path (a refusal, an unknown send, a confirmation that did
  * not come, a recovery's events) goes through the single-intent code in outcomes.ts.
  */
+import { confirmMany, sendMany } from '../../infra/solana/sender.js';
 import { latestBlockhash, signExecution } from './chain.js';
-import { awaitSignatures, readExecutionContexts, sendSignedMany } from './chain-batch.js';
+import { readExecutionContexts } from './chain-batch.js';
 import { judge, settleVerdict } from './execute.js';
 import type { Intent } from './intents.js';
 import { markSendingMany, recordExecutedMany, type Executed } from './intents-batch.js';
@@ -44,16 +45,16 @@ export async function executeBatch(deps: ExecutorDeps, intents: readonly Intent[
   const toSend = signed.filter((s) => stored.has(s.intent.id)).map((s) => s.intent);
   if (toSend.length === 0) return;
 
-  const results = await sendSignedMany(deps.io, toSend.map((i) => i.wire ?? ''));
+  const results = await sendMany(deps.io, toSend.map((i) => i.wire ?? ''));
   const accepted: Intent[] = [];
   await Promise.all(toSend.flatMap((i, k) => {
     const r = results[k]!;
-    if (r.ok) { accepted.push(i); return []; }
-    return [notSent(deps, i, r)];
+    if (r.kind === 'sent') { accepted.push(i); return []; }
+    return [notSent(deps, i, r, false)];
   }));
   if (accepted.length === 0) return;
 
-  const fates = await awaitSignatures(deps.io, accepted.map((i) => i.signature ?? ''), deps.confirmTimeoutMs);
+  const fates = await confirmMany(deps.io, accepted.map((i) => i.signature ?? ''), { timeoutMs: deps.confirmTimeoutMs });
   const landedAt = deps.nowMs();
   const landed: Executed[] = [];
   await Promise.all(accepted.flatMap((i) => {

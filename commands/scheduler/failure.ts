@@ -11,13 +11,15 @@
  *   failed     any other refusal (a wrong signer, a missing account): retried like a
  *              transient error, and counted towards the cooldown.
  *
- * Program errors are read by name: from Anchor's log line (`Error Code: Name.`), from a
- * `Name (6007)` text, or from the custom code of the transaction error, through the kernel's
- * table (the IDL's errors and Anchor's framework errors) and the SPL token program's errors
- * (named `Token<Name>` here, so that the payer's `InsufficientFunds` is not mistaken for one of ours).
+ * Program errors are read by name (infra/solana/rpc-error-class.ts): from Anchor's log line,
+ * a `Name (6007)` text, or the custom code, the SPL token program's named `Token<Name>`.
  * Only the lists below give a name a class; every other name, Anchor's included, is `failed`.
  */
-import { programErrorByCode, programErrorByName, SPL_TOKEN_ERRORS } from '../../src/kernel/domain/program-errors.js';
+import { programErrorByName } from '../../src/kernel/domain/program-errors.js';
+import { nameInText, nameOfTxError } from '../../infra/solana/rpc-error-class.js';
+import type { Refusal } from '../../infra/solana/sender.js';
+
+export { nameInText, nameOfTxError };
 
 export type FailureClass = 'dropped' | 'past_due' | 'transient' | 'failed';
 
@@ -28,9 +30,6 @@ export interface Failure { class: FailureClass; code: string; reason: string }
 const DROPPED = new Set(['PaymentNotDue', 'PolicyPaused', 'InvalidPolicyStatusTransition', 'PolicyExpired', 'PolicyNotFound', 'PolicyCompleted', 'Unauthorized']);
 const PAST_DUE = new Set(['InsufficientBalance', 'NoDelegateSet', 'InsufficientDelegatedAmount', 'TokenInsufficientFunds', 'TokenOwnerMismatch']);
 const TRANSIENT = new Set(['rpc', 'BlockhashNotFound', 'timeout', 'AccountInUse']);
-
-/** The token program's error numbers (all under 100, below any of the program's own) by the name used here. */
-const TOKEN_ERRORS = new Map<number, string>(Object.entries(SPL_TOKEN_ERRORS).map(([name, e]) => [e.code, `Token${name}`]));
 
 export function classOf(code: string): FailureClass {
   if (DROPPED.has(code)) return 'dropped';
@@ -49,38 +48,6 @@ export function programErrorText(name: string): string {
   return named ? `${name} (${named.code})` : name;
 }
 
-interface TxErrorShape { InstructionError?: [number, unknown] }
-
-/** The error's name from a transaction error object (`{InstructionError: [i, {Custom: n}]}` or a string). */
-export function nameOfTxError(err: unknown, logs: readonly string[] = []): string {
-  const fromLogs = nameInText(logs.join('\n'));
-  if (fromLogs) return fromLogs;
-  if (typeof err === 'string') return err;
-  const ie = (err as TxErrorShape | null)?.InstructionError;
-  if (Array.isArray(ie)) {
-    const detail = ie[1];
-    if (typeof detail === 'string') return detail;
-    const custom = (detail as { Custom?: unknown } | null)?.Custom;
-    if (typeof custom === 'number') return programErrorByCode(custom)?.name ?? TOKEN_ERRORS.get(custom) ?? `Custom${custom}`;
-  }
-  return 'unknown';
-}
-
-/** A program error named in free text: Anchor's `Error Code: X.` or `X (60nn)`. */
-export function nameInText(text: string): string | undefined {
-  const anchor = /Error Code: (\w+)\./.exec(text);
-  if (anchor?.[1]) return anchor[1];
-  // the first `Name (code)` that is one of the program's errors: a token error's `InsufficientFunds (1)` may come before it
-  for (const m of text.matchAll(/\b([A-Z][A-Za-z]+) \((\d+)\)/g)) {
-    if (m[1] && programErrorByCode(Number(m[2]))?.name === m[1]) return m[1];
-  }
-  const hex = /custom program error: 0x([0-9a-f]+)/i.exec(text);
-  // without logs a small number may be any program's; 0x1 alone is read as the payer's empty token account
-  if (hex?.[1]) return programErrorByCode(parseInt(hex[1], 16))?.name ?? (parseInt(hex[1], 16) === 1 ? 'TokenInsufficientFunds' : undefined);
-  if (/Blockhash not found/i.test(text)) return 'BlockhashNotFound';
-  return undefined;
-}
-
 /** The class of a failed sendTransaction or confirmation, from what the node answered. */
 export function failureOfRpcError(message: string, data: unknown): Failure {
   const d = data as { err?: unknown; logs?: unknown } | undefined;
@@ -94,4 +61,14 @@ export function failureOfRpcError(message: string, data: unknown): Failure {
 function describe(code: string, message: string): string {
   const text = programErrorText(code);
   return text === code || message.includes(text) ? message : `${text}: ${message}`;
+}
+
+/** A program's refusal at preflight: its class by name. */
+export function failureOfRefusal(r: Refusal): Failure {
+  return failureOfRpcError(r.message, { err: r.err, logs: r.logs });
+}
+
+/** A signature that failed on chain. */
+export function failureOnChain(r: Refusal): Failure {
+  return failure(r.name, `the transaction failed on chain: ${r.name} ${JSON.stringify(r.err)}`);
 }

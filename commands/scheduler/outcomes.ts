@@ -6,10 +6,11 @@
 import type { Keypair } from '@solana/web3.js';
 import type { Logger } from '../../infra/log/logger.js';
 import type { Db } from '../../infra/postgres/database.js';
-import { awaitSignature, readExecutionContext, sendSigned, type ChainIo, type SendResult, type SignatureFate } from './chain.js';
+import { confirm, send, type SendResult, type SignatureFate } from '../../infra/solana/sender.js';
+import { readExecutionContext, type ChainIo } from './chain.js';
 import { readExecutionContexts } from './chain-batch.js';
 import { afterFailure, afterSuccess, type DecideOptions } from './decide.js';
-import type { Failure } from './failure.js';
+import { failureOfRefusal, failureOnChain, type Failure } from './failure.js';
 import { ensureIntent, forgetTransaction, releaseIntent, settleIntent, type Intent } from './intents.js';
 import { asPolicyType, asStatus } from '../../src/kernel/domain/policy-type.js';
 import { nextPaymentDue } from '../../src/kernel/domain/schedule.js';
@@ -37,28 +38,38 @@ async function paidMeanwhile(deps: ExecutorDeps, i: Intent): Promise<boolean> {
   return i.payment_count_before !== null && Number(c.policy.data['payment_count']) > i.payment_count_before;
 }
 
-/** Sends the intent's stored bytes and confirms them; used for a first send and for a resend after a crash. */
-export async function sendAndConfirm(deps: ExecutorDeps, i: Intent): Promise<void> {
-  const sent = await sendSigned(deps.io, i.wire ?? '');
-  if (!sent.ok) return notSent(deps, i, sent);
-  return confirmed(deps, i, await awaitSignature(deps.io, i.signature ?? '', deps.confirmTimeoutMs));
+/**
+ * Sends the intent's stored bytes and confirms them: a first send, or a resend of bytes
+ * that may have reached the chain before (`resend`, after a crash or a lost answer).
+ */
+export async function sendAndConfirm(deps: ExecutorDeps, i: Intent, resend = false): Promise<void> {
+  const sent = await send(deps.io, i.wire ?? '');
+  if (sent.kind !== 'sent') return notSent(deps, i, sent, resend);
+  return confirmed(deps, i, await confirm(deps.io, i.signature ?? '', { timeoutMs: deps.confirmTimeoutMs }));
 }
 
-/** A send that did not go through: unknown → looked at again soon; refused → classified. */
-export async function notSent(deps: ExecutorDeps, i: Intent, sent: Exclude<SendResult, { ok: true }>): Promise<void> {
-  if ('unknown' in sent) return releaseIntent(deps.db, i.id, deps.me, deps.nowMs() + deps.decide.retryMs);
+/**
+ * A send that did not go through. Only the program's refusal of a first send landed
+ * nothing for sure, and is classified. Every other answer (a node behind, a rate limit,
+ * an unknown code, an unknown blockhash) says nothing of whether these bytes land, and a
+ * resend's refusal may be simulated against what its first send changed: the intent keeps
+ * its bytes in doubt and the chain decides on a later round (recover.ts).
+ */
+export async function notSent(deps: ExecutorDeps, i: Intent, sent: Exclude<SendResult, { kind: 'sent' }>, resend: boolean): Promise<void> {
+  if (sent.kind === 'in_doubt' || resend) return releaseIntent(deps.db, i.id, deps.me, deps.nowMs() + deps.decide.retryMs);
+  const f = failureOfRefusal(sent.refusal);
   // the chain's clock (its block time) runs a little behind ours: not due yet is not "nothing to pay"
-  if (sent.failure.code === 'PaymentNotDue' && !(await paidMeanwhile(deps, i))) {
+  if (f.code === 'PaymentNotDue' && !(await paidMeanwhile(deps, i))) {
     await forgetTransaction(deps.db, i.id, deps.me);
     return releaseIntent(deps.db, i.id, deps.me, deps.nowMs() + NOT_DUE_YET_RETRY_MS);
   }
-  return fail(deps, i, sent.failure);
+  return fail(deps, i, f);
 }
 
 /** What the chain said of a sent signature, written; not confirmed in time keeps the bytes for the next round. */
 export async function confirmed(deps: ExecutorDeps, i: Intent, fate: SignatureFate): Promise<void> {
   if (fate.kind === 'landed') return succeed(deps, i);
-  if (fate.kind === 'failed') return fail(deps, i, fate.failure);
+  if (fate.kind === 'failed') return fail(deps, i, failureOnChain(fate.refusal));
   return releaseIntent(deps.db, i.id, deps.me, deps.nowMs() + deps.decide.retryMs);
 }
 

@@ -19,10 +19,9 @@ import type { Config } from '../../src/kernel/config/config.js';
 import type { ReleaseOutstanding } from '../x402/account-outstanding.js';
 import { asPolicyType, asStatus } from '../../src/kernel/domain/policy-type.js';
 import { createRounds } from '../../infra/timers/rounds.js';
-import {
-  awaitSignature, blockhashStillValid, latestBlockhash, readExecutionContext, sendSigned, signExecution, signatureFate, type ChainIo,
-} from '../scheduler/chain.js';
-import { failure, programErrorText, type Failure } from '../scheduler/failure.js';
+import { confirm, resolveInDoubt as fateInDoubt, send } from '../../infra/solana/sender.js';
+import { latestBlockhash, readExecutionContext, signExecution, type ChainIo } from '../scheduler/chain.js';
+import { failure, failureOfRefusal, failureOnChain, programErrorText, type Failure } from '../scheduler/failure.js';
 import { activeSigners } from '../scheduler/signers.js';
 import { syncGatewayStates } from '../scheduler/gateway-sync.js';
 import {
@@ -101,35 +100,47 @@ export function startSettler(deps: SettlerDeps, opts: { autoStart?: boolean } = 
     if (n > 0) log.warn({ policy: p.policy, code: f.code, chunks: n, reason: f.reason }, 'pay-as-you-go usage unbillable');
   }
 
-  async function sendCharge(c: Charge): Promise<boolean> {
-    const sent = await sendSigned(deps.io, c.wire);
-    if (!sent.ok) {
-      if ('unknown' in sent) return false;
-      // the node no longer knows the blockhash: these bytes cannot land now, but a send of them
-      // before (a settler that died) may have; the charge stays in doubt and the next round
-      // asks the chain (resolveInDoubt), instead of putting usage back that may be paid
-      if (sent.failure.code === 'BlockhashNotFound') return false;
-      await refused(c, sent.failure);
-      return false;
-    }
-    const fate = await awaitSignature(deps.io, c.signature, confirmMs);
+  /**
+   * Sends the charge's stored bytes and confirms them. Only the program's refusal of a
+   * first send is the payer's: a resend's refusal may be simulated against what its first
+   * send changed, and any other answer (a node behind, a rate limit, an unknown blockhash)
+   * says nothing of whether the bytes land. The charge then stays in doubt, and a later
+   * round asks the chain (resolveInDoubt), instead of putting back usage that may be paid.
+   */
+  async function sendCharge(c: Charge, resend: boolean): Promise<boolean> {
+    const sent = await send(deps.io, c.wire);
+    if (sent.kind === 'in_doubt' || (sent.kind === 'refused' && resend)) return false;
+    if (sent.kind === 'refused') { await refused(c, failureOfRefusal(sent.refusal)); return false; }
+    const fate = await confirm(deps.io, c.signature, { timeoutMs: confirmMs });
     if (fate.kind === 'landed') { await landed(c); return true; }
-    if (fate.kind === 'failed') await refused(c, fate.failure);
+    if (fate.kind === 'failed') await refused(c, failureOnChain(fate.refusal));
     return false;
   }
 
+  /** Whether the policy's payment_count is the one stored with the charge (a deleted policy counts nothing more); undefined unread. */
+  async function countUnchanged(c: Charge): Promise<boolean | undefined> {
+    try {
+      const ctx = await readExecutionContext(deps.io, c.policy);
+      return 'class' in ctx || Number(ctx.policy.data['payment_count']) === c.payment_count_before;
+    } catch (err) {
+      log.warn({ err: (err as Error).message, policy: c.policy }, 'policy not read; its charge stays in doubt');
+      return undefined;
+    }
+  }
+
+  /** A charge's usage goes back only once the chain proves its transaction can never land (sender.ts, resolveInDoubt). */
   async function resolveInDoubt(): Promise<void> {
     for (const c of await chargesInDoubt(deps.db, IN_DOUBT_AFTER_MS)) {
-      // the blockhash before the status: once it has expired at the commitment, every bank that
-      // could hold the transaction is at or below that one, so the status read next is final.
-      // The other order saw a transaction confirming between the two reads as never landed,
-      // and charged its usage a second time.
-      const canLand = await blockhashStillValid(deps.io, c.blockhash);
-      const fate = await signatureFate(deps.io, c.signature);
-      if (fate.kind === 'landed') await landed(c);
-      else if (fate.kind === 'failed') await refused(c, fate.failure);
-      else if (canLand) await sendCharge(c);
-      else await refused(c, failure('BlockhashNotFound', 'the charge never landed (its blockhash expired); its usage is charged again'));
+      const v = await fateInDoubt(deps.io, c, () => countUnchanged(c));
+      if (v.kind === 'landed') await landed(c);
+      else if (v.kind === 'failed') await refused(c, failureOnChain(v.refusal));
+      else if (v.kind === 'can_land') await sendCharge(c, true);
+      else if (v.kind === 'cannot_land') await refused(c, failure('BlockhashNotFound', 'the charge never landed (its blockhash expired); its usage is charged again'));
+      else if (v.kind === 'moved') {
+        // one charge of a policy is in flight at a time: the count moved by this one, its status no longer kept
+        log.warn({ policy: c.policy, signature: c.signature }, 'charge without a status, its policy\'s payment_count moved: recorded as landed');
+        await landed(c);
+      }
     }
   }
 
@@ -163,7 +174,7 @@ export function startSettler(deps: SettlerDeps, opts: { autoStart?: boolean } = 
         policy, gateway, amount: plan.amount, paymentCountBefore: Number(ctx.policy.data['payment_count']), ...signed,
       }, plan.requestIds);
       if (!charge) return; // another settler is charging this policy
-      if (!(await sendCharge(charge))) return;
+      if (!(await sendCharge(charge, false))) return;
     }
   }
 

@@ -11,6 +11,7 @@
  */
 import { readProgramAccount, readProgramAccounts, type AccountRead } from '../../infra/solana/accounts.js';
 import { RpcResponseError, RpcUnavailableError, type RpcClient } from '../../infra/solana/rpc-client.js';
+import { confirm, send, status } from '../../infra/solana/sender.js';
 import type { Commitment } from '../../infra/solana/chain-reader.js';
 import type { PdaDeriver } from '../../src/kernel/domain/pda.js';
 import { describeTransactionError, nameCustomErrors } from '../../src/kernel/domain/program-errors.js';
@@ -41,7 +42,6 @@ export interface ChainDeps {
   sleep?: (ms: number) => Promise<void>;
 }
 
-const defaultSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const chainDown = (err: unknown): boolean => err instanceof RpcUnavailableError;
 
 /** A read the settlement cannot do without: an unreachable chain, or one answering an error, is a 503. */
@@ -55,49 +55,31 @@ export async function chainRead<T>(what: string, fn: () => Promise<T>): Promise<
 }
 
 /**
- * A preflight refusal in the program's words: the simulation's err and logs name the
- * error (`InsufficientBalance (6007): Insufficient balance for payment`); other RPC errors
- * keep their message, with any custom error code named.
+ * Sends the transaction (infra/solana/sender.ts). The program's refusal at preflight is the
+ * payer's (402, in the program's words); an unknown blockhash or a refused fee payer is too,
+ * unless a send of the same bytes before landed. Any other answer (a node behind, a rate
+ * limit) says nothing of whether the bytes land: a 503, and the same Payment header sent
+ * again resumes (a processed signature counts as sent).
  */
-export function refusalText(err: RpcResponseError): string {
-  const sim = err.data as { err?: unknown; logs?: unknown } | undefined;
-  if (sim?.err !== undefined && sim.err !== null) {
-    const logs = Array.isArray(sim.logs) ? sim.logs.filter((l): l is string => typeof l === 'string') : [];
-    return describeTransactionError(sim.err, logs);
+export async function sendPayment(deps: ChainDeps, p: Pick<CheckedPayment, 'wire' | 'signature'>): Promise<void> {
+  const sent = await send(deps, p.wire);
+  if (sent.kind === 'sent') return;
+  if (sent.kind === 'refused') throw new PaymentRefused(`the chain refused the transaction: ${describeTransactionError(sent.refusal.err, sent.refusal.logs)}`);
+  const e = sent.error;
+  if (e.kind === 'blockhash_not_found' || e.kind === 'rejected') {
+    const fate = await status(deps, p.signature, { history: true });
+    if (fate.kind === 'landed' || fate.kind === 'pending' || fate.kind === 'failed') return; // confirmPayment reads it
+    if (fate.kind === 'unseen') throw new PaymentRefused(`the chain refused the transaction: ${nameCustomErrors(e.message)}`);
   }
-  return nameCustomErrors(err.message);
+  throw upstreamUnavailable(`the chain did not take the transaction (${e.kind}): ${e.message}; send the same Payment header again to resume`);
 }
-
-/** Sends the transaction; a signature the chain has processed already counts as sent. */
-export async function sendPayment(deps: ChainDeps, p: Pick<CheckedPayment, 'wire'>): Promise<void> {
-  try {
-    await deps.rpc.call<string>('sendTransaction', [p.wire, { encoding: 'base64', preflightCommitment: deps.commitment }]);
-  } catch (err) {
-    if (chainDown(err)) throw upstreamUnavailable(`the chain did not answer (sendTransaction): ${(err as Error).message}`);
-    if (err instanceof RpcResponseError) {
-      if (/already been processed/i.test(err.message)) return;
-      throw new PaymentRefused(`the chain refused the transaction: ${refusalText(err)}`);
-    }
-    throw err;
-  }
-}
-
-interface SignatureStatus { err: unknown; confirmationStatus?: Commitment | null }
-const RANK: Record<Commitment, number> = { processed: 0, confirmed: 1, finalized: 2 };
 
 /** Polls the signature's status until it reaches the commitment, fails, or the timeout passes (503). */
 export async function confirmPayment(deps: ChainDeps, signature: string): Promise<void> {
-  const sleep = deps.sleep ?? defaultSleep;
-  const deadline = Date.now() + deps.confirmTimeoutMs;
-  for (let delay = 100; ; delay = Math.min(delay * 2, 1000)) {
-    const r = await chainRead('getSignatureStatuses', () =>
-      deps.rpc.call<{ value: (SignatureStatus | null)[] }>('getSignatureStatuses', [[signature], { searchTransactionHistory: false }]));
-    const s = r.value[0];
-    if (s?.err) throw new PaymentRefused(`the transaction failed on chain: ${describeTransactionError(s.err)}`);
-    if (s?.confirmationStatus && RANK[s.confirmationStatus] >= RANK[deps.commitment]) return;
-    if (Date.now() >= deadline) throw upstreamUnavailable(`transaction ${signature} not ${deps.commitment} within ${deps.confirmTimeoutMs} ms; send the same Payment header again to resume`);
-    await sleep(delay);
-  }
+  const fate = await confirm(deps, signature, { timeoutMs: deps.confirmTimeoutMs, history: false, ...(deps.sleep ? { sleep: deps.sleep } : {}) });
+  if (fate.kind === 'landed') return;
+  if (fate.kind === 'failed') throw new PaymentRefused(`the transaction failed on chain: ${describeTransactionError(fate.refusal.err)}`);
+  throw upstreamUnavailable(`transaction ${signature} not ${deps.commitment} within ${deps.confirmTimeoutMs} ms; send the same Payment header again to resume`);
 }
 
 const readOpts = (deps: ChainDeps) => ({ programId: deps.pdas.programId, commitment: deps.commitment });

@@ -27,7 +27,8 @@ export interface RpcClient {
 }
 
 export class RpcUnavailableError extends Error {
-  constructor(message: string, readonly method: string) {
+  /** the HTTP status when the node answered one that is not 2xx (429: rate limited) */
+  constructor(message: string, readonly method: string, readonly httpStatus?: number) {
     super(message);
     this.name = 'RpcUnavailableError';
   }
@@ -63,7 +64,7 @@ export function createRpcClient(options: RpcClientOptions): RpcClient {
       const why = e.name === 'TimeoutError' || e.name === 'AbortError' ? 'timed out' : e.message;
       throw new RpcUnavailableError(`RPC ${method} failed: ${why}`, method);
     }
-    if (!res.ok) throw new RpcUnavailableError(`RPC ${method} answered HTTP ${res.status}`, method);
+    if (!res.ok) throw new RpcUnavailableError(`RPC ${method} answered HTTP ${res.status}`, method, res.status);
     try {
       return JSON.parse(text) as unknown;
     } catch {

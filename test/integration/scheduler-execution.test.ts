@@ -11,7 +11,8 @@ import { payAndFetch } from '../../src/app/index.js';
 import { claimIntents, enqueueDue, markSending } from '../../commands/scheduler/intents.js';
 import { syncGatewayStates } from '../../commands/scheduler/gateway-sync.js';
 import { reportLines, schedulerReport } from '../../commands/scheduler/report.js';
-import { latestBlockhash, readExecutionContext, sendSigned, signExecution } from '../../commands/scheduler/chain.js';
+import { latestBlockhash, readExecutionContext, signExecution } from '../../commands/scheduler/chain.js';
+import { send } from '../../infra/solana/sender.js';
 import { asPolicyType } from '../../src/kernel/domain/policy-type.js';
 import { nextPaymentDue } from '../../src/kernel/domain/schedule.js';
 import { waitFor } from '../support/process.js';
@@ -86,7 +87,7 @@ describe('scheduler: due subscriptions executed exactly once', function () {
       if ('class' in c2) throw new Error(c2.reason);
       const signed2 = signExecution(s.io, c2, s.signer, await latestBlockhash(s.io), null);
       expect(await markSending(s.h.env.db, second.id, 'crashed-2', { ...signed2, paymentCountBefore: s.records(policy).length })).to.equal(true);
-      expect((await sendSigned(s.io, signed2.wire)).ok).to.equal(true);
+      expect((await send(s.io, signed2.wire)).kind).to.equal('sent');
     });
     expect(s.records(policy)).to.have.length(paid + 2);
     const again = s.scheduler();

@@ -12,7 +12,8 @@ import { payAndFetch } from '../../src/app/index.js';
 import { createLogger } from '../../infra/log/logger.js';
 import { claimIntents, enqueueDue, markSending } from '../../commands/scheduler/intents.js';
 import { syncGatewayStates } from '../../commands/scheduler/gateway-sync.js';
-import { latestBlockhash, readExecutionContext, sendSigned, signExecution, type ChainIo } from '../../commands/scheduler/chain.js';
+import { latestBlockhash, readExecutionContext, signExecution, type ChainIo } from '../../commands/scheduler/chain.js';
+import { send } from '../../infra/solana/sender.js';
 import { startScheduler } from '../../commands/scheduler/scheduler.js';
 import { waitFor } from '../support/process.js';
 import { DEMO_PATH } from './x402-harness.js';
@@ -43,8 +44,8 @@ describe('scheduler: a payment in doubt whose transaction confirms while it is r
     const paid = s.records(policy).length;
     const signed = signExecution(s.io, ctx, s.signer, await latestBlockhash(s.io), null);
     expect(await markSending(db, claimed.id, 'dead', { ...signed, paymentCountBefore: paid }), 'stored within the lease').to.equal(true);
-    const sent = await sendSigned(s.io, signed.wire);
-    expect(sent.ok, JSON.stringify(sent)).to.equal(true); // sent; the scheduler died here
+    const sent = await send(s.io, signed.wire);
+    expect(sent.kind, JSON.stringify(sent)).to.equal('sent'); // sent; the scheduler died here
     await new Promise((res) => setTimeout(res, 4000)); // its lease ends
 
     const io: ChainIo = { ...s.io, rpc: confirmingLate(s.io.rpc, signed, 'on-blockhash-read') };

@@ -14,7 +14,8 @@ import { payAndFetch } from '../../src/app/index.js';
 import { createLogger } from '../../infra/log/logger.js';
 import type { RpcClient } from '../../infra/solana/rpc-client.js';
 import { confirmingLate } from './chain-timing.js';
-import { latestBlockhash, readExecutionContext, sendSigned, signExecution, type ChainIo } from '../../commands/scheduler/chain.js';
+import { latestBlockhash, readExecutionContext, signExecution, type ChainIo } from '../../commands/scheduler/chain.js';
+import { send } from '../../infra/solana/sender.js';
 import { openCharge } from '../../commands/settlement/charges.js';
 import { startSettler } from '../../commands/settlement/settler.js';
 import { createUsageLedger } from '../../commands/settlement/usage-ledger.js';
@@ -54,7 +55,7 @@ describe('pay-as-you-go: a charge in doubt whose transaction confirms while it i
       policy, gateway: s.gateway, amount, paymentCountBefore: Number(ctx.policy.data['payment_count']), ...signed,
     }, rows.map((u) => u.request_id));
     expect(charge).to.not.equal(undefined);
-    expect((await sendSigned(s.io, signed.wire)).ok).to.equal(true);
+    expect((await send(s.io, signed.wire)).kind).to.equal('sent');
     await new Promise((r) => setTimeout(r, 5500)); // in doubt once older than the settler's confirmation window
     return { policy, signed };
   }

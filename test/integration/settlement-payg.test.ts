@@ -14,7 +14,8 @@ import { registerX402Routes } from '../../commands/x402/routes.js';
 import { startTestApi, type TestApi } from '../support/app.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
 import { waitFor } from '../support/process.js';
-import { latestBlockhash, readExecutionContext, sendSigned, signExecution } from '../../commands/scheduler/chain.js';
+import { latestBlockhash, readExecutionContext, signExecution } from '../../commands/scheduler/chain.js';
+import { send as sendTx } from '../../infra/solana/sender.js';
 import { openCharge } from '../../commands/settlement/charges.js';
 import { DEMO_PATH } from './x402-harness.js';
 import { startSchedulerHarness, type SchedulerHarness } from './scheduler-harness.js';
@@ -79,7 +80,7 @@ describe('pay-as-you-go: usage ledger and settler', function () {
       const signed = signExecution(s.io, ctx, s.signer, await latestBlockhash(s.io), amount);
       const charge = await openCharge(s.h.env.db, { policy, gateway: s.gateway, amount, paymentCountBefore: Number(ctx.policy.data['payment_count']), ...signed }, open.map((u) => u.request_id));
       expect(charge, 'the charge and its usage stored').to.not.equal(undefined);
-      if (send) expect((await sendSigned(s.io, signed.wire)).ok).to.equal(true);
+      if (send) expect((await sendTx(s.io, signed.wire)).kind).to.equal('sent');
       return signed.signature;
     };
     const settler = s.settler({ autoStart: false });
