@@ -52,10 +52,13 @@ export async function serviceSigner(db: Db, gateway: string): Promise<string | u
   return r?.signer;
 }
 
-export async function chainPayments(db: Db, gateway: string, since: number): Promise<ChainPayment[]> {
-  const rows = await db.selectFrom('payments').select(['policy', 'signature', 'amount', 'record_id', 'at', 'timestamp'])
-    .where('kind', '=', 'PaymentRecord').where('gateway', '=', gateway).where('at', '>=', String(since))
-    .orderBy('slot').orderBy('event_index').execute();
+/** The gateway's PaymentRecords from `since` on, or (with `signatures`) those of these transactions whenever they were paid. */
+export async function chainPayments(db: Db, gateway: string, since: number, signatures?: readonly string[]): Promise<ChainPayment[]> {
+  if (signatures?.length === 0) return [];
+  let q = db.selectFrom('payments').select(['policy', 'signature', 'amount', 'record_id', 'at', 'timestamp'])
+    .where('kind', '=', 'PaymentRecord').where('gateway', '=', gateway);
+  q = signatures ? q.where('signature', 'in', [...signatures]) : q.where('at', '>=', String(since));
+  const rows = await q.orderBy('slot').orderBy('event_index').execute();
   return rows.map((r) => ({ policy: r.policy, signature: r.signature, amount: BigInt(r.amount), recordId: Number(r.record_id), at: Number(r.at), timestamp: Number(r.timestamp) }));
 }
 

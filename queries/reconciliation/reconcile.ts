@@ -1,7 +1,9 @@
 /**
  * One reconciliation run: for each gateway, read the chain as indexed and the service's
- * ledgers (ledgers.ts), ask the chain itself about every transaction involved and every
- * policy account (chain.ts), compare (compare.ts), and publish the counts for /metrics.
+ * ledgers (ledgers.ts), ask the chain itself about each transaction the index does not
+ * settle and about every policy account involved (chain.ts), compare (compare.ts), and
+ * publish the counts for /metrics. Cost: one getMultipleAccounts per 100 policies and one
+ * getTransaction batch per 50 unmatched signatures, besides the Postgres reads.
  */
 import type { Redis } from 'ioredis';
 import type { Db } from '../../infra/postgres/database.js';
@@ -52,11 +54,14 @@ const sum = (xs: number[]): number => xs.reduce((a, b) => a + b, 0);
 
 async function reconcileGateway(deps: ReconcileDeps, gateway: string, since: number) {
   const { db } = deps;
-  const payments = await ledgers.chainPayments(db, gateway, since);
+  const inWindow = await ledgers.chainPayments(db, gateway, since);
   const records = [
-    ...await ledgers.serviceRecords(db, gateway, since, payments.map((p) => p.signature)),
+    ...await ledgers.serviceRecords(db, gateway, since, inWindow.map((p) => p.signature)),
     ...await uptoRecords(db, deps.redis, deps.redisPrefix, gateway, since),
   ];
+  // a record of the window whose payment was indexed just before it
+  const seen = new Set(inWindow.map((p) => p.signature));
+  const payments = [...inWindow, ...await ledgers.chainPayments(db, gateway, since, records.map((r) => r.signature).filter((x) => !seen.has(x)))];
   const usage = await ledgers.usageGaps(db, gateway, since, new Date(deps.nowMs() - deps.unsettledBoundMs));
   const prepaid = await ledgers.prepaidDraws(db, gateway);
   const touched = [...new Set([...payments.map((p) => p.policy), ...records.map((r) => r.policy)])];
@@ -67,7 +72,11 @@ async function reconcileGateway(deps: ReconcileDeps, gateway: string, since: num
     const period = accounts.get(p.address)?.period;
     if (period) periodTotals.set(p.address, await ledgers.indexedTotalSince(db, p.address, p.createdSlot, period.start));
   }
-  const txs = await transactionFacts(deps.chain, [...payments.map((p) => p.signature), ...records.map((r) => r.signature)]);
+  // the chain is asked only about what the index cannot settle: a payment no record names
+  // (who signed it), a record with no indexed payment (did it land, what did it take)
+  const named = new Set(records.map((r) => r.signature));
+  const paid = new Set(payments.map((p) => p.signature));
+  const txs = await transactionFacts(deps.chain, [...payments.filter((p) => !named.has(p.signature)).map((p) => p.signature), ...records.filter((r) => !paid.has(r.signature)).map((r) => r.signature)]);
   const signer = await ledgers.serviceSigner(db, gateway);
   const differences = compare({ gateway, signer, payments, records, txs, usage, prepaid, policies, accounts, periodTotals });
   return { gateway, differences, policies: policies.length, payments: payments.length, records: records.length };

@@ -18,10 +18,17 @@ const API_KEY_HEADER = 'x-api-key';
 /** the default window: the last 30 days */
 export const DEFAULT_WINDOW_SECONDS = 30 * 86_400;
 
-/** A gateway API key for the path's gateway, else what the gateway's other routes take. */
+const GATEWAY_ADDRESS = new RegExp(String(base58Key['pattern']));
+
+/**
+ * A gateway API key for the path's gateway, else what the gateway's other routes take.
+ * A path gateway that is no address is refused first (400), whatever the credential.
+ */
 function gatewayCredential(verifier: TokenVerifier, keys: CurrentGatewayKeys, apiKeys: ApiKeyLookup, adminKey: string | undefined): RequestHandler {
   const jwtOrAdmin = requireGatewayToken(verifier, { keys, adminKey });
   return (req, res, next) => {
+    const gateway = String(req.params['gateway'] ?? '');
+    if (!GATEWAY_ADDRESS.test(gateway) || gateway.length < 32 || gateway.length > 44) { next(invalid('gateway must be a base58 account address')); return; }
     const key = req.get(API_KEY_HEADER);
     if (key === undefined) { jwtOrAdmin(req, res, next); return; }
     (async () => {

@@ -1,0 +1,143 @@
+/**
+ * Reconciliation against the localnet: a subscription paid by the scheduler and
+ * pay-as-you-go usage charged by the settler reconcile with zero differences (the route,
+ * the CLI as a process, /metrics); then a double charge sent behind the service's back
+ * (an execute_payment signed by the gateway's signer, as the settler builds it, with
+ * another compute limit so it is its own transaction) is reported as exactly that one
+ * difference, `duplicated`, with its signature, by the route, the CLI and /metrics.
+ */
+/* eslint-disable @typescript-eslint/no-explicit-any -- JSON answers are inspected field by field */
+import { expect } from 'chai';
+import { ComputeBudgetProgram, Transaction } from '@solana/web3.js';
+import bs58 from 'bs58';
+import { payAndFetch } from '../../src/app/index.js';
+import { registerSigningRoutes } from '../../src/app/signing-routes.js';
+import { registerApiKeyRoutes } from '../../commands/api-keys/routes.js';
+import { registerReconciliationRoutes } from '../../src/app/reconciliation.js';
+import { latestBlockhash, readExecutionContext, signExecution } from '../../commands/scheduler/chain.js';
+import { runCli, waitFor } from '../support/process.js';
+import { startTestApi, type TestApi } from '../support/app.js';
+import { expectError } from './auth-fixtures.js';
+import { call, gatewayJwt } from './x402-facilitator-support.js';
+import { DEMO_PATH } from './x402-harness.js';
+import { startSchedulerHarness, type SchedulerHarness } from './scheduler-harness.js';
+
+const PRICE = 10_000n;
+
+describe('reconciliation: the chain against the service\'s ledgers', function () {
+  this.timeout(180_000);
+  let s: SchedulerHarness;
+  let api: TestApi;
+  let env: Record<string, string>;
+  let jwt = '';
+  let subscription = '';
+  let payg = '';
+  const since = Math.floor(Date.now() / 1000) - 60;
+
+  const indexed = async (policy: string) => (await s.h.env.db.selectFrom('payments').select('signature').where('policy', '=', policy).execute()).length;
+  const reconcileRoute = (headers: Record<string, string>, query = `?since=${since}`) =>
+    call(api.url, 'GET', `/v1/gateway/${s.gateway}/reconciliation${query}`, undefined, headers);
+  const metric = async (cause: string): Promise<number> => {
+    const text = await (await fetch(`${api.url}/metrics`)).text();
+    const m = new RegExp(`^tributary_reconciliation_differences\\{cause="${cause}"\\} (\\d+)$`, 'm').exec(text);
+    return m ? Number(m[1]) : NaN;
+  };
+
+  before(async () => {
+    s = await startSchedulerHarness('reconcile', {
+      X402_DEMO_FREQUENCY: 'Custom:5', X402_DEMO_PAYG_PRICE: String(PRICE), X402_DEMO_PAYG_MAX_CHUNK: '30000', X402_DEMO_PAYG_MAX_PER_PERIOD: '200000',
+      X402_DEMO_PAYG_PERIOD_SECONDS: '3600', PAYG_SETTLE_THRESHOLD: '1', PAYG_SETTLE_INTERVAL_MS: '500',
+    });
+    const overrides = { ...s.h.overrides, SOLANA_RPC_URL: s.h.ln.rpcUrl };
+    api = await startTestApi(s.h.env, overrides, { modules: [registerSigningRoutes, registerApiKeyRoutes, registerReconciliationRoutes] });
+    env = { ...s.h.env.env, ...overrides, LOG_LEVEL: 'silent' };
+    jwt = await gatewayJwt({ ...s.h, api }, s.gateway, s.authority);
+
+    const scheduler = s.scheduler();
+    const settler = s.settler();
+    const sub = await payAndFetch(`${s.h.api.url}${DEMO_PATH}`, { wallet: s.h.payer(), rpcUrl: s.h.ln.rpcUrl, scheme: 'deferred' });
+    subscription = sub.paid!.policy!;
+    const metered = await payAndFetch(`${s.h.api.url}${DEMO_PATH}`, { wallet: s.h.payer(), rpcUrl: s.h.ln.rpcUrl, scheme: 'x402://payg' });
+    payg = metered.paid!.policy!;
+    for (let i = 0; i < 3; i += 1) {
+      const r = await fetch(`${s.h.api.url}${DEMO_PATH}`, { headers: { authorization: `Bearer ${metered.paid!.jwt}` } });
+      expect(r.status).to.equal(200);
+    }
+    await waitFor(async () => s.records(subscription).length >= 2, 40_000, 'a period paid by the scheduler');
+    await waitFor(async () => s.records(payg).reduce((a, r) => a + r.amount, 0n) === 4n * PRICE, 30_000, 'every metered request charged');
+    await scheduler.stop();
+    await settler.stop();
+    await waitFor(async () => (await indexed(subscription)) === s.records(subscription).length && (await indexed(payg)) === s.records(payg).length, 20_000, 'every payment indexed');
+  });
+  after(async () => { await api?.close(); await s?.close(); });
+
+  it('a healthy run: the subscription and the metered usage reconcile with zero differences (route, /metrics, CLI)', async () => {
+    const r = await reconcileRoute({ authorization: `Bearer ${jwt}` });
+    expect(r.status, JSON.stringify(r.body)).to.equal(200);
+    expect(r.body.data.differences, JSON.stringify(r.body.data.differences, null, 1)).to.deep.equal([]);
+    expect(r.body.data.counts).to.deep.equal({ in_doubt: 0, unbillable: 0, lost: 0, duplicated: 0 });
+    expect(r.body.data.payments, 'both policies\' payments were compared').to.be.at.least(s.records(subscription).length + s.records(payg).length);
+    expect(r.body.data.records, 'the scheduler\'s intents and the settler\'s charges were compared').to.be.at.least(2);
+    expect(await metric('duplicated')).to.equal(0);
+
+    const cli = await runCli(['reconcile', '--gateway', s.gateway, '--since', String(since)], env);
+    expect(cli.code, cli.output).to.equal(0);
+    expect(cli.output).to.include('differences: 0');
+  });
+
+  it('a double charge behind the service\'s back is exactly one difference, duplicated, with its signature (route, API key, CLI, /metrics)', async () => {
+    const before = s.records(payg).length;
+    const ctx = await readExecutionContext(s.io, payg);
+    if ('class' in ctx) throw new Error(ctx.reason);
+    const signed = signExecution(s.io, ctx, s.signer, await latestBlockhash(s.io), PRICE);
+    const tx = Transaction.from(Buffer.from(signed.wire, 'base64'));
+    tx.instructions[0] = ComputeBudgetProgram.setComputeUnitLimit({ units: 250_007 });
+    tx.signatures = [];
+    tx.sign(s.signer);
+    const duplicate = bs58.encode(tx.signature!);
+    expect(duplicate).to.not.equal(signed.signature);
+    await s.io.rpc.call('sendTransaction', [tx.serialize().toString('base64'), { encoding: 'base64', preflightCommitment: 'confirmed' }]);
+    await waitFor(async () => s.records(payg).length === before + 1, 20_000, 'the duplicate landed');
+    expect(s.records(payg).at(-1)!.signature).to.equal(duplicate);
+    await waitFor(async () => (await indexed(payg)) === before + 1, 20_000, 'the duplicate indexed');
+
+    const r = await reconcileRoute({ authorization: `Bearer ${jwt}` });
+    expect(r.status, JSON.stringify(r.body)).to.equal(200);
+    expect(r.body.data.counts).to.deep.equal({ in_doubt: 0, unbillable: 0, lost: 0, duplicated: 1 });
+    expect(r.body.data.differences).to.have.length(1);
+    expect(r.body.data.differences[0]).to.deep.include({
+      cause: 'duplicated', gateway: s.gateway, policy: payg, source: 'chain', chainAmount: PRICE.toString(), signatures: [duplicate],
+    });
+    expect(await metric('duplicated')).to.equal(1);
+
+    const created = await call(api.url, 'POST', `/v1/gateway/${s.gateway}/api-keys`, { label: 'ops' }, { authorization: `Bearer ${jwt}` });
+    expect(created.status, JSON.stringify(created.body)).to.equal(201);
+    const byKey = await reconcileRoute({ 'x-api-key': created.body.key });
+    expect(byKey.status).to.equal(200);
+    expect(byKey.body.data.differences.map((d: any) => [d.cause, d.signatures])).to.deep.equal([['duplicated', [duplicate]]]);
+
+    const json = await runCli(['reconcile', '--gateway', s.gateway, '--since', String(since), '--json'], env);
+    expect(json.code, json.output).to.equal(3);
+    const out = JSON.parse(json.output);
+    expect(out.differences.map((d: any) => [d.cause, d.policy, d.signatures])).to.deep.equal([['duplicated', payg, [duplicate]]]);
+    const table = await runCli(['reconcile', '--since', String(since)], env);
+    expect(table.code, table.output).to.equal(3);
+    expect(table.output).to.match(new RegExp(`^duplicated\\s+chain\\s+${payg}\\s+-\\s+${PRICE}\\s+${duplicate}\\s`, 'm'));
+  });
+
+  it('refuses bad input and wrong credentials with the error envelope', async () => {
+    const auth = { authorization: `Bearer ${jwt}` };
+    const get = (path: string, headers: Record<string, string> = auth) => fetch(`${api.url}${path}`, { headers });
+    expect(await expectError(await get(`/v1/gateway/${s.gateway}/reconciliation?since=yesterday`), 400)).to.match(/since/);
+    expect(await expectError(await get(`/v1/gateway/${s.gateway}/reconciliation?since=${Math.floor(Date.now() / 1000) + 3600}`), 400)).to.match(/future/);
+    await expectError(await get(`/v1/gateway/${s.gateway}/reconciliation?limit=3`), 400);
+    await expectError(await get('/v1/gateway/not-a-gateway/reconciliation'), 400);
+    await expectError(await get(`/v1/gateway/${s.gateway}/reconciliation`, {}), 401);
+    await expectError(await get(`/v1/gateway/${s.gateway}/reconciliation`, { 'x-api-key': 'tak_0000000000000000_nope' }), 401);
+    const other = await gatewayJwt({ ...s.h, api }, s.h.ln.fixtures.gateways[1]?.address ?? subscription, s.authority);
+    await expectError(await get(`/v1/gateway/${s.gateway}/reconciliation`, { authorization: `Bearer ${other}` }), 403);
+    const cli = await runCli(['reconcile', '--since', 'yesterday'], env);
+    expect(cli.code).to.equal(1);
+    expect(cli.output).to.match(/since must be ISO 8601/);
+  });
+});

@@ -1,0 +1,76 @@
+/**
+ * The reconciliation's comparison, cause by cause: given what the chain shows and what the
+ * ledgers hold, each difference is named once with its policy, amounts and signatures,
+ * and what agrees (or is the payer's own transaction) is not a difference.
+ */
+import { expect } from 'chai';
+import { compare, countByCause, type Observed } from '../../queries/reconciliation/compare.js';
+import type { TxFacts } from '../../queries/reconciliation/chain.js';
+import type { ChainPayment, ServiceRecord } from '../../queries/reconciliation/ledgers.js';
+
+const SIGNER = 'Signer1111111111111111111111111111111111111';
+const PAYER = 'Payer11111111111111111111111111111111111111';
+
+const pay = (signature: string, policy = 'P1', amount = 100n): ChainPayment => ({ policy, signature, amount, recordId: 1, at: 1000, timestamp: 1000 });
+const rec = (source: ServiceRecord['source'], status: string, signature: string, policy = 'P1'): ServiceRecord =>
+  ({ source, id: `${source}-${signature}`, policy, status, amount: 100n, signature, at: 1000 });
+const landed = (feePayer: string, taken = 100n): TxFacts => ({ kind: 'landed', feePayer, slot: 7, taken });
+
+function given(over: Partial<Observed>): Observed {
+  return { gateway: 'G', signer: SIGNER, payments: [], records: [], txs: new Map(), usage: [], prepaid: [], policies: [], accounts: new Map(), periodTotals: new Map(), ...over };
+}
+
+describe('reconciliation: compare', () => {
+  it('records matched by their payments, and payers\' own transactions, are no difference', () => {
+    const d = compare(given({
+      payments: [pay('a'), pay('b'), pay('first')],
+      records: [rec('scheduler', 'executed', 'a'), rec('payg', 'executed', 'b')],
+      txs: new Map([['a', landed(SIGNER)], ['b', landed(SIGNER)], ['first', landed(PAYER)]]),
+    }));
+    expect(d).to.deep.equal([]);
+  });
+
+  it('a payment by the service\'s signer no record names is duplicated, with its signature', () => {
+    const d = compare(given({ payments: [pay('a'), pay('dup')], records: [rec('payg', 'executed', 'a')], txs: new Map([['a', landed(SIGNER)], ['dup', landed(SIGNER)]]) }));
+    expect(d).to.have.length(1);
+    expect(d[0]).to.deep.include({ cause: 'duplicated', policy: 'P1', source: 'chain', signatures: ['dup'], chainAmount: '100' });
+  });
+
+  it('a charge the service failed (its usage returned) whose transaction landed anyway is duplicated', () => {
+    const d = compare(given({ payments: [pay('f')], records: [rec('payg', 'failed', 'f')], txs: new Map([['f', landed(SIGNER)]]) }));
+    expect(d.map((x) => [x.cause, x.source, x.signatures])).to.deep.equal([['duplicated', 'payg', ['f']]]);
+  });
+
+  it('a sent record is in doubt; a paid one the chain never landed is lost; one landed and not indexed is in doubt', () => {
+    const d = compare(given({
+      records: [rec('payg', 'sending', 's'), rec('scheduler', 'executed', 'gone'), rec('prepaid', 'paid', 'late'), rec('upto', 'paid', 'bad')],
+      txs: new Map<string, TxFacts>([['late', landed(PAYER)], ['bad', { kind: 'failed', err: '{"InstructionError":[0,{"Custom":6000}]}' }]]),
+    }));
+    expect(d.map((x) => [x.cause, x.source, x.signatures[0]])).to.deep.equal([
+      ['in_doubt', 'payg', 's'], ['lost', 'scheduler', 'gone'], ['in_doubt', 'prepaid', 'late'], ['lost', 'upto', 'bad'],
+    ]);
+    expect(d[3]!.detail).to.include('Custom');
+  });
+
+  it('usage refused by the chain is unbillable with its reason; usage past its bound is lost; a credit overdrawn is lost', () => {
+    const d = compare(given({
+      usage: [
+        { policy: 'P1', kind: 'unbillable', reason: 'PolicyExpired', amount: 30n, requests: 3, oldest: 1 },
+        { policy: 'P2', kind: 'unsettled', reason: '', amount: 20n, requests: 2, oldest: 1 },
+      ],
+      prepaid: [{ policy: 'P3', credit: 100n, drawn: 160n, transaction: 't' }, { policy: 'P4', credit: 100n, drawn: 100n, transaction: null }],
+    }));
+    expect(d.map((x) => [x.cause, x.policy, x.serviceAmount])).to.deep.equal([['unbillable', 'P1', '30'], ['lost', 'P2', '20'], ['lost', 'P3', '160']]);
+    expect(d[0]!.detail).to.include('PolicyExpired');
+    expect(countByCause(d)).to.deep.equal({ in_doubt: 0, unbillable: 1, lost: 2, duplicated: 0 });
+  });
+
+  it('a policy account ahead of the index (payment_count, current_period_total) is in doubt', () => {
+    const d = compare(given({
+      policies: [{ address: 'P1', variant: 'PayAsYouGo', indexedPayments: 2, createdSlot: '1' }, { address: 'P2', variant: 'Subscription', indexedPayments: 3, createdSlot: '1' }],
+      accounts: new Map([['P1', { address: 'P1', exists: true, paymentCount: 3, period: { start: 50, total: 300n } }], ['P2', { address: 'P2', exists: true, paymentCount: 3 }]]),
+      periodTotals: new Map([['P1', 200n]]),
+    }));
+    expect(d.map((x) => [x.cause, x.policy, x.chainAmount])).to.deep.equal([['in_doubt', 'P1', null], ['in_doubt', 'P1', '300']]);
+  });
+});
