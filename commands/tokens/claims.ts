@@ -6,9 +6,11 @@
  *
  * validUntil: until when the policy, by its own terms, is known to hold without another
  * on-chain event; null when its terms set no end (the token cap then applies):
- *   Subscription  next payment due + SUBSCRIPTION_GRACE_SECONDS (access follows payment);
- *                 once that has passed the claim says paymentStanding "overdue" and lasts
- *                 DUE_GRACE_SECONDS, long enough to be read, not to be honoured
+ *   Subscription  next payment due + its grace (access follows payment): a tenth of the
+ *                 period, at most SUBSCRIPTION_GRACE_SECONDS; once that has passed the claim
+ *                 says paymentStanding "overdue" and lasts DUE_GRACE_SECONDS, long enough to
+ *                 be read, not to be honoured. A Completed one (its last renewal paid) holds
+ *                 likewise through the period that payment bought: next payment due is its end
  *   Milestone     the next milestone's time; when due already, DUE_GRACE_SECONDS
  *   PayAsYouGo    expiry_date, else null
  *   OneTime       expiry_date, else null
@@ -17,6 +19,7 @@
  */
 import { frequencyName, frequencySeconds } from '../../src/kernel/domain/frequency.js';
 import type { PolicyType } from '../../src/kernel/domain/policy-type.js';
+import { subscriptionGraceSeconds } from '../../src/kernel/domain/grace.js';
 
 /** How long a token lasts on a subscription or milestone whose payment is due now. */
 export const DUE_GRACE_SECONDS = 300;
@@ -27,7 +30,8 @@ interface ClaimBase {
   recipient: string;
   tokenMint: string | null;
   trackingId: string;
-  status: 'Active';
+  /** Completed: a fixed-term subscription whose last renewal is paid, within the period it bought */
+  status: 'Active' | 'Completed';
   totalPaid: string;
   paymentCount: number;
   /** unix seconds; null when the policy's terms set no end */
@@ -40,12 +44,13 @@ export interface SubscriptionClaim extends ClaimBase {
   paymentFrequency: string;
   frequencySeconds: string;
   autoRenew: boolean;
+  /** the renewals agreed at creation; null when unlimited */
   maxRenewals: number | null;
-  /** null when unlimited */
+  /** null when unlimited (the program counts max_renewals down at each payment) */
   renewalsRemaining: number | null;
   nextPaymentDue: number;
   /**
-   * paid: next payment not due yet; due: due, within SUBSCRIPTION_GRACE_SECONDS;
+   * paid: next payment not due yet; due: due, within the grace (a tenth of the period, at most SUBSCRIPTION_GRACE_SECONDS);
    * overdue: past the grace period, not to be honoured as access
    */
   paymentStanding: 'paid' | 'due' | 'overdue';
@@ -97,6 +102,8 @@ export interface ActivePolicy {
   recipient: string;
   tokenMint: string | null;
   trackingId: string;
+  /** Completed only for a subscription: the read model's status */
+  status?: 'Active' | 'Completed';
   totalPaid: string;
   paymentCount: number;
   policyType: PolicyType;
@@ -111,24 +118,32 @@ export function subscriptionStanding(nextPaymentDue: number, now: number, graceS
   return nextPaymentDue + graceSeconds > now ? 'due' : 'overdue';
 }
 
-/** The claim of an Active policy at `now` (unix s), or undefined when its terms have ended. */
-export function policyClaim(p: ActivePolicy, now: number, subscriptionGraceSeconds = 0): PolicyClaim | undefined {
+/**
+ * The claim of an Active policy (or a Completed subscription) at `now` (unix s), or undefined
+ * when its terms have ended. `graceCapSeconds`: SUBSCRIPTION_GRACE_SECONDS.
+ */
+export function policyClaim(p: ActivePolicy, now: number, graceCapSeconds = 0): PolicyClaim | undefined {
+  const status = p.status ?? 'Active';
+  const t = p.policyType;
+  if (status === 'Completed' && t.kind !== 'Subscription') return undefined;
   const base = {
     address: p.address, gateway: p.gateway, recipient: p.recipient, tokenMint: p.tokenMint,
-    trackingId: p.trackingId, status: 'Active' as const, totalPaid: p.totalPaid, paymentCount: p.paymentCount,
+    trackingId: p.trackingId, status, totalPaid: p.totalPaid, paymentCount: p.paymentCount,
   };
-  const t = p.policyType;
   let claim: PolicyClaim;
   switch (t.kind) {
     case 'Subscription': {
       const due = n(t.next_payment_due);
-      const standing = subscriptionStanding(due, now, subscriptionGraceSeconds);
+      const grace = subscriptionGraceSeconds(t.payment_frequency, graceCapSeconds);
+      const standing = subscriptionStanding(due, now, grace);
+      // nothing more is due on a Completed one: past its grace it has ended, not fallen behind
+      if (status === 'Completed' && standing === 'overdue') return undefined;
       claim = {
         ...base, variant: 'Subscription', amount: t.amount, paymentFrequency: frequencyName(t.payment_frequency),
-        frequencySeconds: frequencySeconds(t.payment_frequency).toString(), autoRenew: t.auto_renew, maxRenewals: t.max_renewals,
-        renewalsRemaining: t.max_renewals === null ? null : Math.max(0, t.max_renewals - p.paymentCount),
+        frequencySeconds: frequencySeconds(t.payment_frequency).toString(), autoRenew: t.auto_renew,
+        maxRenewals: t.max_renewals === null ? null : t.max_renewals + p.paymentCount, renewalsRemaining: t.max_renewals,
         nextPaymentDue: due, paymentStanding: standing,
-        validUntil: standing === 'overdue' ? now + DUE_GRACE_SECONDS : due + subscriptionGraceSeconds,
+        validUntil: standing === 'overdue' ? now + DUE_GRACE_SECONDS : due + grace,
       };
       break;
     }

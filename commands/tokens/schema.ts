@@ -50,7 +50,7 @@ const claimBase = {
   recipient: base58Key,
   tokenMint: { type: 'string', nullable: true },
   trackingId: { type: 'string' },
-  status: { type: 'string', enum: ['Active'] },
+  status: { type: 'string', enum: ['Active', 'Completed'], description: 'Completed: only a subscription whose last renewal is paid, within the period it bought (and its grace)' },
   totalPaid: u64String,
   paymentCount: { type: 'integer' },
   validUntil: unixSeconds('until when the policy holds by its own terms; null when they set no end', true),
@@ -65,17 +65,18 @@ const claim = (variant: string, props: Record<string, JsonSchema>, description: 
 });
 
 export const policyClaimSchema: JsonSchema = {
-  description: 'Authorization proof: an Active payment policy of the wallet, with the state of its variant',
+  description: 'Authorization proof: an Active payment policy of the wallet (or a Completed subscription within its last paid period), with the state of its variant',
   oneOf: [
     claim('Subscription', {
       amount: u64String, paymentFrequency: { type: 'string' }, frequencySeconds: u64String, autoRenew: { type: 'boolean' },
-      maxRenewals: { type: 'integer', nullable: true }, renewalsRemaining: { type: 'integer', nullable: true, description: 'null when unlimited' },
+      maxRenewals: { type: 'integer', nullable: true, description: 'agreed at creation; null when unlimited' },
+      renewalsRemaining: { type: 'integer', nullable: true, description: 'null when unlimited' },
       nextPaymentDue: unixSeconds('next payment due; the subscription is paid through then'),
       paymentStanding: {
         type: 'string', enum: ['paid', 'due', 'overdue'],
-        description: 'paid: not due yet; due: due, within SUBSCRIPTION_GRACE_SECONDS; overdue: past nextPaymentDue + SUBSCRIPTION_GRACE_SECONDS, access is not to be granted',
+        description: 'paid: not due yet; due: due, within the grace (a tenth of the period, at most SUBSCRIPTION_GRACE_SECONDS); overdue: past nextPaymentDue + the grace, access is not to be granted',
       },
-    }, 'Subscription: validUntil = nextPaymentDue + SUBSCRIPTION_GRACE_SECONDS; when overdue, 5 minutes from now (the claim says overdue)'),
+    }, 'Subscription: validUntil = nextPaymentDue + the grace (a tenth of the period, at most SUBSCRIPTION_GRACE_SECONDS); when overdue, 5 minutes from now (the claim says overdue)'),
     claim('Milestone', {
       currentMilestone: { type: 'integer' }, totalMilestones: { type: 'integer' }, nextMilestoneAmount: { ...u64String, nullable: true },
       nextMilestoneAt: unixSeconds('time of the next milestone', true), escrowAmount: u64String,

@@ -1,5 +1,5 @@
 /**
- * The reads behind token issuance: a wallet's Active payment policies (payment_policies
+ * The reads behind token issuance: a wallet's Active payment policies and Completed subscriptions (payment_policies
  * read model, owner index) and PaymentRecord events from the archive (`events`), by
  * transaction signature or by payer (jsonb containment, answered by the GIN index).
  */
@@ -26,11 +26,12 @@ export const MAX_LAST_PAYMENTS = 5;
 
 export async function activePolicies(db: Db, wallet: string, f: IssueFilters): Promise<ActivePolicy[]> {
   let q = db.selectFrom('payment_policies')
-    .select(['address', 'gateway', 'recipient', 'token_mint', 'tracking_id', 'total_paid', 'payment_count', 'policy_type'])
+    .select(['address', 'gateway', 'recipient', 'token_mint', 'tracking_id', 'status', 'total_paid', 'payment_count', 'policy_type'])
     // a literal predicate, so the partial owner index (WHERE NOT deleted) applies
     .where(sql<boolean>`NOT deleted`)
     .where('owner', '=', wallet)
-    .where('status', '=', 'Active');
+    // a Completed subscription still holds through the period its last payment bought (claims.ts bounds it)
+    .where((eb) => eb.or([eb('status', '=', 'Active'), eb.and([eb('status', '=', 'Completed'), eb('variant', '=', 'Subscription')])]));
   if (f.tokenMint !== undefined) q = q.where('token_mint', '=', f.tokenMint);
   if (f.policyAddress !== undefined) q = q.where('address', '=', f.policyAddress);
   if (f.recipient !== undefined) q = q.where('recipient', '=', f.recipient);
@@ -43,6 +44,7 @@ export async function activePolicies(db: Db, wallet: string, f: IssueFilters): P
     recipient: r.recipient,
     tokenMint: r.token_mint,
     trackingId: r.tracking_id,
+    status: r.status === 'Completed' ? 'Completed' as const : 'Active' as const,
     totalPaid: r.total_paid,
     paymentCount: r.payment_count,
     policyType: asPolicyType(r.policy_type),

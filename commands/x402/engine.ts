@@ -25,7 +25,7 @@ import { accountOutstandingKey, releaseCounts } from './account-outstanding.js';
 import { upstreamUnavailable } from '../../src/kernel/http/errors.js';
 import type { PaymentPayload } from './payload.js';
 import { createPolicyCache, type PolicyCache } from './policy-cache.js';
-import type { PaymentRequirement, Scheme } from './requirements.js';
+import { requirementGrace, type PaymentRequirement, type Scheme } from './requirements.js';
 import { proofProblem } from './proof.js';
 import { chainRead, overdueReason, policyMismatch, settleExisting, settlePayment, type ChainDeps } from './settle.js';
 import { createTokenCheck, type X402Claims, type X402Signer } from './tokens.js';
@@ -59,7 +59,7 @@ export interface X402Deps {
   confirmTimeoutMs?: number;
   /** how long a settled payment's answer is kept for repeats; default 86400 */
   idempotencyTtlSeconds?: number;
-  /** access follows payment: a subscription is honoured until next_payment_due + this; default 259200 (3 days) */
+  /** access follows payment: the cap of a subscription's grace past next_payment_due (a requirement's own is a tenth of its period); default 259200 (3 days) */
   subscriptionGraceSeconds?: number;
   /** origin of resource URLs in 402 answers (e.g. https://api.example.com); default the request's own */
   resourceBase?: string;
@@ -200,7 +200,7 @@ export function createPaymentEngine(deps: X402Deps): PaymentEngine {
         return unpayable ? `the payment policy ${t.claims.policy} ${unpayable}` : grant;
       }
       if (r.scheme !== 'x402://payg') {
-        const overdue = overdueReason(type, nowSeconds(), graceSeconds);
+        const overdue = overdueReason(type, nowSeconds(), requirementGrace(r, graceSeconds));
         return overdue ? `the payment policy ${t.claims.policy} ${overdue}` : grant;
       }
       if (type.kind !== 'PayAsYouGo') return 'the payment policy is not pay-as-you-go';

@@ -61,7 +61,9 @@ export function paymentRequired(
   inputs: readonly PaymentRequirementInput[], deps: X402Deps | RemoteFacilitatorDeps, options: PaymentRequiredOptions = {},
 ): RequestHandler {
   if (inputs.length === 0) throw new Error('paymentRequired needs at least one requirement');
-  const requirements = inputs.map((i) => normalizeRequirement(i, deps.programId));
+  // a local engine caps each subscription's grace at its SUBSCRIPTION_GRACE_SECONDS (a remote facilitator caps its own)
+  const graceCap = 'facilitatorUrl' in deps ? undefined : deps.subscriptionGraceSeconds;
+  const requirements = inputs.map((i) => normalizeRequirement(i, deps.programId, graceCap));
   const backend = 'facilitatorUrl' in deps ? remoteBackend(deps) : localBackend(createPaymentEngine(deps), deps.idempotencyTtlSeconds !== undefined ? { idempotencyTtlSeconds: deps.idempotencyTtlSeconds } : {});
   const clock = backend.clock;
   const byId = new Map(requirements.map((r) => [r.id, r]));

@@ -49,6 +49,18 @@ export interface Payability {
   forget(userPayment: string): void;
 }
 
+/**
+ * The most `gross` pays for when the program draws amount + floor(amount × bps / 10000)
+ * (net mode; bps 0 otherwise): the largest such amount, exactly, since a maximum the
+ * payer approved with its fee must be admitted.
+ */
+export function fundedBeforeFees(gross: bigint, bps: bigint): bigint {
+  let a = (gross * 10_000n) / (10_000n + bps);
+  // the estimate rounds down twice; the exact answer is at most a unit or two above
+  while (a + 1n + ((a + 1n) * bps) / 10_000n <= gross) a += 1n;
+  return a;
+}
+
 /** Why `amount` (with `unsettled` before it) is more than `f` funds, in the program's words. */
 export function shortfall(f: Extract<Funding, { ok: true }>, amount: bigint, unsettled = 0n): string {
   const owed = unsettled > 0n ? ` on top of ${unsettled} used and not charged yet` : '';
@@ -87,7 +99,7 @@ export function createPayability(opts: { rpc: RpcClient; programId: string; comm
     if (!a.ok) return a;
     const limitedBy = a.delegated < a.balance ? 'delegation' : 'balance';
     const gross = limitedBy === 'delegation' ? a.delegated : a.balance;
-    return { ok: true, account: a.account, limitedBy, amount: (gross * 10_000n) / (10_000n + bps) };
+    return { ok: true, account: a.account, limitedBy, amount: fundedBeforeFees(gross, bps) };
   }
 
   return {

@@ -11,8 +11,8 @@
  *      fee recipient's and the protocol fee recipient's token accounts when missing, then
  *      execute_payment by the payer, paying the first period (the credit) now (the payer's
  *      own token account as the last remaining account when the gateway has a scheduler
- *      share: the cut comes back). A prepaid credit through a net-mode gateway approves
- *      the fee on top of the credit, since the program then draws both.
+ *      share: the cut comes back). A prepaid credit, or an upto maximum, through a net-mode
+ *      gateway approves the fee on top, since the program then draws both.
  * Signed by the wallet (payer and fee payer).
  */
 import { TransactionMessage, VersionedTransaction, type Keypair, type TransactionInstruction } from '@solana/web3.js';
@@ -130,7 +130,8 @@ export async function buildPayment(
     user: payer, user_payment: userPayment, recipient: r.recipient, token_mint: r.tokenMint, gateway: r.gateway, config,
     payment_policy: policyAddress, fee_payer: payer,
   }, policyTypeArg(r, uptoWindow(accepted)), r.memo));
-  const fee = r.scheme === 'x402://prepaid' ? await netModeFee(c, r) : 0n;
+  // the program draws amount + fee from the payer at a net-mode gateway: a credit, or an upto maximum, approves both
+  const fee = r.scheme === 'x402://prepaid' || r.scheme === 'x402://upto' ? await netModeFee(c, r) : 0n;
   const approvedAmount = totalAllowance(r, await existingPolicies(c, pdas, userPayment, count)) + fee;
   instructions.push(revokeIx(payerAta, payer), approveIx(payerAta, userPayment, payer, approvedAmount));
   if (r.scheme === 'deferred' || r.scheme === 'x402://prepaid') instructions.push(...await firstPayment(c, pdas, r, payer, policyAddress, userPayment));

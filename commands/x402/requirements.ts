@@ -17,6 +17,7 @@ import { isPublicKey } from '../../src/kernel/domain/pda.js';
 import type { Frequency } from '../../src/kernel/domain/policy-type.js';
 import { PAYMENT_MEMO_BYTES } from '../../src/kernel/domain/memo.js';
 import { textToFixedBytes } from '../../src/kernel/events/codec.js';
+import { subscriptionGraceSeconds } from '../../src/kernel/domain/grace.js';
 
 /** How far before the server's now an offered x402://upto window starts (see acceptedRequirement). */
 export const UPTO_START_SKEW_SECONDS = 60;
@@ -49,6 +50,12 @@ export interface PaymentRequirementInput {
   autoRenew?: boolean;
   /** deferred: default null (unlimited) */
   maxRenewals?: number | null;
+  /**
+   * deferred: seconds past next_payment_due the subscription is still honoured; default a
+   * tenth of the period; at most SUBSCRIPTION_GRACE_SECONDS (3 days by default). Not a term
+   * on chain: it is left out of the id.
+   */
+  gracePeriodSeconds?: number;
   /** payg: cap per period; default 100 × amount */
   maxAmountPerPeriod?: Amount;
   /** payg: default 86400 */
@@ -86,6 +93,8 @@ export interface DeferredRequirement extends Common {
   paymentFrequency: Frequency;
   autoRenew: boolean;
   maxRenewals: number | null;
+  /** access follows payment: honoured until next_payment_due + this (capped already) */
+  gracePeriodSeconds: number;
 }
 export interface PaygRequirement extends Common {
   scheme: 'x402://payg';
@@ -124,6 +133,8 @@ export interface AcceptedRequirement {
   paymentFrequency?: string;
   autoRenew?: boolean;
   maxRenewals?: number | null;
+  /** deferred: access past next_payment_due, in seconds */
+  gracePeriodSeconds?: number;
   maxAmountPerPeriod?: number;
   periodLengthSeconds?: number;
   maxChunkAmount?: number;
@@ -181,6 +192,11 @@ export function parseFrequency(text: string): Frequency {
   throw new RequirementError(`paymentFrequency must be one of ${Object.keys(FREQUENCY_SECONDS).join(', ')} or Custom:<seconds>, got ${JSON.stringify(text)}`);
 }
 
+/** How long past next_payment_due a requirement's subscription is honoured, at most `capSeconds`. */
+export function requirementGrace(r: PaymentRequirement, capSeconds: number): number {
+  return r.scheme === 'deferred' ? Math.min(r.gracePeriodSeconds, capSeconds) : capSeconds;
+}
+
 export function frequencyText(f: Frequency): string {
   return typeof f === 'string' ? f : `Custom:${f.value}`;
 }
@@ -189,7 +205,8 @@ function hashId(parts: readonly (string | number | boolean | null)[]): string {
   return createHash('sha256').update(JSON.stringify(parts)).digest('hex').slice(0, 32);
 }
 
-export function normalizeRequirement(input: PaymentRequirementInput, programId: string): PaymentRequirement {
+/** `graceCapSeconds`: SUBSCRIPTION_GRACE_SECONDS of the service that serves the requirement. */
+export function normalizeRequirement(input: PaymentRequirementInput, programId: string, graceCapSeconds?: number): PaymentRequirement {
   if (!(SCHEMES as readonly string[]).includes(input.scheme)) throw new RequirementError(`scheme must be one of ${SCHEMES.join(', ')}`);
   if (!/^[-a-z0-9]{3,8}:[-_a-zA-Z0-9]{1,32}$/.test(input.network)) throw new RequirementError(`network must be a CAIP-2 id, got ${JSON.stringify(input.network)}`);
   if (input.memo !== undefined && textToFixedBytes(input.memo, PAYMENT_MEMO_BYTES) === undefined) {
@@ -216,8 +233,11 @@ export function normalizeRequirement(input: PaymentRequirementInput, programId: 
     if (maxRenewals !== null && (!Number.isInteger(maxRenewals) || maxRenewals < 1 || maxRenewals > 0xffffffff)) {
       throw new RequirementError('maxRenewals must be null or a positive u32');
     }
+    const declared = input.gracePeriodSeconds;
+    if (declared !== undefined && (!Number.isSafeInteger(declared) || declared < 0)) throw new RequirementError('gracePeriodSeconds must be a non-negative integer');
+    const gracePeriodSeconds = subscriptionGraceSeconds(paymentFrequency, graceCapSeconds, declared);
     const id = hashId([...head, frequencyText(paymentFrequency), autoRenew, maxRenewals]);
-    return { ...base, id, scheme: 'deferred', paymentFrequency, autoRenew, maxRenewals };
+    return { ...base, id, scheme: 'deferred', paymentFrequency, autoRenew, maxRenewals, gracePeriodSeconds };
   }
   if (input.scheme === 'x402://upto') {
     const maxTimeoutSeconds = positive(input.maxTimeoutSeconds, 'maxTimeoutSeconds', 3600n);
@@ -250,7 +270,10 @@ export function acceptedRequirement(r: PaymentRequirement, resource: string, now
   };
   const extra = { programId: r.programId, x402Version: X402_VERSION };
   if (r.scheme === 'deferred') {
-    return { ...common, paymentFrequency: frequencyText(r.paymentFrequency), autoRenew: r.autoRenew, maxRenewals: r.maxRenewals, extra };
+    return {
+      ...common, paymentFrequency: frequencyText(r.paymentFrequency), autoRenew: r.autoRenew, maxRenewals: r.maxRenewals,
+      gracePeriodSeconds: r.gracePeriodSeconds, extra,
+    };
   }
   if (r.scheme === 'x402://upto') {
     const window = Number(r.maxTimeoutSeconds);

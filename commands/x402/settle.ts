@@ -21,7 +21,7 @@ import { PAYMENT_MEMO_BYTES } from '../../src/kernel/domain/memo.js';
 import { textToFixedBytes } from '../../src/kernel/events/codec.js';
 import type { Clock } from '../../src/kernel/domain/clock.js';
 import type { PolicyCache } from './policy-cache.js';
-import { keyValueHeader, type PaymentRequirement } from './requirements.js';
+import { keyValueHeader, requirementGrace, type PaymentRequirement } from './requirements.js';
 import type { SettledResult } from './idempotency.js';
 import { termsMismatch } from './terms.js';
 import { issueX402Token, type X402Signer } from './tokens.js';
@@ -98,20 +98,24 @@ export async function readCreatedPolicy(deps: ChainDeps, p: CheckedPayment, r: P
   return read;
 }
 
-/** Why a policy account does not serve the requirement (not Active, other parties or terms), or undefined. */
+/**
+ * Why a policy account does not serve the requirement (not Active, other parties or terms), or undefined.
+ * A fixed-term subscription (max_renewals, or auto_renew off) is Completed by its last payment
+ * and still serves through the period that payment bought: overdueReason bounds it.
+ */
 export function policyMismatch(read: AccountRead & { kind: 'found' }, r: PaymentRequirement): string | undefined {
   const d = read.data;
   const status = asStatus(d['status']);
   if (r.scheme === 'x402://prepaid') {
     // a credit is paid once its OneTime policy has executed, and that execution completes it
     if (status !== 'Completed' || Number(d['payment_count'] ?? 0) < 1) return 'has not paid its credit';
-  } else if (status !== 'Active') return `is ${status}`;
+  } else if (status !== 'Active' && !(r.scheme === 'deferred' && status === 'Completed')) return `is ${status}`;
   // a deferred JWT is issued only once the first period is paid on chain (a PaymentRecord)
   if (r.scheme === 'deferred' && Number(d['payment_count'] ?? 0) < 1) return 'has not paid its first period';
   if (d['recipient'] !== r.recipient) return 'pays another recipient';
   if (d['gateway'] !== r.gateway) return 'is under another gateway';
   if (r.memo !== undefined && d['memo_hex'] !== textToFixedBytes(r.memo, PAYMENT_MEMO_BYTES)?.toString('hex')) return 'carries another memo';
-  const terms = termsMismatch(r, asPolicyType(d['policy_type']));
+  const terms = termsMismatch(r, asPolicyType(d['policy_type']), Number(d['payment_count'] ?? 0));
   return terms === undefined ? undefined : `does not match: ${terms}`;
 }
 
@@ -130,8 +134,9 @@ export function overdueReason(t: PolicyType, nowSeconds: number, graceSeconds: n
 export const EXISTING_POLICY_SCAN = 100;
 
 /**
- * The payer's newest Active policy with the requirement's terms (a prepaid credit: paid),
- * read from the chain; `usable` may still pass one over (a credit used up).
+ * The payer's newest Active policy with the requirement's terms (a prepaid credit: paid; a
+ * subscription: paid through its grace), read from the chain; `usable` may still pass one
+ * over (a credit used up). `graceSeconds` caps the requirement's own grace.
  */
 export async function findMatchingPolicy(
   deps: ChainDeps, payer: string, r: PaymentRequirement, nowSeconds: number, graceSeconds = Number.MAX_SAFE_INTEGER, usable?: UsablePolicy,
@@ -150,7 +155,7 @@ export async function findMatchingPolicy(
   const matching = reads.filter((a): a is AccountRead & { kind: 'found' } => {
     if (a.kind !== 'found' || policyMismatch(a, r) !== undefined) return false;
     const t = asPolicyType(a.data['policy_type']);
-    if (overdueReason(t, nowSeconds, graceSeconds) !== undefined) return false; // an overdue one serves nobody
+    if (overdueReason(t, nowSeconds, requirementGrace(r, graceSeconds)) !== undefined) return false; // an overdue one serves nobody
     return !(t.kind === 'PayAsYouGo' && t.expiry_date !== null && Number(t.expiry_date) <= nowSeconds);
   });
   if (!usable) return matching[0];

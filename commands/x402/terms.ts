@@ -12,15 +12,19 @@ import { frequencyText } from './requirements.js';
 import type { PaymentRequirement } from './requirements.js';
 import type { PolicyType, UpToType } from '../../src/kernel/domain/policy-type.js';
 
-/** Why `type` does not carry the requirement's terms, or undefined when it does. */
-export function termsMismatch(r: PaymentRequirement, type: PolicyType): string | undefined {
+/**
+ * Why `type` does not carry the requirement's terms, or undefined when it does. `paid`: the
+ * policy's payment_count; each payment takes one off a subscription's max_renewals.
+ */
+export function termsMismatch(r: PaymentRequirement, type: PolicyType, paid = 0): string | undefined {
   if (r.scheme === 'deferred') {
     if (type.kind !== 'Subscription') return `the policy type is ${type.kind}; scheme deferred needs a Subscription`;
     if (type.amount !== r.amount.toString()) return `the subscription amount is ${type.amount}; the requirement asks ${r.amount}`;
     const f = typeof type.payment_frequency === 'string' ? type.payment_frequency : `Custom:${type.payment_frequency.value}`;
     if (f !== frequencyText(r.paymentFrequency)) return `the payment frequency is ${f}; the requirement asks ${frequencyText(r.paymentFrequency)}`;
     if (type.auto_renew !== r.autoRenew) return `auto_renew is ${type.auto_renew}; the requirement asks ${r.autoRenew}`;
-    if (type.max_renewals !== r.maxRenewals) return `max_renewals is ${String(type.max_renewals)}; the requirement asks ${String(r.maxRenewals)}`;
+    const renewals = type.max_renewals === null ? null : type.max_renewals + paid;
+    if (renewals !== r.maxRenewals) return `max_renewals is ${String(renewals)}; the requirement asks ${String(r.maxRenewals)}`;
     return undefined;
   }
   if (r.scheme === 'x402://upto') {

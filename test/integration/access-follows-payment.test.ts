@@ -14,8 +14,11 @@ import { DEMO_PATH, startX402, type X402Harness } from './x402-harness.js';
 import { insertGateway, insertPolicy, newWallet, postJson, randomKey, subscription } from './auth-fixtures.js';
 
 const GRACE = 120;
-/** the demo subscription's period: the Payment transaction pays the first one, so the next falls due this much later */
-const PERIOD = 60;
+/**
+ * the demo subscription's period: the Payment transaction pays the first one, so the next falls due this much later;
+ * its grace, a tenth of it (360 s), is capped by SUBSCRIPTION_GRACE_SECONDS
+ */
+const PERIOD = 3600;
 
 describe('access follows payment', function () {
   this.timeout(60_000);
@@ -31,6 +34,7 @@ describe('access follows payment', function () {
     }, { clock });
     url = `${h.api.url}${DEMO_PATH}`;
     deferred = (await h.accepts())[0]!;
+    expect(deferred.gracePeriodSeconds).to.equal(GRACE);
   });
   after(async () => { await h.close(); });
   afterEach(() => { offsetMs = 0; });

@@ -55,7 +55,10 @@ describe('x402 protocol: 402, Payment, bearer', function () {
       extra: { programId: PROGRAM_ID, x402Version: 2 },
     };
     expect(r.body.accepts).to.deep.equal([
-      { ...common, scheme: 'deferred', amount: 1_000_000, id: d.id, description: 'demo subscription', paymentFrequency: 'Monthly', autoRenew: true, maxRenewals: null },
+      {
+        ...common, scheme: 'deferred', amount: 1_000_000, id: d.id, description: 'demo subscription', paymentFrequency: 'Monthly', autoRenew: true, maxRenewals: null,
+        gracePeriodSeconds: 259_200,
+      },
       {
         ...common, scheme: 'x402://payg', amount: 10_000, id: p.id, description: 'demo pay-as-you-go, metered per request',
         maxAmountPerPeriod: 1_000_000, periodLengthSeconds: 86_400, maxChunkAmount: 100_000,

@@ -52,6 +52,7 @@ export function registerFacilitatorRoutes(api: Api, ctx: FacilitatorRouteDeps): 
   const auth = requireFacilitatorAuth(ctx.db, ctx.keyRing, ctx.gatewayKeys);
   const programId = ctx.config.solana.programId;
   const network = ctx.config.solana.network;
+  const graceCap = x402.subscriptionGraceSeconds;
 
   api.route({
     method: 'get',
@@ -88,7 +89,7 @@ export function registerFacilitatorRoutes(api: Api, ctx: FacilitatorRouteDeps): 
       409: { description: 'the payment identifier was used for another payment' },
     },
     async handler({ body, res }) {
-      const r = requirementFromWire(body.paymentRequirements, programId);
+      const r = requirementFromWire(body.paymentRequirements, programId, graceCap);
       requireOwnGateway(res, r.gateway);
       return { body: await verifyPayment(deps, callerGateway(res), body.paymentPayload, r) };
     },
@@ -113,7 +114,7 @@ export function registerFacilitatorRoutes(api: Api, ctx: FacilitatorRouteDeps): 
       503: { description: 'the chain did not answer or confirm in time; send the same request again' },
     },
     async handler({ body, res }) {
-      const r = requirementFromWire(body.paymentRequirements, programId);
+      const r = requirementFromWire(body.paymentRequirements, programId, graceCap);
       requireOwnGateway(res, r.gateway);
       return { body: await settlePayment(deps, callerGateway(res), body.paymentPayload, r) };
     },
@@ -142,7 +143,7 @@ export function registerFacilitatorRoutes(api: Api, ctx: FacilitatorRouteDeps): 
     },
     async handler({ body, res }) {
       const list = Array.isArray(body.paymentRequirements) ? body.paymentRequirements : [body.paymentRequirements];
-      const rs = list.map((w) => requirementFromWire(w, programId));
+      const rs = list.map((w) => requirementFromWire(w, programId, graceCap));
       for (const r of rs) requireOwnGateway(res, r.gateway);
       const amount = body.amount === undefined ? undefined : BigInt(body.amount);
       const answer = await reportUsage(deps, body.jwt, rs, amount, body.transaction);
@@ -174,7 +175,7 @@ export function registerFacilitatorRoutes(api: Api, ctx: FacilitatorRouteDeps): 
     async handler({ body, res }) {
       // PostgreSQL text and jsonb cannot hold NUL: refused here rather than failing the insert
       if (JSON.stringify(body).includes('\\u0000')) throw invalid('the resource, description, input and output must not contain NUL characters');
-      const rs = body.accepts.map((w) => requirementFromWire({ ...w, resource: body.resource }, programId));
+      const rs = body.accepts.map((w) => requirementFromWire({ ...w, resource: body.resource }, programId, graceCap));
       for (const r of rs) requireOwnGateway(res, r.gateway);
       const accepts = rs.map((r) => acceptedRequirement(r, body.resource));
       const input: ResourceInput = {

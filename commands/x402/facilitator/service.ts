@@ -82,9 +82,9 @@ export async function reportUsage(
   const byId = new Map(requirements.map((r) => [r.id, r]));
   const upto = requirements.filter((r) => r.scheme === 'x402://upto');
   if (upto.length > 0 && (transaction !== undefined || upto.length === requirements.length)) {
-    // without an amount, only whether the bearer holds a live authorization (a request admitted before its cost is known)
+    // without an amount, whether the bearer holds a live authorization that funds its maximum (a request admitted before its cost is known)
     if (amount === undefined && transaction !== undefined) throw invalid('amount is required with transaction: the actual charge, 0 to the authorized maximum');
-    return settleUpto(deps.engine, token, (id) => byId.get(id), amount ?? 0n, transaction);
+    return settleUpto(deps.engine, token, (id) => byId.get(id), amount, transaction);
   }
   if (transaction !== undefined) throw invalid('transaction is only for settling an x402://upto authorization');
   const grant = await deps.engine.authorize(token, (c) => byId.get(c.requirementId), amount);

@@ -26,6 +26,7 @@ export const wireRequirementSchema: JsonSchema = {
     paymentFrequency: { type: 'string', maxLength: 32 },
     autoRenew: { type: 'boolean' },
     maxRenewals: { type: 'integer', nullable: true },
+    gracePeriodSeconds: { type: 'integer', minimum: 0, description: 'deferred: seconds past next_payment_due the subscription is honoured; default a tenth of the period, at most SUBSCRIPTION_GRACE_SECONDS' },
     maxAmountPerPeriod: amount,
     periodLengthSeconds: amount,
     maxChunkAmount: amount,
@@ -40,13 +41,13 @@ export const wireRequirementSchema: JsonSchema = {
 type Wire = PaymentRequirementInput & { id?: string; extra?: { programId?: string } };
 
 /** The normalized requirement; a 400 naming the problem when the terms are not valid. */
-export function requirementFromWire(w: Wire, programId: string): PaymentRequirement {
+export function requirementFromWire(w: Wire, programId: string, graceCapSeconds?: number): PaymentRequirement {
   if (w.extra?.programId !== undefined && w.extra.programId !== programId) {
     throw invalid(`paymentRequirements.extra.programId is ${w.extra.programId}; this service settles for program ${programId}`);
   }
   const { id: _id, extra: _extra, ...input } = w;
   try {
-    return normalizeRequirement(input, programId);
+    return normalizeRequirement(input, programId, graceCapSeconds);
   } catch (err) {
     if (err instanceof RequirementError) throw invalid(err.message);
     throw err;

@@ -143,7 +143,7 @@ function build(r: EnvReader) {
       host: r.str('METRICS_HOST', '127.0.0.1', 'interface of the METRICS_PORT listener'),
     },
     access: {
-      subscriptionGraceSeconds: r.int('SUBSCRIPTION_GRACE_SECONDS', 259_200, 'access follows payment: a subscription (deferred bearer, tokens/issue claim) is honoured until next_payment_due + this; past it the bearer gets 402 and the claim says overdue', 0),
+      subscriptionGraceSeconds: r.int('SUBSCRIPTION_GRACE_SECONDS', 259_200, 'access follows payment: the cap of a subscription\'s grace (deferred bearer, tokens/issue claim), honoured until next_payment_due + the grace, a tenth of its period unless the requirement says less; past it the bearer gets 402 and the claim says overdue', 0),
     },
     webhooks: {
       allowPrivateTargets: r.bool('WEBHOOK_ALLOW_PRIVATE_TARGETS', cluster === 'localnet', 'allow webhook targets on private, loopback and link-local addresses (default: true on the localnet, where receivers run on this machine; else false)'),
