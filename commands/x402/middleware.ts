@@ -24,7 +24,8 @@
  *    (idempotency.ts, settle.ts) → 200, header `Payment-Response: scheme=…,network=…,id=…,
  *    timestamp=<unix ms>,policy=<address>[,transaction=<signature>]`, body `{jwt, message}`.
  * 3. `Authorization: Bearer <JWT>` (tokens.ts) → the policy is read from the chain (cached
- *    for X402_CACHE_MS, policy-cache.ts) and must still be Active with the requirement's
+ *    for X402_CACHE_MS, policy-cache.ts) and must still be Active (a `deferred` one: or
+ *    Completed, paid through next_payment_due + its grace) with the requirement's
  *    terms; an `x402://payg` request is metered (metering.ts) at the requirement's amount,
  *    or at `options.price(req)`; an `x402://prepaid` request draws its price
  *    (pricePerRequest, or `options.price(req)`) from the credit paid up front

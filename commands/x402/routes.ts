@@ -29,6 +29,7 @@ const requirementSchema = {
     paymentFrequency: { type: 'string', description: 'Daily, Weekly, Monthly, Quarterly, SemiAnnually, Annually or Custom:<seconds>' },
     autoRenew: { type: 'boolean' },
     maxRenewals: { type: 'integer', nullable: true },
+    gracePeriodSeconds: { type: 'integer', description: 'deferred: seconds past next_payment_due the subscription is still honoured (a tenth of the period unless the merchant says less, at most SUBSCRIPTION_GRACE_SECONDS)' },
     maxAmountPerPeriod: { type: 'integer' },
     periodLengthSeconds: { type: 'integer' },
     maxChunkAmount: { type: 'integer' },
@@ -56,7 +57,7 @@ export const paymentRequiredBodySchema = {
 const PROTOCOL = `Payment-gated (HTTP 402, protocol version 2).
 1. Without payment: 402, header \`Payment-Required\` (scheme, network, resource, id, amount, currency, recipient, gateway, tokenMint of the preferred requirement as comma-separated key=value pairs), body \`{accepts: [...]}\`.
 2. Header \`Payment: <base64 of {"x402Version":2,"scheme":"deferred"|"x402://payg"|"x402://upto","network":"<CAIP-2>","id":"<accepts[].id>","payload":{"serializedTransaction":"<base64 signed Solana transaction>","proof":{"signedAt":<unix seconds>,"signature":"<base58>"}}}>\`. The proof (required; it never goes on chain) is the payer's ed25519 signature over the UTF-8 bytes of \`tributary-x402|<accepts[].id>|<accepts[].resource>|<the transaction's signature, base58>|<signedAt>\`, signedAt within 300 s of the server's clock; without it, or by another wallet, 402. A payer who holds a matching Active policy may send \`"payload":{"payer":"<wallet>","proof":{...}}\` with no transaction, the proof signing \`-\` in place of the transaction signature. The transaction is the one the Tributary SDK builds, signed by the payer: create-idempotent of the payer's token account (when missing), create_user_payment (when the payer has none), create_payment_policy with the requirement's recipient, gateway, mint and terms (Subscription for deferred; PayAsYouGo for x402://payg; UpTo for x402://upto), an SPL revoke + approve of the user payment PDA for at least the policy's yearly allowance, and for deferred the fee accounts' ATAs (when missing) and execute_payment by the payer paying the first period; a deferred JWT is issued once the chain shows payment_count ≥ 1. It is checked, sent and confirmed once per signature → 200, header \`Payment-Response: scheme=..,network=..,id=..,timestamp=<unix ms>,policy=<address>[,transaction=<signature>]\`, body \`{jwt, message}\`.
-3. Header \`Authorization: Bearer <jwt>\` → the content; deferred: only while next_payment_due + SUBSCRIPTION_GRACE_SECONDS is ahead (else 402, overdue); x402://payg requests are metered against the policy's per-request and per-period caps.`;
+3. Header \`Authorization: Bearer <jwt>\` → the content; deferred: only while next_payment_due + the requirement's gracePeriodSeconds is ahead (else 402, overdue), a Completed fixed-term subscription too, through the period its last payment bought; x402://payg requests are metered against the policy's per-request and per-period caps.`;
 
 export interface X402RouteDeps {
   /** the node's x402 collaborators, shared with the facilitator */
