@@ -36,15 +36,19 @@ export interface SchedulerHarness {
   close(): Promise<void>;
 }
 
-export async function startSchedulerHarness(tag: string, extra: Record<string, string> = {}): Promise<SchedulerHarness> {
+/** `readModel: false` runs no indexer and no projector: the policies read model stays empty. */
+export async function startSchedulerHarness(tag: string, extra: Record<string, string> = {}, opts: { readModel?: boolean } = {}): Promise<SchedulerHarness> {
   const h = await startX402(tag, extra);
   const config = loadConfig({
     ...h.env.env, ...h.overrides, SOLANA_RPC_URL: h.ln.rpcUrl, SCHEDULER_POLL_MS: '200', SCHEDULER_RETRY_MS: '300',
     SCHEDULER_LEASE_MS: '3000', X402_CONFIRM_TIMEOUT_MS: '5000', ...extra,
   });
   const logger = createLogger(process.env['TEST_LOG_LEVEL'] ?? 'silent', `test-${tag}`);
-  const indexer: RunningIndexer = await startIndexer({ config: { ...config, indexer: { ...config.indexer, backfillIntervalMs: 500 } }, redis: h.env.redis, logger });
-  const projector: RunningRole = await startProjectorRole(h.api.ctx);
+  const readModel = opts.readModel !== false;
+  const indexer: RunningIndexer | undefined = readModel
+    ? await startIndexer({ config: { ...config, indexer: { ...config.indexer, backfillIntervalMs: 500 } }, redis: h.env.redis, logger })
+    : undefined;
+  const projector: RunningRole | undefined = readModel ? await startProjectorRole(h.api.ctx) : undefined;
   const io = chainIo(createRpcClient({ url: h.ln.rpcUrl, timeoutMs: 5000 }), config.solana.programId, 'confirmed');
   const fixture = h.ln.fixtures.gateways[0]!;
   const secret = (fixture as { signerSecretKey?: string }).signerSecretKey ?? fixture.authoritySecretKey;
@@ -69,8 +73,8 @@ export async function startSchedulerHarness(tag: string, extra: Record<string, s
       .map((e) => ({ amount: BigInt(dataOf(e)['amount'] as string), recordId: Number(dataOf(e)['record_id']), signature: e.signature })),
     async close() {
       for (const r of running) await r.stop();
-      await projector.stop();
-      await indexer.stop();
+      await projector?.stop();
+      await indexer?.stop();
       await h.close();
     },
   };
