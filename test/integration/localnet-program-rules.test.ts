@@ -124,6 +124,22 @@ describe('localnet program rules: emergency pause and gateways', function () {
     expect(stored()).to.equal(0x0f);
   });
 
+  // programs/tributary/src/instructions/gateway/update_gateway_referral_settings.rs: flags masked as update_gateway_feature_flags
+  // masks them (0x04 and 0x08 kept), and the tiers validated on every call, so they must always sum to 10000 (InvalidReferralTiers)
+  it('update_gateway_referral_settings keeps 0x04 and 0x08 and always wants tiers summing to 100 %', async () => {
+    const authority = Keypair.generate();
+    const admin = net.actors.admin;
+    expect(await net.send(admin, [createGateway(authority.publicKey, { flags: 0x08 })])).to.deep.include({ ok: true });
+    const settings = (feature_flags: number | null, tiers: number[] | null): TransactionInstruction => tributaryIx('update_gateway_referral_settings', {
+      gateway: pdas.gateway(authority.publicKey), authority: authority.publicKey, config,
+    }, { args: { feature_flags, referral_allocation_bps: null, referral_tiers_bps: tiers } });
+    expect(await net.send(admin, [settings(0x00, null)], [authority])).to.deep.include({ ok: false, error: 'InvalidReferralTiers', code: 6015 });
+    expect(await net.send(admin, [settings(0x03, [6_000, 3_000, 1_000])], [authority])).to.deep.include({ ok: true });
+    expect(programAccount(net, pdas.gateway(authority.publicKey), 'PaymentGateway')?.feature_flags).to.equal(0x0b);
+    expect(await net.send(admin, [settings(0x00, null)], [authority])).to.deep.include({ ok: true });
+    expect(programAccount(net, pdas.gateway(authority.publicKey), 'PaymentGateway')?.feature_flags).to.equal(0x08);
+  });
+
   // programs/tributary/src/instructions/gateway/create_payment_gateway.rs: fee_recipient != default (InvalidAmount),
   // initial_feature_flags ≤ 0x0F (InvalidFeatureFlags), signer = authority, and the share check with the effective
   // protocol share (state/payment_gateway.rs validate_share_constraint: the custom share, 0 at creation, when 0x04 is set)

@@ -131,16 +131,26 @@ export function changeGatewaySigner(ctx: IxContext): void {
 
 interface ReferralSettings { feature_flags: number | null; referral_allocation_bps: number | null; referral_tiers_bps: number[] | null }
 
+/**
+ * Flags as update_gateway_feature_flags writes them; the tiers must sum to 100 % whether
+ * or not this call sets them or any allocation (update_gateway_referral_settings.rs).
+ */
 export function updateGatewayReferralSettings(ctx: IxContext): void {
   const gateway = ownGateway(ctx);
   const args = ctx.args.args as ReferralSettings;
   const allocation = args.referral_allocation_bps ?? gateway.referral_allocation_bps;
   const tiers = args.referral_tiers_bps ?? gateway.referral_tiers_bps;
   if (allocation > 2_500) throw programError('InvalidReferralAllocation');
-  if (allocation > 0 && tiers.reduce((a, b) => a + b, 0) !== 10_000) throw programError('InvalidReferralTiers');
-  const next = { ...gateway, feature_flags: args.feature_flags ?? gateway.feature_flags, referral_allocation_bps: allocation, referral_tiers_bps: tiers };
+  if (tiers.reduce((a, b) => a + b, 0) !== 10_000) throw programError('InvalidReferralTiers');
+  const flags = args.feature_flags === null ? gateway.feature_flags : maskedFlags(gateway.feature_flags, args.feature_flags);
+  const next = { ...gateway, feature_flags: flags, referral_allocation_bps: allocation, referral_tiers_bps: tiers };
   checkShares(next, load(ctx, 'config', 'ProgramConfig'));
   saveGateway(ctx, next);
+}
+
+/** Referral and net amount from `requested`; custom protocol share and permissionless kept from `stored`. */
+function maskedFlags(stored: number, requested: number): number {
+  return (requested & UPDATABLE_FLAGS) | (stored & ~UPDATABLE_FLAGS & KNOWN_FLAGS);
 }
 
 /**
@@ -151,8 +161,7 @@ export function updateGatewayFeatureFlags(ctx: IxContext): void {
   const gateway = ownGateway(ctx);
   const flags = (ctx.args.args as { feature_flags: number }).feature_flags;
   if (flags > KNOWN_FLAGS) throw programError('InvalidFeatureFlags');
-  const feature_flags = (flags & UPDATABLE_FLAGS) | (gateway.feature_flags & ~UPDATABLE_FLAGS & KNOWN_FLAGS);
-  saveGateway(ctx, { ...gateway, feature_flags });
+  saveGateway(ctx, { ...gateway, feature_flags: maskedFlags(gateway.feature_flags, flags) });
 }
 
 export function updateGatewaySchedulerShare(ctx: IxContext): void {
