@@ -105,7 +105,7 @@ function build(r: EnvReader) {
       rate: r.int('LOCALNET_RATE', 5, 'localnet workload events per second (0 = none)', 0, 100_000),
       maxEvents: r.int('LOCALNET_MAX_EVENTS', 0, 'the localnet workload stops once it has emitted this many events (0 = never); a fixed, seeded history for tests and benchmarks', 0),
       fixturesPath: r.str('LOCALNET_FIXTURES', '.localnet/fixtures.json', 'where the localnet writes its mints, gateways and wallets'),
-      faults: r.str('LOCALNET_FAULTS', '', 'the localnet as a hostile RPC node: `all`, or a comma-separated list of delayed-landing, lost-answer, send-errors, forgetful-status, clock-lag, blockhash-expiry, each optionally `=rate` (0..1); empty = off'),
+      faults: r.str('LOCALNET_FAULTS', 'off', 'the localnet as a hostile RPC node: `all`, or a comma-separated list of delayed-landing, lost-answer, send-errors, forgetful-status, clock-lag, blockhash-expiry, each optionally `=rate` (0..1); `off` or empty = none'),
       faultsSeed: r.optStr('LOCALNET_FAULTS_SEED', 'seed of the localnet faults\' draws (unset: LOCALNET_SEED); the same seed and sends give the same faults'),
     },
     projector: {
