@@ -2,7 +2,9 @@
  * The service's side of an x402://upto settlement, on the payment engine: the JWT and its
  * Active UpTo policy (engine.authorize), the reported amount within the authorization and
  * before its deadline, then, when the merchant sends its signed execute_payment, the
- * check (upto.ts), one settlement per policy across nodes (SET NX), send and confirm.
+ * check (upto.ts), one settlement per policy across nodes (upto-marker.ts), send and
+ * confirm. A settlement left in doubt (its answer lost) is resolved from the chain by the
+ * next request: its stored result, a 503 while it may land, or cleared once it never can.
  * Without a transaction the report only asks whether `amount` (else the maximum) would be admitted.
  */
 import { readProgramAccount } from '../../infra/solana/accounts.js';
@@ -11,6 +13,7 @@ import type { PaymentEngine, X402Grant } from './engine.js';
 import type { PaymentRequirement } from './requirements.js';
 import { chainRead, confirmPayment, PaymentRefused, sendPayment } from './settle.js';
 import { checkUptoSettlement, field } from './upto.js';
+import { claimMarker, markDone, releaseMarker, signedFacts, stillInDoubt, type MarkerDeps, type UptoMarker } from './upto-marker.js';
 
 export type UptoAnswer =
   | ({ admitted: true; settled?: { amount: string; transaction: string } } & X402Grant)
@@ -39,18 +42,32 @@ export async function settleUpto(
   const check = checkUptoSettlement(serializedTransaction, { programId: engine.programId, policy: grant.policy, amount, allowed });
   if (!check.ok) return refuse(check.reason);
 
-  const mark = `${engine.redisPrefix}x402:upto:${grant.policy}`;
-  const won = await engine.redis.set(mark, JSON.stringify({ amount: amount.toString(), transaction: check.signature }), 'EX', 7 * 86_400, 'NX');
-  if (won !== 'OK') return refuse(`the authorization ${grant.policy} was settled already`);
+  const deps = markerDeps(engine);
+  const mine: UptoMarker = {
+    state: 'sending', amount: amount.toString(), transaction: check.signature,
+    blockhash: signedFacts(serializedTransaction).blockhash, paymentCount: Number(read.data['payment_count'] ?? 0),
+  };
+  const claim = await claimMarker(deps, grant.policy, mine);
+  if (claim.kind === 'settled') {
+    return claim.marker.transaction === check.signature ? settledAnswer(grant, claim.marker) : refuse(`the authorization ${grant.policy} was settled already`);
+  }
+  if (claim.kind === 'in_doubt') throw stillInDoubt(claim.reason);
   try {
     await sendPayment(engine.chain, { wire: serializedTransaction, signature: check.signature });
     await confirmPayment(engine.chain, check.signature);
   } catch (err) {
-    await engine.redis.del(mark);
-    if (err instanceof PaymentRefused) return refuse(err.reason);
-    throw err;
+    // a refused first send landed nothing: the marker goes; anything else leaves it to be resolved from the chain
+    if (!(err instanceof PaymentRefused)) throw err;
+    if (claim.kind === 'resend') throw stillInDoubt(`the settlement ${check.signature} was refused on a resend (${err.reason})`);
+    await releaseMarker(deps, grant.policy, mine);
+    return refuse(err.reason);
   }
+  await markDone(deps, grant.policy, mine);
   const after = await chainRead('getAccountInfo', () => readProgramAccount(engine.chain.rpc, grant.policy, 'PaymentPolicy', opts));
   engine.policies.prime(after);
   return { admitted: true, ...grant, settled: { amount: amount.toString(), transaction: check.signature } };
 }
+
+const markerDeps = (engine: PaymentEngine): MarkerDeps => ({ redis: engine.redis, redisPrefix: engine.redisPrefix, io: engine.chain, programId: engine.programId });
+
+const settledAnswer = (grant: X402Grant, m: UptoMarker): UptoAnswer => ({ admitted: true, ...grant, settled: { amount: m.amount, transaction: m.transaction } });

@@ -1,0 +1,133 @@
+/**
+ * An x402://upto settlement whose confirmation timed out (503) is in doubt: its transaction
+ * may land later, or never. Its retry is resolved from the chain: landed → the stored
+ * result (the service answered "Completed" and the merchant never learned it was paid);
+ * still able to land → another transaction waits (503, Retry-After) instead of racing it;
+ * proven never to land (blockhash expired, no status, the policy's payment_count unchanged)
+ * → the marker is cleared and a new transaction settles.
+ */
+/* eslint-disable @typescript-eslint/no-explicit-any -- JSON answers are inspected field by field */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { expect } from 'chai';
+import { Keypair, VersionedTransaction } from '@solana/web3.js';
+import bs58 from 'bs58';
+import { buildPayment } from '../../commands/x402/payment-transaction.js';
+import { buildUptoSettlement } from '../../commands/x402/upto.js';
+import type { AcceptedRequirement } from '../../commands/x402/requirements.js';
+import { associatedTokenAddress } from '../../src/kernel/domain/spl-token.js';
+import { PROGRAM_ID } from '../../src/kernel/idl/index.js';
+import { startX402, type X402Harness } from './x402-harness.js';
+import { call, gatewayJwt, payloadOf } from './x402-facilitator-support.js';
+
+const USDC_DEV = '4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU';
+
+/** The service's RPC: a node that accepts `held` transactions and never forwards them, and calls `expired` blockhashes invalid. */
+async function lossyNode(): Promise<{ url: string; target: { url: string }; held: Set<string>; expired: Set<string>; server: Server }> {
+  const target = { url: '' };
+  const held = new Set<string>();
+  const expired = new Set<string>();
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks).toString();
+      const m = JSON.parse(body) as { id?: number; method?: string; params?: unknown[] };
+      const reply = (result: unknown) => { res.writeHead(200, { 'content-type': 'application/json' }); res.end(JSON.stringify({ jsonrpc: '2.0', id: m.id, result })); };
+      if (m.method === 'sendTransaction' && held.has(String(m.params?.[0]))) return reply('held');
+      if (m.method === 'isBlockhashValid' && expired.has(String(m.params?.[0]))) return reply({ context: { slot: 0 }, value: false });
+      fetch(target.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
+        .then(async (r) => { res.writeHead(r.status, { 'content-type': 'application/json' }); res.end(await r.text()); })
+        .catch(() => { res.writeHead(502); res.end(); });
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, target, held, expired, server };
+}
+
+describe('x402://upto: a settlement whose confirmation timed out', function () {
+  this.timeout(90_000);
+  let h: X402Harness;
+  let node: Awaited<ReturnType<typeof lossyNode>>;
+  let key = '';
+  let upto: AcceptedRequirement;
+  let merchant: Keypair;
+  const post = (body: unknown) => fetch(`${h.api.url}/v1/x402/usage`, {
+    method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key }, body: JSON.stringify(body),
+  });
+  const balance = async (owner: string): Promise<bigint> => {
+    const r = await h.rpc.call<{ value: { amount: string } }>('getTokenAccountBalance', [associatedTokenAddress(owner, USDC_DEV)]);
+    return BigInt(r.value.amount);
+  };
+  const authorize = async (payer: Keypair) => {
+    const r = await call(h.api.url, 'POST', '/v1/x402/settle', { paymentPayload: payloadOf((await buildPayment(upto, { wallet: payer, rpc: h.rpc })).header), paymentRequirements: upto }, { 'x-api-key': key });
+    expect(r.body.success, JSON.stringify(r.body)).to.equal(true);
+    return r.body as { jwt: string; policy: string };
+  };
+  const build = (policy: string, amount: bigint) => buildUptoSettlement({ rpc: h.rpc, programId: PROGRAM_ID, policy, amount, signer: merchant });
+  const usage = (jwt: string, amount: bigint, transaction: string) => post({ jwt, paymentRequirements: upto, amount: amount.toString(), transaction });
+
+  before(async () => {
+    node = await lossyNode();
+    h = await startX402('upto-in-doubt', { SOLANA_RPC_URL: node.url, X402_CONFIRM_TIMEOUT_MS: '1500' });
+    node.target.url = h.ln.rpcUrl;
+    const gw = h.ln.fixtures.gateways[0]!;
+    merchant = Keypair.fromSecretKey(bs58.decode(gw.authoritySecretKey));
+    const jwt = await gatewayJwt(h, gw.address, gw.authority);
+    key = (await call(h.api.url, 'POST', `/v1/gateway/${gw.address}/api-keys`, {}, { authorization: `Bearer ${jwt}` })).body.key;
+    const reg = await call(h.api.url, 'PUT', '/v1/x402/resources', {
+      resource: 'https://merchant.example/completions', description: 'charged by tokens used', accepts: [{
+        scheme: 'x402://upto', network: 'solana:localnet', amount: '500000', recipient: gw.authority, gateway: gw.address, tokenMint: USDC_DEV, maxTimeoutSeconds: 600,
+      }],
+    }, { 'x-api-key': key });
+    expect(reg.status, JSON.stringify(reg.body)).to.equal(200);
+    upto = reg.body.accepts[0];
+  });
+  after(async () => {
+    await h?.close();
+    await new Promise((r) => { node?.server.closeAllConnections(); node?.server.close(r); });
+  });
+
+  it('landed after the 503: the retry gets the stored result, and the payer paid once', async () => {
+    const payer = h.payer();
+    const a = await authorize(payer);
+    const before = await balance(payer.publicKey.toBase58());
+    const tx = await build(a.policy, 120_000n);
+    node.held.add(tx.serializedTransaction);
+    const lost = await usage(a.jwt, 120_000n, tx.serializedTransaction);
+    expect(lost.status, 'the confirmation timed out').to.equal(503);
+    // the node did get it to a leader after all
+    await h.rpc.call('sendTransaction', [tx.serializedTransaction, { encoding: 'base64' }]);
+
+    const retry = await usage(a.jwt, 120_000n, tx.serializedTransaction);
+    const body = await retry.json() as any;
+    expect(retry.status, JSON.stringify(body)).to.equal(200);
+    expect(body, JSON.stringify(body)).to.deep.include({ admitted: true, policy: a.policy, settled: { amount: '120000', transaction: tx.signature } });
+    const other = await usage(a.jwt, 1n, (await build(a.policy, 1n)).serializedTransaction);
+    expect(((await other.json()) as any).admitted).to.equal(false);
+    expect(await balance(payer.publicKey.toBase58())).to.equal(before - 120_000n);
+  });
+
+  it('still able to land: another transaction waits (503, Retry-After); proven never to land: a new one settles', async () => {
+    const payer = h.payer();
+    const a = await authorize(payer);
+    const before = await balance(payer.publicKey.toBase58());
+    const first = await build(a.policy, 100_000n);
+    node.held.add(first.serializedTransaction);
+    expect((await usage(a.jwt, 100_000n, first.serializedTransaction)).status).to.equal(503);
+
+    const second = await build(a.policy, 50_000n);
+    const waiting = await usage(a.jwt, 50_000n, second.serializedTransaction);
+    expect(waiting.status, JSON.stringify(await waiting.clone().json())).to.equal(503);
+    expect(waiting.headers.get('retry-after')).to.match(/^\d+$/);
+    expect(await balance(payer.publicKey.toBase58()), 'nothing charged while in doubt').to.equal(before);
+
+    // the first transaction's blockhash expires: it can never land
+    node.expired.add(VersionedTransaction.deserialize(Buffer.from(first.serializedTransaction, 'base64')).message.recentBlockhash);
+    const settled = await usage(a.jwt, 50_000n, second.serializedTransaction);
+    const body = await settled.json() as any;
+    expect(settled.status, JSON.stringify(body)).to.equal(200);
+    expect(body.settled).to.deep.equal({ amount: '50000', transaction: second.signature });
+    expect(await balance(payer.publicKey.toBase58())).to.equal(before - 50_000n);
+  });
+});
