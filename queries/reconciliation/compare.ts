@@ -46,7 +46,7 @@ export interface Observed {
 }
 
 const PAID: Record<string, readonly string[]> = { scheduler: ['executed'], payg: ['executed'], prepaid: ['paid'], upto: ['paid'] };
-const SENT: Record<string, readonly string[]> = { scheduler: ['sending'], payg: ['sending'] };
+const SENT: Record<string, readonly string[]> = { scheduler: ['sending'], payg: ['sending'], upto: ['sending'] };
 
 export function compare(o: Observed): Difference[] {
   const diff = (cause: Cause, policy: string, source: string, f: Partial<Difference> & { detail: string }): Difference =>

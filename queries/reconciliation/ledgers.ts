@@ -22,7 +22,7 @@ export type RecordSource = 'scheduler' | 'payg' | 'prepaid' | 'upto';
 /** A payment the service sent or recorded, with the transaction it names. */
 export interface ServiceRecord {
   source: RecordSource; id: string; policy: string;
-  /** scheduler: pending | sending | executed | dropped | past_due | given_up; payg: sending | executed | failed; prepaid, upto: paid */
+  /** scheduler: pending | sending | executed | dropped | past_due | given_up; payg: sending | executed | failed; prepaid: paid; upto: sending | paid */
   status: string;
   amount: bigint | null; signature: string;
   /** when the record was made or last changed, unix seconds */

@@ -1,7 +1,7 @@
 /**
  * x402://upto settlements: the service keeps one marker per settled authorization in
- * Redis (the amount and the transaction), not in Postgres; here they become service
- * records like the others. A marker outlives its settlement by days, not forever: an
+ * Redis (the amount, the transaction, whether it is still being sent), not in Postgres;
+ * here they become service records like the others. A marker outlives its settlement by days, not forever: an
  * older settlement is compared by its payment alone.
  */
 import type { Redis } from 'ioredis';
@@ -20,9 +20,10 @@ export async function uptoRecords(db: Db, redis: Redis, prefix: string, gateway:
   policies.forEach((p, i) => {
     const m = marks[i];
     if (!m) return;
-    const mark = JSON.parse(m) as { amount?: string; transaction?: string };
+    // state: sending while the settlement is in flight or in doubt; done (or absent, older markers) once it landed
+    const mark = JSON.parse(m) as { amount?: string; transaction?: string; state?: string };
     if (!mark.transaction) return;
-    out.push({ source: 'upto', id: p.address, policy: p.address, status: 'paid', amount: mark.amount ? BigInt(mark.amount) : null, signature: mark.transaction, at: Number(p.updated_at ?? since) });
+    out.push({ source: 'upto', id: p.address, policy: p.address, status: mark.state === 'sending' ? 'sending' : 'paid', amount: mark.amount ? BigInt(mark.amount) : null, signature: mark.transaction, at: Number(p.updated_at ?? since) });
   });
   return out;
 }

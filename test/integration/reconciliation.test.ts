@@ -125,6 +125,43 @@ describe('reconciliation: the chain against the service\'s ledgers', function ()
     expect(table.output).to.match(new RegExp(`^duplicated\\s+chain\\s+${payg}\\s+-\\s+${PRICE}\\s+${duplicate}\\s`, 'm'));
   });
 
+  it('the ledgers\' own differences: usage the chain refused (unbillable), usage unsettled past its bound and a credit overdrawn (lost), a charge in flight (in doubt)', async () => {
+    const db = s.h.env.db;
+    const old = new Date(Date.now() - 3_600_000);
+    const usage = (id: string, over: Record<string, unknown>) => ({ request_id: id, policy: payg, gateway: s.gateway, chunk: '7000', period_start: '0', metered_at: old, ...over });
+    await db.insertInto('payg_usage').values([
+      usage('rec-refused-1', { unbillable_reason: 'PolicyExpired' }), usage('rec-refused-2', { unbillable_reason: 'PolicyExpired' }),
+      usage('rec-unsettled', {}), usage('rec-fresh', { metered_at: new Date() }), usage('rec-reserved', { reserved_until: new Date(Date.now() + 60_000) }),
+    ]).execute();
+    const credit = 'Cred1t1111111111111111111111111111111111111';
+    await db.insertInto('prepaid_credits').values({ policy: credit, payer: credit, gateway: s.gateway, requirement_id: 'r', credit: '5000', transaction: null }).execute();
+    await db.insertInto('prepaid_usage').values([1, 2].map((i) => ({ request_id: `rec-draw-${i}`, policy: credit, gateway: s.gateway, amount: '3000' }))).execute();
+    const inFlight = await db.insertInto('payg_charges').values({
+      policy: payg, gateway: s.gateway, amount: '7000', payment_count_before: 99, signature: 'InF1ight'.padEnd(88, '1'), blockhash: 'b', wire: 'w',
+    }).returning('id').executeTakeFirstOrThrow();
+    try {
+      // the window opens before the usage was metered; the bound (5 min here) lies after it
+      const r = await reconcileRoute({ authorization: `Bearer ${jwt}` }, `?since=${new Date(old.getTime() - 60_000).toISOString()}`);
+      expect(r.status, JSON.stringify(r.body)).to.equal(200);
+      const found = r.body.data.differences.map((d: any) => [d.cause, d.source, d.policy, d.serviceAmount]);
+      expect(found).to.have.deep.members([
+        ['duplicated', 'chain', payg, null],
+        ['in_doubt', 'payg', payg, '7000'],
+        ['unbillable', 'payg', payg, '14000'],
+        ['lost', 'payg', payg, '7000'],
+        ['lost', 'prepaid', credit, '6000'],
+      ]);
+      expect(r.body.data.differences.find((d: any) => d.cause === 'unbillable').detail).to.include('PolicyExpired');
+      expect(r.body.data.counts).to.deep.equal({ in_doubt: 1, unbillable: 1, lost: 2, duplicated: 1 });
+      expect(await metric('lost')).to.equal(2);
+    } finally {
+      await db.deleteFrom('payg_charges').where('id', '=', inFlight.id).execute();
+      await db.deleteFrom('payg_usage').where('request_id', 'like', 'rec-%').execute();
+      await db.deleteFrom('prepaid_usage').where('policy', '=', credit).execute();
+      await db.deleteFrom('prepaid_credits').where('policy', '=', credit).execute();
+    }
+  });
+
   it('refuses bad input and wrong credentials with the error envelope', async () => {
     const auth = { authorization: `Bearer ${jwt}` };
     const get = (path: string, headers: Record<string, string> = auth) => fetch(`${api.url}${path}`, { headers });

@@ -43,11 +43,11 @@ describe('reconciliation: compare', () => {
 
   it('a sent record is in doubt; a paid one the chain never landed is lost; one landed and not indexed is in doubt', () => {
     const d = compare(given({
-      records: [rec('payg', 'sending', 's'), rec('scheduler', 'executed', 'gone'), rec('prepaid', 'paid', 'late'), rec('upto', 'paid', 'bad')],
+      records: [rec('payg', 'sending', 's'), rec('scheduler', 'executed', 'gone'), rec('prepaid', 'paid', 'late'), rec('upto', 'paid', 'bad'), rec('upto', 'sending', 'u')],
       txs: new Map<string, TxFacts>([['late', landed(PAYER)], ['bad', { kind: 'failed', err: '{"InstructionError":[0,{"Custom":6000}]}' }]]),
     }));
     expect(d.map((x) => [x.cause, x.source, x.signatures[0]])).to.deep.equal([
-      ['in_doubt', 'payg', 's'], ['lost', 'scheduler', 'gone'], ['in_doubt', 'prepaid', 'late'], ['lost', 'upto', 'bad'],
+      ['in_doubt', 'payg', 's'], ['lost', 'scheduler', 'gone'], ['in_doubt', 'prepaid', 'late'], ['lost', 'upto', 'bad'], ['in_doubt', 'upto', 'u'],
     ]);
     expect(d[3]!.detail).to.include('Custom');
   });
