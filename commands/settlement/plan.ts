@@ -4,7 +4,9 @@
  * left in the chain's period (max_amount_per_period minus current_period_total, or the
  * whole cap once the period has elapsed: the program rolls it at this charge). And when
  * a policy is worth charging: its unsettled usage reached the threshold, its oldest chunk
- * waited the interval, or the chain's period is about to roll over.
+ * waited the interval, the chain's period is about to roll over or the policy to expire.
+ * Every time here is the chain's (chain-clock.ts): the program rolls the period and expires
+ * the policy by Clock::unix_timestamp, behind the local clock.
  */
 import type { PayAsYouGoType } from '../../src/kernel/domain/policy-type.js';
 
@@ -35,11 +37,24 @@ export function planCharge(rows: readonly PlanRow[], t: PayAsYouGoType, nowSecon
   return { kind: 'charge', amount, requestIds };
 }
 
-export interface DueOptions { nowMs: number; thresholdAmount: bigint; intervalMs: number; rolloverMarginSeconds: number }
+/** `chainNowSeconds`: the chain's clock (chain-clock.ts), by which the program rolls the period and expires the policy. */
+export interface DueOptions { nowMs: number; chainNowSeconds: number; thresholdAmount: bigint; intervalMs: number; rolloverMarginSeconds: number }
 
+/**
+ * Whether a policy's unsettled usage is charged now: it reached the threshold or a full
+ * charge's worth (max_chunk_amount, the most one charge carries), its oldest chunk waited the
+ * interval, the chain's period is about to roll over, or the policy is about to expire (after
+ * its expiry the program refuses every charge: the usage would be unbillable).
+ */
 export function chargeDue(total: bigint, oldestMs: number, t: PayAsYouGoType, o: DueOptions): boolean {
-  if (total >= o.thresholdAmount) return true;
+  if (total >= o.thresholdAmount || total >= BigInt(t.max_chunk_amount)) return true;
   if (o.nowMs - oldestMs >= o.intervalMs) return true;
   const end = Number(BigInt(t.current_period_start) + BigInt(t.period_length_seconds));
-  return o.nowMs / 1000 >= end - o.rolloverMarginSeconds;
+  if (o.chainNowSeconds >= end - o.rolloverMarginSeconds) return true;
+  return expiresWithin(t, o.chainNowSeconds, o.rolloverMarginSeconds + Math.ceil(o.intervalMs / 1000));
+}
+
+/** Whether the policy expires within `seconds` of the chain's `nowSeconds` (0 or none: never). */
+export function expiresWithin(t: PayAsYouGoType, nowSeconds: number, seconds: number): boolean {
+  return t.expiry_date !== null && Number(t.expiry_date) > 0 && nowSeconds >= Number(t.expiry_date) - seconds;
 }

@@ -29,6 +29,7 @@ import {
   type UnsettledPolicy,
 } from './charges.js';
 import { chargeDue, planCharge, roomLeft } from './plan.js';
+import { chainSeconds } from './chain-clock.js';
 import { afterRefusedCharge, capExceeded, nextChargeAtMs, pausedUsage } from './refusals.js';
 
 export interface SettlerDeps {
@@ -144,7 +145,8 @@ export function startSettler(deps: SettlerDeps, opts: { autoStart?: boolean } = 
     }
   }
 
-  async function settlePolicy(p: UnsettledPolicy, signer: Keypair): Promise<void> {
+  /** `chainNowS`: the chain's clock (chain-clock.ts), by which the program judges the charge. */
+  async function settlePolicy(p: UnsettledPolicy, signer: Keypair, chainNowS: number): Promise<void> {
     const { policy, gateway } = p;
     for (let n = 0; n < MAX_CHARGES_PER_ROUND && !stopping(); n += 1) {
       const ctx = await readExecutionContext(deps.io, policy);
@@ -162,7 +164,7 @@ export function startSettler(deps: SettlerDeps, opts: { autoStart?: boolean } = 
         if (given?.kind === 'unbillable') await unbillable(p, 'given_up', { code: 'PolicyPaused', reason: given.reason });
         return;
       }
-      const nowS = Math.floor(deps.nowMs() / 1000);
+      const nowS = chainNowS;
       if (type.expiry_date !== null && Number(type.expiry_date) > 0 && nowS > Number(type.expiry_date)) {
         await unbillable(p, 'dropped', { code: 'PolicyExpired', reason: `${programErrorText('PolicyExpired')}: the policy expired before its usage was charged` });
         return;
@@ -186,6 +188,7 @@ export function startSettler(deps: SettlerDeps, opts: { autoStart?: boolean } = 
     const signers = await activeSigners(deps.db, deps.config.keys.encryptionKey);
     const nowMs = deps.nowMs();
     const policies = await unsettledPolicies(deps.db);
+    const chainNowS = policies.length > 0 ? await chainSeconds(deps.io, nowMs) : 0;
     const states = await retryStates(deps.db, policies.map((p) => p.policy));
     for (const p of policies) {
       if (stopping()) return;
@@ -200,9 +203,9 @@ export function startSettler(deps: SettlerDeps, opts: { autoStart?: boolean } = 
         const active = !('class' in ctx) && asStatus(ctx.policy.data['status']) === 'Active';
         // a policy the chain no longer charges is settled (as unbillable) at once; the others when due
         if (type?.kind === 'PayAsYouGo' && active && !chargeDue(p.total, p.oldestMs, type, {
-          nowMs, thresholdAmount: BigInt(s.settleThreshold), intervalMs: s.settleIntervalMs, rolloverMarginSeconds: s.rolloverMarginSeconds,
+          nowMs, chainNowSeconds: chainNowS, thresholdAmount: BigInt(s.settleThreshold), intervalMs: s.settleIntervalMs, rolloverMarginSeconds: s.rolloverMarginSeconds,
         })) continue;
-        await settlePolicy(p, signer);
+        await settlePolicy(p, signer, chainNowS);
       } catch (err) {
         log.warn({ err: (err as Error).message, policy: p.policy }, 'settling failed; retried next round');
       }

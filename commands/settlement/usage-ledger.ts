@@ -1,10 +1,12 @@
 /**
  * The pay-as-you-go usage ledger in Postgres: one row per admitted request, keyed by its
- * request id, written before the chunk is counted in Redis and so before the response
- * leaves. The settler charges its unsettled rows; a lost Redis counter is rebuilt from
- * every row of the period, charged or not (metering.ts: the counter is all that was
- * metered in the period), and a lost account outstanding from the account's rows not
- * charged yet: uncharged, or in a charge still in flight (the account has not paid it yet).
+ * request id, written once Redis counted the chunk and before the response leaves, with
+ * the slices of the period's cap and of the account's position it holds (no two rows hold
+ * overlapping slices: commands/x402/meter-slices.ts). The settler charges its unsettled
+ * rows; a lost Redis counter is rebuilt from the end of the period's highest slice (at
+ * least every chunk metered in the period), and a lost account outstanding from the
+ * account's rows not charged yet: uncharged, or in a charge still in flight (the account
+ * has not paid it yet).
  *
  * A row is written as a reservation (reserved_until): the request is not served yet. It
  * becomes chargeable once served (reserved_until NULL), is deleted when its request ended
@@ -14,6 +16,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../../infra/postgres/database.js';
 import type { UsageLedger } from '../x402/metering.js';
+import { sliceText } from '../x402/meter-slices.js';
 
 /** How long a request may take to be served before its reservation is dropped (and it is never charged). */
 export const DEFAULT_RESERVATION_SECONDS = 300;
@@ -48,6 +51,8 @@ export function createUsageLedger(db: Db, opts: { reservationSeconds?: number } 
       await db.insertInto('payg_usage').values({
         request_id: u.requestId, policy: u.policy, gateway: u.gateway, user_payment: u.userPayment, chunk: u.chunk.toString(), period_start: u.periodStart.toString(),
         reserved_until: sql<Date>`now() + make_interval(secs => ${reservation})`,
+        period_slice: u.periodSliceStart === undefined ? null : sliceText(u.periodSliceStart, u.chunk),
+        account_slice: u.accountSliceStart === undefined ? null : sliceText(u.accountSliceStart, u.chunk),
       }).execute();
     },
     served: batched(SERVED_BATCH_MS, async (requestIds) => {
@@ -63,20 +68,29 @@ export function createUsageLedger(db: Db, opts: { reservationSeconds?: number } 
     async discard(requestId) {
       await db.deleteFrom('payg_usage').where('request_id', '=', requestId).where('charge_id', 'is', null).execute();
     },
-    async metered(policy, periodStart, exceptRequestId) {
-      const r = await sql<{ total: string | null }>`
-        SELECT sum(chunk)::text AS total FROM payg_usage
-        WHERE policy = ${policy} AND period_start = ${periodStart.toString()} AND request_id <> ${exceptRequestId}`.execute(db);
-      return BigInt(r.rows[0]?.total ?? '0');
+    async metered(policy, periodStart, settled) {
+      // rows recorded before slices were kept count by their sum; usage of earlier periods not charged
+      // yet is charged in this one (the program counts a charge in the period it lands in)
+      const r = await sql<{ mark: string; older: string }>`
+        SELECT greatest(coalesce(max(upper(period_slice)) FILTER (WHERE period_start = ${periodStart.toString()}), 0),
+                        coalesce(sum(chunk) FILTER (WHERE period_start = ${periodStart.toString()}), 0))::text AS mark,
+               coalesce(sum(chunk) FILTER (WHERE period_start < ${periodStart.toString()} AND unbillable_reason IS NULL
+                 AND (charge_id IS NULL OR charge_id IN (SELECT id FROM payg_charges WHERE policy = ${policy} AND status = 'sending'))), 0)::text AS older
+        FROM payg_usage WHERE policy = ${policy} AND period_start <= ${periodStart.toString()}`.execute(db);
+      const mark = BigInt(r.rows[0]?.mark ?? '0');
+      const carried = settled + BigInt(r.rows[0]?.older ?? '0');
+      return mark > carried ? mark : carried;
     },
-    async outstanding(userPayment, exceptRequestId) {
+    async outstanding(userPayment) {
       // the uncharged rows through payg_usage_account_outstanding_idx; those of the few charges in flight through their policies
-      const r = await sql<{ total: string | null }>`
+      const r = await sql<{ owed: string; position: string }>`
         SELECT ((SELECT coalesce(sum(chunk), 0) FROM payg_usage
-                 WHERE user_payment = ${userPayment} AND charge_id IS NULL AND unbillable_reason IS NULL AND request_id <> ${exceptRequestId})
+                 WHERE user_payment = ${userPayment} AND charge_id IS NULL AND unbillable_reason IS NULL)
               + (SELECT coalesce(sum(u.chunk), 0) FROM payg_charges c JOIN payg_usage u ON u.policy = c.policy AND u.charge_id = c.id
-                 WHERE c.status = 'sending' AND u.user_payment = ${userPayment} AND u.unbillable_reason IS NULL))::text AS total`.execute(db);
-      return BigInt(r.rows[0]?.total ?? '0');
+                 WHERE c.status = 'sending' AND u.user_payment = ${userPayment} AND u.unbillable_reason IS NULL))::text AS owed,
+               (SELECT coalesce(max(upper(account_slice)), 0) FROM payg_usage WHERE user_payment = ${userPayment})::text AS position`.execute(db);
+      const row = r.rows[0];
+      return { owed: BigInt(row?.owed ?? '0'), position: BigInt(row?.position ?? '0') };
     },
   };
 }

@@ -37,6 +37,15 @@ export function accountOutstandingKey(keyPrefix: string, userPayment: string): s
   return `${keyPrefix}x402:outstanding:${userPayment}`;
 }
 
+/**
+ * The Redis key of one account's position: every chunk ever counted in its outstanding, never
+ * released; each chunk holds the slice of it it was counted at (meter-slices.ts). It lives and
+ * is rebuilt with the outstanding.
+ */
+export function accountPositionKey(keyPrefix: string, userPayment: string): string {
+  return `${keyPrefix}x402:outstanding-position:${userPayment}`;
+}
+
 /** What left the outstanding of one account. */
 export interface Released { userPayment: string; amount: bigint }
 

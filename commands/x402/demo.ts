@@ -32,7 +32,8 @@ export function demoSetup(config: Config): DemoSetup {
       { ...common, scheme: 'deferred', amount: d.amount, paymentFrequency: d.frequency, autoRenew: true, maxRenewals: null, description: 'demo subscription' },
       {
         ...common, scheme: 'x402://payg', amount: d.paygPrice, maxChunkAmount: d.paygMaxChunk, maxAmountPerPeriod: d.paygMaxPerPeriod,
-        periodLengthSeconds: d.paygPeriodSeconds, description: 'demo pay-as-you-go, metered per request',
+        periodLengthSeconds: d.paygPeriodSeconds, maxUnsettledAmount: d.paygMaxUnsettled || d.paygMaxPerPeriod * 10,
+        description: 'demo pay-as-you-go, metered per request',
       },
     ],
   };

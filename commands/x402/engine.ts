@@ -207,8 +207,11 @@ export function createPaymentEngine(deps: X402Deps): PaymentEngine {
       // served now, charged later: only while the payer's account can fund what is not charged yet
       const funding = await chainRead('getAccountInfo', () => payability.funding(read));
       if (!funding.ok) return `the payment policy ${t.claims.policy} ${funding.reason}`;
-      const funds = { amount: funding.amount, refuse: (c: bigint, unsettled: bigint) => `the payment policy ${t.claims.policy} ${shortfall(funding, c, unsettled)}` };
-      // with a ledger, the chunk is written to Postgres before Redis counts it (the settler charges the ledger)
+      const funds = {
+        amount: funding.amount, exposure: r.maxUnsettledAmount,
+        refuse: (c: bigint, unsettled: bigint) => `the payment policy ${t.claims.policy} ${shortfall(funding, c, unsettled)}`,
+      };
+      // with a ledger, the chunk is written to Postgres once Redis counted it, before the answer (the settler charges the ledger)
       const requestId = randomUUID();
       const ledger = deps.usage ? { ledger: deps.usage, requestId, gateway: r.gateway, userPayment: text(read.data, 'user_payment') } : undefined;
       let m: Awaited<ReturnType<typeof meterRequest>>;

@@ -4,13 +4,14 @@
  * never together pass the cap.
  *
  * The period is the chain's: it starts at current_period_start and lasts
- * period_length_seconds; when the clock has passed its end, the period the clock is in
- * is computed by whole periods (as the program rolls it on the next charge), and what the
- * chain charged (current_period_total) belongs to the old one. Within a period, what is
- * used is what was metered here, or what the chain has charged if that is more (a charge
- * by the payer itself, say):
+ * period_length_seconds. Once the clock has passed its end, the program starts the next
+ * period at the first charge after it (currentPeriod): usage metered meanwhile waits in one
+ * period, whatever the time, and what the chain charged (current_period_total) belongs to
+ * the old one. Within a period, what is used is what was metered here, or, when more, what
+ * the chain has charged with the usage of earlier periods not charged yet (charged late, it
+ * lands in this period):
  *
- *   used = max(metered, chain's period is the current one ? current_period_total : 0)
+ *   used = max(metered, chain's period is the current one ? current_period_total : 0 (+ carried over))
  *
  * What the service charges is metered usage, so the chain's total never runs ahead of
  * the counter on its account, and a stale read of the chain (the policy cache) can only
@@ -19,11 +20,12 @@
  * start) and expires at the period's end (plus an hour), so a new period starts from
  * zero with nothing to reset.
  *
- * With a usage ledger (Postgres, commands/settlement/usage-ledger.ts) every chunk is
- * written there before it is counted, and taken back when refused; a counter Redis lost
- * (a restart) is rebuilt from the ledger's unsettled chunks of the period before anything
- * is admitted against it. Amounts above 2^53 lose precision in Lua's numbers;
- * requirements are limited to safe integers.
+ * With a usage ledger (Postgres, commands/settlement/usage-ledger.ts) every chunk admitted is
+ * written there, with the slices it holds (meter-slices.ts), before the response leaves; a
+ * counter Redis lost (a restart) is rebuilt from the ledger's high marks before anything is
+ * admitted against it, and one that went back in time is caught by the ledger refusing its
+ * overlapping slice. Amounts above 2^53 lose precision in Lua's numbers; requirements are
+ * limited to safe integers.
  *
  * With a ledger, the same script also counts the chunk in the outstanding of the payer's
  * account, shared by every policy drawing on it (account-outstanding.ts), and refuses it
@@ -33,80 +35,53 @@
  */
 import type { Redis } from 'ioredis';
 import type { PayAsYouGoType } from '../../src/kernel/domain/policy-type.js';
-import { luaScript, runScript } from '../../infra/redis/scripts.js';
-import { accountOutstandingKey, REBUILD_SECONDS } from './account-outstanding.js';
-
-/**
- * KEYS[1]  the counter of one policy's period
- * KEYS[2]  the outstanding of the payer's account (account-outstanding.ts); absent without a ledger
- * ARGV[1]  chunk to add
- * ARGV[2]  the period's limit (the lesser of the cap and what the account can fund for the policy)
- * ARGV[3]  unix seconds at which the counter expires
- * ARGV[4]  the counter's value when it is missing: '' = ask, '0' without a ledger
- * ARGV[5]  what the chain has charged in the period
- * ARGV[6]  what the account can fund
- * ARGV[7]  the outstanding's value when it is missing: '' = ask
- * ARGV[8]  seconds the outstanding lives once set from ARGV[7]
- * Returns {1, used, outstanding} when counted (in both), {0, used, outstanding} when the chunk
- * would pass the period's limit, {2, used, outstanding} when it would pass what the account
- * can fund (nothing counted), {-1, counter missing, outstanding missing} to ask (1 = missing).
- */
-export const METER_SCRIPT = luaScript<[number, number, number]>('tributaryMeterUsage', `
-local current = redis.call('GET', KEYS[1])
-local account = #KEYS > 1
-local owed = false
-if account then owed = redis.call('GET', KEYS[2]) end
-local askCounter = (not current) and ARGV[4] == ''
-local askOwed = account and (not owed) and ARGV[7] == ''
-if askCounter or askOwed then return {-1, askCounter and 1 or 0, askOwed and 1 or 0} end
-if not current then
-  current = ARGV[4]
-  redis.call('SET', KEYS[1], current, 'EXAT', ARGV[3])
-end
-if account and not owed then
-  owed = ARGV[7]
-  redis.call('SET', KEYS[2], owed, 'EX', ARGV[8])
-end
-local used = math.max(tonumber(current), tonumber(ARGV[5]))
-local outstanding = account and tonumber(owed) or 0
-local chunk = tonumber(ARGV[1])
-if used + chunk > tonumber(ARGV[2]) then return {0, used, outstanding} end
-if account and outstanding + chunk > tonumber(ARGV[6]) then return {2, used, outstanding} end
-local total = redis.call('INCRBY', KEYS[1], chunk)
-redis.call('EXPIREAT', KEYS[1], ARGV[3])
-if account then outstanding = redis.call('INCRBY', KEYS[2], chunk) end
-return {1, math.max(total, tonumber(ARGV[5]) + chunk), outstanding}
-`);
+import { runScript } from '../../infra/redis/scripts.js';
+import { accountOutstandingKey, accountPositionKey, REBUILD_SECONDS } from './account-outstanding.js';
+import { METER_SCRIPT, overlapOf, RAISE_SCRIPT } from './meter-slices.js';
 
 export interface Period { start: bigint; end: bigint; settled: bigint }
 
-/** The period the clock is in, and what the chain has charged in it. */
+/**
+ * The period usage metered now is charged in, and what the chain has charged in it. While the
+ * chain's period runs, that period. Once it has ended, the program starts the next one at the
+ * first charge after (current_period_start = that charge's time), not on a grid: until then,
+ * usage waits in one period labelled by the old one's end (`start`), which the next charge
+ * opens, ending a period after that charge at the earliest (`end`: a period from now).
+ */
 export function currentPeriod(t: PayAsYouGoType, nowSeconds: number): Period {
   const length = BigInt(t.period_length_seconds);
   const start = BigInt(t.current_period_start);
   const now = BigInt(nowSeconds);
   if (length <= 0n || now < start + length) return { start, end: start + length, settled: BigInt(t.current_period_total) };
-  const rolled = start + ((now - start) / length) * length;
-  return { start: rolled, end: rolled + length, settled: 0n };
+  return { start: start + length, end: now + length, settled: 0n };
 }
 
 /** Where admitted chunks are kept durably (commands/settlement/usage-ledger.ts). */
 export interface UsageLedger {
   /**
-   * writes the chunk of one request, before it is counted, as a reservation: not charged
-   * until served(), dropped if neither served() nor unserved() comes within the ledger's bound
+   * writes the chunk of one request once admitted, with the slices it holds, as a reservation:
+   * not charged until served(), dropped if neither served() nor unserved() comes within the
+   * ledger's bound. Fails with an exclusion violation (meter-slices.ts) when a slice overlaps one
+   * the ledger holds: the counter that handed it out is behind the ledger.
    */
-  record(u: { requestId: string; policy: string; gateway: string; userPayment: string; chunk: bigint; periodStart: bigint }): Promise<void>;
-  /** takes back a chunk the counter refused */
+  record(u: {
+    requestId: string; policy: string; gateway: string; userPayment: string; chunk: bigint; periodStart: bigint;
+    periodSliceStart?: bigint; accountSliceStart?: bigint;
+  }): Promise<void>;
+  /** takes back a chunk recorded and then not admitted */
   discard(requestId: string): Promise<void>;
   /** the request was served: its chunk is charged; false when its reservation had been dropped already (not charged) */
   served(requestId: string): Promise<boolean>;
   /** the request ended unanswered: its reservation is dropped, and returned so its counts are taken back */
   unserved(requestId: string): Promise<UsageRow | undefined>;
-  /** every chunk admitted in the period (the counter's value), leaving out one request */
-  metered(policy: string, periodStart: bigint, exceptRequestId: string): Promise<bigint>;
-  /** the account's usage not charged yet, every policy's (its outstanding), leaving out one request */
-  outstanding(userPayment: string, exceptRequestId: string): Promise<bigint>;
+  /**
+   * the period counter's high mark: the end of the highest slice held in the period (at least
+   * every chunk admitted in it), or, when more, what the chain charged in it (`settled`) with
+   * the usage of earlier periods not charged yet (the program counts it in the period of its charge)
+   */
+  metered(policy: string, periodStart: bigint, settled: bigint): Promise<bigint>;
+  /** the account's usage not charged yet, every policy's (its outstanding), and its position's high mark */
+  outstanding(userPayment: string): Promise<{ owed: bigint; position: bigint }>;
 }
 
 /** A ledger row as the counts hold it. */
@@ -120,8 +95,10 @@ export interface MeterLedger { ledger: UsageLedger; requestId: string; gateway: 
  * while the period's usage not charged yet (what is used beyond the chain's period total),
  * and, with a ledger, the account's usage not charged yet across all its policies
  * (account-outstanding.ts), this chunk included, fit in it; `refuse` says why not.
+ * `exposure`: the most the merchant lets the account use beyond what is charged on chain
+ * (the requirement's maxUnsettledAmount); with a ledger, the outstanding never passes it.
  */
-export interface MeterFunds { amount: bigint; refuse: (chunk: bigint, unsettled: bigint) => string }
+export interface MeterFunds { amount: bigint; refuse: (chunk: bigint, unsettled: bigint) => string; exposure?: bigint }
 
 /** The Redis key of one policy's period counter. */
 export function usageCounterKey(keyPrefix: string, policy: string, periodStart: bigint | string): string {
@@ -158,38 +135,72 @@ export async function meterRequest(
   const fundable = funds ? p.settled + funds.amount : cap;
   const limit = fundable < cap ? fundable : cap;
   // with a ledger (which the settler charges, and releases the outstanding of), the account's outstanding too
-  const account = l && funds ? accountOutstandingKey(keyPrefix, l.userPayment) : undefined;
-  const run = (seeds: { counter: string; owed: string }): Promise<[number, number, number]> =>
-    runScript(redis, METER_SCRIPT, account ? [key, account] : [key], [
+  const account = l && funds ? { owed: accountOutstandingKey(keyPrefix, l.userPayment), position: accountPositionKey(keyPrefix, l.userPayment) } : undefined;
+  const accountLimit = funds?.exposure !== undefined && funds.exposure < funds.amount ? funds.exposure : funds?.amount ?? 0n;
+  const run = (seeds: Seeds): Promise<Counted> =>
+    runScript(redis, METER_SCRIPT, account ? [key, account.owed, account.position] : [key], [
       chunk.toString(), limit.toString(), (p.end + 3600n).toString(), seeds.counter, p.settled.toString(),
-      (funds?.amount ?? 0n).toString(), seeds.owed, REBUILD_SECONDS,
+      accountLimit.toString(), seeds.owed, seeds.position, REBUILD_SECONDS,
     ]);
-  if (l) await l.ledger.record({ requestId: l.requestId, policy, gateway: l.gateway, userPayment: l.userPayment, chunk, periodStart: p.start });
-  let r: [number, number, number];
-  try {
-    const seeds = { counter: l ? '' : '0', owed: '' };
-    r = await run(seeds);
-    // a count is gone (Redis lost it, or the outstanding is due for its rebuild): rebuilt from the
-    // ledger, without this request's own row; a count lost again meanwhile is asked for again
-    for (let tries = 0; r[0] === -1 && l && tries < 3; tries += 1) {
-      const [counter, owed] = await Promise.all([
-        r[1] === 1 ? l.ledger.metered(policy, p.start, l.requestId).then(String) : seeds.counter,
-        r[2] === 1 ? l.ledger.outstanding(l.userPayment, l.requestId).then(String) : seeds.owed,
-      ]);
-      Object.assign(seeds, { counter, owed });
-      r = await run(seeds);
-    }
-    if (r[0] === -1) throw new Error('the usage counters kept vanishing while they were rebuilt');
-  } catch (err) {
-    if (l) await l.ledger.discard(l.requestId).catch(() => undefined);
-    throw err;
-  }
+  const r = await admit(run, l && { ...l, policy, periodStart: p.start, settled: p.settled, chunk, redis, key, account });
   const used = BigInt(r[1]);
   if (r[0] !== 1) {
-    if (l) await l.ledger.discard(l.requestId);
-    if (r[0] === 2 && funds) return { ok: false, reason: funds.refuse(chunk, BigInt(r[2])) };
+    const owed = BigInt(r[2]);
+    if (r[0] === 2 && funds?.exposure !== undefined && owed + chunk > funds.exposure) return { ok: false, reason: unsettledTooMuch(funds.exposure, owed, chunk) };
+    if (r[0] === 2 && funds) return { ok: false, reason: funds.refuse(chunk, owed) };
     if (funds && used + chunk <= cap) return { ok: false, reason: funds.refuse(chunk, used > p.settled ? used - p.settled : 0n) };
     return exhausted(used);
   }
   return { ok: true, chunk, periodTotal: used, periodLimit: cap, periodEnd: p.end };
 }
+
+type Counted = [number, number, number, number, number];
+interface Seeds { counter: string; owed: string; position: string }
+interface Recording extends MeterLedger {
+  policy: string; periodStart: bigint; settled: bigint; chunk: bigint; redis: Redis; key: string; account: { owed: string; position: string } | undefined;
+}
+
+/** The 402 reason of a chunk that would take the payer's usage not charged yet past what the merchant accepts. */
+export function unsettledTooMuch(exposure: bigint, owed: bigint, chunk: bigint): string {
+  return `${owed} is used and not charged on chain yet; this request costs ${chunk} and the requirement's maxUnsettledAmount is ${exposure}: retry once the pending usage is charged`;
+}
+
+/**
+ * Counts the chunk (the script) and, with a ledger, records it with its slices. A count Redis
+ * lost is rebuilt from the ledger's high marks; a slice the ledger already holds (a counter
+ * behind the ledger) raises the counter to the ledger's mark and the chunk is counted again.
+ */
+async function admit(run: (s: Seeds) => Promise<Counted>, l: Recording | undefined): Promise<Counted> {
+  const seeds: Seeds = { counter: l ? '' : '0', owed: '', position: '' };
+  for (let tries = 0; tries < 6; tries += 1) {
+    const r = await run(seeds);
+    if (r[0] === -1 && l) {
+      const [counter, acc] = await Promise.all([
+        r[1] === 1 ? l.ledger.metered(l.policy, l.periodStart, l.settled).then(String) : Promise.resolve(seeds.counter),
+        r[2] === 1 ? l.ledger.outstanding(l.userPayment) : Promise.resolve(undefined),
+      ]);
+      Object.assign(seeds, { counter }, acc ? { owed: acc.owed.toString(), position: acc.position.toString() } : {});
+      continue;
+    }
+    if (r[0] !== 1 || !l) return r;
+    try {
+      await l.ledger.record({
+        requestId: l.requestId, policy: l.policy, gateway: l.gateway, userPayment: l.userPayment, chunk: l.chunk, periodStart: l.periodStart,
+        periodSliceStart: BigInt(r[3]), ...(l.account ? { accountSliceStart: BigInt(r[4]) } : {}),
+      });
+      return r;
+    } catch (err) {
+      // not recorded, so not admitted. The account's counts are rebuilt from the ledger: taking the chunk
+      // back from its outstanding while its position keeps the slice would let the account owe that much
+      // more (a slice is handed out once, never twice: meter-slices.ts)
+      if (l.account) await l.redis.del(l.account.owed, l.account.position).catch(() => undefined);
+      const behind = overlapOf(err);
+      if (!behind) throw err;
+      // a count behind the ledger: the period's raised to the ledger's mark, the account's rebuilt (above)
+      if (behind === 'period') await runScript(l.redis, RAISE_SCRIPT, [l.key], [(await l.ledger.metered(l.policy, l.periodStart, l.settled)).toString()]);
+      Object.assign(seeds, { counter: '', owed: '', position: '' });
+    }
+  }
+  throw new Error('the usage counters kept falling behind the ledger while they were set right');
+}
+

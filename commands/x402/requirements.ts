@@ -22,6 +22,8 @@ import { subscriptionGraceSeconds } from '../../src/kernel/domain/grace.js';
 /** How far before the server's now an offered x402://upto window starts (see acceptedRequirement). */
 export const UPTO_START_SKEW_SECONDS = 60;
 export const X402_VERSION = 2;
+/** How long after a pay-as-you-go period ends the service may still need to charge its usage (the default minExpirySeconds beyond the period). */
+export const PAYG_SETTLE_ALLOWANCE_SECONDS = 3600;
 export const SCHEMES = ['deferred', 'x402://payg', 'x402://upto', 'x402://prepaid'] as const;
 export type Scheme = (typeof SCHEMES)[number];
 
@@ -63,6 +65,17 @@ export interface PaymentRequirementInput {
   /** payg: cap per request; default amount */
   maxChunkAmount?: Amount;
   /**
+   * payg: the most a payer may use beyond what has been charged on chain (the merchant's
+   * exposure to one payer); default maxChunkAmount. Not a term of the policy: not in the id.
+   */
+  maxUnsettledAmount?: Amount;
+  /**
+   * payg: the shortest life a payer's policy may have, in seconds from its creation (its
+   * expiry_date at least this far ahead); default periodLengthSeconds + 3600, a period and
+   * the time the service takes to charge its last usage. Not in the id.
+   */
+  minExpirySeconds?: Amount;
+  /**
    * upto: the longest authorization the resource grants, in seconds: a payer's UpTo policy
    * must reach its deadline within this of its creation; default 3600. The JWT expires
    * at the policy's deadline.
@@ -101,6 +114,8 @@ export interface PaygRequirement extends Common {
   maxAmountPerPeriod: bigint;
   periodLengthSeconds: bigint;
   maxChunkAmount: bigint;
+  maxUnsettledAmount: bigint;
+  minExpirySeconds: bigint;
 }
 /** x402://upto: `amount` is the maximum the merchant may settle, once, before the deadline. */
 export interface UptoRequirement extends Common {
@@ -138,6 +153,10 @@ export interface AcceptedRequirement {
   maxAmountPerPeriod?: number;
   periodLengthSeconds?: number;
   maxChunkAmount?: number;
+  /** payg: what a payer may use beyond what is charged on chain before requests are refused */
+  maxUnsettledAmount?: number;
+  /** payg: a policy's expiry_date must lie at least this many seconds after its creation */
+  minExpirySeconds?: number;
   /** upto: the maximum (= amount) */
   maxAmount?: number;
   /** upto: the longest authorization window in seconds */
@@ -256,8 +275,11 @@ export function normalizeRequirement(input: PaymentRequirementInput, programId: 
   const periodLengthSeconds = positive(input.periodLengthSeconds, 'periodLengthSeconds', 86_400n);
   if (base.amount > maxChunkAmount) throw new RequirementError('amount (the price of one request) exceeds maxChunkAmount');
   if (maxChunkAmount > maxAmountPerPeriod) throw new RequirementError('maxChunkAmount exceeds maxAmountPerPeriod');
+  const maxUnsettledAmount = positive(input.maxUnsettledAmount, 'maxUnsettledAmount', maxChunkAmount);
+  if (maxUnsettledAmount < base.amount) throw new RequirementError('maxUnsettledAmount is below amount (the price of one request)');
+  const minExpirySeconds = positive(input.minExpirySeconds, 'minExpirySeconds', periodLengthSeconds + BigInt(PAYG_SETTLE_ALLOWANCE_SECONDS));
   const id = hashId([...head, maxAmountPerPeriod.toString(), periodLengthSeconds.toString(), maxChunkAmount.toString()]);
-  return { ...base, id, scheme: 'x402://payg', maxAmountPerPeriod, periodLengthSeconds, maxChunkAmount };
+  return { ...base, id, scheme: 'x402://payg', maxAmountPerPeriod, periodLengthSeconds, maxChunkAmount, maxUnsettledAmount, minExpirySeconds };
 }
 
 /** The `accepts` entry of a requirement for a resource; `nowSeconds` dates an upto window. */
@@ -285,7 +307,7 @@ export function acceptedRequirement(r: PaymentRequirement, resource: string, now
   if (r.scheme === 'x402://prepaid') return { ...common, pricePerRequest: Number(r.pricePerRequest), extra };
   return {
     ...common, maxAmountPerPeriod: Number(r.maxAmountPerPeriod), periodLengthSeconds: Number(r.periodLengthSeconds),
-    maxChunkAmount: Number(r.maxChunkAmount), extra,
+    maxChunkAmount: Number(r.maxChunkAmount), maxUnsettledAmount: Number(r.maxUnsettledAmount), minExpirySeconds: Number(r.minExpirySeconds), extra,
   };
 }
 

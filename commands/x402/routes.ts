@@ -33,6 +33,8 @@ const requirementSchema = {
     maxAmountPerPeriod: { type: 'integer' },
     periodLengthSeconds: { type: 'integer' },
     maxChunkAmount: { type: 'integer' },
+    maxUnsettledAmount: { type: 'integer', description: 'x402://payg: the most a payer may use beyond what is charged on chain; beyond it requests are refused until the usage is charged' },
+    minExpirySeconds: { type: 'integer', description: 'x402://payg: a policy\'s expiry_date must lie at least this many seconds after its creation (a period and the time its last usage takes to be charged)' },
     maxAmount: { type: 'integer', description: 'x402://upto: the most the merchant may settle (= amount)' },
     maxTimeoutSeconds: { type: 'integer', description: 'x402://upto: the longest authorization window' },
     validAfter: { type: 'integer', description: 'x402://upto: the window offered, unix seconds' },

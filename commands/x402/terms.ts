@@ -63,9 +63,7 @@ export function checkNewPolicyTerms(r: PaymentRequirement, type: PolicyType, now
   if (type.kind === 'Subscription' && BigInt(type.next_payment_due) > BigInt(nowSeconds + DUE_SKEW_SECONDS)) {
     return `the first payment falls due at ${type.next_payment_due}, not now`;
   }
-  if (type.kind === 'PayAsYouGo' && type.expiry_date !== null && BigInt(type.expiry_date) <= BigInt(nowSeconds)) {
-    return 'the pay-as-you-go policy has already expired';
-  }
+  if (type.kind === 'PayAsYouGo' && r.scheme === 'x402://payg') return paygExpiryProblem(type.expiry_date, r.minExpirySeconds, nowSeconds);
   if (type.kind === 'OneTime' && BigInt(type.due_date) > BigInt(nowSeconds + DUE_SKEW_SECONDS)) {
     return `the credit falls due at ${type.due_date}, not now`;
   }
@@ -91,4 +89,16 @@ export function uptoWindowProblem(type: UpToType, maxTimeoutSeconds: bigint, now
     return `the deadline ${deadline} is more than maxTimeoutSeconds (${maxTimeoutSeconds}) ahead`;
   }
   return undefined;
+}
+
+/**
+ * A pay-as-you-go policy being created must live at least `minExpirySeconds` (a period and
+ * the time its last usage takes to be charged): usage served shortly before an expiry could
+ * otherwise never be charged, since the program refuses execute_payment once it has passed.
+ */
+export function paygExpiryProblem(expiry: string | null, minExpirySeconds: bigint, nowSeconds: number): string | undefined {
+  if (expiry === null || BigInt(expiry) === 0n) return undefined;
+  const earliest = BigInt(nowSeconds) + minExpirySeconds;
+  if (BigInt(expiry) >= earliest) return undefined;
+  return `the pay-as-you-go policy expires at ${expiry}, sooner than the requirement's minExpirySeconds (${minExpirySeconds}) from now allows (${earliest} at the earliest): usage near its end could not be charged`;
 }

@@ -121,10 +121,10 @@ describe('settler: what one charge covers', () => {
     expect(planCharge(rows, { ...t, current_period_total: '95' }, 1010).kind).to.equal('wait');
   });
   it('charges at the threshold, after the interval, or before the period rolls over', () => {
-    const o = { nowMs: 1_010_000, thresholdAmount: 50n, intervalMs: 60_000, rolloverMarginSeconds: 5 };
+    const o = { nowMs: 1_010_000, chainNowSeconds: 1010, thresholdAmount: 50n, intervalMs: 60_000, rolloverMarginSeconds: 5 };
     expect(chargeDue(10n, 1_009_000, t, o)).to.equal(false);
     expect(chargeDue(50n, 1_009_000, t, o)).to.equal(true);
     expect(chargeDue(10n, 940_000, t, o)).to.equal(true);
-    expect(chargeDue(10n, 1_054_000, t, { ...o, nowMs: 1_056_000 })).to.equal(true);
+    expect(chargeDue(10n, 1_054_000, t, { ...o, nowMs: 1_056_000, chainNowSeconds: 1056 })).to.equal(true);
   });
 });

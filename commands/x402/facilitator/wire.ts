@@ -30,6 +30,8 @@ export const wireRequirementSchema: JsonSchema = {
     maxAmountPerPeriod: amount,
     periodLengthSeconds: amount,
     maxChunkAmount: amount,
+    maxUnsettledAmount: { ...amount, description: 'x402://payg: the most a payer may use beyond what is charged on chain; default maxChunkAmount' },
+    minExpirySeconds: { ...amount, description: 'x402://payg: a policy\'s expiry_date must lie at least this far after its creation; default periodLengthSeconds + 3600' },
     maxAmount: amount,
     validAfter: amount,
     deadline: amount,

@@ -6,6 +6,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../../../infra/postgres/database.js';
 import { createLru } from '../../../src/kernel/domain/lru.js';
+import { sliceText } from '../meter-slices.js';
 
 export interface PaidCredit {
   policy: string;
@@ -21,12 +22,15 @@ export interface CreditLedger {
   /** records a credit once its payment is confirmed; true the first time, a second record of the same policy changes nothing */
   recordCredit(c: PaidCredit): Promise<boolean>;
   credit(policy: string): Promise<PaidCredit | undefined>;
-  /** writes one request's cost, before it is counted */
-  recordUse(u: { requestId: string; policy: string; gateway: string; amount: bigint }): Promise<void>;
-  /** takes back a cost the counter refused */
+  /**
+   * writes one request's cost once counted, with the slice of the credit it holds; fails with
+   * an exclusion violation when another request holds an overlapping slice (../meter-slices.ts)
+   */
+  recordUse(u: { requestId: string; policy: string; gateway: string; amount: bigint; sliceStart?: bigint }): Promise<void>;
+  /** takes back a recorded cost */
   discardUse(requestId: string): Promise<void>;
-  /** everything drawn from the credit, leaving out one request */
-  used(policy: string, exceptRequestId: string): Promise<bigint>;
+  /** the credit's high mark: the end of its highest slice, at least everything drawn from it */
+  used(policy: string): Promise<bigint>;
 }
 
 export function createCreditLedger(db: Db): CreditLedger {
@@ -47,14 +51,18 @@ export function createCreditLedger(db: Db): CreditLedger {
       };
     },
     async recordUse(u) {
-      await db.insertInto('prepaid_usage').values({ request_id: u.requestId, policy: u.policy, gateway: u.gateway, amount: u.amount.toString() }).execute();
+      await db.insertInto('prepaid_usage').values({
+        request_id: u.requestId, policy: u.policy, gateway: u.gateway, amount: u.amount.toString(),
+        slice: u.sliceStart === undefined ? null : sliceText(u.sliceStart, u.amount),
+      }).execute();
     },
     async discardUse(requestId) {
       await db.deleteFrom('prepaid_usage').where('request_id', '=', requestId).execute();
     },
-    async used(policy, exceptRequestId) {
+    async used(policy) {
+      // rows recorded before slices were kept count by their sum
       const r = await sql<{ total: string | null }>`
-        SELECT sum(amount)::text AS total FROM prepaid_usage WHERE policy = ${policy} AND request_id <> ${exceptRequestId}`.execute(db);
+        SELECT greatest(coalesce(max(upper(slice)), 0), coalesce(sum(amount), 0))::text AS total FROM prepaid_usage WHERE policy = ${policy}`.execute(db);
       return BigInt(r.rows[0]?.total ?? '0');
     },
   };

@@ -3,17 +3,19 @@
  * every API node, with the pay-as-you-go script (metering.ts): one atomic check-and-add,
  * so nodes racing on one credit can never together draw more than it holds.
  *
- * With a ledger (Postgres, ledger.ts) each request's cost is written there first and taken
- * back when refused; a counter Redis lost (a restart, or the idle expiry below) is rebuilt
- * from the ledger before anything is admitted against it. A rebuild can count a request
- * racing with it twice, never zero times: the payer may lose a request's worth, the
- * merchant never serves one unpaid. So that the first requests of a new credit never
- * race a rebuild, its counter is opened at zero when the credit is first recorded.
- * Without a ledger the counter is the only record.
+ * With a ledger (Postgres, ledger.ts) each request admitted is written there with the slice
+ * of the credit it holds (../meter-slices.ts), before the response leaves; no two requests
+ * hold overlapping slices of one credit, so the requests admitted never cost more than the
+ * credit, whatever Redis holds. A counter Redis lost (a restart, or the idle expiry below) is
+ * rebuilt from the end of the ledger's highest slice; one restored from an older snapshot
+ * hands out a slice the ledger holds, is refused, and is raised to that mark. A slice handed
+ * out and never recorded is lost to the payer: the merchant never serves a request unpaid.
+ * So that the first requests of a new credit never race a rebuild, its counter is opened at
+ * zero when the credit is first recorded. Without a ledger the counter is the only record.
  */
 import type { Redis } from 'ioredis';
 import { runScript } from '../../../infra/redis/scripts.js';
-import { METER_SCRIPT } from '../metering.js';
+import { METER_SCRIPT, overlapOf, RAISE_SCRIPT } from '../meter-slices.js';
 import type { CreditLedger } from './ledger.js';
 
 /** A counter idle this long leaves Redis and is rebuilt from the ledger on its next use. */
@@ -36,20 +38,27 @@ export async function drawCredit(
 ): Promise<DrawResult> {
   const key = prepaidCounterKey(keyPrefix, policy);
   const expireAt = BigInt(nowSeconds + (ledger ? IDLE_SECONDS : UNBACKED_SECONDS));
-  const run = (seed: string): Promise<[number, number, number]> =>
+  const run = (seed: string): Promise<[number, number, number, number, number]> =>
     runScript(redis, METER_SCRIPT, [key], [chunk.toString(), credit.toString(), expireAt.toString(), seed, '0']);
-  if (ledger) await ledger.recordUse({ requestId: d.requestId, policy, gateway: d.gateway, amount: chunk });
-  let r: [number, number, number];
-  try {
-    r = await run(ledger ? '' : '0');
-    if (r[0] === -1 && ledger) r = await run((await ledger.used(policy, d.requestId)).toString());
-  } catch (err) {
-    if (ledger) await ledger.discardUse(d.requestId).catch(() => undefined);
-    throw err;
+  let r = await run(ledger ? '' : '0');
+  for (let tries = 0; ledger && r[0] !== 0; tries += 1) {
+    if (tries === 6) throw new Error('the credit\'s counter kept falling behind the ledger while it was set right');
+    if (r[0] === -1) {
+      r = await run((await ledger.used(policy)).toString());
+      continue;
+    }
+    try {
+      await ledger.recordUse({ requestId: d.requestId, policy, gateway: d.gateway, amount: chunk, sliceStart: BigInt(r[3]) });
+      break;
+    } catch (err) {
+      if (!overlapOf(err)) throw err;
+      // the counter is behind the ledger (Redis restored from an older snapshot): raised to its mark, drawn again
+      await runScript(redis, RAISE_SCRIPT, [key], [(await ledger.used(policy)).toString()]);
+      r = await run('');
+    }
   }
   const used = BigInt(r[1]);
   if (r[0] !== 1) {
-    if (ledger) await ledger.discardUse(d.requestId);
     return { ok: false, reason: `the prepaid credit of ${credit} is used up (${used} used, this request costs ${chunk}); pay again for a new credit` };
   }
   return { ok: true, chunk, used, credit, remaining: credit - used };
@@ -64,5 +73,5 @@ export async function openCounter(redis: Redis, keyPrefix: string, policy: strin
 export async function creditUsed(redis: Redis, keyPrefix: string, policy: string, ledger: CreditLedger | undefined): Promise<bigint> {
   const v = await redis.get(prepaidCounterKey(keyPrefix, policy));
   if (v !== null) return BigInt(v);
-  return ledger ? ledger.used(policy, '') : 0n;
+  return ledger ? ledger.used(policy) : 0n;
 }

@@ -21,6 +21,8 @@ export interface PrepaidUsageTable {
   gateway: string;
   amount: ColumnType<string, string, string>;
   used_at: ColumnType<Date, Date | undefined, never>;
+  /** the slice of the credit the request holds (commands/x402/meter-slices.ts); null before slices were kept */
+  slice: ColumnType<string | null, string | null | undefined, never>;
 }
 
 export interface PrepaidTables {

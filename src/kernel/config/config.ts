@@ -217,6 +217,7 @@ function build(r: EnvReader) {
         paygMaxChunk: r.int('X402_DEMO_PAYG_MAX_CHUNK', 100_000, 'demo pay-as-you-go max_chunk_amount', 1),
         paygMaxPerPeriod: r.int('X402_DEMO_PAYG_MAX_PER_PERIOD', 1_000_000, 'demo pay-as-you-go max_amount_per_period', 1),
         paygPeriodSeconds: r.int('X402_DEMO_PAYG_PERIOD_SECONDS', 86_400, 'demo pay-as-you-go period_length_seconds', 1),
+        paygMaxUnsettled: r.int('X402_DEMO_PAYG_MAX_UNSETTLED', 0, 'demo pay-as-you-go maxUnsettledAmount, used and not charged yet per payer; 0: ten periods\' cap', 0),
       },
     },
   };

@@ -1,0 +1,95 @@
+/**
+ * Why a Redis restored from an older snapshot cannot admit past the ledger.
+ *
+ * A counter in Redis (a prepaid credit's use, a pay-as-you-go period's use, a payer
+ * account's position) only ever hands out slices: a request of cost c admitted at
+ * position p holds [p, p + c). The script admits it only when p + c is within the limit,
+ * and the ledger row that records the request (written before the response leaves) holds
+ * the slice under an exclusion constraint (migration 1004_meter_slices): no two requests
+ * of one counter ever hold overlapping slices. So whatever Redis believes, the requests
+ * admitted hold disjoint slices of [0, limit), and together cost at most the limit.
+ *
+ * A counter that went back in time (an RDB restore, a lagging replica promoted) hands out
+ * slices the ledger already holds: the insert fails, the counter is raised to the ledger's
+ * high mark (the end of its highest slice) and the request is admitted again from there.
+ * A slice handed out and never recorded (its process died, Postgres failed) stays unused:
+ * the payer may lose that much of a credit or a period's cap, the merchant never serves
+ * a request unpaid.
+ */
+import { luaScript } from '../../infra/redis/scripts.js';
+
+/** The Postgres exclusion constraints that keep slices apart, by what they guard. */
+export const SLICE_CONSTRAINTS = {
+  credit: 'prepaid_usage_slice_excl',
+  period: 'payg_usage_period_slice_excl',
+  account: 'payg_usage_account_slice_excl',
+} as const;
+
+/** The slice [start, start + cost) as a Postgres int8range literal. */
+export function sliceText(start: bigint, cost: bigint): string {
+  return `[${start},${start + cost})`;
+}
+
+/** Which counter was behind the ledger, when `err` is an insert refused for overlapping slices. */
+export function overlapOf(err: unknown): keyof typeof SLICE_CONSTRAINTS | undefined {
+  const e = err as { code?: string; constraint?: string };
+  if (e.code !== '23P01') return undefined;
+  const hit = Object.entries(SLICE_CONSTRAINTS).find(([, name]) => name === e.constraint);
+  return hit ? (hit[0] as keyof typeof SLICE_CONSTRAINTS) : undefined;
+}
+
+/**
+ * KEYS[1]  a counter's position (a credit's or a period's use)
+ * KEYS[2]  the outstanding of the payer's account, KEYS[3] its position (both absent for a credit)
+ * ARGV[1]  cost of the request
+ * ARGV[2]  limit of KEYS[1] (the credit, or the lesser of the period's cap and what the account can fund)
+ * ARGV[3]  unix seconds at which KEYS[1] expires
+ * ARGV[4]  KEYS[1]'s value when it is missing: '' = ask
+ * ARGV[5]  the floor of KEYS[1]'s slices (what the chain already charged in the period)
+ * ARGV[6]  limit of the account's outstanding (what it can fund, or the exposure a merchant accepts, the lesser)
+ * ARGV[7]  KEYS[2]'s value when KEYS[2] or KEYS[3] is missing: '' = ask; ARGV[8] KEYS[3]'s then
+ * ARGV[9]  seconds KEYS[2] and KEYS[3] live once set from ARGV[7..8]
+ * Returns {1, used, outstanding, slice start, account slice start} when admitted; {0, ...} over
+ * ARGV[2]; {2, ...} over ARGV[6] (nothing counted); {-1, ask counter, ask account} to ask (1 = missing).
+ */
+export const METER_SCRIPT = luaScript<[number, number, number, number, number]>('tributaryMeterSlices', `
+local pos = redis.call('GET', KEYS[1])
+local account = #KEYS > 1
+local owed, apos = false, false
+if account then owed = redis.call('GET', KEYS[2]); apos = redis.call('GET', KEYS[3]) end
+local askCounter = (not pos) and ARGV[4] == ''
+local askOwed = account and not (owed and apos) and ARGV[7] == ''
+if askCounter or askOwed then return {-1, askCounter and 1 or 0, askOwed and 1 or 0, 0, 0} end
+if not pos then
+  pos = ARGV[4]
+  redis.call('SET', KEYS[1], pos, 'EXAT', ARGV[3])
+end
+if account and not (owed and apos) then
+  owed, apos = ARGV[7], ARGV[8]
+  redis.call('SET', KEYS[2], owed, 'EX', ARGV[9])
+  redis.call('SET', KEYS[3], apos, 'EX', ARGV[9])
+end
+local start = math.max(tonumber(pos), tonumber(ARGV[5]))
+local outstanding = account and tonumber(owed) or 0
+local cost = tonumber(ARGV[1])
+if start + cost > tonumber(ARGV[2]) then return {0, start, outstanding, 0, 0} end
+if account and outstanding + cost > tonumber(ARGV[6]) then return {2, start, outstanding, 0, 0} end
+redis.call('INCRBY', KEYS[1], start + cost - tonumber(pos))
+redis.call('EXPIREAT', KEYS[1], ARGV[3])
+local astart = 0
+if account then
+  outstanding = redis.call('INCRBY', KEYS[2], cost)
+  astart = redis.call('INCRBY', KEYS[3], cost) - cost
+end
+return {1, start + cost, outstanding, start, astart}
+`);
+
+/**
+ * KEYS[1]  a counter's position; ARGV[1] the ledger's high mark for it
+ * Raises the counter to the mark (a counter Redis no longer has is left to its rebuild). Returns 1.
+ */
+export const RAISE_SCRIPT = luaScript<number>('tributaryRaiseCounter', `
+local pos = redis.call('GET', KEYS[1])
+if pos and tonumber(pos) < tonumber(ARGV[1]) then redis.call('INCRBY', KEYS[1], tonumber(ARGV[1]) - tonumber(pos)) end
+return 1
+`);
