@@ -68,6 +68,8 @@ export interface FoldOut {
   subscribers: Map<string, SubscriberDelta>;
   /** `${gateway}|${mint}|${payer}` of subscribers whose policies changed */
   touched: Set<string>;
+  /** subscribers a policy row left for another gateway (its address reused): perhaps with none left */
+  vacated: Set<string>;
 }
 
 function timeOf(e: TributaryEvent): number | null {
@@ -84,7 +86,7 @@ const isCounted = (p: MPolicy): boolean =>
 export function foldMerchant(pda: PdaDeriver, state: MerchantState, events: readonly TributaryEvent[]): FoldOut {
   const out: FoldOut = {
     programChanged: false, gatewaysChanged: new Set(), newUserPayments: new Set(), policiesChanged: new Set(),
-    mrrChanged: new Set(), revenue: new Map(), subscribers: new Map(), touched: new Set(),
+    mrrChanged: new Set(), revenue: new Map(), subscribers: new Map(), touched: new Set(), vacated: new Set(),
   };
 
   const mrrOf = (pk: string): bigint => {
@@ -124,7 +126,10 @@ export function foldMerchant(pda: PdaDeriver, state: MerchantState, events: read
     if (before.token_mint === null) return 0n;
     const own = pairKey(before.gateway, before.token_mint);
     if (own === pair) return before.counted ? before.monthly_micro : 0n;
-    if (before.payer !== null) out.touched.add(subscriberKey(before.gateway, before.token_mint, before.payer));
+    if (before.payer !== null) {
+      out.touched.add(subscriberKey(before.gateway, before.token_mint, before.payer));
+      out.vacated.add(subscriberKey(before.gateway, before.token_mint, before.payer));
+    }
     if (before.counted) {
       moveMrr(own, -before.monthly_micro);
       bucketRows(before.gateway, before.token_mint, at, () => undefined);
@@ -231,6 +236,9 @@ export function foldMerchant(pda: PdaDeriver, state: MerchantState, events: read
     };
     // a re-created address (after a deletion) is a new subscription; a repeat is not
     put(before?.deleted === false ? before : undefined, fresh, at);
+    if (before?.payer && before.token_mint !== null && before.gateway !== gateway) {
+      out.vacated.add(subscriberKey(before.gateway, before.token_mint, before.payer));
+    }
   }
 
   /**

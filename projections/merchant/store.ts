@@ -139,20 +139,27 @@ async function saveSubscribers(trx: Trx, out: FoldOut): Promise<void> {
       first_payment_at: sql`least(merchant_subscribers.first_payment_at, excluded.first_payment_at)`,
       last_payment_at: sql`greatest(merchant_subscribers.last_payment_at, excluded.last_payment_at)`,
     })).execute());
-  // what the subscriber's policies say, recomputed from the policies the batch left; a
-  // subscriber left with none (its policy's address reused at another gateway) is ended
+  // what the subscriber's policies say, recomputed from the policies the batch left
   await chunked(touched, (c) => sql`
     UPDATE merchant_subscribers s SET
       policies = a.policies, active_policies = a.active, next_due = a.next_due,
       status = CASE WHEN a.active > 0 THEN 'active' WHEN a.paused > 0 THEN 'paused' ELSE 'ended' END
-    FROM unnest(${c.map((k) => k[0])}::text[], ${c.map((k) => k[1])}::text[], ${c.map((k) => k[2])}::text[]) AS k(gateway, token_mint, payer)
-    CROSS JOIN LATERAL (
-      SELECT
+    FROM (
+      SELECT gateway, token_mint, payer,
         coalesce(array_agg(address ORDER BY address) FILTER (WHERE NOT deleted), '{}') AS policies,
         count(*) FILTER (WHERE status = 'Active' AND NOT deleted)::int AS active,
         count(*) FILTER (WHERE status = 'Paused' AND NOT deleted)::int AS paused,
         min(next_due) FILTER (WHERE status = 'Active' AND NOT deleted) AS next_due
-      FROM merchant_policies p WHERE p.gateway = k.gateway AND p.token_mint = k.token_mint AND p.payer = k.payer
+      FROM merchant_policies
+      WHERE (gateway, token_mint, payer) IN (SELECT * FROM unnest(${c.map((k) => k[0])}::text[], ${c.map((k) => k[1])}::text[], ${c.map((k) => k[2])}::text[]))
+      GROUP BY gateway, token_mint, payer
     ) a
-    WHERE s.gateway = k.gateway AND s.token_mint = k.token_mint AND s.payer = k.payer`.execute(trx));
+    WHERE s.gateway = a.gateway AND s.token_mint = a.token_mint AND s.payer = a.payer`.execute(trx));
+  // a subscriber a reused address left with no policy row: what its deleted policy left it
+  const vacated = [...out.vacated].map((k) => k.split('|') as [string, string, string]);
+  await chunked(vacated, (c) => sql`
+    UPDATE merchant_subscribers s SET policies = '{}', active_policies = 0, next_due = NULL, status = 'ended'
+    FROM unnest(${c.map((k) => k[0])}::text[], ${c.map((k) => k[1])}::text[], ${c.map((k) => k[2])}::text[]) AS k(gateway, token_mint, payer)
+    WHERE s.gateway = k.gateway AND s.token_mint = k.token_mint AND s.payer = k.payer
+      AND NOT EXISTS (SELECT 1 FROM merchant_policies p WHERE p.gateway = k.gateway AND p.token_mint = k.token_mint AND p.payer = k.payer)`.execute(trx));
 }
