@@ -1,0 +1,57 @@
+/**
+ * Pay-as-you-go periods as the program keeps them, and when usage must be charged. The
+ * program (shared/schedule.rs, validate_policy_execution and advance_policy for PayAsYouGo)
+ * starts a new period at the first charge after the current one ends (current_period_start =
+ * that charge's Clock::unix_timestamp, current_period_total = its amount), not on a grid of
+ * whole periods, and refuses every charge after expiry_date.
+ */
+import { expect } from 'chai';
+import { currentPeriod } from '../../commands/x402/metering.js';
+import { chargeDue, expiresWithin } from '../../commands/settlement/plan.js';
+import { paygExpiryProblem } from '../../commands/x402/terms.js';
+import type { PayAsYouGoType } from '../../src/kernel/domain/policy-type.js';
+
+const t: PayAsYouGoType = {
+  kind: 'PayAsYouGo', max_amount_per_period: '100', max_chunk_amount: '30', period_length_seconds: '60',
+  current_period_start: '1000', current_period_total: '80', expiry_date: null,
+};
+
+describe('pay-as-you-go: the period usage is charged in', () => {
+  it('is the chain\'s own while it runs, with what the chain charged in it', () => {
+    expect(currentPeriod(t, 1059)).to.deep.equal({ start: 1000n, end: 1060n, settled: 80n });
+  });
+  it('once it ended, is one period waiting for the next charge to open it, however many periods passed', () => {
+    expect(currentPeriod(t, 1060)).to.deep.equal({ start: 1060n, end: 1120n, settled: 0n });
+    // a grid would have rolled to 1120 and then 1180 while the chain's next period had not begun
+    expect(currentPeriod(t, 1190)).to.deep.equal({ start: 1060n, end: 1250n, settled: 0n });
+  });
+});
+
+describe('pay-as-you-go: when usage is charged', () => {
+  const o = { nowMs: 1_010_000, chainNowSeconds: 1010, thresholdAmount: 1000n, intervalMs: 60_000, rolloverMarginSeconds: 5 };
+  it('at once when it fills a charge (max_chunk_amount)', () => {
+    expect(chargeDue(29n, 1_009_000, t, o)).to.equal(false);
+    expect(chargeDue(30n, 1_009_000, t, o)).to.equal(true);
+  });
+  it('before the chain\'s period ends, by the chain\'s clock, not the local one', () => {
+    expect(chargeDue(10n, 1_069_000, t, { ...o, nowMs: 1_070_000, chainNowSeconds: 1040 })).to.equal(false);
+    expect(chargeDue(10n, 1_009_000, t, { ...o, chainNowSeconds: 1055 })).to.equal(true);
+  });
+  it('before the policy expires: within the rollover margin and the settle interval of its expiry_date', () => {
+    const expiring = { ...t, current_period_start: '5000', expiry_date: '1100' };
+    expect(chargeDue(10n, 1_009_000, expiring, o)).to.equal(false);
+    expect(chargeDue(10n, 1_009_000, expiring, { ...o, chainNowSeconds: 1035 })).to.equal(true);
+    expect(expiresWithin({ ...t, expiry_date: '0' }, 10_000, 60)).to.equal(false);
+  });
+});
+
+describe('pay-as-you-go: the shortest expiry a new policy may have', () => {
+  it('none, or at least minExpirySeconds ahead', () => {
+    expect(paygExpiryProblem(null, 3660n, 1000)).to.equal(undefined);
+    expect(paygExpiryProblem('0', 3660n, 1000)).to.equal(undefined);
+    expect(paygExpiryProblem('4660', 3660n, 1000)).to.equal(undefined);
+    expect(paygExpiryProblem('1020', 3660n, 1000)).to.equal(
+      'the pay-as-you-go policy expires at 1020, sooner than the requirement\'s minExpirySeconds (3660) from now allows (4660 at the earliest): usage near its end could not be charged',
+    );
+  });
+});
