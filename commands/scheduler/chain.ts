@@ -9,13 +9,12 @@
  * The transaction is signed before it is sent and its bytes are kept by the caller: the
  * same bytes sent twice are one signature, which the chain lands at most once.
  */
-import { BorshCoder } from '@coral-xyz/anchor';
 import BN from 'bn.js';
 import bs58 from 'bs58';
-import { ComputeBudgetProgram, Keypair, PublicKey, Transaction, TransactionInstruction, type AccountMeta } from '@solana/web3.js';
+import { ComputeBudgetProgram, Keypair, PublicKey, Transaction } from '@solana/web3.js';
 import { text } from '../../src/kernel/domain/event-data.js';
-import { idl } from '../../src/kernel/idl/index.js';
 import { readProgramAccount, type AccountRead } from '../../infra/solana/accounts.js';
+import { programInstruction } from '../../infra/solana/instructions.js';
 import type { RpcClient } from '../../infra/solana/rpc-client.js';
 import type { Commitment } from '../../infra/solana/chain-reader.js';
 import type { EventData } from '../../src/kernel/events/codec.js';
@@ -24,9 +23,6 @@ import { associatedTokenAddress, TOKEN_PROGRAM_ID } from '../x402/program.js';
 import { signDetached } from '../../infra/crypto/ed25519.js';
 import { failure, type Failure } from './failure.js';
 
-const coder = new BorshCoder(idl);
-const EXECUTE_ACCOUNTS = ((idl.instructions as unknown as { name: string; accounts: { name: string; signer?: boolean; writable?: boolean; address?: string }[] }[])
-  .find((i) => i.name === 'execute_payment')?.accounts) ?? [];
 
 export interface ChainIo {
   rpc: RpcClient;
@@ -87,16 +83,12 @@ export function signExecution(io: ChainIo, c: ExecutionContext, signer: Keypair,
     protocol_fee_account: associatedTokenAddress(str(c.config.data, 'fee_recipient'), mint),
     token_program: TOKEN_PROGRAM_ID,
   };
-  const keys: AccountMeta[] = EXECUTE_ACCOUNTS.map((a) => ({
-    pubkey: new PublicKey(accounts[a.name] ?? a.address ?? ''), isSigner: a.signer ?? false, isWritable: a.writable ?? false,
-  }));
-  const data = coder.instruction.encode('execute_payment', { payment_amount: amount === null ? null : new BN(amount.toString()) });
   const tx = new Transaction({ feePayer: signer.publicKey, recentBlockhash: blockhash });
   // Two charges of one amount under one blockhash would be the same bytes, and the chain
   // lands a signature once: the payment count (distinct for every payment of the policy)
   // goes into the compute limit so each payment's transaction is its own.
   tx.add(ComputeBudgetProgram.setComputeUnitLimit({ units: COMPUTE_UNITS + (Number(c.policy.data['payment_count']) % 100_000) }));
-  tx.add(new TransactionInstruction({ programId: new PublicKey(io.programId), keys, data }));
+  tx.add(programInstruction(io.programId, 'execute_payment', accounts, { payment_amount: amount === null ? null : new BN(amount.toString()) }));
   // Node's ed25519 (OpenSSL) rather than web3.js's pure-JS signer: an order of magnitude
   // less CPU, which bounds how many executions a scheduler process sends a second
   const signature = Buffer.from(signDetached(tx.serializeMessage(), signer.secretKey));

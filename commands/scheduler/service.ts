@@ -3,20 +3,18 @@
  * keypair for the gateway and the unsigned change_gateway_signer transaction its
  * authority signs and sends), the gateway's scheduler state, and stopping it.
  */
-import { BorshCoder } from '@coral-xyz/anchor';
-import { PublicKey, Transaction, TransactionInstruction } from '@solana/web3.js';
+import { PublicKey, Transaction } from '@solana/web3.js';
 import { sql } from 'kysely';
 import type { Db } from '../../infra/postgres/database.js';
 import { readProgramAccount } from '../../infra/solana/accounts.js';
+import { programInstruction } from '../../infra/solana/instructions.js';
 import { RpcResponseError, RpcUnavailableError } from '../../infra/solana/rpc-client.js';
-import { idl } from '../../src/kernel/idl/index.js';
 import { text } from '../../src/kernel/domain/event-data.js';
 import { notFound, upstreamUnavailable } from '../../src/kernel/http/errors.js';
 import { latestBlockhash, solBalance, type ChainIo } from './chain.js';
 import { failedByReason, readCounts } from './counts.js';
 import { delegateGateway, findServedGateway, stopGateway } from './signers.js';
 
-const coder = new BorshCoder(idl);
 
 export interface SchedulerServiceDeps { db: Db; io: ChainIo; encryptionKey: Buffer | undefined; signerMinLamports: number }
 
@@ -37,16 +35,7 @@ async function gatewayAccount(deps: SchedulerServiceDeps, gateway: string) {
 
 /** change_gateway_signer(new_signer) for the authority to sign (fee payer) and send; base64 of the unsigned transaction. */
 export function changeSignerTransaction(io: ChainIo, authority: string, gateway: string, newSigner: string, blockhash: string): string {
-  const ix = new TransactionInstruction({
-    programId: new PublicKey(io.programId),
-    keys: [
-      { pubkey: new PublicKey(authority), isSigner: true, isWritable: true },
-      { pubkey: new PublicKey(gateway), isSigner: false, isWritable: true },
-      { pubkey: new PublicKey(newSigner), isSigner: false, isWritable: false },
-      { pubkey: new PublicKey(io.pdas.config()), isSigner: false, isWritable: false },
-    ],
-    data: coder.instruction.encode('change_gateway_signer', {}),
-  });
+  const ix = programInstruction(io.programId, 'change_gateway_signer', { authority, gateway, new_signer: newSigner, config: io.pdas.config() }, {});
   const tx = new Transaction({ feePayer: new PublicKey(authority), recentBlockhash: blockhash }).add(ix);
   return tx.serialize({ requireAllSignatures: false, verifySignatures: false }).toString('base64');
 }

@@ -1,7 +1,7 @@
 /**
- * The Tributary instructions a payment carries, encoded and decoded with Anchor's BorshCoder
- * from the vendored IDL (8-byte discriminator ++ borsh(args)), with accounts in the IDL's
- * order. The client builds with these functions and the middleware decodes with them, so
+ * The Tributary instructions a payment carries, encoded by the one encoder
+ * (infra/solana/instructions.ts) and decoded here with Anchor's BorshCoder from the same
+ * IDL. The client builds with these functions and the middleware decodes with them, so
  * both sides read one definition.
  *
  *   create_user_payment   owner, user_payment, token_account, token_mint, config, system_program, fee_payer
@@ -13,8 +13,9 @@
  */
 import { BorshCoder } from '@coral-xyz/anchor';
 import BN from 'bn.js';
-import { PublicKey, TransactionInstruction, type AccountMeta } from '@solana/web3.js';
+import { PublicKey, type TransactionInstruction } from '@solana/web3.js';
 import { idl } from '../../src/kernel/idl/index.js';
+import { instructionAccounts, programInstruction } from '../../infra/solana/instructions.js';
 import { normalizeIdlValue, textToFixedBytes } from '../../src/kernel/events/codec.js';
 import { asPolicyType, type Frequency, type PolicyType } from '../../src/kernel/domain/policy-type.js';
 import { PAYMENT_MEMO_BYTES } from '../../src/kernel/domain/memo.js';
@@ -29,26 +30,15 @@ export type PaymentIxName = 'create_user_payment' | 'create_payment_policy' | 'e
 
 const coder = new BorshCoder(idl);
 
-interface IdlIxAccount { name: string; signer?: boolean; writable?: boolean; address?: string }
-const ixAccounts = new Map<string, IdlIxAccount[]>(
-  (idl.instructions as unknown as { name: string; accounts: IdlIxAccount[] }[]).map((i) => [i.name, i.accounts]),
-);
-
 /** The account names of an instruction, in the IDL's order. */
 export function accountNames(name: PaymentIxName): string[] {
-  return (ixAccounts.get(name) ?? []).map((a) => a.name);
+  return instructionAccounts(name);
 }
 
 export { associatedTokenAddress } from '../../src/kernel/domain/spl-token.js';
 
-function instruction(programId: string, name: PaymentIxName, accounts: Record<string, string>, args: Record<string, unknown>): TransactionInstruction {
-  const keys: AccountMeta[] = (ixAccounts.get(name) ?? []).map((a) => {
-    const address = accounts[a.name] ?? a.address;
-    if (!address) throw new Error(`${name}: account ${a.name} missing`);
-    return { pubkey: new PublicKey(address), isSigner: a.signer ?? false, isWritable: a.writable ?? false };
-  });
-  return new TransactionInstruction({ programId: new PublicKey(programId), keys, data: coder.instruction.encode(name, args) });
-}
+const instruction = (programId: string, name: PaymentIxName, accounts: Record<string, string>, args: Record<string, unknown>): TransactionInstruction =>
+  programInstruction(programId, name, accounts, args);
 
 export interface UserPaymentAccounts { owner: string; user_payment: string; token_account: string; token_mint: string; config: string; fee_payer: string }
 export interface PolicyAccounts {
