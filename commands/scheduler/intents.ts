@@ -85,6 +85,7 @@ export async function upcoming(db: Db, nowSeconds: number, leadSeconds: number, 
     .select(['p.address', 'p.gateway', 'p.tracking_id', 'p.next_payment_due', 'p.variant'])
     .where('g.state', '=', 'active').where('p.status', '=', 'Active').where('p.deleted', '=', false)
     .where('p.variant', 'in', [...SCHEDULED_VARIANTS])
+    .where(sql<boolean>`NOT (p.variant = 'Milestone' AND (coalesce((p.policy_type->>'release_condition')::int, 0) & ${NOT_GATEWAY}) <> 0)`)
     .where(sql<boolean>`p.next_payment_due::bigint > ${nowSeconds} AND p.next_payment_due::bigint <= ${nowSeconds + leadSeconds}`)
     .where(sql<boolean>`NOT EXISTS (SELECT 1 FROM service_events e WHERE e.event_key = 'payment.upcoming:' || p.address || ':' || p.next_payment_due::bigint)`)
     .orderBy(sql`p.next_payment_due::bigint`).limit(limit).execute();

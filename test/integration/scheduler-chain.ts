@@ -11,6 +11,7 @@ import { readProgramAccount } from '../../infra/solana/accounts.js';
 import type { RpcClient } from '../../infra/solana/rpc-client.js';
 import { PROGRAM_ID } from '../../src/kernel/idl/index.js';
 import type { EventData } from '../../src/kernel/events/codec.js';
+import { trackingIdToMemo } from '../../src/kernel/domain/memo.js';
 
 export async function sendAs(rpc: RpcClient, payer: Keypair, ix: TransactionInstruction): Promise<string> {
   const { value } = await rpc.call<{ value: { blockhash: string } }>('getLatestBlockhash', [{}]);
@@ -37,7 +38,7 @@ export async function setPolicyStatus(rpc: RpcClient, payer: Keypair, policy: st
 
 /** A Milestone policy of the payer's user payment (which must exist) at the gateway; answers its address. */
 export async function createMilestone(
-  rpc: RpcClient, payer: Keypair, m: { mint: string; gateway: string; recipient: string; amounts: bigint[]; timestamps: number[]; releaseCondition: number },
+  rpc: RpcClient, payer: Keypair, m: { mint: string; gateway: string; recipient: string; amounts: bigint[]; timestamps: number[]; releaseCondition: number; trackingId?: string },
 ): Promise<string> {
   const mint = new PublicKey(m.mint);
   const userPayment = pdas.userPayment(payer.publicKey, mint);
@@ -56,7 +57,7 @@ export async function createMilestone(
         escrow_amount: new BN(m.amounts.reduce((a, b) => a + b, 0n).toString()), padding: new Array(53).fill(0),
       },
     },
-    memo: new Array(64).fill(0),
+    memo: [...(trackingIdToMemo(m.trackingId ?? '', 64) ?? Buffer.alloc(64))],
   }));
   return policy.toBase58();
 }
