@@ -1,12 +1,16 @@
 /**
  * The reconciliation's comparison, cause by cause: given what the chain shows and what the
  * ledgers hold, each difference is named once with its policy, amounts and signatures,
- * and what agrees (or is the payer's own transaction) is not a difference.
+ * and what agrees (or is the payer's own transaction) is not a difference. `since` and
+ * the CLI's table, as a reader sees them.
  */
 import { expect } from 'chai';
 import { compare, countByCause, type Observed } from '../../queries/reconciliation/compare.js';
 import type { TxFacts } from '../../queries/reconciliation/chain.js';
 import type { ChainPayment, ServiceRecord } from '../../queries/reconciliation/ledgers.js';
+import { parseSince } from '../../queries/reconciliation/routes.js';
+import { reconciliationTable } from '../../src/app/cli/reconcile.js';
+import { AppError } from '../../src/kernel/http/errors.js';
 
 const SIGNER = 'Signer1111111111111111111111111111111111111';
 const PAYER = 'Payer11111111111111111111111111111111111111';
@@ -72,5 +76,28 @@ describe('reconciliation: compare', () => {
       periodTotals: new Map([['P1', 200n]]),
     }));
     expect(d.map((x) => [x.cause, x.policy, x.chainAmount])).to.deep.equal([['in_doubt', 'P1', null], ['in_doubt', 'P1', '300']]);
+  });
+});
+
+describe('reconciliation: since and the CLI table', () => {
+  const NOW = Date.UTC(2026, 11, 1);
+
+  it('since: ISO 8601 or unix seconds, 30 days back by default; not a time or in the future is invalid input', () => {
+    expect(parseSince(undefined, NOW)).to.equal(NOW / 1000 - 30 * 86_400);
+    expect(parseSince('2026-11-30T00:00:00Z', NOW)).to.equal(NOW / 1000 - 86_400);
+    expect(parseSince(String(NOW / 1000 - 5), NOW)).to.equal(NOW / 1000 - 5);
+    for (const bad of ['yesterday', '2026-13-01', String(NOW / 1000 + 60)]) {
+      expect(() => parseSince(bad, NOW), bad).to.throw(AppError).with.property('kind', 'invalid_input');
+    }
+  });
+
+  it('the table: a summary line, then one aligned row per difference with its cause, amounts and signatures', () => {
+    const differences = compare(given({ payments: [pay('dupSig', 'PolicyA', 10_000n)], txs: new Map([['dupSig', landed(SIGNER)]]) }));
+    const lines = reconciliationTable({ gateways: ['G'], since: 0, ranAt: 0, policies: 1, payments: 1, records: 0, counts: countByCause(differences), differences });
+    expect(lines[1]).to.equal('differences: 1 (in_doubt 0, unbillable 0, lost 0, duplicated 1)');
+    expect(lines[3]).to.match(/^CAUSE\s+SOURCE\s+POLICY\s+SERVICE\s+CHAIN\s+SIGNATURES\s+DETAIL$/);
+    expect(lines[4]).to.match(/^duplicated\s+chain\s+PolicyA\s+-\s+10000\s+dupSig\s+PaymentRecord 1 was signed by the service's signer/);
+    expect(lines[3]!.indexOf('CHAIN')).to.equal(lines[4]!.indexOf('10000'));
+    expect(reconciliationTable({ gateways: ['G'], since: 0, ranAt: 0, policies: 0, payments: 0, records: 0, counts: countByCause([]), differences: [] })).to.have.length(2);
   });
 });
