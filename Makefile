@@ -56,9 +56,10 @@ bench: build services
 cluster: build services
 	node dist/infra/cluster/main.js
 
-# Load with faults on a private cluster, loopback only, bounded in time (SOAK_SECONDS).
+# Load with faults on a private cluster and a hostile localnet, loopback only, bounded in time
+# (SOAK_SECONDS); SOAK_RUNS runs in a row, SOAK_CPU_HOG=1 keeps a core busy beside each.
 soak: build
-	node --import tsx test/soak/run.ts
+	node --import tsx test/soak/runs.ts
 
 clean:
 	rm -rf dist

@@ -20,6 +20,8 @@ export interface SoakReport {
   restarts: { name: string; starts: number }[];
   warnings: Record<string, number>;
   settlement: string;
+  /** the localnet's faults and the CPU hog */
+  hostile: string;
 }
 
 const pct = (x: number) => `${(x * 100).toFixed(2)}%`;
@@ -33,6 +35,7 @@ export function printReport(r: SoakReport): void {
   out(`sockets: ${r.settings.clients} clients x ${r.settings.perClient} trackingIds; ${r.sockets.connects} connections (${r.sockets.reconnects} reconnects), ${r.connectedAtEnd} connected at the end; ${r.sockets.payments} distinct payments received, ${r.sockets.duplicates} repeats (catch-up from since 0 after a reconnect resends); subscribe errors ${r.sockets.subscribeErrors}, incomplete catch-ups ${r.sockets.incompleteCatchUps}, other errors ${JSON.stringify(r.sockets.errors)}`);
   out(`drain:   ${r.drainSeconds.toFixed(1)} s from the end of the workload until archive, projections, outbox and sockets were complete; replica replay lag during the workload p50 ${(r.replicaLagP50 / 1024).toFixed(0)} KiB, max ${(r.replicaLagMax / 1024).toFixed(0)} KiB, at the end ${r.replicaLag ?? 'n/a'} bytes`);
   out(`settle:  ${r.settlement}`);
+  out(`hostile: ${r.hostile}`);
   out(`processes (starts): ${r.restarts.map((p) => `${p.name} ${p.starts}`).join(', ')}`);
   out(`role logs: ${Object.keys(r.warnings).length ? Object.entries(r.warnings).map(([k, n]) => `${k}: ${n}`).join('; ') : 'no dropped notifications, late catch-ups, dead letters or uncaught errors'}`);
   out();

@@ -31,6 +31,7 @@ import { printReport } from './report.js';
 import { startSettlementLoad, type SettlementLoad } from './settlement-load.js';
 import { paygCheck, scheduleCheck, dueLeft, unsettledLeft } from './settlement-checks.js';
 import { readPolicies, recordsByPolicy, servedPolicies } from './settlement-chain.js';
+import { addressReuseCheck, describeInjected, faultCounts, reconciliationCheck, startCpuHog, type FaultCounts } from './hostile.js';
 
 const env = process.env;
 const int = (name: string, dflt: number): number => {
@@ -44,6 +45,7 @@ const S = {
   stallSeconds: int('SOAK_STALL_SECONDS', 90), seed: env['SOAK_SEED'] ?? 'soak', keepData: env['SOAK_KEEP_DATA'] === '1',
   subPeriod: int('SOAK_SUB_PERIOD', 10), subscriptions: int('SOAK_SUBSCRIPTIONS', 4), paygPolicies: int('SOAK_PAYG_POLICIES', 2),
   paygRate: int('SOAK_PAYG_RATE', 10), paygPeriod: int('SOAK_PAYG_PERIOD', 60), settleSeconds: int('SOAK_SETTLE_SECONDS', 60),
+  faults: env['SOAK_LOCALNET_FAULTS'] ?? 'all', cpuHog: env['SOAK_CPU_HOG'] === '1',
 };
 const PAYG_PRICE = 10_000n;
 const SCHEDULER_LEASE_MS = 5_000;
@@ -117,7 +119,10 @@ async function main(): Promise<number> {
   let clients: SoakClients | undefined;
   let settlement: SettlementLoad | undefined;
   const receivers: LedgerReceiver[] = [];
+  const hog = S.cpuHog ? startCpuHog() : undefined;
+  if (hog) log(`CPU hog: ${hog.what}`);
   const cleanup = async () => {
+    hog?.stop();
     clients?.close();
     await settlement?.stop().catch(() => undefined);
     await cluster?.stop().catch(() => undefined);
@@ -143,6 +148,8 @@ async function main(): Promise<number> {
       RATE_LIMIT_PER_MINUTE: '100000000', WS_MAX_CONNECTIONS_PER_IP_PER_TRACKING_ID: '1000', WS_MAX_CATCH_UPS_PER_MINUTE: '100000',
       WS_MAX_MESSAGES_PER_MINUTE: '100000', POOL_SYNC_INTERVAL_MS: '0', WS_LEASE_SECONDS: '10', PROJECTOR_CLAIM_IDLE_MS: '10000',
       INDEXER_BACKFILL_INTERVAL_MS: '5000',
+      // the hostile chain (read by the localnet only): seeded by LOCALNET_SEED
+      LOCALNET_FAULTS: S.faults,
       // settlement: the demo resource (the first fixture gateway, served by the scheduler) sells
       // Custom:N subscriptions and metered calls; a killed scheduler's claims are free after the lease
       X402_DEMO_FREQUENCY: `Custom:${S.subPeriod}`, X402_DEMO_PAYG_PRICE: String(PAYG_PRICE), X402_DEMO_PAYG_MAX_CHUNK: String(PAYG_PRICE * 20n),
@@ -257,6 +264,7 @@ async function main(): Promise<number> {
     const total = async () => (await rpcCall<{ events: number }>(rpcUrl, 'tributary_getState')).events;
     await until(async () => { const a = await total(); await sleep(2000); return a === await total(); }, 60, 'the chain to go quiet');
     const ledger = await ledgerOf(rpcUrl);
+    const injected: FaultCounts | undefined = await faultCounts(rpcUrl).catch(() => undefined);
     log(`cut at ${cutS}: due payments and metered usage settled in ${settleSeconds.toFixed(1)} s, scheduler stopped; the ledger holds ${ledger.length} events`);
 
     // drain: archive, projections, outbox and sockets reach the end of the ledger
@@ -280,20 +288,24 @@ async function main(): Promise<number> {
       policies: allServed, chain: await readPolicies(rpcUrl, allServed.map((p) => p.address)), records, cutS,
       subscriptions: load402.subscriptions, faults: [...windows, ...stalls], slackMs: SCHEDULER_LEASE_MS,
     });
+    const modelChecks = await readModelChecks(db, (line) => process.stdout.write(`${line}\n`));
     const checks: Check[] = [
       { name: 'everything drained', ok: stalled.length === 0, detail: stalled.length === 0 ? 'archive, consumer groups, outbox and sockets reached the end of the ledger' : stalled.join('; ') },
       await archiveCheck(db, ledger),
       await webhookCheck(db, receivers),
       socketCheck(clients.clients, expected, paymentKinds(ledger)),
-      ...await readModelChecks(db, (line) => process.stdout.write(`${line}\n`)),
+      ...modelChecks,
+      addressReuseCheck(ledger, modelChecks.find((c) => c.name.includes('merchant'))?.ok),
       sched.check,
-      await paygCheck(db, { records, paygPolicies: load402.payg, calls: load402.calls, price: PAYG_PRICE }),
+      await paygCheck(db, { records, paygPolicies: load402.payg, calls: load402.calls, price: PAYG_PRICE, lost: load402.lost, faults: [...windows, ...stalls] }),
+      await reconciliationCheck(db, redis, rpcUrl).catch((err: Error) => ({ name: 'reconciliation: no difference', ok: false, detail: `did not run: ${err.message}` })),
     ];
     printReport({
       settings: S, ledger: ledger.length, achieved, ingested, reads, windows: windows.map((w) => ({ ...w, stats: load.window(w.from, w.to) })),
       sockets: clients.totals(), connectedAtEnd: clients.connected(), drainSeconds, replicaLag, replicaLagMax: Math.max(0, ...replicaLags), replicaLagP50: replicaLags.sort((a, b) => a - b)[Math.floor(replicaLags.length / 2)] ?? 0, checks, totalSeconds: (Date.now() - t0) / 1000,
       restarts: [...cluster.procs.entries()].map(([n, p]) => ({ name: n, starts: p.starts() })),
       warnings: logWarnings(path.join(runDir, 'logs')),
+      hostile: `localnet faults ${describeInjected(injected)}; CPU hog: ${hog ? hog.what : 'off (SOAK_CPU_HOG=1 turns it on)'}`,
       settlement: `localnet stalls over 2 s: ${stalls.length} (longest ${(Math.max(0, ...stalls.map((x) => x.to - x.from)) / 1000).toFixed(1)} s); ${load402.subscriptions.length} Custom:${S.subPeriod} subscriptions, ${load402.payg.length} pay-as-you-go policies (period ${S.paygPeriod} s) called at ${S.paygRate}/s; after the cut, due payments and metered usage settled in ${settleSeconds.toFixed(1)} s; due -> executed p50 ${sched.figures.lagP50} s, p99 ${sched.figures.lagP99} s, max ${sched.figures.lagMax} s (first scheduled payment, which waits for the read model: p50 ${sched.figures.firstLagP50} s, max ${sched.figures.firstLagMax} s)`,
     });
     redis.disconnect();

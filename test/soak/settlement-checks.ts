@@ -9,11 +9,11 @@
  *     reason that holds for a due policy (past due, given up, expired, not this signer's);
  *   - fixed-period subscriptions: each payment after the first paid the first due date
  *     after the one before (the program skips missed periods), never before it was due.
- *     A period skipped (a payment more than a period late) fails the check when the
- *     scheduler knew the due date from its previous execution (the third payment on) and
- *     nothing stopped it (its kill, a PostgreSQL restart, the localnet answering nothing
- *     for over 2 s; plus its lease). The first scheduled payment waits for the policy to reach the read model
- *     (indexer, projector), so its skips are counted apart;
+ *     A period skipped (a payment more than a period late) fails the check, the first
+ *     scheduled payment's and one during a fault (its kill, a PostgreSQL restart, the
+ *     localnet answering nothing for over 2 s; plus its lease) included: the scheduler
+ *     derives the first due date from the chain and catches up after a restart, so each
+ *     is counted, apart, only to say where it happened;
  *   - every executed intent's signature is one of the policy's PaymentRecords, and every
  *     PaymentRecord is an executed intent's, except the first payment made in the
  *     Payment transaction that created the policy.
@@ -31,7 +31,7 @@ import { calendarMonths } from '../../src/kernel/domain/calendar.js';
 import { frequencySeconds } from '../../src/kernel/domain/frequency.js';
 import type { Check } from './checks.js';
 import { dueBy, readPolicies, SCHEDULED, type ChainRecord, type PolicyOnChain, type ServedPolicy } from './settlement-chain.js';
-import type { PaygCounts } from './settlement-load.js';
+import type { LostCall, PaygCounts } from './settlement-load.js';
 
 /**
  * Whether an intent ended its due payment with the chain's reason, for a policy the chain
@@ -120,7 +120,7 @@ export async function scheduleCheck(
       skipped += missed;
       if (k === 1) skippedFirst += missed;
       else if (inFault(dueK, recs[k]!.timestamp)) skippedInFaults += missed;
-      else problems.push(`${p.address}: payment ${k + 1} ${lag} s late skipped ${missed} period(s) while no fault was under way`);
+      problems.push(`${p.address}: payment ${k + 1} ${lag} s late skipped ${missed} period(s)${k === 1 ? ' (the first scheduled payment)' : inFault(dueK, recs[k]!.timestamp) ? ' during a fault' : ' while no fault was under way'}`);
     }
   }
   const chainNow = new Map(o.chain);
@@ -150,7 +150,10 @@ export async function scheduleCheck(
 }
 
 export async function paygCheck(
-  db: Db, o: { records: ReadonlyMap<string, ChainRecord[]>; paygPolicies: readonly string[]; calls: ReadonlyMap<string, PaygCounts>; price: bigint },
+  db: Db, o: {
+    records: ReadonlyMap<string, ChainRecord[]>; paygPolicies: readonly string[]; calls: ReadonlyMap<string, PaygCounts>; price: bigint;
+    lost: readonly LostCall[]; faults: readonly { name: string; from: number; to: number }[];
+  },
 ): Promise<Check> {
   const problems: string[] = [];
   const usage = await db.selectFrom('payg_usage').select(['policy', 'chunk', 'charge_id', 'unbillable_reason']).execute();
@@ -194,6 +197,7 @@ export async function paygCheck(
   let sent = 0;
   let refusedCalls = 0;
   let failedCalls = 0;
+  let unavailableCalls = 0;
   for (const p of o.paygPolicies) {
     const calls = o.calls.get(p);
     const m = usage.filter((u) => u.policy === p).reduce((a, u) => a + BigInt(u.chunk), 0n);
@@ -202,10 +206,14 @@ export async function paygCheck(
     sent += calls.sent;
     refusedCalls += calls.refused;
     failedCalls += calls.errors;
+    unavailableCalls += calls.unavailable;
     if (BigInt(calls.ok) * o.price > m || m > BigInt(calls.sent) * o.price) problems.push(`${p}: metered ${m}, ${calls.ok} answered and ${calls.sent} calls made at ${o.price}`);
   }
+  // a call the service could not answer is a 503 with Retry-After; any other 5xx or no answer is a lost request
+  const during = (at: number) => o.faults.find((w) => at >= w.from - 1000 && at <= w.to + 3000)?.name ?? 'no fault';
+  if (failedCalls > 0) problems.push(`${failedCalls} bearer calls lost (5xx or no answer): ${o.lost.slice(0, 4).map((l) => `${l.what} (${during(l.at)})`).join('; ')}`);
   return {
     name: 'metered chunks charged exactly once', ok: problems.length === 0 && executed.length > 0 && metered > 0n,
-    detail: `${policies.size} pay-as-you-go policies, ${usage.length} chunks metered (${metered}), ${answered} of ${sent} bearer calls answered 200 (402: ${refusedCalls}, 5xx or no answer: ${failedCalls}); ${executed.length} charges executed, ${charges.length - executed.length} refused; charged ${charged} = on chain ${onChain}; unsettled ${unsettled}; unbillable ${unbillable.size ? JSON.stringify(Object.fromEntries(unbillable)) : 'none'}${problems.length ? `; PROBLEMS (${problems.length}): ${problems.slice(0, 6).join('; ')}` : ''}`,
+    detail: `${policies.size} pay-as-you-go policies, ${usage.length} chunks metered (${metered}), ${answered} of ${sent} bearer calls answered 200 (402: ${refusedCalls}, 503 with Retry-After: ${unavailableCalls}, other 5xx or no answer: ${failedCalls}); ${executed.length} charges executed, ${charges.length - executed.length} refused; charged ${charged} = on chain ${onChain}; unsettled ${unsettled}; unbillable ${unbillable.size ? JSON.stringify(Object.fromEntries(unbillable)) : 'none'}${problems.length ? `; PROBLEMS (${problems.length}): ${problems.slice(0, 6).join('; ')}` : ''}`,
   };
 }

@@ -16,7 +16,11 @@ export const DEMO_PATH = '/v1/x402/demo';
 
 export interface SettlementPlan { subscriptions: number; paygPolicies: number; paygRate: number }
 
-export interface PaygCounts { sent: number; ok: number; refused: number; errors: number }
+/** unavailable: 503 with Retry-After (the service could not answer, and said when to ask again); errors: any other 5xx or no answer */
+export interface PaygCounts { sent: number; ok: number; refused: number; unavailable: number; errors: number }
+
+/** The bearer calls lost (5xx but a 503 with Retry-After, or no answer): when, and what came back. */
+export interface LostCall { at: number; what: string }
 
 export interface SettlementLoad {
   /** policies created by a Payment the service answered (a refused or lost answer may still have created one) */
@@ -25,6 +29,7 @@ export interface SettlementLoad {
   paymentErrors: string[];
   /** bearer calls per payg policy; `ok` includes the Payment's own first call */
   calls: Map<string, PaygCounts>;
+  lost: LostCall[];
   stop(): Promise<void>;
 }
 
@@ -41,7 +46,7 @@ export async function startSettlementLoad(
   baseUrl: string, rpcUrl: string, wallets: readonly Keypair[], plan: SettlementPlan, log: (s: string) => void,
 ): Promise<SettlementLoad> {
   const url = `${baseUrl}${DEMO_PATH}`;
-  const load: SettlementLoad = { subscriptions: [], payg: [], paymentErrors: [], calls: new Map(), stop: async () => undefined };
+  const load: SettlementLoad = { subscriptions: [], payg: [], paymentErrors: [], calls: new Map(), lost: [], stop: async () => undefined };
   const jwts: { policy: string; jwt: string }[] = [];
   // one queue of payments per wallet, the wallets in parallel
   const queues = wallets.map(() => [] as ('deferred' | 'x402://payg')[]);
@@ -54,7 +59,7 @@ export async function startSettlementLoad(
           const p = await pay(url, rpcUrl, wallets[w]!, scheme);
           // a retry after a lost answer gets the policy the lost one created
           if (scheme === 'deferred') { if (!load.subscriptions.includes(p.policy)) load.subscriptions.push(p.policy); }
-          else if (!load.calls.has(p.policy)) { load.payg.push(p.policy); jwts.push(p); load.calls.set(p.policy, { sent: 1, ok: 1, refused: 0, errors: 0 }); }
+          else if (!load.calls.has(p.policy)) { load.payg.push(p.policy); jwts.push(p); load.calls.set(p.policy, { sent: 1, ok: 1, refused: 0, unavailable: 0, errors: 0 }); }
           break;
         } catch (err) {
           load.paymentErrors.push(`${scheme}: ${(err as Error).message}`);
@@ -72,14 +77,17 @@ export async function startSettlementLoad(
   const call = async (p: { policy: string; jwt: string }): Promise<void> => {
     const c = load.calls.get(p.policy)!;
     c.sent += 1;
+    const at = Date.now();
     try {
-      const res = await fetch(url, { headers: { authorization: `Bearer ${p.jwt}` }, signal: AbortSignal.timeout(10_000) });
-      await res.arrayBuffer();
+      const res = await fetch(url, { headers: { authorization: `Bearer ${p.jwt}` }, signal: AbortSignal.timeout(30_000) });
+      const body = Buffer.from(await res.arrayBuffer()).toString('utf8');
       if (res.status === 200) c.ok += 1;
       else if (res.status === 402) c.refused += 1;
-      else c.errors += 1;
-    } catch {
+      else if (res.status === 503 && res.headers.get('retry-after')) c.unavailable += 1;
+      else { c.errors += 1; load.lost.push({ at, what: `${res.status} ${body.slice(0, 120)}` }); }
+    } catch (err) {
       c.errors += 1;
+      load.lost.push({ at, what: `no answer: ${(err as Error).message}` });
     }
   };
   const loop = (async () => {
