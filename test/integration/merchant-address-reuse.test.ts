@@ -1,7 +1,7 @@
 /**
  * A policy address the program reuses: a user payment whose policies are deleted, then
  * itself deleted and created again, restarts its policy count, so `payment_policy(up, 1)`
- * names a new policy, here at another gateway each time. Built live one event per batch,
+ * names a new policy, here at another gateway each time. Built live in small batches,
  * then replayed from the archive in pages of several sizes: the merchant tables are the
  * same (projection digest), each generation is counted at its own gateway, and no MRR,
  * running or in a revenue bucket, is ever negative.
@@ -86,7 +86,7 @@ describe('merchant read model: a policy address reused at another gateway', func
 
   before(async () => {
     env = await createTestEnv('merchant_reuse');
-    // one event per batch: every generation's rows are written and read back between events
+    // stream reads of one entry (a few to a transaction): each generation is written and read back across batches
     await project(env, [archiveProjection, merchantProjection], reuseStory(), 1);
     live = await projectionDigest(env.db, merchantProjection);
   });
