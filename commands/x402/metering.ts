@@ -39,6 +39,13 @@ import { runScript } from '../../infra/redis/scripts.js';
 import { accountOutstandingKey, accountPositionKey, REBUILD_SECONDS } from './account-outstanding.js';
 import { METER_SCRIPT, overlapOf, RAISE_SCRIPT } from './meter-slices.js';
 
+/**
+ * Usage is refused this close to the policy's expiry: the settler charges a policy's usage
+ * before it expires (plan.ts, chargeDue), and a chunk admitted later could not be charged in
+ * time (the program refuses execute_payment once expiry_date has passed).
+ */
+export const EXPIRY_MARGIN_SECONDS = 120;
+
 export interface Period { start: bigint; end: bigint; settled: bigint }
 
 /**
@@ -112,7 +119,9 @@ export type MeterResult =
 export async function meterRequest(
   redis: Redis, keyPrefix: string, policy: string, t: PayAsYouGoType, chunk: bigint, nowSeconds: number, l?: MeterLedger, funds?: MeterFunds,
 ): Promise<MeterResult> {
-  if (t.expiry_date !== null && BigInt(t.expiry_date) <= BigInt(nowSeconds)) return { ok: false, reason: 'the pay-as-you-go policy has expired' };
+  if (t.expiry_date !== null && BigInt(t.expiry_date) > 0n && BigInt(t.expiry_date) <= BigInt(nowSeconds + EXPIRY_MARGIN_SECONDS)) {
+    return { ok: false, reason: `the pay-as-you-go policy expires at ${t.expiry_date}: usage within ${EXPIRY_MARGIN_SECONDS} s of its expiry could not be charged before it` };
+  }
   if (chunk < 0n) return { ok: false, reason: `a request cannot cost a negative amount (${chunk})` };
   const maxChunk = BigInt(t.max_chunk_amount);
   if (chunk > maxChunk) return { ok: false, reason: `this request costs ${chunk}, above the policy's max_chunk_amount ${maxChunk}` };

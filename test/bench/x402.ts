@@ -32,7 +32,9 @@ export async function benchX402(): Promise<void> {
     const gw = localnetGateway(seed, ln.fixtures.programId);
     const common = { network: 'solana:localnet', recipient: gw.authority, gateway: gw.address, tokenMint: '4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU' };
     const deferred: PaymentRequirementInput = { ...common, scheme: 'deferred', amount: 1_000_000 };
-    const payg: PaymentRequirementInput = { ...common, scheme: 'x402://payg', amount: 1, maxChunkAmount: 1, maxAmountPerPeriod: 1_000_000_000_000 };
+    const payg: PaymentRequirementInput = { ...common, scheme: 'x402://payg', amount: 1, maxChunkAmount: 1, maxAmountPerPeriod: 1_000_000_000_000,
+      // the bench measures admission, not the settler: no exposure bound short of the cap
+      maxUnsettledAmount: 1_000_000_000_000 };
     const prepaid: PaymentRequirementInput = { ...common, scheme: 'x402://prepaid', amount: 1_000_000_000, pricePerRequest: 1 };
     // the same route three times on one app: the middleware is the only difference
     const routes: RouteModule = (api, node) => {

@@ -6,7 +6,7 @@
  * whole periods, and refuses every charge after expiry_date.
  */
 import { expect } from 'chai';
-import { currentPeriod } from '../../commands/x402/metering.js';
+import { currentPeriod, EXPIRY_MARGIN_SECONDS, meterRequest } from '../../commands/x402/metering.js';
 import { chargeDue, expiresWithin } from '../../commands/settlement/plan.js';
 import { paygExpiryProblem } from '../../commands/x402/terms.js';
 import type { PayAsYouGoType } from '../../src/kernel/domain/policy-type.js';
@@ -53,5 +53,15 @@ describe('pay-as-you-go: the shortest expiry a new policy may have', () => {
     expect(paygExpiryProblem('1020', 3660n, 1000)).to.equal(
       'the pay-as-you-go policy expires at 1020, sooner than the requirement\'s minExpirySeconds (3660) from now allows (4660 at the earliest): usage near its end could not be charged',
     );
+  });
+});
+
+describe('pay-as-you-go: usage near the policy\'s expiry', () => {
+  it('is refused when it could not be charged before the expiry, before anything is counted', async () => {
+    const expiring = { ...t, expiry_date: String(1000 + EXPIRY_MARGIN_SECONDS) };
+    const noRedis = {} as never; // refused before the counter is asked
+    expect(await meterRequest(noRedis, 'p:', 'policy', expiring, 10n, 1000)).to.deep.equal({
+      ok: false, reason: `the pay-as-you-go policy expires at ${1000 + EXPIRY_MARGIN_SECONDS}: usage within ${EXPIRY_MARGIN_SECONDS} s of its expiry could not be charged before it`,
+    });
   });
 });
