@@ -4,10 +4,26 @@
  * policy account's `payment_count` and pay-as-you-go period (getMultipleAccounts).
  */
 import { readProgramAccounts } from '../../infra/solana/accounts.js';
-import { RpcResponseError, type RpcClient } from '../../infra/solana/rpc-client.js';
+import { RpcResponseError, RpcUnavailableError, type RpcClient } from '../../infra/solana/rpc-client.js';
 import { asPolicyType } from '../../src/kernel/domain/policy-type.js';
 
 export interface ChainDeps { rpc: RpcClient; programId: string; commitment: 'processed' | 'confirmed' | 'finalized' }
+
+/**
+ * A read tried again on a node that errs (behind, rate limited, no answer): reads change
+ * nothing, and a run that gives up at the first such answer could not finish against a
+ * busy cluster. Four tries, 200 ms doubling between them.
+ */
+export async function withRetries<T>(read: () => Promise<T>, tries = 4): Promise<T> {
+  for (let n = 1; ; n += 1) {
+    try {
+      return await read();
+    } catch (err) {
+      if (n >= tries || !(err instanceof RpcResponseError || err instanceof RpcUnavailableError)) throw err;
+      await new Promise((r) => setTimeout(r, 200 * 2 ** (n - 1)));
+    }
+  }
+}
 
 /** What the chain holds of one signature: unseen (never landed, or not yet), failed, or landed with what it took. */
 export type TxFacts =
@@ -48,9 +64,9 @@ export async function transactionFacts(c: ChainDeps, signatures: readonly string
   const unique = [...new Set(signatures)].filter((s) => s !== '');
   for (let i = 0; i < unique.length; i += 50) {
     const part = unique.slice(i, i + 50);
-    const answers = await c.rpc.batch<TxAnswer | null>('getTransaction',
-      part.map((s) => [s, { encoding: 'json', commitment: c.commitment === 'processed' ? 'confirmed' : c.commitment, maxSupportedTransactionVersion: 0 }]));
-    part.forEach((s, k) => out.set(s, factsOf(answers[k] ?? null)));
+    const params = part.map((s) => [s, { encoding: 'json', commitment: c.commitment === 'processed' ? 'confirmed' : c.commitment, maxSupportedTransactionVersion: 0 }]);
+    const facts = await withRetries(async () => (await c.rpc.batch<TxAnswer | null>('getTransaction', params)).map((a) => factsOf(a ?? null)));
+    part.forEach((s, k) => out.set(s, facts[k] ?? { kind: 'unseen' }));
   }
   return out;
 }
@@ -61,7 +77,8 @@ export interface PolicyAccount { address: string; exists: boolean; paymentCount:
 export async function policyAccounts(c: ChainDeps, addresses: readonly string[]): Promise<Map<string, PolicyAccount>> {
   const out = new Map<string, PolicyAccount>();
   for (let i = 0; i < addresses.length; i += 100) {
-    const reads = await readProgramAccounts(c.rpc, addresses.slice(i, i + 100), 'PaymentPolicy', { programId: c.programId, commitment: c.commitment });
+    const part = addresses.slice(i, i + 100);
+    const reads = await withRetries(() => readProgramAccounts(c.rpc, part, 'PaymentPolicy', { programId: c.programId, commitment: c.commitment }));
     for (const r of reads) {
       if (r.kind !== 'found') { out.set(r.address, { address: r.address, exists: false, paymentCount: 0 }); continue; }
       const t = asPolicyType(r.data['policy_type']);

@@ -6,7 +6,8 @@
  */
 import { expect } from 'chai';
 import { compare, countByCause, type Observed } from '../../queries/reconciliation/compare.js';
-import type { TxFacts } from '../../queries/reconciliation/chain.js';
+import { withRetries, type TxFacts } from '../../queries/reconciliation/chain.js';
+import { RpcResponseError, RpcUnavailableError } from '../../infra/solana/rpc-client.js';
 import type { ChainPayment, ServiceRecord } from '../../queries/reconciliation/ledgers.js';
 import { parseSince } from '../../queries/reconciliation/routes.js';
 import { reconciliationTable } from '../../src/app/cli/reconcile.js';
@@ -99,5 +100,25 @@ describe('reconciliation: since and the CLI table', () => {
     expect(lines[4]).to.match(/^duplicated\s+chain\s+PolicyA\s+-\s+10000\s+dupSig\s+PaymentRecord 1 was signed by the service's signer/);
     expect(lines[3]!.indexOf('CHAIN')).to.equal(lines[4]!.indexOf('10000'));
     expect(reconciliationTable({ gateways: ['G'], since: 0, ranAt: 0, policies: 0, payments: 0, records: 0, counts: countByCause([]), differences: [] })).to.have.length(2);
+  });
+});
+
+describe('reconciliation: chain reads on an erring node', () => {
+  it('a read the node answers with an error or not at all is tried again, four times at most; any other error is not', async () => {
+    let calls = 0;
+    const flaky = () => { calls += 1; if (calls < 3) throw calls === 1 ? new RpcUnavailableError('timeout', 'getTransaction') : new RpcResponseError(-32005, 'node is behind', 'getTransaction'); return Promise.resolve('ok'); };
+    expect(await withRetries(async () => flaky())).to.equal('ok');
+    expect(calls).to.equal(3);
+    calls = 0;
+    const down = () => { calls += 1; return Promise.reject(new RpcResponseError(429, 'rate limited', 'getTransaction')); };
+    let err: unknown;
+    try { await withRetries(down); } catch (e) { err = e; }
+    expect(err).to.be.instanceOf(RpcResponseError);
+    expect(calls).to.equal(4);
+    calls = 0;
+    err = undefined;
+    try { await withRetries(() => { calls += 1; return Promise.reject(new TypeError('a bug')); }); } catch (e) { err = e; }
+    expect(err).to.be.instanceOf(TypeError);
+    expect(calls).to.equal(1);
   });
 });
