@@ -92,8 +92,12 @@ export async function scheduleCheck(
   let payments = 0;
   const stopping = o.faults.filter((w) => /scheduler|PostgreSQL|chain/.test(w.name));
   const inFault = (fromS: number, toS: number) => stopping.some((w) => fromS * 1000 <= w.to + o.slackMs && toS * 1000 >= w.from);
-  const scheduled = o.policies.filter((p) => SCHEDULED.has(p.variant));
+  // a user payment deleted and created again restarts its policy ids: one address, several policies, their records under one key
+  const creators = new Map<string, Set<string>>();
+  for (const p of o.policies) creators.set(p.address, (creators.get(p.address) ?? new Set()).add(p.createdBy));
+  const scheduled = o.policies.filter((p, i) => SCHEDULED.has(p.variant) && o.policies.findIndex((q) => q.address === p.address) === i);
   for (const p of scheduled) {
+    if ((creators.get(p.address)?.size ?? 0) > 1) continue;
     const c = o.chain.get(p.address);
     const recs = o.records.get(p.address) ?? [];
     payments += recs.length;
