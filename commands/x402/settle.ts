@@ -55,23 +55,25 @@ export async function chainRead<T>(what: string, fn: () => Promise<T>): Promise<
 }
 
 /**
- * Sends the transaction (infra/solana/sender.ts). The program's refusal at preflight is the
- * payer's (402, in the program's words); an unknown blockhash or a refused fee payer is too,
- * unless a send of the same bytes before landed. Any other answer (a node behind, a rate
- * limit) says nothing of whether the bytes land: a 503, and the same Payment header sent
- * again resumes (a processed signature counts as sent).
+ * Sends the transaction (infra/solana/sender.ts). The program's refusal at preflight, an
+ * unknown blockhash or a refused fee payer is the payer's (402, in the program's words),
+ * unless a send of the same bytes before landed (its status is read). Any other answer (a
+ * node behind, a rate limit) says nothing of whether the bytes land: a 503, and the same
+ * Payment header sent again resumes.
  */
 export async function sendPayment(deps: ChainDeps, p: Pick<CheckedPayment, 'wire' | 'signature'>): Promise<void> {
   const sent = await send(deps, p.wire);
   if (sent.kind === 'sent') return;
-  if (sent.kind === 'refused') throw new PaymentRefused(`the chain refused the transaction: ${describeTransactionError(sent.refusal.err, sent.refusal.logs)}`);
-  const e = sent.error;
-  if (e.kind === 'blockhash_not_found' || e.kind === 'rejected') {
+  const refusal = sent.kind === 'refused' ? describeTransactionError(sent.refusal.err, sent.refusal.logs)
+    : sent.error.kind === 'blockhash_not_found' || sent.error.kind === 'rejected' ? nameCustomErrors(sent.error.message) : undefined;
+  if (refusal !== undefined) {
+    // a send of these bytes before (a settlement retried) may have landed: a node simulates against the state it left
     const fate = await status(deps, p.signature, { history: true });
     if (fate.kind === 'landed' || fate.kind === 'pending' || fate.kind === 'failed') return; // confirmPayment reads it
-    if (fate.kind === 'unseen') throw new PaymentRefused(`the chain refused the transaction: ${nameCustomErrors(e.message)}`);
+    if (fate.kind === 'unseen') throw new PaymentRefused(`the chain refused the transaction: ${refusal}`);
   }
-  throw upstreamUnavailable(`the chain did not take the transaction (${e.kind}): ${e.message}; send the same Payment header again to resume`);
+  const why = sent.kind === 'in_doubt' ? `${sent.error.kind}: ${sent.error.message}` : 'its status unread';
+  throw upstreamUnavailable(`the chain did not take the transaction (${why}); send the same Payment header again to resume`);
 }
 
 /** Polls the signature's status until it reaches the commitment, fails, or the timeout passes (503). */

@@ -22,10 +22,14 @@ import { call, gatewayJwt, payloadOf } from './x402-facilitator-support.js';
 
 const USDC_DEV = '4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU';
 
-/** The service's RPC: a node that accepts `held` transactions and never forwards them, and calls `expired` blockhashes invalid. */
-async function lossyNode(): Promise<{ url: string; target: { url: string }; held: Set<string>; expired: Set<string>; server: Server }> {
+/**
+ * The service's RPC: a node that accepts `held` transactions and never forwards them, answers
+ * `behind` ones -32005 after forwarding them, and calls `expired` blockhashes invalid.
+ */
+async function lossyNode(): Promise<{ url: string; target: { url: string }; held: Set<string>; behind: Set<string>; expired: Set<string>; server: Server }> {
   const target = { url: '' };
   const held = new Set<string>();
+  const behind = new Set<string>();
   const expired = new Set<string>();
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -36,13 +40,18 @@ async function lossyNode(): Promise<{ url: string; target: { url: string }; held
       const reply = (result: unknown) => { res.writeHead(200, { 'content-type': 'application/json' }); res.end(JSON.stringify({ jsonrpc: '2.0', id: m.id, result })); };
       if (m.method === 'sendTransaction' && held.has(String(m.params?.[0]))) return reply('held');
       if (m.method === 'isBlockhashValid' && expired.has(String(m.params?.[0]))) return reply({ context: { slot: 0 }, value: false });
+      const lagging = m.method === 'sendTransaction' && behind.has(String(m.params?.[0]));
       fetch(target.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
-        .then(async (r) => { res.writeHead(r.status, { 'content-type': 'application/json' }); res.end(await r.text()); })
+        .then(async (r) => {
+          const text = await r.text();
+          res.writeHead(r.status, { 'content-type': 'application/json' });
+          res.end(lagging ? JSON.stringify({ jsonrpc: '2.0', id: m.id, error: { code: -32005, message: 'Node is behind by 42 slots', data: { numSlotsBehind: 42 } } }) : text);
+        })
         .catch(() => { res.writeHead(502); res.end(); });
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, target, held, expired, server };
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, target, held, behind, expired, server };
 }
 
 describe('x402://upto: a settlement whose confirmation timed out', function () {
@@ -129,5 +138,19 @@ describe('x402://upto: a settlement whose confirmation timed out', function () {
     expect(settled.status, JSON.stringify(body)).to.equal(200);
     expect(body.settled).to.deep.equal({ amount: '50000', transaction: second.signature });
     expect(await balance(payer.publicKey.toBase58())).to.equal(before - 50_000n);
+  });
+
+  it('a Payment whose send the node answers -32005 is not refused: 503, and the same header again settles it once', async () => {
+    const payer = h.payer();
+    const header = (await buildPayment(upto, { wallet: payer, rpc: h.rpc })).header;
+    const payload = payloadOf(header);
+    node.behind.add(payload.payload.serializedTransaction);
+    const first = await call(h.api.url, 'POST', '/v1/x402/settle', { paymentPayload: payload, paymentRequirements: upto }, { 'x-api-key': key });
+    expect(first.status, `not the payer's refusal: ${JSON.stringify(first.body)}`).to.equal(503);
+    node.behind.clear(); // the node caught up
+    const again = await call(h.api.url, 'POST', '/v1/x402/settle', { paymentPayload: payload, paymentRequirements: upto }, { 'x-api-key': key });
+    expect(again.body.success, JSON.stringify(again.body)).to.equal(true);
+    const signature = bs58.encode(VersionedTransaction.deserialize(Buffer.from(payload.payload.serializedTransaction, 'base64')).signatures[0]!);
+    expect(again.body.transaction).to.equal(signature);
   });
 });
