@@ -36,9 +36,11 @@ export interface SchedulerHarness {
   close(): Promise<void>;
 }
 
-/** `readModel: false` runs no indexer and no projector: the policies read model stays empty. */
-export async function startSchedulerHarness(tag: string, extra: Record<string, string> = {}, opts: { readModel?: boolean } = {}): Promise<SchedulerHarness> {
-  const h = await startX402(tag, extra);
+/** `readModel: false` runs no indexer and no projector: the policies read model stays empty; `faults`: the hostile localnet's. */
+export async function startSchedulerHarness(
+  tag: string, extra: Record<string, string> = {}, opts: { readModel?: boolean; faults?: string; faultsSeed?: string } = {},
+): Promise<SchedulerHarness> {
+  const h = await startX402(tag, extra, { ...(opts.faults ? { faults: opts.faults } : {}), ...(opts.faultsSeed ? { faultsSeed: opts.faultsSeed } : {}) });
   const config = loadConfig({
     ...h.env.env, ...h.overrides, SOLANA_RPC_URL: h.ln.rpcUrl, SCHEDULER_POLL_MS: '200', SCHEDULER_RETRY_MS: '300',
     SCHEDULER_LEASE_MS: '3000', X402_CONFIRM_TIMEOUT_MS: '5000', ...extra,

@@ -40,10 +40,13 @@ export interface X402Harness {
   close(): Promise<void>;
 }
 
-export async function startX402(tag: string, extra: Record<string, string> = {}, opts: { clock?: Clock } = {}): Promise<X402Harness> {
+/** `faults`, `faultsSeed`: the hostile localnet (LOCALNET_FAULTS' syntax and its seed); default none */
+export async function startX402(
+  tag: string, extra: Record<string, string> = {}, opts: { clock?: Clock; faults?: string; faultsSeed?: string } = {},
+): Promise<X402Harness> {
   const env = await createTestEnv(tag);
   const seed = `x402-${tag}`;
-  const ln = await startLocalnet({ port: 0, seed, rate: 0 });
+  const ln = await startLocalnet({ port: 0, seed, rate: 0, ...(opts.faults ? { faults: opts.faults, faultsSeed: opts.faultsSeed ?? seed } : {}) });
   const proxy = await recordingProxy(ln.rpcUrl);
   const overrides = {
     SOLANA_RPC_URL: proxy.url, SOLANA_WS_URL: ln.wsUrl, SOLANA_CLUSTER: 'localnet', LOCALNET_SEED: seed, ...extra,

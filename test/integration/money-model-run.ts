@@ -1,0 +1,88 @@
+/**
+ * One money-model run: start the world on a hostile localnet, play `actions` seeded
+ * actions (sampling each payer account's unsettled usage after each), drain (scheduler and
+ * settler up until every metered chunk is charged or unbillable and the index holds every
+ * payment), then check every invariant, the reconciliation's comparison of chain and
+ * ledgers included.
+ */
+import { createRpcClient } from '../../infra/solana/rpc-client.js';
+import { reconcile } from '../../queries/reconciliation/reconcile.js';
+import { waitFor } from '../support/process.js';
+import { nextAction, perform, restoreAll } from './money-model-actions.js';
+import { chainView } from './money-model-chain.js';
+import { accessViolations, paygViolations, subscriptionViolations, type Violation } from './money-model-checks.js';
+import { createRng } from './money-model-rng.js';
+import { close, sampleExposure, startWorld, type World } from './money-model-world.js';
+
+export interface RunResult {
+  seed: number; actions: number; counts: Record<string, number>; faults: Record<string, number>;
+  policies: number; payments: number; samples: number; violations: Violation[]; seconds: number;
+}
+
+export async function runModel(seed: number, actions: number, faults: string): Promise<RunResult> {
+  const started = Date.now();
+  const rng = createRng(seed);
+  const w = await startWorld(seed, rng, faults);
+  try {
+    for (let i = 0; i < actions; i += 1) {
+      await perform(w, nextAction(w));
+      await sampleExposure(w);
+    }
+    const endSec = await drain(w);
+    const chain = chainView(w.s.h.ln, w.s.gateway);
+    const violations = [
+      ...await paygViolations(w, chain), ...await subscriptionViolations(w, chain, endSec), ...accessViolations(w, chain), ...await reconciled(w),
+    ];
+    const injected = await w.s.h.rpc.call<{ counts: Record<string, number> }>('tributary_getFaults', []);
+    return {
+      seed, actions, counts: w.counts, faults: injected.counts, policies: chain.size,
+      payments: [...chain.values()].reduce((a, p) => a + p.records.length, 0), samples: w.samples.length, violations,
+      seconds: Math.round((Date.now() - started) / 1000),
+    };
+  } finally {
+    await w.close();
+  }
+}
+
+const unsettled = async (w: World): Promise<number> => {
+  const r = await w.s.h.env.db.selectFrom('payg_usage as u').leftJoin('payg_charges as c', 'c.id', 'u.charge_id')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('u.unbillable_reason', 'is', null).where('u.reserved_until', 'is', null)
+    .where((eb) => eb.or([eb('u.charge_id', 'is', null), eb('c.status', '=', 'sending')]))
+    .executeTakeFirstOrThrow();
+  return Number(r.n);
+};
+
+/** Every payer able to pay again, scheduler and settler up until the metered usage is settled; answers the end (unix seconds) of the scheduler's watch. */
+async function drain(w: World): Promise<number> {
+  if (!w.scheduler) { w.scheduler = w.s.scheduler(); close(w, 'service', 'scheduler-down'); }
+  if (!w.settler) { w.settler = w.s.settler(); close(w, 'service', 'settler-down'); }
+  await restoreAll(w);
+  await waitFor(async () => (await unsettled(w)) === 0, 25_000, 'every metered chunk charged or unbillable').catch(() => undefined);
+  // a subscription period due now has one scheduler round to be paid
+  await new Promise((r) => setTimeout(r, 3000));
+  const endSec = Math.floor(Date.now() / 1000);
+  await w.scheduler.stop();
+  await w.settler.stop();
+  w.scheduler = undefined;
+  w.settler = undefined;
+  const signatures = [...chainView(w.s.h.ln, w.s.gateway).values()].flatMap((p) => p.records.map((r) => r.signature));
+  await waitFor(async () => {
+    if (signatures.length === 0) return true;
+    const rows = await w.s.h.env.db.selectFrom('payments').select('signature').where('signature', 'in', signatures).execute();
+    return new Set(rows.map((r) => r.signature)).size === new Set(signatures).size;
+  }, 30_000, 'every payment indexed').catch(() => undefined);
+  return endSec;
+}
+
+/** The reconciliation's comparison: every money movement on chain one service record, and back; unbillable usage is reported, not a defect. */
+async function reconciled(w: World): Promise<Violation[]> {
+  const r = await reconcile({
+    db: w.s.h.env.db, redis: w.s.h.env.redis, redisPrefix: w.s.h.env.prefix, nowMs: () => Date.now(), unsettledBoundMs: 60_000,
+    chain: { rpc: createRpcClient({ url: w.s.h.ln.rpcUrl, timeoutMs: 10_000 }), programId: w.s.config.solana.programId, commitment: 'confirmed' },
+  }, { gateway: w.s.gateway, since: w.since });
+  return r.differences.filter((d) => d.cause !== 'unbillable').map((d) => ({
+    invariant: 'every money movement on chain matches one service record, and back', policy: d.policy,
+    expected: 'no difference', found: `${d.cause} (${d.source}) chain ${d.chainAmount ?? '-'} service ${d.serviceAmount ?? '-'} ${d.signatures.join(',')}: ${d.detail}`,
+  }));
+}
