@@ -79,7 +79,7 @@ export function startSettler(deps: SettlerDeps, opts: { autoStart?: boolean } = 
     if ('class' in ctx) return ctx;
     const t = asPolicyType(ctx.policy.data['policy_type']);
     if (t.kind !== 'PayAsYouGo') return f;
-    const room = roomLeft(t, Math.floor(deps.nowMs() / 1000));
+    const room = roomLeft(t, await chainSeconds(deps.io, deps.nowMs()));
     return BigInt(c.amount) > room ? capExceeded(BigInt(c.amount), room, BigInt(t.max_amount_per_period)) : f;
   }
 
