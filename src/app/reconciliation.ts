@@ -36,7 +36,7 @@ export const registerReconciliationRoutes: RouteModule = (api, node) => {
 };
 
 /** The scheduler role's periodic run: one process per interval across the cluster (SET NX). */
-export function startPeriodicReconciliation(ctx: AppContext, rpc: RpcClient, intervalMs = RECONCILE_INTERVAL_MS): { stop(): void } {
+export function startPeriodicReconciliation(ctx: AppContext, rpc: RpcClient, intervalMs = RECONCILE_INTERVAL_MS): { stop(): Promise<void> } {
   const deps = reconcileDeps(ctx, rpc);
   const log = ctx.logger.child({ component: 'reconciliation' });
   const run = async (): Promise<void> => {
@@ -46,7 +46,12 @@ export function startPeriodicReconciliation(ctx: AppContext, rpc: RpcClient, int
     const found = r.differences.length;
     log[found > 0 ? 'warn' : 'info']({ counts: r.counts, gateways: r.gateways.length, policies: r.policies }, found > 0 ? 'reconciliation found differences (tributary reconcile lists them)' : 'reconciliation: chain and ledgers agree');
   };
-  const timer = setInterval(() => { run().catch((err: Error) => log.error({ err: err.message }, 'reconciliation run failed')); }, intervalMs);
+  let inFlight: Promise<void> | undefined;
+  const timer = setInterval(() => {
+    if (inFlight) return; // a run longer than the interval is not overlapped
+    inFlight = run().catch((err: Error) => log.error({ err: err.message }, 'reconciliation run failed')).finally(() => { inFlight = undefined; });
+  }, intervalMs);
   timer.unref();
-  return { stop: () => clearInterval(timer) };
+  // a run in flight finishes (and publishes) before stop returns, never after
+  return { stop: async () => { clearInterval(timer); await inFlight; } };
 }

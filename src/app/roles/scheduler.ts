@@ -45,8 +45,7 @@ export async function startSchedulerRole(ctx: AppContext): Promise<RunningRole> 
   return {
     name: 'scheduler',
     async stop() {
-      reconciler.stop();
-      await Promise.all([scheduler.stop(), settler.stop()]);
+      await Promise.all([scheduler.stop(), settler.stop(), reconciler.stop()]);
       await server.of('/').adapter.close();
       await adapter.close();
     },
