@@ -19,7 +19,8 @@ export interface RunResult {
   policies: number; payments: number; samples: number; violations: Violation[]; seconds: number;
 }
 
-export async function runModel(seed: number, actions: number, faults: string): Promise<RunResult> {
+/** `sabotage`: a wrong done behind the service's back after the actions, before the drain (the checks' own test). */
+export async function runModel(seed: number, actions: number, faults: string, sabotage?: (w: World) => Promise<void>): Promise<RunResult> {
   const started = Date.now();
   const rng = createRng(seed);
   const w = await startWorld(seed, rng, faults);
@@ -28,6 +29,7 @@ export async function runModel(seed: number, actions: number, faults: string): P
       await perform(w, nextAction(w));
       await sampleExposure(w);
     }
+    await sabotage?.(w);
     const endSec = await drain(w);
     const chain = chainView(w.s.h.ln, w.s.gateway);
     const violations = [

@@ -14,6 +14,7 @@
 import { expect } from 'chai';
 import { runModel, type RunResult } from './money-model-run.js';
 import type { Violation } from './money-model-checks.js';
+import { doubleCharge, eraseChunk } from './money-model-sabotage.js';
 
 const KNOWN_DEFECTS: { invariant: string; report: string }[] = [];
 
@@ -46,4 +47,19 @@ describe('money model: invariants over random payer actions on a hostile chain',
       expect(failing, `seed ${seed}:\n${failing.map(explain).join('\n')}`).to.deep.equal([]);
     });
   }
+
+  it('the checks fail on a double charge and on a charged chunk erased from the ledger, each named with its policy', async () => {
+    let policy = '';
+    const r = await runModel(7, 4, '', async (w) => {
+      policy = await doubleCharge(w);
+      await eraseChunk(w, policy);
+    });
+    console.log(report(r));
+    const found = r.violations.filter((v) => v.policy === policy).map((v) => v.invariant);
+    expect(found, r.violations.map(explain).join('\n')).to.include.members([
+      'charged ≤ metered', 'a charge on chain is one executed ledger charge', 'a charge is the sum of its chunks',
+      'every money movement on chain matches one service record, and back',
+    ]);
+    expect(r.violations.filter((v) => v.policy !== policy).map(explain), 'nothing else').to.deep.equal([]);
+  });
 });
