@@ -46,6 +46,15 @@ export async function runModel(seed: number, actions: number, faults: string, sa
   }
 }
 
+export const explain = (v: Violation): string => `  ${v.invariant}: policy ${v.policy}, expected ${v.expected}, found ${v.found}`;
+
+/** One line: the seed, the actions, the faults injected, what was checked and the violations found. */
+export function report(r: RunResult): string {
+  const faults = Object.values(r.faults).reduce((a, b) => a + b, 0);
+  return `money model seed ${r.seed}: ${r.actions} actions (${JSON.stringify(r.counts)}), ${faults} faults injected (${JSON.stringify(r.faults)}), `
+    + `${r.policies} policies, ${r.payments} payments, ${r.samples} bearer answers, ${r.violations.length} violations, ${r.seconds} s`;
+}
+
 const unsettled = async (w: World): Promise<number> => {
   const r = await w.s.h.env.db.selectFrom('payg_usage as u').leftJoin('payg_charges as c', 'c.id', 'u.charge_id')
     .select((eb) => eb.fn.countAll<string>().as('n'))

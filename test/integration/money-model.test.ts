@@ -12,8 +12,7 @@
  * the report; a failure listed there is printed, not failed. Empty: none is waived.
  */
 import { expect } from 'chai';
-import { runModel, type RunResult } from './money-model-run.js';
-import type { Violation } from './money-model-checks.js';
+import { explain, report, runModel } from './money-model-run.js';
 import { doubleCharge, eraseChunk } from './money-model-sabotage.js';
 
 const KNOWN_DEFECTS: { invariant: string; report: string }[] = [];
@@ -23,19 +22,12 @@ function seeds(): number[] {
   if (one) return [Number(one)];
   const runs = process.env['MODEL_RUNS'];
   if (runs) return Array.from({ length: Number(runs) }, () => Math.floor(Math.random() * 1_000_000));
-  return [1, 2];
+  return [1, 2, 3];
 }
 
-const explain = (v: Violation): string => `  ${v.invariant}: policy ${v.policy}, expected ${v.expected}, found ${v.found}`;
-
-export function report(r: RunResult): string {
-  const faults = Object.values(r.faults).reduce((a, b) => a + b, 0);
-  return `money model seed ${r.seed}: ${r.actions} actions (${JSON.stringify(r.counts)}), ${faults} faults injected (${JSON.stringify(r.faults)}), `
-    + `${r.policies} policies, ${r.payments} payments, ${r.samples} bearer answers, ${r.violations.length} violations, ${r.seconds} s`;
-}
 
 describe('money model: invariants over random payer actions on a hostile chain', function () {
-  const actions = Number(process.env['MODEL_ACTIONS'] ?? 30);
+  const actions = Number(process.env['MODEL_ACTIONS'] ?? 40);
   this.timeout(240_000 + actions * 4_000);
   for (const seed of seeds()) {
     it(`seed ${seed}: every invariant holds (replay with MODEL_SEED=${seed})`, async () => {
