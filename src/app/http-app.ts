@@ -120,15 +120,28 @@ function errorHandler(ctx: Pick<AppNode, 'logger'>): ErrorRequestHandler {
     const e = toAppError(err);
     if (e.status >= 500 && e.kind !== 'upstream_unavailable') ctx.logger.error({ err, reqId: (req as { id?: string }).id }, 'request failed');
     res.set(e.headers);
+    // a 503 is the service asking to be asked again: it always says when
+    if (e.status === 503 && !res.get('Retry-After')) res.set('Retry-After', String(RETRY_AFTER_SECONDS));
     const message = e.kind === 'internal' ? 'internal error' : e.message;
     res.status(e.status).json(errorEnvelope(message, e.kind));
   };
 }
 
-/** Body-parser and express errors carry a status; anything else is internal. */
+/** Seconds a 503 asks the caller to wait when its error named none. */
+const RETRY_AFTER_SECONDS = 2;
+
+/** PostgreSQL or Redis out of reach (a restart, a full pool): nothing was done, the caller may ask again. */
+function storeUnreachable(err: unknown): boolean {
+  const { code, message } = err as { code?: unknown; message?: unknown };
+  if (typeof code === 'string' && (['ECONNREFUSED', 'ECONNRESET', 'EPIPE', '57P01', '57P02', '57P03'].includes(code) || code.startsWith('08'))) return true;
+  return typeof message === 'string' && /timeout exceeded when trying to connect|Connection terminated|Connection is closed|max retries per request/i.test(message);
+}
+
+/** Body-parser and express errors carry a status; a store out of reach is a 503; anything else is internal. */
 function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
   const e = err as { status?: number; type?: string; message?: string };
+  if (storeUnreachable(err)) return new AppError('upstream_unavailable', 'a backing store did not answer; ask again');
   // the read pool's statement timeout (query_canceled): the service's limit, not the caller's error
   if ((err as { code?: unknown }).code === '57014') return new AppError('upstream_unavailable', 'the query took too long; narrow the filters');
   if (e.type === 'entity.too.large') return new AppError('payload_too_large', 'request body too large');
