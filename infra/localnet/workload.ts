@@ -26,12 +26,20 @@ export const SCHEDULE_STEP = 1_800;
  */
 const NO_PLAN_COST = 0.25;
 const BACKLOG_SECONDS = 5;
+/**
+ * A tick spends at most this much wall time; the budget left waits for the next tick. The
+ * RPC shares the localnet's one thread: a loaded machine's backlog spent at once (seconds
+ * of work) left reads unanswered for tens of seconds, which no real node does.
+ */
+export const MAX_TICK_MS = 100;
 
 export interface WorkloadOptions {
   rate: number;
   cpiEventShare: number;
   /** stop after the transaction that brings the workload's events to this many (0 or unset = never) */
   maxEvents?: number;
+  /** wall time one tick may spend (default MAX_TICK_MS) */
+  maxTickMs?: number;
   logger?: Logger;
 }
 
@@ -138,7 +146,8 @@ export function createWorkload(chain: Chain, actors: Actors, opts: WorkloadOptio
     tick: (elapsedMs) => {
       if (rate <= 0 || done()) return;
       budget = Math.min(budget + (rate * elapsedMs) / 1000, rate * BACKLOG_SECONDS + 5);
-      for (let guard = 0; budget >= 1 && guard < 100_000 && !done(); guard += 1) budget -= step();
+      const until = performance.now() + (opts.maxTickMs ?? MAX_TICK_MS);
+      for (let guard = 0; budget >= 1 && guard < 100_000 && !done() && performance.now() < until; guard += 1) budget -= step();
     },
     stats: () => ({ ...stats }),
     setRate: (r) => { rate = Math.max(0, r); },

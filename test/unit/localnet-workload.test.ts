@@ -15,7 +15,8 @@ function run(seed: string, events: number): Chain {
   const actors = deriveActors(seed);
   createGenesisAccounts(chain, actors);
   runGenesisTransactions(chain, actors);
-  const workload = createWorkload(chain, actors, { rate: 1_000, cpiEventShare: 0.2 });
+  // ticks bounded by wall time would make the story depend on the machine's speed
+  const workload = createWorkload(chain, actors, { rate: 1_000, cpiEventShare: 0.2, maxTickMs: Number.POSITIVE_INFINITY });
   while (chain.ledger().length < events) {
     t += 400;
     chain.advanceSlot();
@@ -23,6 +24,28 @@ function run(seed: string, events: number): Chain {
   }
   return chain;
 }
+
+describe('localnet workload: a tick shares the thread with the RPC', function () {
+  this.timeout(60_000);
+
+  it('spends at most its wall time on a backlog and keeps the rest of the budget for the next ticks', () => {
+    let t = 1_800_000_000_000;
+    const chain = createChain('tick-bound', () => t);
+    const actors = deriveActors('tick-bound');
+    createGenesisAccounts(chain, actors);
+    runGenesisTransactions(chain, actors);
+    const workload = createWorkload(chain, actors, { rate: 100_000, cpiEventShare: 0.2, maxTickMs: 20 });
+    const started = performance.now();
+    workload.tick(5_000); // 5 s late on a loaded machine: a backlog of 500,000 events, kept up to 5 s of the rate
+    const spent = performance.now() - started;
+    const first = workload.stats().events;
+    expect(spent, 'one tick blocked the thread').to.be.below(20 + 250);
+    expect(first).to.be.above(0);
+    t += 400;
+    workload.tick(0); // no new budget: the backlog goes on
+    expect(workload.stats().events).to.be.above(first);
+  });
+});
 
 describe('localnet workload', function () {
   this.timeout(60_000);
