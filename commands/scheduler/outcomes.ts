@@ -85,7 +85,8 @@ export async function enqueueNext(deps: ExecutorDeps, executed: readonly Intent[
     const contexts = await readExecutionContexts(deps.io, executed.map((i) => i.policy));
     for (const [k, i] of executed.entries()) {
       const c = contexts[k]!;
-      if ('class' in c || asStatus(c.policy.data['status']) !== 'Active') continue;
+      // paused since the payment: its next due date is still owed once resumed, so queued too (parked when met)
+      if ('class' in c || asStatus(c.policy.data['status']) === 'Completed') continue;
       const due = nextPaymentDue(asPolicyType(c.policy.data['policy_type']), 'Active');
       // the count tells two milestones of one timestamp apart
       const count = Number(c.policy.data['payment_count']);

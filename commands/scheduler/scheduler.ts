@@ -20,7 +20,7 @@ import { executeBatch } from './execute-batch.js';
 import { announceMany, type RoomEmitter } from './lifecycle-events.js';
 import type { ExecutorDeps } from './outcomes.js';
 import { activeSigners } from './signers.js';
-import { sweepChain } from './sweep.js';
+import { createSweeper } from './sweep.js';
 import { watchStatusChanges } from './status-changes.js';
 import { foldCounts } from './counts.js';
 import { createRounds } from '../../infra/timers/rounds.js';
@@ -63,6 +63,7 @@ export function startScheduler(deps: SchedulerDeps, opts: { autoStart?: boolean 
     lifecycle: { db: deps.db, nowMs: deps.nowMs, ...(deps.rooms ? { rooms: deps.rooms } : {}), ...(deps.recorded ? { recorded: deps.recorded } : {}) },
   };
   const statusChanges = watchStatusChanges(deps.db, executor.lifecycle);
+  const sweeper = createSweeper(deps.db, deps.io);
   let ticks = 0;
   let roundsRun = 0;
   // a long round checks between its steps whether the rounds were stopped (declared below, read only once started)
@@ -108,8 +109,8 @@ export function startScheduler(deps: SchedulerDeps, opts: { autoStart?: boolean 
     // due before the next sweep: first tried at its due date
     const horizonS = Math.ceil((2 * SWEEP_EVERY_TICKS * s.pollMs) / 1000);
     try {
-      const r = await sweepChain(deps.db, deps.io, gateways, nowS, horizonS);
-      if (r.unparked > 0) log.info(r, 'chain sweep: paused intents of resumed policies due again');
+      const r = await sweeper.run(gateways, nowS, horizonS);
+      if (r.queued > 0 || r.unparked > 0) log.info(r, 'chain sweep: due payments queued from the chain\'s accounts');
     } catch (err) {
       log.warn({ err: (err as Error).message }, 'chain sweep failed; the read model still brings due payments');
     }
