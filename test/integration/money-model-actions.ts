@@ -12,11 +12,12 @@ import { tributaryIx } from '../../infra/localnet/instructions.js';
 import { pdas } from '../../infra/localnet/keys.js';
 import { accountOf, sendAs, setPolicyStatus } from './scheduler-chain.js';
 import { DEMO_PATH } from './x402-harness.js';
+import { draw, payCredit, type Prepaid } from './money-model-prepaid.js';
 import { close, count, newPayer, open, tokenState, type Kind, type ModelPolicy, type Payer, type World } from './money-model-world.js';
 
 export const ACTION_WEIGHTS = {
   paySub: 3, payPayg: 3, bearer: 10, burst: 3, pause: 2, resume: 2, revoke: 1, reapprove: 2, delete: 1, empty: 1, refill: 2,
-  killScheduler: 1, startScheduler: 2, killSettler: 1, startSettler: 2, redisSnapshot: 1, redisRestore: 1, redisFlush: 1, wait: 4,
+  payCredit: 2, draw: 3, drawBurst: 2, killScheduler: 1, startScheduler: 2, killSettler: 1, startSettler: 2, redisSnapshot: 1, redisRestore: 1, redisFlush: 1, wait: 4,
 } as const;
 export type Action = keyof typeof ACTION_WEIGHTS;
 
@@ -170,7 +171,7 @@ export function nextAction(w: World): Action {
   return w.rng.weighted(ACTION_WEIGHTS);
 }
 
-export async function perform(w: World, a: Action): Promise<void> {
+export async function perform(w: World, a: Action, prepaid: Prepaid): Promise<void> {
   count(w, a);
   switch (a) {
     case 'paySub': return pay(w, 'sub');
@@ -181,6 +182,9 @@ export async function perform(w: World, a: Action): Promise<void> {
       if (ps.length) { const p = w.rng.pick(ps); await Promise.all([0, 1, 0, 1].map((n) => bearer(w, p, n))); }
       return;
     }
+    case 'payCredit': return payCredit(w, prepaid);
+    case 'draw': return draw(w, prepaid, 1);
+    case 'drawBurst': return draw(w, prepaid, 4);
     case 'pause': return setStatus(w, 'Paused');
     case 'resume': return setStatus(w, 'Active');
     case 'revoke': return w.payers.length ? revoke(w) : undefined;

@@ -11,6 +11,7 @@ import { waitFor } from '../support/process.js';
 import { nextAction, perform, restoreAll } from './money-model-actions.js';
 import { chainView } from './money-model-chain.js';
 import { accessViolations, paygViolations, subscriptionViolations, type Violation } from './money-model-checks.js';
+import { prepaidViolations, setupPrepaid } from './money-model-prepaid.js';
 import { createRng } from './money-model-rng.js';
 import { close, sampleExposure, startWorld, type World } from './money-model-world.js';
 
@@ -25,15 +26,16 @@ export async function runModel(seed: number, actions: number, faults: string, sa
   const rng = createRng(seed);
   const w = await startWorld(seed, rng, faults);
   try {
+    const prepaid = await setupPrepaid(w);
     for (let i = 0; i < actions; i += 1) {
-      await perform(w, nextAction(w));
+      await perform(w, nextAction(w), prepaid);
       await sampleExposure(w);
     }
     await sabotage?.(w);
     const endSec = await drain(w);
     const chain = chainView(w.s.h.ln, w.s.gateway);
     const violations = [
-      ...await paygViolations(w, chain), ...await subscriptionViolations(w, chain, endSec), ...accessViolations(w, chain), ...await reconciled(w),
+      ...await paygViolations(w, chain), ...await subscriptionViolations(w, chain, endSec), ...accessViolations(w, chain), ...await prepaidViolations(w, prepaid, chain), ...await reconciled(w),
     ];
     const injected = await w.s.h.rpc.call<{ counts: Record<string, number> }>('tributary_getFaults', []);
     return {
