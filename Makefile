@@ -57,9 +57,12 @@ cluster: build services
 	node dist/infra/cluster/main.js
 
 # Load with faults on a private cluster and a hostile localnet, loopback only, bounded in time
-# (SOAK_SECONDS); SOAK_RUNS runs in a row, SOAK_CPU_HOG=1 keeps a core busy beside each.
+# (SOAK_SECONDS); SOAK_RUNS runs in a row, SOAK_CPU_HOG=1 keeps a core busy beside each. Then the
+# money model long (MODEL_RUNS seeds of MODEL_ACTIONS actions, on the machine's PostgreSQL and Redis).
 soak: build
 	node --import tsx test/soak/runs.ts
+	@bash infra/scripts/services-up.sh
+	node --import tsx test/soak/money-model.ts
 
 clean:
 	rm -rf dist
