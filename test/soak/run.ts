@@ -29,7 +29,7 @@ import { faultPlan, runFaults } from './faults.js';
 import { archiveCheck, paymentKinds, paymentsByTrackingId, readModelChecks, socketCheck, socketMissing, webhookCheck, type Check } from './checks.js';
 import { printReport } from './report.js';
 import { startSettlementLoad, type SettlementLoad } from './settlement-load.js';
-import { paygCheck, scheduleCheck, dueLeft, unsettledLeft } from './settlement-checks.js';
+import { paygCheck, scheduleCheck, dueLeft, inDoubtLeft, unsettledLeft } from './settlement-checks.js';
 import { readPolicies, recordsByPolicy, servedPolicies } from './settlement-chain.js';
 import { addressReuseCheck, describeInjected, faultCounts, reconciliationCheck, startCpuHog, type FaultCounts } from './hostile.js';
 
@@ -259,6 +259,7 @@ async function main(): Promise<number> {
     let dueDetail = '';
     await drain('the due payments', async () => { const d = await dueLeft(db, rpcUrl, policies, cutS); dueDetail = d.detail; return d.left; }, async () => dueDetail);
     await drain('the metered usage', () => unsettledLeft(db));
+    await drain('the scheduled payments in doubt', () => inDoubtLeft(db));
     const settleSeconds = (Date.now() - settleStart) / 1000;
     for (const n of [...cluster.procs.keys()].filter((k) => k.startsWith('scheduler'))) await cluster.procs.get(n)!.stop();
     const total = async () => (await rpcCall<{ events: number }>(rpcUrl, 'tributary_getState')).events;

@@ -71,6 +71,11 @@ export async function unsettledLeft(db: Db): Promise<number> {
   return Number(usage.n) + Number(sending.n);
 }
 
+/** Scheduled payments sent and not resolved (landed, or proven never to land): the drain's condition, as the reconciliation's in doubt. */
+export async function inDoubtLeft(db: Db): Promise<number> {
+  return Number((await db.selectFrom('execution_intents').select((eb) => eb.fn.countAll<string>().as('n')).where('status', '=', 'sending').executeTakeFirstOrThrow()).n);
+}
+
 const pct = (sorted: readonly number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
 
 export async function scheduleCheck(
