@@ -17,6 +17,9 @@ import { sql } from 'kysely';
 import type { Db } from '../../infra/postgres/database.js';
 import type { UsageLedger } from '../x402/metering.js';
 import { sliceText } from '../x402/meter-slices.js';
+import { groupedWrites } from '../../infra/postgres/grouped-writes.js';
+
+type Recorded = Parameters<UsageLedger['record']>[0];
 
 /** How long a request may take to be served before its reservation is dropped (and it is never charged). */
 export const DEFAULT_RESERVATION_SECONDS = 300;
@@ -47,14 +50,15 @@ function batched(ms: number, run: (keys: readonly string[]) => Promise<Set<strin
 export function createUsageLedger(db: Db, opts: { reservationSeconds?: number } = {}): UsageLedger {
   const reservation = opts.reservationSeconds ?? DEFAULT_RESERVATION_SECONDS;
   return {
-    async record(u) {
-      await db.insertInto('payg_usage').values({
+    // concurrent requests' rows in one statement (a group commit), each still written before its answer
+    record: groupedWrites(async (rows: readonly Recorded[]) => {
+      await db.insertInto('payg_usage').values(rows.map((u) => ({
         request_id: u.requestId, policy: u.policy, gateway: u.gateway, user_payment: u.userPayment, chunk: u.chunk.toString(), period_start: u.periodStart.toString(),
         reserved_until: sql<Date>`now() + make_interval(secs => ${reservation})`,
         period_slice: u.periodSliceStart === undefined ? null : sliceText(u.periodSliceStart, u.chunk),
         account_slice: u.accountSliceStart === undefined ? null : sliceText(u.accountSliceStart, u.chunk),
-      }).execute();
-    },
+      }))).execute();
+    }),
     served: batched(SERVED_BATCH_MS, async (requestIds) => {
       const rows = await db.updateTable('payg_usage').set({ reserved_until: null }).where('request_id', 'in', [...requestIds])
         .returning('request_id').execute();

@@ -7,6 +7,7 @@ import { sql } from 'kysely';
 import type { Db } from '../../../infra/postgres/database.js';
 import { createLru } from '../../../src/kernel/domain/lru.js';
 import { sliceText } from '../meter-slices.js';
+import { groupedWrites } from '../../../infra/postgres/grouped-writes.js';
 
 export interface PaidCredit {
   policy: string;
@@ -33,6 +34,8 @@ export interface CreditLedger {
   used(policy: string): Promise<bigint>;
 }
 
+type Use = Parameters<CreditLedger['recordUse']>[0];
+
 export function createCreditLedger(db: Db): CreditLedger {
   return {
     async recordCredit(c) {
@@ -50,12 +53,13 @@ export function createCreditLedger(db: Db): CreditLedger {
         ...(row.transaction !== null ? { transaction: row.transaction } : {}),
       };
     },
-    async recordUse(u) {
-      await db.insertInto('prepaid_usage').values({
+    // concurrent requests' rows in one statement (a group commit), each still written before its answer
+    recordUse: groupedWrites(async (rows: readonly Use[]) => {
+      await db.insertInto('prepaid_usage').values(rows.map((u) => ({
         request_id: u.requestId, policy: u.policy, gateway: u.gateway, amount: u.amount.toString(),
         slice: u.sliceStart === undefined ? null : sliceText(u.sliceStart, u.amount),
-      }).execute();
-    },
+      }))).execute();
+    }),
     async discardUse(requestId) {
       await db.deleteFrom('prepaid_usage').where('request_id', '=', requestId).execute();
     },
