@@ -13,11 +13,12 @@ import { pdas } from '../../infra/localnet/keys.js';
 import { accountOf, sendAs, setPolicyStatus } from './scheduler-chain.js';
 import { DEMO_PATH } from './x402-harness.js';
 import { draw, payCredit, type Prepaid } from './money-model-prepaid.js';
+import { authorizeUpto, settleUpto, type Upto } from './money-model-upto.js';
 import { close, count, newPayer, open, tokenState, type Kind, type ModelPolicy, type Payer, type World } from './money-model-world.js';
 
 export const ACTION_WEIGHTS = {
   paySub: 3, payPayg: 3, bearer: 10, burst: 3, pause: 2, resume: 2, revoke: 1, reapprove: 2, delete: 1, empty: 1, refill: 2,
-  payCredit: 2, draw: 3, drawBurst: 2, killScheduler: 1, startScheduler: 2, killSettler: 1, startSettler: 2, redisSnapshot: 1, redisRestore: 1, redisFlush: 1, wait: 4,
+  payCredit: 2, draw: 3, drawBurst: 2, authorizeUpto: 2, settleUpto: 3, killScheduler: 1, startScheduler: 2, killSettler: 1, startSettler: 2, redisSnapshot: 1, redisRestore: 1, redisFlush: 1, wait: 4,
 } as const;
 export type Action = keyof typeof ACTION_WEIGHTS;
 
@@ -69,7 +70,8 @@ async function revoke(w: World): Promise<void> {
 async function reapprove(w: World): Promise<void> {
   const revoked = w.intervals.filter((i) => i.what === 'revoked' && i.to === undefined);
   if (revoked.length === 0) return;
-  await reapproveOf(w, w.payers.find((p) => p.userPayment === w.rng.pick(revoked).key)!);
+  const key = w.rng.pick(revoked).key;
+  await reapproveOf(w, w.payers.find((p) => p.userPayment === key)!);
 }
 
 async function reapproveOf(w: World, payer: Payer): Promise<void> {
@@ -115,7 +117,8 @@ async function empty(w: World): Promise<void> {
 async function refill(w: World): Promise<void> {
   const emptied = w.intervals.filter((i) => i.what === 'empty' && i.to === undefined);
   if (emptied.length === 0) return;
-  await refillOf(w, w.payers.find((p) => p.userPayment === w.rng.pick(emptied).key)!);
+  const key = w.rng.pick(emptied).key;
+  await refillOf(w, w.payers.find((p) => p.userPayment === key)!);
 }
 
 async function refillOf(w: World, payer: Payer): Promise<void> {
@@ -171,7 +174,7 @@ export function nextAction(w: World): Action {
   return w.rng.weighted(ACTION_WEIGHTS);
 }
 
-export async function perform(w: World, a: Action, prepaid: Prepaid): Promise<void> {
+export async function perform(w: World, a: Action, prepaid: Prepaid, upto: Upto): Promise<void> {
   count(w, a);
   switch (a) {
     case 'paySub': return pay(w, 'sub');
@@ -185,6 +188,8 @@ export async function perform(w: World, a: Action, prepaid: Prepaid): Promise<vo
     case 'payCredit': return payCredit(w, prepaid);
     case 'draw': return draw(w, prepaid, 1);
     case 'drawBurst': return draw(w, prepaid, 4);
+    case 'authorizeUpto': return authorizeUpto(w, upto);
+    case 'settleUpto': return settleUpto(w, upto);
     case 'pause': return setStatus(w, 'Paused');
     case 'resume': return setStatus(w, 'Active');
     case 'revoke': return w.payers.length ? revoke(w) : undefined;

@@ -13,6 +13,7 @@ import { chainView } from './money-model-chain.js';
 import { accessViolations, paygViolations, subscriptionViolations, type Violation } from './money-model-checks.js';
 import { prepaidViolations, setupPrepaid } from './money-model-prepaid.js';
 import { createRng } from './money-model-rng.js';
+import { setupUpto, uptoViolations } from './money-model-upto.js';
 import { close, sampleExposure, startWorld, type World } from './money-model-world.js';
 
 export interface RunResult {
@@ -23,19 +24,21 @@ export interface RunResult {
 /** `sabotage`: a wrong done behind the service's back after the actions, before the drain (the checks' own test). */
 export async function runModel(seed: number, actions: number, faults: string, sabotage?: (w: World) => Promise<void>): Promise<RunResult> {
   const started = Date.now();
+  process.stdout.write(`money model seed ${seed}: ${actions} actions, faults ${faults || 'off'} (replay: MODEL_SEED=${seed})\n`);
   const rng = createRng(seed);
   const w = await startWorld(seed, rng, faults);
   try {
     const prepaid = await setupPrepaid(w);
+    const upto = await setupUpto(w, prepaid);
     for (let i = 0; i < actions; i += 1) {
-      await perform(w, nextAction(w), prepaid);
+      await perform(w, nextAction(w), prepaid, upto);
       await sampleExposure(w);
     }
     await sabotage?.(w);
     const endSec = await drain(w);
     const chain = chainView(w.s.h.ln, w.s.gateway);
     const violations = [
-      ...await paygViolations(w, chain), ...await subscriptionViolations(w, chain, endSec), ...accessViolations(w, chain), ...await prepaidViolations(w, prepaid, chain), ...await reconciled(w),
+      ...await paygViolations(w, chain), ...await subscriptionViolations(w, chain, endSec), ...accessViolations(w, chain), ...await prepaidViolations(w, prepaid, chain), ...uptoViolations(upto, chain), ...await reconciled(w),
     ];
     const injected = await w.s.h.rpc.call<{ counts: Record<string, number> }>('tributary_getFaults', []);
     return {
