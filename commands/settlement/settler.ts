@@ -47,6 +47,7 @@ export interface RunningSettler { tick(): Promise<void>; stop(): Promise<void> }
 /** Charges a policy gets in one round at most (each waits for its confirmation). */
 const MAX_CHARGES_PER_ROUND = 20;
 const IN_DOUBT_AFTER_MS = 5_000;
+const NO_CHARGE_WARN_MS = 60_000;
 
 export function startSettler(deps: SettlerDeps, opts: { autoStart?: boolean } = {}): RunningSettler {
   const s = deps.config.scheduler;
@@ -70,6 +71,8 @@ export function startSettler(deps: SettlerDeps, opts: { autoStart?: boolean } = 
 
   // a transient refusal waits a few seconds; the retry schedule's waits are kept as attempts (retryStates)
   const backoff = new Map<string, number>();
+  /** why a policy's charge in flight is still in doubt, as its last resolution said */
+  const inDoubt = new Map<string, string>();
   const refusalOptions = () => ({ nowMs: deps.nowMs(), scheduleMs: s.dunningScheduleMs, retryMs: s.retryMs });
 
   /** The program names a pay-as-you-go charge past the period's cap InsufficientDelegatedAmount, as it does a short delegation: the chain's policy tells which. */
@@ -131,12 +134,14 @@ export function startSettler(deps: SettlerDeps, opts: { autoStart?: boolean } = 
 
   /** A charge's usage goes back only once the chain proves its transaction can never land (sender.ts, resolveInDoubt). */
   async function resolveInDoubt(): Promise<void> {
+    inDoubt.clear();
     for (const c of await chargesInDoubt(deps.db, IN_DOUBT_AFTER_MS)) {
       const v = await fateInDoubt(deps.io, c, () => countUnchanged(c));
       if (v.kind === 'landed') await landed(c);
       else if (v.kind === 'failed') await refused(c, failureOnChain(v.refusal));
       else if (v.kind === 'can_land') await sendCharge(c, true);
       else if (v.kind === 'cannot_land') await refused(c, failure('BlockhashNotFound', 'the charge never landed (its blockhash expired); its usage is charged again'));
+      else if (v.kind === 'in_doubt') inDoubt.set(c.policy, v.reason);
       else if (v.kind === 'moved') {
         // one charge of a policy is in flight at a time: the count moved by this one, its status no longer kept
         log.warn({ policy: c.policy, signature: c.signature }, 'charge without a status, its policy\'s payment_count moved: recorded as landed');
@@ -145,14 +150,18 @@ export function startSettler(deps: SettlerDeps, opts: { autoStart?: boolean } = 
     }
   }
 
-  /** `chainNowS`: the chain's clock (chain-clock.ts), by which the program judges the charge. */
-  async function settlePolicy(p: UnsettledPolicy, signer: Keypair, chainNowS: number): Promise<void> {
+  /**
+   * `chainNowS`: the chain's clock (chain-clock.ts), by which the program judges the charge.
+   * Answers why nothing was charged this round (undefined once a charge landed or the usage was settled as unbillable).
+   */
+  async function settlePolicy(p: UnsettledPolicy, signer: Keypair, chainNowS: number): Promise<string | undefined> {
     const { policy, gateway } = p;
     for (let n = 0; n < MAX_CHARGES_PER_ROUND && !stopping(); n += 1) {
+      const none = (why: string): string | undefined => (n === 0 ? why : undefined);
       const ctx = await readExecutionContext(deps.io, policy);
       if ('class' in ctx) {
         if (ctx.class === 'dropped') await unbillable(p, 'dropped', ctx);
-        return;
+        return ctx.class === 'dropped' ? undefined : none(ctx.reason);
       }
       const type = asPolicyType(ctx.policy.data['policy_type']);
       const status = asStatus(ctx.policy.data['status']);
@@ -162,7 +171,7 @@ export function startSettler(deps: SettlerDeps, opts: { autoStart?: boolean } = 
         // a paused policy may be resumed: its usage waits, as long as the retry schedule
         const given = pausedUsage(p.oldestMs, refusalOptions());
         if (given?.kind === 'unbillable') await unbillable(p, 'given_up', { code: 'PolicyPaused', reason: given.reason });
-        return;
+        return given ? undefined : none('the policy is paused on chain: its usage waits for a resume');
       }
       const nowS = chainNowS;
       if (type.expiry_date !== null && Number(type.expiry_date) > 0 && nowS > Number(type.expiry_date)) {
@@ -170,14 +179,15 @@ export function startSettler(deps: SettlerDeps, opts: { autoStart?: boolean } = 
         return;
       }
       const plan = planCharge(await unsettledRows(deps.db, policy), type, nowS);
-      if (plan.kind === 'wait') return;
+      if (plan.kind === 'wait') return none(plan.why);
       const signed = signExecution(deps.io, ctx, signer, await latestBlockhash(deps.io), plan.amount);
       const charge = await openCharge(deps.db, {
         policy, gateway, amount: plan.amount, paymentCountBefore: Number(ctx.policy.data['payment_count']), ...signed,
       }, plan.requestIds);
-      if (!charge) return; // another settler is charging this policy
-      if (!(await sendCharge(charge, false))) return;
+      if (!charge) return none(`another charge of the policy is in flight${inDoubt.has(policy) ? `, in doubt: ${inDoubt.get(policy)}` : ''}`);
+      if (!(await sendCharge(charge, false))) return none('its charge was refused or is not confirmed yet');
     }
+    return undefined;
   }
 
   async function tick(): Promise<void> {
@@ -195,7 +205,12 @@ export function startSettler(deps: SettlerDeps, opts: { autoStart?: boolean } = 
       const signer = signers.get(p.gateway);
       const state = states.get(p.policy);
       const waitUntil = Math.max(backoff.get(p.policy) ?? 0, state ? nextChargeAtMs(state.refusals, state.lastAtMs, s.dunningScheduleMs) : 0);
-      if (!signer || waitUntil > nowMs) continue;
+      const due = p.total >= BigInt(s.settleThreshold) || nowMs - p.oldestMs >= s.settleIntervalMs;
+      if (!signer) { if (due) quiet.noCharge(p, `no active signer for gateway ${p.gateway}`); continue; }
+      if (waitUntil > nowMs) {
+        if (due) quiet.noCharge(p, `the retry schedule waits until ${new Date(waitUntil).toISOString()} (${state?.refusals ?? 0} refusals counted)`);
+        continue;
+      }
       backoff.delete(p.policy);
       try {
         const ctx = await readExecutionContext(deps.io, p.policy);
@@ -205,13 +220,15 @@ export function startSettler(deps: SettlerDeps, opts: { autoStart?: boolean } = 
         if (type?.kind === 'PayAsYouGo' && active && !chargeDue(p.total, p.oldestMs, type, {
           nowMs, chainNowSeconds: chainNowS, thresholdAmount: BigInt(s.settleThreshold), intervalMs: s.settleIntervalMs, rolloverMarginSeconds: s.rolloverMarginSeconds,
         })) continue;
-        await settlePolicy(p, signer, chainNowS);
+        const why = await settlePolicy(p, signer, chainNowS);
+        if (why !== undefined) quiet.noCharge(p, why);
       } catch (err) {
         log.warn({ err: (err as Error).message, policy: p.policy }, 'settling failed; retried next round');
       }
     }
   }
 
+  const quiet = noChargeWarnings(log, deps.nowMs);
   const period = Math.min(1000, s.settleIntervalMs);
   const rounds = createRounds(tick, period, (err) => log.warn({ err: err.message }, 'settler round failed'));
   if (opts.autoStart !== false) rounds.start();
@@ -219,5 +236,18 @@ export function startSettler(deps: SettlerDeps, opts: { autoStart?: boolean } = 
   return {
     tick,
     stop: () => rounds.stop(),
+  };
+}
+
+/** A policy with due usage that got no charge is warned about with the reason, at most once a minute per policy. */
+function noChargeWarnings(log: Logger, nowMs: () => number): { noCharge(p: UnsettledPolicy, why: string): void } {
+  const warned = new Map<string, number>();
+  return {
+    noCharge(p, why) {
+      const last = warned.get(p.policy);
+      if (last !== undefined && nowMs() - last < NO_CHARGE_WARN_MS) return;
+      warned.set(p.policy, nowMs());
+      log.warn({ policy: p.policy, gateway: p.gateway, unsettled: p.total.toString(), oldest: new Date(p.oldestMs).toISOString(), why }, 'pay-as-you-go usage due and not charged');
+    },
   };
 }
