@@ -23,7 +23,10 @@ const LIMIT = 1000;
 export const statusEventKey = (name: 'subscription.paused' | 'subscription.resumed', policy: string, signature: string): string =>
   `${name}:${policy}:${signature}`;
 
-interface Change { policy: string; new_status: string; old_status: string | null; slot: string; signature: string; gateway: string; tracking_id: string; variant: string; due: string | null }
+interface Change {
+  policy: string; new_status: string; old_status: string | null; slot: string; signature: string; gateway: string; tracking_id: string; variant: string;
+  due: string | null; status: string;
+}
 
 export interface StatusWatch { run(): Promise<number> }
 
@@ -36,7 +39,7 @@ export function watchStatusChanges(db: Db, lifecycle: LifecycleDeps): StatusWatc
         cursor = BigInt(top.rows[0]?.slot ?? '0');
       }
       const from = cursor > REWIND_SLOTS ? cursor - REWIND_SLOTS : 0n;
-      const changes = await unannounced(db, from);
+      const changes = inChainOrder(await unannounced(db, from));
       let n = 0;
       for (const c of changes) {
         const resumed = c.new_status === 'Active';
@@ -58,7 +61,7 @@ export function watchStatusChanges(db: Db, lifecycle: LifecycleDeps): StatusWatc
 async function unannounced(db: Db, fromSlot: bigint): Promise<Change[]> {
   const r = await sql<Change>`
     SELECT h.policy, h.new_status, h.old_status, h.slot::text AS slot, h.signature, p.gateway, p.tracking_id, p.variant,
-           p.next_payment_due::text AS due
+           p.next_payment_due::text AS due, p.status
     FROM payment_policy_status_history h
     JOIN payment_policies p ON p.address = h.policy
     JOIN scheduler_gateways g ON g.gateway = p.gateway AND g.state = 'active'
@@ -67,4 +70,21 @@ async function unannounced(db: Db, fromSlot: bigint): Promise<Change[]> {
             (CASE h.new_status WHEN 'Paused' THEN 'subscription.paused:' ELSE 'subscription.resumed:' END) || h.policy || ':' || h.signature)
     ORDER BY h.slot, h.event_id LIMIT ${LIMIT}`.execute(db);
   return r.rows;
+}
+
+/**
+ * The rows hold no order of the transactions within one slot, where a pause and its resume
+ * can both land: of one policy's changes in a slot, the one that left the policy as the read
+ * model shows it now comes last, so the merchant hears them as they happened.
+ */
+export function inChainOrder<C extends Pick<Change, 'policy' | 'slot' | 'new_status' | 'status'>>(rows: readonly C[]): C[] {
+  const out: C[] = [];
+  for (let i = 0; i < rows.length;) {
+    let j = i;
+    while (j < rows.length && rows[j]!.slot === rows[i]!.slot) j += 1;
+    const rank = (c: C): string => `${c.policy}:${c.new_status === c.status ? 1 : 0}`;
+    out.push(...rows.slice(i, j).map((c, k) => ({ c, k })).sort((a, b) => rank(a.c).localeCompare(rank(b.c)) || a.k - b.k).map((x) => x.c));
+    i = j;
+  }
+  return out;
 }

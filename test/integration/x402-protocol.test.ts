@@ -62,6 +62,8 @@ describe('x402 protocol: 402, Payment, bearer', function () {
       {
         ...common, scheme: 'x402://payg', amount: 10_000, id: p.id, description: 'demo pay-as-you-go, metered per request',
         maxAmountPerPeriod: 1_000_000, periodLengthSeconds: 86_400, maxChunkAmount: 100_000,
+        // the demo's exposure bound (X402_DEMO_PAYG_MAX_UNSETTLED: ten periods' cap) and the shortest expiry it accepts (a period and an hour)
+        maxUnsettledAmount: 10_000_000, minExpirySeconds: 90_000,
       },
     ]);
     expect(r.headers.get('payment-required')).to.equal(
