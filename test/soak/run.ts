@@ -43,7 +43,7 @@ const S = {
   seconds: int('SOAK_SECONDS', 60), rate: int('SOAK_RATE', 500), clients: int('SOAK_CLIENTS', 500), perClient: int('SOAK_TRACKING_PER_CLIENT', 4),
   readConnections: int('SOAK_READ_CONNECTIONS', 16), readRate: int('SOAK_READ_RATE', 250), maxSeconds: int('SOAK_MAX_SECONDS', 900),
   stallSeconds: int('SOAK_STALL_SECONDS', 90), seed: env['SOAK_SEED'] ?? 'soak', keepData: env['SOAK_KEEP_DATA'] === '1',
-  subPeriod: int('SOAK_SUB_PERIOD', 10), subscriptions: int('SOAK_SUBSCRIPTIONS', 4), paygPolicies: int('SOAK_PAYG_POLICIES', 2),
+  subPeriod: int('SOAK_SUB_PERIOD', 30), subscriptions: int('SOAK_SUBSCRIPTIONS', 4), paygPolicies: int('SOAK_PAYG_POLICIES', 2),
   paygRate: int('SOAK_PAYG_RATE', 10), paygPeriod: int('SOAK_PAYG_PERIOD', 60), settleSeconds: int('SOAK_SETTLE_SECONDS', 60),
   faults: env['SOAK_LOCALNET_FAULTS'] ?? 'all', cpuHog: env['SOAK_CPU_HOG'] === '1',
 };
