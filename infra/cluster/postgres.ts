@@ -93,6 +93,8 @@ export async function waitPgReady(url: string, timeoutMs: number): Promise<void>
   let last = '';
   while (Date.now() < deadline) {
     const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
+    // a server shutting down under this client sends it a FATAL; its query rejects, and the event must not crash the process
+    c.on('error', () => undefined);
     try {
       await c.connect();
       await c.query('SELECT 1');
@@ -109,6 +111,7 @@ export async function waitPgReady(url: string, timeoutMs: number): Promise<void>
 
 async function query<T extends pg.QueryResultRow>(url: string, text: string, values: unknown[] = []): Promise<T[]> {
   const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 });
+  c.on('error', () => undefined);
   await c.connect();
   try {
     return (await c.query<T>(text, values)).rows;
