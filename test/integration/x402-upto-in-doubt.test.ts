@@ -18,7 +18,7 @@ import type { AcceptedRequirement } from '../../commands/x402/requirements.js';
 import { associatedTokenAddress } from '../../src/kernel/domain/spl-token.js';
 import { PROGRAM_ID } from '../../src/kernel/idl/index.js';
 import { startX402, type X402Harness } from './x402-harness.js';
-import { call, gatewayJwt, payloadOf } from './x402-facilitator-support.js';
+import { call, payloadOf, registerUpto } from './x402-facilitator-support.js';
 
 const USDC_DEV = '4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU';
 
@@ -82,15 +82,7 @@ describe('x402://upto: a settlement whose confirmation timed out', function () {
     node.target.url = h.ln.rpcUrl;
     const gw = h.ln.fixtures.gateways[0]!;
     merchant = Keypair.fromSecretKey(bs58.decode(gw.authoritySecretKey));
-    const jwt = await gatewayJwt(h, gw.address, gw.authority);
-    key = (await call(h.api.url, 'POST', `/v1/gateway/${gw.address}/api-keys`, {}, { authorization: `Bearer ${jwt}` })).body.key;
-    const reg = await call(h.api.url, 'PUT', '/v1/x402/resources', {
-      resource: 'https://merchant.example/completions', description: 'charged by tokens used', accepts: [{
-        scheme: 'x402://upto', network: 'solana:localnet', amount: '500000', recipient: gw.authority, gateway: gw.address, tokenMint: USDC_DEV, maxTimeoutSeconds: 600,
-      }],
-    }, { 'x-api-key': key });
-    expect(reg.status, JSON.stringify(reg.body)).to.equal(200);
-    upto = reg.body.accepts[0];
+    ({ key, upto } = await registerUpto(h, gw, 500000n, { description: 'charged by tokens used' }));
   });
   after(async () => {
     await h?.close();

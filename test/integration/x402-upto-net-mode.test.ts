@@ -7,7 +7,7 @@
  * program's floor exactly, so the maximum settles and the payer pays maximum + fee.
  */
 import { expect } from 'chai';
-import { Keypair, Transaction } from '@solana/web3.js';
+import { Keypair } from '@solana/web3.js';
 import bs58 from 'bs58';
 import { buildPayment } from '../../commands/x402/payment-transaction.js';
 import { buildUptoSettlement } from '../../commands/x402/upto.js';
@@ -16,7 +16,7 @@ import { tributaryInstruction } from '../../commands/x402/upto-instruction.js';
 import { associatedTokenAddress } from '../../src/kernel/domain/spl-token.js';
 import { PROGRAM_ID } from '../../src/kernel/idl/index.js';
 import { startX402, type X402Harness } from './x402-harness.js';
-import { call, gatewayJwt, payloadOf } from './x402-facilitator-support.js';
+import { call, payloadOf, registerUpto, sendInstruction } from './x402-facilitator-support.js';
 
 const USDC_DEV = '4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU';
 /** odd, so that the fee's floor rounds */
@@ -43,20 +43,9 @@ describe('x402://upto at a net-mode gateway settles its maximum, the fee on top'
     fee = (MAX * BigInt(gw.feeBps)) / 10_000n;
     // the gateway's authority switches it to net mode: payers pay the fee on top of the amount
     const flags = tributaryInstruction(PROGRAM_ID, 'update_gateway_feature_flags', { gateway: gw.address, authority: gw.authority }, { args: { feature_flags: NET_AMOUNT_FLAG } });
-    const { value } = await h.rpc.call<{ value: { blockhash: string } }>('getLatestBlockhash', [{}]);
-    const tx = new Transaction({ feePayer: merchant.publicKey, recentBlockhash: value.blockhash }).add(flags);
-    tx.sign(merchant);
-    await h.rpc.call('sendTransaction', [tx.serialize().toString('base64'), { encoding: 'base64' }]);
+    await sendInstruction(h, merchant, flags);
 
-    const jwt = await gatewayJwt(h, gw.address, gw.authority);
-    key = (await call(h.api.url, 'POST', `/v1/gateway/${gw.address}/api-keys`, {}, { authorization: `Bearer ${jwt}` })).body.key;
-    const reg = await call(h.api.url, 'PUT', '/v1/x402/resources', {
-      resource: 'https://merchant.example/completions', accepts: [{
-        scheme: 'x402://upto', network: 'solana:localnet', amount: MAX.toString(), recipient: gw.authority, gateway: gw.address, tokenMint: USDC_DEV, maxTimeoutSeconds: 600,
-      }],
-    }, { 'x-api-key': key });
-    expect(reg.status, JSON.stringify(reg.body)).to.equal(200);
-    upto = reg.body.accepts[0];
+    ({ key, upto } = await registerUpto(h, gw, MAX));
   });
   after(async () => { await h?.close(); });
 

@@ -7,13 +7,13 @@
  * reported (or the maximum), and answers in the program's words.
  */
 import { expect } from 'chai';
-import { Keypair, Transaction, type TransactionInstruction } from '@solana/web3.js';
+import { Keypair, type TransactionInstruction } from '@solana/web3.js';
 import bs58 from 'bs58';
 import { buildPayment } from '../../commands/x402/payment-transaction.js';
 import type { AcceptedRequirement } from '../../commands/x402/requirements.js';
 import { associatedTokenAddress, revokeIx } from '../../src/kernel/domain/spl-token.js';
 import { startX402, type X402Harness } from './x402-harness.js';
-import { call, gatewayJwt, payloadOf } from './x402-facilitator-support.js';
+import { call, payloadOf, registerUpto, sendInstruction } from './x402-facilitator-support.js';
 
 const USDC_DEV = '4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU';
 
@@ -23,26 +23,13 @@ describe('x402://upto: an authorization the payer stopped funding is not admitte
   let key = '';
   let upto: AcceptedRequirement;
   const post = (path: string, body: unknown) => call(h.api.url, 'POST', path, body, { 'x-api-key': key });
-  const send = async (payer: Keypair, ix: TransactionInstruction) => {
-    const { value } = await h.rpc.call<{ value: { blockhash: string } }>('getLatestBlockhash', [{}]);
-    const tx = new Transaction({ feePayer: payer.publicKey, recentBlockhash: value.blockhash }).add(ix);
-    tx.sign(payer);
-    await h.rpc.call('sendTransaction', [tx.serialize().toString('base64'), { encoding: 'base64' }]);
-  };
+  const send = (payer: Keypair, ix: TransactionInstruction) => sendInstruction(h, payer, ix);
 
   before(async () => {
     h = await startX402('upto-unfunded', { X402_CACHE_MS: '200' });
     const gw = h.ln.fixtures.gateways[0]!;
     const merchant = Keypair.fromSecretKey(bs58.decode(gw.authoritySecretKey));
-    const jwt = await gatewayJwt(h, gw.address, gw.authority);
-    key = (await call(h.api.url, 'POST', `/v1/gateway/${gw.address}/api-keys`, {}, { authorization: `Bearer ${jwt}` })).body.key;
-    const reg = await call(h.api.url, 'PUT', '/v1/x402/resources', {
-      resource: 'https://merchant.example/completions', accepts: [{
-        scheme: 'x402://upto', network: 'solana:localnet', amount: '500000', recipient: merchant.publicKey.toBase58(), gateway: gw.address, tokenMint: USDC_DEV, maxTimeoutSeconds: 600,
-      }],
-    }, { 'x-api-key': key });
-    expect(reg.status, JSON.stringify(reg.body)).to.equal(200);
-    upto = reg.body.accepts[0];
+    ({ key, upto } = await registerUpto(h, gw, 500000n, { recipient: merchant.publicKey.toBase58() }));
   });
   after(async () => { await h?.close(); });
 

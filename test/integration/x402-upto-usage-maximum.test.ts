@@ -7,14 +7,14 @@
  * a reported amount is still checked as reported.
  */
 import { expect } from 'chai';
-import { Transaction, type Keypair, type TransactionInstruction } from '@solana/web3.js';
+import { type Keypair, type TransactionInstruction } from '@solana/web3.js';
 import { buildPayment } from '../../commands/x402/payment-transaction.js';
 import type { AcceptedRequirement } from '../../commands/x402/requirements.js';
 import { createPdaDeriver } from '../../src/kernel/domain/pda.js';
 import { approveIx, associatedTokenAddress } from '../../src/kernel/domain/spl-token.js';
 import { PROGRAM_ID } from '../../src/kernel/idl/index.js';
 import { startX402, type X402Harness } from './x402-harness.js';
-import { call, gatewayJwt, payloadOf } from './x402-facilitator-support.js';
+import { call, payloadOf, registerUpto, sendInstruction } from './x402-facilitator-support.js';
 
 const USDC_DEV = '4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU';
 const MAX = 500_000n;
@@ -25,25 +25,12 @@ describe('x402://upto: /usage without an amount checks the maximum is funded', f
   let key = '';
   let upto: AcceptedRequirement;
   const post = (path: string, body: unknown) => call(h.api.url, 'POST', path, body, { 'x-api-key': key });
-  const send = async (payer: Keypair, ix: TransactionInstruction) => {
-    const { value } = await h.rpc.call<{ value: { blockhash: string } }>('getLatestBlockhash', [{}]);
-    const tx = new Transaction({ feePayer: payer.publicKey, recentBlockhash: value.blockhash }).add(ix);
-    tx.sign(payer);
-    await h.rpc.call('sendTransaction', [tx.serialize().toString('base64'), { encoding: 'base64' }]);
-  };
+  const send = (payer: Keypair, ix: TransactionInstruction) => sendInstruction(h, payer, ix);
 
   before(async () => {
     h = await startX402('upto-usage-max', { X402_CACHE_MS: '0' });
     const gw = h.ln.fixtures.gateways[0]!;
-    const jwt = await gatewayJwt(h, gw.address, gw.authority);
-    key = (await call(h.api.url, 'POST', `/v1/gateway/${gw.address}/api-keys`, {}, { authorization: `Bearer ${jwt}` })).body.key;
-    const reg = await call(h.api.url, 'PUT', '/v1/x402/resources', {
-      resource: 'https://merchant.example/completions', accepts: [{
-        scheme: 'x402://upto', network: 'solana:localnet', amount: MAX.toString(), recipient: gw.authority, gateway: gw.address, tokenMint: USDC_DEV, maxTimeoutSeconds: 600,
-      }],
-    }, { 'x-api-key': key });
-    expect(reg.status, JSON.stringify(reg.body)).to.equal(200);
-    upto = reg.body.accepts[0];
+    ({ key, upto } = await registerUpto(h, gw, MAX));
   });
   after(async () => { await h?.close(); });
 

@@ -23,7 +23,7 @@ import type { AddressInfo } from 'node:net';
 import { paymentRequired, x402Grant } from '../../commands/x402/middleware.js';
 import { payAndFetch } from '../../commands/x402/client/pay.js';
 import { startX402, type X402Harness } from './x402-harness.js';
-import { call, gatewayJwt, payloadOf } from './x402-facilitator-support.js';
+import { call, payloadOf, registerUpto } from './x402-facilitator-support.js';
 
 const USDC_DEV = '4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU';
 
@@ -52,15 +52,7 @@ describe('x402://upto: authorize a maximum, settle the actual amount once', func
     h = await startX402('upto');
     const gw = h.ln.fixtures.gateways[0]!;
     merchant = Keypair.fromSecretKey(bs58.decode(gw.authoritySecretKey));
-    const jwt = await gatewayJwt(h, gw.address, gw.authority);
-    key = (await call(h.api.url, 'POST', `/v1/gateway/${gw.address}/api-keys`, {}, { authorization: `Bearer ${jwt}` })).body.key;
-    const reg = await call(h.api.url, 'PUT', '/v1/x402/resources', {
-      resource: 'https://merchant.example/completions', description: 'LLM completions, charged by tokens used', accepts: [{
-        scheme: 'x402://upto', network: 'solana:localnet', amount: '500000', recipient: gw.authority, gateway: gw.address, tokenMint: USDC_DEV, maxTimeoutSeconds: 600,
-      }],
-    }, { 'x-api-key': key });
-    expect(reg.status, JSON.stringify(reg.body)).to.equal(200);
-    upto = reg.body.accepts[0];
+    ({ key, upto } = await registerUpto(h, gw, 500000n, { description: 'LLM completions, charged by tokens used' }));
   });
   after(async () => { await h.close(); });
 
