@@ -8,17 +8,14 @@
  * as the settler does: once it has expired at the commitment, the status read after is final.
  */
 import { expect } from 'chai';
-import { payAndFetch } from '../../src/app/index.js';
 import { createLogger } from '../../infra/log/logger.js';
-import { claimIntents, enqueueDue, markSending } from '../../commands/scheduler/intents.js';
-import { syncGatewayStates } from '../../commands/scheduler/gateway-sync.js';
-import { latestBlockhash, readExecutionContext, signExecution, type ChainIo } from '../../commands/scheduler/chain.js';
+import type { ChainIo } from '../../commands/scheduler/chain.js';
 import { send } from '../../infra/solana/sender.js';
 import { startScheduler } from '../../commands/scheduler/scheduler.js';
 import { waitFor } from '../support/process.js';
-import { DEMO_PATH } from './x402-harness.js';
 import { startSchedulerHarness, type SchedulerHarness } from './scheduler-harness.js';
 import { confirmingLate } from './chain-timing.js';
+import { intentStoredByDeadScheduler } from './scheduler-dead-intent.js';
 
 describe('scheduler: a payment in doubt whose transaction confirms while it is resolved', function () {
   this.timeout(120_000);
@@ -29,21 +26,7 @@ describe('scheduler: a payment in doubt whose transaction confirms while it is r
 
   it('records its own landed payment as executed, not as paid by another transaction', async () => {
     const db = s.h.env.db;
-    const r = await payAndFetch(`${s.h.api.url}${DEMO_PATH}`, { wallet: s.h.payer(), rpcUrl: s.h.ln.rpcUrl, scheme: 'deferred' });
-    expect(r.response.status).to.equal(200);
-    const policy = r.paid!.policy!;
-    await waitFor(async () => (await db.selectFrom('payment_policies').select('address').where('address', '=', policy).executeTakeFirst()) ?? false, 20_000, 'the policy in the read model');
-    await syncGatewayStates(db, s.io);
-    const claimed = await waitFor(async () => {
-      await enqueueDue(db, Math.floor(Date.now() / 1000));
-      return (await claimIntents(db, 'dead', 100, 4000)).find((i) => i.policy === policy);
-    }, 20_000, 'the next due date claimed');
-    await new Promise((res) => setTimeout(res, 1500)); // the chain's clock, a slot behind ours, past the due date too
-    const ctx = await readExecutionContext(s.io, policy);
-    if ('class' in ctx) throw new Error(ctx.reason);
-    const paid = s.records(policy).length;
-    const signed = signExecution(s.io, ctx, s.signer, await latestBlockhash(s.io), null);
-    expect(await markSending(db, claimed.id, 'dead', { ...signed, paymentCountBefore: paid }), 'stored within the lease').to.equal(true);
+    const { policy, claimed, signed } = await intentStoredByDeadScheduler(s);
     const sent = await send(s.io, signed.wire);
     expect(sent.kind, JSON.stringify(sent)).to.equal('sent'); // sent; the scheduler died here
     await new Promise((res) => setTimeout(res, 4000)); // its lease ends

@@ -12,14 +12,13 @@ import { payAndFetch } from '../../src/app/index.js';
 import { createLogger } from '../../infra/log/logger.js';
 import { RpcResponseError, type RpcClient } from '../../infra/solana/rpc-client.js';
 import { latestBlockhash, readExecutionContext, signExecution, type ChainIo } from '../../commands/scheduler/chain.js';
-import { claimIntents, enqueueDue, markSending } from '../../commands/scheduler/intents.js';
-import { syncGatewayStates } from '../../commands/scheduler/gateway-sync.js';
 import { startScheduler } from '../../commands/scheduler/scheduler.js';
 import { openCharge } from '../../commands/settlement/charges.js';
 import { startSettler } from '../../commands/settlement/settler.js';
 import { waitFor } from '../support/process.js';
 import { DEMO_PATH } from './x402-harness.js';
 import { startSchedulerHarness, type SchedulerHarness } from './scheduler-harness.js';
+import { intentStoredByDeadScheduler } from './scheduler-dead-intent.js';
 
 const PRICE = 10_000n;
 
@@ -109,21 +108,7 @@ describe('a resend answered -32005 after the node forwarded it', function () {
 
   it('scheduler: the intent in doubt ends executed by its own bytes, once', async () => {
     const db = s.h.env.db;
-    const r = await payAndFetch(`${s.h.api.url}${DEMO_PATH}`, { wallet: s.h.payer(), rpcUrl: s.h.ln.rpcUrl, scheme: 'deferred' });
-    expect(r.response.status).to.equal(200);
-    const policy = r.paid!.policy!;
-    await waitFor(async () => (await db.selectFrom('payment_policies').select('address').where('address', '=', policy).executeTakeFirst()) ?? false, 20_000, 'the policy in the read model');
-    await syncGatewayStates(db, s.io);
-    const claimed = await waitFor(async () => {
-      await enqueueDue(db, Math.floor(Date.now() / 1000));
-      return (await claimIntents(db, 'dead', 100, 4000)).find((i) => i.policy === policy);
-    }, 20_000, 'the due intent claimed');
-    await new Promise((res) => setTimeout(res, 1500)); // the chain's clock, a slot behind ours, past the due date too
-    const ctx = await readExecutionContext(s.io, policy);
-    if ('class' in ctx) throw new Error(ctx.reason);
-    const before = s.records(policy).length;
-    const signed = signExecution(s.io, ctx, s.signer, await latestBlockhash(s.io), null);
-    expect(await markSending(db, claimed.id, 'dead', { ...signed, paymentCountBefore: Number(ctx.policy.data['payment_count']) })).to.equal(true);
+    const { policy, claimed, signed, paidBefore: before } = await intentStoredByDeadScheduler(s);
     await new Promise((res) => setTimeout(res, 4000)); // stored, never sent: the scheduler died; its lease ends
 
     const rpc = behindAfterForwarding(s.io.rpc, signed.wire);
