@@ -6,7 +6,7 @@
 import type { Config } from '../../src/kernel/config/config.js';
 import type { Clock } from '../../src/kernel/domain/clock.js';
 import type { Db } from '../../infra/postgres/database.js';
-import type { Api } from '../../src/kernel/http/routes.js';
+import type { Api } from '../../infra/http/routes.js';
 import { requireGatewayToken, type RequestAuth, type TokenVerifier } from '../../src/kernel/auth/gateway-token.js';
 import type { GatewayLookup } from '../../src/kernel/auth/gateway-lookup.js';
 import { notFound } from '../../src/kernel/http/errors.js';

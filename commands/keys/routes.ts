@@ -3,7 +3,7 @@
  * grace period (KEY_GRACE_PERIOD_SECONDS, 24 h by default), then retires.
  */
 import type { Config } from '../../src/kernel/config/config.js';
-import type { Api } from '../../src/kernel/http/routes.js';
+import type { Api } from '../../infra/http/routes.js';
 import type { JsonSchema } from '../../src/kernel/http/schema.js';
 import { requireAdminKey } from '../../src/kernel/auth/admin-key.js';
 import type { KeyRing } from '../../infra/signing-keys/key-ring.js';

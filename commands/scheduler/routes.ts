@@ -7,7 +7,7 @@
 import { settlementCommitment } from '../../infra/solana/chain-reader.js';
 import type { Config } from '../../src/kernel/config/config.js';
 import type { Db } from '../../infra/postgres/database.js';
-import type { Api } from '../../src/kernel/http/routes.js';
+import type { Api } from '../../infra/http/routes.js';
 import { base58Key, type JsonSchema } from '../../src/kernel/http/schema.js';
 import { requireGatewayToken, type TokenVerifier } from '../../src/kernel/auth/gateway-token.js';
 import type { GatewayLookup } from '../../src/kernel/auth/gateway-lookup.js';

@@ -25,7 +25,7 @@
  */
 import type { Response } from 'express';
 import type { Db } from '../../infra/postgres/database.js';
-import type { RateLimit } from '../../src/kernel/http/redis-rate-limit.js';
+import type { RateLimit } from '../../infra/http/redis-rate-limit.js';
 import { AppError, forbidden, invalid, notFound, proofRequired, upstreamUnavailable } from '../../src/kernel/http/errors.js';
 import { trackingIdToMemo, PAYMENT_MEMO_BYTES } from '../../src/kernel/domain/memo.js';
 import type { KeyRing } from '../../infra/signing-keys/key-ring.js';

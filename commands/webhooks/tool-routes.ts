@@ -3,7 +3,7 @@
  * rotation, resend, recover and test. Registered by routes.ts (one route module).
  */
 import type { RequestHandler, Response } from 'express';
-import type { Api } from '../../src/kernel/http/routes.js';
+import type { Api } from '../../infra/http/routes.js';
 import type { RequestAuth } from '../../src/kernel/auth/gateway-token.js';
 import { EVENT_TYPE_CATALOG } from './delivery/event-types.js';
 import { eventTypeListSchema, idParams, rotatedSecretSchema } from './schemas.js';

@@ -7,7 +7,7 @@ import type { RequestHandler } from 'express';
 import type { Config } from '../../src/kernel/config/config.js';
 import type { Clock } from '../../src/kernel/domain/clock.js';
 import type { Logger } from '../../infra/log/logger.js';
-import type { Api } from '../../src/kernel/http/routes.js';
+import type { Api } from '../../infra/http/routes.js';
 import { base58Key } from '../../src/kernel/http/schema.js';
 import type { X402Deps } from './engine.js';
 import { demoSetup } from './demo.js';

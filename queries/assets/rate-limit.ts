@@ -5,8 +5,8 @@
  * req.ip, which honours X-Forwarded-For only as far as TRUST_PROXY trusts the proxies.
  */
 import type { RequestHandler } from 'express';
-import type { RateLimitDeps } from '../../src/kernel/http/rate-limit.js';
-import { createRateLimit } from '../../src/kernel/http/redis-rate-limit.js';
+import type { RateLimitDeps } from '../../infra/http/rate-limit.js';
+import { createRateLimit } from '../../infra/http/redis-rate-limit.js';
 import { rateLimitPrefix } from '../../src/kernel/keys/index.js';
 
 export function catalogRateLimit(ctx: RateLimitDeps, bucket: 'assets' | 'pools'): RequestHandler {

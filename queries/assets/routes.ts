@@ -3,10 +3,10 @@
  * credential stays on this server; answers are cached in Redis for every node; a failing
  * catalog degrades (search: no results; resolve: the well-known map) instead of failing.
  */
-import type { RateLimitDeps } from '../../src/kernel/http/rate-limit.js';
+import type { RateLimitDeps } from '../../infra/http/rate-limit.js';
 import { envelope, envelopeSchema } from '../../src/kernel/http/envelope.js';
 import { invalid, notFound, upstreamUnavailable } from '../../src/kernel/http/errors.js';
-import type { Api } from '../../src/kernel/http/routes.js';
+import type { Api } from '../../infra/http/routes.js';
 import { base58Key } from '../../src/kernel/http/schema.js';
 import { isPublicKey } from '../../infra/upstream/base58.js';
 import { assetResolveSchema, assetSearchResultSchema } from './model.js';

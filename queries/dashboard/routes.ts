@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import type { Api } from '../../src/kernel/http/routes.js';
+import type { Api } from '../../infra/http/routes.js';
 import { base58Key } from '../../src/kernel/http/schema.js';
 import { DASHBOARD_HTML } from './page.js';
 import { DASHBOARD_CSS } from './style.js';

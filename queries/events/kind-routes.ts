@@ -6,7 +6,7 @@
 import type { Config } from '../../src/kernel/config/config.js';
 import type { Db } from '../../infra/postgres/database.js';
 import type { EventName } from '../../src/kernel/events/catalog.js';
-import type { Api } from '../../src/kernel/http/routes.js';
+import type { Api } from '../../infra/http/routes.js';
 import { base58Key, limitSchema, offsetSchema } from '../../src/kernel/http/schema.js';
 import { typedEventListSchema } from './event-schema.js';
 import { listEventsJson } from './events-query.js';

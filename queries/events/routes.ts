@@ -7,7 +7,7 @@ import type { Config } from '../../src/kernel/config/config.js';
 import type { Db } from '../../infra/postgres/database.js';
 import { EVENT_NAMES, type EventName } from '../../src/kernel/events/catalog.js';
 import { notFound } from '../../src/kernel/http/errors.js';
-import type { Api } from '../../src/kernel/http/routes.js';
+import type { Api } from '../../infra/http/routes.js';
 import { base58Key, limitSchema, offsetSchema, signatureSchema, type JsonSchema } from '../../src/kernel/http/schema.js';
 import { anyTypedEventListSchema, apiEventListSchema, apiEventSchema } from './event-schema.js';
 import { countEvents, distinctNames, findBySignature, listEventsJson, type EventWhere } from './events-query.js';

@@ -4,7 +4,7 @@ import type { Redis } from 'ioredis';
 import type { Db } from '../../infra/postgres/database.js';
 import { envelope, envelopeSchema } from '../../src/kernel/http/envelope.js';
 import { API_VERSION } from '../../src/kernel/http/version.js';
-import type { Api } from '../../src/kernel/http/routes.js';
+import type { Api } from '../../infra/http/routes.js';
 
 export const healthSchema = {
   type: 'object',

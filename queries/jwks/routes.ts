@@ -4,7 +4,7 @@
  * still in its grace period. Publicly cacheable for an hour; a verifier that meets an
  * unknown kid refetches (jose's remote key set does), so a rotation is not held back.
  */
-import type { Api } from '../../src/kernel/http/routes.js';
+import type { Api } from '../../infra/http/routes.js';
 import type { JsonSchema } from '../../src/kernel/http/schema.js';
 import type { KeyRing } from '../../infra/signing-keys/key-ring.js';
 

@@ -4,7 +4,7 @@
  */
 import type { Config } from '../../src/kernel/config/config.js';
 import type { GatewayLookup } from '../../src/kernel/auth/gateway-lookup.js';
-import type { Api } from '../../src/kernel/http/routes.js';
+import type { Api } from '../../infra/http/routes.js';
 import { base58Key, limitSchema, offsetSchema, type JsonSchema } from '../../src/kernel/http/schema.js';
 import { requireGatewayToken, type TokenVerifier } from '../../src/kernel/auth/gateway-token.js';
 import { normalizedPolicySchema } from '../../src/kernel/domain/policy-schema.js';

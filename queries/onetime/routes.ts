@@ -6,7 +6,7 @@ import { PAYMENT_MEMO_BYTES, trackingIdToMemo } from '../../src/kernel/domain/me
 import { normalizedPolicySchema } from '../../src/kernel/domain/policy-schema.js';
 import { envelopeSchema } from '../../src/kernel/http/envelope.js';
 import { invalid } from '../../src/kernel/http/errors.js';
-import type { Api } from '../../src/kernel/http/routes.js';
+import type { Api } from '../../infra/http/routes.js';
 import { base58Key, limitSchema, offsetSchema } from '../../src/kernel/http/schema.js';
 import { listOneTime } from './onetime-query.js';
 import { readScope } from '../../src/kernel/keys/read-scopes.js';

@@ -10,7 +10,7 @@ import { createPdaDeriver, isPublicKey } from '../../src/kernel/domain/pda.js';
 import type { PolicyKind } from '../../src/kernel/domain/policy.js';
 import { envelope, envelopeSchema } from '../../src/kernel/http/envelope.js';
 import { invalid } from '../../src/kernel/http/errors.js';
-import type { Api } from '../../src/kernel/http/routes.js';
+import type { Api } from '../../infra/http/routes.js';
 import type { RpcClient } from '../../infra/solana/rpc-client.js';
 import { readPolicy, type ChainReadDeps } from './chain-read.js';
 import { executionSchema, listExecutionDocs } from './executions.js';

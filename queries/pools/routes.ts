@@ -8,7 +8,7 @@
 import type { Config } from '../../src/kernel/config/config.js';
 import type { Db } from '../../infra/postgres/database.js';
 import { envelope, envelopeSchema } from '../../src/kernel/http/envelope.js';
-import type { Api, Reply } from '../../src/kernel/http/routes.js';
+import type { Api, Reply } from '../../infra/http/routes.js';
 import type { JsonSchema } from '../../src/kernel/http/schema.js';
 import { VENUES, type Venue } from '../../infra/upstream/venues/types.js';
 import { TRUST_TIERS } from '../../infra/upstream/token-catalog.js';

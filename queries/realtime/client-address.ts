@@ -1,13 +1,13 @@
 /**
  * The client address a socket's slots are counted under, as the HTTP routes count it
- * (src/kernel/http/rate-limit.ts's clientKey: IPv4, or the IPv6 /64). X-Forwarded-For is read
+ * (infra/http/rate-limit.ts's clientKey: IPv4, or the IPv6 /64). X-Forwarded-For is read
  * only as far as TRUST_PROXY trusts it: `true` takes the leftmost address, a hop count n
  * the n-th from the right, and a list of proxy addresses walks from the right past those
  * (exact addresses; subnets and express's named ranges are not interpreted here, so such
  * a setting counts the nearest proxy instead).
  */
 import type { IncomingMessage } from 'node:http';
-import { clientKey } from '../../src/kernel/http/rate-limit.js';
+import { clientKey } from '../../infra/http/rate-limit.js';
 
 export function clientAddress(req: IncomingMessage, trustProxy: string): string {
   const remote = req.socket.remoteAddress ?? 'unknown';

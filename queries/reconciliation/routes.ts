@@ -4,7 +4,7 @@
  * of its API keys (x-api-key), or the administrator's key.
  */
 import type { RequestHandler } from 'express';
-import type { Api } from '../../src/kernel/http/routes.js';
+import type { Api } from '../../infra/http/routes.js';
 import type { ApiKeyLookup } from '../../src/kernel/auth/api-key-lookup.js';
 import { checkGatewayWallet, requireGatewayToken, type CurrentGatewayKeys, type TokenVerifier } from '../../src/kernel/auth/gateway-token.js';
 import { base58Key, type JsonSchema } from '../../src/kernel/http/schema.js';

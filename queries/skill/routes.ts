@@ -7,7 +7,7 @@ import type { Redis } from 'ioredis';
 import type { Config } from '../../src/kernel/config/config.js';
 import type { RpcClient } from '../../infra/solana/rpc-client.js';
 import { invalid, notFound, upstreamUnavailable } from '../../src/kernel/http/errors.js';
-import type { Api } from '../../src/kernel/http/routes.js';
+import type { Api } from '../../infra/http/routes.js';
 import { MintNotFoundError, readMintDecimals } from '../../infra/solana/mint.js';
 import { createSharedCache, type SharedCache } from '../../infra/upstream/shared-cache.js';
 import { WELL_KNOWN } from '../assets/overrides.js';

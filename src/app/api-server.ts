@@ -4,11 +4,11 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { AppContext } from '../kernel/context.js';
+import type { AppContext } from './context.js';
 import { createHttpApp } from './http-app.js';
 import { ROUTE_MODULES } from './route-modules.js';
 import { buildNode, type AppNode, type RouteModule, type ServerAttachment } from './node.js';
-import { startMetricsServer } from '../kernel/http/metrics-route.js';
+import { startMetricsServer } from '../../infra/http/metrics-route.js';
 
 export interface ApiServer {
   server: Server;

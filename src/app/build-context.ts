@@ -4,7 +4,7 @@ import { createDb } from '../../infra/postgres/database.js';
 import { createRedis, streamKeys } from '../../infra/redis/client.js';
 import type { Logger } from '../../infra/log/logger.js';
 import { createMetrics } from '../../infra/metrics/metrics.js';
-import type { AppContext } from '../kernel/context.js';
+import type { AppContext } from './context.js';
 import { systemClock, type Clock } from '../kernel/domain/clock.js';
 
 export function buildContext(config: Config, logger: Logger, role: string, clock: Clock = systemClock): AppContext {

@@ -6,12 +6,12 @@
  * the few fields it uses, and the node meets every such list.
  */
 import type { Server } from 'node:http';
-import type { AppContext } from '../kernel/context.js';
-import type { Api } from '../kernel/http/routes.js';
+import type { AppContext } from './context.js';
+import type { Api } from '../../infra/http/routes.js';
 import type { GatewayLookup } from '../kernel/auth/gateway-lookup.js';
 import type { ApiKeyLookup } from '../kernel/auth/api-key-lookup.js';
 import { ownerOfApiKey } from '../../commands/api-keys/store.js';
-import { cachedGatewayLookup, defaultGatewayLookup } from '../kernel/auth/current-keys.js';
+import { cachedGatewayLookup, defaultGatewayLookup } from '../../infra/auth/current-keys.js';
 import { createKeyRing, type KeyRing } from '../../infra/signing-keys/key-ring.js';
 import { createMetrics, type Metrics } from '../../infra/metrics/metrics.js';
 import { createRpcClient, type RpcClient } from '../../infra/solana/rpc-client.js';

@@ -6,7 +6,7 @@
  * calls then never share a node's request budget. Every run, the route's and the CLI's
  * included, publishes its counts for /metrics.
  */
-import type { AppContext } from '../kernel/context.js';
+import type { AppContext } from './context.js';
 import type { RpcClient } from '../../infra/solana/rpc-client.js';
 import { reconcile, type ReconcileDeps } from '../../queries/reconciliation/reconcile.js';
 import { DEFAULT_WINDOW_SECONDS, registerReconciliationRoute } from '../../queries/reconciliation/routes.js';

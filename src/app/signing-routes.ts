@@ -3,7 +3,7 @@
  * gateway sign-in, the merchant policy listing, token issuance. They share the node's one
  * key ring (built by buildNode); its first key is made at start.
  */
-import type { Api } from '../kernel/http/routes.js';
+import type { Api } from '../../infra/http/routes.js';
 import type { AppNode, RouteModule } from './node.js';
 import { registerJwksRoutes } from '../../queries/jwks/routes.js';
 import { registerMerchantRoutes } from '../../queries/merchant/routes.js';

@@ -4,7 +4,7 @@
  * /v1/jwks), the injected clock, and the x402 settings. Built once per API node and shared
  * by the demo resource and the facilitator.
  */
-import type { AppContext } from '../kernel/context.js';
+import type { AppContext } from './context.js';
 import type { RpcClient } from '../../infra/solana/rpc-client.js';
 import { settlementCommitment } from '../../infra/solana/chain-reader.js';
 import type { KeyRing } from '../../infra/signing-keys/key-ring.js';

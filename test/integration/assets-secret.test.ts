@@ -10,7 +10,7 @@ import { createTestEnv, type TestEnv } from '../support/env.js';
 import { startJupiterStandIn, type JupiterStandIn } from '../support/upstreams/jupiter.js';
 import { NO_VENUES, MINTS, key } from '../support/upstreams/fixtures.js';
 import { loadConfig } from '../../src/kernel/config/config.js';
-import type { AppContext } from '../../src/kernel/context.js';
+import type { AppContext } from '../../src/app/context.js';
 import { systemClock } from '../../src/kernel/domain/clock.js';
 import { startApiServer, type ApiServer } from '../../src/app/api-server.js';
 import { REDACT_PATHS } from '../../infra/log/logger.js';

@@ -11,7 +11,7 @@ import type { Db } from '../../infra/postgres/database.js';
 import { archiveProjection } from '../../projections/archive/projection.js';
 import { eventId, type TributaryEvent } from '../../src/kernel/events/envelope.js';
 import type { PolicyType } from '../../src/kernel/domain/policy-type.js';
-import type { AppContext } from '../../src/kernel/context.js';
+import type { AppContext } from '../../src/app/context.js';
 import type { Clock } from '../../src/kernel/domain/clock.js';
 
 export interface MovableClock extends Clock { set(ms: number): void; advance(seconds: number): void }

@@ -1,5 +1,5 @@
 /**
- * Read cache hits answered before the router, and before express (src/kernel/http/cached-hits.ts):
+ * Read cache hits answered before the router, and before express (infra/http/cached-hits.ts):
  * a hit is the router's answer byte for byte (status, headers, body, ETag), with or without
  * an Origin; the request is counted once under the standard rate limit whether it hits or
  * misses, a 429 is the same refusal, the request's metrics name its route, and a commit's

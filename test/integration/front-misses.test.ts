@@ -13,7 +13,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { expect } from 'chai';
 import { createTestEnv, type TestEnv } from '../support/env.js';
 import { loadConfig } from '../../src/kernel/config/config.js';
-import type { AppContext } from '../../src/kernel/context.js';
+import type { AppContext } from '../../src/app/context.js';
 import { createLogger } from '../../infra/log/logger.js';
 import { buildNode, type AppNode } from '../../src/app/node.js';
 import { createHttpApp } from '../../src/app/http-app.js';

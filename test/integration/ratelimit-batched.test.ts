@@ -14,7 +14,7 @@ import { startTestApi, type TestApi } from '../support/app.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
 import { waitFor } from '../support/process.js';
 import { createRedis, type Redis } from '../../infra/redis/client.js';
-import { createRateLimit, type RateLimitOutcome } from '../../src/kernel/http/redis-rate-limit.js';
+import { createRateLimit, type RateLimitOutcome } from '../../infra/http/redis-rate-limit.js';
 import { registerEventRoutes } from '../../queries/events/routes.js';
 
 const POINTS = 5;

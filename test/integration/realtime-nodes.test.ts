@@ -17,7 +17,7 @@ import { paymentsProjection } from '../../projections/payments/projection.js';
 import { createRedis } from '../../infra/redis/client.js';
 import { createLogger } from '../../infra/log/logger.js';
 import { loadConfig } from '../../src/kernel/config/config.js';
-import type { AppContext } from '../../src/kernel/context.js';
+import type { AppContext } from '../../src/app/context.js';
 import { systemClock } from '../../src/kernel/domain/clock.js';
 import type { TributaryEvent } from '../../src/kernel/events/envelope.js';
 import { dataOf } from '../support/anchor-events.js';

@@ -3,7 +3,7 @@
  * listening on a free port. `overrides` sets further environment variables.
  */
 import { loadConfig } from '../../src/kernel/config/config.js';
-import type { AppContext } from '../../src/kernel/context.js';
+import type { AppContext } from '../../src/app/context.js';
 import { systemClock, type Clock } from '../../src/kernel/domain/clock.js';
 import { startApiServer, type ServerAttachment } from '../../src/app/api-server.js';
 import type { AppNode, RouteModule } from '../../src/app/node.js';

@@ -13,7 +13,7 @@ const base = new URL(process.env['DATABASE_URL'] ?? 'postgres://root@127.0.0.1:5
 
 const script = `
 import { sql } from 'kysely';
-import { createDb } from './infra/postgres/database.ts';
+import { createDb } from './infra/postgres/database.js';
 const db = createDb(process.argv[1]);
 const r = await sql\`SELECT current_user AS u\`.execute(db);
 console.log(JSON.stringify(r.rows[0]));

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { request } from 'node:http';
 import express, { type ErrorRequestHandler } from 'express';
 import { expect } from 'chai';
-import { findGet, routeMatcher, type DeclaredRoute } from '../../src/kernel/http/front-paths.js';
+import { findGet, routeMatcher, type DeclaredRoute } from '../../infra/http/front-paths.js';
 
 const ROUTES: readonly { method: 'get' | 'post'; path: string }[] = [
   { method: 'get', path: '/v1/events' },

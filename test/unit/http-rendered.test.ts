@@ -1,10 +1,10 @@
 /**
- * A reply rendered to bytes (src/kernel/http/rendered.ts): the page's UTF-8 bytes whether
+ * A reply rendered to bytes (infra/http/rendered.ts): the page's UTF-8 bytes whether
  * it is ASCII (copied as Latin-1) or not, or given as bytes already, and the envelope's
  * head kept before its data.
  */
 import { expect } from 'chai';
-import { render } from '../../src/kernel/http/rendered.js';
+import { render } from '../../infra/http/rendered.js';
 
 describe('rendered replies', () => {
   it('encodes an ASCII page and a page with other characters as UTF-8', () => {

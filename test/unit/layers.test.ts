@@ -32,9 +32,12 @@ async function violations(from: string, to: string): Promise<string[]> {
 }
 
 describe('the layer rule', () => {
-  it('refuses a kernel module importing a feature', async () => {
-    expect(await violations('src/kernel/domain/probe.ts', 'projections/payments/projection.ts')).to.include('kernel-imports-no-feature');
-    expect(await violations('src/kernel/http/probe.ts', 'src/app/route-modules.ts')).to.include('kernel-imports-no-feature');
+  it('refuses a kernel module importing anything but the kernel', async () => {
+    expect(await violations('src/kernel/domain/probe.ts', 'projections/payments/projection.ts')).to.include('kernel-imports-only-the-kernel');
+    expect(await violations('src/kernel/http/probe.ts', 'src/app/route-modules.ts')).to.include('kernel-imports-only-the-kernel');
+    expect(await violations('src/kernel/auth/probe.ts', 'infra/log/logger.ts')).to.include('kernel-imports-only-the-kernel');
+    expect(await violations('src/kernel/http/probe.ts', 'infra/http/routes.ts')).to.include('kernel-imports-only-the-kernel');
+    expect(await violations('src/kernel/auth/probe.ts', 'src/kernel/domain/clock.ts')).to.deep.equal([]);
   });
 
   it('refuses a projection importing a query or a command module', async () => {
@@ -53,11 +56,11 @@ describe('the layer rule', () => {
   });
 
   it('refuses any layer but the composition root importing the whole context', async () => {
-    expect(await violations('commands/x402/probe.ts', 'src/kernel/context.ts')).to.include('only-the-composition-root-sees-the-context');
-    expect(await violations('queries/events/probe.ts', 'src/kernel/context.ts')).to.include('only-the-composition-root-sees-the-context');
-    expect(await violations('infra/redis/probe.ts', 'src/kernel/context.ts')).to.include('only-the-composition-root-sees-the-context');
-    expect(await violations('src/kernel/http/probe.ts', 'src/kernel/context.ts')).to.include('only-the-composition-root-sees-the-context');
-    expect(await violations('src/app/probe.ts', 'src/kernel/context.ts')).to.deep.equal([]);
+    expect(await violations('commands/x402/probe.ts', 'src/app/context.ts')).to.include('only-the-composition-root-sees-the-context');
+    expect(await violations('queries/events/probe.ts', 'src/app/context.ts')).to.include('only-the-composition-root-sees-the-context');
+    expect(await violations('infra/redis/probe.ts', 'src/app/context.ts')).to.include('only-the-composition-root-sees-the-context');
+    expect(await violations('src/kernel/http/probe.ts', 'src/app/context.ts')).to.include('only-the-composition-root-sees-the-context');
+    expect(await violations('src/app/probe.ts', 'src/app/context.ts')).to.deep.equal([]);
   });
 
   it('allows what the layers allow', async () => {

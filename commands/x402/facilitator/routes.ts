@@ -10,7 +10,7 @@ import type { Clock } from '../../../src/kernel/domain/clock.js';
 import type { Db } from '../../../infra/postgres/database.js';
 import type { TokenVerifier } from '../../../src/kernel/auth/gateway-token.js';
 import type { GatewayLookup } from '../../../src/kernel/auth/gateway-lookup.js';
-import type { Api } from '../../../src/kernel/http/routes.js';
+import type { Api } from '../../../infra/http/routes.js';
 import { limitSchema, offsetSchema } from '../../../src/kernel/http/schema.js';
 import { invalid } from '../../../src/kernel/http/errors.js';
 import { createPaymentEngine, type X402Deps } from '../engine.js';

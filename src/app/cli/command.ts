@@ -1,5 +1,5 @@
 import type { ParsedArgs } from './args.js';
-import type { AppContext } from '../../kernel/context.js';
+import type { AppContext } from '../context.js';
 
 /** A CLI command contributed by an area (start, localnet, keys, pay). */
 export interface ExtraCommand {

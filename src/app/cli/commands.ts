@@ -9,7 +9,7 @@ import { bumpReadVersions } from '../../../infra/cache/read-cache.js';
 import { groupInfo } from '../../../infra/redis/group-lag.js';
 import { deadLetterCount } from '../../../infra/redis/dead-letter.js';
 import { configDocs, type Config } from '../../kernel/config/config.js';
-import type { AppContext } from '../../kernel/context.js';
+import type { AppContext } from '../context.js';
 
 export async function migrate(config: Config, log: (s: string) => void): Promise<void> {
   if (await ensureDatabase(config.db.url)) log(`created database ${new URL(config.db.url).pathname.slice(1)}`);

@@ -6,7 +6,7 @@
 import { loadConfig, ConfigError, type Config } from '../../kernel/config/config.js';
 import { createLogger, type Logger } from '../../../infra/log/logger.js';
 import { buildContext, closeContext } from '../build-context.js';
-import type { AppContext } from '../../kernel/context.js';
+import type { AppContext } from '../context.js';
 import type { RunningRole } from '../roles/role.js';
 
 export function loadConfigOrExit(env: Readonly<Record<string, string | undefined>>): Config {

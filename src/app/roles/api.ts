@@ -1,5 +1,5 @@
 /** The API role: the HTTP server (and what attaches to it) on PORT. */
-import type { AppContext } from '../../kernel/context.js';
+import type { AppContext } from '../context.js';
 import { startApiServer, type ServerAttachment } from '../api-server.js';
 import type { RunningRole } from './role.js';
 import { SERVER_ATTACHMENTS } from '../server-attachments.js';

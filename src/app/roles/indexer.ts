@@ -2,7 +2,7 @@
  * The indexer role: the chain's events into the stream (infra/indexer). Its progress is
  * published to Redis every few seconds so any API node's /metrics can report slot lag.
  */
-import type { AppContext } from '../../kernel/context.js';
+import type { AppContext } from '../context.js';
 import { startIndexer } from '../../../infra/indexer/index.js';
 import { indexerProgressKey } from '../../kernel/keys/index.js';
 import type { RunningRole } from './role.js';

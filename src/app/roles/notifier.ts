@@ -1,5 +1,5 @@
 /** The notifier role: payments from the stream to the Socket.IO rooms of every API node. */
-import type { AppContext } from '../../kernel/context.js';
+import type { AppContext } from '../context.js';
 import { startNotifier } from '../../../queries/realtime/notifier.js';
 import type { RunningRole } from './role.js';
 

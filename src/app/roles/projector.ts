@@ -3,7 +3,7 @@
  * each with a blocking connection of its own; a projection that has never run is first
  * built from the archive; the stream is trimmed below what every group acknowledged.
  */
-import type { AppContext } from '../../kernel/context.js';
+import type { AppContext } from '../context.js';
 import { createRedis } from '../../../infra/redis/client.js';
 import { PROJECTIONS } from '../../../projections/registry.js';
 import { startProjection, type RunningProjection } from '../../../projections/runner/runner.js';

@@ -1,5 +1,5 @@
 /** A role is one kind of process of the service; several roles may share a process. */
-import type { AppContext } from '../../kernel/context.js';
+import type { AppContext } from '../context.js';
 
 export interface RunningRole {
   readonly name: string;

@@ -6,7 +6,7 @@
  * nodes (a Server attached to nothing, as the notifier does).
  */
 import { Server } from 'socket.io';
-import type { AppContext } from '../../kernel/context.js';
+import type { AppContext } from '../context.js';
 import { assertKeyConfig } from '../../../infra/signing-keys/rotate.js';
 import { createRpcClient } from '../../../infra/solana/rpc-client.js';
 import { chainIo } from '../../../commands/scheduler/chain.js';

@@ -2,7 +2,7 @@
  * The webhooks role (`serve --role webhooks`): one delivery worker per process. Scale by
  * running more processes; they share the outbox through FOR UPDATE SKIP LOCKED.
  */
-import type { AppContext } from '../../kernel/context.js';
+import type { AppContext } from '../context.js';
 import { assertKeyConfig } from '../../../infra/signing-keys/rotate.js';
 import { startWebhookWorker } from '../../../commands/webhooks/delivery/worker.js';
 import type { RunningRole } from './role.js';

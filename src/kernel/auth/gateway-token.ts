@@ -66,7 +66,7 @@ export async function verifyGatewayToken(verifier: TokenVerifier, token: string)
   };
 }
 
-/** The gateway's keys now (src/kernel/auth/current-keys.ts): undefined when it does not exist. */
+/** The gateway's keys now (infra/auth/current-keys.ts): undefined when it does not exist. */
 export type CurrentGatewayKeys = (gateway: string) => Promise<{ authority: string; signer: string; active: boolean } | undefined>;
 
 /**

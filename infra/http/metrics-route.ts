@@ -8,8 +8,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { RequestHandler } from 'express';
 import type { Registry } from 'prom-client';
-import { adminKeyMatches } from '../auth/admin-key.js';
-import { errorEnvelope } from './envelope.js';
+import { adminKeyMatches } from '../../src/kernel/auth/admin-key.js';
+import { errorEnvelope } from '../../src/kernel/http/envelope.js';
 
 /** true when the Authorization header carries the token (or no token is configured) */
 function authorized(token: string | undefined, header: string | undefined): boolean {

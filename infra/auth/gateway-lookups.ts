@@ -6,12 +6,12 @@
  * not answer, the gateways read model (projections/gateways, GatewaySignerChanged folded
  * in) answers instead, seconds behind at most; when neither answers, 503.
  */
-import type { Db } from '../../../infra/postgres/database.js';
-import type { Logger } from '../../../infra/log/logger.js';
-import { readProgramAccount, type AccountReadOptions } from '../../../infra/solana/accounts.js';
-import type { RpcClient } from '../../../infra/solana/rpc-client.js';
-import { upstreamUnavailable } from '../http/errors.js';
-import type { GatewayLookup } from './gateway-lookup.js';
+import type { Db } from '../postgres/database.js';
+import type { Logger } from '../log/logger.js';
+import { readProgramAccount, type AccountReadOptions } from '../solana/accounts.js';
+import type { RpcClient } from '../solana/rpc-client.js';
+import { upstreamUnavailable } from '../../src/kernel/http/errors.js';
+import type { GatewayLookup } from '../../src/kernel/auth/gateway-lookup.js';
 
 export function readModelGatewayLookup(db: Db): GatewayLookup {
   return async (address) => {

@@ -18,10 +18,10 @@
 import { isIPv6 } from 'node:net';
 import type { Request, RequestHandler } from 'express';
 import type { Redis } from 'ioredis';
-import type { Config } from '../config/config.js';
-import type { Logger } from '../../../infra/log/logger.js';
+import type { Config } from '../../src/kernel/config/config.js';
+import type { Logger } from '../log/logger.js';
 import { createRateLimit, type RateLimitOutcome } from './redis-rate-limit.js';
-import { rateLimitPrefix } from '../keys/index.js';
+import { rateLimitPrefix } from '../../src/kernel/keys/index.js';
 
 export type RouteRateLimit = 'standard' | 'own' | 'none';
 

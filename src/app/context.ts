@@ -5,13 +5,13 @@
  * that way (.dependency-cruiser.cjs).
  */
 import type { Redis } from 'ioredis';
-import type { Config } from './config/config.js';
+import type { Config } from '../kernel/config/config.js';
 import type { Db } from '../../infra/postgres/database.js';
 import type { StreamKeys } from '../../infra/redis/client.js';
 import type { Logger } from '../../infra/log/logger.js';
 import type { Metrics } from '../../infra/metrics/metrics.js';
 
-import type { Clock } from './domain/clock.js';
+import type { Clock } from '../kernel/domain/clock.js';
 
 export interface AppContext {
   config: Config;

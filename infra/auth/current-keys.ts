@@ -7,13 +7,13 @@
  * composition root builds one cached lookup per API node and hands it to every route that
  * takes gateway JWTs.
  */
-import type { Config } from '../config/config.js';
-import type { Db } from '../../../infra/postgres/database.js';
-import type { Logger } from '../../../infra/log/logger.js';
-import type { RpcClient } from '../../../infra/solana/rpc-client.js';
-import { createLru } from '../domain/lru.js';
+import type { Config } from '../../src/kernel/config/config.js';
+import type { Db } from '../postgres/database.js';
+import type { Logger } from '../log/logger.js';
+import type { RpcClient } from '../solana/rpc-client.js';
+import { createLru } from '../../src/kernel/domain/lru.js';
 import { chainFirstGatewayLookup, chainGatewayLookup, readModelGatewayLookup } from './gateway-lookups.js';
-import type { GatewayKeys, GatewayLookup } from './gateway-lookup.js';
+import type { GatewayKeys, GatewayLookup } from '../../src/kernel/auth/gateway-lookup.js';
 
 export interface GatewayLookupDeps { rpc: RpcClient; config: Pick<Config, 'solana'>; dbRead: Db; logger: Logger }
 

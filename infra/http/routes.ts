@@ -6,15 +6,15 @@
 import type { Request, RequestHandler, Response, Router } from 'express';
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import { errorEnvelopeSchema } from './envelope.js';
-import { AppError } from './errors.js';
-import type { JsonSchema } from './schema.js';
+import { errorEnvelopeSchema } from '../../src/kernel/http/envelope.js';
+import { AppError } from '../../src/kernel/http/errors.js';
+import type { JsonSchema } from '../../src/kernel/http/schema.js';
 import type { RouteRateLimit } from './rate-limit.js';
-import type { ReadCache } from '../../../infra/cache/read-cache.js';
+import type { ReadCache } from '../cache/read-cache.js';
 import { render, send, type Reply } from './rendered.js';
 import { createCachedHits, type CachedHits, type FrontMiss, type FrontOptions, type FrontRoutes } from './cached-hits.js';
 import { findGet, routeMatcher, type DeclaredRoute, type RouterMatching } from './front-paths.js';
-import { checkSpelling, stableJson, validate } from './request-input.js';
+import { checkSpelling, stableJson, validate } from '../../src/kernel/http/request-input.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseQuery } from 'node:querystring';
 
@@ -44,7 +44,7 @@ export interface RouteDef<Q = Record<string, never>, P = Record<string, never>, 
   responses: Record<number, { description: string; schema?: JsonSchema; contentType?: string; headers?: Record<string, JsonSchema> }>;
   /** middleware that runs before validation (rate limits, auth) */
   before?: RequestHandler[];
-  /** which rate limit the route lives under (src/kernel/http/rate-limit.ts); default 'standard' */
+  /** which rate limit the route lives under (infra/http/rate-limit.ts); default 'standard' */
   rateLimit?: RouteRateLimit;
   /**
    * The read models (projection names) the handler's answer is computed from, and nothing

@@ -39,7 +39,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Request, RequestHandler, Response } from 'express';
 import { LRUCache } from 'lru-cache';
-import type { Lookup, ReadCache } from '../../../infra/cache/read-cache.js';
+import type { Lookup, ReadCache } from '../cache/read-cache.js';
 import { send, sendPlain, type Rendered } from './rendered.js';
 import type { RateLimitOutcome } from './redis-rate-limit.js';
 

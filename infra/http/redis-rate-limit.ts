@@ -22,8 +22,8 @@
 import type { Request, RequestHandler, Response } from 'express';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Redis } from 'ioredis';
-import type { Logger } from '../../../infra/log/logger.js';
-import { AppError } from './errors.js';
+import type { Logger } from '../log/logger.js';
+import { AppError } from '../../src/kernel/http/errors.js';
 
 export interface RateLimitOptions {
   /** full Redis key prefix, e.g. `${config.redis.prefix}rl:tokens-issue` */
