@@ -19,7 +19,7 @@ import type { RpcClient } from '../../infra/solana/rpc-client.js';
 import type { Commitment } from '../../infra/solana/chain-reader.js';
 import type { EventData } from '../../src/kernel/events/codec.js';
 import { createPdaDeriver, type PdaDeriver } from '../../src/kernel/domain/pda.js';
-import { associatedTokenAddress, TOKEN_PROGRAM_ID } from '../x402/program.js';
+import { associatedTokenAddress, TOKEN_PROGRAM } from '../../src/kernel/domain/spl-token.js';
 import { signDetached } from '../../infra/crypto/ed25519.js';
 import { failure, type Failure } from './failure.js';
 
@@ -81,7 +81,7 @@ export function signExecution(io: ChainIo, c: ExecutionContext, signer: Keypair,
     recipient_token_account: associatedTokenAddress(str(c.policy.data, 'recipient'), mint),
     gateway_fee_account: associatedTokenAddress(str(c.gateway.data, 'fee_recipient'), mint),
     protocol_fee_account: associatedTokenAddress(str(c.config.data, 'fee_recipient'), mint),
-    token_program: TOKEN_PROGRAM_ID,
+    token_program: TOKEN_PROGRAM,
   };
   const tx = new Transaction({ feePayer: signer.publicKey, recentBlockhash: blockhash });
   // Two charges of one amount under one blockhash would be the same bytes, and the chain

@@ -22,8 +22,6 @@ import { PAYMENT_MEMO_BYTES } from '../../src/kernel/domain/memo.js';
 import type { PaymentRequirement } from './requirements.js';
 
 export const SYSTEM_PROGRAM_ID = '11111111111111111111111111111111';
-export const TOKEN_PROGRAM_ID = 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA';
-export const ASSOCIATED_TOKEN_PROGRAM_ID = 'ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJA8knL';
 export const COMPUTE_BUDGET_PROGRAM_ID = 'ComputeBudget111111111111111111111111111111';
 
 export type PaymentIxName = 'create_user_payment' | 'create_payment_policy' | 'execute_payment';

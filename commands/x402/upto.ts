@@ -19,6 +19,7 @@ import type { RpcClient } from '../../infra/solana/rpc-client.js';
 import type { Commitment } from '../../infra/solana/chain-reader.js';
 import { createPdaDeriver } from '../../src/kernel/domain/pda.js';
 import { idl } from '../../src/kernel/idl/index.js';
+import { associatedTokenAddress } from '../../src/kernel/domain/spl-token.js';
 import { tributaryInstruction } from './upto-instruction.js';
 import { COMPUTE_BUDGET_PROGRAM_ID } from './program.js';
 import { signatureProblem } from './signatures.js';
@@ -46,10 +47,7 @@ export async function executeAccounts(rpc: RpcClient, programId: string, policy:
   const gw = await must(field(p, 'gateway'), 'PaymentGateway');
   const config = await must(pdas.config(), 'ProgramConfig');
   const mint = field(up, 'token_mint');
-  const ata = (owner: string) => PublicKey.findProgramAddressSync(
-    [new PublicKey(owner).toBytes(), new PublicKey('TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA').toBytes(), new PublicKey(mint).toBytes()],
-    new PublicKey('ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJA8knL'),
-  )[0].toBase58();
+  const ata = (owner: string) => associatedTokenAddress(owner, mint);
   return {
     payments_delegate: PublicKey.findProgramAddressSync([Buffer.from('payments')], new PublicKey(programId))[0].toBase58(),
     payment_policy: policy, user_payment: field(p, 'user_payment'), gateway: field(p, 'gateway'), config: pdas.config(),

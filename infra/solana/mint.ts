@@ -9,9 +9,8 @@
  * RpcUnavailableError / RpcResponseError when the chain cannot say.
  */
 import type { RpcClient } from './rpc-client.js';
+import { TOKEN_2022_PROGRAM, TOKEN_PROGRAM } from '../../src/kernel/domain/spl-token.js';
 
-export const TOKEN_PROGRAM_ID = 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA';
-export const TOKEN_2022_PROGRAM_ID = 'TokenzQdBNbLqP5VEhdkAS6EFLkv9e2Qx3UiGm8gTHSj';
 export const MINT_LAYOUT_SIZE = 82;
 const DECIMALS_OFFSET = 44;
 const INITIALIZED_OFFSET = 45;
@@ -37,7 +36,7 @@ export async function readMintDecimals(rpc: RpcClient, mint: string, commitment 
   const reply = await rpc.call<AccountInfoReply>('getAccountInfo', [mint, { encoding: 'base64', commitment }]);
   const account = reply?.value;
   if (!account) throw new MintNotFoundError(mint, 'no such account');
-  if (account.owner !== TOKEN_PROGRAM_ID && account.owner !== TOKEN_2022_PROGRAM_ID) {
+  if (account.owner !== TOKEN_PROGRAM && account.owner !== TOKEN_2022_PROGRAM) {
     throw new MintNotFoundError(mint, 'account is not owned by a token program');
   }
   const encoded = Array.isArray(account.data) ? account.data[0] : account.data;

@@ -3,9 +3,9 @@
  * becomes one. An asset's id is its mint: the catalog (Jupiter) identifies tokens by mint.
  */
 import type { JsonSchema } from '../../src/kernel/http/schema.js';
-import { isPublicKey } from '../../infra/upstream/base58.js';
+import { isPublicKey } from '../../src/kernel/domain/pda.js';
 import { TRUST_TIERS, type CatalogToken, type TrustTier } from '../../infra/upstream/token-catalog.js';
-import { TOKEN_2022_PROGRAM_ID, TOKEN_PROGRAM_ID } from '../../infra/solana/mint.js';
+import { TOKEN_2022_PROGRAM, TOKEN_PROGRAM } from '../../src/kernel/domain/spl-token.js';
 import { WELL_KNOWN, WSOL_MINT } from './overrides.js';
 
 export interface PrimaryVariant { mint: string; decimals: number; kind: string; trustTier: TrustTier }
@@ -41,8 +41,8 @@ export function categoryOf(t: Pick<CatalogToken, 'mint' | 'tags'>): string {
 
 /** the token program a mint lives under, or undefined when it is not one we can pay with */
 export function variantKind(tokenProgram: string | null): string | undefined {
-  if (tokenProgram === null || tokenProgram === TOKEN_PROGRAM_ID) return 'spl-token';
-  if (tokenProgram === TOKEN_2022_PROGRAM_ID) return 'spl-token-2022';
+  if (tokenProgram === null || tokenProgram === TOKEN_PROGRAM) return 'spl-token';
+  if (tokenProgram === TOKEN_2022_PROGRAM) return 'spl-token-2022';
   return undefined;
 }
 

@@ -8,7 +8,7 @@ import { envelope, envelopeSchema } from '../../src/kernel/http/envelope.js';
 import { invalid, notFound, upstreamUnavailable } from '../../src/kernel/http/errors.js';
 import type { Api } from '../../infra/http/routes.js';
 import { base58Key } from '../../src/kernel/http/schema.js';
-import { isPublicKey } from '../../infra/upstream/base58.js';
+import { isPublicKey } from '../../src/kernel/domain/pda.js';
 import { assetResolveSchema, assetSearchResultSchema } from './model.js';
 import { resolveMint, searchAssets, type AssetDeps } from './lookup.js';
 import { catalogRateLimit } from './rate-limit.js';

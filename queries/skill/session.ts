@@ -9,7 +9,7 @@
  * tokenMint, recipient, gateway and amount are required. A session that cannot be
  * decoded or names a field twice with different values is refused (SessionError → 400).
  */
-import { isPublicKey } from '../../infra/upstream/base58.js';
+import { isPublicKey } from '../../src/kernel/domain/pda.js';
 
 export const FREQUENCIES = ['Daily', 'Weekly', 'Monthly', 'Quarterly', 'SemiAnnually', 'Annually'] as const;
 export type Frequency = (typeof FREQUENCIES)[number] | { custom: number };

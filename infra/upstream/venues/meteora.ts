@@ -9,7 +9,7 @@
  */
 import type { UpstreamClient } from '../http-client.js';
 import { UpstreamError } from '../errors.js';
-import { isPublicKey } from '../base58.js';
+import { isPublicKey } from '../../../src/kernel/domain/pda.js';
 import { num, record, text, type VenueClient, type VenuePool } from './types.js';
 
 const PAGE = 100;

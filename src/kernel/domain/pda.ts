@@ -36,8 +36,9 @@ export function u32le(n: number): Buffer {
  */
 const knownKeys = createLru<string, true>(10_000);
 
-/** True when the text is a base58 string of exactly 32 bytes (a public key, on or off the curve). */
-export function isPublicKey(text: string): boolean {
+/** True when the value is a base58 string of exactly 32 bytes (a public key, on or off the curve), in its one spelling. */
+export function isPublicKey(text: unknown): text is string {
+  if (typeof text !== 'string' || text.length < 32 || text.length > 44) return false;
   if (knownKeys.get(text) !== undefined) return true;
   try {
     if (new PublicKey(text).toBase58() !== text) return false;

@@ -5,6 +5,7 @@
  * program's errors (when the token program is the one that failed).
  */
 import { idl } from '../idl/index.js';
+import { TOKEN_PROGRAM } from './spl-token.js';
 
 export interface NamedError { code: number; name: string; message: string }
 
@@ -42,7 +43,6 @@ const listOf = (table: ErrorTable): NamedError[] => Object.entries(table).map(([
 const ANCHOR = listOf(ANCHOR_ERRORS);
 const TOKEN = listOf(SPL_TOKEN_ERRORS);
 
-const TOKEN_PROGRAM = 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA';
 
 const PROGRAM: readonly NamedError[] = [
   ...(idl.errors ?? []).map((e) => ({ code: e.code, name: e.name, message: e.msg ?? e.name })),

@@ -9,6 +9,7 @@ import { PublicKey, SystemProgram, TransactionInstruction } from '@solana/web3.j
 import { createLru } from './lru.js';
 
 export const TOKEN_PROGRAM = 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA';
+export const TOKEN_2022_PROGRAM = 'TokenzQdBNbLqP5VEhdkAS6EFLkv9e2Qx3UiGm8gTHSj';
 export const ASSOCIATED_TOKEN_PROGRAM = 'ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJA8knL';
 const TOKEN_PROGRAM_KEY = new PublicKey(TOKEN_PROGRAM);
 const ATA_PROGRAM_KEY = new PublicKey(ASSOCIATED_TOKEN_PROGRAM);
