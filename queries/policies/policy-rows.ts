@@ -15,12 +15,12 @@ import { factsFromRow } from '../../projections/policies/doc.js';
 import type { PolicyFacts, PolicyKind } from '../../src/kernel/domain/policy.js';
 import type { PolicyFilter } from './filters.js';
 
-export type PolicyRow = Selectable<PolicyRowTable>;
+export type StoredPolicy = Selectable<PolicyRowTable>;
 export interface Page { limit: number; offset: number }
 
 const TABLE = { payment: 'payment_policies', composable: 'composable_policies' } as const;
 
-export function rowToFacts(kind: PolicyKind, r: PolicyRow): PolicyFacts {
+export function rowToFacts(kind: PolicyKind, r: StoredPolicy): PolicyFacts {
   return factsFromRow(kind, r);
 }
 
@@ -47,7 +47,7 @@ export async function listPolicyDocs(db: Db, kind: PolicyKind, f: PolicyFilter, 
 }
 
 /** The read model's row of a policy, deleted or not; undefined when it never saw one. */
-export async function findPolicy(db: Db, kind: PolicyKind, address: string): Promise<PolicyRow | undefined> {
+export async function findPolicy(db: Db, kind: PolicyKind, address: string): Promise<StoredPolicy | undefined> {
   return db.selectFrom(TABLE[kind]).selectAll().where('address', '=', address).executeTakeFirst();
 }
 
