@@ -33,21 +33,49 @@
  *    with `res.locals.x402` describing the payer.
  *    Otherwise 402 as in 1, with the reason.
  * An unreachable chain or key store is a 503 in the error envelope, never a 402.
+ *
+ * `options.wire: 'standard'` answers in the x402 v2 standard transport instead
+ * (standard/codec.ts): the 402 carries `PAYMENT-REQUIRED` (base64 JSON PaymentRequired:
+ * resource, accepts in the standard form, error) and its body is that PaymentRequired in the
+ * error envelope; a paid answer carries `PAYMENT-RESPONSE` (base64 JSON SettleResponse:
+ * success, transaction, network, payer, extra.policy) and the same `{jwt, message}` body.
+ * Either wire reads both request headers: `Payment` (payload.ts) and `PAYMENT-SIGNATURE`
+ * (a standard PaymentPayload whose `payload` is the Tributary payload, `accepted.extra.id`
+ * the requirement paid). A header that does not decode is a 402 with the reason.
  */
 import type { Request, RequestHandler, Response } from 'express';
 import { createPaymentEngine, type X402Deps, type X402Grant } from './engine.js';
-import { decodePaymentHeader } from './payload.js';
+import { decodePaymentHeader, type DecodedPayment } from './payload.js';
 import {
-  acceptedRequirement, normalizeRequirement, paymentRequiredHeader, X402_VERSION, type PaymentRequirementInput,
+  acceptedRequirement, normalizeRequirement, paymentRequiredHeader, X402_VERSION, type PaymentRequirement, type PaymentRequirementInput,
 } from './requirements.js';
 import { localBackend, remoteBackend, type RemoteFacilitatorDeps } from './backend.js';
 import { onResponseEnd } from './response-end.js';
+import type { SettledResult } from './idempotency.js';
+import { decodeSignatureHeader, encodeRequiredHeader, encodeResponseHeader, PAYMENT_REQUIRED, PAYMENT_RESPONSE, PAYMENT_SIGNATURE, tributaryPayment } from './standard/codec.js';
+import { standardPaymentRequired, type ResourceDescription } from './standard/requirements.js';
+import { standardSettlement } from './standard/settled.js';
 export type { X402Deps, X402Grant } from './engine.js';
 export type { RemoteFacilitatorDeps } from './backend.js';
 
 export interface PaymentRequiredOptions {
   /** what this request costs, in smallest units: the pay-as-you-go chunk (default the requirement's amount) or the prepaid draw (default pricePerRequest) */
   price?: (req: Request) => number | bigint;
+  /** 'spec' (default): SPEC.md's headers; 'standard': the x402 v2 standard's base64 JSON headers */
+  wire?: 'spec' | 'standard';
+  /** the standard wire's PaymentRequired.resource: what is sold and its media type */
+  resource?: ResourceDescription;
+}
+
+/** The payment a request carries in either header, undefined when it carries none. */
+function requestPayment(req: Request): DecodedPayment | undefined {
+  const spec = req.get('payment');
+  const standard = req.get(PAYMENT_SIGNATURE);
+  if (spec !== undefined && standard !== undefined) return { ok: false, reason: `send one payment: a Payment or a ${PAYMENT_SIGNATURE} header, not both` };
+  if (spec !== undefined) return decodePaymentHeader(spec);
+  if (standard === undefined) return undefined;
+  const decoded = decodeSignatureHeader(standard);
+  return decoded.ok ? tributaryPayment(decoded.payload) : decoded;
 }
 
 export function x402Grant(res: Response): X402Grant | undefined {
@@ -72,31 +100,42 @@ export function paymentRequired(
   const requestResource = (req: Request): string =>
     `${deps.resourceBase ?? `${req.protocol}://${req.get('host') ?? 'localhost'}`}${req.originalUrl.split('?')[0] ?? ''}`;
 
+  const standard = options.wire === 'standard';
+
   function refuse(req: Request, res: Response, reason: string): void {
     const resource = requestResource(req);
     const accepts = requirements.map((r) => acceptedRequirement(r, resource, Math.floor(clock.now() / 1000)));
-    res.status(402).set('Payment-Required', paymentRequiredHeader(accepts[0]!)).json({
-      x402Version: X402_VERSION, accepts, error: reason, code: 'payment_required', success: false, timestamp: clock.now(),
-    });
+    const envelope = { error: reason, code: 'payment_required', success: false, timestamp: clock.now() };
+    if (standard) {
+      const required = standardPaymentRequired(accepts, resource, reason, options.resource);
+      res.status(402).set(PAYMENT_REQUIRED, encodeRequiredHeader(required)).set('Cache-Control', 'no-store').json({ ...required, ...envelope });
+      return;
+    }
+    res.status(402).set('Payment-Required', paymentRequiredHeader(accepts[0]!)).json({ x402Version: X402_VERSION, accepts, ...envelope });
   }
 
-  async function pay(req: Request, res: Response, header: string): Promise<void> {
-    const decoded = decodePaymentHeader(header);
+  function paid(res: Response, result: SettledResult, r: PaymentRequirement): void {
+    if (standard) res.set(PAYMENT_RESPONSE, encodeResponseHeader(standardSettlement(result, r)));
+    else res.set('Payment-Response', result.paymentResponse);
+    res.status(200).json(result.body);
+  }
+
+  async function pay(req: Request, res: Response, decoded: DecodedPayment): Promise<void> {
     if (!decoded.ok) return refuse(req, res, decoded.reason);
     const p = decoded.payment;
     const r = byId.get(p.id);
     if (!r) return refuse(req, res, `the payment names requirement ${p.id}, which this resource does not accept`);
-    const paid = await backend.pay(p, r, requestResource(req));
-    if (!paid.ok) return refuse(req, res, paid.reason);
-    res.status(200).set('Payment-Response', paid.result.paymentResponse).json(paid.result.body);
+    const settled = await backend.pay(p, r, requestResource(req));
+    if (!settled.ok) return refuse(req, res, settled.reason);
+    paid(res, settled.result, r);
   }
 
   return async (req, res, next) => {
     try {
-      const payment = req.get('payment');
+      const payment = requestPayment(req);
       if (payment !== undefined) return await pay(req, res, payment);
       const auth = /^Bearer\s+(\S+)\s*$/i.exec(req.get('authorization') ?? '');
-      if (!auth?.[1]) return refuse(req, res, 'payment required: send a Payment header or a bearer JWT');
+      if (!auth?.[1]) return refuse(req, res, `payment required: send a ${standard ? PAYMENT_SIGNATURE : 'Payment'} header or a bearer JWT`);
       const chunk = options.price ? BigInt(options.price(req)) : undefined;
       const grant = await backend.authorize(auth[1], requirements, requestResource(req), chunk);
       if (typeof grant === 'string') return refuse(req, res, grant);
