@@ -14,7 +14,7 @@ import { base58Key, type JsonSchema } from '../../src/kernel/http/schema.js';
 import { createApiKey, listApiKeys, revokeApiKey } from './store.js';
 import type { Redis } from 'ioredis';
 import type { Logger } from '../../infra/log/logger.js';
-import { credentialRevokedChannel } from '../../src/kernel/keys/index.js';
+import { credentialRevokedChannel } from '../../src/kernel/names/index.js';
 
 const gatewayParams: JsonSchema = {
   type: 'object', required: ['gateway'], properties: { gateway: { ...base58Key, description: 'gateway account address' } },

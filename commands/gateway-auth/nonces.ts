@@ -19,7 +19,7 @@
  */
 import type { Redis } from 'ioredis';
 import { challengeText, MAX_CHALLENGE_LENGTH, SIGN_PURPOSES } from '../../src/kernel/auth/signed-messages.js';
-import { gatewayNonceSequenceKey, gatewayNoncesKey } from '../../src/kernel/keys/index.js';
+import { gatewayNonceSequenceKey, gatewayNoncesKey } from '../../src/kernel/names/index.js';
 
 export const MAX_OUTSTANDING = 32;
 

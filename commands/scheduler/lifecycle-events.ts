@@ -11,7 +11,7 @@
  */
 import { sql } from 'kysely';
 import type { Db } from '../../infra/postgres/database.js';
-import { OUTBOX_CHANNEL } from '../../src/kernel/keys/index.js';
+import { OUTBOX_CHANNEL } from '../../src/kernel/names/index.js';
 import type { LifecycleEventName } from './decide.js';
 
 export interface LifecycleEvent {

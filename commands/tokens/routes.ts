@@ -13,7 +13,7 @@ import { issueToken, type IssueDeps, type IssueRequest } from './issue.js';
 import { challengeRequestSchema, issueRequestSchema, tokenBundleSchema, walletChallengeSchema } from './schema.js';
 import { createWalletChallenges } from './wallet-proof.js';
 import { serviceName } from '../../src/kernel/auth/signed-messages.js';
-import { rateLimitPrefix } from '../../src/kernel/keys/index.js';
+import { rateLimitPrefix } from '../../src/kernel/names/index.js';
 
 export interface TokenRouteDeps {
   dbRead: Db;

@@ -38,3 +38,13 @@ export function demoSetup(config: Config): DemoSetup {
     ],
   };
 }
+
+/**
+ * The requirements /v1/x402/demo-standard offers, preferred first: a client of the x402
+ * standard takes the first it can pay. Schemes the standard's own clients pay (`exact`)
+ * belong at the head of this list; Tributary's schemes follow.
+ */
+export function demoStandardRequirements(setup: Extract<DemoSetup, { on: true }>): PaymentRequirementInput[] {
+  const standardSchemes: PaymentRequirementInput[] = [];
+  return [...standardSchemes, ...setup.requirements];
+}

@@ -11,7 +11,7 @@
  */
 import type { Redis } from 'ioredis';
 import { conflict } from '../../src/kernel/http/errors.js';
-import { x402PaymentKey } from '../../src/kernel/keys/index.js';
+import { x402PaymentKey } from '../../src/kernel/names/index.js';
 
 export interface SettledResult {
   /** the Payment-Response header value */

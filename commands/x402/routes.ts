@@ -10,8 +10,9 @@ import type { Logger } from '../../infra/log/logger.js';
 import type { Api } from '../../infra/http/routes.js';
 import { base58Key } from '../../src/kernel/http/schema.js';
 import type { X402Deps } from './engine.js';
-import { demoSetup } from './demo.js';
+import { demoSetup, demoStandardRequirements } from './demo.js';
 import { paymentRequired, x402Grant } from './middleware.js';
+import { registerStandardDemo } from './standard/demo-route.js';
 
 const requirementSchema = {
   type: 'object',
@@ -79,6 +80,11 @@ export function registerX402Routes(api: Api, ctx: X402RouteDeps): void {
   // SPEC: the 402 flow applies to "any method on the protected path"; one guard (and so one
   // set of requirement ids, one idempotency store, one meter) serves every method.
   for (const method of DEMO_METHODS) registerDemo(api, ctx, method, guard);
+  // the same resource in the x402 v2 standard wire, for the ecosystem's clients
+  const standard = paymentRequired(demoStandardRequirements(setup), ctx.x402, {
+    wire: 'standard', resource: { description: 'Tributary demo content', mimeType: 'application/json' },
+  });
+  for (const method of DEMO_METHODS) registerStandardDemo(api, ctx.clock, method, standard);
 }
 
 /** Every method a route can be declared with (HEAD is served as GET by express). */

@@ -1,5 +1,5 @@
 /**
- * The JWT of a paid exchange: ES256, signed with the service's active key (commands/keys)
+ * The JWT of a paid exchange: ES256, signed with the service's active key (commands/signing-keys)
  * and verifiable by anyone through /v1/jwks (commands/x402/client/verify-token.ts). Claims:
  *
  *   sub            the payer's wallet

@@ -33,7 +33,7 @@
  *
  * Versions come in three kinds per model. Its version moves with every commit and serves
  * answers that name no key. An answer that names the keys it depends on (a route's
- * cacheScopes: `gateway:<key>`, src/kernel/keys/read-scopes.ts) is stored under the
+ * cacheScopes: `gateway:<key>`, src/kernel/names/read-scopes.ts) is stored under the
  * model's epoch and the versions of those keys instead, so a commit that touched gateway
  * A leaves gateway B's answers valid. The epoch moves only with a change not described
  * key by key: a replay, a projection that names no keys. Keys are hashed into SCOPE_BUCKETS
@@ -48,9 +48,9 @@ import { randomBytes } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { Redis } from 'ioredis';
 import type { Counter } from 'prom-client';
-import type { StreamKeys } from '../../src/kernel/keys/index.js';
+import type { StreamKeys } from '../../src/kernel/names/index.js';
 
-/** Redis keys of the versions (src/kernel/keys). */
+/** Redis keys of the versions (src/kernel/names). */
 export type ReadVersionKeys = Pick<StreamKeys, 'readVersion' | 'readEpoch' | 'readScope' | 'readGeneration'>;
 
 /**

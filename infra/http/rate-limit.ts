@@ -21,7 +21,7 @@ import type { Redis } from 'ioredis';
 import type { Config } from '../../src/kernel/config/config.js';
 import type { Logger } from '../log/logger.js';
 import { createRateLimit, type RateLimitOutcome } from './redis-rate-limit.js';
-import { rateLimitPrefix } from '../../src/kernel/keys/index.js';
+import { rateLimitPrefix } from '../../src/kernel/names/index.js';
 
 export type RouteRateLimit = 'standard' | 'own' | 'none';
 

@@ -55,7 +55,7 @@ export interface RouteDef<Q = Record<string, never>, P = Record<string, never>, 
    */
   cachedFrom?: readonly string[];
   /**
-   * The keys of those read models (src/kernel/keys/read-scopes.ts) the answer to this
+   * The keys of those read models (src/kernel/names/read-scopes.ts) the answer to this
    * request depends on, and nothing else of them: a commit that touched other keys leaves
    * it cached. Only when every row the answer reads carries one of the keys (a list of a
    * gateway's policies: `gateway:<key>`); undefined when the request's answer is not so

@@ -4,7 +4,7 @@
  * only by an append that names the cursor it expects to find (event-stream.ts).
  */
 import type { Redis } from 'ioredis';
-import { cursorKey } from '../../src/kernel/keys/index.js';
+import { cursorKey } from '../../src/kernel/names/index.js';
 import type { CursorExpectation, CursorMove } from '../redis/event-stream.js';
 import { STREAM_FIELD } from '../../src/kernel/events/envelope.js';
 

@@ -1,25 +1,28 @@
 /**
  * Token reads as a Solana node answers them: getTokenAccountBalance,
  * getTokenAccountsByOwner, getTokenAccountsByDelegate, getTokenSupply, and the
- * `jsonParsed` form of token accounts and mints (program "spl-token").
+ * `jsonParsed` form of token accounts and mints (program "spl-token", or
+ * "spl-token-2022" for Token-2022's).
  */
 import type { Chain } from './chain.js';
-import { TOKEN_PROGRAM_ID } from './constants.js';
+import { TOKEN_2022_PROGRAM_ID, TOKEN_PROGRAM_ID } from './constants.js';
 import type { AccountView, StoredAccount } from './program/store.js';
 import { configParam, invalidParams, type Params } from './rpc-errors.js';
-import { readMint, readTokenAccount, uiTokenAmount, MINT_SIZE, TOKEN_ACCOUNT_SIZE } from './spl.js';
+import { isTokenAccountData, readMint, readTokenAccount, uiTokenAmount, MINT_SIZE } from './spl.js';
+import { isTokenProgram } from './token-program.js';
 
 const TOKEN = TOKEN_PROGRAM_ID.toBase58();
-const TOKEN_2022 = 'TokenzQdBNbLqP5VEhdkAS6EPFLC1PUnBqBwCxhxd1Ywt';
+const TOKEN_2022 = TOKEN_2022_PROGRAM_ID.toBase58();
 
 /** The `data` of a token program account under jsonParsed, or undefined when it is not one. */
 export function parsedTokenData(acc: StoredAccount, view: AccountView): Record<string, unknown> | undefined {
-  if (acc.owner !== TOKEN) return undefined;
+  if (!isTokenProgram(acc.owner)) return undefined;
+  const program = acc.owner === TOKEN ? 'spl-token' : 'spl-token-2022';
   if (acc.data.length === MINT_SIZE) {
     const m = readMint(acc.data);
     if (!m) return undefined;
     return {
-      program: 'spl-token', space: MINT_SIZE,
+      program, space: MINT_SIZE,
       parsed: {
         type: 'mint',
         info: {
@@ -29,7 +32,6 @@ export function parsedTokenData(acc: StoredAccount, view: AccountView): Record<s
       },
     };
   }
-  if (acc.data.length !== TOKEN_ACCOUNT_SIZE) return undefined;
   const t = readTokenAccount(acc.data);
   if (!t) return undefined;
   const decimals = decimalsOf(view, t.mint.toBase58());
@@ -41,12 +43,14 @@ export function parsedTokenData(acc: StoredAccount, view: AccountView): Record<s
     info.delegate = t.delegate.toBase58();
     info.delegatedAmount = uiTokenAmount(t.delegatedAmount, decimals);
   }
-  return { program: 'spl-token', space: TOKEN_ACCOUNT_SIZE, parsed: { type: 'account', info } };
+  // an ATA of Token-2022 carries the ImmutableOwner extension, listed as the node lists it
+  if (acc.owner === TOKEN_2022) info.extensions = [{ extension: 'immutableOwner' }];
+  return { program, space: acc.data.length, parsed: { type: 'account', info } };
 }
 
 function decimalsOf(view: AccountView, mint: string): number | undefined {
   const acc = view.get(mint);
-  return acc && acc.owner === TOKEN ? readMint(acc.data)?.decimals : undefined;
+  return acc && isTokenProgram(acc.owner) ? readMint(acc.data)?.decimals : undefined;
 }
 
 type AccountJson = (acc: StoredAccount, cfg: Record<string, unknown>) => Record<string, unknown>;
@@ -58,19 +62,20 @@ export function tokenMethods(chain: Chain, accountJson: AccountJson, pubkeyParam
     const filter = configParam(p, 1);
     const cfg = configParam(p, 2);
     let mint: string | undefined;
+    let program: string;
     if (typeof filter.mint === 'string') {
       mint = pubkeyParam(filter.mint, 'mint');
       if (decimalsOf(chain.store, mint) === undefined) throw invalidParams('could not find mint').withMessage('Invalid param: could not find mint');
+      program = chain.store.get(mint)?.owner ?? TOKEN;
     } else if (typeof filter.programId === 'string') {
-      const program = pubkeyParam(filter.programId, 'programId');
-      if (program !== TOKEN && program !== TOKEN_2022) throw invalidParams('unrecognized Token program id').withMessage('Invalid param: unrecognized Token program id');
-      if (program === TOKEN_2022) return { context: context(), value: [] };
+      program = pubkeyParam(filter.programId, 'programId');
+      if (!isTokenProgram(program)) throw invalidParams('unrecognized Token program id').withMessage('Invalid param: unrecognized Token program id');
     } else {
       throw invalidParams('expected {mint} or {programId}');
     }
     const out: { pubkey: string; account: Record<string, unknown> }[] = [];
     for (const [pubkey, acc] of chain.store.entries()) {
-      if (acc.owner !== TOKEN || acc.data.length !== TOKEN_ACCOUNT_SIZE) continue;
+      if (acc.owner !== program || !isTokenAccountData(acc.data)) continue;
       const t = readTokenAccount(acc.data);
       const key = field === 'owner' ? t?.owner : t?.delegate;
       if (!t || !key || key.toBase58() !== who || (mint && t.mint.toBase58() !== mint)) continue;
@@ -83,7 +88,7 @@ export function tokenMethods(chain: Chain, accountJson: AccountJson, pubkeyParam
       const address = pubkeyParam(p[0]);
       const acc = chain.store.get(address);
       if (!acc) throw invalidParams('could not find account').withMessage('Invalid param: could not find account');
-      const t = acc.owner === TOKEN ? readTokenAccount(acc.data) : undefined;
+      const t = isTokenProgram(acc.owner) ? readTokenAccount(acc.data) : undefined;
       const decimals = t ? decimalsOf(chain.store, t.mint.toBase58()) : undefined;
       if (!t || decimals === undefined) throw invalidParams('not a Token account').withMessage('Invalid param: not a Token account');
       return { context: context(), value: uiTokenAmount(t.amount, decimals) };
@@ -91,7 +96,7 @@ export function tokenMethods(chain: Chain, accountJson: AccountJson, pubkeyParam
     getTokenSupply: (p) => {
       const address = pubkeyParam(p[0]);
       const acc = chain.store.get(address);
-      const m = acc && acc.owner === TOKEN ? readMint(acc.data) : undefined;
+      const m = acc && isTokenProgram(acc.owner) ? readMint(acc.data) : undefined;
       if (!m) throw invalidParams('not a Token mint').withMessage('Invalid param: not a Token mint');
       return { context: context(), value: uiTokenAmount(m.supply, m.decimals) };
     },

@@ -34,4 +34,4 @@ export function createRedis(s: RedisSettings, extra: RedisOptions = {}): Redis {
   });
 }
 
-export { streamKeys, type StreamKeys } from '../../src/kernel/keys/index.js';
+export { streamKeys, type StreamKeys } from '../../src/kernel/names/index.js';

@@ -10,7 +10,7 @@ import type { Db } from '../postgres/database.js';
 import { ConfigError } from '../../src/kernel/config/config.js';
 import type { Logger } from '../log/logger.js';
 import { rotateSigningKey, type RotationResult } from './store.js';
-import { rotationChannelKey } from '../../src/kernel/keys/index.js';
+import { rotationChannelKey } from '../../src/kernel/names/index.js';
 
 /** What the key store works with: the primary, Redis for the rotation broadcast, the key settings. */
 export interface KeyStoreDeps { config: Config; db: Db; redis: Redis; logger: Logger; clock: Clock }

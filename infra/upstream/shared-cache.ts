@@ -9,7 +9,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { sharedCacheKey } from '../../src/kernel/keys/index.js';
+import { sharedCacheKey } from '../../src/kernel/names/index.js';
 
 export interface SharedCache {
   get<T>(key: string): Promise<T | undefined>;

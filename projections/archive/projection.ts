@@ -8,7 +8,7 @@ import type { TributaryEvent } from '../../src/kernel/events/envelope.js';
 import type { Projection, Trx } from '../runner/projection.js';
 import { bulkAppendLines } from '../runner/bulk.js';
 import { COPY_NULL, copyText } from '../../infra/postgres/copy.js';
-import { readScope } from '../../src/kernel/keys/read-scopes.js';
+import { readScope } from '../../src/kernel/names/read-scopes.js';
 
 /** The 64-byte memo of an event, for trackingId lookups through the memo encoding. */
 export function memoBytes(e: TributaryEvent): Buffer | null {

@@ -13,7 +13,7 @@ import { foldMerchant } from './fold.js';
 import { batchNeeds } from './needs.js';
 import { loadState, saveState } from './store.js';
 
-import { MERCHANT_PROJECTION } from '../../src/kernel/keys/index.js';
+import { MERCHANT_PROJECTION } from '../../src/kernel/names/index.js';
 
 export { MERCHANT_PROJECTION };
 

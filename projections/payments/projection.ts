@@ -9,11 +9,11 @@ import { COMPOSABLE_MEMO_BYTES, memoFromData, memoToTrackingId } from '../../src
 import { assertNever, type TributaryEvent } from '../../src/kernel/events/envelope.js';
 import type { Projection, Trx } from '../runner/projection.js';
 import { paymentDoc, type PaymentRowLike } from './doc.js';
-import { PAYMENTS_GROUP } from '../../src/kernel/keys/index.js';
+import { PAYMENTS_GROUP } from '../../src/kernel/names/index.js';
 import { sql } from 'kysely';
 import { bulkAppendLines, bulkInsert } from '../runner/bulk.js';
 import { composableLine, paymentRecordLine, type PolicyMemo } from './copy-line.js';
-import { readScope } from '../../src/kernel/keys/read-scopes.js';
+import { readScope } from '../../src/kernel/names/read-scopes.js';
 
 type Memo = PolicyMemo;
 

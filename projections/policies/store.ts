@@ -9,7 +9,7 @@ import type { PolicyType } from '../../src/kernel/domain/policy-type.js';
 import type { PolicyStatus } from '../../src/kernel/domain/policy-type.js';
 import type { PolicyRowTable } from './tables.js';
 import { policyDoc } from './doc.js';
-import { readScope } from '../../src/kernel/keys/read-scopes.js';
+import { readScope } from '../../src/kernel/names/read-scopes.js';
 
 const CHUNK = 1000;
 
@@ -44,7 +44,7 @@ const dbRow = (spec: PolicyKindSpec, r: PolicyRow) => ({
   doc: policyDoc(spec.kind, r),
 });
 
-/** The keys of a policy row's lists (src/kernel/keys/read-scopes.ts): its gateway's, its recipient's, its memo's. */
+/** The keys of a policy row's lists (src/kernel/names/read-scopes.ts): its gateway's, its recipient's, its memo's. */
 export function addPolicyScopes(scopes: Set<string>, r: Pick<PolicyRow, 'gateway' | 'recipient' | 'memo'>): void {
   scopes.add(readScope.gateway(r.gateway));
   scopes.add(readScope.recipient(r.recipient));

@@ -54,7 +54,7 @@ export interface Projection {
   /** False for the replay source itself. */
   readonly replayable: boolean;
   /**
-   * Returns either the keys (src/kernel/keys/read-scopes.ts) whose answers the batch may
+   * Returns either the keys (src/kernel/names/read-scopes.ts) whose answers the batch may
    * have changed, old and new values of every row it wrote, so that API nodes expire only
    * those cached answers, or an AfterCommit step (a function) the runner runs after the
    * commit; nothing (undefined) when it does not say, and then every cached answer of the

@@ -7,7 +7,7 @@ import { sql } from 'kysely';
 import { epochDay, paymentAt } from '../../src/kernel/domain/event-data.js';
 import type { Projection } from '../runner/projection.js';
 import { bulkInsert } from '../runner/bulk.js';
-import { readScope } from '../../src/kernel/keys/read-scopes.js';
+import { readScope } from '../../src/kernel/names/read-scopes.js';
 
 const COLUMNS: readonly string[] = [
   'gateway', 'day', 'payments', 'volume',

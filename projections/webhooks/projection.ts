@@ -19,7 +19,7 @@ import type { TributaryEvent } from '../../src/kernel/events/envelope.js';
 import { toApiEvent } from '../../src/kernel/wire/api-event.js';
 import type { Projection, ProjectionIo, Trx } from '../runner/projection.js';
 import { concernOf, createdPolicy, type PolicyKind } from './concerns.js';
-import { OUTBOX_CHANNEL, webhookPoppersKey, webhookReadyKey } from '../../src/kernel/keys/index.js';
+import { OUTBOX_CHANNEL, webhookPoppersKey, webhookReadyKey } from '../../src/kernel/names/index.js';
 import { READY_LIST_MAX, type ReadyEntry } from './doc.js';
 
 /** The channel workers LISTEN on. NOTIFY is per database, so test databases never cross. */

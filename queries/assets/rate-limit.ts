@@ -7,7 +7,7 @@
 import type { RequestHandler } from 'express';
 import type { RateLimitDeps } from '../../infra/http/rate-limit.js';
 import { createRateLimit } from '../../infra/http/redis-rate-limit.js';
-import { rateLimitPrefix } from '../../src/kernel/keys/index.js';
+import { rateLimitPrefix } from '../../src/kernel/names/index.js';
 
 export function catalogRateLimit(ctx: RateLimitDeps, bucket: 'assets' | 'pools'): RequestHandler {
   return createRateLimit(ctx.redis, {

@@ -16,7 +16,7 @@ import {
   checkSlotRange, checkTimeOrder, EVENT_NAME_INPUTS, eventNameParam, hasTimeRange, parseTimeRange, parseTimes, trackingIdMemos, type TimeRange,
 } from './params.js';
 import { paymentStats } from './payment-stats-query.js';
-import { readScope } from '../../src/kernel/keys/read-scopes.js';
+import { readScope } from '../../src/kernel/names/read-scopes.js';
 
 const TIME_HELP = 'ISO 8601 (e.g. 2024-05-01T12:00:00Z; without an offset, UTC) or unix seconds; compared with the block time, inclusive';
 const timeParam: JsonSchema = { type: 'string', minLength: 1, maxLength: 40, description: TIME_HELP };

@@ -15,7 +15,7 @@ import { requireGatewayToken, type TokenVerifier } from '../../src/kernel/auth/g
 import type { GatewayLookup } from '../../src/kernel/auth/gateway-lookup.js';
 import { envelope } from '../../src/kernel/http/envelope.js';
 import { AppError, invalid, upstreamUnavailable } from '../../src/kernel/http/errors.js';
-import { LIFECYCLE_VERSION, MERCHANT_PROJECTION } from '../../src/kernel/keys/index.js';
+import { LIFECYCLE_VERSION, MERCHANT_PROJECTION } from '../../src/kernel/names/index.js';
 import type { Bucket } from '../../src/kernel/domain/buckets.js';
 import { parseTime } from '../events/params.js';
 import { listSubscribers, type SubscriberStatus } from './subscribers.js';

@@ -11,7 +11,7 @@ import type { Db } from '../../infra/postgres/database.js';
 import { groupInfo } from '../../infra/redis/group-lag.js';
 import { snapshotGauges } from '../../infra/metrics/snapshot-gauges.js';
 import { PROJECTIONS } from '../../projections/registry.js';
-import { indexerProgressKey, webhookOutcomesKey } from '../../src/kernel/keys/index.js';
+import { indexerProgressKey, webhookOutcomesKey } from '../../src/kernel/names/index.js';
 
 /** Where the indexer publishes its progress for scrapes (written by the indexer role). */
 export { indexerProgressKey };

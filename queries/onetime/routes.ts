@@ -9,7 +9,7 @@ import { invalid } from '../../src/kernel/http/errors.js';
 import type { Api } from '../../infra/http/routes.js';
 import { base58Key, limitSchema, offsetSchema } from '../../src/kernel/http/schema.js';
 import { listOneTime } from './onetime-query.js';
-import { readScope } from '../../src/kernel/keys/read-scopes.js';
+import { readScope } from '../../src/kernel/names/read-scopes.js';
 
 interface OneTimeQuery { recipient?: string; limit: number; offset: number }
 

@@ -18,7 +18,7 @@ import { resolveFilters, type FilterQuery, type ListEndpoint } from './filters.j
 import { trackingIdToMemo } from '../../src/kernel/domain/memo.js';
 import { listPolicyDocs, type Page } from './policy-rows.js';
 import { addressParams, filterQuerySchema, pageQuery, policyListResponse, policyResponse } from './schemas.js';
-import { readScope } from '../../src/kernel/keys/read-scopes.js';
+import { readScope } from '../../src/kernel/names/read-scopes.js';
 
 const FILTER_HELP = 'At least one of the six filters is required and at most three may be combined (limit and offset are not filters). '
   + 'walletPublicKey requires tokenMint. When tokenMint is omitted, the list is restricted to the default stablecoin\'s mint. '

@@ -16,7 +16,7 @@ import type { Logger } from '../../infra/log/logger.js';
 import type { Venue, VenueClient } from '../../infra/upstream/venues/types.js';
 import { replaceVenuePools } from './store.js';
 import { createVenueClients } from './venues.js';
-import { poolsSyncLockKey } from '../../src/kernel/keys/index.js';
+import { poolsSyncLockKey } from '../../src/kernel/names/index.js';
 
 export interface PoolSyncDeps {
   db: Db;

@@ -22,7 +22,7 @@ import { clientAddress } from './client-address.js';
 import { dropSocket, isReply, recordOutgoing, resync, subscribe, unsubscribe, type ProtocolDeps, type SocketState } from './subscriptions.js';
 import type { Since } from './since.js';
 import { attachMerchantLive } from './merchant-live.js';
-import { PAYMENTS_GROUP } from '../../src/kernel/keys/index.js';
+import { PAYMENTS_GROUP } from '../../src/kernel/names/index.js';
 
 export const WS_PATH = '/ws/v1';
 

@@ -27,7 +27,7 @@ import type { ApiKeyLookup } from '../../src/kernel/auth/api-key-lookup.js';
 import { AppError } from '../../src/kernel/http/errors.js';
 import { isPublicKey } from '../../src/kernel/domain/pda.js';
 import type { Clock } from '../../src/kernel/domain/clock.js';
-import { credentialRevokedChannel } from '../../src/kernel/keys/index.js';
+import { credentialRevokedChannel } from '../../src/kernel/names/index.js';
 import type { Logger } from '../../infra/log/logger.js';
 
 export const MERCHANT_NAMESPACE = '/merchant';

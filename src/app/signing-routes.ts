@@ -11,7 +11,7 @@ import { readModelMerchantPolicies, type MerchantPolicies } from '../../queries/
 import type { GatewayLookup } from '../kernel/auth/gateway-lookup.js';
 import { registerGatewayAuthRoutes } from '../../commands/gateway-auth/routes.js';
 import { registerTokenRoutes } from '../../commands/tokens/routes.js';
-import { registerKeyAdminRoutes } from '../../commands/keys/routes.js';
+import { registerKeyAdminRoutes } from '../../commands/signing-keys/routes.js';
 
 export interface SigningRoutesOptions {
   gatewayLookup?: (node: AppNode) => GatewayLookup;

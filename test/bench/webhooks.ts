@@ -41,7 +41,7 @@ import { sealSecret } from '../../infra/crypto/secret-box.js';
 import { secretAad } from '../../commands/webhooks/secret-aad.js';
 import { newSigningSecret } from '../../commands/webhooks/delivery/signer.js';
 import { percentile, report } from './harness.js';
-import { webhookReadyKey } from '../../src/kernel/keys/index.js';
+import { webhookReadyKey } from '../../src/kernel/names/index.js';
 import { BUCKET_MS, printProfile, probeSamples, startLoopMonitor, type LoopSample, type Timed } from './latency-profile.js';
 
 const RATE = 1000;

@@ -33,7 +33,7 @@ import { deriveKeypair } from '../../src/kernel/domain/seeded-keypair.js';
 import { pdas } from '../../infra/localnet/keys.js';
 import * as ed from '@noble/ed25519';
 import { announce } from '../../commands/scheduler/lifecycle-events.js';
-import { LIFECYCLE_VERSION } from '../../src/kernel/keys/index.js';
+import { LIFECYCLE_VERSION } from '../../src/kernel/names/index.js';
 
 const SEED = 'merchant-e2e';
 const gatewayOf = (authority: Keypair): string => pdas.gateway(authority.publicKey).toBase58();

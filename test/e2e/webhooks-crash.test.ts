@@ -20,7 +20,7 @@ import { createRedis } from '../../infra/redis/client.js';
 import { createLogger } from '../../infra/log/logger.js';
 import { createPdaDeriver } from '../../src/kernel/domain/pda.js';
 import { PROGRAM_ID } from '../../src/kernel/idl/index.js';
-import { webhookPoppersKey } from '../../src/kernel/keys/index.js';
+import { webhookPoppersKey } from '../../src/kernel/names/index.js';
 
 const ADMIN = 'admin-key-for-crash-test';
 

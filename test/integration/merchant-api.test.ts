@@ -13,7 +13,7 @@ import { archiveRevenue } from '../support/merchant-archive.js';
 import { expectError, newWallet, randomSignature, signIn, type Wallet } from './auth-fixtures.js';
 import { buildScenario, G1, G2, K, P, project, USDC_DEV, USDT } from './readmodels-scenario.js';
 import { announce, type LifecycleEvent } from '../../commands/scheduler/lifecycle-events.js';
-import { LIFECYCLE_VERSION } from '../../src/kernel/keys/index.js';
+import { LIFECYCLE_VERSION } from '../../src/kernel/names/index.js';
 
 const ADMIN = 'merchant-admin-key';
 

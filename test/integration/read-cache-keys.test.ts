@@ -1,5 +1,5 @@
 /**
- * The read cache's keys (infra/cache/read-cache.ts, src/kernel/keys/read-scopes.ts) on the
+ * The read cache's keys (infra/cache/read-cache.ts, src/kernel/names/read-scopes.ts) on the
  * real projections through the real runner: a commit expires the cached answers of the
  * keys it touched (gateway, recipient, policy, trackingId, event name) and leaves every
  * other key's answers cached, on each route of the read mix; an answer that names no key

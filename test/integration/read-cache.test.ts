@@ -17,7 +17,7 @@ import { groupInfo } from '../../infra/redis/group-lag.js';
 import { createRedis, type Redis } from '../../infra/redis/client.js';
 import { createLogger } from '../../infra/log/logger.js';
 import { bumpReadVersions, createReadCache } from '../../infra/cache/read-cache.js';
-import { streamKeys } from '../../src/kernel/keys/index.js';
+import { streamKeys } from '../../src/kernel/names/index.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
 import type { ApiEvent } from '../../queries/events/events-query.js';
 

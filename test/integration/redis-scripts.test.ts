@@ -8,7 +8,7 @@ import { expect } from 'chai';
 import { Redis } from 'ioredis';
 import { luaScript, pipelineFor, queueScript, runScript } from '../../infra/redis/scripts.js';
 import { appendEvents, appendSerialized } from '../../infra/redis/event-stream.js';
-import { streamKeys } from '../../src/kernel/keys/index.js';
+import { streamKeys } from '../../src/kernel/names/index.js';
 import { makeEvents } from '../support/anchor-events.js';
 import { startRedisServer, type RedisServer } from '../support/redis-server.js';
 

@@ -15,7 +15,7 @@ import { startHarness, type Harness } from '../support/webhook-harness.js';
 import { pruneAll } from '../../commands/webhooks/delivery/retention.js';
 import { claimDue, recordAttempts, type AttemptRecord } from '../../commands/webhooks/delivery/outbox-store.js';
 import { expandExpired } from '../../commands/webhooks/delivery/fanouts.js';
-import { webhookPoppersKey, webhookReadyKey } from '../../src/kernel/keys/index.js';
+import { webhookPoppersKey, webhookReadyKey } from '../../src/kernel/names/index.js';
 import { startFastPath } from '../../commands/webhooks/delivery/ready-pop.js';
 import { createLogger } from '../../infra/log/logger.js';
 

@@ -10,7 +10,7 @@
  */
 import { sql } from 'kysely';
 import type { Db } from '../../../infra/postgres/database.js';
-import { OUTBOX_CHANNEL } from '../../../src/kernel/keys/index.js';
+import { OUTBOX_CHANNEL } from '../../../src/kernel/names/index.js';
 
 export interface OutboxEvent {
   /** keys naming the gateway: its account, and its authority when known */

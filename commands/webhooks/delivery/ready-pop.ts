@@ -18,7 +18,7 @@ import type { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import type { Db } from '../../../infra/postgres/database.js';
 import type { Logger } from '../../../infra/log/logger.js';
-import { webhookPoppersKey, webhookReadyKey } from '../../../src/kernel/keys/index.js';
+import { webhookPoppersKey, webhookReadyKey } from '../../../src/kernel/names/index.js';
 import { POPPERS_TTL_MS, type ReadyEntry } from '../../../projections/webhooks/doc.js';
 import type { ClaimedDelivery } from './outbox-store.js';
 import { claimedBody } from './deliver.js';

@@ -25,7 +25,7 @@ import { createReadyQueue } from './ready-queue.js';
 import { deliver, type DeliverDeps, type DeliveryOutcome } from './deliver.js';
 import { listenOutbox, type OutboxListener } from './outbox-signal.js';
 import { createAttemptRecorder } from './attempt-recorder.js';
-import { OUTBOX_CHANNEL, webhookOutcomesKey } from '../../../src/kernel/keys/index.js';
+import { OUTBOX_CHANNEL, webhookOutcomesKey } from '../../../src/kernel/names/index.js';
 import { createRateLimiter } from './rate-limit.js';
 import { createSecretKeys } from './secret-keys.js';
 import { startPruner, type Pruner } from './retention.js';

@@ -4,7 +4,7 @@
  */
 import type { AppContext } from '../context.js';
 import { startIndexer } from '../../../infra/indexer/index.js';
-import { indexerProgressKey } from '../../kernel/keys/index.js';
+import { indexerProgressKey } from '../../kernel/names/index.js';
 import type { RunningRole } from './role.js';
 
 const PUBLISH_MS = 5000;

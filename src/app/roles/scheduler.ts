@@ -17,7 +17,7 @@ import { startSettler } from '../../../commands/settlement/settler.js';
 import { createRelease } from '../../../commands/x402/account-outstanding.js';
 import { attachRedisAdapter } from '../../../queries/realtime/adapter.js';
 import { roomOf } from '../../../queries/realtime/keys.js';
-import { LIFECYCLE_VERSION } from '../../kernel/keys/index.js';
+import { LIFECYCLE_VERSION } from '../../kernel/names/index.js';
 import type { RunningRole } from './role.js';
 import { startPeriodicReconciliation } from '../reconciliation.js';
 

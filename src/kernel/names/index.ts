@@ -17,7 +17,7 @@ export function streamKeys(prefix: string) {
     readVersion: (readModel: string) => `${prefix}readversion:${readModel}`,
     /** bumped only by a change not described key by key (a replay, a model that names no keys): expires every answer of the model */
     readEpoch: (readModel: string) => `${prefix}readversion:${readModel}:epoch`,
-    /** the version of one bucket of a read model's keys (src/kernel/keys/read-scopes.ts), bumped by commits that touched a key in it */
+    /** the version of one bucket of a read model's keys (src/kernel/names/read-scopes.ts), bumped by commits that touched a key in it */
     readScope: (readModel: string, bucket: number) => `${prefix}readversion:${readModel}#${bucket}`,
     /** a random name set once, read with every set of versions: a Redis that lost its keys has a new one, so versions counted again from 0 never match answers cached before */
     readGeneration: `${prefix}readversion:generation`,
