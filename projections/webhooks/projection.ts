@@ -20,7 +20,7 @@ import { toApiEvent } from '../../src/kernel/wire/api-event.js';
 import type { Projection, ProjectionIo, Trx } from '../runner/projection.js';
 import { concernOf, createdPolicy, type PolicyKind } from './concerns.js';
 import { OUTBOX_CHANNEL, webhookPoppersKey, webhookReadyKey } from '../../src/kernel/names/index.js';
-import { READY_LIST_MAX, type ReadyEntry } from './doc.js';
+import { READY_LIST_MAX, type ReadyEntry } from '../../src/kernel/wire/webhook-ready.js';
 
 /** The channel workers LISTEN on. NOTIFY is per database, so test databases never cross. */
 export { OUTBOX_CHANNEL };

@@ -1,5 +1,5 @@
 /**
- * Fan-out rows (migration 0996, projections/webhooks/doc.ts): a pushed event's first
+ * Fan-out rows (migration 0996, src/kernel/wire/webhook-ready.ts): a pushed event's first
  * attempts, one row for all its webhooks. A worker that popped the event holds each
  * delivery unwritten while its first attempt runs; the outbox row is written with the
  * attempt's outcome (./outbox-store.ts recordAttempts), and the fan-out deleted once every

@@ -1,5 +1,5 @@
 /**
- * The worker's side of the fast path (projections/webhooks/doc.ts): pops the events the
+ * The worker's side of the fast path (src/kernel/wire/webhook-ready.ts): pops the events the
  * webhooks projection pushed after commit (LMPOP: each entry reaches one worker) and hands
  * their deliveries to the worker as if claimed, unwritten and held by their fan-out row
  * (./fanouts.ts), so a first attempt costs no claim and no outbox row until its outcome.
@@ -19,7 +19,7 @@ import { sql } from 'kysely';
 import type { Db } from '../../../infra/postgres/database.js';
 import type { Logger } from '../../../infra/log/logger.js';
 import { webhookPoppersKey, webhookReadyKey } from '../../../src/kernel/names/index.js';
-import { POPPERS_TTL_MS, type ReadyEntry } from '../../../projections/webhooks/doc.js';
+import { POPPERS_TTL_MS, type ReadyEntry } from '../../../src/kernel/wire/webhook-ready.js';
 import type { ClaimedDelivery } from './outbox-store.js';
 import { claimedBody } from './deliver.js';
 import { extendFanouts, handToClaim, holdFanout, type Unattempted } from './fanouts.js';

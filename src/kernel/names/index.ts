@@ -68,7 +68,7 @@ export const indexerProgressKey = (prefix: string): string => `${prefix}indexer:
 /** Webhook delivery outcomes counted by the workers, read by /metrics. */
 export const webhookOutcomesKey = (prefix: string): string => `${prefix}metrics:webhook-outcomes`;
 
-/** The webhooks projection's fast path: events whose first attempts need no claim (projections/webhooks/doc.ts). */
+/** The webhooks projection's fast path: events whose first attempts need no claim (src/kernel/wire/webhook-ready.ts). */
 export const webhookReadyKey = (prefix: string): string => `${prefix}webhooks:ready`;
 /** Set while a delivery worker pops webhookReadyKey: the projection pushes only then. */
 export const webhookPoppersKey = (prefix: string): string => `${prefix}webhooks:poppers`;

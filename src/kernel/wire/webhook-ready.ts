@@ -1,5 +1,6 @@
 /**
- * The fast path of a first attempt (docs/merchants.md, "Webhooks for merchants"): after its
+ * The webhook fast path's protocol between the webhooks projection (which pushes) and the
+ * delivery workers (which pop). The fast path of a first attempt (docs/merchants.md, "Webhooks for merchants"): after its
  * transaction commits, the webhooks projection pushes one entry per event to a Redis list
  * (`webhookReadyKey`) that delivery workers pop (LMPOP: each entry to exactly one worker),
  * so a first attempt needs no claim. The durable truth is a fan-out row (migration 0996):
