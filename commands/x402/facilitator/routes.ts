@@ -23,10 +23,16 @@ import {
 } from './schemas.js';
 import { reportUsage, settlePayment, verifyPayment, type FacilitatorDeps } from './service.js';
 import { requirementFromWire } from './wire.js';
+import { isStandardExchange, settleStandard, standardExchangeBodySchema, standardRequirementOf, standardSettleAnswerSchema, verifyStandard, type StandardExchange } from './standard.js';
 import { onResponseEnd } from '../response-end.js';
 
 type Wire = PaymentRequirementInput & { id?: string; extra?: { programId?: string } };
-type ExchangeBody = { paymentPayload: unknown; paymentRequirements: Wire };
+type ExchangeBody = { paymentPayload: unknown; paymentRequirements: Wire } | StandardExchange;
+/** Tributary's own shape, or the x402 v2 standard's (standard.ts) */
+const exchangeBody = { anyOf: [exchangeBodySchema, standardExchangeBodySchema] };
+const STANDARD_SHAPE = 'Both shapes are taken: Tributary\'s ({paymentPayload: the Payment header\'s JSON, paymentRequirements: an accepts entry}) and the x402 v2 '
+  + 'standard\'s, as @x402/core\'s HTTPFacilitatorClient sends it (url = <service>/v1/x402): paymentPayload a PaymentPayload whose `payload` is the '
+  + 'Tributary payload, `accepted` the requirement paid (extra.id names it), `resource.url` the URL the payer\'s proof names; paymentRequirements in the standard form.';
 type UsageBody = { jwt: string; paymentRequirements: Wire | Wire[]; amount?: number | string; transaction?: string };
 
 export interface FacilitatorRouteDeps {
@@ -77,11 +83,12 @@ export function registerFacilitatorRoutes(api: Api, ctx: FacilitatorRouteDeps): 
     path: '/v1/x402/verify',
     summary: 'x402 facilitator: check a payment against requirements; nothing is sent',
     description: 'Every check the middleware makes on a Payment header. A payload that fails any of them: 200 `{isValid: false, invalidReason}`. '
-      + 'Malformed requirements: 400. A payment identifier already used for another payload: 409.',
+      + 'Malformed requirements: 400. A payment identifier already used for another payload: 409. '
+      + STANDARD_SHAPE,
     tags: ['x402'],
     security: FACILITATOR_SECURITY,
     before: [auth],
-    body: exchangeBodySchema,
+    body: exchangeBody,
     responses: {
       200: { description: 'x402 v2 VerifyResponse', schema: verifyAnswerSchema },
       400: { description: 'the requirements are not valid terms, or the payment identifier is malformed' },
@@ -89,6 +96,10 @@ export function registerFacilitatorRoutes(api: Api, ctx: FacilitatorRouteDeps): 
       409: { description: 'the payment identifier was used for another payment' },
     },
     async handler({ body, res }) {
+      if (isStandardExchange(body)) {
+        requireOwnGateway(res, standardRequirementOf(body, programId, graceCap).gateway);
+        return { body: await verifyStandard(deps, callerGateway(res), body, programId, graceCap) };
+      }
       const r = requirementFromWire(body.paymentRequirements, programId, graceCap);
       requireOwnGateway(res, r.gateway);
       return { body: await verifyPayment(deps, callerGateway(res), body.paymentPayload, r) };
@@ -101,19 +112,25 @@ export function registerFacilitatorRoutes(api: Api, ctx: FacilitatorRouteDeps): 
     summary: 'x402 facilitator: send a verified payment, confirm it, answer the JWT',
     description: 'Verifies as /verify does, then sends, confirms and reads the policy back, once per transaction signature; answers the JWT '
       + 'and Payment-Response the middleware would have. A refused payment: 200 `{success: false, errorReason}` and nothing sent. '
-      + 'With extensions["payment-identifier"]: the same id and payload get the stored answer; another payload: 409. An unreachable chain: 503.',
+      + 'With extensions["payment-identifier"]: the same id and payload get the stored answer; another payload: 409. An unreachable chain: 503. '
+      + STANDARD_SHAPE + ' Its answer is the standard SettleResponse: `transaction` always (for a policy the payer held already, its last payment '
+      + 'or creation signature from the read model, "" before the read model has it), Tributary\'s facts in `extra` (policy, jwt, expiresAt, requirementId, scheme, created).',
     tags: ['x402'],
     security: FACILITATOR_SECURITY,
     before: [auth],
-    body: exchangeBodySchema,
+    body: exchangeBody,
     responses: {
-      200: { description: 'x402 v2 SettlementResponse, with policy and jwt', schema: settleAnswerSchema },
+      200: { description: 'x402 v2 SettlementResponse, with policy and jwt', schema: { anyOf: [settleAnswerSchema, standardSettleAnswerSchema] } },
       400: { description: 'the requirements are not valid terms, or the payment identifier is malformed' },
       ...FACILITATOR_AUTH_ERRORS,
       409: { description: 'the payment identifier was used for another payment, or its settlement is still in progress' },
       503: { description: 'the chain did not answer or confirm in time; send the same request again' },
     },
     async handler({ body, res }) {
+      if (isStandardExchange(body)) {
+        requireOwnGateway(res, standardRequirementOf(body, programId, graceCap).gateway);
+        return { body: await settleStandard(deps, ctx.dbRead, callerGateway(res), body, programId, graceCap) };
+      }
       const r = requirementFromWire(body.paymentRequirements, programId, graceCap);
       requireOwnGateway(res, r.gateway);
       return { body: await settlePayment(deps, callerGateway(res), body.paymentPayload, r) };

@@ -121,3 +121,19 @@ async function policySignature(db: Db, address: string): Promise<string | undefi
   const row = await db.selectFrom('payment_policies').select(['last_payment_signature', 'created_signature']).where('address', '=', address).executeTakeFirst();
   return row ? (row.last_payment_signature ?? row.created_signature) : undefined;
 }
+
+/** The standard-shape /settle answer (@x402/core's SettleResponse). */
+export const standardSettleAnswerSchema: JsonSchema = {
+  type: 'object',
+  required: ['success', 'transaction', 'network'],
+  properties: {
+    success: { type: 'boolean' }, errorReason: { type: 'string' }, transaction: { type: 'string' }, network: { type: 'string' }, payer: base58Key,
+    extra: {
+      type: 'object',
+      properties: {
+        policy: base58Key, jwt: { type: 'string' }, expiresAt: { type: 'integer' }, requirementId: { type: 'string' }, scheme: { type: 'string' },
+        created: { type: 'boolean', description: 'whether this settlement sent a transaction that created the policy' },
+      },
+    },
+  },
+};
