@@ -11,8 +11,7 @@ import type { PaymentEngine, X402Grant } from './engine.js';
 import type { SettledResult } from './idempotency.js';
 import type { PaymentPayload } from './payload.js';
 import { acceptedRequirement, type PaymentRequirement } from './requirements.js';
-import { createPaymentIdentifiers, fingerprintOf, paymentIdentifierOf } from './payment-identifier.js';
-import { PaymentRefused } from './settle.js';
+import { schemeOf } from './schemes/index.js';
 
 export type Paid = { ok: true; result: SettledResult } | { ok: false; reason: string };
 
@@ -25,30 +24,15 @@ export interface PaymentBackend {
   answered(grant: X402Grant, served: boolean): Promise<void>;
 }
 
-export function localBackend(engine: PaymentEngine, opts: { idempotencyTtlSeconds?: number } = {}): PaymentBackend {
-  const identifiers = createPaymentIdentifiers({
-    redis: engine.redis, keyPrefix: engine.redisPrefix, ttlSeconds: opts.idempotencyTtlSeconds ?? 86_400, waitMs: engine.chain.confirmTimeoutMs + 10_000,
-  });
+/**
+ * The engine in this process: a payment is one engine call (verify, settle, the
+ * payment-identifier extension in the same Redis entries as the facilitator's, scoped by
+ * the gateway paid). `_opts` is the engine's own setting (X402Deps.idempotencyTtlSeconds).
+ */
+export function localBackend(engine: PaymentEngine, _opts: { idempotencyTtlSeconds?: number } = {}): PaymentBackend {
   return {
     clock: engine.clock,
-    async pay(p, r, resource) {
-      const pid = paymentIdentifierOf(p);
-      const check = engine.verify(p, r, resource);
-      if (!check.ok) {
-        if (pid !== undefined) await identifiers.check(r.gateway, pid, fingerprintOf(p, r.id));
-        return check;
-      }
-      const run = async (): Promise<Paid> => {
-        try {
-          return { ok: true, result: await engine.settle(r, check) };
-        } catch (err) {
-          if (err instanceof PaymentRefused) return { ok: false, reason: err.reason };
-          throw err;
-        }
-      };
-      // the payment-identifier extension, in the same Redis entries as the facilitator's (scoped by gateway)
-      return pid === undefined ? run() : identifiers.once(r.gateway, pid, fingerprintOf(p, r.id), run);
-    },
+    pay: (p, r, resource) => engine.pay(p, r, resource, r.gateway),
     authorize(token, accepted, _resource, chunk) {
       const byId = new Map(accepted.map((r) => [r.id, r]));
       return engine.authorize(token, (c) => byId.get(c.requirementId), chunk);
@@ -118,10 +102,5 @@ export function remoteBackend(d: RemoteFacilitatorDeps): PaymentBackend {
 
 /** An accepts entry with exact amounts (decimal strings), as the facilitator takes requirements. */
 function acceptedRequirementWire(r: PaymentRequirement, resource: string): Record<string, unknown> {
-  const a: Record<string, unknown> = { ...acceptedRequirement(r, r.resource ?? resource), amount: r.amount.toString() };
-  if (r.scheme === 'x402://prepaid') a['pricePerRequest'] = r.pricePerRequest.toString();
-  if (r.scheme === 'x402://payg') {
-    Object.assign(a, { maxAmountPerPeriod: r.maxAmountPerPeriod.toString(), periodLengthSeconds: r.periodLengthSeconds.toString(), maxChunkAmount: r.maxChunkAmount.toString() });
-  }
-  return a;
+  return { ...acceptedRequirement(r, r.resource ?? resource), amount: r.amount.toString(), ...schemeOf(r).wireTerms?.(r) };
 }

@@ -1,42 +1,47 @@
 /**
  * The payment engine: every check and every effect of the payment-gated protocol, built
- * once from X402Deps and used by both entry points, the Express middleware
- * (middleware.ts) and the HTTP facilitator (facilitator/). One implementation: a rule
- * added here holds for a Node merchant and for a merchant in any other language alike.
+ * once from X402Deps and used by every entry point, the Express middleware (middleware.ts,
+ * through backend.ts), the HTTP facilitator (facilitator/) and the MCP transport. One
+ * implementation: a rule added here holds for a Node merchant and for a merchant in any
+ * other language alike.
  *
- *   verify(payload, requirement)   the payload names the requirement, the transaction
- *                                  passes every pure check (verify-transaction.ts);
+ * The engine checks what every scheme shares and hands the rest, once, to the engine of the
+ * requirement's scheme (schemes/index.ts: one object per scheme, in one table):
+ *
+ *   pay(payload, requirement)      verify, then settle: one call for a Payment header
+ *                                  (the payment-identifier extension keeps its answer)
+ *   verify(payload, requirement)   the payload names the requirement, its scheme and network;
+ *                                  then the scheme's checks (a policy scheme's: the
+ *                                  transaction, verify-transaction.ts, and the payer's proof);
  *                                  nothing is sent
- *   settle(requirement, payment)   sends, confirms, reads back, signs the JWT, once per
- *                                  transaction signature (idempotency.ts, settlement.ts)
- *   authorize(token, pick, chunk)  the bearer path: the JWT, the policy still serving the
- *                                  requirement, and a pay-as-you-go chunk metered or a
- *                                  prepaid request drawn from its credit (prepaid/credit.ts)
+ *   settle(requirement, payment)   the scheme sends, confirms, reads back, signs the JWT, once
+ *                                  per transaction signature (idempotency.ts, settle.ts)
+ *   authorize(token, pick, chunk)  the bearer path: the JWT, the requirement it names at this
+ *                                  gateway; then the scheme's admission (the policy still
+ *                                  serving, a pay-as-you-go chunk metered, a prepaid request
+ *                                  drawn from its credit)
  */
 import type { Redis } from 'ioredis';
 import { createPdaDeriver, type PdaDeriver } from '../../src/kernel/domain/pda.js';
-import { asPolicyType } from '../../src/kernel/domain/policy-type.js';
-import { text } from '../../src/kernel/domain/event-data.js';
 import { systemClock, type Clock } from '../../src/kernel/domain/clock.js';
 import { createIdempotency, type SettledResult } from './idempotency.js';
-import { randomUUID } from 'node:crypto';
-import { meterRequest, usageCounterKey, type UsageLedger } from './metering.js';
-import { accountOutstandingKey, releaseCounts } from './account-outstanding.js';
-import { upstreamUnavailable } from '../../src/kernel/http/errors.js';
+import type { UsageLedger } from './metering.js';
 import type { PaymentPayload } from './payload.js';
 import { createPolicyCache, type PolicyCache } from './policy-cache.js';
-import { requirementGrace, type PaymentRequirement, type Scheme } from './requirements.js';
-import { proofProblem } from './proof.js';
-import { chainRead, overdueReason, policyMismatch, settleExisting, settlePayment, type ChainDeps } from './settle.js';
+import type { PaymentRequirement } from './requirements.js';
 import { createTokenCheck, type X402Claims, type X402Signer } from './tokens.js';
-import { checkPaymentTransaction, type CheckedPayment } from './verify-transaction.js';
 import type { Logger } from '../../infra/log/logger.js';
 import type { RpcClient } from '../../infra/solana/rpc-client.js';
 import type { Commitment } from '../../infra/solana/chain-reader.js';
-import type { AccountRead } from '../../infra/solana/accounts.js';
-import { authorizeCredit, creditLeft, recordPaidCredit, type CreditDeps, type CreditGrant } from './prepaid/credit.js';
+import type { CreditDeps } from './prepaid/credit.js';
 import { cachedCredits, type CreditLedger } from './prepaid/ledger.js';
-import { createPayability, shortfall } from './payability.js';
+import { createPayability } from './payability.js';
+import { createPaymentIdentifiers, fingerprintOf, paymentIdentifierOf } from './payment-identifier.js';
+import { PaymentRefused, type ChainDeps } from './settle.js';
+import { schemeNamed, schemeOf } from './schemes/index.js';
+import type { Accepted, SchemeContext, Verified, X402Grant } from './schemes/scheme.js';
+
+export type { Accepted, Verified, X402Grant } from './schemes/scheme.js';
 
 export interface X402Deps {
   rpc: RpcClient;
@@ -69,27 +74,8 @@ export interface X402Deps {
   credits?: CreditLedger;
 }
 
-/**
- * A payment that passed every check: a transaction to send, or (no transaction) a payer
- * who proved to be the payer and claims to hold a matching policy already.
- */
-export type Verified =
-  | { ok: true; payer: string; payment: CheckedPayment }
-  | { ok: true; payer: string; existing: true }
-  | { ok: false; reason: string };
-export type Accepted = Extract<Verified, { ok: true }>;
-
-/** Who paid, under which policy, and what a metered request counted. */
-export interface X402Grant {
-  payer: string;
-  policy: string;
-  scheme: Scheme;
-  network: string;
-  requirementId: string;
-  metered?: { chunk: string; periodTotal: string; periodLimit: string; periodEnd: number; requestId?: string };
-  /** x402://prepaid: what this request drew from the credit and what is left */
-  prepaid?: CreditGrant;
-}
+/** A payment's outcome: the settled answer, or the payer's refusal (a 402's reason). */
+export type Paid = { ok: true; result: SettledResult; payer: string } | { ok: false; reason: string; payer?: string };
 
 export interface PaymentEngine {
   programId: string;
@@ -99,6 +85,12 @@ export interface PaymentEngine {
   redisPrefix: string;
   policies: PolicyCache;
   chain: ChainDeps;
+  /**
+   * verify, then settle: one payment, answered once per payment-identifier id under `scope`
+   * (the gateway paid; payment-identifier.ts). A refusal is returned; an unreachable chain is
+   * an AppError 503, a payment settling elsewhere (or an id reused) a 409.
+   */
+  pay(p: PaymentPayload, r: PaymentRequirement, resource: string, scope: string): Promise<Paid>;
   /** `resource` is the URL the payer's proof names (proof.ts) */
   verify(p: PaymentPayload, r: PaymentRequirement, resource: string): Verified;
   /** throws PaymentRefused (the chain said no), an AppError 503 (the chain is unreachable) or 409 (in progress elsewhere) */
@@ -125,54 +117,54 @@ export function createPaymentEngine(deps: X402Deps): PaymentEngine {
   const policies = createPolicyCache({ rpc: deps.rpc, programId: deps.programId, commitment, ttlMs: cacheMs, clock });
   const audience = deps.audience ?? 'tributary-api';
   const tokens = createTokenCheck(deps.signer, { cacheMs, clock, audience });
-  const idempotency = createIdempotency({
-    redis: deps.redis, keyPrefix: deps.redisPrefix, leaseMs: chain.confirmTimeoutMs + 10_000, ttlSeconds: deps.idempotencyTtlSeconds ?? 86_400,
-  });
   const graceSeconds = deps.subscriptionGraceSeconds ?? 259_200;
   const credits: CreditDeps = { redis: deps.redis, redisPrefix: deps.redisPrefix, policies, ...(deps.credits ? { ledger: cachedCredits(deps.credits) } : {}) };
-  const payability = createPayability({ rpc: deps.rpc, programId: deps.programId, commitment, ttlMs: cacheMs, clock });
-  // a paid credit serves as an existing policy only while it has room for a request; a pay-as-you-go
-  // policy only while the payer can be charged (else the Payment transaction, with its approve, is sent)
-  const usable = async (r: PaymentRequirement, policy: AccountRead & { kind: 'found' }) => {
-    if (r.scheme === 'x402://prepaid') return creditLeft(credits, policy.address, r);
-    if (r.scheme === 'x402://payg') return (await payability.problem(policy, r.amount)) === undefined;
-    return true;
+  const confirmTimeoutMs = chain.confirmTimeoutMs;
+  const identifiers = createPaymentIdentifiers({
+    redis: deps.redis, keyPrefix: deps.redisPrefix, ttlSeconds: deps.idempotencyTtlSeconds ?? 86_400, waitMs: confirmTimeoutMs + 10_000,
+  });
+  const ctx: SchemeContext = {
+    pdas, clock, nowSeconds: () => Math.floor(clock.now() / 1000), chain, policies, credits, graceSeconds,
+    idempotency: createIdempotency({
+      redis: deps.redis, keyPrefix: deps.redisPrefix, leaseMs: confirmTimeoutMs + 10_000, ttlSeconds: deps.idempotencyTtlSeconds ?? 86_400,
+    }),
+    settle: { chain, signer: deps.signer, audience, clock, policies, jwtTtlSeconds: deps.jwtTtlSeconds ?? 3600, graceSeconds },
+    payability: createPayability({ rpc: deps.rpc, programId: deps.programId, commitment, ttlMs: cacheMs, clock }),
+    redis: deps.redis, redisPrefix: deps.redisPrefix,
+    ...(deps.usage ? { usage: deps.usage } : {}), ...(deps.logger ? { logger: deps.logger } : {}),
   };
-  const settleDeps = { chain, signer: deps.signer, audience, clock, policies, jwtTtlSeconds: deps.jwtTtlSeconds ?? 3600, graceSeconds, usable };
-  const nowSeconds = () => Math.floor(clock.now() / 1000);
+
+  const verify = (p: PaymentPayload, r: PaymentRequirement, resource: string): Verified => {
+    if (p.id !== r.id) return { ok: false, reason: `the payment names requirement ${p.id}, which this resource does not accept` };
+    if (r.scheme !== p.scheme || r.network !== p.network) return { ok: false, reason: `requirement ${r.id} is scheme ${r.scheme} on ${r.network}` };
+    return schemeOf(r).verify(ctx, p, r, resource);
+  };
 
   return {
     programId: deps.programId, pdas, clock, redis: deps.redis, redisPrefix: deps.redisPrefix, policies, chain,
 
-    verify(p, r, resource) {
-      if (p.id !== r.id) return { ok: false, reason: `the payment names requirement ${p.id}, which this resource does not accept` };
-      if (r.scheme !== p.scheme || r.network !== p.network) return { ok: false, reason: `requirement ${r.id} is scheme ${r.scheme} on ${r.network}` };
-      const now = nowSeconds();
-      const proofOf = (payer: string, transactionSignature: string | undefined) =>
-        proofProblem(p.payload.proof, payer, { requirementId: r.id, resource: r.resource ?? resource, transactionSignature }, now);
-      if ('payer' in p.payload) {
-        const problem = proofOf(p.payload.payer, undefined);
-        return problem ? { ok: false, reason: problem } : { ok: true, payer: p.payload.payer, existing: true };
+    async pay(p, r, resource, scope) {
+      const pid = paymentIdentifierOf(p);
+      // every check first, the proof included: a stored answer goes only to whoever proves to be the payer
+      const v = verify(p, r, resource);
+      if (!v.ok) {
+        if (pid !== undefined) await identifiers.check(scope, pid, fingerprintOf(p, r.id));
+        return v;
       }
-      const check = checkPaymentTransaction(p.payload.serializedTransaction, r, { pdas, nowSeconds: now });
-      if (!check.ok) return { ok: false, reason: `the payment transaction is not acceptable: ${check.reason}` };
-      // before the idempotency entry: a stored answer goes only to whoever proves to be the payer
-      const problem = proofOf(check.payment.payer, check.payment.signature);
-      return problem ? { ok: false, reason: problem } : { ok: true, payer: check.payment.payer, payment: check.payment };
+      const run = async (): Promise<Paid> => {
+        try {
+          const result = await schemeOf(r).settle(ctx, r, v);
+          return { ok: true, result, payer: result.payer ?? v.payer };
+        } catch (err) {
+          if (err instanceof PaymentRefused) return { ok: false, reason: err.reason, payer: v.payer };
+          throw err;
+        }
+      };
+      return pid === undefined ? run() : identifiers.once(scope, pid, fingerprintOf(p, r.id), run);
     },
 
-    async settle(r, v) {
-      const s = 'existing' in v ? await settleExisting(settleDeps, r, v.payer) : await idempotency.once(v.payment.signature, () => settlePayment(settleDeps, r, v.payment));
-      // a transaction sent approved the delegation anew: what this node knew of the payer's funding is stale
-      if (s.transaction !== undefined) payability.forget(pdas.userPayment(s.payer ?? v.payer, r.tokenMint));
-      // the credit is recorded before its JWT leaves: what it buys must outlive Redis and the policy account
-      if (r.scheme === 'x402://prepaid' && s.policy) {
-        await recordPaidCredit(credits, {
-          policy: s.policy, payer: s.payer ?? v.payer, gateway: r.gateway, requirementId: r.id, credit: r.amount, ...(s.transaction ? { transaction: s.transaction } : {}),
-        }, nowSeconds());
-      }
-      return s;
-    },
+    verify,
+    settle: (r, v) => schemeOf(r).settle(ctx, r, v),
 
     async authorize(token, pick, chunk) {
       const t = await tokens.check(token);
@@ -181,70 +173,13 @@ export function createPaymentEngine(deps: X402Deps): PaymentEngine {
       if (!r) return 'the JWT was issued for a requirement this resource does not accept';
       // the id hashes the gateway already; a bound token must name the same one besides
       if (t.claims.gateway !== undefined && t.claims.gateway !== r.gateway) return `the JWT was paid at gateway ${t.claims.gateway}, not this resource's`;
-      if (r.scheme === 'x402://prepaid') {
-        const drawn = await authorizeCredit(credits, t.claims, r, chunk, nowSeconds());
-        if (typeof drawn === 'string') return drawn;
-        return { payer: t.claims.sub, policy: t.claims.policy, scheme: r.scheme, network: r.network, requirementId: r.id, prepaid: drawn };
-      }
-      const read = await chainRead('getAccountInfo', () => policies.get(t.claims.policy));
-      if (read.kind !== 'found') return `the payment policy ${t.claims.policy} no longer exists`;
-      const mismatch = policyMismatch(read, r);
-      if (mismatch) return `the payment policy ${t.claims.policy} ${mismatch}`;
-      const grant: X402Grant = { payer: t.claims.sub, policy: t.claims.policy, scheme: r.scheme, network: r.network, requirementId: r.id };
-      const type = asPolicyType(read.data['policy_type']);
-      if (r.scheme === 'x402://upto') {
-        // served now, pulled by the merchant later (up to the maximum, or the amount it reports)
-        // (an amount above the maximum is refused by name where it is settled)
-        const pulled = chunk !== undefined && chunk < r.amount ? chunk : r.amount;
-        const unpayable = await chainRead('getAccountInfo', () => payability.problem(read, pulled));
-        return unpayable ? `the payment policy ${t.claims.policy} ${unpayable}` : grant;
-      }
-      if (r.scheme !== 'x402://payg') {
-        const overdue = overdueReason(type, nowSeconds(), requirementGrace(r, graceSeconds));
-        return overdue ? `the payment policy ${t.claims.policy} ${overdue}` : grant;
-      }
-      if (type.kind !== 'PayAsYouGo') return 'the payment policy is not pay-as-you-go';
-      // served now, charged later: only while the payer's account can fund what is not charged yet
-      const funding = await chainRead('getAccountInfo', () => payability.funding(read));
-      if (!funding.ok) return `the payment policy ${t.claims.policy} ${funding.reason}`;
-      const funds = {
-        amount: funding.amount, exposure: r.maxUnsettledAmount,
-        refuse: (c: bigint, unsettled: bigint) => `the payment policy ${t.claims.policy} ${shortfall(funding, c, unsettled)}`,
-      };
-      // with a ledger, the chunk is written to Postgres once Redis counted it, before the answer (the settler charges the ledger)
-      const requestId = randomUUID();
-      const ledger = deps.usage ? { ledger: deps.usage, requestId, gateway: r.gateway, userPayment: text(read.data, 'user_payment') } : undefined;
-      let m: Awaited<ReturnType<typeof meterRequest>>;
-      try {
-        m = await meterRequest(deps.redis, deps.redisPrefix, t.claims.policy, type, chunk ?? r.amount, nowSeconds(), ledger, funds);
-      } catch (err) {
-        // the usage ledger (Postgres) or the counter (Redis) did not answer: nothing was admitted, so it is the
-        // caller's to retry, as when the chain is unreachable (a 503, never a 500; the soak found it in a PostgreSQL restart)
-        throw upstreamUnavailable(`pay-as-you-go metering is unavailable: ${(err as Error).message}`);
-      }
-      if (!m.ok) return m.reason;
-      const metered = { chunk: m.chunk.toString(), periodTotal: m.periodTotal.toString(), periodLimit: m.periodLimit.toString(), periodEnd: Number(m.periodEnd) };
-      // the ledger's row (a free request has none)
-      return { ...grant, metered: ledger && m.chunk > 0n ? { ...metered, requestId } : metered };
+      const scheme = schemeOf(r);
+      if (!scheme.admit) return `scheme ${r.scheme} sells no bearer access: pay each request`;
+      return scheme.admit(ctx, t.claims, r, chunk);
     },
 
     async answered(grant, served) {
-      const requestId = grant.metered?.requestId;
-      if (!deps.usage || requestId === undefined) return;
-      try {
-        if (served) {
-          if (!(await deps.usage.served(requestId))) deps.logger?.warn({ requestId, policy: grant.policy }, 'pay-as-you-go request served after its reservation was dropped: not charged');
-          return;
-        }
-        const row = await deps.usage.unserved(requestId);
-        if (!row) return;
-        // this process counted it (the grant came from the script): take it back from the period's counter and the account's outstanding
-        const counts = [{ key: usageCounterKey(deps.redisPrefix, row.policy, row.periodStart), amount: row.chunk }];
-        if (row.userPayment) counts.push({ key: accountOutstandingKey(deps.redisPrefix, row.userPayment), amount: row.chunk });
-        await releaseCounts(deps.redis, counts);
-      } catch (err) {
-        deps.logger?.warn({ err: (err as Error).message, requestId, served }, 'pay-as-you-go request end not recorded; its reservation is dropped at its bound');
-      }
+      await schemeNamed(grant.scheme).answered?.(ctx, grant, served);
     },
   };
 }

@@ -15,7 +15,7 @@ import { confirm, send, status } from '../../infra/solana/sender.js';
 import type { Commitment } from '../../infra/solana/chain-reader.js';
 import type { PdaDeriver } from '../../src/kernel/domain/pda.js';
 import { describeTransactionError, nameCustomErrors } from '../../src/kernel/domain/program-errors.js';
-import { asPolicyType, asStatus, type PolicyType } from '../../src/kernel/domain/policy-type.js';
+import { asPolicyType, asStatus, type PolicyStatus, type PolicyType } from '../../src/kernel/domain/policy-type.js';
 import { upstreamUnavailable } from '../../src/kernel/http/errors.js';
 import { PAYMENT_MEMO_BYTES } from '../../src/kernel/domain/memo.js';
 import { textToFixedBytes } from '../../src/kernel/events/codec.js';
@@ -43,6 +43,27 @@ export interface ChainDeps {
 }
 
 const chainDown = (err: unknown): boolean => err instanceof RpcUnavailableError;
+
+type Found = AccountRead & { kind: 'found' };
+
+/**
+ * What settling and serving a policy needs of its scheme, which alone knows it (the
+ * schemes/ folder hands its own): when its policy serves, whether one the payer holds may
+ * serve again, and how the answer names it.
+ */
+export interface PolicyRules {
+  /** why a policy of this status, after `paymentCount` payments, does not serve (yet), or undefined */
+  serving(status: PolicyStatus, paymentCount: number): string | undefined;
+  /** a matching policy the payer holds may serve instead of a new one; false: every payment is a new one */
+  reusable: boolean;
+  /** whether a matching policy can still serve a request (a credit with room left, a payer who still funds it) */
+  usable?(policy: Found): Promise<boolean>;
+  /** how the answer names a policy the payer holds already */
+  held(policy: string): string;
+}
+
+/** A policy serves while Active (the pull schemes, x402://payg and x402://upto). */
+export const servesWhileActive = (status: PolicyStatus): string | undefined => (status === 'Active' ? undefined : `is ${status}`);
 
 /** A read the settlement cannot do without: an unreachable chain, or one answering an error, is a 503. */
 export async function chainRead<T>(what: string, fn: () => Promise<T>): Promise<T> {
@@ -87,7 +108,7 @@ export async function confirmPayment(deps: ChainDeps, signature: string): Promis
 const readOpts = (deps: ChainDeps) => ({ programId: deps.pdas.programId, commitment: deps.commitment });
 
 /** The created policy, read back: it must be the payer's, at its PDA, Active, with the requirement's terms. */
-export async function readCreatedPolicy(deps: ChainDeps, p: CheckedPayment, r: PaymentRequirement): Promise<AccountRead & { kind: 'found' }> {
+export async function readCreatedPolicy(deps: ChainDeps, p: CheckedPayment, r: PaymentRequirement, rules: PolicyRules): Promise<Found> {
   const read = await chainRead('getAccountInfo', () => readProgramAccount(deps.rpc, p.policyAddress, 'PaymentPolicy', readOpts(deps)));
   if (read.kind !== 'found') throw new PaymentRefused(`no payment policy at ${p.policyAddress} after the transaction`);
   const d = read.data;
@@ -95,25 +116,19 @@ export async function readCreatedPolicy(deps: ChainDeps, p: CheckedPayment, r: P
   if (d['user_payment'] !== p.userPayment || deps.pdas.paymentPolicy(p.userPayment, policyId) !== p.policyAddress) {
     throw new PaymentRefused(`${p.policyAddress} is not a policy of the payer's user payment`);
   }
-  const mismatch = policyMismatch(read, r);
+  const mismatch = policyMismatch(read, r, rules);
   if (mismatch) throw new PaymentRefused(`the created policy ${mismatch}`);
   return read;
 }
 
 /**
- * Why a policy account does not serve the requirement (not Active, other parties or terms), or undefined.
- * A fixed-term subscription (max_renewals, or auto_renew off) is Completed by its last payment
- * and still serves through the period that payment bought: overdueReason bounds it.
+ * Why a policy account does not serve the requirement (its scheme's status rule, other
+ * parties, another memo or other terms), or undefined.
  */
-export function policyMismatch(read: AccountRead & { kind: 'found' }, r: PaymentRequirement): string | undefined {
+export function policyMismatch(read: Found, r: PaymentRequirement, rules: Pick<PolicyRules, 'serving'>): string | undefined {
   const d = read.data;
-  const status = asStatus(d['status']);
-  if (r.scheme === 'x402://prepaid') {
-    // a credit is paid once its OneTime policy has executed, and that execution completes it
-    if (status !== 'Completed' || Number(d['payment_count'] ?? 0) < 1) return 'has not paid its credit';
-  } else if (status !== 'Active' && !(r.scheme === 'deferred' && status === 'Completed')) return `is ${status}`;
-  // a deferred JWT is issued only once the first period is paid on chain (a PaymentRecord)
-  if (r.scheme === 'deferred' && Number(d['payment_count'] ?? 0) < 1) return 'has not paid its first period';
+  const serving = rules.serving(asStatus(d['status']), Number(d['payment_count'] ?? 0));
+  if (serving) return serving;
   if (d['recipient'] !== r.recipient) return 'pays another recipient';
   if (d['gateway'] !== r.gateway) return 'is under another gateway';
   if (r.memo !== undefined && d['memo_hex'] !== textToFixedBytes(r.memo, PAYMENT_MEMO_BYTES)?.toString('hex')) return 'carries another memo';
@@ -141,10 +156,9 @@ export const EXISTING_POLICY_SCAN = 100;
  * over (a credit used up). `graceSeconds` caps the requirement's own grace.
  */
 export async function findMatchingPolicy(
-  deps: ChainDeps, payer: string, r: PaymentRequirement, nowSeconds: number, graceSeconds = Number.MAX_SAFE_INTEGER, usable?: UsablePolicy,
-): Promise<(AccountRead & { kind: 'found' }) | undefined> {
-  // an upto authorization is single-use: each payment is a new one
-  if (r.scheme === 'x402://upto') return undefined;
+  deps: ChainDeps, payer: string, r: PaymentRequirement, rules: PolicyRules, nowSeconds: number, graceSeconds = Number.MAX_SAFE_INTEGER,
+): Promise<Found | undefined> {
+  if (!rules.reusable) return undefined;
   const userPayment = deps.pdas.userPayment(payer, r.tokenMint);
   const up = await chainRead('getAccountInfo', () => readProgramAccount(deps.rpc, userPayment, 'UserPayment', readOpts(deps)));
   if (up.kind !== 'found') return undefined;
@@ -155,18 +169,15 @@ export async function findMatchingPolicy(
   const reads = await chainRead('getMultipleAccounts', () =>
     readProgramAccounts(deps.rpc, ids.map((id) => deps.pdas.paymentPolicy(userPayment, id)), 'PaymentPolicy', readOpts(deps)));
   const matching = reads.filter((a): a is AccountRead & { kind: 'found' } => {
-    if (a.kind !== 'found' || policyMismatch(a, r) !== undefined) return false;
+    if (a.kind !== 'found' || policyMismatch(a, r, rules) !== undefined) return false;
     const t = asPolicyType(a.data['policy_type']);
     if (overdueReason(t, nowSeconds, requirementGrace(r, graceSeconds)) !== undefined) return false; // an overdue one serves nobody
     return !(t.kind === 'PayAsYouGo' && t.expiry_date !== null && Number(t.expiry_date) <= nowSeconds);
   });
-  if (!usable) return matching[0];
-  for (const a of matching) if (await usable(r, a)) return a;
+  if (!rules.usable) return matching[0];
+  for (const a of matching) if (await rules.usable(a)) return a;
   return undefined;
 }
-
-/** Whether a matching policy can still serve a request (a prepaid credit with room for one, a pay-as-you-go policy the payer still funds). */
-export type UsablePolicy = (r: PaymentRequirement, policy: AccountRead & { kind: 'found' }) => Promise<boolean>;
 
 export async function blockhashValid(deps: ChainDeps, blockhash: string): Promise<boolean> {
   const r = await chainRead('isBlockhashValid', () =>
@@ -189,32 +200,31 @@ export interface SettleDeps {
   jwtTtlSeconds: number;
   /** SUBSCRIPTION_GRACE_SECONDS: an overdue subscription does not serve as an existing policy */
   graceSeconds: number;
-  usable?: UsablePolicy;
 }
 
-export async function settlePayment(deps: SettleDeps, r: PaymentRequirement, p: CheckedPayment): Promise<SettledResult> {
+export async function settlePayment(deps: SettleDeps, r: PaymentRequirement, rules: PolicyRules, p: CheckedPayment): Promise<SettledResult> {
   const nowSeconds = Math.floor(deps.clock.now() / 1000);
-  const existing = await findMatchingPolicy(deps.chain, p.payer, r, nowSeconds, deps.graceSeconds, deps.usable);
+  const existing = await findMatchingPolicy(deps.chain, p.payer, r, rules, nowSeconds, deps.graceSeconds);
   // the transaction is not sent then, so nothing on chain vouches for its freshness but this
   if (existing && !(await blockhashValid(deps.chain, p.recentBlockhash))) {
     throw new PaymentRefused('the transaction\'s blockhash has expired; sign the payment again with a recent blockhash');
   }
-  if (existing) return answer(deps, r, p.payer, existing, undefined);
-  return answer(deps, r, p.payer, await sendAndRead(deps, r, p), p.signature);
+  if (existing) return answer(deps, r, rules, p.payer, existing, undefined);
+  return answer(deps, r, rules, p.payer, await sendAndRead(deps, r, rules, p), p.signature);
 }
 
 /**
  * A payment without a transaction: the payer (whose proof the middleware checked) holds
  * an Active policy with the requirement's terms already, or is refused.
  */
-export async function settleExisting(deps: SettleDeps, r: PaymentRequirement, payer: string): Promise<SettledResult> {
-  const existing = await findMatchingPolicy(deps.chain, payer, r, Math.floor(deps.clock.now() / 1000), deps.graceSeconds, deps.usable);
+export async function settleExisting(deps: SettleDeps, r: PaymentRequirement, rules: PolicyRules, payer: string): Promise<SettledResult> {
+  const existing = await findMatchingPolicy(deps.chain, payer, r, rules, Math.floor(deps.clock.now() / 1000), deps.graceSeconds);
   if (!existing) throw new PaymentRefused(`${payer} holds no active payment policy with the terms of requirement ${r.id}; send a transaction that creates one`);
-  return answer(deps, r, payer, existing, undefined);
+  return answer(deps, r, rules, payer, existing, undefined);
 }
 
 async function answer(
-  deps: SettleDeps, r: PaymentRequirement, payer: string, policy: AccountRead & { kind: 'found' }, transaction: string | undefined,
+  deps: SettleDeps, r: PaymentRequirement, rules: PolicyRules, payer: string, policy: Found, transaction: string | undefined,
 ): Promise<SettledResult> {
   const nowSeconds = Math.floor(deps.clock.now() / 1000);
   deps.policies.prime(policy);
@@ -226,7 +236,7 @@ async function answer(
     ['scheme', r.scheme], ['network', r.network], ['id', r.id], ['timestamp', deps.clock.now()], ['policy', policy.address],
   ];
   if (transaction !== undefined) pairs.push(['transaction', transaction]);
-  const held = r.scheme === 'x402://prepaid' ? `a paid credit ${policy.address} with room left` : `the active payment policy ${policy.address}`;
+  const held = rules.held(policy.address);
   const message = transaction === undefined
     ? `the payer already holds ${held} with these terms; no new policy was created. Present the JWT as a bearer token.`
     : `payment policy ${policy.address} created (transaction ${transaction}). Present the JWT as a bearer token.`;
@@ -237,13 +247,13 @@ async function answer(
 }
 
 /** An upto authorization's JWT expires at its deadline, when that comes before the usual lifetime. */
-function jwtExpiry(policy: AccountRead & { kind: 'found' }, usual: number): number {
+function jwtExpiry(policy: Found, usual: number): number {
   const t = asPolicyType(policy.data['policy_type']);
   return t.kind === 'UpTo' ? Math.min(usual, Number(t.deadline)) : usual;
 }
 
-async function sendAndRead(deps: SettleDeps, r: PaymentRequirement, p: CheckedPayment) {
+async function sendAndRead(deps: SettleDeps, r: PaymentRequirement, rules: PolicyRules, p: CheckedPayment) {
   await sendPayment(deps.chain, p);
   await confirmPayment(deps.chain, p.signature);
-  return readCreatedPolicy(deps.chain, p, r);
+  return readCreatedPolicy(deps.chain, p, r, rules);
 }

@@ -13,8 +13,9 @@
  *   - an SPL revoke (optional) and exactly one approve of the payer's token account to the
  *     user payment PDA (the legacy payments PDA is honored) for at least the policy's
  *     yearly allowance (verify-token-ixs.ts);
- *   - `deferred` and `x402://prepaid` only: the fee accounts' ATA creations (optional),
- *     then execute_payment by the payer, after the approve, paying the first period (the
+ *   - a scheme that is paid in the transaction itself (`firstPayment`: `deferred` and
+ *     `x402://prepaid`) only: the fee accounts' ATA creations (optional), then
+ *     execute_payment by the payer, after the approve, paying the first period (the
  *     credit, for prepaid): the policy, user payment,
  *     gateway, config, payer's token account, mint and recipient's token account are the
  *     requirement's, no amount, and at most one remaining account, the payer's own token
@@ -51,6 +52,13 @@ export interface CheckedPayment {
   /** `deferred` and `x402://prepaid`: the first period (the credit) is paid in the transaction itself */
   paysFirstPeriod: boolean;
 }
+
+/**
+ * A scheme whose first payment rides in the Payment transaction (an execute_payment by the
+ * payer), in its own words: `payment` what the transaction pays ("a deferred payment pays its
+ * first period"), `policy` the policy it executes ("a subscription").
+ */
+export interface FirstPayment { payment: string; policy: string }
 
 export type TxCheck = { ok: true; payment: CheckedPayment } | { ok: false; reason: string };
 
@@ -113,7 +121,9 @@ function sortInstructions(ixs: readonly Ix[], programId: string): Sorted | strin
 }
 
 /** The first payment, executed by the payer in the same transaction (deferred and prepaid). */
-function checkExecute(ex: { ix: Ix; amount: bigint | null }, c: { payer: string; policy: string; userPayment: string; r: PaymentRequirement; pdas: PdaDeriver }): string | undefined {
+function checkExecute(
+  ex: { ix: Ix; amount: bigint | null }, c: { payer: string; policy: string; userPayment: string; r: PaymentRequirement; pdas: PdaDeriver; first: FirstPayment },
+): string | undefined {
   const a = named(ex.ix, 'execute_payment');
   if (typeof a === 'string') return a;
   const ata = (w: string): string => associatedTokenAddress(w, c.r.tokenMint);
@@ -125,7 +135,7 @@ function checkExecute(ex: { ix: Ix; amount: bigint | null }, c: { payer: string;
   for (const [name, value] of Object.entries(want)) {
     if (a[name] !== value) return `execute_payment's ${name} is ${a[name] ?? 'missing'}; it must be ${value}`;
   }
-  if (ex.amount !== null) return `execute_payment of ${c.r.scheme === 'deferred' ? 'a subscription' : 'a prepaid credit'} carries no amount (the program charges the policy's own)`;
+  if (ex.amount !== null) return `execute_payment of ${c.first.policy} carries no amount (the program charges the policy's own)`;
   const remaining = ex.ix.accounts.slice(accountNames('execute_payment').length);
   if (remaining.length > 1 || (remaining[0] !== undefined && remaining[0] !== ata(c.payer))) {
     return 'execute_payment\'s only remaining account may be the payer\'s own token account (the scheduler cut of a gateway with a scheduler share)';
@@ -133,8 +143,9 @@ function checkExecute(ex: { ix: Ix; amount: bigint | null }, c: { payer: string;
   return undefined;
 }
 
+/** `opts.firstPayment`: the scheme pays its first period in the transaction; absent, the transaction executes no payment. */
 export function checkPaymentTransaction(
-  wire: string, r: PaymentRequirement, opts: { pdas: PdaDeriver; nowSeconds: number },
+  wire: string, r: PaymentRequirement, opts: { pdas: PdaDeriver; nowSeconds: number; firstPayment?: FirstPayment | undefined },
 ): TxCheck {
   const fail = (reason: string): TxCheck => ({ ok: false, reason });
   const tx = deserialize(wire);
@@ -188,14 +199,11 @@ export function checkPaymentTransaction(
   if (!token.ok) return fail(token.reason);
 
   const policyAddress = a['payment_policy'] ?? '';
-  if (r.scheme === 'deferred' || r.scheme === 'x402://prepaid') {
-    if (!executeIx) {
-      return fail(r.scheme === 'deferred'
-        ? 'a deferred payment pays its first period in the same transaction: execute_payment by the payer is missing'
-        : 'a prepaid payment pays its credit in the same transaction: execute_payment by the payer is missing');
-    }
+  const first = opts.firstPayment;
+  if (first) {
+    if (!executeIx) return fail(`${first.payment} in the same transaction: execute_payment by the payer is missing`);
     if (executeIx.ix.index < token.approveIndex) return fail('execute_payment must come after the approve it draws on');
-    const problem = checkExecute(executeIx, { payer, policy: policyAddress, userPayment, r, pdas: opts.pdas });
+    const problem = checkExecute(executeIx, { payer, policy: policyAddress, userPayment, r, pdas: opts.pdas, first });
     if (problem) return fail(problem);
   } else if (executeIx) {
     return fail('a pay-as-you-go payment is charged per request; its Payment transaction executes no payment');

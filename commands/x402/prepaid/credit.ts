@@ -11,7 +11,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { asPolicyType } from '../../../src/kernel/domain/policy-type.js';
+import { asPolicyType, type PolicyStatus } from '../../../src/kernel/domain/policy-type.js';
 import type { PolicyCache } from '../policy-cache.js';
 import type { PrepaidRequirement } from '../requirements.js';
 import { chainRead, policyMismatch } from '../settle.js';
@@ -26,6 +26,10 @@ export interface CreditDeps {
   ledger?: CreditLedger;
 }
 
+/** A credit is paid once its OneTime policy has executed, and that execution completes it. */
+export const creditPaid = (status: PolicyStatus, paymentCount: number): string | undefined =>
+  (status !== 'Completed' || paymentCount < 1 ? 'has not paid its credit' : undefined);
+
 /** What one admitted request drew from a credit. */
 export interface CreditGrant { chunk: string; used: string; credit: string; remaining: string; requestId?: string }
 
@@ -38,7 +42,7 @@ export async function creditOf(d: CreditDeps, policy: string, payer: string, r: 
   }
   const read = await chainRead('getAccountInfo', () => d.policies.get(policy));
   if (read.kind !== 'found') return `the payment policy ${policy} no longer exists`;
-  const mismatch = policyMismatch(read, r);
+  const mismatch = policyMismatch(read, r, { serving: creditPaid });
   if (mismatch) return `the payment policy ${policy} ${mismatch}`;
   const t = asPolicyType(read.data['policy_type']);
   if (t.kind !== 'OneTime') return 'the payment policy is not a prepaid credit';

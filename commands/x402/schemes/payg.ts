@@ -1,0 +1,76 @@
+/**
+ * `x402://payg`: pay as you go (the program's PayAsYouGo policy). The Payment transaction
+ * creates the policy and approves the delegation, and pays nothing; each request is metered
+ * (metering.ts) at the route's price within the policy's caps, served now and charged later
+ * by the settler, and only while the payer's account funds what is not charged yet
+ * (payability.ts), up to the requirement's maxUnsettledAmount.
+ */
+import { text } from '../../../src/kernel/domain/event-data.js';
+import { asPolicyType } from '../../../src/kernel/domain/policy-type.js';
+import { upstreamUnavailable } from '../../../src/kernel/http/errors.js';
+import { randomUUID } from 'node:crypto';
+import { accountOutstandingKey, releaseCounts } from '../account-outstanding.js';
+import { meterRequest, usageCounterKey } from '../metering.js';
+import { shortfall } from '../payability.js';
+import type { PaygRequirement } from '../requirements.js';
+import { chainRead, servesWhileActive } from '../settle.js';
+import { grantOf, policyScheme, servingPolicy } from './policy.js';
+
+export const paygScheme = policyScheme<PaygRequirement>({
+  scheme: 'x402://payg',
+  serving: servesWhileActive,
+  // a policy serves as an existing one only while the payer can be charged (else the Payment transaction, with its approve, is sent)
+  usable: async (ctx, r, policy) => (await ctx.payability.problem(policy, r.amount)) === undefined,
+
+  async admit(ctx, claims, r, chunk) {
+    const read = await servingPolicy(ctx, claims, r, servesWhileActive);
+    if (typeof read === 'string') return read;
+    const type = asPolicyType(read.data['policy_type']);
+    if (type.kind !== 'PayAsYouGo') return 'the payment policy is not pay-as-you-go';
+    // served now, charged later: only while the payer's account can fund what is not charged yet
+    const funding = await chainRead('getAccountInfo', () => ctx.payability.funding(read));
+    if (!funding.ok) return `the payment policy ${claims.policy} ${funding.reason}`;
+    const funds = {
+      amount: funding.amount, exposure: r.maxUnsettledAmount,
+      refuse: (c: bigint, unsettled: bigint) => `the payment policy ${claims.policy} ${shortfall(funding, c, unsettled)}`,
+    };
+    // with a ledger, the chunk is written to Postgres once Redis counted it, before the answer (the settler charges the ledger)
+    const requestId = randomUUID();
+    const ledger = ctx.usage ? { ledger: ctx.usage, requestId, gateway: r.gateway, userPayment: text(read.data, 'user_payment') } : undefined;
+    let m: Awaited<ReturnType<typeof meterRequest>>;
+    try {
+      m = await meterRequest(ctx.redis, ctx.redisPrefix, claims.policy, type, chunk ?? r.amount, ctx.nowSeconds(), ledger, funds);
+    } catch (err) {
+      // the usage ledger (Postgres) or the counter (Redis) did not answer: nothing was admitted, so it is the
+      // caller's to retry, as when the chain is unreachable (a 503, never a 500; the soak found it in a PostgreSQL restart)
+      throw upstreamUnavailable(`pay-as-you-go metering is unavailable: ${(err as Error).message}`);
+    }
+    if (!m.ok) return m.reason;
+    const metered = { chunk: m.chunk.toString(), periodTotal: m.periodTotal.toString(), periodLimit: m.periodLimit.toString(), periodEnd: Number(m.periodEnd) };
+    // the ledger's row (a free request has none)
+    return { ...grantOf(claims, r), metered: ledger && m.chunk > 0n ? { ...metered, requestId } : metered };
+  },
+
+  async answered(ctx, grant, served) {
+    const requestId = grant.metered?.requestId;
+    if (!ctx.usage || requestId === undefined) return;
+    try {
+      if (served) {
+        if (!(await ctx.usage.served(requestId))) ctx.logger?.warn({ requestId, policy: grant.policy }, 'pay-as-you-go request served after its reservation was dropped: not charged');
+        return;
+      }
+      const row = await ctx.usage.unserved(requestId);
+      if (!row) return;
+      // this process counted it (the grant came from the script): take it back from the period's counter and the account's outstanding
+      const counts = [{ key: usageCounterKey(ctx.redisPrefix, row.policy, row.periodStart), amount: row.chunk }];
+      if (row.userPayment) counts.push({ key: accountOutstandingKey(ctx.redisPrefix, row.userPayment), amount: row.chunk });
+      await releaseCounts(ctx.redis, counts);
+    } catch (err) {
+      ctx.logger?.warn({ err: (err as Error).message, requestId, served }, 'pay-as-you-go request end not recorded; its reservation is dropped at its bound');
+    }
+  },
+
+  wireTerms: (r) => ({
+    maxAmountPerPeriod: r.maxAmountPerPeriod.toString(), periodLengthSeconds: r.periodLengthSeconds.toString(), maxChunkAmount: r.maxChunkAmount.toString(),
+  }),
+});

@@ -1,0 +1,94 @@
+/**
+ * The path the four Tributary schemes share: a payment is a transaction that creates a
+ * payment policy on chain (verify-transaction.ts checks it before anything is sent), or a
+ * payer's proof that it holds one already; settling sends it once (idempotency.ts, settle.ts)
+ * and answers a JWT naming the policy; a bearer of that JWT is admitted while the policy
+ * serves. `policyScheme` builds a scheme's engine from what that scheme alone knows.
+ */
+import type { AccountRead } from '../../../infra/solana/accounts.js';
+import type { SettledResult } from '../idempotency.js';
+import { proofProblem } from '../proof.js';
+import type { PaymentRequirement } from '../requirements.js';
+import { chainRead, policyMismatch, settleExisting, settlePayment, type PolicyRules } from '../settle.js';
+import type { X402Claims } from '../tokens.js';
+import { checkPaymentTransaction, type FirstPayment } from '../verify-transaction.js';
+import type { SchemeContext, SchemeEngine, X402Grant } from './scheme.js';
+
+type Found = AccountRead & { kind: 'found' };
+
+/** What a scheme whose payment creates a policy names of its own; `policyScheme` builds the rest. */
+export interface PolicyScheme<R extends PaymentRequirement> {
+  scheme: R['scheme'];
+  /** why its policy, of this status after this many payments, does not serve (yet) */
+  serving: PolicyRules['serving'];
+  /** false: every payment creates a policy of its own (one the payer holds never serves again); default true */
+  reusable?: boolean;
+  /** the first period is paid in the Payment transaction itself; absent, it executes no payment */
+  firstPayment?: FirstPayment;
+  /** how the answer names a policy the payer holds already; default "the active payment policy <address>" */
+  held?: (policy: string) => string;
+  /** whether a matching policy the payer holds can still serve a request (else a new one is created) */
+  usable?: (ctx: SchemeContext, r: R, policy: Found) => Promise<boolean>;
+  /** what the settlement bought, recorded before its JWT leaves */
+  settled?: (ctx: SchemeContext, r: R, s: SettledResult, payer: string) => Promise<void>;
+  admit: NonNullable<SchemeEngine<R>['admit']>;
+  answered?: SchemeEngine<R>['answered'];
+  wireTerms?: SchemeEngine<R>['wireTerms'];
+}
+
+const activePolicy = (policy: string): string => `the active payment policy ${policy}`;
+
+export function policyScheme<R extends PaymentRequirement>(s: PolicyScheme<R>): SchemeEngine<R> {
+  const rules = (ctx: SchemeContext, r: R): PolicyRules => {
+    const usable = s.usable;
+    return { serving: s.serving, reusable: s.reusable ?? true, held: s.held ?? activePolicy, ...(usable ? { usable: (p: Found) => usable(ctx, r, p) } : {}) };
+  };
+  return {
+    scheme: s.scheme,
+
+    verify(ctx, p, r, resource) {
+      const now = ctx.nowSeconds();
+      const proofOf = (payer: string, transactionSignature: string | undefined) =>
+        proofProblem(p.payload.proof, payer, { requirementId: r.id, resource: r.resource ?? resource, transactionSignature }, now);
+      if ('payer' in p.payload) {
+        const problem = proofOf(p.payload.payer, undefined);
+        return problem ? { ok: false, reason: problem } : { ok: true, payer: p.payload.payer, existing: true };
+      }
+      const check = checkPaymentTransaction(p.payload.serializedTransaction, r, { pdas: ctx.pdas, nowSeconds: now, firstPayment: s.firstPayment });
+      if (!check.ok) return { ok: false, reason: `the payment transaction is not acceptable: ${check.reason}` };
+      // before the idempotency entry: a stored answer goes only to whoever proves to be the payer
+      const problem = proofOf(check.payment.payer, check.payment.signature);
+      return problem ? { ok: false, reason: problem } : { ok: true, payer: check.payment.payer, payment: check.payment };
+    },
+
+    async settle(ctx, r, v) {
+      const own = rules(ctx, r);
+      const settled = 'existing' in v
+        ? await settleExisting(ctx.settle, r, own, v.payer)
+        : await ctx.idempotency.once(v.payment.signature, () => settlePayment(ctx.settle, r, own, v.payment));
+      const payer = settled.payer ?? v.payer;
+      // a transaction sent approved the delegation anew: what this node knew of the payer's funding is stale
+      if (settled.transaction !== undefined) ctx.payability.forget(ctx.pdas.userPayment(payer, r.tokenMint));
+      await s.settled?.(ctx, r, settled, payer);
+      return settled;
+    },
+
+    admit: s.admit,
+    ...(s.answered ? { answered: s.answered } : {}),
+    ...(s.wireTerms ? { wireTerms: s.wireTerms } : {}),
+  };
+}
+
+/** The JWT's policy, read through the cache, and still serving the requirement; or why not. */
+export async function servingPolicy(
+  ctx: SchemeContext, claims: X402Claims, r: PaymentRequirement, serving: PolicyRules['serving'],
+): Promise<Found | string> {
+  const read = await chainRead('getAccountInfo', () => ctx.policies.get(claims.policy));
+  if (read.kind !== 'found') return `the payment policy ${claims.policy} no longer exists`;
+  const mismatch = policyMismatch(read, r, { serving });
+  return mismatch ? `the payment policy ${claims.policy} ${mismatch}` : read;
+}
+
+/** The grant of a bearer whose JWT names `claims.policy`, before a scheme adds what the request counted. */
+export const grantOf = (claims: X402Claims, r: PaymentRequirement): X402Grant =>
+  ({ payer: claims.sub, policy: claims.policy, scheme: r.scheme, network: r.network, requirementId: r.id });
