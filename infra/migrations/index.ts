@@ -31,6 +31,7 @@ import * as m1001 from './1001_events_keyed_data_index.js';
 import * as m1002 from './1002_payments_unfilled_index.js';
 import * as m1003s from './1003_scheduler_intents_by_payment.js';
 import * as m1004m from './1004_meter_slices.js';
+import * as m1005x from './1005_x402_exact.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '0001_spine': m0001,
@@ -60,6 +61,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '1002_payments_unfilled_index': m1002,
   '1003_scheduler_intents_by_payment': m1003s,
   '1004_meter_slices': m1004m,
+  '1005_x402_exact': m1005x,
 };
 
 export async function migrateToLatest(db: Kysely<any>): Promise<MigrationResultSet> {

@@ -1,0 +1,221 @@
+/**
+ * x402 `exact` on Solana with this service as the facilitator (the sponsor that signs as
+ * `feePayer`), as specs/schemes/exact/scheme_exact_svm.md defines it.
+ *
+ * The MUST checks, the co-signing, the send and the confirmation are @x402/svm's own
+ * ExactSvmScheme (static layout: compute limit, compute price under the cap, one
+ * TransferChecked of the exact amount of `asset` to the ATA of `payTo` under its token
+ * program, only Memo or Lighthouse after it, `extra.memo` matched, the payer's signature,
+ * the fee payer not the transfer's authority, a simulation), run on the service's keys and
+ * chain (svm-signer.ts). What the package lacks is added here:
+ * - fee payer isolation over every instruction's accounts (spec 2.1.1; the package's static
+ *   path checks only the transfer's authority): its own assertFeePayerIsolated, before it;
+ * - settlement once across nodes: a Redis lease (../idempotency.ts) orders concurrent
+ *   copies, and the Postgres ledger (settlements.ts) keeps the signature recorded before the
+ *   send and the answer after it, so a duplicate gets the stored answer and nothing is sent
+ *   twice; the package's in-memory caches are per process;
+ * - a signature in doubt (sent, the answer lost, or not confirmed in time) is never
+ *   released: the next settle re-confirms the recorded signature (the package's pending
+ *   path) and answers `settlement_pending` until the chain says landed or failed;
+ * - replay refusal: /verify refuses a transaction already settled or in flight;
+ * - the compute price and compute unit caps as settings;
+ * - the payment as the service's event `x402.payment.settled` (settled-event.ts).
+ */
+import type { Redis } from 'ioredis';
+import { getCompiledTransactionMessageDecoder } from '@solana/kit';
+import type { Network, PaymentPayload, PaymentRequirements, SettleResponse, SupportedKind, VerifyResponse } from '@x402/core/types';
+import {
+  assertFeePayerIsolated, decodeTransactionFromPayload, getTokenPayerFromTransaction, MEMO_PROGRAM_ADDRESS, transactionMessageHash,
+} from '@x402/svm';
+import { ExactSvmScheme } from '@x402/svm/exact/facilitator';
+import type { Db } from '../../../infra/postgres/database.js';
+import type { RpcClient } from '../../../infra/solana/rpc-client.js';
+import type { Commitment } from '../../../infra/solana/chain-reader.js';
+import type { Clock } from '../../../src/kernel/domain/clock.js';
+import type { RoomEmitter } from '../../scheduler/lifecycle-events.js';
+import { createIdempotency, type SettledResult } from '../idempotency.js';
+import { ensureFeePayer, loadFeePayers } from './fee-payers.js';
+import { recordSettled } from './settled-event.js';
+import {
+  claimSettlement, markFailedOnChain, pendingStore, readSettlement, releaseUnsent, sentRecorder, type SettlementFacts,
+} from './settlements.js';
+import { createServiceSvmSigner } from './svm-signer.js';
+
+/** The wire's reasons (the package's own strings where it has one). */
+export const REASONS = {
+  networkMismatch: 'invalid_exact_svm_network_mismatch',
+  undecodable: 'invalid_exact_svm_payload_transaction_could_not_be_decoded',
+  notIsolated: 'invalid_exact_svm_fee_payer_not_isolated',
+  duplicate: 'duplicate_settlement',
+  pending: 'settlement_pending',
+  failed: 'invalid_exact_svm_transaction_failed',
+} as const;
+
+export interface ExactSettings {
+  /** SetComputeUnitPrice above this is refused (the sponsor's fee exposure) */
+  maxPriorityFeeMicroLamports: number;
+  /** SetComputeUnitLimit above this is refused */
+  maxComputeUnits: number;
+  confirmTimeoutMs: number;
+  /** how long Redis keeps a settled answer for fast duplicates (Postgres keeps it for good) */
+  idempotencyTtlSeconds: number;
+  /** how long a node uses the fee payer keys it read before reading them again (a rotation elsewhere) */
+  keyCacheMs: number;
+}
+
+export interface ExactFacilitatorDeps {
+  db: Db;
+  redis: Redis;
+  keyPrefix: string;
+  rpc: RpcClient;
+  /** confirmation commitment of a settlement: confirmed at least */
+  commitment: Commitment;
+  /** the CAIP-2 network this service settles on */
+  network: string;
+  encryptionKey: Buffer | undefined;
+  clock: Clock;
+  settings: ExactSettings;
+  /** Socket.IO rooms by trackingId (the payment's memo) */
+  rooms?: RoomEmitter;
+}
+
+/** Who asked for the settlement: the gateway whose API key or JWT called, or the protected resource's. */
+export interface ExactCaller { gateway: string }
+
+export interface ExactFacilitator {
+  /** the `exact` kind of /supported for `network` (extra.feePayer) and its signers; undefined for another network */
+  supportedKind(network: string): Promise<{ kind: SupportedKind; signers: string[] } | undefined>;
+  verify(payload: PaymentPayload, requirements: PaymentRequirements): Promise<VerifyResponse>;
+  settle(payload: PaymentPayload, requirements: PaymentRequirements, caller: ExactCaller): Promise<SettleResponse>;
+}
+
+/** An answer not kept as the message's settled answer (the lease is freed; the ledger row says what may follow). */
+class Unstored extends Error {
+  constructor(readonly answer: SettleResponse) { super(answer.errorReason ?? 'not settled'); }
+}
+
+const toStored = (a: SettleResponse): SettledResult => ({
+  paymentResponse: Buffer.from(JSON.stringify(a)).toString('base64'),
+  body: { jwt: '', message: 'x402 exact payment settled' },
+  ...(a.payer ? { payer: a.payer } : {}),
+  transaction: a.transaction,
+});
+const fromStored = (s: SettledResult): SettleResponse => JSON.parse(Buffer.from(s.paymentResponse, 'base64').toString('utf8')) as SettleResponse;
+
+type Decoded = ReturnType<typeof decodeTransactionFromPayload>;
+
+function memoOf(tx: Decoded): string | null {
+  const m = getCompiledTransactionMessageDecoder().decode(tx.messageBytes);
+  for (const ix of m.instructions) {
+    if (m.staticAccounts[ix.programAddressIndex] === MEMO_PROGRAM_ADDRESS && ix.data) return new TextDecoder().decode(Uint8Array.from(ix.data));
+  }
+  return null;
+}
+
+export function createExactFacilitator(deps: ExactFacilitatorDeps): ExactFacilitator {
+  const { db, settings } = deps;
+  const idem = createIdempotency({
+    redis: deps.redis, keyPrefix: `${deps.keyPrefix}exact:`, leaseMs: settings.confirmTimeoutMs + 15_000, ttlSeconds: settings.idempotencyTtlSeconds,
+  });
+  const store = pendingStore(db);
+  let cached: { at: number; scheme: Promise<{ scheme: ExactSvmScheme; addresses: string[] }> } | undefined;
+
+  const schemeNow = () => {
+    const now = deps.clock.now();
+    if (cached && now - cached.at < settings.keyCacheMs) return cached.scheme;
+    const scheme = (async () => {
+      await ensureFeePayer(db, { network: deps.network, nowMs: now, encryptionKey: deps.encryptionKey });
+      const keys = await loadFeePayers(db, deps.network, now, deps.encryptionKey);
+      const signer = await createServiceSvmSigner(keys, {
+        rpc: deps.rpc, commitment: deps.commitment, confirmTimeoutMs: settings.confirmTimeoutMs, recorder: sentRecorder(db),
+      });
+      return {
+        scheme: new ExactSvmScheme(signer, undefined, {
+          pendingSettlementStore: store, maxPriorityFeeMicroLamports: settings.maxPriorityFeeMicroLamports, maxComputeUnits: settings.maxComputeUnits,
+        }),
+        addresses: keys.map((k) => k.address),
+      };
+    })();
+    cached = { at: now, scheme };
+    scheme.catch(() => { if (cached?.scheme === scheme) cached = undefined; });
+    return scheme;
+  };
+
+  /** The checks the package does not make; undefined when they pass. */
+  async function preChecks(payload: PaymentPayload, r: PaymentRequirements): Promise<{ reason: string; message?: string; tx?: Decoded } | { tx: Decoded; reason?: undefined }> {
+    if (r.network !== deps.network || payload.accepted?.network !== r.network) return { reason: REASONS.networkMismatch, message: `this facilitator settles exact on ${deps.network}` };
+    let tx: Decoded;
+    try {
+      tx = decodeTransactionFromPayload(payload.payload as { transaction: string });
+    } catch {
+      return { reason: REASONS.undecodable };
+    }
+    const feePayer = r.extra?.['feePayer'];
+    if (typeof feePayer === 'string') {
+      try {
+        await assertFeePayerIsolated(tx, feePayer);
+      } catch (err) {
+        return { reason: REASONS.notIsolated, message: (err as Error).message, tx };
+      }
+    }
+    return { tx };
+  }
+
+  function factsOf(tx: Decoded, payload: PaymentPayload, r: PaymentRequirements, caller: ExactCaller): SettlementFacts {
+    const memo = typeof r.extra?.['memo'] === 'string' ? r.extra['memo'] : memoOf(tx);
+    return {
+      messageHash: transactionMessageHash(tx), network: r.network, gateway: caller.gateway, feePayer: typeof r.extra?.['feePayer'] === 'string' ? r.extra['feePayer'] : '',
+      payer: getTokenPayerFromTransaction(tx) ?? '', payTo: r.payTo, asset: r.asset, amount: r.amount, resource: payload.resource?.url ?? null, memo,
+    };
+  }
+
+  async function settleOwned(payload: PaymentPayload, r: PaymentRequirements, f: SettlementFacts): Promise<SettledResult> {
+    const row = await readSettlement(db, f.messageHash);
+    if (row?.state === 'settled' && row.answer) return toStored(row.answer);
+    if (row?.state === 'failed' && row.signature !== null && row.answer) throw new Unstored(row.answer);
+    // a recorded signature is re-confirmed by the package (its pending store), never re-sent
+    if (!row || row.signature === null) await claimSettlement(db, f, deps.clock.now());
+    const { scheme } = await schemeNow();
+    const answer = await scheme.settle(payload, r);
+    if (answer.success) {
+      await recordSettled({ db, rooms: deps.rooms }, { ...f, payer: answer.payer || f.payer }, answer, deps.clock.now());
+      return toStored(answer);
+    }
+    if (answer.errorReason === REASONS.pending) throw new Unstored(answer);
+    if (answer.transaction !== '' && answer.errorReason === REASONS.failed) await markFailedOnChain(db, f.messageHash, answer);
+    else await releaseUnsent(db, f.messageHash);
+    throw new Unstored(answer);
+  }
+
+  return {
+    async supportedKind(network) {
+      if (network !== deps.network) return undefined;
+      const { addresses } = await schemeNow();
+      const feePayer = addresses[0] ?? '';
+      return { kind: { x402Version: 2, scheme: 'exact', network: network as Network, extra: { feePayer } }, signers: addresses };
+    },
+
+    async verify(payload, r) {
+      const pre = await preChecks(payload, r);
+      if (pre.reason !== undefined) return { isValid: false, invalidReason: pre.reason, ...(pre.message ? { invalidMessage: pre.message } : {}), payer: '' };
+      const row = await readSettlement(db, transactionMessageHash(pre.tx));
+      if (row && (row.state === 'settled' || row.signature !== null)) {
+        return { isValid: false, invalidReason: REASONS.duplicate, invalidMessage: 'this transaction was settled already (or is being settled)', payer: getTokenPayerFromTransaction(pre.tx) ?? '' };
+      }
+      const { scheme } = await schemeNow();
+      return scheme.verify(payload, r);
+    },
+
+    async settle(payload, r, caller) {
+      const pre = await preChecks(payload, r);
+      if (pre.reason !== undefined) return { success: false, errorReason: pre.reason, ...(pre.message ? { errorMessage: pre.message } : {}), transaction: '', network: r.network, payer: '' };
+      const f = factsOf(pre.tx, payload, r, caller);
+      try {
+        return fromStored(await idem.once(f.messageHash, () => settleOwned(payload, r, f)));
+      } catch (err) {
+        if (err instanceof Unstored) return err.answer;
+        throw err;
+      }
+    },
+  };
+}

@@ -1,0 +1,112 @@
+/**
+ * The exact payments' ledger, x402_exact_settlements, one row per transaction message.
+ * The row is what makes "settled once, across nodes" durable (the Redis lease in
+ * ../idempotency.ts only orders concurrent copies):
+ *   sending, no signature   claimed, nothing sent yet (a retry may verify and send)
+ *   sending, signature      recorded before the send: in doubt until the chain says
+ *   settled                 confirmed; `answer` is what every duplicate gets
+ *   failed                  refused before sending (signature null: the same payload may be
+ *                           tried again) or failed on chain (signature kept)
+ * It also serves @x402/svm as its PendingSettlementStore, so a retry on any node
+ * re-confirms the recorded signature instead of signing and sending again.
+ */
+import type { PendingSettlementStore } from '@x402/core/facilitator';
+import type { SettleResponse } from '@x402/core/types';
+import type { Db } from '../../../infra/postgres/database.js';
+import type { ExactSettlementState } from './tables.js';
+import type { SentRecorder } from './svm-signer.js';
+
+export interface SettlementFacts {
+  messageHash: string;
+  network: string;
+  gateway: string;
+  feePayer: string;
+  payer: string;
+  payTo: string;
+  asset: string;
+  amount: string;
+  resource: string | null;
+  memo: string | null;
+}
+
+export interface SettlementRow {
+  state: ExactSettlementState;
+  signature: string | null;
+  gateway: string;
+  answer: SettleResponse | null;
+  resource: string | null;
+}
+
+export async function readSettlement(db: Db, messageHash: string): Promise<SettlementRow | undefined> {
+  const r = await db.selectFrom('x402_exact_settlements').select(['state', 'signature', 'gateway', 'answer', 'resource'])
+    .where('message_hash', '=', messageHash).executeTakeFirst();
+  return r && { state: r.state, signature: r.signature, gateway: r.gateway, answer: (r.answer ?? null) as SettleResponse | null, resource: r.resource };
+}
+
+/**
+ * Claims the message for a settlement attempt: a new row, or a row whose earlier attempt
+ * sent nothing. A row with a signature or settled is left as it is (false).
+ */
+export async function claimSettlement(db: Db, f: SettlementFacts, nowMs: number): Promise<boolean> {
+  const values = {
+    message_hash: f.messageHash, state: 'sending' as const, signature: null, network: f.network, gateway: f.gateway, fee_payer: f.feePayer,
+    payer: f.payer, pay_to: f.payTo, asset: f.asset, amount: f.amount, resource: f.resource, memo: f.memo, answer: null,
+    created_at: new Date(nowMs), settled_at: null,
+  };
+  const r = await db.insertInto('x402_exact_settlements').values(values)
+    .onConflict((oc) => oc.column('message_hash').doUpdateSet({
+      state: 'sending', gateway: f.gateway, fee_payer: f.feePayer, resource: f.resource, memo: f.memo, created_at: new Date(nowMs),
+    }).where('x402_exact_settlements.signature', 'is', null).where('x402_exact_settlements.state', '!=', 'settled'))
+    .executeTakeFirst();
+  return Number(r.numInsertedOrUpdatedRows ?? 0n) > 0;
+}
+
+/** A refusal before anything was sent: the same payload may be settled later (funded, say). */
+export async function releaseUnsent(db: Db, messageHash: string): Promise<void> {
+  await db.updateTable('x402_exact_settlements').set({ state: 'failed' })
+    .where('message_hash', '=', messageHash).where('signature', 'is', null).where('state', '=', 'sending').execute();
+}
+
+/** The chain failed the transaction: terminal, the signature kept. */
+export async function markFailedOnChain(db: Db, messageHash: string, answer: SettleResponse): Promise<void> {
+  await db.updateTable('x402_exact_settlements').set({ state: 'failed', answer: JSON.stringify(answer) })
+    .where('message_hash', '=', messageHash).where('state', '!=', 'settled').execute();
+}
+
+export function sentRecorder(db: Db): SentRecorder {
+  return {
+    async recordSent(messageHash, signature) {
+      await db.updateTable('x402_exact_settlements').set({ signature }).where('message_hash', '=', messageHash).where('state', '=', 'sending').execute();
+    },
+    async recordRefused(messageHash) {
+      await db.updateTable('x402_exact_settlements').set({ signature: null, state: 'failed' })
+        .where('message_hash', '=', messageHash).where('state', '=', 'sending').execute();
+    },
+  };
+}
+
+/**
+ * @x402/svm's pending store over the ledger: `get` is the signature recorded while the
+ * row is open. `delete` does nothing: the package calls it before it re-confirms, and a
+ * crash right after would forget a sent signature; the row's state moves only by this
+ * module's own steps (settled, failed).
+ */
+export function pendingStore(db: Db): PendingSettlementStore {
+  return {
+    async get(key) {
+      const r = await db.selectFrom('x402_exact_settlements').select('signature')
+        .where('message_hash', '=', key).where('state', '=', 'sending').executeTakeFirst();
+      return r?.signature ?? undefined;
+    },
+    async set(key, txHash) {
+      await db.updateTable('x402_exact_settlements').set({ signature: txHash }).where('message_hash', '=', key).where('state', '=', 'sending').execute();
+    },
+    async delete() { /* see above */ },
+  };
+}
+
+/** Whether the message was settled, or sent and not proven failed: a payment already made (or in flight). */
+export async function alreadyUsed(db: Db, messageHash: string): Promise<boolean> {
+  const r = await readSettlement(db, messageHash);
+  return r !== undefined && (r.state === 'settled' || (r.state === 'sending' && r.signature !== null));
+}
