@@ -11,17 +11,21 @@
  */
 import type { AccountMeta, VersionedMessage } from '@solana/web3.js';
 import bs58 from 'bs58';
+import { runBuiltin } from './builtins.js';
 import {
-  ASSOCIATED_TOKEN_PROGRAM_ID, COMPUTE_BUDGET_PROGRAM_ID, COMPUTE_UNIT_LIMIT, EVENT_IX_TAG, OTHER_PROGRAM_ID, PROGRAM_ID,
-  SYSTEM_PROGRAM_ID, TOKEN_PROGRAM_ID,
+  COMPUTE_BUDGET_PROGRAM_ID, COMPUTE_UNIT_LIMIT, EVENT_IX_TAG, OTHER_PROGRAM_ID, PROGRAM_ID, SYSTEM_PROGRAM_ID,
 } from './constants.js';
 import { keyString, pdas } from './keys.js';
 import type { ProgramClock } from './program/context.js';
 import { invokeTributary } from './program/dispatch.js';
 import { createOverlay, type AccountView, type Overlay } from './program/store.js';
-import { runAssociatedTokenProgram, runTokenProgram, runtimeErrorText, TokenFailure } from './token-program.js';
+import { runtimeErrorText } from './token-program.js';
 
-export type TransactionError = { InstructionError: [number, { Custom: number } | string] } | string;
+export type TransactionError =
+  | { InstructionError: [number, { Custom: number } | string] }
+  /** a Compute Budget instruction of a kind given earlier in the transaction */
+  | { DuplicateInstruction: number }
+  | string;
 
 export interface CompiledInnerInstruction { programIdIndex: number; accounts: number[]; data: string; stackHeight: number }
 export interface InnerInstructions { index: number; instructions: CompiledInnerInstruction[] }
@@ -32,6 +36,8 @@ export interface ExecOptions {
   clock: ProgramClock;
   /** whether the n-th event (0-based, in emission order) goes out through a self-CPI */
   viaCpi?: (n: number) => boolean;
+  /** the transaction's compute unit limit (its Compute Budget); default 200,000 per instruction */
+  unitLimit?: number;
 }
 
 export interface ExecResult {
@@ -47,6 +53,8 @@ export interface ExecResult {
 const SELF = PROGRAM_ID.toBase58();
 const EVENT_AUTHORITY = pdas.eventAuthority().toBase58();
 const NOISE = OTHER_PROGRAM_ID.toBase58();
+/** programs of the runtime itself: they log no `consumed` line (the noise program stands in for one) */
+const NATIVE = new Set([SYSTEM_PROGRAM_ID.toBase58(), COMPUTE_BUDGET_PROGRAM_ID.toBase58(), NOISE]);
 
 interface Pending { name: string; payload: Buffer; outer: number; inner?: number; observed?: Record<string, unknown> }
 
@@ -58,11 +66,23 @@ export function executeMessage(base: AccountView, message: VersionedMessage, opt
   const logs: string[] = [];
   const inner: InnerInstructions[] = [];
   const pending: Pending[] = [];
+  const limit = opts.unitLimit ?? COMPUTE_UNIT_LIMIT * message.compiledInstructions.length;
   let units = 0;
   let emitted = 0;
   const id = (i: number): string => keyStrings[i] ?? '';
   const eventAuthorityIdx = keyIndex(EVENT_AUTHORITY);
   const selfIdx = keyIndex(SELF);
+  /** charges an instruction's units; false (and the runtime's lines) when they pass the limit */
+  const meter = (program: string, cost: number): boolean => {
+    if (units + cost <= limit) {
+      logs.push(`Program ${program} consumed ${cost} of ${limit - units} compute units`);
+      units += cost;
+      return true;
+    }
+    logs.push(`Program ${program} consumed ${limit - units} of ${limit - units} compute units`, `Program ${program} failed: exceeded CUs meter at BPF instruction`);
+    units = limit;
+    return false;
+  };
 
   for (const [outer, ix] of message.compiledInstructions.entries()) {
     const program = id(ix.programIdIndex);
@@ -75,9 +95,8 @@ export function executeMessage(base: AccountView, message: VersionedMessage, opt
       const outcome = invokeTributary(overlay, opts.clock, metas, data);
       logs.push(...outcome.logs);
       const cost = 4_000 + 1_500 * outcome.events.length + data.length * 10;
-      units += cost;
+      if (!meter(program, cost)) return failed(outer, 'ComputationalBudgetExceeded');
       if (outcome.error) {
-        logs.push(`Program ${program} consumed ${cost} of ${COMPUTE_UNIT_LIMIT - units + cost} compute units`);
         logs.push(`Program ${program} failed: ${outcome.error.runtimeText()}`);
         return failed(outer, outcome.error.runtimeError());
       }
@@ -95,7 +114,7 @@ export function executeMessage(base: AccountView, message: VersionedMessage, opt
           programIdIndex: selfIdx, accounts: [eventAuthorityIdx],
           data: bs58.encode(Buffer.concat([EVENT_IX_TAG, ev.payload])), stackHeight: 2,
         });
-        logs.push(`Program ${program} invoke [2]`, `Program ${program} consumed 1200 of ${COMPUTE_UNIT_LIMIT - units - 1200} compute units`, `Program ${program} success`);
+        logs.push(`Program ${program} invoke [2]`, `Program ${program} consumed 1200 of ${limit - units - 1200} compute units`, `Program ${program} success`);
       }
       const noiseIdx = keyIndex(NOISE);
       if (noiseIdx >= 0 && outcome.events[0]) {
@@ -104,12 +123,23 @@ export function executeMessage(base: AccountView, message: VersionedMessage, opt
         logs.push(`Program ${NOISE} invoke [2]`, 'Program log: noise', `Program data: ${outcome.events[0].payload.toString('base64')}`, `Program ${NOISE} success`);
       }
       if (innerList.length > 0) inner.push({ index: outer, instructions: innerList });
-      logs.push(`Program ${program} consumed ${cost} of ${COMPUTE_UNIT_LIMIT - units + cost} compute units`, `Program ${program} success`);
+      logs.push(`Program ${program} success`);
       continue;
     }
-    const err = runBuiltin(overlay, program, metas, data, logs);
-    units += 150;
-    if (err) return failed(outer, err);
+    const out = runBuiltin(overlay, program, metas, data, logs);
+    if (!out) {
+      logs.push(`Program ${program} failed: unsupported program id`);
+      return failed(outer, 'UnsupportedProgramId');
+    }
+    if (NATIVE.has(program)) {
+      units += Math.min(out.units, limit - units);
+    } else if (!meter(program, out.units)) {
+      return failed(outer, 'ComputationalBudgetExceeded');
+    }
+    if (out.error !== undefined) {
+      logs.push(`Program ${program} failed: ${runtimeErrorText(out.error)}`);
+      return failed(outer, out.error);
+    }
     logs.push(`Program ${program} success`);
   }
   return { err: null, logs, innerInstructions: inner, events: withIdentity(pending), unitsConsumed: units, overlay };
@@ -127,45 +157,3 @@ function withIdentity(pending: Pending[]): ExecutedEvent[] {
     ...cpi.map((p, i) => ({ name: p.name, payload: p.payload, ixPath: `${p.outer}.${p.inner}`, index: logged.length + i, ...(p.observed ? { observed: p.observed } : {}) })),
   ];
 }
-
-/** System transfers, compute-budget no-ops, and the noise program that logs `Program data:` at top level. */
-function runBuiltin(view: Overlay, program: string, metas: AccountMeta[], data: Buffer, logs: string[]): { Custom: number } | string | undefined {
-  if (program === COMPUTE_BUDGET_PROGRAM_ID.toBase58()) return undefined;
-  if (program === TOKEN_PROGRAM_ID.toBase58() || program === ASSOCIATED_TOKEN_PROGRAM_ID.toBase58()) {
-    try {
-      if (program === TOKEN_PROGRAM_ID.toBase58()) runTokenProgram(view, metas, data, logs);
-      else runAssociatedTokenProgram(view, metas, data, logs);
-      logs.push(`Program ${program} consumed ${program === TOKEN_PROGRAM_ID.toBase58() ? 4_645 : 21_990} of ${COMPUTE_UNIT_LIMIT} compute units`);
-      return undefined;
-    } catch (err) {
-      if (!(err instanceof TokenFailure)) throw err;
-      if (err.logLine) logs.push(err.logLine);
-      logs.push(`Program ${program} failed: ${runtimeErrorText(err.error)}`);
-      return err.error;
-    }
-  }
-  if (program === OTHER_PROGRAM_ID.toBase58()) {
-    logs.push('Program log: Instruction: Noise', `Program data: ${data.toString('base64')}`);
-    return undefined;
-  }
-  if (program !== SYSTEM_PROGRAM_ID.toBase58()) {
-    logs.push(`Program ${program} failed: unsupported program id`);
-    return 'UnsupportedProgramId';
-  }
-  if (data.length >= 12 && data.readUInt32LE(0) === 2) {
-    const [from, to] = metas;
-    const lamports = Number(data.readBigUInt64LE(4));
-    const src = from && view.get(from.pubkey.toBase58());
-    if (!from || !to || !from.isSigner) return 'MissingRequiredSignature';
-    if (!src || src.lamports < lamports) {
-      logs.push(`Transfer: insufficient lamports ${src?.lamports ?? 0}, need ${lamports}`);
-      logs.push(`Program ${program} failed: custom program error: 0x1`);
-      return { Custom: 1 };
-    }
-    const dst = view.get(to.pubkey.toBase58()) ?? { lamports: 0, owner: SYSTEM_PROGRAM_ID.toBase58(), executable: false, data: Buffer.alloc(0) };
-    view.set(from.pubkey.toBase58(), { ...src, lamports: src.lamports - lamports });
-    view.set(to.pubkey.toBase58(), { ...dst, lamports: dst.lamports + lamports });
-  }
-  return undefined;
-}
-

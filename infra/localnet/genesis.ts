@@ -2,17 +2,19 @@
  * The cluster's starting state, the same for a seed: funded wallets with token accounts
  * of every well-known mint, the mints themselves, the program account, and then, as
  * real transactions with their events, the program's initialization and the fixture
- * gateways (so that clients can create policies even with the workload off).
+ * gateways (so that clients can create policies even with the workload off). A localnet
+ * answering as devnet also has devnet's Token-2022 stablecoins, funded alike.
  */
 import { Keypair, PublicKey } from '@solana/web3.js';
 import type { Chain } from './chain.js';
 import {
-  BPF_UPGRADEABLE_LOADER_ID, PROGRAM_ID, SYSTEM_PROGRAM_ID, TOKEN_PROGRAM_ID, WELL_KNOWN_MINTS,
+  BPF_UPGRADEABLE_LOADER_ID, DEVNET_TOKEN_2022_MINTS, PROGRAM_ID, SYSTEM_PROGRAM_ID, TOKEN_PROGRAM_ID, WELL_KNOWN_MINTS,
+  type LocalnetCluster, type WellKnownMint,
 } from './constants.js';
 import { tributaryIx } from './instructions.js';
 import { deriveKeypair, pdas } from './keys.js';
 import { fixedText } from './program/model.js';
-import { encodeMint, encodeTokenAccount, MINT_SIZE, TOKEN_ACCOUNT_SIZE } from './spl.js';
+import { encodeMint, encodeTokenAccount, MINT_SIZE, tokenAccountSize } from './spl.js';
 import { rentExempt } from './program/encoding.js';
 import { submitTransaction } from './submit.js';
 import { signedTransaction } from './transactions.js';
@@ -77,24 +79,38 @@ export function deriveActors(seed: string): Actors {
   };
 }
 
-/** SOL, and `tokens` whole tokens of every well-known mint in associated token accounts (none when 0). */
+const tokenProgramOf = (m: WellKnownMint): string => m.tokenProgram ?? TOKEN_PROGRAM_ID.toBase58();
+
+/** The mints created at genesis for a cluster: the well-known ones, and on devnet its Token-2022 stablecoins too. */
+export const genesisMints = (cluster: LocalnetCluster = 'localnet'): readonly WellKnownMint[] =>
+  (cluster === 'devnet' ? [...WELL_KNOWN_MINTS, ...DEVNET_TOKEN_2022_MINTS] : WELL_KNOWN_MINTS);
+
+/** The well-known mints this chain has (those its genesis created). */
+export const chainMints = (chain: Chain): WellKnownMint[] =>
+  genesisMints('devnet').filter((m) => chain.store.get(m.address)?.owner === tokenProgramOf(m));
+
+/** The associated token account of `owner` for a well-known mint, under the mint's token program. */
+export const mintAta = (owner: PublicKey, m: WellKnownMint): PublicKey =>
+  pdas.associatedToken(owner, new PublicKey(m.address), new PublicKey(tokenProgramOf(m)));
+
+/** SOL, and `tokens` whole tokens of every well-known mint of the chain in associated token accounts (none when 0). */
 export function fundWallet(chain: Chain, owner: PublicKey, tokens: bigint = FIXTURE_TOKENS): void {
   chain.store.set(owner.toBase58(), { lamports: 1_000 * SOL, owner: SYSTEM_PROGRAM_ID.toBase58(), executable: false, data: Buffer.alloc(0) });
   if (tokens === 0n) return;
-  for (const m of WELL_KNOWN_MINTS) {
-    const mint = new PublicKey(m.address);
-    chain.store.set(pdas.associatedToken(owner, mint).toBase58(), {
-      lamports: rentExempt(TOKEN_ACCOUNT_SIZE), owner: TOKEN_PROGRAM_ID.toBase58(), executable: false,
-      data: encodeTokenAccount({ mint, owner, amount: tokens * 10n ** BigInt(m.decimals) }),
+  for (const m of chainMints(chain)) {
+    const program = tokenProgramOf(m);
+    chain.store.set(mintAta(owner, m).toBase58(), {
+      lamports: rentExempt(tokenAccountSize(program)), owner: program, executable: false,
+      data: encodeTokenAccount({ mint: new PublicKey(m.address), owner, amount: tokens * 10n ** BigInt(m.decimals) }, program),
     });
   }
 }
 
-export function createGenesisAccounts(chain: Chain, actors: Actors): void {
+export function createGenesisAccounts(chain: Chain, actors: Actors, cluster: LocalnetCluster = 'localnet'): void {
   const mintAuthority = deriveKeypair(chain.seed, 'mint-authority').publicKey;
-  for (const m of WELL_KNOWN_MINTS) {
+  for (const m of genesisMints(cluster)) {
     chain.store.set(m.address, {
-      lamports: rentExempt(MINT_SIZE), owner: TOKEN_PROGRAM_ID.toBase58(), executable: false,
+      lamports: rentExempt(MINT_SIZE), owner: tokenProgramOf(m), executable: false,
       data: encodeMint({ authority: mintAuthority, supply: 10n ** 15n, decimals: m.decimals }),
     });
   }

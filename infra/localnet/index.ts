@@ -3,15 +3,21 @@
  * cluster. JSON-RPC on `port`, WebSocket pubsub on `port + 1`, an emulation of the
  * Tributary program, and a seeded workload of `rate` events per second.
  *
+ * `cluster: 'devnet'` answers as Solana devnet (its genesis hash, so its CAIP-2 id, and
+ * its Token-2022 stablecoins besides USDC): the x402 packages, which know only the
+ * public clusters, then pay and settle against it with their RPC URL pointed here.
+ *
  * Port 0 picks a free pair of consecutive ports (tests run many localnets side by side).
  */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import bs58 from 'bs58';
 import type { Logger } from 'pino';
 import type { TributaryEvent } from '../../src/kernel/events/envelope.js';
 import { createChain, type Chain } from './chain.js';
 import { createFaults, describeFaults, faultsOn, parseFaults, type FaultRates, type Faults } from './faults.js';
-import { SLOT_MS } from './constants.js';
+import { DEVNET_GENESIS_HASH, SLOT_MS, type LocalnetCluster } from './constants.js';
+import { deriveHash } from './keys.js';
 import { buildFixtures, writeFixtures, type LocalnetFixtures } from './fixtures.js';
 import { createGenesisAccounts, deriveActors, runGenesisTransactions } from './genesis.js';
 import { createRpcHttpServer } from './http-server.js';
@@ -21,6 +27,7 @@ import { createWorkload, type Workload } from './workload.js';
 import { createPubsubServer, type PubsubServer } from './ws-server.js';
 
 export type { LocalnetFixtures } from './fixtures.js';
+export type { LocalnetCluster } from './constants.js';
 export { describeFaults, parseFaults, FAULT_NAMES, type FaultRates } from './faults.js';
 export type LedgerEvent = TributaryEvent;
 
@@ -40,6 +47,8 @@ export interface LocalnetOptions {
   faults?: string | FaultRates;
   /** the seed of the faults' draws; default `seed` */
   faultsSeed?: string;
+  /** what the localnet answers as (getGenesisHash, the mints at genesis); default `localnet` */
+  cluster?: LocalnetCluster;
 }
 
 export interface Localnet {
@@ -102,11 +111,18 @@ function hostileChain(opts: LocalnetOptions): { chain: Chain; faults?: Faults; r
   return { chain, faults, rates };
 }
 
+/** The genesis hash and CAIP-2 id the localnet answers with: devnet's, or one of its seed. */
+export function localnetIdentity(cluster: LocalnetCluster, seed: string): { cluster: LocalnetCluster; genesisHash: string; network: string } {
+  const genesisHash = cluster === 'devnet' ? DEVNET_GENESIS_HASH : bs58.encode(deriveHash(seed, 'genesis'));
+  return { cluster, genesisHash, network: cluster === 'devnet' ? `solana:${genesisHash.slice(0, 32)}` : 'solana:localnet' };
+}
+
 export async function startLocalnet(opts: LocalnetOptions): Promise<Localnet> {
   const host = opts.host ?? '127.0.0.1';
+  const identity = localnetIdentity(opts.cluster ?? 'localnet', opts.seed);
   const { chain, faults, rates } = hostileChain(opts);
   const actors = deriveActors(opts.seed);
-  createGenesisAccounts(chain, actors);
+  createGenesisAccounts(chain, actors, identity.cluster);
   runGenesisTransactions(chain, actors);
   const workload = createWorkload(chain, actors, {
     rate: opts.rate, cpiEventShare: opts.cpiEventShare ?? 0.1, maxEvents: opts.maxEvents ?? 0, ...(opts.logger ? { logger: opts.logger } : {}),
@@ -136,13 +152,13 @@ export async function startLocalnet(opts: LocalnetOptions): Promise<Localnet> {
       seed: opts.faultsSeed ?? opts.seed, faults: describeFaults(rates), ...(faults?.injected() ?? { counts: {}, log: [] }),
     }),
     tributary_getWorkload: () => ({ ...workload.stats(), maxEvents: opts.maxEvents ?? 0, done: (opts.maxEvents ?? 0) > 0 && workload.stats().events >= (opts.maxEvents ?? 0) }),
-  }, faults);
+  }, faults, identity.genesisHash);
   const http = createRpcHttpServer(methods, opts.logger);
   const bound = await bindPair(http, chain, { port: opts.port, host, ...(opts.logger ? { logger: opts.logger } : {}) });
   ref.pubsub = bound.pubsub;
   const rpcUrl = `http://${host}:${bound.port}`;
   const wsUrl = `ws://${host}:${bound.port + 1}`;
-  const fixtures = buildFixtures(chain, actors, rpcUrl, wsUrl);
+  const fixtures = buildFixtures(chain, actors, rpcUrl, wsUrl, identity);
   if (opts.fixturesPath) await writeFixtures(opts.fixturesPath, fixtures);
 
   let last = Date.now();
@@ -156,7 +172,9 @@ export async function startLocalnet(opts: LocalnetOptions): Promise<Localnet> {
     }
     last = now;
   }, SLOT_MS);
-  opts.logger?.info({ rpcUrl, wsUrl, seed: opts.seed, rate: opts.rate, faults: describeFaults(rates) }, 'localnet listening');
+  opts.logger?.info({
+    rpcUrl, wsUrl, seed: opts.seed, rate: opts.rate, faults: describeFaults(rates), cluster: identity.cluster, network: identity.network,
+  }, 'localnet listening');
   if (faults) opts.logger?.warn({ faults: describeFaults(rates), faultsSeed: faults.seed }, `localnet faults on: ${describeFaults(rates)}`);
 
   return {

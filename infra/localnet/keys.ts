@@ -69,6 +69,7 @@ export const pdas = {
   paymentsDelegate: (): PublicKey => findPda([Buffer.from('payments')]),
   /** Anchor's #[event_cpi] signer PDA */
   eventAuthority: (): PublicKey => findPda([Buffer.from('__event_authority')]),
-  associatedToken: (owner: PublicKey, mint: PublicKey): PublicKey =>
-    findPda([owner.toBytes(), TOKEN_PROGRAM_ID.toBytes(), mint.toBytes()], ASSOCIATED_TOKEN_PROGRAM_ID),
+  /** the ATA of `owner` for `mint` of the token program that owns the mint (SPL Token unless said) */
+  associatedToken: (owner: PublicKey, mint: PublicKey, tokenProgram: PublicKey = TOKEN_PROGRAM_ID): PublicKey =>
+    findPda([owner.toBytes(), tokenProgram.toBytes(), mint.toBytes()], ASSOCIATED_TOKEN_PROGRAM_ID),
 };

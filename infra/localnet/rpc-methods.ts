@@ -20,7 +20,10 @@ import { createFaultySend } from './send-faults.js';
 
 export type RpcMethod = (params: Params) => unknown;
 
-export function createRpcMethods(chain: Chain, extra: Record<string, RpcMethod> = {}, faults?: Faults): Record<string, RpcMethod> {
+/** `genesisHash`: what getGenesisHash answers (devnet's when the localnet answers as devnet); default one of the seed */
+export function createRpcMethods(
+  chain: Chain, extra: Record<string, RpcMethod> = {}, faults?: Faults, genesisHash = bs58.encode(deriveHash(chain.seed, 'genesis')),
+): Record<string, RpcMethod> {
   const context = (): { slot: number; apiVersion: string } => ({ slot: chain.slot(), apiVersion: '2.1.21' });
   return {
     getHealth: () => 'ok',
@@ -33,7 +36,7 @@ export function createRpcMethods(chain: Chain, extra: Record<string, RpcMethod> 
       if (slot < 1 || slot > chain.slot()) throw new RpcError(BLOCK_NOT_AVAILABLE, `Block not available for slot ${slot}`);
       return chain.blockTime(slot);
     },
-    getGenesisHash: () => bs58.encode(deriveHash(chain.seed, 'genesis')),
+    getGenesisHash: () => genesisHash,
     getLatestBlockhash: () => ({ context: context(), value: chain.latestBlockhash() }),
     isBlockhashValid: (p) => ({ context: context(), value: typeof p[0] === 'string' && chain.blockhashSlot(p[0]) !== undefined }),
     getMinimumBalanceForRentExemption: (p) => {

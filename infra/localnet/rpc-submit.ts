@@ -30,6 +30,8 @@ const REJECTION_TEXT: Record<Rejection, string> = {
   AlreadyProcessed: 'This transaction has already been processed',
   AccountNotFound: 'Attempt to debit an account but found no record of a prior credit.',
   UnsupportedVersion: 'Transactions with address table lookups are not supported by the localnet',
+  InsufficientFundsForFee: 'Insufficient funds for fee',
+  InvalidComputeBudget: 'Transaction has an invalid Compute Budget instruction',
 };
 
 const refuse = (reason: Rejection): never => {
@@ -50,6 +52,7 @@ function rejection(reason: Rejection): RpcError {
  */
 export function describeError(err: TransactionError, logs: readonly string[] = []): string {
   if (typeof err === 'string') return err;
+  if (!('InstructionError' in err)) return `Transaction contains a duplicate instruction (${err.DuplicateInstruction}) that is not allowed`;
   const [index, detail] = err.InstructionError;
   if (typeof detail === 'string') return `Error processing Instruction ${index}: ${detail}`;
   const raw = `custom program error: 0x${detail.Custom.toString(16)}`;

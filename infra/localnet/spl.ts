@@ -1,12 +1,26 @@
 /**
  * SPL Token accounts in their fixed binary layouts: Mint (82 bytes) and Account (165
  * bytes). Clients read mint decimals, balances and delegations from these bytes, so they
- * must be exact.
+ * must be exact. Token-2022 uses the same base layouts; its accounts here carry only
+ * the ImmutableOwner extension every associated token account of Token-2022 has.
  */
 import { PublicKey } from '@solana/web3.js';
 
 export const MINT_SIZE = 82;
 export const TOKEN_ACCOUNT_SIZE = 165;
+const TOKEN_2022 = 'TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb';
+/**
+ * After a Token-2022 account's base: AccountType::Account (2), then the ImmutableOwner
+ * extension's TLV (type 7, length 0).
+ */
+const IMMUTABLE_OWNER_TAIL = Buffer.from([2, 7, 0, 0, 0]);
+
+export const tokenAccountSize = (program: string): number =>
+  (program === TOKEN_2022 ? TOKEN_ACCOUNT_SIZE + IMMUTABLE_OWNER_TAIL.length : TOKEN_ACCOUNT_SIZE);
+
+/** A token account's layout: the base alone, or the base and Token-2022's account type and extensions. */
+export const isTokenAccountData = (data: Buffer): boolean =>
+  data.length === TOKEN_ACCOUNT_SIZE || (data.length > TOKEN_ACCOUNT_SIZE && data[TOKEN_ACCOUNT_SIZE] === 2);
 
 /** mint_authority COption<Pubkey>, supply u64, decimals u8, is_initialized bool, freeze_authority COption<Pubkey> */
 export function encodeMint(opts: { authority: PublicKey; supply: bigint; decimals: number }): Buffer {
@@ -48,8 +62,11 @@ export interface TokenAccount {
  * state u8 @108 (1 = initialized), is_native COption<u64> @109, delegated_amount u64 @121,
  * close_authority COption<Pubkey> @129.
  */
-export function encodeTokenAccount(opts: { mint: PublicKey; owner: PublicKey; amount: bigint; delegate?: PublicKey | null; delegatedAmount?: bigint }): Buffer {
-  const b = Buffer.alloc(TOKEN_ACCOUNT_SIZE);
+export function encodeTokenAccount(
+  opts: { mint: PublicKey; owner: PublicKey; amount: bigint; delegate?: PublicKey | null; delegatedAmount?: bigint }, program?: string,
+): Buffer {
+  const b = Buffer.alloc(program === undefined ? TOKEN_ACCOUNT_SIZE : tokenAccountSize(program));
+  if (b.length > TOKEN_ACCOUNT_SIZE) IMMUTABLE_OWNER_TAIL.copy(b, TOKEN_ACCOUNT_SIZE);
   opts.mint.toBuffer().copy(b, 0);
   opts.owner.toBuffer().copy(b, 32);
   b.writeBigUInt64LE(opts.amount, 64);
@@ -63,7 +80,7 @@ export function encodeTokenAccount(opts: { mint: PublicKey; owner: PublicKey; am
 }
 
 export function readTokenAccount(data: Buffer): TokenAccount | undefined {
-  if (data.length !== TOKEN_ACCOUNT_SIZE || data[108] !== 1) return undefined;
+  if (!isTokenAccountData(data) || data[108] !== 1) return undefined;
   const hasDelegate = data.readUInt32LE(72) === 1;
   return {
     mint: new PublicKey(data.subarray(0, 32)),

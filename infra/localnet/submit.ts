@@ -10,15 +10,19 @@ import { normalizeIdlValue } from '../../src/kernel/events/codec.js';
 import { eventId, type TributaryEvent } from '../../src/kernel/events/envelope.js';
 import { isEventName } from '../../src/kernel/events/catalog.js';
 import type { Chain, TokenBalance, TxRecord } from './chain.js';
-import { LAMPORTS_PER_SIGNATURE, TOKEN_PROGRAM_ID } from './constants.js';
-import type { AccountView } from './program/store.js';
+import { createOverlay, type AccountView } from './program/store.js';
 import { readMint, readTokenAccount, uiTokenAmount } from './spl.js';
+import { readComputeBudget, transactionFee } from './compute-budget.js';
 import { executeMessage, type ExecOptions, type ExecResult } from './executor.js';
+import { isTokenProgram } from './token-program.js';
 import { decodeEventBody } from './program/encoding.js';
 import { verifyTransaction } from './signatures.js';
 import { keyString } from './keys.js';
 
-export type Rejection = 'SignatureFailure' | 'BlockhashNotFound' | 'AlreadyProcessed' | 'AccountNotFound' | 'UnsupportedVersion';
+export type Rejection =
+  | 'SignatureFailure' | 'BlockhashNotFound' | 'AlreadyProcessed' | 'AccountNotFound' | 'InsufficientFundsForFee' | 'UnsupportedVersion'
+  /** a Compute Budget instruction unreadable or given twice: the transaction never runs, nor pays */
+  | 'InvalidComputeBudget';
 
 export type SubmitOutcome =
   | { kind: 'rejected'; reason: Rejection }
@@ -42,14 +46,21 @@ export function submitTransaction(chain: Chain, tx: VersionedTransaction, opts: 
   if (opts.commit && chain.transaction(signature)) return { kind: 'rejected', reason: 'AlreadyProcessed' };
   const keys = message.staticAccountKeys.map(keyString);
   const feePayer = keys[0] ?? '';
-  const fee = LAMPORTS_PER_SIGNATURE * message.header.numRequiredSignatures;
+  const budget = readComputeBudget(message);
+  if ('err' in budget) {
+    if (opts.commit) return { kind: 'rejected', reason: 'InvalidComputeBudget' };
+    return { kind: 'executed', result: { err: budget.err, logs: [], innerInstructions: [], events: [], unitsConsumed: 0, overlay: createOverlay(chain.store) } };
+  }
+  const fee = transactionFee(message, budget.budget);
   const payer = chain.store.get(feePayer);
-  if (!payer || payer.lamports < fee) return { kind: 'rejected', reason: 'AccountNotFound' };
+  if (!payer) return { kind: 'rejected', reason: 'AccountNotFound' };
+  if (payer.lamports < fee) return { kind: 'rejected', reason: 'InsufficientFundsForFee' };
 
   const now = chain.blockTime();
   const result = executeMessage(chain.store, message, {
     clock: opts.exec?.clock ?? { now, scheduleNow: now },
     ...(opts.exec?.viaCpi ? { viaCpi: opts.exec.viaCpi } : {}),
+    unitLimit: budget.budget.unitLimit,
   });
   if (!opts.commit) return { kind: 'executed', result };
 
@@ -84,20 +95,18 @@ function toEnvelope(
   } as TributaryEvent; // normalizeIdlValue produces the generated shape of each event (event-types.ts)
 }
 
-const TOKEN = TOKEN_PROGRAM_ID.toBase58();
-
 /** The token accounts among a transaction's keys with their balances, as a node records them. */
 function tokenBalances(store: AccountView, keys: readonly string[]): TokenBalance[] {
   const out: TokenBalance[] = [];
   keys.forEach((k, accountIndex) => {
     const acc = store.get(k);
-    if (!acc || acc.owner !== TOKEN) return;
+    if (!acc || !isTokenProgram(acc.owner)) return;
     const t = readTokenAccount(acc.data);
     const mintKey = t?.mint.toBase58();
     const mint = mintKey === undefined ? undefined : store.get(mintKey);
     const decimals = mint ? readMint(mint.data)?.decimals : undefined;
     if (!t || mintKey === undefined || decimals === undefined) return;
-    out.push({ accountIndex, mint: mintKey, owner: t.owner.toBase58(), programId: TOKEN, uiTokenAmount: uiTokenAmount(t.amount, decimals) });
+    out.push({ accountIndex, mint: mintKey, owner: t.owner.toBase58(), programId: acc.owner, uiTokenAmount: uiTokenAmount(t.amount, decimals) });
   });
   return out;
 }

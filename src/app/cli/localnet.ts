@@ -1,6 +1,7 @@
 /**
  * `tributary localnet`, and the start hook that runs it inside `tributary start` when no
- * SOLANA_RPC_URL is set: the project's own chain, so the service runs anywhere.
+ * SOLANA_RPC_URL is set: the project's own chain, so the service runs anywhere. With
+ * SOLANA_CLUSTER=devnet it answers as Solana devnet, so x402 clients pay against it.
  */
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
@@ -19,20 +20,21 @@ async function runLocalnet(config: Config, logger: Logger): Promise<Localnet> {
     maxEvents: config.localnet.maxEvents,
     fixturesPath: config.localnet.fixturesPath,
     faults: config.localnet.faults,
+    cluster: config.solana.cluster === 'devnet' ? 'devnet' : 'localnet',
     ...(config.localnet.faultsSeed === undefined ? {} : { faultsSeed: config.localnet.faultsSeed }),
     host: '127.0.0.1',
     logger: logger.child({ component: 'localnet' }),
   });
   logger.info({
     rpcUrl: net.rpcUrl, wsUrl: net.wsUrl, fixtures: config.localnet.fixturesPath, rate: config.localnet.rate, maxEvents: config.localnet.maxEvents,
-    faults: describeFaults(parseFaults(config.localnet.faults)),
+    faults: describeFaults(parseFaults(config.localnet.faults)), network: net.fixtures.network,
   }, 'localnet running');
   return net;
 }
 
 export const localnetCommand: ExtraCommand = {
   usage: 'localnet',
-  summary: 'the built-in Solana localnet and its workload (LOCALNET_PORT, LOCALNET_SEED, LOCALNET_RATE, LOCALNET_MAX_EVENTS, LOCALNET_FIXTURES, LOCALNET_FAULTS, LOCALNET_FAULTS_SEED)',
+  summary: 'the built-in Solana localnet and its workload (SOLANA_CLUSTER=devnet answers as devnet; LOCALNET_PORT, LOCALNET_SEED, LOCALNET_RATE, LOCALNET_MAX_EVENTS, LOCALNET_FIXTURES, LOCALNET_FAULTS, LOCALNET_FAULTS_SEED)',
   async run() {
     const config = loadConfigOrExit(process.env);
     const logger = processLogger(config, 'localnet');

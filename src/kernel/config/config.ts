@@ -7,7 +7,11 @@ import { ConfigError, EnvReader, type VarDoc } from './env-reader.js';
 export const CLUSTERS = ['mainnet', 'devnet', 'localnet'] as const;
 export type Cluster = (typeof CLUSTERS)[number];
 
-/** CAIP-2 ids. The localnet has no genesis hash of note, so it is named plainly. */
+/**
+ * CAIP-2 ids: `solana:` and the first 32 characters of the cluster's genesis hash. The
+ * localnet has no genesis hash of note, so it is named plainly; the built-in localnet
+ * run with SOLANA_CLUSTER=devnet answers devnet's genesis hash, so devnet's id holds.
+ */
 export const NETWORKS: Readonly<Record<Cluster, string>> = {
   mainnet: 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp',
   devnet: 'solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1',
@@ -53,7 +57,7 @@ function build(r: EnvReader) {
   const rpcUrlSet = r.url('SOLANA_RPC_URL', undefined, ['http:', 'https:'], 'Solana JSON-RPC endpoint; unset = start and use the built-in localnet');
   const rpcUrl = rpcUrlSet ?? `http://127.0.0.1:${localnetPort}`;
   const wsDefault = rpcUrlSet ? deriveWsUrl(rpcUrlSet) : `ws://127.0.0.1:${localnetPort + 1}`;
-  const cluster = r.oneOf('SOLANA_CLUSTER', CLUSTERS, rpcUrlSet ? 'mainnet' : 'localnet', 'cluster: the CAIP-2 network reported and the default stablecoin mint (default: localnet without SOLANA_RPC_URL, else mainnet)');
+  const cluster = r.oneOf('SOLANA_CLUSTER', CLUSTERS, rpcUrlSet ? 'mainnet' : 'localnet', 'cluster: the CAIP-2 network reported and the default stablecoin mint (default: localnet without SOLANA_RPC_URL, else mainnet); devnet without SOLANA_RPC_URL runs the built-in localnet answering as devnet (its genesis hash, devnet USDC and Token-2022 stablecoins)');
   const encKeyRaw = r.optStr('SIGNING_KEY_ENCRYPTION_KEY', '32-byte key (64 hex chars or base64) that encrypts signing keys at rest (AES-256-GCM)');
   const encryptionKey = encKeyRaw === undefined ? undefined : parseKey32(encKeyRaw);
   if (encKeyRaw !== undefined) r.check('SIGNING_KEY_ENCRYPTION_KEY', encryptionKey !== undefined, '32 bytes as 64 hex characters or base64', '<redacted>');
