@@ -105,7 +105,3 @@ export async function solBalance(io: ChainIo, address: string): Promise<number> 
   const r = await io.rpc.call<{ value: number }>('getBalance', [address, { commitment: io.commitment }]);
   return r.value;
 }
-
-export function keypairFromSecret(secretBase58: string): Keypair {
-  return Keypair.fromSecretKey(bs58.decode(secretBase58));
-}

@@ -27,7 +27,3 @@ export class UpstreamError extends Error {
     this.name = 'UpstreamError';
   }
 }
-
-export function isUpstreamError(err: unknown): err is UpstreamError {
-  return err instanceof UpstreamError;
-}

@@ -52,11 +52,6 @@ export interface FoldResult {
 
 const seconds = (v: number | bigint | null): string | null => (v === null ? null : v.toString());
 
-/** The policy address an event is about, or undefined when the event is not this model's. */
-export function policyAddressOf(spec: PolicyKindSpec, pda: PdaDeriver, e: TributaryEvent): string | undefined {
-  return spec.changeOf(pda, e)?.address;
-}
-
 function created(spec: PolicyKindSpec, c: Extract<PolicyChange, { kind: 'created' }>, e: TributaryEvent, owner: Owner | undefined): PolicyRow {
   const policyType = asPolicyType(c.policyType);
   const at = seconds(e.blockTime);

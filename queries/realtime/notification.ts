@@ -46,8 +46,6 @@ export function notification(data: PaymentData, nowMs: number): PaymentNotificat
   return { type: 'payment_notification', data, timestamp: nowMs };
 }
 
-export const NOTIFIED_EVENTS = ['PaymentRecord', 'ComposableExecuted'] as const;
-
 export function paymentRecordData(e: TributaryEvent<'PaymentRecord'>, status: string): PaymentData {
   const d = e.data;
   return {

@@ -31,9 +31,6 @@ export type WebhookEventType = EventName | LifecycleEventType | (typeof NOTICE_E
 
 export const WEBHOOK_EVENT_TYPES: readonly WebhookEventType[] = [...EVENT_NAMES, ...LIFECYCLE_EVENT_TYPES, ...NOTICE_EVENT_TYPES];
 
-const known = new Set<string>(WEBHOOK_EVENT_TYPES);
-export const isWebhookEventType = (t: string): t is WebhookEventType => known.has(t);
-
 /** The delivery body: what every POST carries (commands/webhooks/delivery/deliver.ts writes it). */
 export interface DeliveryBody { id: string; type: string; createdAt: string; data: unknown }
 

@@ -89,8 +89,6 @@ export const zeros = (n: number): number[] => new Array<number>(n).fill(0);
 export const bn = (n: number | string | bigint): BN => new BN(n.toString());
 export const status = (s: PolicyStatusName): PolicyStatus => ({ [s]: {} }) as PolicyStatus;
 export const statusName = (s: PolicyStatus): PolicyStatusName => Object.keys(s)[0] as PolicyStatusName;
-export const variantName = (t: PolicyType): keyof PolicyTypeUnion => Object.keys(t)[0] as keyof PolicyTypeUnion;
-type PolicyTypeUnion = { Subscription: 1; Milestone: 1; PayAsYouGo: 1; OneTime: 1; UpTo: 1 };
 
 /** Zero-padded UTF-8 of a fixed size, as the program stores names and memos. */
 export function fixedText(text: string, size: number): number[] {

@@ -5,7 +5,7 @@
 import type { PublicKey } from '@solana/web3.js';
 import type BN from 'bn.js';
 import { skipFixed, skipMonths } from './calendar.js';
-import { ProgramError, programError } from './errors.js';
+import { programError } from './errors.js';
 import { bn, frequencySeconds, type PaymentFrequency, type PolicyType } from './model.js';
 
 export interface Charge {
@@ -137,8 +137,4 @@ export function admitPolicyType(type: PolicyType, now: number): PolicyType {
   if (u.deadline.lten(0)) throw programError('InvalidPaymentDueDate');
   if (u.valid_after.gtn(0) && u.deadline.lte(u.valid_after)) throw programError('InvalidPaymentDueDate');
   return type;
-}
-
-export function isProgramError(e: unknown): e is ProgramError {
-  return e instanceof ProgramError;
 }

@@ -52,5 +52,3 @@ export const forbidden = (message: string) => new AppError('forbidden', message)
 export const notFound = (message: string) => new AppError('not_found', message);
 export const conflict = (message: string) => new AppError('conflict', message);
 export const upstreamUnavailable = (message: string) => new AppError('upstream_unavailable', message);
-export const rateLimited = (retryAfterSeconds: number) =>
-  new AppError('rate_limited', 'rate limit exceeded', { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))) });

@@ -94,8 +94,5 @@ export const sharedCacheKey = (prefix: string, key: string): string => `${prefix
 /** The lock that keeps one pools sync running at a time. */
 export const poolsSyncLockKey = (prefix: string): string => `${prefix}pools:sync:lock`;
 
-/** The pay-as-you-go usage counter of a policy in one period (x402://payg metering). */
-export const x402UsageKey = (prefix: string, policy: string, periodStart: string | number | bigint): string => `${prefix}x402:usage:${policy}:${periodStart}`;
-
 /** The idempotency record of one Payment transaction, by its signature. */
 export const x402PaymentKey = (prefix: string, signature: string): string => `${prefix}x402:payment:${signature}`;
