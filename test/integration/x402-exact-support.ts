@@ -14,7 +14,7 @@ import { findAssociatedTokenPda, getTransferCheckedInstruction, TOKEN_2022_PROGR
 import { TOKEN_PROGRAM_ADDRESS } from '@solana-program/token';
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
 import { ExactSvmScheme as ExactSvmClient } from '@x402/svm/exact/client';
-import { createRpcClient, type RpcClient } from '../../infra/solana/rpc-client.js';
+import { createRpcClient, RpcUnavailableError, type RpcClient } from '../../infra/solana/rpc-client.js';
 import { fundWallet } from '../../infra/localnet/genesis.js';
 import { systemClock } from '../../src/kernel/domain/clock.js';
 import { createExactFacilitator, type ExactFacilitator } from '../../commands/x402/exact/facilitator.js';
@@ -38,26 +38,39 @@ export interface ExactWorld {
   close(): Promise<void>;
 }
 
-/** The facilitator's RPC, counting its sends (the real localnet answers every call). */
-function countingRpc(url: string, sends: string[]): RpcClient {
+/** Network faults between the facilitator and the (real) localnet, switched on by a test. */
+export interface Faults {
+  /** a send reaches the node, its answer is lost */
+  loseSendAnswers?: boolean;
+  /** signature statuses get no answer */
+  noStatuses?: boolean;
+}
+
+/** The facilitator's RPC, counting its sends; every call reaches the real localnet unless a fault drops it. */
+function countingRpc(url: string, sends: string[], faults: Faults): RpcClient {
   const rpc = createRpcClient({ url, timeoutMs: 5000 });
   return {
     url,
-    call: (method, params, opts) => {
+    call: async (method, params, opts) => {
+      if (method === 'getSignatureStatuses' && faults.noStatuses) throw new RpcUnavailableError('fault: no answer', method);
       if (method === 'sendTransaction') sends.push(String(params?.[0]));
-      return rpc.call(method, params, opts);
+      const answer = await rpc.call(method, params, opts);
+      if (method === 'sendTransaction' && faults.loseSendAnswers) throw new RpcUnavailableError('fault: the answer was lost', method);
+      return answer as never;
     },
     batch: (method, list, opts) => rpc.batch(method, list, opts),
   };
 }
 
-export async function startExactWorld(env: TestEnv, opts: { rooms?: RoomEmitter; seed?: string } = {}): Promise<ExactWorld> {
+export async function startExactWorld(
+  env: TestEnv, opts: { rooms?: RoomEmitter; seed?: string; faults?: Faults; confirmTimeoutMs?: number } = {},
+): Promise<ExactWorld> {
   const dn = await startDevnetLocalnet(opts.seed ?? 'exact-test');
   const sends: string[] = [];
   const facilitator = createExactFacilitator({
-    db: env.db, redis: env.redis, keyPrefix: env.prefix, rpc: countingRpc(dn.rpcUrl, sends), commitment: 'confirmed', network: DEVNET_NETWORK,
+    db: env.db, redis: env.redis, keyPrefix: env.prefix, rpc: countingRpc(dn.rpcUrl, sends, opts.faults ?? {}), commitment: 'confirmed', network: DEVNET_NETWORK,
     encryptionKey: Buffer.alloc(32, 7), clock: systemClock,
-    settings: { maxPriorityFeeMicroLamports: PRICE_CAP, maxComputeUnits: 400_000, confirmTimeoutMs: 10_000, idempotencyTtlSeconds: 600, keyCacheMs: 0 },
+    settings: { maxPriorityFeeMicroLamports: PRICE_CAP, maxComputeUnits: 400_000, confirmTimeoutMs: opts.confirmTimeoutMs ?? 10_000, idempotencyTtlSeconds: 600, keyCacheMs: 0 },
     ...(opts.rooms ? { rooms: opts.rooms } : {}),
   });
   const kind = await facilitator.supportedKind(DEVNET_NETWORK);

@@ -1,0 +1,66 @@
+/**
+ * x402 `exact`, a settlement in doubt: the send reached the chain and its answer was lost,
+ * and the statuses did not answer either. The facilitator answers `settlement_pending` with
+ * the signature and keeps it: a retry (on any node: the record is in Postgres) confirms that
+ * signature and answers success, sending nothing again; /verify meanwhile refuses the
+ * payment as in flight. A lost send answer alone is confirmed in the same call.
+ */
+import { expect } from 'chai';
+import { createTestEnv, type TestEnv } from '../support/env.js';
+import { DEVNET_USDC } from '../support/devnet.js';
+import { startExactWorld, type ExactWorld, type Faults } from './x402-exact-support.js';
+
+describe('x402 exact: a signature in doubt is confirmed, never sent twice or released', function () {
+  this.timeout(60_000);
+  let env: TestEnv;
+  let w: ExactWorld;
+  const faults: Faults = {};
+
+  before(async () => {
+    env = await createTestEnv('x402-exact-doubt');
+    w = await startExactWorld(env, { seed: 'exact-doubt', faults, confirmTimeoutMs: 1500 });
+  });
+  after(async () => { await w?.close(); await env?.close(); });
+
+  it('a lost send answer: confirmed by status, settled', async () => {
+    const payer = w.dn.fund('payer-lost');
+    const r = w.requirements();
+    const payment = await w.pay(payer, r);
+    faults.loseSendAnswers = true;
+    try {
+      const s = await w.facilitator.settle(payment, r, { gateway: w.merchant.address });
+      expect(s, JSON.stringify(s)).to.deep.include({ success: true, payer: payer.address });
+    } finally { faults.loseSendAnswers = false; }
+    expect(w.sends).to.have.length(1);
+  });
+
+  it('sent, no answer and no status: pending with the signature, then settled by a retry that sends nothing', async () => {
+    const payer = w.dn.fund('payer-doubt');
+    const r = w.requirements({ memo: 'doubt-1' });
+    const payment = await w.pay(payer, r);
+    const sent = w.sends.length;
+    const before = w.dn.tokenBalance(payer.address, DEVNET_USDC);
+    Object.assign(faults, { loseSendAnswers: true, noStatuses: true });
+    let pending;
+    try {
+      pending = await w.facilitator.settle(payment, r, { gateway: w.merchant.address });
+    } finally { Object.assign(faults, { loseSendAnswers: false }); }
+    expect(pending, JSON.stringify(pending)).to.deep.include({ success: false, errorReason: 'settlement_pending' });
+    expect(pending.transaction).to.not.equal('');
+    expect(w.dn.tokenBalance(payer.address, DEVNET_USDC), 'it landed').to.equal(before - 1_250_000n);
+
+    // still no status: still pending, the same signature, nothing sent again
+    const still = await w.facilitator.settle(payment, r, { gateway: w.merchant.address });
+    expect(still).to.deep.include({ success: false, errorReason: 'settlement_pending', transaction: pending.transaction });
+    expect((await w.facilitator.verify(payment, r)).invalidReason).to.equal('duplicate_settlement');
+    expect(w.sends.length - sent).to.equal(1);
+
+    faults.noStatuses = false;
+    const settled = await w.facilitator.settle(payment, r, { gateway: w.merchant.address });
+    expect(settled, JSON.stringify(settled)).to.deep.include({ success: true, transaction: pending.transaction, payer: payer.address });
+    expect(w.sends.length - sent, 'sent once').to.equal(1);
+    expect(w.dn.tokenBalance(payer.address, DEVNET_USDC)).to.equal(before - 1_250_000n);
+    const events = await env.db.selectFrom('service_events').select(['name', 'tracking_id']).where('event_key', '=', `x402.exact:${pending.transaction}`).execute();
+    expect(events).to.deep.equal([{ name: 'x402.payment.settled', tracking_id: 'doubt-1' }]);
+  });
+});
