@@ -11,26 +11,18 @@ import { expect } from 'chai';
 import type { Keypair } from '@solana/web3.js';
 import { x402Client, x402HTTPClient } from '@x402/core/client';
 import { PaymentRequiredV2Schema } from '@x402/core/schemas';
-import type { PaymentPayload, PaymentRequired, PaymentRequirements } from '@x402/core/types';
+import type { PaymentPayload, PaymentRequired } from '@x402/core/types';
 import { buildPayment } from '../../commands/x402/payment-transaction.js';
-import { parseKeyValueHeader, type AcceptedRequirement } from '../../commands/x402/requirements.js';
+import { parseKeyValueHeader } from '../../commands/x402/requirements.js';
 import { PROGRAM_ID } from '../../src/kernel/idl/index.js';
 import { DEMO_PATH, startX402, type X402Harness } from './x402-harness.js';
 import { payloadOf } from './x402-facilitator-support.js';
+import { specForm } from './x402-standard-support.js';
 
 const USDC_DEV = '4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU';
 const STANDARD_PATH = '/v1/x402/demo-standard';
 const SIGNATURE = /^[1-9A-HJ-NP-Za-km-z]{87,88}$/;
 const b64 = (text: string) => Buffer.from(text, 'utf8').toString('base64');
-
-/** A standard requirement back in SPEC's accepts form, as the payment builder takes it. */
-export function specForm(required: PaymentRequired, s: PaymentRequirements): AcceptedRequirement {
-  const { programId, ...terms } = s.extra;
-  return {
-    ...terms, scheme: s.scheme, network: s.network, amount: Number(s.amount), recipient: s.payTo, tokenMint: s.asset,
-    resource: required.resource.url, extra: { programId: programId as string, x402Version: 2 },
-  } as AcceptedRequirement;
-}
 
 describe('x402 standard wire: PAYMENT-REQUIRED, PAYMENT-SIGNATURE, PAYMENT-RESPONSE', function () {
   this.timeout(60_000);

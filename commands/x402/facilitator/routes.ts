@@ -23,7 +23,7 @@ import {
 } from './schemas.js';
 import { reportUsage, settlePayment, verifyPayment, type FacilitatorDeps } from './service.js';
 import { requirementFromWire } from './wire.js';
-import { isStandardExchange, settleStandard, standardExchangeBodySchema, standardRequirementOf, standardSettleAnswerSchema, verifyStandard, type StandardExchange } from './standard.js';
+import { isStandardExchange, settleStandard, standardErrorFields, standardExchangeBodySchema, standardRequirementOf, standardSettleAnswerSchema, verifyStandard, type StandardExchange } from './standard.js';
 import { onResponseEnd } from '../response-end.js';
 
 type Wire = PaymentRequirementInput & { id?: string; extra?: { programId?: string } };
@@ -87,7 +87,7 @@ export function registerFacilitatorRoutes(api: Api, ctx: FacilitatorRouteDeps): 
       + STANDARD_SHAPE,
     tags: ['x402'],
     security: FACILITATOR_SECURITY,
-    before: [auth],
+    before: [standardErrorFields('verify'), auth],
     body: exchangeBody,
     responses: {
       200: { description: 'x402 v2 VerifyResponse', schema: verifyAnswerSchema },
@@ -117,7 +117,7 @@ export function registerFacilitatorRoutes(api: Api, ctx: FacilitatorRouteDeps): 
       + 'or creation signature from the read model, "" before the read model has it), Tributary\'s facts in `extra` (policy, jwt, expiresAt, requirementId, scheme, created).',
     tags: ['x402'],
     security: FACILITATOR_SECURITY,
-    before: [auth],
+    before: [standardErrorFields('settle'), auth],
     body: exchangeBody,
     responses: {
       200: { description: 'x402 v2 SettlementResponse, with policy and jwt', schema: { anyOf: [settleAnswerSchema, standardSettleAnswerSchema] } },

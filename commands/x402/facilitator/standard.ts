@@ -14,6 +14,7 @@
  * isValid/success false (as the reference facilitator answers); requests that are not
  * valid (terms, no resource) are 400.
  */
+import type { RequestHandler } from 'express';
 import type { SettleResponse } from '@x402/core/types';
 import type { Db } from '../../../infra/postgres/database.js';
 import { invalid } from '../../../src/kernel/http/errors.js';
@@ -137,3 +138,24 @@ export const standardSettleAnswerSchema: JsonSchema = {
     },
   },
 };
+
+/**
+ * An error answer (4xx, 5xx) of /verify or /settle in the error envelope, with the fields
+ * HTTPFacilitatorClient reads from a failed call: it reports a body with `isValid` (verify)
+ * or `success` (settle) as VerifyError/SettleError of its invalidReason/errorReason and
+ * message; without them a merchant sees "unknown reason". The code is the reason, the
+ * envelope's message the message.
+ */
+export function standardErrorFields(op: 'verify' | 'settle'): RequestHandler {
+  return (_req, res, next) => {
+    const json = res.json.bind(res);
+    res.json = (body: unknown) => {
+      const e = body as { error?: unknown; code?: unknown } | null;
+      if (res.statusCode < 400 || typeof e?.error !== 'string' || typeof e.code !== 'string') return json(body);
+      return json(op === 'verify'
+        ? { ...e, isValid: false, invalidReason: e.code, invalidMessage: e.error }
+        : { ...e, errorReason: e.code, errorMessage: e.error, transaction: '' });
+    };
+    next();
+  };
+}
