@@ -20,9 +20,9 @@ import { buildInFreshTables, freshTablesSupported } from './replay-fresh.js';
 
 /**
  * Archived events per page, each applied as one batch: a model that sums (payment stats)
- * writes one upsert per key a page touches, so larger pages write fewer times (a replay of
- * 1M events of 10,000 gateways: 24,600 events/s in pages of 10,000, 37,300 in pages of
- * 50,000, quiet machine); a page of 50,000 holds some 75 MB of events in the process.
+ * writes one upsert per key a page touches, so larger pages write fewer times; a page of
+ * 50,000 holds some 75 MB of events in the process (test/bench/README.md, "Settings the
+ * benchmarks chose").
  */
 const PAGE = 50_000;
 
