@@ -39,7 +39,7 @@ import { createPayability } from './payability.js';
 import { createPaymentIdentifiers, fingerprintOf, paymentIdentifierOf } from './payment-identifier.js';
 import { PaymentRefused, type ChainDeps } from './settle.js';
 import { schemeNamed, schemeOf } from './schemes/index.js';
-import type { Accepted, SchemeContext, Verified, X402Grant } from './schemes/scheme.js';
+import type { Accepted, SchemeContext, SchemeEngine, Verified, X402Grant } from './schemes/scheme.js';
 
 export type { Accepted, Verified, X402Grant } from './schemes/scheme.js';
 
@@ -134,10 +134,10 @@ export function createPaymentEngine(deps: X402Deps): PaymentEngine {
     ...(deps.usage ? { usage: deps.usage } : {}), ...(deps.logger ? { logger: deps.logger } : {}),
   };
 
-  const verify = (p: PaymentPayload, r: PaymentRequirement, resource: string): Verified => {
+  const verifyWith = (scheme: SchemeEngine<PaymentRequirement>, p: PaymentPayload, r: PaymentRequirement, resource: string): Verified => {
     if (p.id !== r.id) return { ok: false, reason: `the payment names requirement ${p.id}, which this resource does not accept` };
     if (r.scheme !== p.scheme || r.network !== p.network) return { ok: false, reason: `requirement ${r.id} is scheme ${r.scheme} on ${r.network}` };
-    return schemeOf(r).verify(ctx, p, r, resource);
+    return scheme.verify(ctx, p, r, resource);
   };
 
   return {
@@ -145,15 +145,16 @@ export function createPaymentEngine(deps: X402Deps): PaymentEngine {
 
     async pay(p, r, resource, scope) {
       const pid = paymentIdentifierOf(p);
+      const scheme = schemeOf(r);
       // every check first, the proof included: a stored answer goes only to whoever proves to be the payer
-      const v = verify(p, r, resource);
+      const v = verifyWith(scheme, p, r, resource);
       if (!v.ok) {
         if (pid !== undefined) await identifiers.check(scope, pid, fingerprintOf(p, r.id));
         return v;
       }
       const run = async (): Promise<Paid> => {
         try {
-          const result = await schemeOf(r).settle(ctx, r, v);
+          const result = await scheme.settle(ctx, r, v);
           return { ok: true, result, payer: result.payer ?? v.payer };
         } catch (err) {
           if (err instanceof PaymentRefused) return { ok: false, reason: err.reason, payer: v.payer };
@@ -163,7 +164,7 @@ export function createPaymentEngine(deps: X402Deps): PaymentEngine {
       return pid === undefined ? run() : identifiers.once(scope, pid, fingerprintOf(p, r.id), run);
     },
 
-    verify,
+    verify: (p, r, resource) => verifyWith(schemeOf(r), p, r, resource),
     settle: (r, v) => schemeOf(r).settle(ctx, r, v),
 
     async authorize(token, pick, chunk) {
