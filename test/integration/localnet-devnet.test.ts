@@ -19,6 +19,7 @@ import {
 } from '@solana-program/token-2022';
 import { expect } from 'chai';
 import { rentExempt } from '../../infra/localnet/program/encoding.js';
+import { startLocalnetProcess } from '../support/localnet-process.js';
 import {
   DEVNET_NETWORK, DEVNET_PYUSD, DEVNET_USDC, FUNDED_BASE_UNITS, startDevnetLocalnet, type DevnetLocalnet,
 } from '../support/devnet.js';
@@ -229,5 +230,18 @@ describe('localnet answering as devnet (SOLANA_CLUSTER=devnet): @solana/kit read
     const { value } = await rpc.getAccountInfo(ata, { encoding: 'jsonParsed' }).send();
     expect((value!.data as unknown as { program: string }).program).to.equal('spl-token-2022');
     expect(value!.owner).to.equal(TOKEN_2022_PROGRAM_ADDRESS);
+  });
+
+  it('`tributary localnet` with SOLANA_CLUSTER=devnet and no SOLANA_RPC_URL answers as devnet, as `make start` runs it', async function () {
+    this.timeout(180_000); // a process started as a user starts it
+    const proc = await startLocalnetProcess({ seed: 'devnet-cli', rate: 0, maxEvents: 0, env: { SOLANA_CLUSTER: 'devnet' } });
+    try {
+      const cli = createSolanaRpc(proc.rpcUrl);
+      expect(await cli.getGenesisHash().send()).to.equal('EtWTRABZaYq6iMfeYKouRu166VU2xqa1wcaWoxPkrZBG');
+      expect((await fetchMint(cli, address(DEVNET_USDC))).data.decimals).to.equal(6);
+      expect((await fetchMint2022(cli, address(DEVNET_PYUSD))).programAddress).to.equal(TOKEN_2022_PROGRAM_ADDRESS);
+    } finally {
+      await proc.stop();
+    }
   });
 });

@@ -18,6 +18,14 @@ describe('configuration', () => {
     expect(c.solana.wsUrl).to.equal('wss://rpc.example:8900');
   });
 
+  it('runs the built-in localnet as devnet with SOLANA_CLUSTER=devnet and no SOLANA_RPC_URL: devnet\'s network id and USDC', () => {
+    const c = loadConfig({ SOLANA_CLUSTER: 'devnet' });
+    expect(c.solana.useLocalnet).to.equal(true);
+    expect(c.solana.network).to.equal('solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1');
+    expect(c.solana.defaultStablecoin).to.equal('4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU');
+    expect(c.solana.rpcUrl).to.equal(`http://127.0.0.1:${c.localnet.port}`);
+  });
+
   it('names every bad variable and what it expects', () => {
     try {
       loadConfig({ PORT: 'eighty', SOLANA_CLUSTER: 'moon', REDIS_URL: 'http://x', SIGNING_KEY_ENCRYPTION_KEY: 'short' });
