@@ -31,7 +31,7 @@ describe('x402 facilitator in the standard shapes: HTTPFacilitatorClient verifie
     url: `${h.api.url}/v1/x402`, createAuthHeaders: async () => ({ verify: headers, settle: headers, supported: headers }),
   });
   const paymentFor = async (payer: Keypair, accepted: PaymentRequirements, resource = pr.resource): Promise<PaymentPayload> => {
-    const built = await buildPayment(specForm({ ...pr, resource }, accepted), { wallet: payer, rpc: h.rpc });
+    const built = await buildPayment(specForm(accepted, resource.url), { wallet: payer, rpc: h.rpc });
     return { x402Version: 2, resource, accepted, payload: payloadOf(built.header).payload };
   };
 
@@ -123,7 +123,7 @@ describe('x402 facilitator in the standard shapes: HTTPFacilitatorClient verifie
       [payment, { ...accepted, amount: '0' }],
       [payment, { ...accepted, extra: { ...accepted.extra, paymentFrequency: 'Fortnightly' } }],
       [payment, { ...accepted, extra: { ...accepted.extra, gateway: undefined } }],
-      [{ ...payment, resource: undefined }, accepted],
+      [{ ...payment, resource: undefined }, { ...accepted, extra: { ...accepted.extra, resource: undefined } }],
     ];
     for (const [p, r] of bad) {
       let failed: any;

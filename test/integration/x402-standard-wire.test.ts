@@ -11,7 +11,8 @@ import { expect } from 'chai';
 import type { Keypair } from '@solana/web3.js';
 import { x402Client, x402HTTPClient } from '@x402/core/client';
 import { PaymentRequiredV2Schema } from '@x402/core/schemas';
-import type { PaymentPayload, PaymentRequired } from '@x402/core/types';
+import type { PaymentPayload, PaymentRequired, SchemeNetworkClient } from '@x402/core/types';
+import { decodePaymentResponseHeader, wrapFetchWithPayment } from '@x402/fetch';
 import { buildPayment } from '../../commands/x402/payment-transaction.js';
 import { parseKeyValueHeader } from '../../commands/x402/requirements.js';
 import { PROGRAM_ID } from '../../src/kernel/idl/index.js';
@@ -39,7 +40,7 @@ describe('x402 standard wire: PAYMENT-REQUIRED, PAYMENT-SIGNATURE, PAYMENT-RESPO
   };
   /** A payer's signed deferred payment for the standard 402's first requirement, as a standard PaymentPayload. */
   const standardPayment = async (payer: Keypair, pr: PaymentRequired, accepted = pr.accepts[0]!): Promise<PaymentPayload> => {
-    const built = await buildPayment(specForm(pr, accepted), { wallet: payer, rpc: h.rpc });
+    const built = await buildPayment(specForm(accepted, pr.resource.url), { wallet: payer, rpc: h.rpc });
     return { x402Version: 2, resource: pr.resource, accepted, payload: payloadOf(built.header).payload };
   };
   const expectRefused = async (path: string, headers: Record<string, string>, reason: RegExp) => {
@@ -71,7 +72,7 @@ describe('x402 standard wire: PAYMENT-REQUIRED, PAYMENT-SIGNATURE, PAYMENT-RESPO
     expect(pr.accepts[0]).to.deep.equal({
       scheme: 'deferred', network: 'solana:localnet', amount: '1000000', asset: USDC_DEV, payTo: gw.authority, maxTimeoutSeconds: 300,
       extra: {
-        id: spec[0]!.id, gateway: gw.address, currency: 'USDC', description: 'demo subscription', paymentFrequency: 'Monthly', autoRenew: true,
+        id: spec[0]!.id, gateway: gw.address, currency: 'USDC', resource: `${h.api.url}${STANDARD_PATH}`, description: 'demo subscription', paymentFrequency: 'Monthly', autoRenew: true,
         maxRenewals: null, gracePeriodSeconds: 259_200, programId: PROGRAM_ID,
       },
     });
@@ -106,10 +107,37 @@ describe('x402 standard wire: PAYMENT-REQUIRED, PAYMENT-SIGNATURE, PAYMENT-RESPO
     expect(served.body.grant).to.include({ payer: payer.publicKey.toBase58(), policy: settled.extra!['policy'] });
   });
 
+  it('is paid by @x402/fetch itself, with a scheme client for deferred that builds the Tributary payload from the requirement alone', async () => {
+    const payer = h.payer();
+    // all a standard client needs: the requirement in the standard form (extra.resource names what the proof signs)
+    const deferred: SchemeNetworkClient = {
+      scheme: 'deferred',
+      async createPaymentPayload(x402Version, requirements) {
+        const built = await buildPayment(specForm(requirements), { wallet: payer, rpc: h.rpc });
+        return { x402Version, payload: payloadOf(built.header).payload };
+      },
+    };
+    // the localnet's mint is no default asset of the standard's: the payer allows it, capped at one subscription period
+    const client = x402Client.fromConfig({
+      schemes: [{ network: 'solana:localnet', client: deferred }],
+      spendControls: { allowedAssets: [{ network: 'solana:localnet', asset: USDC_DEV, maxAmountPerPayment: '1000000' }] },
+    });
+    const payingFetch = wrapFetchWithPayment(fetch, client);
+    const landed = h.txCount();
+    const res = await payingFetch(`${h.api.url}${STANDARD_PATH}`);
+    const body = (await res.json()) as any;
+    expect(res.status, JSON.stringify(body)).to.equal(200);
+    expect(body.jwt).to.be.a('string');
+    const settled = decodePaymentResponseHeader(res.headers.get('PAYMENT-RESPONSE')!);
+    expect(settled).to.include({ success: true, network: 'solana:localnet', payer: payer.publicKey.toBase58() });
+    expect(settled.transaction).to.match(SIGNATURE);
+    expect(h.txCount()).to.equal(landed + 1);
+  });
+
   it('takes SPEC.md\'s Payment header on the standard route, answering PAYMENT-RESPONSE', async () => {
     const payer = h.payer();
     const pr = await required();
-    const built = await buildPayment(specForm(pr, pr.accepts[0]!), { wallet: payer, rpc: h.rpc });
+    const built = await buildPayment(specForm(pr.accepts[0]!), { wallet: payer, rpc: h.rpc });
     const r = await send(STANDARD_PATH, { payment: built.header });
     expect(r.status, JSON.stringify(r.body)).to.equal(200);
     const settled = http.getPaymentSettleResponse((name) => r.headers.get(name));

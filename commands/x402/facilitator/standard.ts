@@ -47,7 +47,7 @@ export const standardRequirementSchema: JsonSchema = {
     extra: {
       type: 'object', required: ['gateway'],
       description: 'Tributary\'s terms: gateway, id, programId, and the scheme\'s own (paymentFrequency, caps, maxChunkAmount, pricePerRequest, ...), as in the accepts of SPEC.md\'s wire',
-      properties: Object.fromEntries(Object.entries(terms).filter(([k]) => !['scheme', 'network', 'amount', 'recipient', 'tokenMint', 'resource', 'extra'].includes(k))
+      properties: Object.fromEntries(Object.entries(terms).filter(([k]) => !['scheme', 'network', 'amount', 'recipient', 'tokenMint', 'extra'].includes(k))
         .concat([['programId', base58Key]])),
     },
   },
@@ -76,8 +76,9 @@ export const standardExchangeBodySchema: JsonSchema = {
 type Prepared = { ok: true; payment: unknown; r: PaymentRequirement } | { ok: false; reason: string; r: PaymentRequirement };
 
 function prepare(body: StandardExchange, programId: string, graceCapSeconds: number | undefined): Prepared {
-  const resource = body.paymentPayload.resource?.url;
-  if (resource === undefined) throw invalid('paymentPayload.resource.url is required: the payer\'s proof names the resource');
+  const fromRequirement = body.paymentRequirements.extra['resource'];
+  const resource = body.paymentPayload.resource?.url ?? (typeof fromRequirement === 'string' ? fromRequirement : undefined);
+  if (resource === undefined) throw invalid('paymentPayload.resource.url (or paymentRequirements.extra.resource) is required: the payer\'s proof names the resource');
   const r = requirementFromWire(wireRequirement(body.paymentRequirements, resource), programId, graceCapSeconds);
   const parsed = standardPayloadFromJson(body.paymentPayload, 'paymentPayload');
   if (!parsed.ok) return { ...parsed, r };

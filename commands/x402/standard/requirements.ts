@@ -10,11 +10,12 @@
  *                             window of the payer's proof (PROOF_WINDOW_SECONDS): a payment
  *                             must reach the server within it
  *   extra                     every other term of the `accepts` entry (id, gateway, currency,
- *                             programId, paymentFrequency, caps, maxChunkAmount,
+ *                             programId, resource, paymentFrequency, caps, maxChunkAmount,
  *                             pricePerRequest, ...), named as in SPEC.md's accepts
  *
- * The resource is not a requirement's in the standard: it is PaymentRequired.resource.url
- * (and PaymentPayload.resource.url), the URL the payer's proof names.
+ * The standard's resource is PaymentRequired.resource.url (and PaymentPayload.resource.url);
+ * `extra.resource` repeats it because a standard scheme client (SchemeNetworkClient) is
+ * given the requirement alone, and the payer's proof names the resource.
  */
 import type { PaymentRequirements as StandardRequirement, PaymentRequired, ResourceInfo } from '@x402/core/types';
 import { PROOF_WINDOW_SECONDS } from '../proof.js';
@@ -27,7 +28,7 @@ export const STANDARD_TIMEOUT_SECONDS = PROOF_WINDOW_SECONDS;
 
 /** An `accepts` entry (requirements.ts) in the standard form. */
 export function standardRequirement(a: AcceptedRequirement): StandardRequirement {
-  const { scheme, network, amount, recipient, tokenMint, extra, maxTimeoutSeconds, resource: _resource, ...terms } = a;
+  const { scheme, network, amount, recipient, tokenMint, extra, maxTimeoutSeconds, ...terms } = a;
   return {
     scheme, network: network as StandardRequirement['network'], amount: String(amount), asset: tokenMint, payTo: recipient,
     maxTimeoutSeconds: maxTimeoutSeconds ?? STANDARD_TIMEOUT_SECONDS, extra: { ...terms, programId: extra.programId },
