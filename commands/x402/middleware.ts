@@ -44,17 +44,18 @@
  * the requirement paid). A header that does not decode is a 402 with the reason.
  */
 import type { Request, RequestHandler, Response } from 'express';
-import { createPaymentEngine, type X402Deps, type X402Grant } from './engine.js';
+import { createPaymentEngine, type PaymentEngine, type X402Deps, type X402Grant } from './engine.js';
 import { decodePaymentHeader, type DecodedPayment } from './payload.js';
 import {
   acceptedRequirement, normalizeRequirement, paymentRequiredHeader, X402_VERSION, type PaymentRequirement, type PaymentRequirementInput,
 } from './requirements.js';
-import { localBackend, remoteBackend, type RemoteFacilitatorDeps } from './backend.js';
+import { localBackend, remoteBackend, type PaymentBackend, type RemoteFacilitatorDeps } from './backend.js';
 import { onResponseEnd } from './response-end.js';
 import type { SettledResult } from './idempotency.js';
 import { decodeSignatureHeader, encodeRequiredHeader, encodeResponseHeader, PAYMENT_REQUIRED, PAYMENT_RESPONSE, PAYMENT_SIGNATURE, tributaryPayment } from './standard/codec.js';
 import { standardPaymentRequired, type ResourceDescription } from './standard/requirements.js';
 import { standardSettlement } from './standard/settled.js';
+import { createSignIn, SIGN_IN_WITH_X, type SignInOptions } from './plugins/siwx.js';
 export type { X402Deps, X402Grant } from './engine.js';
 export type { RemoteFacilitatorDeps } from './backend.js';
 
@@ -65,6 +66,12 @@ export interface PaymentRequiredOptions {
   wire?: 'spec' | 'standard';
   /** the standard wire's PaymentRequired.resource: what is sold and its media type */
   resource?: ResourceDescription;
+  /**
+   * Sign-In-With-X (plugins/siwx.ts): the 402 declares the sign-in-with-x extension, and a
+   * SIGN-IN-WITH-X header of a wallet holding a matching policy is answered as that policy's
+   * payment is (a JWT, nothing sent). Needs the local engine (X402Deps).
+   */
+  signIn?: boolean | SignInOptions;
 }
 
 /** The payment a request carries in either header, undefined when it carries none. */
@@ -76,6 +83,12 @@ function requestPayment(req: Request): DecodedPayment | undefined {
   if (standard === undefined) return undefined;
   const decoded = decodeSignatureHeader(standard);
   return decoded.ok ? tributaryPayment(decoded.payload) : decoded;
+}
+
+function backendOf(deps: X402Deps | RemoteFacilitatorDeps): { backend: PaymentBackend; engine?: PaymentEngine } {
+  if ('facilitatorUrl' in deps) return { backend: remoteBackend(deps) };
+  const engine = createPaymentEngine(deps);
+  return { backend: localBackend(engine, deps.idempotencyTtlSeconds !== undefined ? { idempotencyTtlSeconds: deps.idempotencyTtlSeconds } : {}), engine };
 }
 
 export function x402Grant(res: Response): X402Grant | undefined {
@@ -93,7 +106,9 @@ export function paymentRequired(
   // a local engine caps each subscription's grace at its SUBSCRIPTION_GRACE_SECONDS (a remote facilitator caps its own)
   const graceCap = 'facilitatorUrl' in deps ? undefined : deps.subscriptionGraceSeconds;
   const requirements = inputs.map((i) => normalizeRequirement(i, deps.programId, graceCap));
-  const backend = 'facilitatorUrl' in deps ? remoteBackend(deps) : localBackend(createPaymentEngine(deps), deps.idempotencyTtlSeconds !== undefined ? { idempotencyTtlSeconds: deps.idempotencyTtlSeconds } : {});
+  const { backend, engine } = backendOf(deps);
+  if (options.signIn && !engine) throw new Error('signIn needs the local engine (X402Deps): a remote facilitator cannot read a wallet\'s policies for this route');
+  const signIn = options.signIn && engine ? createSignIn(engine, requirements, options.signIn === true ? {} : options.signIn) : undefined;
   const clock = backend.clock;
   const byId = new Map(requirements.map((r) => [r.id, r]));
 
@@ -106,12 +121,13 @@ export function paymentRequired(
     const resource = requestResource(req);
     const accepts = requirements.map((r) => acceptedRequirement(r, resource, Math.floor(clock.now() / 1000)));
     const envelope = { error: reason, code: 'payment_required', success: false, timestamp: clock.now() };
+    const extensions = signIn ? { extensions: signIn.declare(resource) } : {};
     if (standard) {
-      const required = standardPaymentRequired(accepts, resource, reason, options.resource);
+      const required = { ...standardPaymentRequired(accepts, resource, reason, options.resource), ...extensions };
       res.status(402).set(PAYMENT_REQUIRED, encodeRequiredHeader(required)).set('Cache-Control', 'no-store').json({ ...required, ...envelope });
       return;
     }
-    res.status(402).set('Payment-Required', paymentRequiredHeader(accepts[0]!)).json({ x402Version: X402_VERSION, accepts, ...envelope });
+    res.status(402).set('Payment-Required', paymentRequiredHeader(accepts[0]!)).json({ x402Version: X402_VERSION, accepts, ...extensions, ...envelope });
   }
 
   function paid(res: Response, result: SettledResult, r: PaymentRequirement): void {
@@ -134,6 +150,11 @@ export function paymentRequired(
     try {
       const payment = requestPayment(req);
       if (payment !== undefined) return await pay(req, res, payment);
+      const siwx = signIn ? req.get(SIGN_IN_WITH_X) : undefined;
+      if (signIn && siwx !== undefined) {
+        const signed = await signIn.check(siwx, requestResource(req));
+        return signed.ok ? paid(res, signed.result, signed.requirement) : refuse(req, res, signed.reason);
+      }
       const auth = /^Bearer\s+(\S+)\s*$/i.exec(req.get('authorization') ?? '');
       if (!auth?.[1]) return refuse(req, res, `payment required: send a ${standard ? PAYMENT_SIGNATURE : 'Payment'} header or a bearer JWT`);
       const chunk = options.price ? BigInt(options.price(req)) : undefined;
