@@ -55,7 +55,9 @@ export interface X402Grant {
 
 /**
  * What a scheme's engine is handed on every call: the collaborators the payment engine built
- * once from X402Deps (one chain connection, one policy cache, one Redis), never its own.
+ * once from X402Deps (one chain connection, one policy cache, one Redis), never its own. A
+ * scheme that needs one more (a database, a fee payer's keys) adds it here, optional, and
+ * createPaymentEngine builds it once from X402Deps.
  */
 export interface SchemeContext {
   pdas: PdaDeriver;
