@@ -72,16 +72,19 @@ export function executeMessage(base: AccountView, message: VersionedMessage, opt
   const id = (i: number): string => keyStrings[i] ?? '';
   const eventAuthorityIdx = keyIndex(EVENT_AUTHORITY);
   const selfIdx = keyIndex(SELF);
-  /** charges an instruction's units; false (and the runtime's lines) when they pass the limit */
-  const meter = (program: string, cost: number): boolean => {
-    if (units + cost <= limit) {
-      logs.push(`Program ${program} consumed ${cost} of ${limit - units} compute units`);
+  /**
+   * Charges an instruction's units: the line a node logs at the instruction's end, or
+   * undefined (and the runtime's lines) when they pass the limit.
+   */
+  const meter = (program: string, cost: number): string | undefined => {
+    const left = limit - units;
+    if (cost <= left) {
       units += cost;
-      return true;
+      return `Program ${program} consumed ${cost} of ${left} compute units`;
     }
-    logs.push(`Program ${program} consumed ${limit - units} of ${limit - units} compute units`, `Program ${program} failed: exceeded CUs meter at BPF instruction`);
+    logs.push(`Program ${program} consumed ${left} of ${left} compute units`, `Program ${program} failed: exceeded CUs meter at BPF instruction`);
     units = limit;
-    return false;
+    return undefined;
   };
 
   for (const [outer, ix] of message.compiledInstructions.entries()) {
@@ -95,9 +98,10 @@ export function executeMessage(base: AccountView, message: VersionedMessage, opt
       const outcome = invokeTributary(overlay, opts.clock, metas, data);
       logs.push(...outcome.logs);
       const cost = 4_000 + 1_500 * outcome.events.length + data.length * 10;
-      if (!meter(program, cost)) return failed(outer, 'ComputationalBudgetExceeded');
+      const consumed = meter(program, cost);
+      if (consumed === undefined) return failed(outer, 'ComputationalBudgetExceeded');
       if (outcome.error) {
-        logs.push(`Program ${program} failed: ${outcome.error.runtimeText()}`);
+        logs.push(consumed, `Program ${program} failed: ${outcome.error.runtimeText()}`);
         return failed(outer, outcome.error.runtimeError());
       }
       const innerList: CompiledInnerInstruction[] = [];
@@ -123,7 +127,7 @@ export function executeMessage(base: AccountView, message: VersionedMessage, opt
         logs.push(`Program ${NOISE} invoke [2]`, 'Program log: noise', `Program data: ${outcome.events[0].payload.toString('base64')}`, `Program ${NOISE} success`);
       }
       if (innerList.length > 0) inner.push({ index: outer, instructions: innerList });
-      logs.push(`Program ${program} success`);
+      logs.push(consumed, `Program ${program} success`);
       continue;
     }
     const out = runBuiltin(overlay, program, metas, data, logs);
@@ -133,8 +137,10 @@ export function executeMessage(base: AccountView, message: VersionedMessage, opt
     }
     if (NATIVE.has(program)) {
       units += Math.min(out.units, limit - units);
-    } else if (!meter(program, out.units)) {
-      return failed(outer, 'ComputationalBudgetExceeded');
+    } else {
+      const consumed = meter(program, out.units);
+      if (consumed === undefined) return failed(outer, 'ComputationalBudgetExceeded');
+      logs.push(consumed);
     }
     if (out.error !== undefined) {
       logs.push(`Program ${program} failed: ${runtimeErrorText(out.error)}`);
