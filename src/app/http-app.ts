@@ -19,6 +19,7 @@ import { metricsHandler } from '../../infra/http/metrics-route.js';
 import { createReadCache } from '../../infra/cache/read-cache.js';
 import { registerSpineGauges } from '../../queries/metrics/spine-gauges.js';
 import { registerSchedulerGauges } from '../../commands/scheduler/gauges.js';
+import { registerExactGauges } from '../../commands/x402/exact/gauges.js';
 import { registerReconciliationGauges } from '../../queries/reconciliation/published.js';
 import type { AppNode, RouteModule } from './node.js';
 export { API_VERSION } from '../kernel/http/version.js';
@@ -43,6 +44,7 @@ export function createHttpApp(ctx: AppNode, modules: readonly RouteModule[]): { 
   const { metrics } = ctx;
   registerSpineGauges(metrics.registry, ctx);
   registerSchedulerGauges(metrics.registry, ctx);
+  registerExactGauges(metrics.registry, ctx);
   registerReconciliationGauges(metrics.registry, ctx);
   const requestId: NodeMiddleware = (req, res, next) => {
     const incoming = req.headers['x-request-id'];

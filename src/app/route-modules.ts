@@ -18,6 +18,7 @@ import { registerSchedulerRoutes } from '../../commands/scheduler/routes.js';
 import { registerFacilitatorRoutes } from '../../commands/x402/facilitator/routes.js';
 import { registerApiKeyRoutes } from '../../commands/api-keys/routes.js';
 import { registerReconciliationRoutes } from './reconciliation.js';
+import { registerExactAdminRoutes } from '../../commands/x402/exact/routes.js';
 
 export const ROUTE_MODULES: readonly RouteModule[] = [
   registerHealthRoutes,
@@ -36,4 +37,5 @@ export const ROUTE_MODULES: readonly RouteModule[] = [
   registerFacilitatorRoutes,
   registerApiKeyRoutes,
   registerReconciliationRoutes,
+  registerExactAdminRoutes,
 ];

@@ -1,6 +1,6 @@
-/** What attaches to the API node's raw HTTP server besides express (Socket.IO). */
+/** What attaches to the API node's raw HTTP server besides express (Socket.IO, whose rooms also hear exact payments). */
 import type { ServerAttachment } from './api-server.js';
 import { poolSyncAttachment } from '../../queries/pools/sync.js';
-import { realtimeAttachment } from '../../queries/realtime/attachment.js';
+import { exactRealtimeAttachment } from './x402-exact.js';
 
-export const SERVER_ATTACHMENTS: readonly ServerAttachment[] = [realtimeAttachment(), poolSyncAttachment];
+export const SERVER_ATTACHMENTS: readonly ServerAttachment[] = [exactRealtimeAttachment(), poolSyncAttachment];

@@ -60,8 +60,8 @@ export async function ensureFeePayer(db: Db, w: FeePayerWrite): Promise<{ addres
 }
 
 /**
- * A new active fee payer; the old one co-signs until the grace period ends, then its
- * secret is erased (`pruneRetired`). Its SOL stays where it is: the operator moves it.
+ * A new active fee payer; the old one co-signs until the grace period ends and never
+ * after. Its sealed key is kept (it may still hold SOL).
  */
 export async function rotateFeePayer(db: Db, w: FeePayerWrite & { graceSeconds: number }): Promise<FeePayerRotation> {
   return db.transaction().execute(async (trx) => {
@@ -99,11 +99,4 @@ export async function listFeePayers(db: Db, network?: string): Promise<{ address
   if (network !== undefined) q = q.where('network', '=', network);
   const rows = await q.orderBy('network').orderBy(sql`retires_at IS NULL`, 'desc').orderBy('created_at', 'desc').execute();
   return rows.map((r) => ({ address: r.address, network: r.network, active: r.retires_at === null, retiresAt: r.retires_at }));
-}
-
-/** Erases the secrets of keys past their grace period (they never sign again). */
-export async function pruneRetired(db: Db, nowMs: number): Promise<number> {
-  const r = await db.updateTable('x402_fee_payers').set({ secret: null })
-    .where('retires_at', '<=', new Date(nowMs)).where('secret', 'is not', null).executeTakeFirst();
-  return Number(r.numUpdatedRows);
 }

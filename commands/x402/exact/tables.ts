@@ -4,7 +4,7 @@ export interface X402FeePayersTable {
   address: string;
   /** CAIP-2 network the key pays fees on */
   network: string;
-  /** the sealed 64-byte secret key (base58); erased once the key has retired */
+  /** the sealed 64-byte secret key (base58); kept after retirement (the key may still hold SOL) */
   secret: string | null;
   created_at: ColumnType<Date, Date, Date>;
   /** null while active; a rotated-out key co-signs until then */

@@ -5,6 +5,7 @@
  */
 import { parseArgs, flagValues } from './args.js';
 import { contextFor, loadConfigOrExit, runUntilSignalled } from './process.js';
+import { feePayerLines, feePayerReport } from '../../../commands/x402/exact/report.js';
 import { configTable, migrate, projectionStatus, replay, writeReadmeTable } from './commands.js';
 import { reportLines, schedulerReport } from '../../../commands/scheduler/report.js';
 import { chainIo } from '../../../commands/scheduler/chain.js';
@@ -75,6 +76,7 @@ async function main(argv: string[]): Promise<void> {
         else {
           for (const r of rows) out(`${r.projection.padEnd(Math.max(...rows.map((x) => x.projection.length)))} checkpoint ${String(r.checkpoint).padEnd(18)} applied ${String(r.applied).padEnd(10)} lag ${String(r.lag).padEnd(8)} pending ${String(r.pending).padEnd(6)} consumers ${r.consumers} dead ${r.deadLetters}`);
           for (const line of reportLines(await schedulerReport(ctx.db, statusChainIo(ctx.config), ctx.config.scheduler.signerMinLamports))) out(line);
+          for (const line of feePayerLines(await feePayerReport(ctx.db, statusChainIo(ctx.config).rpc, ctx.config.x402.exact.feePayerMinLamports))) out(line);
         }
       } finally { await closeContext(ctx); }
       return;

@@ -210,6 +210,12 @@ function build(r: EnvReader) {
       confirmTimeoutMs: r.int('X402_CONFIRM_TIMEOUT_MS', 30_000, 'how long a Payment transaction may take to confirm before the request answers 503', 1000),
       idempotencyTtlSeconds: r.int('X402_IDEMPOTENCY_TTL_SECONDS', 86_400, 'how long the answer to a settled Payment header is kept for its repeats', 60),
       paygReservationSeconds: r.int('X402_PAYG_RESERVATION_SECONDS', 300, 'pay-as-you-go: how long a request may take to be answered; a chunk not served by then (its process died) is dropped, never charged', 1),
+      exact: {
+        maxPriorityFeeMicroLamports: r.int('X402_EXACT_MAX_PRIORITY_FEE_MICROLAMPORTS', 50_000, 'x402 exact: the highest compute unit price (microlamports) a payment may set; the fee payer pays it', 0),
+        maxComputeUnits: r.int('X402_EXACT_MAX_COMPUTE_UNITS', 400_000, 'x402 exact: the highest compute unit limit a payment may set', 1, 1_400_000),
+        feePayerMinLamports: r.int('X402_EXACT_FEE_PAYER_MIN_LAMPORTS', 50_000_000, 'x402 exact: a fee payer with fewer lamports is reported with a warning (status, /metrics)', 0),
+        feePayerGraceSeconds: r.int('X402_EXACT_FEE_PAYER_GRACE_SECONDS', 3600, 'x402 exact: how long a rotated-out fee payer still co-signs payments built for it', 0),
+      },
       demo: {
         enabled: r.bool('X402_DEMO_ENABLED', true, 'serve /v1/x402/demo (every method), protected by a deferred and a x402://payg requirement'),
         recipient: r.optStr('X402_DEMO_RECIPIENT', 'demo recipient wallet (unset on the localnet: the first fixture gateway\'s authority; elsewhere the demo is off)'),
