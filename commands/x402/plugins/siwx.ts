@@ -68,7 +68,7 @@ export function createSignIn(engine: PaymentEngine, requirements: readonly Payme
     try {
       p = parseSIWxHeader(header.trim());
     } catch (err) {
-      return { ok: false, reason: `the ${SIGN_IN_WITH_X} header is not a sign-in message: ${(err as Error).message}` };
+      return { ok: false, reason: `the ${SIGN_IN_WITH_X.toUpperCase()} header is not a sign-in message: ${(err as Error).message}` };
     }
     const valid = await validateSIWxMessage(p, new URL(resource), { maxAge: maxAge * 1000 });
     if (!valid.isValid) return { ok: false, reason: `the sign-in message is refused (${valid.invalidReason}): ${valid.invalidMessage}` };
