@@ -19,18 +19,15 @@ import type { Config } from '../../src/kernel/config/config.js';
 import type { ReleaseOutstanding } from '../x402/account-outstanding.js';
 import { asPolicyType, asStatus } from '../../src/kernel/domain/policy-type.js';
 import { createRounds } from '../../infra/timers/rounds.js';
-import { confirm, resolveInDoubt as fateInDoubt, send } from '../../infra/solana/sender.js';
 import { latestBlockhash, readExecutionContext, signExecution, type ChainIo } from '../scheduler/chain.js';
-import { failure, failureOfRefusal, failureOnChain, programErrorText, type Failure } from '../scheduler/failure.js';
+import { failure, programErrorText } from '../scheduler/failure.js';
 import { activeSigners } from '../scheduler/signers.js';
 import { syncGatewayStates } from '../scheduler/gateway-sync.js';
-import {
-  chargeExecuted, chargeFailed, chargesInDoubt, dropExpiredReservations, markUnbillable, openCharge, retryStates, unsettledPolicies, unsettledRows, type Charge,
-  type UnsettledPolicy,
-} from './charges.js';
-import { chargeDue, planCharge, roomLeft } from './plan.js';
+import { dropExpiredReservations, openCharge, retryStates, unsettledPolicies, unsettledRows, type UnsettledPolicy } from './charges.js';
+import { chargeDue, planCharge } from './plan.js';
 import { chainSeconds } from './chain-clock.js';
-import { afterRefusedCharge, capExceeded, nextChargeAtMs, pausedUsage } from './refusals.js';
+import { nextChargeAtMs, pausedUsage } from './refusals.js';
+import { createChargeOutcomes } from './charge-outcomes.js';
 
 export interface SettlerDeps {
   db: Db;
@@ -46,7 +43,6 @@ export interface RunningSettler { tick(): Promise<void>; stop(): Promise<void> }
 
 /** Charges a policy gets in one round at most (each waits for its confirmation). */
 const MAX_CHARGES_PER_ROUND = 20;
-const IN_DOUBT_AFTER_MS = 5_000;
 const NO_CHARGE_WARN_MS = 60_000;
 
 export function startSettler(deps: SettlerDeps, opts: { autoStart?: boolean } = {}): RunningSettler {
@@ -62,93 +58,14 @@ export function startSettler(deps: SettlerDeps, opts: { autoStart?: boolean } = 
     await outstanding(released, once).catch((err: Error) => log.warn({ err: err.message, once }, 'outstanding not released; set right at its next rebuild'));
   });
 
-  async function landed(c: Charge): Promise<void> {
-    const done = await chargeExecuted(deps.db, c.id, release);
-    if (!done) return;
-    backoff.delete(c.policy);
-    log.info({ policy: c.policy, amount: c.amount, signature: c.signature, recordId: done.record_id }, 'pay-as-you-go usage charged');
-  }
-
   // a transient refusal waits a few seconds; the retry schedule's waits are kept as attempts (retryStates)
   const backoff = new Map<string, number>();
   /** why a policy's charge in flight is still in doubt, as its last resolution said */
   const inDoubt = new Map<string, string>();
   const refusalOptions = () => ({ nowMs: deps.nowMs(), scheduleMs: s.dunningScheduleMs, retryMs: s.retryMs });
-
-  /** The program names a pay-as-you-go charge past the period's cap InsufficientDelegatedAmount, as it does a short delegation: the chain's policy tells which. */
-  async function readRefusal(c: Charge, f: Failure): Promise<Failure> {
-    if (f.code !== 'InsufficientDelegatedAmount') return f;
-    const ctx = await readExecutionContext(deps.io, c.policy);
-    if ('class' in ctx) return ctx;
-    const t = asPolicyType(ctx.policy.data['policy_type']);
-    if (t.kind !== 'PayAsYouGo') return f;
-    const room = roomLeft(t, await chainSeconds(deps.io, deps.nowMs()));
-    return BigInt(c.amount) > room ? capExceeded(BigInt(c.amount), room, BigInt(t.max_amount_per_period)) : f;
-  }
-
-  async function refused(c: Charge, refusal: Failure): Promise<void> {
-    const f = await readRefusal(c, refusal);
-    const earlier = (await retryStates(deps.db, [c.policy])).get(c.policy)?.refusals ?? 0;
-    const o = afterRefusedCharge(f, earlier, refusalOptions());
-    const reason = o.kind === 'unbillable' ? o.reason : f.reason;
-    if (!(await chargeFailed(deps.db, c, reason, o.kind === 'unbillable', { outcome: o.outcome, code: f.code, reason }, release))) return;
-    if (o.kind === 'retry') backoff.set(c.policy, o.atMs);
-    const fields = { policy: c.policy, amount: c.amount, code: f.code, outcome: o.outcome, reason };
-    if (o.outcome === 'given_up') log.warn(fields, 'pay-as-you-go usage given up after the retry schedule: marked unbillable');
-    else log.info(fields, o.kind === 'unbillable' ? 'pay-as-you-go usage unbillable' : 'pay-as-you-go charge refused; retried');
-  }
-
-  /** The policy's unsettled usage unbillable with the chain's reason (no charge could carry it). */
-  async function unbillable(p: { policy: string; gateway: string }, outcome: 'dropped' | 'given_up', f: Pick<Failure, 'code' | 'reason'>): Promise<void> {
-    const n = await markUnbillable(deps.db, p, f.reason, { outcome, code: f.code, reason: f.reason }, release);
-    if (n > 0) log.warn({ policy: p.policy, code: f.code, chunks: n, reason: f.reason }, 'pay-as-you-go usage unbillable');
-  }
-
-  /**
-   * Sends the charge's stored bytes and confirms them. Only the program's refusal of a
-   * first send is the payer's: a resend's refusal may be simulated against what its first
-   * send changed, and any other answer (a node behind, a rate limit, an unknown blockhash)
-   * says nothing of whether the bytes land. The charge then stays in doubt, and a later
-   * round asks the chain (resolveInDoubt), instead of putting back usage that may be paid.
-   */
-  async function sendCharge(c: Charge, resend: boolean): Promise<boolean> {
-    const sent = await send(deps.io, c.wire);
-    if (sent.kind === 'in_doubt' || (sent.kind === 'refused' && resend)) return false;
-    if (sent.kind === 'refused') { await refused(c, failureOfRefusal(sent.refusal)); return false; }
-    const fate = await confirm(deps.io, c.signature, { timeoutMs: confirmMs });
-    if (fate.kind === 'landed') { await landed(c); return true; }
-    if (fate.kind === 'failed') await refused(c, failureOnChain(fate.refusal));
-    return false;
-  }
-
-  /** Whether the policy's payment_count is the one stored with the charge (a deleted policy counts nothing more); undefined unread. */
-  async function countUnchanged(c: Charge): Promise<boolean | undefined> {
-    try {
-      const ctx = await readExecutionContext(deps.io, c.policy);
-      return 'class' in ctx || Number(ctx.policy.data['payment_count']) === c.payment_count_before;
-    } catch (err) {
-      log.warn({ err: (err as Error).message, policy: c.policy }, 'policy not read; its charge stays in doubt');
-      return undefined;
-    }
-  }
-
-  /** A charge's usage goes back only once the chain proves its transaction can never land (sender.ts, resolveInDoubt). */
-  async function resolveInDoubt(): Promise<void> {
-    inDoubt.clear();
-    for (const c of await chargesInDoubt(deps.db, IN_DOUBT_AFTER_MS)) {
-      const v = await fateInDoubt(deps.io, c, () => countUnchanged(c));
-      if (v.kind === 'landed') await landed(c);
-      else if (v.kind === 'failed') await refused(c, failureOnChain(v.refusal));
-      else if (v.kind === 'can_land') await sendCharge(c, true);
-      else if (v.kind === 'cannot_land') await refused(c, failure('BlockhashNotFound', 'the charge never landed (its blockhash expired); its usage is charged again'));
-      else if (v.kind === 'in_doubt') inDoubt.set(c.policy, v.reason);
-      else if (v.kind === 'moved') {
-        // one charge of a policy is in flight at a time: the count moved by this one, its status no longer kept
-        log.warn({ policy: c.policy, signature: c.signature }, 'charge without a status, its policy\'s payment_count moved: recorded as landed');
-        await landed(c);
-      }
-    }
-  }
+  const { sendCharge, unbillable, resolveInDoubt } = createChargeOutcomes({
+    db: deps.db, io: deps.io, nowMs: deps.nowMs, log, release, confirmMs, backoff, inDoubt, refusalOptions,
+  });
 
   /**
    * `chainNowS`: the chain's clock (chain-clock.ts), by which the program judges the charge.
