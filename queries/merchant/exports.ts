@@ -9,8 +9,9 @@ import type { Bucket } from '../../src/kernel/domain/buckets.js';
 import { microToDecimal } from '../../src/kernel/domain/mrr.js';
 import type { Cell } from './export-writer.js';
 import { subscriberRows, subscribersQuery, type SubscriberStatus } from './subscribers.js';
+import { exactPaymentsQuery } from './exact-payments.js';
 
-export const EXPORT_KINDS = ['payments', 'policies', 'subscribers', 'revenue'] as const;
+export const EXPORT_KINDS = ['payments', 'policies', 'subscribers', 'revenue', 'exact-payments'] as const;
 export type ExportKind = (typeof EXPORT_KINDS)[number];
 
 export interface ExportFilter {
@@ -84,12 +85,21 @@ function revenue(db: Db, gateway: string, f: ExportFilter): ExportSource {
   };
 }
 
+/** Settled x402 exact payments (exact-payments.ts): not in `payments`, which lists the program's PaymentRecords. */
+function exactPayments(db: Db, gateway: string, f: ExportFilter): ExportSource {
+  return {
+    columns: ['time', 'signature', 'payer', 'payTo', 'tokenMint', 'amount', 'resource', 'memo', 'network'],
+    ...mapRows(db, exactPaymentsQuery(db, gateway, f), (r) => [r.settled_at ? r.settled_at.toISOString() : null, r.signature, r.payer, r.pay_to, r.asset, r.amount, r.resource, r.memo, r.network]),
+  };
+}
+
 export function exportSource(db: Db, kind: ExportKind, gateway: string, f: ExportFilter): ExportSource {
   switch (kind) {
     case 'payments': return payments(db, gateway, f);
     case 'policies': return policies(db, gateway, f);
     case 'subscribers': return subscribers(db, gateway, f);
     case 'revenue': return revenue(db, gateway, f);
+    case 'exact-payments': return exactPayments(db, gateway, f);
     default: {
       const never: never = kind;
       throw new Error(`unknown export ${String(never)}`);

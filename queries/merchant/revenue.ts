@@ -2,12 +2,14 @@
  * A gateway's revenue series from the merchant read model: one series per mint, one
  * entry per bucket from `from` to `to` (buckets without payments are zeros), MRR carried
  * from the last bucket that moved it, so every entry holds the MRR at its bucket's end.
+ * Settled x402 `exact` payments add to gross, net and payments (exact-payments.ts).
  */
 import { sql } from 'kysely';
 import type { Db } from '../../infra/postgres/database.js';
 import { bucketStart, nextBucketStart, type Bucket } from '../../src/kernel/domain/buckets.js';
 import { microToDecimal } from '../../src/kernel/domain/mrr.js';
 import { invalid } from '../../src/kernel/http/errors.js';
+import { exactRevenueRows } from './exact-payments.js';
 
 export const MAX_BUCKETS = 1000;
 
@@ -71,9 +73,13 @@ export async function revenueSeries(db: Db, gateway: string, q: { bucket: Bucket
   const starts = bucketStarts(q.bucket, q.from, q.to);
   const first = starts[0] ?? bucketStart(q.bucket, q.from);
   const last = starts[starts.length - 1] ?? first;
-  const { rows } = await revenueRowsQuery(gateway, q.bucket, first, last, q.tokenMint).execute(db);
+  const [{ rows }, exact] = await Promise.all([
+    revenueRowsQuery(gateway, q.bucket, first, last, q.tokenMint).execute(db), exactRevenueRows(db, gateway, q.bucket, first, last, q.tokenMint),
+  ]);
   const byMint = new Map<string, Row[]>();
   for (const r of rows) byMint.set(r.token_mint, [...(byMint.get(r.token_mint) ?? []), r]);
+  const exactAt = new Map(exact.map((e) => [`${e.token_mint}:${e.bucket_start}`, e]));
+  for (const e of exact) if (!byMint.has(e.token_mint)) byMint.set(e.token_mint, []);
   if (q.tokenMint !== undefined && !byMint.has(q.tokenMint)) byMint.set(q.tokenMint, []);
   const series: RevenueSeries[] = [];
   for (const [tokenMint, list] of byMint) {
@@ -82,9 +88,11 @@ export async function revenueSeries(db: Db, gateway: string, q: { bucket: Bucket
     const buckets = starts.map((start): RevenueEntry => {
       const r = at.get(start);
       if (r) mrr = r.mrr_micro;
+      const x = exactAt.get(`${tokenMint}:${start}`);
+      const plus = (a: string | undefined): string => (x ? (BigInt(a ?? '0') + BigInt(x.gross)).toString() : (a ?? '0'));
       return {
-        start, gross: r?.gross ?? '0', gatewayFee: r?.gateway_fee ?? '0', protocolFee: r?.protocol_fee ?? '0', net: r?.net ?? '0',
-        payments: Number(r?.payments ?? 0), newSubscriptions: r?.new_subscriptions ?? 0, endedSubscriptions: r?.ended_subscriptions ?? 0,
+        start, gross: plus(r?.gross), gatewayFee: r?.gateway_fee ?? '0', protocolFee: r?.protocol_fee ?? '0', net: plus(r?.net),
+        payments: Number(r?.payments ?? 0) + Number(x?.payments ?? 0), newSubscriptions: r?.new_subscriptions ?? 0, endedSubscriptions: r?.ended_subscriptions ?? 0,
         mrr: microToDecimal(BigInt(mrr)),
       };
     });

@@ -11,6 +11,8 @@ import { createExactFacilitator, type ExactFacilitator } from '../../commands/x4
 import { settlementCommitment } from '../../infra/solana/chain-reader.js';
 import { realtimeAttachment } from '../../queries/realtime/attachment.js';
 import { roomOf } from '../../queries/realtime/keys.js';
+import { bumpReadVersions } from '../../infra/cache/read-cache.js';
+import { MERCHANT_PROJECTION } from '../kernel/names/index.js';
 
 interface NodeExact { facilitator: ExactFacilitator; io?: Server }
 
@@ -29,6 +31,8 @@ function nodeExact(node: AppNode): NodeExact {
         confirmTimeoutMs: x402.confirmTimeoutMs, idempotencyTtlSeconds: x402.idempotencyTtlSeconds, keyCacheMs: 5000,
       },
       rooms: { emit: (trackingId, event, body) => void slot.io?.to(roomOf(trackingId)).emit(event, body) },
+      // the merchant's revenue and exports count exact payments: their cached answers go
+      recorded: () => bumpReadVersions(node.redis, node.keys, MERCHANT_PROJECTION),
     }),
   };
   e = slot;

@@ -77,6 +77,8 @@ export interface ExactFacilitatorDeps {
   settings: ExactSettings;
   /** Socket.IO rooms by trackingId (the payment's memo) */
   rooms?: RoomEmitter;
+  /** after a payment is recorded: the node invalidates cached merchant answers (revenue counts it) */
+  recorded?: () => Promise<unknown>;
 }
 
 /** Who asked for the settlement: the gateway whose API key or JWT called, or the protected resource's. */
@@ -178,7 +180,7 @@ export function createExactFacilitator(deps: ExactFacilitatorDeps): ExactFacilit
     const { scheme } = await schemeNow();
     const answer = await scheme.settle(payload, r);
     if (answer.success) {
-      await recordSettled({ db, rooms: deps.rooms }, { ...f, payer: answer.payer || f.payer }, answer, deps.clock.now());
+      if (await recordSettled({ db, rooms: deps.rooms }, { ...f, payer: answer.payer || f.payer }, answer, deps.clock.now())) await deps.recorded?.().catch(() => undefined);
       return toStored(answer);
     }
     if (answer.errorReason === REASONS.pending) throw new Unstored(answer);
