@@ -20,17 +20,18 @@ import type { X402Harness } from './x402-harness.js';
 export const USDC_DEV = '4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU';
 
 /** The merchant's routes: one scheme each on the standard wire, and the subscription on SPEC.md's wire too. */
-export const ROUTES = { deferred: '/sub', payg: '/payg', prepaid: '/credit', spec: '/sub-spec' } as const;
+export const ROUTES = { deferred: '/sub', payg: '/payg', prepaid: '/credit', upto: '/upto', spec: '/sub-spec' } as const;
 
 export interface Merchant { base: string; close(): Promise<void> }
 
-export function requirementsOf(h: X402Harness): Record<'deferred' | 'payg' | 'prepaid', PaymentRequirementInput> {
+export function requirementsOf(h: X402Harness): Record<'deferred' | 'payg' | 'prepaid' | 'upto', PaymentRequirementInput> {
   const gw = h.ln.fixtures.gateways[0]!;
   const common = { network: 'solana:localnet', recipient: gw.authority, gateway: gw.address, tokenMint: USDC_DEV };
   return {
     deferred: { ...common, scheme: 'deferred', amount: 1_000_000, paymentFrequency: 'Monthly', description: 'reports, monthly' },
     payg: { ...common, scheme: 'x402://payg', amount: 10_000, maxChunkAmount: 100_000, maxAmountPerPeriod: 1_000_000, description: 'metered reports' },
     prepaid: { ...common, scheme: 'x402://prepaid', amount: 500_000, pricePerRequest: 1000, description: 'reports from a credit' },
+    upto: { ...common, scheme: 'x402://upto', amount: 500_000, maxTimeoutSeconds: 600, description: 'a report, up to 0.50' },
   };
 }
 
@@ -43,7 +44,7 @@ export async function startMerchant(h: X402Harness): Promise<Merchant> {
   const reqs = requirementsOf(h);
   const app = express();
   const serve: express.RequestHandler = (req, res) => { res.json({ content: `report at ${req.path}`, grant: x402Grant(res) }); };
-  for (const scheme of ['deferred', 'payg', 'prepaid'] as const) {
+  for (const scheme of ['deferred', 'payg', 'prepaid', 'upto'] as const) {
     app.all(ROUTES[scheme], paymentRequired([reqs[scheme]], deps, { wire: 'standard', signIn: true }), serve);
   }
   app.all(ROUTES.spec, paymentRequired([reqs.deferred], deps, { signIn: true }), serve);

@@ -1,7 +1,7 @@
 /**
  * Tributary's schemes as x402 client plugins, paid by the ecosystem's own client:
  * @x402/fetch's wrapFetchWithPayment over an x402Client with tributaryClientSchemes
- * registered on 'solana:*' pays deferred, x402://payg and x402://prepaid on the standard
+ * registered on 'solana:*' pays deferred, x402://payg, x402://prepaid and x402://upto on the standard
  * wire (the transaction and the payer's proof of possession built by the plugin, one
  * transaction each); a later request of a fresh client with the SIWX extension passes
  * without a new transaction, on the standard wire and on SPEC.md's.
@@ -20,7 +20,7 @@ import { paidFetch, ROUTES, startMerchant, USDC_DEV, walletSigner, type Merchant
 
 const SIGNATURE = /^[1-9A-HJ-NP-Za-km-z]{87,88}$/;
 
-describe('x402 plugins: @x402/fetch with Tributary\'s client schemes pays deferred, payg and prepaid; a later request passes by SIWX', function () {
+describe('x402 plugins: @x402/fetch with Tributary\'s client schemes pays deferred, payg, prepaid and upto; a later request passes by SIWX', function () {
   this.timeout(90_000);
   let h: X402Harness;
   let m: Merchant;
@@ -43,11 +43,11 @@ describe('x402 plugins: @x402/fetch with Tributary\'s client schemes pays deferr
     m = await startMerchant(h);
   });
   after(async () => {
-    await m.close();
-    await h.close();
+    await m?.close();
+    await h?.close();
   });
 
-  for (const scheme of ['deferred', 'payg', 'prepaid'] as const) {
+  for (const scheme of ['deferred', 'payg', 'prepaid', 'upto'] as const) {
     it(`pays ${scheme} through PAYMENT-SIGNATURE: one transaction, a PAYMENT-RESPONSE @x402/fetch decodes, a JWT that serves`, async () => {
       const payer = h.payer();
       const landed = h.txCount();

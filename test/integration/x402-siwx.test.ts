@@ -53,8 +53,8 @@ describe('x402 Sign-In-With-X: a stale, replayed, foreign or forged message is r
     expect(paid.status, await paid.clone().text()).to.equal(200);
   });
   after(async () => {
-    await m.close();
-    await h.close();
+    await m?.close();
+    await h?.close();
   });
 
   it('declares a fresh challenge in every 402: this origin and resource, the route\'s chain, ed25519, a new nonce each time', async () => {
