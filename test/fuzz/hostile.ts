@@ -41,6 +41,8 @@ const EDGY = ['a', '0', '-1', '1700000000', '2024-02-29T23:59:59Z', '1970-01-01'
 export function plausible(schema: Schema | undefined): fc.Arbitrary<unknown> {
   const s = schema ?? {};
   if (Array.isArray(s['enum'])) return fc.constantFrom(...(s['enum'] as unknown[]));
+  // a body or field of several shapes (the facilitator's Tributary and standard bodies): any of them
+  if (Array.isArray(s['anyOf'])) return fc.oneof(...(s['anyOf'] as Schema[]).map((a) => plausible(a)));
   const min = typeof s['minimum'] === 'number' ? s['minimum'] : undefined;
   const max = typeof s['maximum'] === 'number' ? s['maximum'] : undefined;
   switch (s['type']) {

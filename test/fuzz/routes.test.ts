@@ -193,7 +193,8 @@ describe('fuzz: every route from its schema', function () {
         const headers: Record<string, string> = { ...authHeaders(hostile('auth') ? w.auth : p.auth) };
         if (hostile('contentType')) headers['content-type'] = w.contentType;
         else if (body !== undefined) headers['content-type'] = 'application/json';
-        if (hostile('payment')) headers['payment'] = w.payment;
+        // SPEC's Payment header or the standard's PAYMENT-SIGNATURE: every protected route reads both
+        if (hostile('payment')) headers[w.payment.length % 2 === 0 ? 'payment' : 'payment-signature'] = w.payment;
         if (hostile('xff')) headers['x-forwarded-for'] = w.xff;
         if (hostile('host')) headers['host'] = w.host;
         return { method: op.method, path: `${path}${q}`, headers, ...(body !== undefined ? { body } : {}) };
