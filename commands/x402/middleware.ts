@@ -42,6 +42,11 @@
  * Either wire reads both request headers: `Payment` (payload.ts) and `PAYMENT-SIGNATURE`
  * (a standard PaymentPayload whose `payload` is the Tributary payload, `accepted.extra.id`
  * the requirement paid). A header that does not decode is a 402 with the reason.
+ *
+ * `options.signIn` (plugins/siwx.ts): the 402 declares the sign-in-with-x extension (a
+ * CAIP-122 challenge), and a `SIGN-IN-WITH-X` header of a wallet that holds a matching policy
+ * is answered as that policy's payment is (`{jwt, message}`, nothing sent); a stale,
+ * replayed, foreign or badly signed message is a 402 with the reason.
  */
 import type { Request, RequestHandler, Response } from 'express';
 import { createPaymentEngine, type PaymentEngine, type X402Deps, type X402Grant } from './engine.js';

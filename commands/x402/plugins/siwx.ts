@@ -22,6 +22,7 @@ import { randomBytes } from 'node:crypto';
 import {
   buildSIWxSchema, parseSIWxHeader, SIGN_IN_WITH_X, validateSIWxMessage, verifySIWxSignature, type SIWxPayload,
 } from '@x402/extensions/sign-in-with-x';
+import { upstreamUnavailable } from '../../../src/kernel/http/errors.js';
 import type { PaymentEngine } from '../engine.js';
 import type { SettledResult } from '../idempotency.js';
 import type { PaymentRequirement } from '../requirements.js';
@@ -78,7 +79,9 @@ export function createSignIn(engine: PaymentEngine, requirements: readonly Payme
     const signed = await verifySIWxSignature(p);
     if (!signed.isValid) return { ok: false, reason: `the sign-in message is refused (${signed.invalidReason}): ${signed.invalidMessage}` };
     // last, so that only the wallet's own signature can spend its nonce
-    const fresh = await engine.redis.set(nonceKey(engine.redisPrefix, p.nonce), signed.payer, 'EX', maxAge * 2 + 60, 'NX');
+    const fresh = await engine.redis.set(nonceKey(engine.redisPrefix, p.nonce), signed.payer, 'EX', maxAge * 2 + 60, 'NX').catch((err: Error) => {
+      throw upstreamUnavailable(`the sign-in nonce store (Redis) did not answer: ${err.message}`);
+    });
     if (fresh !== 'OK') return { ok: false, reason: `the sign-in message's nonce ${p.nonce} was used already: sign a fresh challenge` };
     return { ok: true, wallet: signed.payer };
   }
