@@ -8,7 +8,7 @@
  */
 /* eslint-disable @typescript-eslint/no-explicit-any -- the client's errors are inspected field by field */
 import { expect } from 'chai';
-import type { Keypair } from '@solana/web3.js';
+import { Keypair } from '@solana/web3.js';
 import { HTTPFacilitatorClient } from '@x402/core/http';
 import type { PaymentPayload, PaymentRequired, PaymentRequirements } from '@x402/core/types';
 import { buildPayment } from '../../commands/x402/payment-transaction.js';
@@ -116,7 +116,7 @@ describe('x402 facilitator in the standard shapes: HTTPFacilitatorClient verifie
     expect(h.txCount()).to.equal(landed + 1);
   });
 
-  it('reports invalid terms (400) and a missing or wrong credential (401) as failures', async () => {
+  it('reports invalid terms (400), another gateway\'s requirements (403) and a missing or wrong credential (401) as failures', async () => {
     const accepted = pr.accepts[0]!;
     const payment = await paymentFor(h.payer(), accepted);
     const bad: [PaymentPayload, PaymentRequirements][] = [
@@ -133,6 +133,11 @@ describe('x402 facilitator in the standard shapes: HTTPFacilitatorClient verifie
       expect(failed.invalidReason).to.equal('invalid_input');
       expect(failed.message).to.match(/^invalid_input: /);
     }
+    let foreign: any;
+    const elsewhere = { ...accepted, extra: { ...accepted.extra, gateway: Keypair.generate().publicKey.toBase58() } };
+    await facilitator.settle(payment, elsewhere).catch((err: unknown) => { foreign = err; });
+    expect(foreign?.statusCode).to.equal(403);
+    expect(foreign.errorReason).to.equal('forbidden');
     let unauthorized: any;
     await clientWith({ 'x-api-key': `${key.slice(0, -2)}xx` }).settle(payment, accepted).catch((err: unknown) => { unauthorized = err; });
     expect(unauthorized?.name).to.equal('SettleError');
