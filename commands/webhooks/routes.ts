@@ -87,6 +87,24 @@ export function registerWebhookRoutes(api: Api, ctx: WebhookRouteDeps): void {
     userAgent: `tributary-webhooks/${API_VERSION}`,
   }, gatewayOrAdmin);
 
+  const r: RouteCtx = { deps, maxLimit, gatewayOrAdmin, byId, adminKey: ctx.config.keys.adminApiKey };
+  registerGatewayWebhookRoutes(api, r);
+  registerWebhookByIdRoutes(api, r);
+}
+
+/** What the route groups share: the service, the page bound, and the credentials' middleware. */
+interface RouteCtx {
+  deps: WebhookDeps;
+  maxLimit: number;
+  /** a gateway JWT or the admin key */
+  gatewayOrAdmin: RequestHandler;
+  /** the same, for /v1/webhooks/:id paths (passes /v1/webhooks/event-types on) */
+  byId: RequestHandler[];
+  adminKey: Config['keys']['adminApiKey'];
+}
+
+/** Registration, the admin's list, and a gateway's webhooks listed or deleted. */
+function registerGatewayWebhookRoutes(api: Api, { deps, maxLimit, gatewayOrAdmin, adminKey }: RouteCtx): void {
   api.route<Record<string, never>, Record<string, never>, CreateInput>({
     method: 'post',
     path: '/v1/webhooks',
@@ -116,7 +134,7 @@ export function registerWebhookRoutes(api: Api, ctx: WebhookRouteDeps): void {
     description: 'Requires x-admin-key. Ordered by id.',
     tags: ['webhooks'],
     security: [{ AdminApiKey: [] }],
-    before: [requireAdminKey(ctx.config.keys.adminApiKey)],
+    before: [requireAdminKey(adminKey)],
     query: listQuery(maxLimit),
     responses: {
       200: { description: 'webhooks', schema: webhookListSchema },
@@ -158,7 +176,10 @@ export function registerWebhookRoutes(api: Api, ctx: WebhookRouteDeps): void {
       return { body: await removeGatewayWebhooks(deps, authOf(res), params.gatewayPubkey) };
     },
   });
+}
 
+/** One webhook by id: read, changed, deleted, and its delivery attempts. */
+function registerWebhookByIdRoutes(api: Api, { deps, maxLimit, byId }: RouteCtx): void {
   api.route<Record<string, never>, IdParams>({
     method: 'get',
     path: '/v1/webhooks/:id',
