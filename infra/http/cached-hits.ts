@@ -14,70 +14,17 @@
  * route. Routes with middleware of their own (`before`: auth, a limit of their own) are
  * never learnt: their requests always take the router.
  *
- * `front` goes one step further: it answers a hit before express sees the request at all.
- * Express's handling of a request (its prototypes swapped onto Node's request and
- * response, the router's walk through the middleware) costs an API process more CPU than
- * Node's own HTTP path and the write of a 70 KB page together: 120-130 µs a request against
- * 30 µs for a bare node:http server writing the same bytes (wrk, 20 connections). So a GET
- * of a known URL without a body or If-None-Match is counted and looked up there; a hit is
- * answered by the same header middleware express would have run before the router (the
- * request id, helmet, CORS: `FrontOptions.headers`), the limit's headers and the cached
- * bytes; anything else (a miss, a refusal, a reply with headers of its own) goes on to
- * express with what front found, which the middleware above then applies instead of
- * asking Redis again.
- *
- * It answers the misses of the list routes too (`FrontRoutes`, from the Api), and, with
- * the cache off (READ_CACHE_TTL_MS=0), every request of those routes: their answer
- * depends on the validated path and query alone (RouteDef.cachedFrom), so front finds the
- * route the router would run (front-paths.ts), validates the query and params as the
- * router would, counts the request and runs the route's handler. Input it does not accept
- * as valid goes to express untouched (uncounted: express counts it and answers its 400);
- * a refusal, or an error the handler throws, goes on to express with what front found, as
- * above, so every error is the error handler's envelope. On a 2-core bench the router's
- * walk, express's prototypes and the middleware chain were 15% of an uncached request.
+ * `front` (cached-front.ts) goes one step further: it answers hits, and the misses of the
+ * list routes, before express sees the request at all.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Request, RequestHandler, Response } from 'express';
 import { LRUCache } from 'lru-cache';
 import type { Lookup, ReadCache } from '../cache/read-cache.js';
-import { send, sendPlain, type Rendered } from './rendered.js';
-import type { RateLimitOutcome } from './redis-rate-limit.js';
+import { send, type Rendered } from './rendered.js';
+import { createFront, unreachable, type Early, type FrontOptions, type FrontRoutes, type KnownUrl } from './cached-front.js';
 
-/** Connect-style middleware over Node's own request and response (helmet's, cors's). */
-export type NodeMiddleware = (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void;
-
-/** What `front` needs to answer as express would. */
-export interface FrontOptions {
-  /** the app's middleware before the router that sets headers, in express's order; none of it fails or answers a GET */
-  headers: readonly NodeMiddleware[];
-  /** the key the standard limit counts a request under (rate-limit.ts's clientKey of express's req.ip) */
-  clientOf(req: IncomingMessage): string;
-  /** the standard limit's count */
-  count(client: string): Promise<RateLimitOutcome>;
-}
-
-/** What the router learnt of a URL of a cached route. */
-export interface KnownUrl {
-  readModels: readonly string[];
-  /** the read cache's key of its validated request */
-  key: string;
-  scopes: readonly string[] | undefined;
-  /** the route's path, for metrics */
-  route: string;
-  /** counted under the standard rate limit */
-  limited: boolean;
-}
-
-/** A validated GET of a list route front answers itself: the route's answer, rendered as the router renders it. */
-export interface FrontMiss extends KnownUrl {
-  produce(): Promise<Rendered>;
-}
-
-/** The routes whose misses front answers (the Api's list routes). */
-export interface FrontRoutes {
-  /** the GET's route and validated request, when the router would run one of these routes and accept the input; else undefined */
-  miss(url: string): FrontMiss | undefined;
-}
+export type { FrontMiss, FrontOptions, FrontRoutes, KnownUrl, NodeMiddleware } from './cached-front.js';
 
 export interface CachedHits {
   /** express middleware, mounted just before the router */
@@ -92,25 +39,8 @@ export interface CachedHits {
   front(app: (req: IncomingMessage, res: ServerResponse) => void, routes?: FrontRoutes): (req: IncomingMessage, res: ServerResponse) => void;
 }
 
-/** What front found for a request it handed to express. */
-interface Early {
-  key: string;
-  /** the URL front looked up (the middleware's own lookups leave it out) */
-  url?: KnownUrl;
-  looked: Lookup<Rendered> | undefined;
-  /** the standard limit's outcome, when front counted the request */
-  counted?: RateLimitOutcome;
-  failed?: unknown;
-  /** what the route's handler threw, answered after the limit's headers are set (as the router answers it) */
-  thrown?: unknown;
-  /** the answer front computed, with headers of its own */
-  answer?: Rendered;
-}
-
 /** URLs remembered: a URL forgotten only takes the router again (about 400 bytes each). */
 const KNOWN_URLS = 50_000;
-
-const unreachable = (): Promise<never> => Promise.reject(new Error('a hit is never computed'));
 
 /** The route of each response a hit answered (a response is answered once). */
 const hitRoutes = new WeakMap<ServerResponse, string>();
@@ -122,20 +52,6 @@ export function servedRoute(req: IncomingMessage, res: ServerResponse): string |
   const r = req as Partial<Request>;
   const route = (r.route as { path?: string } | undefined)?.path;
   return route === undefined ? undefined : `${r.baseUrl ?? ''}${route}`;
-}
-
-/** A request with a body: express's body parser reads it before the router (and may refuse it). */
-const hasBody = (req: IncomingMessage): boolean => req.headers['transfer-encoding'] !== undefined
-  || (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
-
-function runEach(chain: readonly NodeMiddleware[], req: IncomingMessage, res: ServerResponse, done: (err?: unknown) => void): void {
-  let i = 0;
-  const next = (err?: unknown): void => {
-    const mw = chain[i++];
-    if (err !== undefined || mw === undefined) done(err);
-    else mw(req, res, next);
-  };
-  next();
 }
 
 export function createCachedHits(cache: ReadCache, standardLimit: RequestHandler | undefined, now: () => number, frontOpts?: FrontOptions): CachedHits {
@@ -193,62 +109,6 @@ export function createCachedHits(cache: ReadCache, standardLimit: RequestHandler
     }
   }
 
-  /** Writes an answer as express would: the header middleware, the limit's headers, the bytes. */
-  function write(f: FrontOptions, req: IncomingMessage, res: ServerResponse, k: KnownUrl, r: Rendered, counted: RateLimitOutcome | undefined): void {
-    hitRoutes.set(res, k.route);
-    runEach(f.headers, req, res, (err) => {
-      if (err !== undefined) { res.destroy(err as Error); return; }
-      if (counted !== undefined) for (const name of Object.keys(counted.headers)) res.setHeader(name, counted.headers[name]!);
-      sendPlain(res, r, now());
-    });
-  }
-
-  /** `missOf`: the URL's route and validated request, when front may compute its answer on a miss (asked only then). */
-  async function answer(f: FrontOptions, req: IncomingMessage, res: ServerResponse, app: (req: IncomingMessage, res: ServerResponse) => void, k: KnownUrl, missOf: () => FrontMiss | undefined): Promise<void> {
-    let e: Early;
-    try {
-      // the count and the lookup at once, as above
-      const [counted, looked] = await Promise.all([k.limited ? f.count(f.clientOf(req)) : undefined, cache.lookup<Rendered>(k.readModels, k.key, k.scopes)]);
-      const refused = counted?.refusal !== undefined;
-      const hit = refused ? undefined : looked.hit;
-      if (hit !== undefined && hit.headers === undefined) {
-        await cache.get(k.readModels, k.key, unreachable, () => 0, k.scopes, looked);
-        write(f, req, res, k, hit, counted);
-        return;
-      }
-      e = { key: k.key, url: k, looked, ...(counted ? { counted } : {}) };
-      const miss = hit === undefined && !refused ? missOf() : undefined;
-      if (miss !== undefined) {
-        const computed = await compute(miss, looked, req.url!);
-        // answered by express's error handler, under the route that threw, as the router names it
-        hitRoutes.set(res, k.route);
-        if ('thrown' in computed) {
-          e = { key: k.key, looked: undefined, ...(counted ? { counted } : {}), thrown: computed.thrown };
-        } else if (computed.rendered.headers === undefined) {
-          write(f, req, res, k, computed.rendered, counted);
-          return;
-        } else {
-          e = { key: k.key, looked: undefined, ...(counted ? { counted } : {}), answer: computed.rendered };
-        }
-      }
-    } catch (err) {
-      e = { key: k.key, looked: undefined, failed: err };
-    }
-    early.set(req, e);
-    app(req, res);
-  }
-
-  /** The route's answer at the versions looked up (the cache's miss, or the route run when the cache is off or bypassed). */
-  async function compute(m: FrontMiss, looked: Lookup<Rendered>, url: string): Promise<{ rendered: Rendered } | { thrown: unknown }> {
-    try {
-      const rendered = await cache.get(m.readModels, m.key, () => m.produce(), (r) => r.body.length + m.key.length + 64, m.scopes, looked);
-      if (cache.enabled) known.set(url, { readModels: m.readModels, key: m.key, scopes: m.scopes, route: m.route, limited: m.limited });
-      return { rendered };
-    } catch (thrown) {
-      return { thrown };
-    }
-  }
-
   return {
     middleware(req, res, next) {
       const e = early.get(req);
@@ -259,16 +119,7 @@ export function createCachedHits(cache: ReadCache, standardLimit: RequestHandler
     },
     front(app, routes) {
       if (frontOpts === undefined) return app;
-      const f = frontOpts;
-      return (req, res) => {
-        if (req.method !== 'GET' || req.headers['if-none-match'] !== undefined || hasBody(req)) { app(req, res); return; }
-        const url = req.url!;
-        const k = cache.enabled ? known.get(url) : undefined;
-        if (k !== undefined) { void answer(f, req, res, app, k, () => routes?.miss(url)); return; }
-        const miss = routes?.miss(url);
-        if (miss === undefined) app(req, res);
-        else void answer(f, req, res, app, miss, () => miss);
-      };
+      return createFront({ cache, known, early, now, served: (res, route) => hitRoutes.set(res, route) }, frontOpts, app, routes);
     },
     learn(req, k) {
       if (req.method === 'GET') known.set(req.url, k);
