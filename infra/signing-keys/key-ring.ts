@@ -83,26 +83,11 @@ export function createKeyRing(ctx: KeyStoreDeps): KeyRing {
     snapshot = undefined;
   }
 
-  async function load(): Promise<Snapshot> {
-    const now = clock.now();
-    let keys = await loadPublishedKeys(ctx.db, now);
-    let active = keys.find((k) => k.retiresAt === null);
-    if (!active?.sealedPrivate) {
-      await ensureActiveKey(ctx.db, { nowMs: now, encryptionKey: config.keys.encryptionKey });
-      keys = await loadPublishedKeys(ctx.db, now);
-      active = keys.find((k) => k.retiresAt === null);
-    }
-    if (!active?.sealedPrivate) throw new Error('no active signing key after creating one');
-    const jwk = openPrivateJwk(active.sealedPrivate, active.kid, config.keys.encryptionKey);
-    const key = (await importJWK(jwk, SIGNING_ALG)) as CryptoKey;
-    return { keys, active: { kid: active.kid, key }, loadedAt: now };
-  }
-
   async function current(force = false): Promise<Snapshot> {
     if (!force && snapshot && clock.now() - snapshot.loadedAt < KEY_CACHE_TTL_MS) return snapshot;
     if (inflight) return inflight;
     const gen = generation;
-    inflight = load()
+    inflight = loadSnapshot(ctx)
       .then((s) => {
         if (gen === generation) snapshot = s;
         return s;
@@ -141,19 +126,7 @@ export function createKeyRing(ctx: KeyStoreDeps): KeyRing {
     audience: config.keys.audience,
     async sign(claims, opts) {
       const { active } = await current();
-      const issuedAt = Math.floor(clock.now() / 1000);
-      const jti = randomUUID();
-      const token = await new SignJWT(claims)
-        .setProtectedHeader({ alg: SIGNING_ALG, kid: active.kid, typ: 'JWT' })
-        .setIssuer(config.keys.issuer)
-        .setAudience(opts.audience ?? config.keys.audience)
-        .setSubject(opts.subject)
-        .setIssuedAt(issuedAt)
-        .setNotBefore(issuedAt - NOT_BEFORE_SKEW_SECONDS)
-        .setExpirationTime(opts.expiresAt)
-        .setJti(jti)
-        .sign(active.key);
-      return { token, kid: active.kid, jti, issuedAt, expiresAt: opts.expiresAt };
+      return signToken(ctx, active, claims, opts);
     },
     async verify(token, opts = {}) {
       const { payload } = await jwtVerify(token, publicKeyFor, {
@@ -187,4 +160,38 @@ export function createKeyRing(ctx: KeyStoreDeps): KeyRing {
       sub.disconnect();
     },
   };
+}
+
+/** The published keys and the active one unsealed; the first key is made when there is none. */
+async function loadSnapshot(ctx: KeyStoreDeps): Promise<Snapshot> {
+  const { config, clock } = ctx;
+  const now = clock.now();
+  let keys = await loadPublishedKeys(ctx.db, now);
+  let active = keys.find((k) => k.retiresAt === null);
+  if (!active?.sealedPrivate) {
+    await ensureActiveKey(ctx.db, { nowMs: now, encryptionKey: config.keys.encryptionKey });
+    keys = await loadPublishedKeys(ctx.db, now);
+    active = keys.find((k) => k.retiresAt === null);
+  }
+  if (!active?.sealedPrivate) throw new Error('no active signing key after creating one');
+  const jwk = openPrivateJwk(active.sealedPrivate, active.kid, config.keys.encryptionKey);
+  const key = (await importJWK(jwk, SIGNING_ALG)) as CryptoKey;
+  return { keys, active: { kid: active.kid, key }, loadedAt: now };
+}
+
+async function signToken(ctx: KeyStoreDeps, active: Snapshot['active'], claims: Record<string, unknown>, opts: SignOptions): Promise<SignedToken> {
+  const { config, clock } = ctx;
+  const issuedAt = Math.floor(clock.now() / 1000);
+  const jti = randomUUID();
+  const token = await new SignJWT(claims)
+    .setProtectedHeader({ alg: SIGNING_ALG, kid: active.kid, typ: 'JWT' })
+    .setIssuer(config.keys.issuer)
+    .setAudience(opts.audience ?? config.keys.audience)
+    .setSubject(opts.subject)
+    .setIssuedAt(issuedAt)
+    .setNotBefore(issuedAt - NOT_BEFORE_SKEW_SECONDS)
+    .setExpirationTime(opts.expiresAt)
+    .setJti(jti)
+    .sign(active.key);
+  return { token, kid: active.kid, jti, issuedAt, expiresAt: opts.expiresAt };
 }
