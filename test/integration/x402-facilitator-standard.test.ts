@@ -3,7 +3,8 @@
  * HTTPFacilitatorClient (url <service>/v1/x402, our x-api-key through createAuthHeaders):
  * /supported, /verify and /settle answer what it parses with its schemas, for deferred,
  * x402://payg and x402://upto requirements; a refusal is isValid/success false with the
- * reason and nothing sent; settle always answers a transaction; invalid terms are a 400 and
+ * reason and nothing sent; settle always answers a transaction (for a policy
+ * the payer held already, its last payment's from the read model); invalid terms are a 400 and
  * a missing credential a 401, which it reports as failures.
  */
 /* eslint-disable @typescript-eslint/no-explicit-any -- the client's errors are inspected field by field */
@@ -17,6 +18,8 @@ import { standardRequirement } from '../../commands/x402/standard/requirements.j
 import { startX402, type X402Harness } from './x402-harness.js';
 import { payloadOf, registerUpto } from './x402-facilitator-support.js';
 import { specForm } from './x402-standard-support.js';
+import { project } from './readmodels-scenario.js';
+import { paymentPoliciesProjection } from '../../projections/policies/projection.js';
 
 const SIGNATURE = /^[1-9A-HJ-NP-Za-km-z]{87,88}$/;
 
@@ -111,8 +114,13 @@ describe('x402 facilitator in the standard shapes: HTTPFacilitatorClient verifie
     const held = await facilitator.settle({ ...payment, payload: { payer: payer.publicKey.toBase58(), proof } }, accepted);
     expect(held, JSON.stringify(held)).to.deep.include({ success: true, payer: payer.publicKey.toBase58() });
     expect(held.extra).to.include({ policy: s.extra!['policy'], created: false });
-    // this harness runs no projector: the read model has not seen the policy, so "" (documented)
+    // no projector has run yet: the read model has not seen the policy, so "" (documented)
     expect(held.transaction).to.equal('');
+    // once the policies read model has the chain's events, the policy's last payment: the first period, paid in the settled transaction
+    await project(h.env, [paymentPoliciesProjection], h.ln.ledger());
+    const known = await facilitator.settle({ ...payment, payload: { payer: payer.publicKey.toBase58(), proof } }, accepted);
+    expect(known, JSON.stringify(known)).to.deep.include({ success: true, transaction: s.transaction });
+    expect(known.extra).to.include({ policy: s.extra!['policy'], created: false });
     expect(h.txCount()).to.equal(landed + 1);
   });
 
