@@ -83,6 +83,8 @@ export function registerX402Routes(api: Api, ctx: X402RouteDeps): void {
   // the same resource in the x402 v2 standard wire, for the ecosystem's clients
   const standard = paymentRequired(demoStandardRequirements(setup), ctx.x402, {
     wire: 'standard', resource: { description: 'Tributary demo content', mimeType: 'application/json' },
+    // a payer who holds a demo policy already signs in with its wallet (docs/x402-plugins.md)
+    signIn: true,
   });
   for (const method of DEMO_METHODS) registerStandardDemo(api, ctx.clock, method, standard);
 }

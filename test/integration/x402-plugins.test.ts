@@ -85,6 +85,19 @@ describe('x402 plugins: @x402/fetch with Tributary\'s client schemes pays deferr
     });
   }
 
+  it('the demo resource of the standard wire takes both: a payer pays its subscription, then a fresh client signs in', async () => {
+    const payer = h.payer();
+    const demo = `${h.api.url}/v1/x402/demo-standard`;
+    const landed = h.txCount();
+    const first = await paidFetch(h, payer)(demo);
+    expect(first.status, await first.clone().text()).to.equal(200);
+    expect(h.txCount()).to.equal(landed + 1);
+    const again = await paidFetch(h, payer, { signIn: true })(demo);
+    expect(again.status, await again.clone().text()).to.equal(200);
+    expect(decodePaymentResponseHeader(again.headers.get('payment-response')!).extra).to.include({ scheme: 'deferred', created: false });
+    expect(h.txCount()).to.equal(landed + 1);
+  });
+
   it('on SPEC.md\'s wire too: the 402 body declares sign-in-with-x, and the subscriber signs in with no new transaction', async () => {
     const payer = paid('deferred');
     const unpaid = await fetch(`${m.base}${ROUTES.spec}`);

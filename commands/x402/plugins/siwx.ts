@@ -25,7 +25,7 @@ import {
 import { upstreamUnavailable } from '../../../src/kernel/http/errors.js';
 import type { PaymentEngine } from '../engine.js';
 import type { SettledResult } from '../idempotency.js';
-import type { PaymentRequirement } from '../requirements.js';
+import { SCHEMES, type PaymentRequirement } from '../requirements.js';
 import { PaymentRefused } from '../settle.js';
 
 export { SIGN_IN_WITH_X };
@@ -61,7 +61,9 @@ function sameResource(uri: string, resource: string): boolean {
 
 export function createSignIn(engine: PaymentEngine, requirements: readonly PaymentRequirement[], opts: SignInOptions = {}): SignIn {
   const maxAge = opts.maxAgeSeconds ?? 300;
-  const networks = [...new Set(requirements.map((r) => r.network))];
+  // only a policy scheme's requirement can be held already (an `exact` payment is a transfer, nothing to sign into)
+  const held = requirements.filter((r) => (SCHEMES as readonly string[]).includes(r.scheme));
+  const networks = [...new Set(held.map((r) => r.network))];
   const now = () => engine.clock.now();
 
   async function wallet(header: string, resource: string): Promise<{ ok: true; wallet: string } | { ok: false; reason: string }> {
@@ -102,7 +104,7 @@ export function createSignIn(engine: PaymentEngine, requirements: readonly Payme
       if (!w.ok) return w;
       const reasons: string[] = [];
       // the requirements in the route's order: the first the wallet holds a policy for answers
-      for (const r of requirements) {
+      for (const r of held) {
         try {
           const result = await engine.settle(r, { ok: true, payer: w.wallet, existing: true });
           return { ok: true, result, requirement: r };
