@@ -53,9 +53,38 @@ function filterMode(q: EventsQuery, memos: Buffer[] | undefined, name: EventName
   return { ...(q.minSlot !== undefined ? { minSlot: q.minSlot } : {}), ...(q.maxSlot !== undefined ? { maxSlot: q.maxSlot } : {}) };
 }
 
-export function registerEventRoutes(api: Api, ctx: { dbRead: Db; config: Pick<Config, 'http'> }): void {
-  const page = { limit: limitSchema(100, ctx.config.http.maxLimit), offset: offsetSchema };
+interface EventRouteDeps { dbRead: Db; config: Pick<Config, 'http'> }
+type Page = { limit: JsonSchema; offset: JsonSchema };
 
+export function registerEventRoutes(api: Api, ctx: EventRouteDeps): void {
+  const page: Page = { limit: limitSchema(100, ctx.config.http.maxLimit), offset: offsetSchema };
+
+  registerEventSearch(api, ctx, page);
+  registerEventAggregates(api, ctx);
+
+  // before the per-kind lists only for readability: no path below overlaps another
+  registerKindRoutes(api, ctx);
+
+  api.route<{ limit: number; offset: number }, { eventName: string }>({
+    method: 'get',
+    path: '/v1/events/typed/:eventName',
+    summary: 'Events of one kind, fully typed',
+    description: 'Events of the kind named in the path (a name from /v1/events/names/tributary, or an alias), newest first; data follows the kind\'s schema.',
+    tags: ['events'],
+    params: { type: 'object', required: ['eventName'], properties: { eventName: eventNameSchema } },
+    query: { type: 'object', additionalProperties: false, properties: page },
+    responses: { 200: { description: 'typed events', schema: anyTypedEventListSchema } },
+    cachedFrom: ['archive'],
+    cacheScopes: (_q, p) => [readScope.name(eventNameParam(p.eventName))],
+    async handler({ query, params }) {
+      const name = eventNameParam(params.eventName);
+      return { json: await listEventsJson(ctx.dbRead, { name }, { limit: query.limit, offset: query.offset }) };
+    },
+  });
+}
+
+/** GET /v1/events: one filter mode, by SPEC's priority. */
+function registerEventSearch(api: Api, ctx: EventRouteDeps, page: Page): void {
   api.route<EventsQuery>({
     method: 'get',
     path: '/v1/events',
@@ -98,7 +127,10 @@ export function registerEventRoutes(api: Api, ctx: { dbRead: Db; config: Pick<Co
       return { json: await listEventsJson(ctx.dbRead, filterMode(q, memos, name, range), { limit: q.limit, offset: q.offset }) };
     },
   });
+}
 
+/** Counts, names and payment stats over the archive. */
+function registerEventAggregates(api: Api, ctx: EventRouteDeps): void {
   api.route<{ eventName?: string; startTime?: string; endTime?: string }>({
     method: 'get',
     path: '/v1/events/count',
@@ -158,26 +190,6 @@ export function registerEventRoutes(api: Api, ctx: { dbRead: Db; config: Pick<Co
     async handler({ query: q }) {
       const time = parseTimeRange(q.startTime, q.endTime);
       return { body: await paymentStats(ctx.dbRead, { time, ...(q.gateway !== undefined ? { gateway: q.gateway } : {}) }) };
-    },
-  });
-
-  // before the per-kind lists only for readability: no path below overlaps another
-  registerKindRoutes(api, ctx);
-
-  api.route<{ limit: number; offset: number }, { eventName: string }>({
-    method: 'get',
-    path: '/v1/events/typed/:eventName',
-    summary: 'Events of one kind, fully typed',
-    description: 'Events of the kind named in the path (a name from /v1/events/names/tributary, or an alias), newest first; data follows the kind\'s schema.',
-    tags: ['events'],
-    params: { type: 'object', required: ['eventName'], properties: { eventName: eventNameSchema } },
-    query: { type: 'object', additionalProperties: false, properties: page },
-    responses: { 200: { description: 'typed events', schema: anyTypedEventListSchema } },
-    cachedFrom: ['archive'],
-    cacheScopes: (_q, p) => [readScope.name(eventNameParam(p.eventName))],
-    async handler({ query, params }) {
-      const name = eventNameParam(params.eventName);
-      return { json: await listEventsJson(ctx.dbRead, { name }, { limit: query.limit, offset: query.offset }) };
     },
   });
 }
