@@ -5,7 +5,7 @@
  * derived here exactly as the localnet derives them. Elsewhere, without both settings,
  * the demo is off.
  */
-import type { Config } from '../../src/kernel/config/config.js';
+import { onLocalnet, type Config } from '../../src/kernel/config/config.js';
 import { createPdaDeriver } from '../../src/kernel/domain/pda.js';
 import { deriveKeypair } from '../../src/kernel/domain/seeded-keypair.js';
 import type { PaymentRequirementInput } from './requirements.js';
@@ -21,7 +21,7 @@ export function localnetGateway(seed: string, programId: string): { authority: s
 export function demoSetup(config: Config): DemoSetup {
   const d = config.x402.demo;
   if (!d.enabled) return { on: false, why: 'X402_DEMO_ENABLED is false' };
-  const local = config.solana.cluster === 'localnet' ? localnetGateway(config.localnet.seed, config.solana.programId) : undefined;
+  const local = onLocalnet(config.solana) ? localnetGateway(config.localnet.seed, config.solana.programId) : undefined;
   const recipient = d.recipient ?? local?.authority;
   const gateway = d.gateway ?? local?.address;
   if (!recipient || !gateway) return { on: false, why: 'X402_DEMO_RECIPIENT and X402_DEMO_GATEWAY are unset and the cluster is not the localnet' };

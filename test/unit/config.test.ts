@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { ConfigError, loadConfig, NETWORKS, USDC_DEVNET, USDC_MAINNET } from '../../src/kernel/config/config.js';
+import { ConfigError, loadConfig, NETWORKS, onLocalnet, USDC_DEVNET, USDC_MAINNET } from '../../src/kernel/config/config.js';
+import { demoSetup } from '../../commands/x402/demo.js';
 
 describe('configuration', () => {
   it('has working defaults and is frozen', () => {
@@ -24,6 +25,17 @@ describe('configuration', () => {
     expect(c.solana.network).to.equal('solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1');
     expect(c.solana.defaultStablecoin).to.equal('4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU');
     expect(c.solana.rpcUrl).to.equal(`http://127.0.0.1:${c.localnet.port}`);
+  });
+
+  it('keeps the localnet conveniences (fixtures, demo gateway, private webhook targets) on the built-in localnet as devnet, and only there', () => {
+    const builtIn = loadConfig({ SOLANA_CLUSTER: 'devnet' });
+    expect(onLocalnet(builtIn.solana)).to.equal(true);
+    expect(builtIn.webhooks.allowPrivateTargets).to.equal(true);
+    expect(demoSetup(builtIn).on).to.equal(true);
+    const real = loadConfig({ SOLANA_CLUSTER: 'devnet', SOLANA_RPC_URL: 'https://rpc.example:8899' });
+    expect(onLocalnet(real.solana)).to.equal(false);
+    expect(real.webhooks.allowPrivateTargets).to.equal(false);
+    expect(demoSetup(real).on).to.equal(false);
   });
 
   it('names every bad variable and what it expects', () => {

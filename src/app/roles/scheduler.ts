@@ -18,6 +18,7 @@ import { createRelease } from '../../../commands/x402/account-outstanding.js';
 import { attachRedisAdapter } from '../../../queries/realtime/adapter.js';
 import { roomOf } from '../../../queries/realtime/keys.js';
 import { LIFECYCLE_VERSION } from '../../kernel/names/index.js';
+import { onLocalnet } from '../../kernel/config/config.js';
 import type { RunningRole } from './role.js';
 import { startPeriodicReconciliation } from '../reconciliation.js';
 
@@ -28,7 +29,7 @@ export async function startSchedulerRole(ctx: AppContext): Promise<RunningRole> 
   const log = ctx.logger.child({ component: 'scheduler' });
   // an intent or a charge counts as executed at confirmed at least (a processed block can be dropped by a fork)
   const io = chainIo(createRpcClient({ url: solana.rpcUrl, timeoutMs: solana.rpcTimeoutMs }), solana.programId, settlementCommitment(solana.commitment));
-  if (solana.cluster === 'localnet') {
+  if (onLocalnet(solana)) {
     const n = await loadFixtureSigners(ctx.db, localnet.fixturesPath, ctx.config.keys.encryptionKey, log);
     if (n > 0) log.info({ gateways: n }, 'localnet fixture gateways served with their fixture signers');
   }

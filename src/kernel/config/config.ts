@@ -150,7 +150,7 @@ function build(r: EnvReader) {
       subscriptionGraceSeconds: r.int('SUBSCRIPTION_GRACE_SECONDS', 259_200, 'access follows payment: the cap of a subscription\'s grace (deferred bearer, tokens/issue claim), honoured until next_payment_due + the grace, a tenth of its period unless the requirement says less; past it the bearer gets 402 and the claim says overdue', 0),
     },
     webhooks: {
-      allowPrivateTargets: r.bool('WEBHOOK_ALLOW_PRIVATE_TARGETS', cluster === 'localnet', 'allow webhook targets on private, loopback and link-local addresses (default: true on the localnet, where receivers run on this machine; else false)'),
+      allowPrivateTargets: r.bool('WEBHOOK_ALLOW_PRIVATE_TARGETS', cluster === 'localnet' || rpcUrlSet === undefined, 'allow webhook targets on private, loopback and link-local addresses (default: true on a localnet, the built-in one in either mode included, where receivers run on this machine; else false)'),
       timeoutMs: r.int('WEBHOOK_TIMEOUT_MS', 10_000, 'timeout of one delivery attempt', 10),
       retryDelaysMs: ms(r.list('WEBHOOK_RETRY_DELAYS_MS', '1000,2000,3000', 'quick retries after a failed attempt (SPEC: up to 3, after 1 s, 2 s, 3 s)'), 'WEBHOOK_RETRY_DELAYS_MS', r),
       slowScheduleMs: ms(r.listOrNone('WEBHOOK_SLOW_SCHEDULE_MS', '60000,300000,1800000,7200000,21600000',
@@ -234,6 +234,13 @@ function build(r: EnvReader) {
 }
 
 export type Config = Readonly<ReturnType<typeof build>>;
+
+/**
+ * True when the chain is a localnet whose fixtures (seeded gateways, signers, the demo
+ * gateway) this service knows: SOLANA_CLUSTER=localnet, or the built-in localnet in any
+ * mode (answering as devnet included).
+ */
+export const onLocalnet = (solana: Config['solana']): boolean => solana.cluster === 'localnet' || solana.useLocalnet;
 
 function deriveWsUrl(rpc: string): string {
   const u = new URL(rpc);
