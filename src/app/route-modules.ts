@@ -19,6 +19,7 @@ import { registerFacilitatorRoutes } from '../../commands/x402/facilitator/route
 import { registerApiKeyRoutes } from '../../commands/api-keys/routes.js';
 import { registerReconciliationRoutes } from './reconciliation.js';
 import { registerExactAdminRoutes } from '../../commands/x402/exact/routes.js';
+import { exactFacilitatorOf } from './x402-exact.js';
 
 export const ROUTE_MODULES: readonly RouteModule[] = [
   registerHealthRoutes,
@@ -34,7 +35,8 @@ export const ROUTE_MODULES: readonly RouteModule[] = [
   registerMerchantViewRoutes,
   registerDashboardRoutes,
   registerSchedulerRoutes,
-  registerFacilitatorRoutes,
+  // the node's exact facilitator (src/app/x402-exact.ts) beside the engine's schemes
+  (api, node) => registerFacilitatorRoutes(api, { ...node, exact: exactFacilitatorOf(node) }),
   registerApiKeyRoutes,
   registerReconciliationRoutes,
   registerExactAdminRoutes,

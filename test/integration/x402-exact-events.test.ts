@@ -80,7 +80,8 @@ describe('x402 exact: the settled payment is an event, a webhook, a room message
     expect(s, JSON.stringify(s)).to.deep.include({ success: true, payer: payer.address });
 
     const delivered = () => receiver.requests.map((q) => JSON.parse(q.body)).filter((b: any) => b.type === 'x402.payment.settled');
-    await waitFor(async () => delivered().length > 0 && lifecycle.length > 0, 20_000, 'the webhook and the room message');
+    await waitFor(async () => delivered().length > 0 && lifecycle.length > 0, 30_000, 'the webhook and the room message')
+      .catch(() => { throw new Error(`webhooks ${delivered().length} (of ${receiver.requests.length} requests), room messages ${lifecycle.length}`); });
     const body = delivered()[0];
     expect(body.data).to.deep.include({
       event: 'x402.payment.settled', gateway: merchant.address, payer: payer.address, amount: '2500000', asset: DEVNET_USDC, payTo: merchant.address,

@@ -25,7 +25,8 @@ import type { Redis } from 'ioredis';
 import { getCompiledTransactionMessageDecoder } from '@solana/kit';
 import type { Network, PaymentPayload, PaymentRequirements, SettleResponse, SupportedKind, VerifyResponse } from '@x402/core/types';
 import {
-  assertFeePayerIsolated, decodeTransactionFromPayload, getTokenPayerFromTransaction, MEMO_PROGRAM_ADDRESS, transactionMessageHash,
+  assertFeePayerIsolated, decodeTransactionFromPayload, getTokenPayerFromTransaction, MEMO_PROGRAM_ADDRESS, SOLANA_DEVNET_CAIP2, SOLANA_MAINNET_CAIP2,
+  SOLANA_TESTNET_CAIP2, transactionMessageHash,
 } from '@x402/svm';
 import { ExactSvmScheme } from '@x402/svm/exact/facilitator';
 import type { Db } from '../../../infra/postgres/database.js';
@@ -91,6 +92,13 @@ export interface ExactFacilitator {
   settle(payload: PaymentPayload, requirements: PaymentRequirements, caller: ExactCaller): Promise<SettleResponse>;
 }
 
+/**
+ * The networks exact is offered on: those @x402/svm's clients know (a client cannot build a
+ * payment for another, such as the plain localnet's solana:localnet; the localnet answers
+ * as devnet for exact, SOLANA_CLUSTER=devnet).
+ */
+export const EXACT_NETWORKS: readonly string[] = [SOLANA_MAINNET_CAIP2, SOLANA_DEVNET_CAIP2, SOLANA_TESTNET_CAIP2];
+
 /** An answer not kept as the message's settled answer (the lease is freed; the ledger row says what may follow). */
 class Unstored extends Error {
   constructor(readonly answer: SettleResponse) { super(answer.errorReason ?? 'not settled'); }
@@ -106,6 +114,13 @@ const fromStored = (s: SettledResult): SettleResponse => JSON.parse(Buffer.from(
 
 type Decoded = ReturnType<typeof decodeTransactionFromPayload>;
 
+/** No payer rather than an empty one (the package answers "" when it has none). */
+function withPayer<T extends { payer?: string }>(a: T): T {
+  if (a.payer !== '') return a;
+  const { payer: _none, ...rest } = a;
+  return rest as T;
+}
+
 function memoOf(tx: Decoded): string | null {
   const m = getCompiledTransactionMessageDecoder().decode(tx.messageBytes);
   for (const ix of m.instructions) {
@@ -120,6 +135,7 @@ export function createExactFacilitator(deps: ExactFacilitatorDeps): ExactFacilit
     redis: deps.redis, keyPrefix: `${deps.keyPrefix}exact:`, leaseMs: settings.confirmTimeoutMs + 15_000, ttlSeconds: settings.idempotencyTtlSeconds,
   });
   const store = pendingStore(db);
+  const offered = EXACT_NETWORKS.includes(deps.network);
   let cached: { at: number; scheme: Promise<{ scheme: ExactSvmScheme; addresses: string[] }> } | undefined;
 
   const schemeNow = () => {
@@ -145,6 +161,7 @@ export function createExactFacilitator(deps: ExactFacilitatorDeps): ExactFacilit
 
   /** The checks the package does not make; undefined when they pass. */
   async function preChecks(payload: PaymentPayload, r: PaymentRequirements): Promise<{ reason: string; message?: string; tx?: Decoded } | { tx: Decoded; reason?: undefined }> {
+    if (!offered) return { reason: REASONS.networkMismatch, message: `exact is offered on public Solana networks only; this service runs on ${deps.network}` };
     if (r.network !== deps.network || payload.accepted?.network !== r.network) return { reason: REASONS.networkMismatch, message: `this facilitator settles exact on ${deps.network}` };
     let tx: Decoded;
     try {
@@ -191,7 +208,7 @@ export function createExactFacilitator(deps: ExactFacilitatorDeps): ExactFacilit
 
   return {
     async supportedKind(network) {
-      if (network !== deps.network) return undefined;
+      if (!offered || network !== deps.network) return undefined;
       const { addresses } = await schemeNow();
       const feePayer = addresses[0] ?? '';
       return { kind: { x402Version: 2, scheme: 'exact', network: network as Network, extra: { feePayer } }, signers: addresses };
@@ -199,23 +216,23 @@ export function createExactFacilitator(deps: ExactFacilitatorDeps): ExactFacilit
 
     async verify(payload, r) {
       const pre = await preChecks(payload, r);
-      if (pre.reason !== undefined) return { isValid: false, invalidReason: pre.reason, ...(pre.message ? { invalidMessage: pre.message } : {}), payer: '' };
+      if (pre.reason !== undefined) return { isValid: false, invalidReason: pre.reason, ...(pre.message ? { invalidMessage: pre.message } : {}) };
       const row = await readSettlement(db, transactionMessageHash(pre.tx));
       if (row && (row.state === 'settled' || row.signature !== null)) {
-        return { isValid: false, invalidReason: REASONS.duplicate, invalidMessage: 'this transaction was settled already (or is being settled)', payer: getTokenPayerFromTransaction(pre.tx) ?? '' };
+        return withPayer({ isValid: false, invalidReason: REASONS.duplicate, invalidMessage: 'this transaction was settled already (or is being settled)', payer: getTokenPayerFromTransaction(pre.tx) ?? '' });
       }
       const { scheme } = await schemeNow();
-      return scheme.verify(payload, r);
+      return withPayer(await scheme.verify(payload, r));
     },
 
     async settle(payload, r, caller) {
       const pre = await preChecks(payload, r);
-      if (pre.reason !== undefined) return { success: false, errorReason: pre.reason, ...(pre.message ? { errorMessage: pre.message } : {}), transaction: '', network: r.network, payer: '' };
+      if (pre.reason !== undefined) return { success: false, errorReason: pre.reason, ...(pre.message ? { errorMessage: pre.message } : {}), transaction: '', network: r.network };
       const f = factsOf(pre.tx, payload, r, caller);
       try {
-        return fromStored(await idem.once(f.messageHash, () => settleOwned(payload, r, f)));
+        return withPayer(fromStored(await idem.once(f.messageHash, () => settleOwned(payload, r, f))));
       } catch (err) {
-        if (err instanceof Unstored) return err.answer;
+        if (err instanceof Unstored) return withPayer(err.answer);
         throw err;
       }
     },

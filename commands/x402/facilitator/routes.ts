@@ -25,11 +25,13 @@ import { reportUsage, settlePayment, verifyPayment, type FacilitatorDeps } from 
 import { requirementFromWire } from './wire.js';
 import { isStandardExchange, settleStandard, standardErrorFields, standardExchangeBodySchema, standardRequirementOf, standardSettleAnswerSchema, verifyStandard, type StandardExchange } from './standard.js';
 import { onResponseEnd } from '../response-end.js';
+import type { ExactFacilitator } from '../exact/facilitator.js';
+import { exactExchangeBodySchema, isExactExchange, type ExactExchange } from '../exact/wire.js';
 
 type Wire = PaymentRequirementInput & { id?: string; extra?: { programId?: string } };
-type ExchangeBody = { paymentPayload: unknown; paymentRequirements: Wire } | StandardExchange;
+type ExchangeBody = { paymentPayload: unknown; paymentRequirements: Wire } | StandardExchange | ExactExchange;
 /** Tributary's own shape, or the x402 v2 standard's (standard.ts) */
-const exchangeBody = { anyOf: [exchangeBodySchema, standardExchangeBodySchema] };
+const exchangeBody = { anyOf: [exchangeBodySchema, standardExchangeBodySchema, exactExchangeBodySchema] };
 const STANDARD_SHAPE = 'Both shapes are taken: Tributary\'s ({paymentPayload: the Payment header\'s JSON, paymentRequirements: an accepts entry}) and the x402 v2 '
   + 'standard\'s, as @x402/core\'s HTTPFacilitatorClient sends it (url = <service>/v1/x402): paymentPayload a PaymentPayload whose `payload` is the '
   + 'Tributary payload, `accepted` the requirement paid (extra.id names it), `resource.url` the URL the payer\'s proof names; paymentRequirements in the standard form.';
@@ -46,6 +48,8 @@ export interface FacilitatorRouteDeps {
   /** the gateway's keys now: a credential of a wallet that is no longer the gateway's is refused */
   gatewayKeys: GatewayLookup;
   config: Pick<Config, 'redis' | 'x402' | 'solana'>;
+  /** x402 `exact` with the service as fee payer (commands/x402/exact); absent: not offered */
+  exact?: ExactFacilitator;
 }
 
 export function registerFacilitatorRoutes(api: Api, ctx: FacilitatorRouteDeps): void {
@@ -68,11 +72,12 @@ export function registerFacilitatorRoutes(api: Api, ctx: FacilitatorRouteDeps): 
     query: { type: 'object', additionalProperties: false, properties: {} },
     responses: { 200: { description: 'x402 v2 SupportedResponse', schema: supportedSchema } },
     async handler() {
+      const exact = await ctx.exact?.supportedKind(network);
       return {
         body: {
-          kinds: SCHEMES.map((scheme) => ({ x402Version: X402_VERSION, scheme, network, extra: { programId } })),
+          kinds: [...SCHEMES.map((scheme) => ({ x402Version: X402_VERSION, scheme, network, extra: { programId } })), ...(exact ? [exact.kind] : [])],
           extensions: [PAYMENT_IDENTIFIER],
-          signers: {},
+          signers: exact ? { 'solana:*': exact.signers } : {},
         },
       };
     },
@@ -96,6 +101,7 @@ export function registerFacilitatorRoutes(api: Api, ctx: FacilitatorRouteDeps): 
       409: { description: 'the payment identifier was used for another payment' },
     },
     async handler({ body, res }) {
+      if (isExactExchange(body) && ctx.exact) return { body: await ctx.exact.verify(body.paymentPayload, body.paymentRequirements) };
       if (isStandardExchange(body)) {
         requireOwnGateway(res, standardRequirementOf(body, programId, graceCap).gateway);
         return { body: await verifyStandard(deps, callerGateway(res), body, programId, graceCap) };
@@ -127,6 +133,7 @@ export function registerFacilitatorRoutes(api: Api, ctx: FacilitatorRouteDeps): 
       503: { description: 'the chain did not answer or confirm in time; send the same request again' },
     },
     async handler({ body, res }) {
+      if (isExactExchange(body) && ctx.exact) return { body: await ctx.exact.settle(body.paymentPayload, body.paymentRequirements, { gateway: callerGateway(res) }) };
       if (isStandardExchange(body)) {
         requireOwnGateway(res, standardRequirementOf(body, programId, graceCap).gateway);
         return { body: await settleStandard(deps, ctx.dbRead, callerGateway(res), body, programId, graceCap) };

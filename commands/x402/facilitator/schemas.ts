@@ -26,7 +26,7 @@ export const exchangeBodySchema: JsonSchema = {
 export const verifyAnswerSchema: JsonSchema = {
   type: 'object',
   required: ['isValid'],
-  properties: { isValid: { type: 'boolean' }, invalidReason: { type: 'string' }, payer: base58Key },
+  properties: { isValid: { type: 'boolean' }, invalidReason: { type: 'string' }, invalidMessage: { type: 'string' }, payer: base58Key },
 };
 
 export const settleAnswerSchema: JsonSchema = {
@@ -87,11 +87,11 @@ export const supportedSchema: JsonSchema = {
       type: 'array',
       items: {
         type: 'object', required: ['x402Version', 'scheme', 'network'],
-        properties: { x402Version: { type: 'integer' }, scheme: { type: 'string', enum: [...SCHEMES] }, network: { type: 'string' }, extra: { type: 'object' } },
+        properties: { x402Version: { type: 'integer' }, scheme: { type: 'string', enum: [...SCHEMES, 'exact'] }, network: { type: 'string' }, extra: { type: 'object', description: 'exact: {feePayer}, the service\'s fee payer' } },
       },
     },
     extensions: { type: 'array', items: { type: 'string' } },
-    signers: { type: 'object', description: 'addresses the facilitator signs with, by CAIP-2 family: none (the payer signs and pays the fees)' },
+    signers: { type: 'object', description: 'addresses the facilitator signs with, by CAIP-2 family: the exact fee payers under `solana:*` (Tributary\'s own schemes: the payer signs and pays the fees)' },
   },
 };
 
