@@ -33,6 +33,8 @@ export interface ExactWorld {
   /** every sendTransaction the facilitator made */
   sends: string[];
   requirements(over?: Partial<PaymentRequirements> & { memo?: string }): PaymentRequirements;
+  /** another node's facilitator: the same database, Redis and chain, nothing of this one's memory (its sends counted in `sends`) */
+  secondNode(): ExactFacilitator;
   /** a payment as @x402/svm's exact client builds it */
   pay(payer: DevnetWallet, r: PaymentRequirements, resource?: string): Promise<PaymentPayload>;
   close(): Promise<void>;
@@ -67,19 +69,20 @@ export async function startExactWorld(
 ): Promise<ExactWorld> {
   const dn = await startDevnetLocalnet(opts.seed ?? 'exact-test');
   const sends: string[] = [];
-  const facilitator = createExactFacilitator({
+  const node = () => createExactFacilitator({
     db: env.db, redis: env.redis, keyPrefix: env.prefix, rpc: countingRpc(dn.rpcUrl, sends, opts.faults ?? {}), commitment: 'confirmed', network: DEVNET_NETWORK,
     encryptionKey: Buffer.alloc(32, 7), clock: systemClock,
     settings: { maxPriorityFeeMicroLamports: PRICE_CAP, maxComputeUnits: 400_000, confirmTimeoutMs: opts.confirmTimeoutMs ?? 10_000, idempotencyTtlSeconds: 600, keyCacheMs: 0 },
     ...(opts.rooms ? { rooms: opts.rooms } : {}),
   });
+  const facilitator = node();
   const kind = await facilitator.supportedKind(DEVNET_NETWORK);
   const feePayer = String(kind?.kind.extra?.['feePayer']);
   // SOL for fees only: the fee payer's tokens, if any, are never touched
   fundWallet(dn.ln.chain, new PublicKey(feePayer), 0n);
   const merchant = dn.fund('merchant');
   return {
-    dn, facilitator, feePayer, merchant, sends,
+    dn, facilitator, feePayer, merchant, sends, secondNode: node,
     requirements: ({ memo, ...over } = {}) => ({
       scheme: 'exact', network: DEVNET_NETWORK, amount: '1250000', asset: DEVNET_USDC, payTo: merchant.address, maxTimeoutSeconds: 60,
       extra: { feePayer, ...(memo !== undefined ? { memo } : {}) }, ...over,

@@ -63,16 +63,25 @@ describe('x402 exact: the service verifies, co-signs, sends and settles once', f
     expect(row).to.deep.include({ state: 'settled', payer: payer.address, pay_to: w.merchant.address, asset: DEVNET_USDC, amount: '1250000', memo: 'order-1', resource: 'https://merchant.example/report' });
   });
 
-  it('concurrent settles of one payment send it once and answer the same', async () => {
+  it('concurrent settles of one payment on two nodes send it once and answer the same', async () => {
     const payer = w.dn.fund('payer-2');
     const r = w.requirements();
     const payment = await w.pay(payer, r);
     const sent = w.sends.length;
     const before = w.dn.tokenBalance(payer.address, DEVNET_USDC);
-    const answers = await Promise.all([1, 2, 3].map(() => w.facilitator.settle(payment, r, { gateway: w.merchant.address })));
+    const other = w.secondNode();
+    const answers = await Promise.all([w.facilitator, other, w.facilitator, other].map((f) => f.settle(payment, r, { gateway: w.merchant.address })));
     expect(answers.every((a) => a.success)).to.equal(true);
     expect(new Set(answers.map((a) => a.transaction)).size).to.equal(1);
     expect(w.sends.length - sent).to.equal(1);
     expect(w.dn.tokenBalance(payer.address, DEVNET_USDC)).to.equal(before - 1_250_000n);
+    // later, on a third node that never saw it: the stored answer
+    expect(await w.secondNode().settle(payment, r, { gateway: w.merchant.address })).to.deep.equal(answers[0]);
+    // Redis lost its entries: the Postgres ledger still answers, nothing is sent
+    const keys = await env.redis.keys(`${env.prefix}exact:*`);
+    expect(keys.length).to.be.greaterThan(0);
+    await env.redis.del(...keys);
+    expect(await w.secondNode().settle(payment, r, { gateway: w.merchant.address })).to.deep.equal(answers[0]);
+    expect(w.sends.length - sent).to.equal(1);
   });
 });
