@@ -8,6 +8,8 @@
  */
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON answers are inspected field by field */
 import { expect } from 'chai';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import type { Keypair } from '@solana/web3.js';
 import { decodePaymentResponseHeader } from '@x402/fetch';
 import { createSIWxPayload, encodeSIWxHeader } from '@x402/extensions/sign-in-with-x';
@@ -15,6 +17,7 @@ import { parseKeyValueHeader } from '../../commands/x402/requirements.js';
 import { readProgramAccount } from '../../infra/solana/accounts.js';
 import { createPdaDeriver } from '../../src/kernel/domain/pda.js';
 import { PROGRAM_ID } from '../../src/kernel/idl/index.js';
+import { ROOT } from '../support/process.js';
 import { startX402, type X402Harness } from './x402-harness.js';
 import { paidFetch, ROUTES, startMerchant, USDC_DEV, walletSigner, type Merchant } from './x402-plugins-support.js';
 
@@ -45,6 +48,16 @@ describe('x402 plugins: @x402/fetch with Tributary\'s client schemes pays deferr
   after(async () => {
     await m?.close();
     await h?.close();
+  });
+
+  it('the package exports the plugins (tributary/x402/client, tributary/x402/server) with their types, @x402/core as a peer', () => {
+    const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
+    for (const [sub, file] of [['./x402/client', 'client'], ['./x402/server', 'server']]) {
+      expect(pkg.exports[sub!]).to.deep.equal({ types: `./dist/commands/x402/plugins/${file}.d.ts`, default: `./dist/commands/x402/plugins/${file}.js` });
+      expect(existsSync(path.join(ROOT, `commands/x402/plugins/${file}.ts`))).to.equal(true);
+    }
+    expect(pkg.peerDependencies['@x402/core']).to.equal(pkg.dependencies['@x402/core']);
+    expect(JSON.parse(readFileSync(path.join(ROOT, 'tsconfig.build.json'), 'utf8')).compilerOptions.declaration).to.equal(true);
   });
 
   for (const scheme of ['deferred', 'payg', 'prepaid', 'upto'] as const) {
