@@ -2,8 +2,8 @@
  * A merchant on @x402/express whose facilitator is this service sells a route with
  * Tributary's server schemes: paymentMiddleware + x402ResourceServer with
  * tributaryServerSchemes registered, HTTPFacilitatorClient pointing at /v1/x402 with the
- * gateway's x-api-key from createAuthHeaders. Its 402 offers a subscription and a prepaid
- * credit in Tributary's standard form (id, gateway, programId, terms); @x402/fetch with our
+ * gateway's x-api-key from createAuthHeaders. Its 402 offers a subscription, a prepaid
+ * credit and an upto authorization in Tributary's standard form (id, gateway, programId, terms); @x402/fetch with our
  * client schemes pays it, the facilitator settles once (the policy created before the
  * handler runs), and the content is served with a PAYMENT-RESPONSE naming the transaction.
  */
@@ -49,6 +49,7 @@ describe('x402 plugins: a merchant on @x402/express with this service as facilit
         accepts: [
           { scheme: 'deferred', network: 'solana:localnet', payTo: gw.authority, price: '$1.00', extra: { paymentFrequency: 'Monthly' } },
           { scheme: 'x402://prepaid', network: 'solana:localnet', payTo: gw.authority, price: { amount: '200000', asset: USDC_DEV }, extra: { pricePerRequest: 2000 } },
+          { scheme: 'x402://upto', network: 'solana:localnet', payTo: gw.authority, price: '$0.50', maxTimeoutSeconds: 600 },
         ],
       },
     }, resourceServer));
@@ -93,14 +94,16 @@ describe('x402 plugins: a merchant on @x402/express with this service as facilit
     expect(settled.extra!['jwt']).to.be.a('string');
   });
 
-  it('pays the prepaid credit when the payer prefers it (an x402Client policy)', async () => {
-    const payer = h.payer();
-    const landed = h.txCount();
-    const client = new x402Client().registerPolicy((_v, reqs) => reqs.filter((r) => r.scheme === 'x402://prepaid'));
-    for (const s of tributaryClientSchemes(payer, { rpcUrl: h.ln.rpcUrl })) client.register('solana:*', s);
-    const res = await wrapFetchWithPayment(fetch, client)(`${base}/report`);
-    expect(res.status, await res.clone().text()).to.equal(200);
-    expect(h.txCount()).to.equal(landed + 1);
-    expect(decodePaymentResponseHeader(res.headers.get('payment-response')!).extra).to.include({ scheme: 'x402://prepaid', created: true });
-  });
+  for (const scheme of ['x402://prepaid', 'x402://upto']) {
+    it(`pays the ${scheme} offer when the payer prefers it (an x402Client policy)`, async () => {
+      const payer = h.payer();
+      const landed = h.txCount();
+      const client = new x402Client().registerPolicy((_v, reqs) => reqs.filter((r) => r.scheme === scheme));
+      for (const s of tributaryClientSchemes(payer, { rpcUrl: h.ln.rpcUrl })) client.register('solana:*', s);
+      const res = await wrapFetchWithPayment(fetch, client)(`${base}/report`);
+      expect(res.status, await res.clone().text()).to.equal(200);
+      expect(h.txCount()).to.equal(landed + 1);
+      expect(decodePaymentResponseHeader(res.headers.get('payment-response')!).extra).to.include({ scheme, created: true });
+    });
+  }
 });
