@@ -3,14 +3,15 @@
  * and the statuses did not answer either. The facilitator answers `settlement_pending` with
  * the signature and keeps it: a retry (on any node: the record is in Postgres) confirms that
  * signature and answers success, sending nothing again; /verify meanwhile refuses the
- * payment as in flight. A lost send answer alone is confirmed in the same call.
+ * payment as in flight. A lost send answer alone is confirmed in the same call. A send that
+ * never reached the chain is sent again, the same bytes, by a retry while its blockhash is valid.
  */
 import { expect } from 'chai';
 import { createTestEnv, type TestEnv } from '../support/env.js';
 import { DEVNET_USDC } from '../support/devnet.js';
 import { startExactWorld, type ExactWorld, type Faults } from './x402-exact-support.js';
 
-describe('x402 exact: a signature in doubt is confirmed, never sent twice or released', function () {
+describe('x402 exact: a signature in doubt is confirmed or its same bytes sent again, never signed anew or released', function () {
   this.timeout(60_000);
   let env: TestEnv;
   let w: ExactWorld;
@@ -62,5 +63,26 @@ describe('x402 exact: a signature in doubt is confirmed, never sent twice or rel
     expect(w.dn.tokenBalance(payer.address, DEVNET_USDC)).to.equal(before - 1_250_000n);
     const events = await env.db.selectFrom('service_events').select(['name', 'tracking_id']).where('event_key', '=', `x402.exact:${pending.transaction}`).execute();
     expect(events).to.deep.equal([{ name: 'x402.payment.settled', tracking_id: 'doubt-1' }]);
+  });
+
+  it('a send lost on its way: pending, then the same bytes again by a retry, landed once', async () => {
+    const payer = w.dn.fund('payer-dropped');
+    const r = w.requirements();
+    const payment = await w.pay(payer, r);
+    const sent = w.sends.length;
+    const before = w.dn.tokenBalance(payer.address, DEVNET_USDC);
+    faults.dropSends = true;
+    let pending;
+    try {
+      pending = await w.facilitator.settle(payment, r, { gateway: w.merchant.address });
+    } finally { faults.dropSends = false; }
+    expect(pending, JSON.stringify(pending)).to.deep.include({ success: false, errorReason: 'settlement_pending' });
+    expect(w.dn.tokenBalance(payer.address, DEVNET_USDC), 'nothing landed').to.equal(before);
+
+    const settled = await w.facilitator.settle(payment, r, { gateway: w.merchant.address });
+    expect(settled, JSON.stringify(settled)).to.deep.include({ success: true, transaction: pending.transaction });
+    expect(w.sends.length - sent, 'the same bytes twice').to.equal(2);
+    expect(w.sends[sent + 1]).to.equal(w.sends[sent]);
+    expect(w.dn.tokenBalance(payer.address, DEVNET_USDC)).to.equal(before - 1_250_000n);
   });
 });

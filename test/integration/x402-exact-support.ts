@@ -46,6 +46,8 @@ export interface Faults {
   loseSendAnswers?: boolean;
   /** signature statuses get no answer */
   noStatuses?: boolean;
+  /** a send never reaches the node (and gets no answer) */
+  dropSends?: boolean;
 }
 
 /** The facilitator's RPC, counting its sends; every call reaches the real localnet unless a fault drops it. */
@@ -56,6 +58,7 @@ function countingRpc(url: string, sends: string[], faults: Faults): RpcClient {
     call: async (method, params, opts) => {
       if (method === 'getSignatureStatuses' && faults.noStatuses) throw new RpcUnavailableError('fault: no answer', method);
       if (method === 'sendTransaction') sends.push(String(params?.[0]));
+      if (method === 'sendTransaction' && faults.dropSends) throw new RpcUnavailableError('fault: the send was lost on its way', method);
       const answer = await rpc.call(method, params, opts);
       if (method === 'sendTransaction' && faults.loseSendAnswers) throw new RpcUnavailableError('fault: the answer was lost', method);
       return answer as never;

@@ -16,19 +16,21 @@
  *   twice; the package's in-memory caches are per process;
  * - a signature in doubt (sent, the answer lost, or not confirmed in time) is never
  *   released: the next settle re-confirms the recorded signature (the package's pending
- *   path) and answers `settlement_pending` until the chain says landed or failed;
+ *   path; the same bytes sent again while the chain has no status and the blockhash is
+ *   valid) and answers `settlement_pending` until the chain says landed or failed;
  * - replay refusal: /verify refuses a transaction already settled or in flight;
  * - the compute price and compute unit caps as settings;
  * - the payment as the service's event `x402.payment.settled` (settled-event.ts).
  */
 import type { Redis } from 'ioredis';
-import { getCompiledTransactionMessageDecoder } from '@solana/kit';
+import { getCompiledTransactionMessageDecoder, type Address } from '@solana/kit';
 import type { Network, PaymentPayload, PaymentRequirements, SettleResponse, SupportedKind, VerifyResponse } from '@x402/core/types';
 import {
   assertFeePayerIsolated, decodeTransactionFromPayload, getTokenPayerFromTransaction, MEMO_PROGRAM_ADDRESS, SOLANA_DEVNET_CAIP2, SOLANA_MAINNET_CAIP2,
   SOLANA_TESTNET_CAIP2, transactionMessageHash,
 } from '@x402/svm';
 import { ExactSvmScheme } from '@x402/svm/exact/facilitator';
+import type { FacilitatorSvmSigner } from '@x402/svm';
 import type { Db } from '../../../infra/postgres/database.js';
 import type { RpcClient } from '../../../infra/solana/rpc-client.js';
 import type { Commitment } from '../../../infra/solana/chain-reader.js';
@@ -40,7 +42,8 @@ import { recordSettled } from './settled-event.js';
 import {
   claimSettlement, markFailedOnChain, pendingStore, readSettlement, releaseUnsent, sentRecorder, type SettlementFacts,
 } from './settlements.js';
-import { createServiceSvmSigner } from './svm-signer.js';
+import { createServiceSvmSigner, signatureOfWire } from './svm-signer.js';
+import { blockhashValid, send, status } from '../../../infra/solana/sender.js';
 
 /** The wire's reasons (the package's own strings where it has one). */
 export const REASONS = {
@@ -136,7 +139,7 @@ export function createExactFacilitator(deps: ExactFacilitatorDeps): ExactFacilit
   });
   const store = pendingStore(db);
   const offered = EXACT_NETWORKS.includes(deps.network);
-  let cached: { at: number; scheme: Promise<{ scheme: ExactSvmScheme; addresses: string[] }> } | undefined;
+  let cached: { at: number; scheme: Promise<{ scheme: ExactSvmScheme; signer: FacilitatorSvmSigner; addresses: string[] }> } | undefined;
 
   const schemeNow = () => {
     const now = deps.clock.now();
@@ -151,6 +154,7 @@ export function createExactFacilitator(deps: ExactFacilitatorDeps): ExactFacilit
         scheme: new ExactSvmScheme(signer, undefined, {
           pendingSettlementStore: store, maxPriorityFeeMicroLamports: settings.maxPriorityFeeMicroLamports, maxComputeUnits: settings.maxComputeUnits,
         }),
+        signer,
         addresses: keys.map((k) => k.address),
       };
     })();
@@ -188,12 +192,29 @@ export function createExactFacilitator(deps: ExactFacilitatorDeps): ExactFacilit
     };
   }
 
-  async function settleOwned(payload: PaymentPayload, r: PaymentRequirements, f: SettlementFacts): Promise<SettledResult> {
+  /**
+   * A recorded signature the chain has no status for while its blockhash is still valid:
+   * its send may never have reached a leader, so the same bytes go again (the fee payer's
+   * signature of the message is deterministic; the chain lands one signature at most once).
+   * Any other fate is left to the package's re-confirmation.
+   */
+  async function resendWhileItCanLand(tx: Decoded, wire: string, r: PaymentRequirements, signature: string): Promise<void> {
+    const io = { rpc: deps.rpc, commitment: deps.commitment };
+    if ((await status(io, signature, { history: true })).kind !== 'unseen') return;
+    const { lifetimeToken } = getCompiledTransactionMessageDecoder().decode(tx.messageBytes);
+    if ((await blockhashValid(io, lifetimeToken)) !== true) return;
+    const { signer } = await schemeNow();
+    const signed = await signer.signTransaction(wire, String(r.extra['feePayer']) as Address, r.network);
+    if (signatureOfWire(signed).signature === signature) await send(io, signed);
+  }
+
+  async function settleOwned(payload: PaymentPayload, r: PaymentRequirements, tx: Decoded, f: SettlementFacts): Promise<SettledResult> {
     const row = await readSettlement(db, f.messageHash);
     if (row?.state === 'settled' && row.answer) return toStored(row.answer);
     if (row?.state === 'failed' && row.signature !== null && row.answer) throw new Unstored(row.answer);
-    // a recorded signature is re-confirmed by the package (its pending store), never re-sent
+    // a recorded signature is re-confirmed by the package (its pending store), never signed anew
     if (!row || row.signature === null) await claimSettlement(db, f, deps.clock.now());
+    else await resendWhileItCanLand(tx, (payload.payload as { transaction: string }).transaction, r, row.signature);
     const { scheme } = await schemeNow();
     const answer = await scheme.settle(payload, r);
     if (answer.success) {
@@ -230,7 +251,7 @@ export function createExactFacilitator(deps: ExactFacilitatorDeps): ExactFacilit
       if (pre.reason !== undefined) return { success: false, errorReason: pre.reason, ...(pre.message ? { errorMessage: pre.message } : {}), transaction: '', network: r.network };
       const f = factsOf(pre.tx, payload, r, caller);
       try {
-        return withPayer(fromStored(await idem.once(f.messageHash, () => settleOwned(payload, r, f))));
+        return withPayer(fromStored(await idem.once(f.messageHash, () => settleOwned(payload, r, pre.tx, f))));
       } catch (err) {
         if (err instanceof Unstored) return withPayer(err.answer);
         throw err;
