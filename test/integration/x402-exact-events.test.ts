@@ -4,7 +4,7 @@
  * receiver registered through the API, signed by the webhook worker) and to the Socket.IO
  * room of its memo (a real socket.io-client); the merchant's revenue and its
  * `exact-payments` CSV export count it. The fee payer is rotated by the admin route; the
- * old one still co-signs a payment built for it; the balance shows in the admin list.
+ * old one still co-signs a payment built for it; the balances show in the admin list and /metrics.
  */
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON bodies are inspected field by field */
 import '../support/native-fetch.js';
@@ -133,5 +133,10 @@ describe('x402 exact: the settled payment is an event, a webhook, a room message
     expect((byAddress.get(old) as any).active).to.equal(false);
     expect((byAddress.get(old) as any).lamports).to.be.greaterThan(0);
     expect((await fetch(`${api.url}/v1/admin/x402/fee-payer/rotate`, { method: 'POST' })).status).to.equal(401);
+
+    // /metrics: each fee payer's SOL, and the active one flagged low (it holds none yet)
+    const metrics = await (await fetch(`${api.url}/metrics`)).text();
+    expect(metrics).to.match(new RegExp(`tributary_x402_fee_payer_lamports\\{network="${DEVNET_NETWORK}",fee_payer="${old}",active="false"\\} [1-9]`));
+    expect(metrics).to.include(`tributary_x402_fee_payer_low{network="${DEVNET_NETWORK}",fee_payer="${rotated.newFeePayer}"} 1`);
   });
 });
