@@ -107,6 +107,11 @@ class Unstored extends Error {
   constructor(readonly answer: SettleResponse) { super(answer.errorReason ?? 'not settled'); }
 }
 
+/**
+ * ../idempotency.ts keeps the Tributary schemes' SettledResult; an exact answer rides in its
+ * paymentResponse as base64 JSON (the PAYMENT-RESPONSE header's own encoding). Exact grants
+ * no JWT: body.jwt stays empty.
+ */
 const toStored = (a: SettleResponse): SettledResult => ({
   paymentResponse: Buffer.from(JSON.stringify(a)).toString('base64'),
   body: { jwt: '', message: 'x402 exact payment settled' },
