@@ -93,6 +93,18 @@ describe('x402 exact: tampered payments are refused with the reason and move not
     await refused(await w.pay(payer, otherMemo), r, /memo_mismatch/);
   });
 
+  it('the payer\'s signature broken, or the transaction naming another fee payer', async () => {
+    const r = w.requirements();
+    const good = await w.pay(payer, r);
+    const bytes = Buffer.from((good.payload as { transaction: string }).transaction, 'base64');
+    // the wire: a compact count, the fee payer's empty slot (64 bytes), then the payer's signature
+    bytes[1 + 64 + 10] ^= 0xff;
+    await refused({ ...good, payload: { transaction: bytes.toString('base64') } }, r, /^invalid_exact_svm_payload_signature_invalid$/);
+    const other = w.dn.fund('another-fee-payer');
+    const forOther = await w.pay(payer, { ...r, extra: { feePayer: other.address } });
+    await refused({ ...forOther, accepted: r }, r, /^invalid_exact_svm_fee_payer_mismatch$/);
+  });
+
   it('a payer without the funds: refused by the simulation, and the same payload settles once funded', async () => {
     const poor = w.dn.fund('poor');
     const r = w.requirements({ amount: String(w.dn.tokenBalance(poor.address, DEVNET_USDC) + 1n) });
