@@ -9,7 +9,6 @@ import type { PaymentEngine, X402Grant } from '../engine.js';
 import { paymentPayloadFromJson } from '../payload.js';
 import { fingerprintOf, paymentIdentifierOf, type PaymentIdentifiers } from '../payment-identifier.js';
 import type { PaymentRequirement } from '../requirements.js';
-import { PaymentRefused } from '../settle.js';
 import { settleUpto } from '../upto-settle.js';
 import { invalid } from '../../../src/kernel/http/errors.js';
 
@@ -47,27 +46,14 @@ export async function verifyPayment(deps: FacilitatorDeps, scope: string, payloa
 export async function settlePayment(deps: FacilitatorDeps, scope: string, payloadJson: unknown, r: PaymentRequirement): Promise<SettleAnswer> {
   const decoded = paymentPayloadFromJson(payloadJson);
   if (!decoded.ok) return { success: false, errorReason: decoded.reason, network: r.network };
-  const p = decoded.payment;
-  const pid = paymentIdentifierOf(p);
-  // every check first, the proof included: a stored answer goes only to whoever proves to be the payer
-  const v = deps.engine.verify(p, r, resourceOf(r));
-  if (!v.ok) {
-    if (pid !== undefined) await deps.identifiers.check(scope, pid, fingerprintOf(p, r.id));
-    return { success: false, errorReason: v.reason, network: r.network };
-  }
-  const run = async (): Promise<SettleAnswer> => {
-    try {
-      const s = await deps.engine.settle(r, v);
-      return {
-        success: true, network: r.network, payer: s.payer ?? v.payer, ...(s.transaction ? { transaction: s.transaction } : {}),
-        ...(s.policy ? { policy: s.policy } : {}), jwt: s.body.jwt, ...(s.expiresAt ? { expiresAt: s.expiresAt } : {}), paymentResponse: s.paymentResponse,
-      };
-    } catch (err) {
-      if (err instanceof PaymentRefused) return { success: false, errorReason: err.reason, network: r.network, payer: v.payer };
-      throw err;
-    }
+  // the engine's one path, as the middleware's: every check (the proof included) before a stored answer is given
+  const paid = await deps.engine.pay(decoded.payment, r, resourceOf(r), scope);
+  if (!paid.ok) return { success: false, errorReason: paid.reason, network: r.network, ...(paid.payer ? { payer: paid.payer } : {}) };
+  const s = paid.result;
+  return {
+    success: true, network: r.network, payer: paid.payer, ...(s.transaction ? { transaction: s.transaction } : {}),
+    ...(s.policy ? { policy: s.policy } : {}), jwt: s.body.jwt, ...(s.expiresAt ? { expiresAt: s.expiresAt } : {}), paymentResponse: s.paymentResponse,
   };
-  return pid === undefined ? run() : deps.identifiers.once(scope, pid, fingerprintOf(p, r.id), run);
 }
 
 /**
