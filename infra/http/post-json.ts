@@ -11,6 +11,8 @@
  * with a PostError whose kind says why there was no answer.
  */
 import { performance } from 'node:perf_hooks';
+// first: Node's own fetch keeps its own dispatcher (builtin-dispatcher.ts says why)
+import './builtin-dispatcher.js';
 import { Agent, type Dispatcher } from 'undici';
 import { checkLiteralHost, guardedLookup, TargetRefused } from './ssrf-guard.js';
 

@@ -7,7 +7,6 @@
  * old one still co-signs a payment built for it; the balances show in the admin list and /metrics.
  */
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON bodies are inspected field by field */
-import '../support/native-fetch.js';
 import { expect } from 'chai';
 import { PublicKey } from '@solana/web3.js';
 import type { PaymentRequirements } from '@x402/core/types';
