@@ -85,4 +85,33 @@ describe('x402 exact: a signature in doubt is confirmed or its same bytes sent a
     expect(w.sends[sent + 1]).to.equal(w.sends[sent]);
     expect(w.dn.tokenBalance(payer.address, DEVNET_USDC)).to.equal(before - 1_250_000n);
   });
+
+  it('a send lost on its way whose blockhash then expires: failed as expired, nothing taken, never sent again; a new payment settles', async () => {
+    const payer = w.dn.fund('payer-expired');
+    const r = w.requirements();
+    const payment = await w.pay(payer, r);
+    const sent = w.sends.length;
+    const before = w.dn.tokenBalance(payer.address, DEVNET_USDC);
+    faults.dropSends = true;
+    let pending;
+    try {
+      pending = await w.facilitator.settle(payment, r, { gateway: w.merchant.address });
+    } finally { faults.dropSends = false; }
+    expect(pending, JSON.stringify(pending)).to.deep.include({ success: false, errorReason: 'settlement_pending' });
+
+    // past the blockhash's 150 blocks: the recorded bytes can never land
+    const res = await fetch(w.dn.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tributary_advanceSlots', params: [200] }) });
+    expect(res.status).to.equal(200);
+    const expired = await w.facilitator.settle(payment, r, { gateway: w.merchant.address });
+    expect(expired, JSON.stringify(expired)).to.deep.include({ success: false, errorReason: 'invalid_exact_svm_transaction_expired', transaction: pending.transaction });
+    const again = await w.facilitator.settle(payment, r, { gateway: w.merchant.address });
+    expect(again).to.deep.include({ success: false, errorReason: 'invalid_exact_svm_transaction_expired' });
+    expect(w.sends.length - sent, 'the lost send only').to.equal(1);
+    expect(w.dn.tokenBalance(payer.address, DEVNET_USDC), 'nothing taken').to.equal(before);
+
+    const fresh = await w.pay(payer, r);
+    const settled = await w.facilitator.settle(fresh, r, { gateway: w.merchant.address });
+    expect(settled, JSON.stringify(settled)).to.deep.include({ success: true, payer: payer.address });
+    expect(w.dn.tokenBalance(payer.address, DEVNET_USDC)).to.equal(before - 1_250_000n);
+  });
 });

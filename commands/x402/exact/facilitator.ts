@@ -14,10 +14,13 @@
  *   copies, and the Postgres ledger (settlements.ts) keeps the signature recorded before the
  *   send and the answer after it, so a duplicate gets the stored answer and nothing is sent
  *   twice; the package's in-memory caches are per process;
- * - a signature in doubt (sent, the answer lost, or not confirmed in time) is never
- *   released: the next settle re-confirms the recorded signature (the package's pending
- *   path; the same bytes sent again while the chain has no status and the blockhash is
- *   valid) and answers `settlement_pending` until the chain says landed or failed;
+ * - a signature in doubt (sent, the answer lost, or not confirmed in time) is not
+ *   released while it can land: the next settle re-confirms the recorded signature (the
+ *   package's pending path; the same bytes sent again while the chain has no status and the
+ *   blockhash is valid) and answers `settlement_pending` until the chain says landed or
+ *   failed, or proves it never can: its blockhash expired (read first) and no status even
+ *   in the history. Then the payment failed (`invalid_exact_svm_transaction_expired`,
+ *   terminal, nothing was taken): the payer signs a new one;
  * - replay refusal: /verify refuses a transaction already settled or in flight;
  * - the compute price and compute unit caps as settings;
  * - the payment as the service's event `x402.payment.settled` (settled-event.ts).
@@ -53,6 +56,7 @@ export const REASONS = {
   duplicate: 'duplicate_settlement',
   pending: 'settlement_pending',
   failed: 'invalid_exact_svm_transaction_failed',
+  expired: 'invalid_exact_svm_transaction_expired',
 } as const;
 
 export interface ExactSettings {
@@ -213,13 +217,32 @@ export function createExactFacilitator(deps: ExactFacilitatorDeps): ExactFacilit
     if (signatureOfWire(signed).signature === signature) await send(io, signed);
   }
 
+  /**
+   * A recorded signature that can never land: its blockhash expired, read FIRST (a status
+   * read first could miss a landing that happens before the expiry is read), and no status
+   * for it even with the history searched.
+   */
+  async function neverLands(tx: Decoded, signature: string): Promise<boolean> {
+    const io = { rpc: deps.rpc, commitment: deps.commitment };
+    const { lifetimeToken } = getCompiledTransactionMessageDecoder().decode(tx.messageBytes);
+    if ((await blockhashValid(io, lifetimeToken)) !== false) return false;
+    return (await status(io, signature, { history: true })).kind === 'unseen';
+  }
+
   async function settleOwned(payload: PaymentPayload, r: PaymentRequirements, tx: Decoded, f: SettlementFacts): Promise<SettledResult> {
     const row = await readSettlement(db, f.messageHash);
     if (row?.state === 'settled' && row.answer) return toStored(row.answer);
     if (row?.state === 'failed' && row.signature !== null && row.answer) throw new Unstored(row.answer);
     // a recorded signature is re-confirmed by the package (its pending store), never signed anew
     if (!row || row.signature === null) await claimSettlement(db, f, deps.clock.now());
-    else await resendWhileItCanLand(tx, (payload.payload as { transaction: string }).transaction, r, row.signature);
+    else if (await neverLands(tx, row.signature)) {
+      const answer: SettleResponse = {
+        success: false, errorReason: REASONS.expired, errorMessage: 'the transaction expired without landing: nothing was taken; sign a new payment',
+        transaction: row.signature, network: r.network,
+      };
+      await markFailedOnChain(db, f.messageHash, answer);
+      throw new Unstored(answer);
+    } else await resendWhileItCanLand(tx, (payload.payload as { transaction: string }).transaction, r, row.signature);
     const { scheme } = await schemeNow();
     const answer = await scheme.settle(payload, r);
     if (answer.success) {
