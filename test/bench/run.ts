@@ -16,6 +16,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   x402: async () => (await import('./x402.js')).benchX402(),
   merchant: async () => (await import('./merchant.js')).benchMerchant(),
   facilitator: async () => (await import('./facilitator.js')).benchFacilitator(),
+  exact: async () => (await import('./exact.js')).benchExact(),
   settlement: async () => (await import('./settlement.js')).benchSettlement(),
   archive: async () => (await import('./archive.js')).benchArchive(),
 };
