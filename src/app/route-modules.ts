@@ -20,6 +20,9 @@ import { registerApiKeyRoutes } from '../../commands/api-keys/routes.js';
 import { registerReconciliationRoutes } from './reconciliation.js';
 import { registerExactAdminRoutes } from '../../commands/x402/exact/routes.js';
 import { exactFacilitatorOf } from './x402-exact.js';
+import { registerPayerAccountRoutes } from '../../commands/payer-account/routes.js';
+import { registerMeRoutes } from '../../queries/me/routes.js';
+import { registerMcpRoutes } from './mcp/http.js';
 
 export const ROUTE_MODULES: readonly RouteModule[] = [
   registerHealthRoutes,
@@ -31,7 +34,8 @@ export const ROUTE_MODULES: readonly RouteModule[] = [
   registerSkillRoutes,
   registerWebhookRoutes,
   registerSigningRoutes,
-  registerX402Routes,
+  // the demo sells exact through the node's exact facilitator too
+  (api, node) => registerX402Routes(api, { ...node, exact: exactFacilitatorOf(node) }),
   registerMerchantViewRoutes,
   registerDashboardRoutes,
   registerSchedulerRoutes,
@@ -40,4 +44,8 @@ export const ROUTE_MODULES: readonly RouteModule[] = [
   registerApiKeyRoutes,
   registerReconciliationRoutes,
   registerExactAdminRoutes,
+  // /mcp when MCP_ENABLED
+  registerMcpRoutes,
+  registerPayerAccountRoutes,
+  registerMeRoutes,
 ];

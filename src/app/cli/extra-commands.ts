@@ -1,5 +1,5 @@
 /**
- * Commands contributed by the areas: start, localnet, keys, pay. Each adds an entry.
+ * Commands contributed by the areas: start, localnet, keys, pay, mcp. Each adds an entry.
  */
 import type { ExtraCommand } from './command.js';
 import { startCommand } from './start.js';
@@ -9,6 +9,7 @@ import { watchCommand } from './watch.js';
 import { payCommand } from './pay.js';
 import { signCommand } from './sign.js';
 import { reconcileCommand } from './reconcile.js';
+import { mcpCommand } from './mcp.js';
 
 export const EXTRA_COMMANDS: Readonly<Record<string, ExtraCommand>> = {
   start: startCommand,
@@ -18,4 +19,5 @@ export const EXTRA_COMMANDS: Readonly<Record<string, ExtraCommand>> = {
   pay: payCommand,
   sign: signCommand,
   reconcile: reconcileCommand,
+  mcp: mcpCommand,
 };

@@ -230,6 +230,9 @@ function build(r: EnvReader) {
         paygMaxUnsettled: r.int('X402_DEMO_PAYG_MAX_UNSETTLED', 0, 'demo pay-as-you-go maxUnsettledAmount, used and not charged yet per payer; 0: ten periods\' cap', 0),
       },
     },
+    mcp: {
+      enabled: r.bool('MCP_ENABLED', false, 'serve the Model Context Protocol (Streamable HTTP) at /mcp on the API: read tools for agents and the paid demo tool (`tributary mcp` serves stdio regardless)'),
+    },
   };
 }
 

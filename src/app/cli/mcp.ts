@@ -1,0 +1,46 @@
+/**
+ * `tributary mcp`: the Tributary MCP server (src/app/mcp/server.ts) over stdio, for an
+ * agent that starts it as a child process. stdout carries the protocol alone: logs go to
+ * stderr. The same tools are served over Streamable HTTP at /mcp on the API when
+ * MCP_ENABLED is set. It stops when stdin closes or on SIGTERM/SIGINT.
+ */
+import { pino } from 'pino';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import type { ExtraCommand } from './command.js';
+import { loadConfigOrExit } from './process.js';
+import { buildContext, closeContext } from '../build-context.js';
+import { REDACT_PATHS } from '../../../infra/log/logger.js';
+import { createRpcClient } from '../../../infra/solana/rpc-client.js';
+import { createKeyRing } from '../../../infra/signing-keys/key-ring.js';
+import { createPaymentEngine } from '../../../commands/x402/engine.js';
+import { x402DepsOf } from '../x402-deps.js';
+import { createTributaryMcpServer } from '../mcp/server.js';
+
+export const mcpCommand: ExtraCommand = {
+  usage: 'mcp',
+  summary: 'the MCP server over stdio: read tools for agents and a paid tool (x402 MCP transport)',
+  async run(_args, env) {
+    const config = loadConfigOrExit(env);
+    const logger = pino({ level: config.logLevel, name: 'mcp', redact: { paths: REDACT_PATHS, censor: '[redacted]' } }, pino.destination(2));
+    const ctx = buildContext(config, logger, 'mcp');
+    const { solana } = config;
+    const keyRing = createKeyRing(ctx);
+    const engine = createPaymentEngine(x402DepsOf(ctx, createRpcClient({ url: solana.rpcUrl, timeoutMs: solana.rpcTimeoutMs }), keyRing));
+    const server = createTributaryMcpServer({ dbRead: ctx.dbRead, logger, clock: ctx.clock, config, engine });
+    let stopping = false;
+    const stop = async () => {
+      if (stopping) return;
+      stopping = true;
+      await server.close().catch(() => undefined);
+      await keyRing.close().catch(() => undefined);
+      await closeContext(ctx).catch(() => undefined);
+      process.exit(0);
+    };
+    process.stdin.on('close', () => void stop());
+    process.stdin.on('end', () => void stop());
+    process.on('SIGTERM', () => void stop());
+    process.on('SIGINT', () => void stop());
+    await server.connect(new StdioServerTransport());
+    logger.info('mcp server on stdio');
+  },
+};
