@@ -27,7 +27,7 @@ import { percentile, report } from './harness.js';
 
 const SECONDS = Number(process.env['BENCH_EXACT_SECONDS'] ?? 5);
 const CONNECTIONS = Number(process.env['BENCH_EXACT_CONNECTIONS'] ?? 16);
-const ROUNDS = Number(process.env['BENCH_EXACT_ROUNDS'] ?? 2);
+const ROUNDS = Number(process.env['BENCH_EXACT_ROUNDS'] ?? 3);
 const PAYLOADS = Number(process.env['BENCH_EXACT_PAYLOADS'] ?? 64);
 const SETTLES = Number(process.env['BENCH_EXACT_SETTLES'] ?? 50);
 
@@ -126,11 +126,20 @@ export async function benchExact(): Promise<void> {
 
       const best = { local: 0, http: 0 };
       for (let round = 0; round < ROUNDS; round += 1) {
+        // alternated, so that neither side always runs on the warmer process
+        const first = round % 2 === 0;
+        const h0 = first ? 0 : await httpRate(api.url, key, bodies);
         const l = await localRate(local, payloads, r);
-        const h = await httpRate(api.url, key, bodies);
+        const h = first ? await httpRate(api.url, key, bodies) : h0;
         process.stdout.write(`  round ${round + 1}: local ${l.toFixed(0)} verifies/s, HTTP ${h.toFixed(0)} req/s\n`);
         best.local = Math.max(best.local, l);
         best.http = Math.max(best.http, h);
+      }
+      // autocannon counts answers, not verdicts: every payload must still be valid over HTTP
+      for (const body of bodies) {
+        const res = await fetch(`${api.url}/v1/x402/verify`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key }, body });
+        const v = (await res.json()) as { isValid?: boolean; invalidReason?: string };
+        if (res.status !== 200 || v.isValid !== true) throw new Error(`bench payment refused over HTTP: ${res.status} ${JSON.stringify(v)}`);
       }
       report({
         name: `POST /v1/x402/verify, exact (API key, every check), ${CONNECTIONS} conns`, value: best.http, unit: 'req/s',
