@@ -6,6 +6,7 @@
  *
  *   tributary-gateway-sign-in|<service>|<gateway account>|<random>   gateway sign-in nonce
  *   tributary-wallet-token|<service>|<wallet>|<random>               POST /v1/tokens/challenge nonce
+ *   tributary-payer-sign-in|<service>|<wallet>|<random>              POST /v1/me/auth/challenge nonce
  *   (tributary-x402|<requirement id>|<resource URL>|...              the x402 payment proof, commands/x402/proof.ts)
  *
  * `service` is the host of PUBLIC_BASE_URL, else JWT_AUDIENCE: the same on every node of a
@@ -21,6 +22,7 @@ import bs58 from 'bs58';
 export const SIGN_PURPOSES = {
   gatewaySignIn: 'tributary-gateway-sign-in',
   walletToken: 'tributary-wallet-token',
+  payerSignIn: 'tributary-payer-sign-in',
 } as const;
 export type SignPurpose = (typeof SIGN_PURPOSES)[keyof typeof SIGN_PURPOSES];
 
