@@ -9,6 +9,8 @@ import { onLocalnet, type Config } from '../../src/kernel/config/config.js';
 import { createPdaDeriver } from '../../src/kernel/domain/pda.js';
 import { deriveKeypair } from '../../src/kernel/domain/seeded-keypair.js';
 import type { PaymentRequirementInput } from './requirements.js';
+import { EXACT_NETWORKS } from './exact/facilitator.js';
+import type { ExactTerms } from './standard/exact-pay.js';
 
 export type DemoSetup = { on: true; requirements: PaymentRequirementInput[] } | { on: false; why: string };
 
@@ -41,10 +43,25 @@ export function demoSetup(config: Config): DemoSetup {
 
 /**
  * The requirements /v1/x402/demo-standard offers, preferred first: a client of the x402
- * standard takes the first it can pay. Schemes the standard's own clients pay (`exact`)
- * belong at the head of this list; Tributary's schemes follow.
+ * standard takes the first it can pay. The standard's own `exact` leads that list
+ * (demoExactTerms, offered through the middleware's `exact` option since its fee payer is
+ * read from the exact facilitator); Tributary's schemes follow.
  */
 export function demoStandardRequirements(setup: Extract<DemoSetup, { on: true }>): PaymentRequirementInput[] {
-  const standardSchemes: PaymentRequirementInput[] = [];
-  return [...standardSchemes, ...setup.requirements];
+  return [...setup.requirements];
+}
+
+/**
+ * The demo's `exact` terms: one request for the pay-as-you-go price (X402_DEMO_PAYG_PRICE)
+ * in the demo's token to the demo recipient, recorded for the demo gateway. Undefined where
+ * exact is not offered (the plain localnet: the ecosystem's clients know only Solana's
+ * public networks; SOLANA_CLUSTER=devnet on the localnet offers it).
+ */
+export function demoExactTerms(setup: Extract<DemoSetup, { on: true }>, config: Config): ExactTerms | undefined {
+  const head = setup.requirements[0];
+  if (!head || !EXACT_NETWORKS.includes(config.solana.network)) return undefined;
+  return {
+    network: config.solana.network, amount: config.x402.demo.paygPrice, asset: head.tokenMint ?? config.solana.defaultStablecoin,
+    payTo: head.recipient, gateway: head.gateway, maxTimeoutSeconds: 60,
+  };
 }

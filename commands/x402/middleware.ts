@@ -47,6 +47,14 @@
  * CAIP-122 challenge), and a `SIGN-IN-WITH-X` header of a wallet that holds a matching policy
  * is answered as that policy's payment is (`{jwt, message}`, nothing sent); a stale,
  * replayed, foreign or badly signed message is a 402 with the reason.
+ *
+ * `options.exact` (standard wire, local engine; standard/exact-pay.ts): the 402 offers x402
+ * `exact` first (the service's fee payer in extra.feePayer), and a PAYMENT-SIGNATURE of
+ * scheme `exact` is verified and settled by the node's exact facilitator, then the request
+ * goes on to the handler (paid per request, no JWT) with `PAYMENT-RESPONSE` its
+ * SettleResponse; a refusal is a 402 with the reason, a settlement still pending a 503 with
+ * Retry-After. A remote facilitator is refused at start: a merchant elsewhere sells exact
+ * through @x402/express with this service as its facilitator.
  */
 import type { Request, RequestHandler, Response } from 'express';
 import { createPaymentEngine, type PaymentEngine, type X402Deps, type X402Grant } from './engine.js';
@@ -57,10 +65,14 @@ import {
 import { localBackend, remoteBackend, type PaymentBackend, type RemoteFacilitatorDeps } from './backend.js';
 import { onResponseEnd } from './response-end.js';
 import type { SettledResult } from './idempotency.js';
-import { decodeSignatureHeader, encodeRequiredHeader, encodeResponseHeader, PAYMENT_REQUIRED, PAYMENT_RESPONSE, PAYMENT_SIGNATURE, tributaryPayment } from './standard/codec.js';
-import { standardPaymentRequired, type ResourceDescription } from './standard/requirements.js';
+import {
+  decodeSignatureHeader, encodeRequiredHeader, encodeResponseHeader, PAYMENT_REQUIRED, PAYMENT_RESPONSE, PAYMENT_SIGNATURE, tributaryPayment, type StandardPayload,
+} from './standard/codec.js';
+import { standardPaymentRequired, type ResourceDescription, type StandardRequirement } from './standard/requirements.js';
 import { standardSettlement } from './standard/settled.js';
 import { createSignIn, SIGN_IN_WITH_X, type SignInOptions } from './plugins/siwx.js';
+import { offeredExact, payExact, type ExactOffer } from './standard/exact-pay.js';
+import { AppError } from '../../src/kernel/http/errors.js';
 export type { X402Deps, X402Grant } from './engine.js';
 export type { RemoteFacilitatorDeps } from './backend.js';
 
@@ -77,17 +89,25 @@ export interface PaymentRequiredOptions {
    * payment is (a JWT, nothing sent). Needs the local engine (X402Deps).
    */
   signIn?: boolean | SignInOptions;
+  /** x402 `exact`, offered first and settled by the node's exact facilitator (standard wire, local engine) */
+  exact?: ExactOffer;
 }
 
+/** How long a payer waits before sending an exact payment whose settlement is pending again. */
+const EXACT_RETRY_AFTER_SECONDS = 5;
+
+type RequestPayment = DecodedPayment | { ok: true; exact: StandardPayload };
+
 /** The payment a request carries in either header, undefined when it carries none. */
-function requestPayment(req: Request): DecodedPayment | undefined {
+function requestPayment(req: Request): RequestPayment | undefined {
   const spec = req.get('payment');
   const standard = req.get(PAYMENT_SIGNATURE);
   if (spec !== undefined && standard !== undefined) return { ok: false, reason: `send one payment: a Payment or a ${PAYMENT_SIGNATURE} header, not both` };
   if (spec !== undefined) return decodePaymentHeader(spec);
   if (standard === undefined) return undefined;
   const decoded = decodeSignatureHeader(standard);
-  return decoded.ok ? tributaryPayment(decoded.payload) : decoded;
+  if (!decoded.ok) return decoded;
+  return decoded.payload.accepted.scheme === 'exact' ? { ok: true, exact: decoded.payload } : tributaryPayment(decoded.payload);
 }
 
 function backendOf(deps: X402Deps | RemoteFacilitatorDeps): { backend: PaymentBackend; engine?: PaymentEngine } {
@@ -121,14 +141,26 @@ export function paymentRequired(
     `${deps.resourceBase ?? `${req.protocol}://${req.get('host') ?? 'localhost'}`}${req.originalUrl.split('?')[0] ?? ''}`;
 
   const standard = options.wire === 'standard';
+  if (options.exact && (!standard || 'facilitatorUrl' in deps)) {
+    throw new Error('exact needs the standard wire and the local engine (X402Deps): with a remote facilitator, sell exact through @x402/express');
+  }
+  const exact = options.exact;
 
-  function refuse(req: Request, res: Response, reason: string): void {
+  /** The exact requirement at the head of the 402's accepts; none when its facilitator cannot answer (the other schemes still sell). */
+  async function exactAccepts(): Promise<StandardRequirement[]> {
+    if (!exact) return [];
+    const r = await offeredExact(exact).catch((err: unknown) => { deps.logger?.warn({ err }, 'x402 exact left out of the 402'); return undefined; });
+    return r ? [r] : [];
+  }
+
+  async function refuse(req: Request, res: Response, reason: string): Promise<void> {
     const resource = requestResource(req);
     const accepts = requirements.map((r) => acceptedRequirement(r, resource, Math.floor(clock.now() / 1000)));
     const envelope = { error: reason, code: 'payment_required', success: false, timestamp: clock.now() };
     const extensions = signIn ? { extensions: signIn.declare(resource) } : {};
     if (standard) {
-      const required = { ...standardPaymentRequired(accepts, resource, reason, options.resource), ...extensions };
+      const tributary = standardPaymentRequired(accepts, resource, reason, options.resource);
+      const required = { ...tributary, accepts: [...(await exactAccepts()), ...tributary.accepts], ...extensions };
       res.status(402).set(PAYMENT_REQUIRED, encodeRequiredHeader(required)).set('Cache-Control', 'no-store').json({ ...required, ...envelope });
       return;
     }
@@ -151,20 +183,30 @@ export function paymentRequired(
     paid(res, settled.result, r);
   }
 
+  async function payStandardExact(req: Request, res: Response, next: () => void, payload: StandardPayload): Promise<void> {
+    if (!exact) return refuse(req, res, 'this resource does not offer the exact scheme');
+    const outcome = await payExact(exact, payload);
+    if (outcome.kind === 'pending') throw new AppError('upstream_unavailable', outcome.reason, { 'Retry-After': String(EXACT_RETRY_AFTER_SECONDS) });
+    if (outcome.kind === 'refused') return refuse(req, res, outcome.reason);
+    res.set(PAYMENT_RESPONSE, encodeResponseHeader(outcome.settled));
+    next();
+  }
+
   return async (req, res, next) => {
     try {
       const payment = requestPayment(req);
+      if (payment !== undefined && 'exact' in payment) return await payStandardExact(req, res, next, payment.exact);
       if (payment !== undefined) return await pay(req, res, payment);
       const siwx = signIn ? req.get(SIGN_IN_WITH_X) : undefined;
       if (signIn && siwx !== undefined) {
         const signed = await signIn.check(siwx, requestResource(req));
-        return signed.ok ? paid(res, signed.result, signed.requirement) : refuse(req, res, signed.reason);
+        return signed.ok ? paid(res, signed.result, signed.requirement) : await refuse(req, res, signed.reason);
       }
       const auth = /^Bearer\s+(\S+)\s*$/i.exec(req.get('authorization') ?? '');
-      if (!auth?.[1]) return refuse(req, res, `payment required: send a ${standard ? PAYMENT_SIGNATURE : 'Payment'} header or a bearer JWT`);
+      if (!auth?.[1]) return await refuse(req, res, `payment required: send a ${standard ? PAYMENT_SIGNATURE : 'Payment'} header or a bearer JWT`);
       const chunk = options.price ? BigInt(options.price(req)) : undefined;
       const grant = await backend.authorize(auth[1], requirements, requestResource(req), chunk);
-      if (typeof grant === 'string') return refuse(req, res, grant);
+      if (typeof grant === 'string') return await refuse(req, res, grant);
       (res.locals as { x402?: X402Grant }).x402 = grant;
       // a metered chunk is charged only if this request is served (response-end.ts)
       if (grant.metered?.requestId !== undefined) onResponseEnd(res, (served) => void backend.answered(grant, served));

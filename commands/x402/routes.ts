@@ -10,7 +10,8 @@ import type { Logger } from '../../infra/log/logger.js';
 import type { Api } from '../../infra/http/routes.js';
 import { base58Key } from '../../src/kernel/http/schema.js';
 import type { X402Deps } from './engine.js';
-import { demoSetup, demoStandardRequirements } from './demo.js';
+import { demoExactTerms, demoSetup, demoStandardRequirements } from './demo.js';
+import type { ExactFacilitator } from './exact/facilitator.js';
 import { paymentRequired, x402Grant } from './middleware.js';
 import { registerStandardDemo } from './standard/demo-route.js';
 
@@ -68,6 +69,8 @@ export interface X402RouteDeps {
   config: Config;
   logger: Logger;
   clock: Clock;
+  /** the node's exact facilitator: the standard demo offers exact first where it supports the network */
+  exact?: ExactFacilitator;
 }
 
 export function registerX402Routes(api: Api, ctx: X402RouteDeps): void {
@@ -80,11 +83,13 @@ export function registerX402Routes(api: Api, ctx: X402RouteDeps): void {
   // SPEC: the 402 flow applies to "any method on the protected path"; one guard (and so one
   // set of requirement ids, one idempotency store, one meter) serves every method.
   for (const method of DEMO_METHODS) registerDemo(api, ctx, method, guard);
-  // the same resource in the x402 v2 standard wire, for the ecosystem's clients
+  // the same resource in the x402 v2 standard wire, for the ecosystem's clients; exact first where offered
+  const exactTerms = ctx.exact ? demoExactTerms(setup, ctx.config) : undefined;
   const standard = paymentRequired(demoStandardRequirements(setup), ctx.x402, {
     wire: 'standard', resource: { description: 'Tributary demo content', mimeType: 'application/json' },
     // a payer who holds a demo policy already signs in with its wallet (docs/x402-plugins.md)
     signIn: true,
+    ...(ctx.exact && exactTerms ? { exact: { facilitator: ctx.exact, terms: exactTerms } } : {}),
   });
   for (const method of DEMO_METHODS) registerStandardDemo(api, ctx.clock, method, standard);
 }

@@ -41,7 +41,8 @@ const standardPaymentRequiredSchema: JsonSchema = {
 const PROTOCOL = `The x402 v2 standard wire (docs/protocol.md, "Standard wire").
 1. Without payment: 402, header \`PAYMENT-REQUIRED\`: base64 of the JSON PaymentRequired {x402Version: 2, error, resource: {url, description, mimeType}, accepts: [{scheme, network, amount (string), asset, payTo, maxTimeoutSeconds, extra: {id, gateway, ...terms}}]}; the body is the same object in the error envelope.
 2. Header \`PAYMENT-SIGNATURE\`: base64 of the JSON PaymentPayload {x402Version: 2, resource: {url}, accepted: <the accepts entry paid>, payload: <the Tributary payload of the Payment header: {serializedTransaction, proof} or {payer, proof}>}. SPEC.md's \`Payment\` header is accepted too. Paid: 200, header \`PAYMENT-RESPONSE\`: base64 of the JSON SettleResponse {success: true, transaction, network, payer, extra: {policy, requirementId, scheme, created, expiresAt}}, body \`{jwt, message}\`. Refused: 402 as in 1 with the reason in error.
-3. Header \`Authorization: Bearer <jwt>\` → the content, as on /v1/x402/demo.`;
+3. Header \`Authorization: Bearer <jwt>\` → the content, as on /v1/x402/demo.
+4. x402 \`exact\` (offered first where the service settles exact: mainnet, devnet, testnet): a \`PAYMENT-SIGNATURE\` of @x402/svm's exact client (\`accepted\` = accepts[0], \`payload.transaction\` the payer-signed TransferChecked, the service's fee payer in extra.feePayer) is verified and settled once → 200 with the content itself and \`PAYMENT-RESPONSE\` (SettleResponse {success, transaction, network, payer}); a refused or replayed one: 402 with the reason; a settlement not yet confirmed: 503 with Retry-After (send the same payment again).`;
 
 export function registerStandardDemo(api: Api, clock: Clock, method: 'get' | 'post' | 'put' | 'patch' | 'delete', guard: RequestHandler): void {
   api.route({
@@ -55,16 +56,17 @@ export function registerStandardDemo(api: Api, clock: Clock, method: 'get' | 'po
     before: [guard],
     responses: {
       200: {
-        description: 'with a payment header: the JWT; with a bearer JWT: the content',
+        description: 'with a Tributary payment: the JWT; with an exact payment or a bearer JWT: the content',
         headers: { 'PAYMENT-RESPONSE': { type: 'string' } },
         schema: {
           oneOf: [
             { type: 'object', required: ['jwt', 'message'], properties: { jwt: { type: 'string' }, message: { type: 'string' } } },
-            { type: 'object', required: ['content', 'grant'], properties: { content: { type: 'string' }, method: { type: 'string' }, grant: { type: 'object' } } },
+            { type: 'object', required: ['content'], properties: { content: { type: 'string' }, method: { type: 'string' }, grant: { type: 'object' } } },
           ],
         },
       },
       402: { description: 'payment required', headers: { 'PAYMENT-REQUIRED': { type: 'string' } }, schema: standardPaymentRequiredSchema },
+      503: { description: 'an exact settlement not confirmed yet, or the chain did not answer: send the same payment again after Retry-After' },
     },
     async handler({ req, res }) {
       const grant = x402Grant(res);
