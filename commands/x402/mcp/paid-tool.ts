@@ -15,9 +15,17 @@
  *      a matching policy). engine.pay verifies and settles it once (per transaction
  *      signature, and per payment-identifier id under the gateway paid); a refusal is (1)
  *      with the reason and nothing is sent.
- *   3. Paid: the handler runs; its result carries `_meta["x402/payment-response"]`, the
- *      standard SettleResponse {success: true, transaction, network, payer, extra: {policy,
- *      requirementId, scheme, created, expiresAt}}.
+ *   3. Paid: the call is admitted as a bearer request of the JWT the payment earned is
+ *      (engine.authorize: a subscription still serving, a pay-as-you-go chunk metered, a
+ *      prepaid price drawn from the credit), so a tool sold per call is charged per call
+ *      whichever scheme paid it; a refused admission is (1) with the reason. Then the
+ *      handler runs; its result carries `_meta["x402/payment-response"]`, the standard
+ *      SettleResponse {success: true, transaction, network, payer, extra: {policy,
+ *      requirementId, scheme, created, expiresAt}}. A metered chunk is charged only when
+ *      the handler answered (engine.answered).
+ *
+ * An identical payment sent again is answered from the stored settlement (nothing is sent
+ * twice) and admitted again under the payer's policy, as a bearer request is.
  *
  * Settlement comes before the tool runs (as the HTTP middleware's does): a handler that
  * fails after payment answers `isError` with the receipt still in `_meta`, so the payer
@@ -29,7 +37,7 @@ import type { CallToolResult, ServerNotification, ServerRequest } from '@modelco
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { ZodRawShapeCompat } from '@modelcontextprotocol/sdk/server/zod-compat.js';
 import { AppError } from '../../../src/kernel/http/errors.js';
-import type { PaymentEngine } from '../engine.js';
+import type { PaymentEngine, X402Grant } from '../engine.js';
 import type { SettledResult } from '../idempotency.js';
 import { acceptedRequirement, normalizeRequirement, type PaymentRequirement, type PaymentRequirementInput } from '../requirements.js';
 import { standardPayloadFromJson, tributaryPayment, type PaymentRequired, type SettleResponse } from '../standard/codec.js';
@@ -47,6 +55,8 @@ export interface PaidCall {
   requirement: PaymentRequirement;
   settled: SettledResult;
   receipt: SettleResponse;
+  /** the admission of this call (engine.authorize): the payer, the policy, what was metered or drawn */
+  grant: X402Grant;
 }
 
 export interface PaidToolConfig<Args extends ZodRawShapeCompat | undefined> {
@@ -59,6 +69,8 @@ export interface PaidToolConfig<Args extends ZodRawShapeCompat | undefined> {
   mimeType?: string;
   /** a local engine caps each subscription's grace at this (SUBSCRIPTION_GRACE_SECONDS) */
   graceCapSeconds?: number;
+  /** what one call costs in smallest units: the pay-as-you-go chunk or the prepaid draw (default the requirement's own) */
+  price?: (args: unknown) => bigint | undefined;
   /** told of unexpected failures, whose text never reaches the client */
   onError?: (err: unknown) => void;
 }
@@ -99,7 +111,7 @@ export function paidTool<Args extends ZodRawShapeCompat | undefined = undefined>
 ): void {
   const t = toolPayments(name, inputs, engine, config);
 
-  async function call(args: unknown, extra: ToolExtra): Promise<CallToolResult> {
+  async function invoke(args: unknown, extra: ToolExtra): Promise<CallToolResult> {
     const sent = extra._meta?.[MCP_PAYMENT];
     if (sent === undefined) return t.required(`payment required: send a PaymentPayload in _meta["${MCP_PAYMENT}"]`);
     const decoded = standardPayloadFromJson(sent, `_meta["${MCP_PAYMENT}"]`);
@@ -117,25 +129,39 @@ export function paidTool<Args extends ZodRawShapeCompat | undefined = undefined>
       return t.required(reason ?? 'the payment could not be settled (internal error); nothing was charged twice, try again');
     }
     if (!paid.ok) return t.required(paid.reason);
+    let grant: X402Grant | string;
+    try {
+      grant = await engine.authorize(paid.result.body.jwt, (c) => t.byId.get(c.requirementId), config.price?.(args));
+    } catch (err) {
+      const reason = safeReason(err);
+      if (reason === undefined) config.onError?.(err);
+      return t.required(reason ?? 'the call could not be admitted (internal error); try again');
+    }
+    if (typeof grant === 'string') return t.required(grant);
     const receipt = standardSettlement(paid.result, r);
     const meta = { [MCP_PAYMENT_RESPONSE]: receipt };
+    const call: PaidCall = { requirement: r, settled: paid.result, receipt, grant };
+    let served = false;
     try {
       const out = await (args === undefined
-        ? (handler as (p: PaidCall, e: ToolExtra) => Promise<CallToolResult>)({ requirement: r, settled: paid.result, receipt }, extra)
-        : (handler as (a: unknown, p: PaidCall, e: ToolExtra) => Promise<CallToolResult>)(args, { requirement: r, settled: paid.result, receipt }, extra));
+        ? (handler as (p: PaidCall, e: ToolExtra) => Promise<CallToolResult>)(call, extra)
+        : (handler as (a: unknown, p: PaidCall, e: ToolExtra) => Promise<CallToolResult>)(args, call, extra));
+      served = out.isError !== true;
       return { ...out, _meta: { ...out._meta, ...meta } };
     } catch (err) {
       config.onError?.(err);
       return { isError: true, content: [{ type: 'text', text: 'the tool failed after the payment settled; the receipt is in _meta' }], _meta: meta };
+    } finally {
+      await engine.answered(grant, served);
     }
   }
 
   const base = { description: config.description, ...(config.title !== undefined ? { title: config.title } : {}) };
   if (config.inputSchema === undefined) {
-    server.registerTool(name, base, (extra: ToolExtra) => call(undefined, extra));
+    server.registerTool(name, base, (extra: ToolExtra) => invoke(undefined, extra));
   } else {
     const schema: ZodRawShapeCompat = config.inputSchema;
-    const cb: ToolCallback<ZodRawShapeCompat> = (args, extra) => call(args, extra);
+    const cb: ToolCallback<ZodRawShapeCompat> = (args, extra) => invoke(args, extra);
     server.registerTool(name, { ...base, inputSchema: schema }, cb);
   }
 }
