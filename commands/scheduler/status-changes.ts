@@ -10,6 +10,11 @@
  * when the process starts (no flood of old changes) and always rereads REWIND_SLOTS back,
  * so a row the projector writes late is still seen; the event keys keep it to once. A
  * resume the read model never shows is still found by the chain sweep (sweep.ts).
+ *
+ * The program lets only a policy's owner change its status or delete it (PROGRAM.md), so
+ * every such change is the payer's own: the events say `by: "payer"`. A deletion
+ * (PaymentPolicyDeleted, from the events table by slot, on a cursor of its own) is
+ * announced as subscription.canceled, `by: "payer"`, `reason: "deleted"`.
  */
 import { sql } from 'kysely';
 import type { Db } from '../../infra/postgres/database.js';
@@ -23,6 +28,9 @@ const LIMIT = 1000;
 export const statusEventKey = (name: 'subscription.paused' | 'subscription.resumed', policy: string, signature: string): string =>
   `${name}:${policy}:${signature}`;
 
+/** not `subscription.canceled:<policy>:<due>`, the dunning's give-up */
+export const deletionEventKey = (policy: string, signature: string): string => `subscription.canceled:${policy}:deleted:${signature}`;
+
 interface Change {
   policy: string; new_status: string; old_status: string | null; slot: string; signature: string; gateway: string; tracking_id: string; variant: string;
   due: string | null; status: string;
@@ -32,8 +40,10 @@ export interface StatusWatch { run(): Promise<number> }
 
 export function watchStatusChanges(db: Db, lifecycle: LifecycleDeps): StatusWatch {
   let cursor: bigint | undefined;
+  const deletions = watchDeletions(db, lifecycle);
   return {
     async run() {
+      const canceled = await deletions.run();
       if (cursor === undefined) {
         const top = await sql<{ slot: string | null }>`SELECT max(slot)::text AS slot FROM payment_policy_status_history WHERE cause = 'status_changed'`.execute(db);
         cursor = BigInt(top.rows[0]?.slot ?? '0');
@@ -48,9 +58,45 @@ export function watchStatusChanges(db: Db, lifecycle: LifecycleDeps): StatusWatc
         const due = c.due === null ? null : Number(c.due);
         if (await announce(lifecycle, {
           name, key: statusEventKey(name, c.policy, c.signature), gateway: c.gateway, policy: c.policy, trackingId: c.tracking_id, dueAt: due,
-          details: { variant: c.variant, from: c.old_status, signature: c.signature, slot: Number(c.slot) },
+          details: { variant: c.variant, from: c.old_status, signature: c.signature, slot: Number(c.slot), by: 'payer' },
         })) n += 1;
         if (BigInt(c.slot) > cursor) cursor = BigInt(c.slot);
+      }
+      return n + canceled;
+    },
+  };
+}
+
+interface Deletion { policy: string; signature: string; slot: string; block_time: string | null; gateway: string; tracking_id: string; variant: string }
+
+/** subscription.canceled for the served gateways' policies deleted on chain (by their owner, the only one who may). */
+function watchDeletions(db: Db, lifecycle: LifecycleDeps): StatusWatch {
+  let cursor: bigint | undefined;
+  return {
+    async run() {
+      if (cursor === undefined) {
+        const top = await sql<{ slot: string | null }>`SELECT max(slot)::text AS slot FROM events WHERE name = 'PaymentPolicyDeleted'`.execute(db);
+        cursor = BigInt(top.rows[0]?.slot ?? '0');
+      }
+      const from = cursor > REWIND_SLOTS ? cursor - REWIND_SLOTS : 0n;
+      const r = await sql<Deletion>`
+        SELECT p.address AS policy, e.signature, e.slot::text AS slot, e.block_time::text AS block_time, p.gateway, p.tracking_id, p.variant
+        FROM events e
+        JOIN payment_policies p ON p.address = e.data->>'payment_policy'
+        JOIN scheduler_gateways g ON g.gateway = p.gateway AND g.state = 'active'
+        WHERE e.name = 'PaymentPolicyDeleted' AND e.slot >= ${from.toString()}::bigint
+          AND NOT EXISTS (SELECT 1 FROM service_events s WHERE s.event_key = 'subscription.canceled:' || p.address || ':deleted:' || e.signature)
+        ORDER BY e.slot, e.seq LIMIT ${LIMIT}`.execute(db);
+      let n = 0;
+      for (const d of r.rows) {
+        if (await announce(lifecycle, {
+          name: 'subscription.canceled', key: deletionEventKey(d.policy, d.signature), gateway: d.gateway, policy: d.policy, trackingId: d.tracking_id, dueAt: null,
+          details: {
+            variant: d.variant, by: 'payer', reason: 'deleted', canceledAt: d.block_time === null ? null : Number(d.block_time),
+            signature: d.signature, slot: Number(d.slot),
+          },
+        })) n += 1;
+        if (BigInt(d.slot) > cursor) cursor = BigInt(d.slot);
       }
       return n;
     },
