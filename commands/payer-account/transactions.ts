@@ -68,6 +68,7 @@ export function checkPayerTransaction(tx: VersionedTransaction, wallet: string, 
     const program = keys[ix.programIdIndex] ?? '';
     const accounts = ix.accountKeyIndexes.map((i) => keys[i] ?? '');
     const where = `instruction ${n}`;
+    if (program === '' || accounts.includes('')) throw invalid(`${where} names an account index the message does not have`);
     if (program === COMPUTE_BUDGET_PROGRAM) return 'compute_budget';
     if (program === TOKEN_PROGRAM || program === TOKEN_2022_PROGRAM) {
       const d = decodeTokenIx(ix.data, accounts);
