@@ -28,6 +28,9 @@ import { startReceiver, type Receiver } from '../support/receiver.js';
 import { connectClient, type TestClient } from '../support/realtime-client.js';
 import { waitFor } from '../support/process.js';
 import { DEVNET_NETWORK, DEVNET_USDC, startDevnetLocalnet, type DevnetLocalnet } from '../support/devnet.js';
+import { paymentRequired } from '../../commands/x402/middleware.js';
+import { DEMO_STANDARD_PATH, registerStandardDemo } from '../../commands/x402/standard/demo-route.js';
+import { startExactWorld, type ExactWorld, type Faults } from './x402-exact-support.js';
 
 const SEED = 'exact-demo';
 const ADMIN = 'admin-key-exact-demo';
@@ -178,5 +181,71 @@ describe('x402 exact on /v1/x402/demo-standard: an unmodified @x402/fetch + @x40
     const g = (await garbage.json()) as any;
     expect(g).to.deep.include({ code: 'payment_required', success: false });
     expect(g.error).to.include('PAYMENT-SIGNATURE');
+  });
+});
+
+describe('x402 exact on the standard demo route: a settlement not yet confirmed', function () {
+  this.timeout(90_000);
+  let env: TestEnv;
+  let w: ExactWorld;
+  let api: TestApi;
+  let url = '';
+  const faults: Faults = {};
+  const AMOUNT = 500_000n;
+
+  before(async () => {
+    env = await createTestEnv('x402-exact-demo-pending');
+    // the exact facilitator on a chain whose answers a test can lose (x402-exact-support.ts)
+    w = await startExactWorld(env, { seed: 'exact-demo-pending', faults, confirmTimeoutMs: 1500 });
+    const gw = w.dn.ln.fixtures.gateways[0]!;
+    api = await startTestApi(env, { SOLANA_RPC_URL: w.dn.rpcUrl, SOLANA_CLUSTER: 'devnet', SIGNING_KEY_ENCRYPTION_KEY: '07'.repeat(32) }, {
+      modules: [(routes, node) => registerStandardDemo(routes, node.clock, 'get', paymentRequired(
+        [{ scheme: 'deferred', network: DEVNET_NETWORK, amount: 1_000_000, recipient: gw.authority, gateway: gw.address, tokenMint: DEVNET_USDC, paymentFrequency: 'Monthly' }],
+        node.x402,
+        { wire: 'standard', exact: { facilitator: w.facilitator, terms: { network: DEVNET_NETWORK, amount: AMOUNT, asset: DEVNET_USDC, payTo: w.merchant.address, gateway: gw.address } } },
+      ))],
+    });
+    url = `${api.url}${DEMO_STANDARD_PATH}`;
+  });
+  after(async () => { await api?.close(); await w?.close(); await env?.close(); });
+
+  it('pending: 503 with Retry-After; the same payment sent again once it is confirmed is served, once', async () => {
+    const payer = w.dn.fund('payer-pending');
+    const sent: string[] = [];
+    const recording: typeof fetch = async (input, init) => {
+      const request = new Request(input, init);
+      const signature = request.headers.get('payment-signature');
+      if (signature) sent.push(signature);
+      return fetch(request);
+    };
+    const client = new x402Client().register(DEVNET_NETWORK, new ExactSvmClient(await payer.signer(), { rpcUrl: w.dn.rpcUrl }));
+    const before = w.dn.tokenBalance(payer.address, DEVNET_USDC);
+    Object.assign(faults, { loseSendAnswers: true, noStatuses: true });
+    let res: Response;
+    try {
+      res = await wrapFetchWithPayment(recording, client)(url);
+    } finally { Object.assign(faults, { loseSendAnswers: false }); }
+    const body = (await res.json()) as any;
+    expect(res.status, JSON.stringify(body)).to.equal(503);
+    expect(res.headers.get('retry-after')).to.equal('5');
+    expect(body).to.deep.include({ success: false });
+    expect(body.code).to.equal('upstream_unavailable');
+    expect(w.dn.tokenBalance(payer.address, DEVNET_USDC), 'it landed').to.equal(before - AMOUNT);
+
+    // still no status: still 503, nothing sent again
+    const sends = w.sends.length;
+    expect((await fetch(url, { headers: { 'PAYMENT-SIGNATURE': sent[0]! } })).status).to.equal(503);
+    faults.noStatuses = false;
+    const served = await fetch(url, { headers: { 'PAYMENT-SIGNATURE': sent[0]! } });
+    const content = (await served.json()) as any;
+    expect(served.status, JSON.stringify(content)).to.equal(200);
+    expect(content.content).to.include('demo content');
+    expect(decodePaymentResponseHeader(served.headers.get('payment-response')!)).to.deep.include({ success: true, payer: payer.address });
+    expect(w.sends.length, 'confirmed, not sent again').to.equal(sends);
+
+    const replay = await fetch(url, { headers: { 'PAYMENT-SIGNATURE': sent[0]! } });
+    expect(replay.status).to.equal(402);
+    expect(decodePaymentRequiredHeader(replay.headers.get('payment-required')!).error).to.include('duplicate_settlement');
+    expect(w.dn.tokenBalance(payer.address, DEVNET_USDC), 'charged once').to.equal(before - AMOUNT);
   });
 });

@@ -66,8 +66,13 @@ function mismatch(accepted: PaymentRequirements, offered: PaymentRequirements, s
   return undefined;
 }
 
-/** Verifies, then settles `payload` against the route's exact requirement. */
-export async function payExact(o: ExactOffer, payload: PaymentPayload): Promise<ExactOutcome> {
+/**
+ * Verifies, then settles `payload` against the route's exact requirement. `firstServe`
+ * claims a settled transaction for this resource: true once per transaction, so a payment
+ * whose settlement was pending (a 503) is served when it is sent again and has landed, and
+ * a payment served already is refused as a replay.
+ */
+export async function payExact(o: ExactOffer, payload: PaymentPayload, firstServe: (transaction: string) => Promise<boolean>): Promise<ExactOutcome> {
   const supported = await o.facilitator.supportedKind(o.terms.network);
   const offered = await offeredExact(o);
   if (!supported || !offered) return { kind: 'refused', reason: `this resource offers no exact payment on ${payload.accepted.network}` };
@@ -76,13 +81,13 @@ export async function payExact(o: ExactOffer, payload: PaymentPayload): Promise<
   // the fee payer the payer built for (checked above): the facilitator co-signs as that one
   const r: PaymentRequirements = { ...offered, extra: { ...offered.extra, feePayer: payload.accepted.extra['feePayer'] } };
   const verified = await o.facilitator.verify(payload, r);
-  // a payment settled already, or in flight: only its settlement's state is asked for below
+  // a payment settled already, or in flight: its settlement's answer decides below
   const seen = !verified.isValid && verified.invalidReason === REASONS.duplicate;
   if (!verified.isValid && !seen) return { kind: 'refused', reason: reasonOf(verified.invalidReason, verified.invalidMessage) };
   const settled = await o.facilitator.settle(payload, r, { gateway: o.terms.gateway });
   const reason = reasonOf(settled.errorReason, settled.errorMessage);
   if (settled.errorReason === REASONS.pending) return { kind: 'pending', reason };
-  // a settled payment sent again pays for nothing more
-  if (seen) return { kind: 'refused', reason: reasonOf(verified.invalidReason, verified.invalidMessage) };
-  return settled.success ? { kind: 'paid', settled } : { kind: 'refused', reason };
+  if (!settled.success) return { kind: 'refused', reason };
+  if (!(await firstServe(settled.transaction))) return { kind: 'refused', reason: `${REASONS.duplicate}: this payment was settled and served already; pay again` };
+  return { kind: 'paid', settled };
 }
