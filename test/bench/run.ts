@@ -19,6 +19,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   exact: async () => (await import('./exact.js')).benchExact(),
   settlement: async () => (await import('./settlement.js')).benchSettlement(),
   archive: async () => (await import('./archive.js')).benchArchive(),
+  mcp: async () => (await import('./mcp.js')).benchMcp(),
 };
 
 const only = process.argv.slice(2);

@@ -2,10 +2,11 @@
  * /mcp on the API node (MCP_ENABLED): the Tributary MCP server (server.ts) over Streamable
  * HTTP, stateless: every POST is one JSON-RPC exchange with a server object of its own, so
  * any node behind the load balancer answers any request (no session lives in a node's
- * memory). GET (a server-initiated stream) and DELETE (a session's end) have nothing to
+ * memory; an idle server object is reused, never a session). GET (a server-initiated stream) and DELETE (a session's end) have nothing to
  * serve without sessions: 405, as the transport's specification allows.
  */
 import type { RequestHandler } from 'express';
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Api } from '../../../infra/http/routes.js';
 import { createPaymentEngine } from '../../../commands/x402/engine.js';
@@ -19,13 +20,17 @@ const DESCRIPTION = 'The Model Context Protocol over Streamable HTTP (stateless;
   + 'an unpaid call answers isError with the PaymentRequired in structuredContent; the PaymentPayload goes in params._meta["x402/payment"], '
   + 'the receipt comes back in result._meta["x402/payment-response"].';
 
+/** Idle server objects kept for the next request: building one (its tools, their schemas) costs about as much as the read it serves. */
+const IDLE_SERVERS = 32;
+
 function mcpHandler(deps: McpDeps): RequestHandler {
+  const idle: McpServer[] = [];
   return async (req, res, next) => {
-    const server = createTributaryMcpServer(deps);
+    const server = idle.pop() ?? createTributaryMcpServer(deps);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     res.on('close', () => {
-      void transport.close();
-      void server.close();
+      // a server serves one transport at a time: it is reused only once this exchange's is closed
+      void server.close().then(() => { if (idle.length < IDLE_SERVERS) idle.push(server); }, () => undefined);
     });
     try {
       await server.connect(transport);
