@@ -37,8 +37,8 @@ export interface PayerAccountRouteDeps {
 }
 
 const authErrors = {
-  401: { description: 'no payer token, or an invalid or expired one (sign in again)' },
-  403: { description: 'a valid JWT of another kind (a gateway token): not a payer token' },
+  401: { description: 'no payer token, or an invalid or expired one, or a JWT of another kind (a gateway token): sign in with POST /v1/me/auth/challenge' },
+  403: { description: 'a JWT of the payer audience without the payer role or a wallet subject' },
 };
 
 export function registerPayerAccountRoutes(api: Api, ctx: PayerAccountRouteDeps): void {

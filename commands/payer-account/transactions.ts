@@ -102,11 +102,16 @@ function checkProgramInstruction(data: Uint8Array, accounts: string[], wallet: s
   return name;
 }
 
-/** Checks, sends and waits for the transaction; a refusal of the program is a 409 with its reason. */
-export async function relayPayerTransaction(deps: RelayDeps, wallet: string, base64: string): Promise<RelayResult> {
+/** The transaction of the base64 text, checked (checkPayerTransaction); a 400 for anything else. */
+export function inspectPayerTransaction(base64: string, wallet: string, pdas: PdaDeriver): { bytes: Uint8Array; tx: VersionedTransaction; instructions: string[] } {
   const bytes = decodeWire(base64);
   const tx = parse(bytes);
-  const instructions = checkPayerTransaction(tx, wallet, deps.pdas);
+  return { bytes, tx, instructions: checkPayerTransaction(tx, wallet, pdas) };
+}
+
+/** Checks, sends and waits for the transaction; a refusal of the program is a 409 with its reason. */
+export async function relayPayerTransaction(deps: RelayDeps, wallet: string, base64: string): Promise<RelayResult> {
+  const { bytes, tx, instructions } = inspectPayerTransaction(base64, wallet, deps.pdas);
   const signature = bs58.encode(tx.signatures[0]!);
   const sent = await send(deps.io, Buffer.from(bytes).toString('base64'));
   if (sent.kind === 'refused') throw conflict(`the chain refused the transaction: ${sent.refusal.name} (${sent.refusal.message})`);

@@ -37,7 +37,7 @@ const subscriptionSchema: JsonSchema = {
   properties: {
     address: { type: 'string', description: 'payment policy address' },
     variant: { type: 'string', description: 'Subscription, PayAsYouGo, Milestone, OneTime, UpTo' },
-    scheme: { ...nullable('string'), description: 'the x402 scheme that makes this variant (deferred, x402://payg, x402://upto); null otherwise' },
+    scheme: { ...nullable('string'), description: 'the x402 scheme that makes this variant (deferred, x402://payg, x402://upto, x402://prepaid); null otherwise' },
     status: { type: 'string', enum: ['Active', 'Paused', 'Completed'] },
     gateway: { type: 'string' },
     gatewayName: nullable('string'),
@@ -45,7 +45,7 @@ const subscriptionSchema: JsonSchema = {
     tokenMint: nullable('string'),
     decimals: nullable('integer'),
     ...amounts,
-    amount: { ...nullable('string'), description: 'the amount charged each period (Subscription), in base units' },
+    amount: { ...nullable('string'), description: 'base units: a Subscription\'s amount per period, a PayAsYouGo\'s cap per period, an UpTo\'s cap, a OneTime\'s credit, a Milestone\'s escrow' },
     frequencySeconds: nullable('integer'),
     totalPaid: { type: 'string' },
     totalPaidDisplay: nullable('string'),
@@ -68,8 +68,8 @@ const paymentSchema: JsonSchema = {
 };
 
 const authErrors = {
-  401: { description: 'no payer token, or an invalid or expired one (sign in again)' },
-  403: { description: 'a valid JWT of another kind (a gateway token): not a payer token' },
+  401: { description: 'no payer token, or an invalid or expired one, or a JWT of another kind (a gateway token): sign in with POST /v1/me/auth/challenge' },
+  403: { description: 'a JWT of the payer audience without the payer role or a wallet subject' },
 };
 
 export function registerMeRoutes(api: Api, ctx: MeRouteDeps): void {

@@ -13,7 +13,10 @@ export const MAX_SUBSCRIPTIONS = 500;
 const LAST_PAYMENTS = 3;
 
 /** The x402 scheme that creates a policy of the variant (commands/x402/schemes); null for those made otherwise. */
-const SCHEME_OF: Record<string, string> = { Subscription: 'deferred', PayAsYouGo: 'x402://payg', UpTo: 'x402://upto' };
+const SCHEME_OF: Record<string, string> = { Subscription: 'deferred', PayAsYouGo: 'x402://payg', UpTo: 'x402://upto', OneTime: 'x402://prepaid' };
+
+/** The amount a policy charges at most at once, by variant: a period's, a cap, a credit. */
+const AMOUNT_KEYS = ['amount', 'maxAmountPerPeriod', 'maxAmount', 'escrowAmount'] as const;
 
 export interface LastPayment { signature: string; at: number; amount: string; amountDisplay: string | null }
 
@@ -59,7 +62,8 @@ export async function listSubscriptions(db: Db, decimalsOf: DecimalsOf, wallet: 
   const out: PayerSubscription[] = [];
   for (const { p, gatewayName } of policies) {
     const decimals = await decimalsOf(p.tokenMint);
-    const amount = typeof p.parameters['amount'] === 'string' ? p.parameters['amount'] : null;
+    const found = AMOUNT_KEYS.map((k) => p.parameters[k]).find((v) => typeof v === 'string');
+    const amount = typeof found === 'string' ? found : null;
     const frequencySeconds = num(p.parameters['frequencySeconds']);
     const due = num(p.parameters['nextPaymentDue']);
     out.push({

@@ -4,8 +4,9 @@
  * AppError), not a crash of the address derivation.
  */
 import { expect } from 'chai';
-import { Keypair, MessageV0, VersionedTransaction } from '@solana/web3.js';
-import { checkPayerTransaction } from '../../commands/payer-account/transactions.js';
+import fc from 'fast-check';
+import { Keypair, MessageV0, Transaction, VersionedTransaction } from '@solana/web3.js';
+import { checkPayerTransaction, inspectPayerTransaction } from '../../commands/payer-account/transactions.js';
 import { createPdaDeriver } from '../../src/kernel/domain/pda.js';
 import { AppError } from '../../src/kernel/http/errors.js';
 import { PROGRAM_ID } from '../../src/kernel/idl/index.js';
@@ -41,5 +42,36 @@ describe('payer transaction check', () => {
   it('refuses another wallet\'s pause though the wallet signed and paid', () => {
     const tx = signed(() => undefined);
     expect(() => checkPayerTransaction(tx, Keypair.generate().publicKey.toBase58(), pdas)).to.throw(AppError, /fee payer/);
+  });
+});
+
+describe('payer transaction check, fuzzed', () => {
+  const pdas = createPdaDeriver(PROGRAM_ID);
+  const wallet = Keypair.generate();
+  const owner = wallet.publicKey.toBase58();
+  const mint = Keypair.generate().publicKey.toBase58();
+  const up = pdas.userPayment(owner, mint);
+  const ix = programInstruction(PROGRAM_ID, 'delete_payment_policy', {
+    owner, user_payment: up, token_mint: mint, payment_policy: pdas.paymentPolicy(up, 3), config: pdas.config(), rent_payer: owner,
+  }, { policy_id: 3 });
+  const tx = new Transaction({ feePayer: wallet.publicKey, recentBlockhash: Keypair.generate().publicKey.toBase58() }).add(ix);
+  tx.sign(wallet);
+  const valid = tx.serialize();
+
+  it('takes the valid bytes, and answers any byte of them changed with the instruction or a 400, never a crash', () => {
+    expect(inspectPayerTransaction(valid.toString('base64'), owner, pdas).instructions).to.deep.equal(['delete_payment_policy']);
+    fc.assert(fc.property(fc.array(fc.tuple(fc.nat(valid.length - 1), fc.integer({ min: 0, max: 255 })), { minLength: 1, maxLength: 4 }), fc.nat(8), (edits, cut) => {
+      const bytes = Buffer.from(valid);
+      for (const [at, value] of edits) bytes[at] = value;
+      const wire = bytes.subarray(0, bytes.length - cut).toString('base64');
+      try {
+        const { instructions } = inspectPayerTransaction(wire, owner, pdas);
+        // accepted only when still signed by the wallet over what it holds
+        expect(instructions.every((n) => ['delete_payment_policy', 'change_payment_policy_status', 'revoke', 'compute_budget'].includes(n))).to.equal(true);
+      } catch (err) {
+        expect(err).to.be.instanceOf(AppError);
+        expect((err as AppError).kind).to.equal('invalid_input');
+      }
+    }), { seed: 7, numRuns: 2000 });
   });
 });
