@@ -100,8 +100,8 @@ const EXACT_SERVED_TTL_SECONDS = 7 * 86_400;
 
 type RequestPayment = DecodedPayment | { ok: true; exact: StandardPayload };
 
-/** The payment a request carries in either header, undefined when it carries none. */
-function requestPayment(req: Request): RequestPayment | undefined {
+/** The payment a request carries in either header, undefined when it carries none; `offered`: the route's schemes. */
+function requestPayment(req: Request, offered: readonly string[]): RequestPayment | undefined {
   const spec = req.get('payment');
   const standard = req.get(PAYMENT_SIGNATURE);
   if (spec !== undefined && standard !== undefined) return { ok: false, reason: `send one payment: a Payment or a ${PAYMENT_SIGNATURE} header, not both` };
@@ -109,6 +109,8 @@ function requestPayment(req: Request): RequestPayment | undefined {
   if (standard === undefined) return undefined;
   const decoded = decodeSignatureHeader(standard);
   if (!decoded.ok) return decoded;
+  const scheme = decoded.payload.accepted.scheme;
+  if (!offered.includes(scheme)) return { ok: false, reason: `accepted.scheme ${JSON.stringify(scheme)} is not offered by this resource; it offers ${offered.join(', ')}` };
   return decoded.payload.accepted.scheme === 'exact' ? { ok: true, exact: decoded.payload } : tributaryPayment(decoded.payload);
 }
 
@@ -147,6 +149,7 @@ export function paymentRequired(
     throw new Error('exact needs the standard wire and the local engine (X402Deps): with a remote facilitator, sell exact through @x402/express');
   }
   const exact = options.exact;
+  const offeredSchemes = [...new Set([...(exact ? ['exact'] : []), ...requirements.map((r) => r.scheme)])];
 
   /** A settled exact transaction serves one request of this resource (kept as long as the settled answers are). */
   const firstServe = async (transaction: string): Promise<boolean> =>
@@ -200,7 +203,7 @@ export function paymentRequired(
 
   return async (req, res, next) => {
     try {
-      const payment = requestPayment(req);
+      const payment = requestPayment(req, offeredSchemes);
       if (payment !== undefined && 'exact' in payment) return await payStandardExact(req, res, next, payment.exact);
       if (payment !== undefined) return await pay(req, res, payment);
       const siwx = signIn ? req.get(SIGN_IN_WITH_X) : undefined;

@@ -176,6 +176,13 @@ describe('x402 exact on /v1/x402/demo-standard: an unmodified @x402/fetch + @x40
     expect(decodePaymentRequiredHeader(res2.headers.get('payment-required')!).error).to.include('amount_mismatch');
     expect(dn.tokenBalance(payer.address, DEVNET_USDC)).to.equal(start);
 
+    // a scheme the route does not offer
+    const other = Buffer.from(JSON.stringify({ x402Version: 2, resource: { url }, accepted: { ...offered, scheme: 'streaming' }, payload })).toString('base64');
+    const res3 = await fetch(url, { headers: { 'PAYMENT-SIGNATURE': other } });
+    expect(res3.status).to.equal(402);
+    const otherReason = decodePaymentRequiredHeader(res3.headers.get('payment-required')!).error;
+    expect(otherReason).to.equal('accepted.scheme "streaming" is not offered by this resource; it offers exact, deferred, x402://payg');
+
     const garbage = await fetch(url, { headers: { 'PAYMENT-SIGNATURE': 'not base64 at all!' } });
     expect(garbage.status).to.equal(402);
     const g = (await garbage.json()) as any;
