@@ -11,7 +11,7 @@ import { expect } from 'chai';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { ROOT } from '../support/process.js';
+import { ROOT, waitFor } from '../support/process.js';
 import { agentPayload, catchUpReadModels, requiredOf, secretsOf, SIGNATURE, startMcp, textOf, type McpHarness } from './mcp-support.js';
 
 describe('tributary mcp over stdio: a child process the MCP SDK\'s client drives', function () {
@@ -89,5 +89,14 @@ describe('tributary mcp over stdio: a child process the MCP SDK\'s client drives
     }
     // a stray line on stdout would have broken the JSON-RPC stream the calls above rode on
     expect(transport.pid).to.be.a('number');
+  });
+
+  it('stops when the agent closes its stdin', async () => {
+    const pid = transport.pid!;
+    const alive = (): boolean => { try { process.kill(pid, 0); return true; } catch { return false; } };
+    expect(alive()).to.equal(true);
+    // the transport's own close would also signal the process: end its stdin alone, as an agent host that quits does
+    (transport as unknown as { _process: { stdin: { end(): void } } })._process.stdin.end();
+    await waitFor(async () => !alive(), 15_000, 'tributary mcp to exit');
   });
 });
