@@ -93,6 +93,21 @@ describe('payer account: refusals', function () {
     expect((await call(me, 'GET', '/v1/me/payments', { token: 'garbage' })).status).to.equal(401);
   });
 
+  it('a nonce issued on one node signs in on another, once', async () => {
+    const second = await startMeApi(s.h);
+    try {
+      const wallet = payer.publicKey.toBase58();
+      const ch = await call(me, 'POST', '/v1/me/auth/challenge', { body: { wallet } });
+      const body = { wallet, nonce: ch.body.nonce, signature: await signText(ch.body.nonce, payer) };
+      const there = await call(second, 'POST', '/v1/me/auth/verify', { body });
+      expect(there.status, JSON.stringify(there.body)).to.equal(200);
+      expect((await call(me, 'GET', '/v1/me/subscriptions', { token: there.body.token })).status).to.equal(200);
+      expect((await call(me, 'POST', '/v1/me/auth/verify', { body })).status, 'used on the other node').to.equal(401);
+    } finally {
+      await second.close();
+    }
+  });
+
   it('a gateway JWT is no payer JWT, and a payer JWT is no gateway JWT', async () => {
     const ch = await call(me, 'POST', `/v1/gateway/${s.gateway}/auth/challenge`);
     const v = await call(me, 'POST', `/v1/gateway/${s.gateway}/auth/verify`, {
