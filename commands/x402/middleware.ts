@@ -111,7 +111,7 @@ function requestPayment(req: Request, offered: readonly string[]): RequestPaymen
   if (!decoded.ok) return decoded;
   const scheme = decoded.payload.accepted.scheme;
   if (!offered.includes(scheme)) return { ok: false, reason: `accepted.scheme ${JSON.stringify(scheme)} is not offered by this resource; it offers ${offered.join(', ')}` };
-  return decoded.payload.accepted.scheme === 'exact' ? { ok: true, exact: decoded.payload } : tributaryPayment(decoded.payload);
+  return scheme === 'exact' ? { ok: true, exact: decoded.payload } : tributaryPayment(decoded.payload);
 }
 
 function backendOf(deps: X402Deps | RemoteFacilitatorDeps): { backend: PaymentBackend; engine?: PaymentEngine } {
@@ -151,7 +151,7 @@ export function paymentRequired(
   const exact = options.exact;
   const offeredSchemes = [...new Set([...(exact ? ['exact'] : []), ...requirements.map((r) => r.scheme)])];
 
-  /** A settled exact transaction serves one request of this resource (kept as long as the settled answers are). */
+  /** A settled exact transaction serves one request (remembered in Redis for EXACT_SERVED_TTL_SECONDS). */
   const firstServe = async (transaction: string): Promise<boolean> =>
     'facilitatorUrl' in deps || (await deps.redis.set(`${deps.redisPrefix}x402:exact-served:${transaction}`, '1', 'EX', EXACT_SERVED_TTL_SECONDS, 'NX')) === 'OK';
 

@@ -68,7 +68,7 @@ function mismatch(accepted: PaymentRequirements, offered: PaymentRequirements, s
 
 /**
  * Verifies, then settles `payload` against the route's exact requirement. `firstServe`
- * claims a settled transaction for this resource: true once per transaction, so a payment
+ * claims a settled transaction for the request: true once per transaction, so a payment
  * whose settlement was pending (a 503) is served when it is sent again and has landed, and
  * a payment served already is refused as a replay.
  */
