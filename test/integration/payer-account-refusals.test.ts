@@ -7,6 +7,7 @@
  */
 import { expect } from 'chai';
 import bs58 from 'bs58';
+import { parse } from 'yaml';
 import { Keypair, PublicKey, Transaction, type TransactionInstruction } from '@solana/web3.js';
 import { payAndFetch } from '../../src/app/index.js';
 import { approveIx, associatedTokenAddress, transferIx } from '../../src/kernel/domain/spl-token.js';
@@ -91,6 +92,16 @@ describe('payer account: refusals', function () {
     expect((await call(me, 'POST', '/v1/me/auth/challenge', { body: { wallet: 'not-a-key' } })).status).to.equal(400);
     expect((await call(me, 'GET', '/v1/me/subscriptions')).status).to.equal(401);
     expect((await call(me, 'GET', '/v1/me/payments', { token: 'garbage' })).status).to.equal(401);
+  });
+
+  it('the OpenAPI document lists the payer routes, each behind the bearer token but sign-in', async () => {
+    const doc = parse(await (await fetch(`${me.url}/openapi.yaml`)).text()) as { paths: Record<string, Record<string, { security?: unknown[] }>> };
+    const routes = ['/v1/me/subscriptions get', '/v1/me/payments get', '/v1/me/policies/{address}/{action} post', '/v1/me/approvals/revoke post', '/v1/me/transactions post'];
+    for (const r of routes) {
+      const [path, method] = r.split(' ') as [string, string];
+      expect(doc.paths[path]?.[method]?.security, r).to.deep.equal([{ BearerAuth: [] }]);
+    }
+    expect(doc.paths['/v1/me/auth/verify']?.['post']?.security).to.equal(undefined);
   });
 
   it('a nonce issued on one node signs in on another, once', async () => {
