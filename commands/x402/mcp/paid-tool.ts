@@ -100,11 +100,18 @@ export function toolPayments(name: string, inputs: readonly PaymentRequirementIn
   return { requirements, resource, required, byId: new Map(requirements.map((r) => [r.id, r])) };
 }
 
-/** An engine failure as the client may read it: the engine's own typed errors, never an unexpected one's text. */
-function safeReason(err: unknown): string | undefined {
-  if (err instanceof AppError && err.kind !== 'internal') return err.message;
-  return undefined;
+/**
+ * A failure as an MCP client may read it, undefined when it may read nothing of it: the
+ * service's typed errors keep their message, except that an unreachable upstream's is cut
+ * at its detail (`...: <what the driver said>`, which can name a host or a URL with a key).
+ */
+export function clientMessage(err: unknown): string | undefined {
+  if (!(err instanceof AppError) || err.kind === 'internal') return undefined;
+  if (err.kind !== 'upstream_unavailable') return err.message;
+  return `${err.message.split(': ')[0] ?? 'a service this depends on did not answer'}; try again`;
 }
+
+const safeReason = clientMessage;
 
 export function paidTool<Args extends ZodRawShapeCompat | undefined = undefined>(
   server: McpServer, name: string, config: PaidToolConfig<Args>, inputs: readonly PaymentRequirementInput[], engine: PaymentEngine, handler: Handler<Args>,

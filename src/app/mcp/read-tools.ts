@@ -3,7 +3,7 @@
  * events, payments), never HTTP. Inputs are zod shapes (their JSON schemas are what
  * tools/list shows); a refused input is a tool error naming the rule, as the REST routes'
  * 400s do; an unexpected failure is a fixed sentence, its text (a store's, which could
- * name a host or a URL with credentials) only in the log.
+ * name a host or a URL with credentials) only in the log (paid-tool.ts, clientMessage).
  */
 import { z } from 'zod';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -11,7 +11,8 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Db } from '../../../infra/postgres/database.js';
 import type { Logger } from '../../../infra/log/logger.js';
 import type { Config } from '../../kernel/config/config.js';
-import { AppError, invalid } from '../../kernel/http/errors.js';
+import { invalid } from '../../kernel/http/errors.js';
+import { clientMessage } from '../../../commands/x402/mcp/paid-tool.js';
 import { createPdaDeriver, isPublicKey } from '../../kernel/domain/pda.js';
 import { resolveFilters } from '../../../queries/policies/filters.js';
 import { listPolicyDocs } from '../../../queries/policies/policy-rows.js';
@@ -46,7 +47,8 @@ function guarded<A>(name: string, logger: Logger, run: (args: A) => Promise<Call
     try {
       return await run(args);
     } catch (err) {
-      if (err instanceof AppError && err.kind !== 'internal') return toolError(err.message);
+      const told = clientMessage(err);
+      if (told !== undefined) return toolError(told);
       logger.error({ err, tool: name }, 'mcp tool failed');
       return toolError(`${name} failed (internal error); try again later`);
     }
