@@ -95,8 +95,6 @@ export interface PaymentRequiredOptions {
 
 /** How long a payer waits before sending an exact payment whose settlement is pending again. */
 const EXACT_RETRY_AFTER_SECONDS = 5;
-/** How long a served exact payment is remembered as served: far beyond its blockhash's life, after which it cannot land. */
-const EXACT_SERVED_TTL_SECONDS = 7 * 86_400;
 
 type RequestPayment = DecodedPayment | { ok: true; exact: StandardPayload };
 
@@ -151,10 +149,6 @@ export function paymentRequired(
   const exact = options.exact;
   const offeredSchemes = [...new Set([...(exact ? ['exact'] : []), ...requirements.map((r) => r.scheme)])];
 
-  /** A settled exact transaction serves one request (remembered in Redis for EXACT_SERVED_TTL_SECONDS). */
-  const firstServe = async (transaction: string): Promise<boolean> =>
-    'facilitatorUrl' in deps || (await deps.redis.set(`${deps.redisPrefix}x402:exact-served:${transaction}`, '1', 'EX', EXACT_SERVED_TTL_SECONDS, 'NX')) === 'OK';
-
   /** The exact requirement at the head of the 402's accepts; none when its facilitator cannot answer (the other schemes still sell). */
   async function exactAccepts(): Promise<StandardRequirement[]> {
     if (!exact) return [];
@@ -194,7 +188,7 @@ export function paymentRequired(
 
   async function payStandardExact(req: Request, res: Response, next: () => void, payload: StandardPayload): Promise<void> {
     if (!exact) return refuse(req, res, 'this resource does not offer the exact scheme');
-    const outcome = await payExact(exact, payload, firstServe);
+    const outcome = await payExact(exact, payload);
     if (outcome.kind === 'pending') throw new AppError('upstream_unavailable', outcome.reason, { 'Retry-After': String(EXACT_RETRY_AFTER_SECONDS) });
     if (outcome.kind === 'refused') return refuse(req, res, outcome.reason);
     res.set(PAYMENT_RESPONSE, encodeResponseHeader(outcome.settled));

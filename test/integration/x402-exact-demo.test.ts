@@ -159,6 +159,17 @@ describe('x402 exact on /v1/x402/demo-standard: an unmodified @x402/fetch + @x40
     expect(dn.lamports(feePayer)).to.equal(start.fee);
   });
 
+  it('a replay is refused after Redis lost every key too: the settlement row remembers the one request served', async () => {
+    const keys = await env.redis.keys(`${env.prefix}*`);
+    if (keys.length > 0) await env.redis.del(...keys);
+    const res = await fetch(url, { headers: { 'PAYMENT-SIGNATURE': sent[0]! } });
+    expect(res.status).to.equal(402);
+    expect(decodePaymentRequiredHeader(res.headers.get('payment-required')!).error).to.include('duplicate_settlement');
+    const rows = await env.db.selectFrom('x402_exact_settlements').select(['served_at']).where('state', '=', 'settled').execute();
+    expect(rows.length).to.be.greaterThan(0);
+    for (const r of rows) expect(r.served_at, 'served once').to.be.instanceOf(Date);
+  });
+
   it('a payment for less than the price, and a garbage header, are 402s with the reason', async () => {
     const payer = dn.fund('payer-cheap');
     const offered = decodePaymentRequiredHeader((await fetch(url)).headers.get('payment-required')!).accepts[0]!;

@@ -43,7 +43,7 @@ import { createIdempotency, type SettledResult } from '../idempotency.js';
 import { ensureFeePayer, loadFeePayers } from './fee-payers.js';
 import { recordSettled } from './settled-event.js';
 import {
-  claimSettlement, markFailedOnChain, pendingStore, readSettlement, releaseUnsent, sentRecorder, type SettlementFacts,
+  claimServed, claimSettlement, markFailedOnChain, pendingStore, readSettlement, releaseUnsent, sentRecorder, type SettlementFacts,
 } from './settlements.js';
 import { createServiceSvmSigner, signatureOfWire } from './svm-signer.js';
 import { blockhashValid, send, status } from '../../../infra/solana/sender.js';
@@ -97,6 +97,8 @@ export interface ExactFacilitator {
   supportedKind(network: string): Promise<{ kind: SupportedKind; signers: string[] } | undefined>;
   verify(payload: PaymentPayload, requirements: PaymentRequirements): Promise<VerifyResponse>;
   settle(payload: PaymentPayload, requirements: PaymentRequirements, caller: ExactCaller): Promise<SettleResponse>;
+  /** claims the one request a settled payment buys on a route of this service: true once per transaction, across nodes */
+  serveOnce(transaction: string): Promise<boolean>;
 }
 
 /**
@@ -273,6 +275,8 @@ export function createExactFacilitator(deps: ExactFacilitatorDeps): ExactFacilit
       const { scheme } = await schemeNow();
       return withPayer(await scheme.verify(payload, r));
     },
+
+    serveOnce: (transaction) => claimServed(db, transaction),
 
     async settle(payload, r, caller) {
       const pre = await preChecks(payload, r);

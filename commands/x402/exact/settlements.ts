@@ -110,3 +110,13 @@ export async function alreadyUsed(db: Db, messageHash: string): Promise<boolean>
   const r = await readSettlement(db, messageHash);
   return r !== undefined && (r.state === 'settled' || (r.state === 'sending' && r.signature !== null));
 }
+
+/**
+ * Claims the one request a settled payment buys: true once per transaction, on any node
+ * (the row, not Redis, remembers it).
+ */
+export async function claimServed(db: Db, signature: string): Promise<boolean> {
+  const r = await db.updateTable('x402_exact_settlements').set({ served_at: new Date() })
+    .where('signature', '=', signature).where('state', '=', 'settled').where('served_at', 'is', null).executeTakeFirst();
+  return Number(r.numUpdatedRows) === 1;
+}

@@ -31,6 +31,8 @@ export interface X402ExactSettlementsTable {
   answer: ColumnType<unknown, string | null, string | null>;
   created_at: ColumnType<Date, Date, Date>;
   settled_at: ColumnType<Date | null, Date | null, Date | null>;
+  /** when a route of this service served the payment's one request (exact-pay.ts) */
+  served_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }
 
 export interface X402ExactTables {

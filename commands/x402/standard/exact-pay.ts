@@ -67,12 +67,12 @@ function mismatch(accepted: PaymentRequirements, offered: PaymentRequirements, s
 }
 
 /**
- * Verifies, then settles `payload` against the route's exact requirement. `firstServe`
- * claims a settled transaction for the request: true once per transaction, so a payment
- * whose settlement was pending (a 503) is served when it is sent again and has landed, and
- * a payment served already is refused as a replay.
+ * Verifies, then settles `payload` against the route's exact requirement, and claims the
+ * settled transaction's one request (in the settlement's row: once across nodes, whatever
+ * Redis lost), so a payment whose settlement was pending (a 503) is served when it is sent
+ * again and has landed, and a payment served already is refused as a replay.
  */
-export async function payExact(o: ExactOffer, payload: PaymentPayload, firstServe: (transaction: string) => Promise<boolean>): Promise<ExactOutcome> {
+export async function payExact(o: ExactOffer, payload: PaymentPayload): Promise<ExactOutcome> {
   const supported = await o.facilitator.supportedKind(o.terms.network);
   const offered = await offeredExact(o);
   if (!supported || !offered) return { kind: 'refused', reason: `this resource offers no exact payment on ${payload.accepted.network}` };
@@ -88,6 +88,6 @@ export async function payExact(o: ExactOffer, payload: PaymentPayload, firstServ
   const reason = reasonOf(settled.errorReason, settled.errorMessage);
   if (settled.errorReason === REASONS.pending) return { kind: 'pending', reason };
   if (!settled.success) return { kind: 'refused', reason };
-  if (!(await firstServe(settled.transaction))) return { kind: 'refused', reason: `${REASONS.duplicate}: this payment was settled and served already; pay again` };
+  if (!(await o.facilitator.serveOnce(settled.transaction))) return { kind: 'refused', reason: `${REASONS.duplicate}: this payment was settled and served already; pay again` };
   return { kind: 'paid', settled };
 }
