@@ -42,6 +42,8 @@ describe('a merchant\'s own MCP tools sold with paidTool: prepaid and pay-as-you
         if (failNext) throw new Error('postgres://user:secret@db.internal/merchant is down');
         return { content: [{ type: 'text', text: `analysis of ${args.ticker}` }], structuredContent: { ticker: args.ticker, metered: paid.grant.metered } };
       });
+    paidTool(server, 'quote_small_credit', { description: 'a quote from a credit of two calls' }, [{ ...reqs.prepaid, amount: 2000, pricePerRequest: 1000 }], engine,
+      async (paid) => ({ content: [{ type: 'text', text: 'a quote' }], structuredContent: { prepaid: paid.grant.prepaid } }));
     // the same terms (and so the same requirement id) at another resource
     paidTool(server, 'analysis_payg_deep', { description: 'a deeper analysis metered per call', inputSchema: input }, [reqs.payg], engine,
       async (args) => ({ content: [{ type: 'text', text: `deep analysis of ${args.ticker}` }] }));
@@ -69,6 +71,21 @@ describe('a merchant\'s own MCP tools sold with paidTool: prepaid and pay-as-you
     const second = await call('analysis_prepaid', { ticker: 'SOL' }, payment);
     expect((second.structuredContent as any).prepaid).to.include({ used: '2000', remaining: '498000' });
     expect(m.h.txCount(), 'the credit was bought once').to.equal(landed + 1);
+  });
+
+  it('a spent credit refuses the call with the reason and the receipt of what was paid; nothing more is sent', async () => {
+    const payer = m.h.payer();
+    const payment = await agentPayload(m.h, payer, requiredOf(await call('quote_small_credit', {})));
+    for (const used of ['1000', '2000']) {
+      const r = await call('quote_small_credit', {}, payment);
+      expect((r.structuredContent as any).prepaid, textOf(r)).to.include({ used });
+    }
+    const landed = m.h.txCount();
+    const spent = await call('quote_small_credit', {}, payment);
+    expect(spent.isError).to.equal(true);
+    expect(requiredOf(spent).error).to.match(/credit/);
+    expect((spent._meta as any)['x402/payment-response']).to.include({ success: true });
+    expect(m.h.txCount()).to.equal(landed);
   });
 
   it('payg: the policy is created once, every call is metered at the requirement\'s price; a failing handler answers isError with the receipt and is not charged', async () => {

@@ -111,8 +111,6 @@ export function clientMessage(err: unknown): string | undefined {
   return `${err.message.split(': ')[0] ?? 'a service this depends on did not answer'}; try again`;
 }
 
-const safeReason = clientMessage;
-
 export function paidTool<Args extends ZodRawShapeCompat | undefined = undefined>(
   server: McpServer, name: string, config: PaidToolConfig<Args>, inputs: readonly PaymentRequirementInput[], engine: PaymentEngine, handler: Handler<Args>,
 ): void {
@@ -131,22 +129,23 @@ export function paidTool<Args extends ZodRawShapeCompat | undefined = undefined>
     try {
       paid = await engine.pay(payment.payment, r, t.resource, r.gateway);
     } catch (err) {
-      const reason = safeReason(err);
+      const reason = clientMessage(err);
       if (reason === undefined) config.onError?.(err);
       return t.required(reason ?? 'the payment could not be settled (internal error); nothing was charged twice, try again');
     }
     if (!paid.ok) return t.required(paid.reason);
+    const receipt = standardSettlement(paid.result, r);
+    const meta = { [MCP_PAYMENT_RESPONSE]: receipt };
     let grant: X402Grant | string;
     try {
       grant = await engine.authorize(paid.result.body.jwt, (c) => t.byId.get(c.requirementId), config.price?.(args));
     } catch (err) {
-      const reason = safeReason(err);
+      const reason = clientMessage(err);
       if (reason === undefined) config.onError?.(err);
       return t.required(reason ?? 'the call could not be admitted (internal error); try again');
     }
-    if (typeof grant === 'string') return t.required(grant);
-    const receipt = standardSettlement(paid.result, r);
-    const meta = { [MCP_PAYMENT_RESPONSE]: receipt };
+    // settled but not admitted (a period's cap reached, a credit spent): the refusal carries the receipt of what was paid
+    if (typeof grant === 'string') return { ...t.required(grant), _meta: meta };
     const call: PaidCall = { requirement: r, settled: paid.result, receipt, grant };
     let served = false;
     try {
