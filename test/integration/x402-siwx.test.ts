@@ -5,6 +5,7 @@
  * PAYMENT-REQUIRED names the reason (with a fresh challenge), never a 500; nothing is sent.
  */
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON answers are inspected field by field */
+import { request } from 'node:http';
 import { expect } from 'chai';
 import type { Keypair } from '@solana/web3.js';
 import { decodePaymentRequiredHeader } from '@x402/core/http';
@@ -102,6 +103,25 @@ describe('x402 Sign-In-With-X: a stale, replayed, foreign or forged message is r
     await expectRefused(b64({ ...forged, signature: forged.signature.slice(0, 20) }), /invalid_siwx_malformed_signature/);
     await expectRefused('!!!', /SIGN-IN-WITH-X header is not a sign-in message: .*base64/);
     await expectRefused(b64({ domain: 'x' }), /SIGN-IN-WITH-X header is not a sign-in message/);
+  });
+
+  it('a request whose Host makes no URL is a 402 without a challenge, and its sign-in is refused, never a 500', async () => {
+    const hostile = (headers: Record<string, string>) => new Promise<{ status: number; body: any }>((resolve, reject) => {
+      const u = new URL(url);
+      const req = request({ host: u.hostname, port: u.port, path: u.pathname, headers: { host: 'a b', ...headers } }, (res) => {
+        let text = '';
+        res.on('data', (c: Buffer) => { text += c.toString(); });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    const unpaid = await hostile({});
+    expect(unpaid.status, JSON.stringify(unpaid.body)).to.equal(402);
+    expect(unpaid.body.extensions ?? {}).to.not.have.property('sign-in-with-x');
+    const signed = await hostile({ 'sign-in-with-x': await signedHeader(subscriber) });
+    expect(signed.status, JSON.stringify(signed.body)).to.equal(402);
+    expect(signed.body.error).to.match(/is not a URL/);
   });
 
   it('refuses a genuine wallet that holds no policy this resource accepts, and sends nothing', async () => {

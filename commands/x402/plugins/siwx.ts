@@ -48,6 +48,15 @@ export interface SignIn {
 
 const nonceKey = (prefix: string, nonce: string) => `${prefix}x402:siwx:nonce:${nonce}`;
 
+/** The resource as a URL; undefined when the request's own Host makes none (a hostile or broken Host header). */
+function urlOf(resource: string): URL | undefined {
+  try {
+    return new URL(resource);
+  } catch {
+    return undefined;
+  }
+}
+
 /** The resource a message's uri names, without query or fragment, to compare with the route's. */
 function sameResource(uri: string, resource: string): boolean {
   try {
@@ -73,7 +82,9 @@ export function createSignIn(engine: PaymentEngine, requirements: readonly Payme
     } catch (err) {
       return { ok: false, reason: `the ${SIGN_IN_WITH_X.toUpperCase()} header is not a sign-in message: ${(err as Error).message}` };
     }
-    const valid = await validateSIWxMessage(p, new URL(resource), { maxAge: maxAge * 1000 });
+    const url = urlOf(resource);
+    if (!url) return { ok: false, reason: `this request's resource ${JSON.stringify(resource)} is not a URL (its Host header): nothing to sign in to` };
+    const valid = await validateSIWxMessage(p, url, { maxAge: maxAge * 1000 });
     if (!valid.isValid) return { ok: false, reason: `the sign-in message is refused (${valid.invalidReason}): ${valid.invalidMessage}` };
     if (!sameResource(p.uri, resource)) return { ok: false, reason: `the sign-in message is for ${p.uri}, not this resource (${resource})` };
     if (!networks.includes(p.chainId)) return { ok: false, reason: `the sign-in message is for chain ${p.chainId}; this resource is paid on ${networks.join(', ')}` };
@@ -90,9 +101,12 @@ export function createSignIn(engine: PaymentEngine, requirements: readonly Payme
 
   return {
     declare(resource) {
+      const url = urlOf(resource);
+      // no challenge a wallet could sign for a resource that is no URL (the 402 still offers payment)
+      if (!url) return {};
       const issued = now();
       const info = {
-        domain: new URL(resource).host, uri: resource, version: '1', nonce: randomBytes(16).toString('hex'),
+        domain: url.host, uri: resource, version: '1', nonce: randomBytes(16).toString('hex'),
         issuedAt: new Date(issued).toISOString(), expirationTime: new Date(issued + maxAge * 1000).toISOString(), resources: [resource],
         statement: opts.statement ?? 'Sign in with the wallet that pays for this resource',
       };
