@@ -98,7 +98,7 @@ describe('x402 exact: tampered payments are refused with the reason and move not
     const good = await w.pay(payer, r);
     const bytes = Buffer.from((good.payload as { transaction: string }).transaction, 'base64');
     // the wire: a compact count, the fee payer's empty slot (64 bytes), then the payer's signature
-    bytes[1 + 64 + 10] ^= 0xff;
+    bytes.writeUInt8(bytes.readUInt8(1 + 64 + 10) ^ 0xff, 1 + 64 + 10);
     await refused({ ...good, payload: { transaction: bytes.toString('base64') } }, r, /^invalid_exact_svm_payload_signature_invalid$/);
     const other = w.dn.fund('another-fee-payer');
     const forOther = await w.pay(payer, { ...r, extra: { feePayer: other.address } });
