@@ -59,9 +59,9 @@ describe('tributary status', function () {
     const { code, output } = await runCli(['status'], { ...env.env, SOLANA_RPC_URL: 'http://127.0.0.1:1' });
     expect(code, output).to.equal(0);
     const all = output.trim().split('\n');
-    // then the scheduler's own lines (commands/scheduler/report.ts)
+    // then the scheduler's own lines (commands/scheduler/report.ts) and the x402 exact fee payers' (commands/x402/exact/report.ts)
     const lines = all.slice(0, PROJECTIONS.length);
-    expect(all.slice(PROJECTIONS.length).map((l) => l.split(' ')[0])).to.deep.equal(['scheduler', 'scheduler', 'settler']);
+    expect(all.slice(PROJECTIONS.length).map((l) => l.split(' ')[0])).to.deep.equal(['scheduler', 'scheduler', 'settler', 'x402']);
     for (const [i, p] of PROJECTIONS.entries()) {
       expect(lines[i]).to.match(new RegExp(`^${p.name}\\s+checkpoint \\d+-\\d+\\s+applied \\d+\\s+lag ${WAITING}\\s+pending 0\\s+consumers 1 dead 1$`));
     }
