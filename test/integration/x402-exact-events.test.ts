@@ -92,9 +92,12 @@ describe('x402 exact: the settled payment is an event, a webhook, a room message
     expect(lifecycle[0]).to.deep.include({ type: 'x402.payment.settled' });
     expect(lifecycle[0].data).to.deep.include({ memo: 'order-42', transaction: s.transaction, amount: '2500000' });
 
-    // a second payment with the same memo (a new transaction): two payments in revenue
+    // a second payment with the same memo (a new transaction): two payments in revenue. A new block first: built on
+    // the same blockhash with the same memo, the same payer's transfer would be the same bytes, the same payment
+    await fetch(dn.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tributary_advanceSlots', params: [1] }) });
     const s2 = await facilitator.settle(await pay(payer, r), r, { gateway: merchant.address });
     expect(s2.success, JSON.stringify(s2)).to.equal(true);
+    expect(s2.transaction, 'a new transaction').to.not.equal(s.transaction);
     await waitFor(async () => delivered().length === 2 && roomTransactions().size === 2, 30_000, 'the second webhook and room message')
       .catch(() => { throw new Error(`webhooks ${delivered().length} (of ${receiver.requests.length} requests), room messages ${lifecycle.length} (${roomTransactions().size} payments)`); });
     expect(delivered().map((b: any) => b.data.transaction)).to.have.members([s.transaction, s2.transaction]);
