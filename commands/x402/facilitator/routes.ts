@@ -4,6 +4,7 @@
  * /resources (registering what discovery lists). Verify, settle and usage run the payment
  * engine the middleware runs (engine.ts): one set of checks, two entry points.
  */
+import type { RequestHandler } from 'express';
 import type { Redis } from 'ioredis';
 import type { Config } from '../../../src/kernel/config/config.js';
 import type { Clock } from '../../../src/kernel/domain/clock.js';
@@ -52,18 +53,34 @@ export interface FacilitatorRouteDeps {
   exact?: ExactFacilitator;
 }
 
+/** What every facilitator route shares: the engine's operations, the caller's authentication, the deployment's terms. */
+interface Facilitator {
+  ctx: FacilitatorRouteDeps;
+  deps: FacilitatorDeps;
+  auth: RequestHandler;
+  programId: string;
+  network: string;
+  graceCap: number | undefined;
+}
+
+/** The facilitator, in the order the OpenAPI document lists it: the exchange (supported, verify, settle), usage, resources. */
 export function registerFacilitatorRoutes(api: Api, ctx: FacilitatorRouteDeps): void {
   const { x402 } = ctx;
   const engine = createPaymentEngine(x402);
   const identifiers = createPaymentIdentifiers({
     redis: ctx.redis, keyPrefix: ctx.config.redis.prefix, ttlSeconds: ctx.config.x402.idempotencyTtlSeconds, waitMs: ctx.config.x402.confirmTimeoutMs + 10_000,
   });
-  const deps: FacilitatorDeps = { engine, identifiers };
-  const auth = requireFacilitatorAuth(ctx.db, ctx.keyRing, ctx.gatewayKeys);
-  const programId = ctx.config.solana.programId;
-  const network = ctx.config.solana.network;
-  const graceCap = x402.subscriptionGraceSeconds;
+  const f: Facilitator = {
+    ctx, deps: { engine, identifiers }, auth: requireFacilitatorAuth(ctx.db, ctx.keyRing, ctx.gatewayKeys),
+    programId: ctx.config.solana.programId, network: ctx.config.solana.network, graceCap: x402.subscriptionGraceSeconds,
+  };
+  registerExchangeRoutes(api, f);
+  registerUsageRoute(api, f);
+  registerResourceRoutes(api, f);
+}
 
+/** /supported, /verify and /settle: the x402 v2 facilitator exchange, in SPEC.md's shape and the standard one, `exact` included. */
+function registerExchangeRoutes(api: Api, { ctx, deps, auth, programId, network, graceCap }: Facilitator): void {
   api.route({
     method: 'get',
     path: '/v1/x402/supported',
@@ -144,6 +161,10 @@ export function registerFacilitatorRoutes(api: Api, ctx: FacilitatorRouteDeps): 
     },
   });
 
+}
+
+/** /usage: a bearer request admitted and metered for a merchant in any language. */
+function registerUsageRoute(api: Api, { deps, auth, programId, graceCap }: Facilitator): void {
   api.route<Record<string, never>, Record<string, never>, UsageBody>({
     method: 'post',
     path: '/v1/x402/usage',
@@ -180,6 +201,10 @@ export function registerFacilitatorRoutes(api: Api, ctx: FacilitatorRouteDeps): 
     },
   });
 
+}
+
+/** /resources and discovery: the paid resources merchants register and list. */
+function registerResourceRoutes(api: Api, { ctx, auth, programId, graceCap }: Facilitator): void {
   api.route<Record<string, never>, Record<string, never>, ResourceInput & { accepts: Wire[] }>({
     method: 'put',
     path: '/v1/x402/resources',
