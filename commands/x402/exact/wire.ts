@@ -7,6 +7,7 @@
  */
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
 import { base58Key, type JsonSchema } from '../../../src/kernel/http/schema.js';
+import { exchangeBodySchemaOf } from '../standard/exchange-schema.js';
 
 export interface ExactExchange { x402Version?: number; paymentPayload: PaymentPayload; paymentRequirements: PaymentRequirements }
 
@@ -36,24 +37,12 @@ const exactRequirementSchema: JsonSchema = {
   },
 };
 
-export const exactExchangeBodySchema: JsonSchema = {
-  type: 'object',
-  required: ['paymentPayload', 'paymentRequirements'],
+export const exactExchangeBodySchema: JsonSchema = exchangeBodySchemaOf({
   description: 'x402 v2 `exact` on Solana (HTTPFacilitatorClient): the service verifies, co-signs as fee payer, sends and confirms',
-  properties: {
-    x402Version: { type: 'integer', enum: [2] },
-    paymentPayload: {
-      type: 'object', required: ['x402Version', 'accepted', 'payload'],
-      properties: {
-        x402Version: { type: 'integer', enum: [2] },
-        resource: { type: 'object', required: ['url'], properties: { url: { type: 'string', maxLength: 2048 } } },
-        accepted: { type: 'object', description: 'the requirement paid' },
-        payload: {
-          type: 'object', required: ['transaction'],
-          properties: { transaction: { type: 'string', maxLength: 8192, description: 'base64 partially-signed versioned transaction' } },
-        },
-      },
-    },
-    paymentRequirements: exactRequirementSchema,
+  accepted: 'the requirement paid',
+  payload: {
+    type: 'object', required: ['transaction'],
+    properties: { transaction: { type: 'string', maxLength: 8192, description: 'base64 partially-signed versioned transaction' } },
   },
-};
+  requirements: exactRequirementSchema,
+});

@@ -22,6 +22,7 @@ import { base58Key, type JsonSchema } from '../../../src/kernel/http/schema.js';
 import type { PaymentRequirement } from '../requirements.js';
 import { standardPayloadFromJson, tributaryPayment, type StandardPayload } from '../standard/codec.js';
 import { wireRequirement, type StandardRequirement } from '../standard/requirements.js';
+import { exchangeBodySchemaOf } from '../standard/exchange-schema.js';
 import { settlePayment, verifyPayment, type FacilitatorDeps, type VerifyAnswer } from './service.js';
 import { requirementFromWire, wireRequirementSchema } from './wire.js';
 
@@ -53,25 +54,13 @@ export const standardRequirementSchema: JsonSchema = {
   },
 };
 
-export const standardExchangeBodySchema: JsonSchema = {
-  type: 'object',
-  required: ['paymentPayload', 'paymentRequirements'],
+export const standardExchangeBodySchema: JsonSchema = exchangeBodySchemaOf({
   description: 'x402 v2 standard shape (HTTPFacilitatorClient)',
-  properties: {
-    x402Version: { type: 'integer', enum: [2] },
-    paymentPayload: {
-      type: 'object', required: ['x402Version', 'accepted', 'payload'],
-      properties: {
-        x402Version: { type: 'integer', enum: [2] },
-        resource: { type: 'object', required: ['url'], properties: { url: { type: 'string', maxLength: 2048 } } },
-        accepted: { type: 'object', description: 'the requirement paid in the standard form; extra.id names it' },
-        payload: { type: 'object', description: 'the Tributary payload: {serializedTransaction, proof} or {payer, proof}' },
-        extensions: { type: 'object' },
-      },
-    },
-    paymentRequirements: standardRequirementSchema,
-  },
-};
+  accepted: 'the requirement paid in the standard form; extra.id names it',
+  payload: { type: 'object', description: 'the Tributary payload: {serializedTransaction, proof} or {payer, proof}' },
+  requirements: standardRequirementSchema,
+  extensions: true,
+});
 
 type Prepared = { ok: true; payment: unknown; r: PaymentRequirement } | { ok: false; reason: string; r: PaymentRequirement };
 

@@ -45,8 +45,10 @@ export type ExactOutcome =
 /** The exact requirement the route offers now (the active fee payer), undefined where the facilitator does not support the network. */
 export async function offeredExact(o: ExactOffer): Promise<PaymentRequirements | undefined> {
   const supported = await o.facilitator.supportedKind(o.terms.network);
-  if (!supported) return undefined;
-  const t = o.terms;
+  return supported && exactRequirement(o.terms, supported);
+}
+
+function exactRequirement(t: ExactTerms, supported: { kind: { extra?: Record<string, unknown> } }): PaymentRequirements {
   return {
     scheme: 'exact', network: t.network as PaymentRequirements['network'], amount: String(t.amount), asset: t.asset, payTo: t.payTo,
     maxTimeoutSeconds: t.maxTimeoutSeconds ?? 60, extra: { ...supported.kind.extra },
@@ -74,7 +76,7 @@ function mismatch(accepted: PaymentRequirements, offered: PaymentRequirements, s
  */
 export async function payExact(o: ExactOffer, payload: PaymentPayload): Promise<ExactOutcome> {
   const supported = await o.facilitator.supportedKind(o.terms.network);
-  const offered = await offeredExact(o);
+  const offered = supported && exactRequirement(o.terms, supported);
   if (!supported || !offered) return { kind: 'refused', reason: `this resource offers no exact payment on ${payload.accepted.network}` };
   const wrong = mismatch(payload.accepted, offered, supported.signers);
   if (wrong) return { kind: 'refused', reason: wrong };
