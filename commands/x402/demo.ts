@@ -8,6 +8,10 @@
 import { onLocalnet, type Config } from '../../src/kernel/config/config.js';
 import { createPdaDeriver } from '../../src/kernel/domain/pda.js';
 import { deriveKeypair } from '../../src/kernel/domain/seeded-keypair.js';
+import type { Request, Response } from 'express';
+import type { Clock } from '../../src/kernel/domain/clock.js';
+import type { JsonSchema } from '../../src/kernel/http/schema.js';
+import { x402Grant } from './middleware.js';
 import type { PaymentRequirementInput } from './requirements.js';
 import { EXACT_NETWORKS } from './exact/facilitator.js';
 import type { ExactTerms } from './standard/exact-pay.js';
@@ -64,4 +68,14 @@ export function demoExactTerms(setup: Extract<DemoSetup, { on: true }>, config: 
     network: config.solana.network, amount: config.x402.demo.paygPrice, asset: head.tokenMint ?? config.solana.defaultStablecoin,
     payTo: head.recipient, gateway: head.gateway, maxTimeoutSeconds: 60,
   };
+}
+
+/** A paid request's answer on either demo route: the JWT to present as a bearer token. */
+export const DEMO_PAID_ANSWER: JsonSchema = { type: 'object', required: ['jwt', 'message'], properties: { jwt: { type: 'string' }, message: { type: 'string' } } };
+
+/** The demo content, served on either wire to whoever paid (`grant`: how, when a bearer JWT or a metered chunk admitted it). */
+export function demoContent(clock: Clock) {
+  return async ({ req, res }: { req: Request; res: Response }) => ({
+    body: { content: 'Tributary demo content: paid for on chain, served with a JWT.', method: req.method, grant: x402Grant(res), servedAt: clock.now() },
+  });
 }

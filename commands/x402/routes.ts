@@ -10,9 +10,9 @@ import type { Logger } from '../../infra/log/logger.js';
 import type { Api } from '../../infra/http/routes.js';
 import { base58Key } from '../../src/kernel/http/schema.js';
 import type { X402Deps } from './engine.js';
-import { demoExactTerms, demoSetup, demoStandardRequirements } from './demo.js';
+import { DEMO_PAID_ANSWER, demoContent, demoExactTerms, demoSetup, demoStandardRequirements } from './demo.js';
 import type { ExactFacilitator } from './exact/facilitator.js';
-import { paymentRequired, x402Grant } from './middleware.js';
+import { paymentRequired } from './middleware.js';
 import { registerStandardDemo } from './standard/demo-route.js';
 
 const requirementSchema = {
@@ -113,16 +113,13 @@ function registerDemo(api: Api, ctx: Pick<X402RouteDeps, 'clock'>, method: (type
         headers: { 'Payment-Response': { type: 'string' } },
         schema: {
           oneOf: [
-            { type: 'object', required: ['jwt', 'message'], properties: { jwt: { type: 'string' }, message: { type: 'string' } } },
+            DEMO_PAID_ANSWER,
             { type: 'object', required: ['content', 'grant'], properties: { content: { type: 'string' }, method: { type: 'string' }, grant: { type: 'object' } } },
           ],
         },
       },
       402: { description: 'payment required', headers: { 'Payment-Required': { type: 'string' } }, schema: paymentRequiredBodySchema },
     },
-    async handler({ req, res }) {
-      const grant = x402Grant(res);
-      return { body: { content: 'Tributary demo content: paid for on chain, served with a JWT.', method: req.method, grant, servedAt: ctx.clock.now() } };
-    },
+    handler: demoContent(ctx.clock),
   });
 }

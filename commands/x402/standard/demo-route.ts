@@ -7,7 +7,7 @@ import type { RequestHandler } from 'express';
 import type { Api } from '../../../infra/http/routes.js';
 import type { Clock } from '../../../src/kernel/domain/clock.js';
 import type { JsonSchema } from '../../../src/kernel/http/schema.js';
-import { x402Grant } from '../middleware.js';
+import { DEMO_PAID_ANSWER, demoContent } from '../demo.js';
 
 export const DEMO_STANDARD_PATH = '/v1/x402/demo-standard';
 
@@ -60,7 +60,7 @@ export function registerStandardDemo(api: Api, clock: Clock, method: 'get' | 'po
         headers: { 'PAYMENT-RESPONSE': { type: 'string' } },
         schema: {
           oneOf: [
-            { type: 'object', required: ['jwt', 'message'], properties: { jwt: { type: 'string' }, message: { type: 'string' } } },
+            DEMO_PAID_ANSWER,
             { type: 'object', required: ['content'], properties: { content: { type: 'string' }, method: { type: 'string' }, grant: { type: 'object' } } },
           ],
         },
@@ -68,9 +68,6 @@ export function registerStandardDemo(api: Api, clock: Clock, method: 'get' | 'po
       402: { description: 'payment required', headers: { 'PAYMENT-REQUIRED': { type: 'string' } }, schema: standardPaymentRequiredSchema },
       503: { description: 'an exact settlement not confirmed yet, or the chain did not answer: send the same payment again after Retry-After' },
     },
-    async handler({ req, res }) {
-      const grant = x402Grant(res);
-      return { body: { content: 'Tributary demo content: paid for on chain, served with a JWT.', method: req.method, grant, servedAt: clock.now() } };
-    },
+    handler: demoContent(clock),
   });
 }
