@@ -8,7 +8,8 @@
  */
 import { expect } from 'chai';
 import { createTestEnv, type TestEnv } from '../support/env.js';
-import { DEVNET_USDC } from '../support/devnet.js';
+import type { PaymentRequirements } from '@x402/core/types';
+import { DEVNET_USDC, type DevnetWallet } from '../support/devnet.js';
 import { startExactWorld, type ExactWorld, type Faults } from './x402-exact-support.js';
 
 describe('x402 exact: a signature in doubt is confirmed or its same bytes sent again, never signed anew or released', function () {
@@ -22,6 +23,20 @@ describe('x402 exact: a signature in doubt is confirmed or its same bytes sent a
     w = await startExactWorld(env, { seed: 'exact-doubt', faults, confirmTimeoutMs: 1500 });
   });
   after(async () => { await w?.close(); await env?.close(); });
+
+  /** a payment whose send never reaches the node: pending, with what was sent and the payer's balance before */
+  const droppedSend = async (payer: DevnetWallet, r: PaymentRequirements) => {
+    const payment = await w.pay(payer, r);
+    const sent = w.sends.length;
+    const before = w.dn.tokenBalance(payer.address, DEVNET_USDC);
+    faults.dropSends = true;
+    let pending;
+    try {
+      pending = await w.facilitator.settle(payment, r, { gateway: w.merchant.address });
+    } finally { faults.dropSends = false; }
+    expect(pending, JSON.stringify(pending)).to.deep.include({ success: false, errorReason: 'settlement_pending' });
+    return { payment, sent, before, pending };
+  };
 
   it('a lost send answer: confirmed by status, settled', async () => {
     const payer = w.dn.fund('payer-lost');
@@ -68,15 +83,7 @@ describe('x402 exact: a signature in doubt is confirmed or its same bytes sent a
   it('a send lost on its way: pending, then the same bytes again by a retry, landed once', async () => {
     const payer = w.dn.fund('payer-dropped');
     const r = w.requirements();
-    const payment = await w.pay(payer, r);
-    const sent = w.sends.length;
-    const before = w.dn.tokenBalance(payer.address, DEVNET_USDC);
-    faults.dropSends = true;
-    let pending;
-    try {
-      pending = await w.facilitator.settle(payment, r, { gateway: w.merchant.address });
-    } finally { faults.dropSends = false; }
-    expect(pending, JSON.stringify(pending)).to.deep.include({ success: false, errorReason: 'settlement_pending' });
+    const { payment, sent, before, pending } = await droppedSend(payer, r);
     expect(w.dn.tokenBalance(payer.address, DEVNET_USDC), 'nothing landed').to.equal(before);
 
     const settled = await w.facilitator.settle(payment, r, { gateway: w.merchant.address });
@@ -89,15 +96,7 @@ describe('x402 exact: a signature in doubt is confirmed or its same bytes sent a
   it('a send lost on its way whose blockhash then expires: failed as expired, nothing taken, never sent again; a new payment settles', async () => {
     const payer = w.dn.fund('payer-expired');
     const r = w.requirements();
-    const payment = await w.pay(payer, r);
-    const sent = w.sends.length;
-    const before = w.dn.tokenBalance(payer.address, DEVNET_USDC);
-    faults.dropSends = true;
-    let pending;
-    try {
-      pending = await w.facilitator.settle(payment, r, { gateway: w.merchant.address });
-    } finally { faults.dropSends = false; }
-    expect(pending, JSON.stringify(pending)).to.deep.include({ success: false, errorReason: 'settlement_pending' });
+    const { payment, sent, before, pending } = await droppedSend(payer, r);
 
     // past the blockhash's 150 blocks: the recorded bytes can never land
     const res = await fetch(w.dn.rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tributary_advanceSlots', params: [200] }) });
