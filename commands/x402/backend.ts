@@ -29,7 +29,7 @@ export interface PaymentBackend {
  * payment-identifier extension in the same Redis entries as the facilitator's, scoped by
  * the gateway paid). `_opts` is the engine's own setting (X402Deps.idempotencyTtlSeconds).
  */
-export function localBackend(engine: PaymentEngine, _opts: { idempotencyTtlSeconds?: number } = {}): PaymentBackend {
+export function localBackend(engine: PaymentEngine): PaymentBackend {
   return {
     clock: engine.clock,
     pay: (p, r, resource) => engine.pay(p, r, resource, r.gateway),

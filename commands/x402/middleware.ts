@@ -115,7 +115,7 @@ function requestPayment(req: Request, offered: readonly string[]): RequestPaymen
 function backendOf(deps: X402Deps | RemoteFacilitatorDeps): { backend: PaymentBackend; engine?: PaymentEngine } {
   if ('facilitatorUrl' in deps) return { backend: remoteBackend(deps) };
   const engine = createPaymentEngine(deps);
-  return { backend: localBackend(engine, deps.idempotencyTtlSeconds !== undefined ? { idempotencyTtlSeconds: deps.idempotencyTtlSeconds } : {}), engine };
+  return { backend: localBackend(engine), engine };
 }
 
 export function x402Grant(res: Response): X402Grant | undefined {
