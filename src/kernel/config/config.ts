@@ -3,236 +3,31 @@
  * and frozen. Only this module reads process.env (through the caller passing it in).
  */
 import { ConfigError, EnvReader, type VarDoc } from './env-reader.js';
+import * as s from './sections.js';
 
-export const CLUSTERS = ['mainnet', 'devnet', 'localnet'] as const;
-export type Cluster = (typeof CLUSTERS)[number];
-
-/**
- * CAIP-2 ids: `solana:` and the first 32 characters of the cluster's genesis hash. The
- * localnet has no genesis hash of note, so it is named plainly; the built-in localnet
- * run with SOLANA_CLUSTER=devnet answers devnet's genesis hash, so devnet's id holds.
- */
-export const NETWORKS: Readonly<Record<Cluster, string>> = {
-  mainnet: 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp',
-  devnet: 'solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1',
-  localnet: 'solana:localnet',
-};
-
-export const USDC_MAINNET = 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v';
-export const USDC_DEVNET = '4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU';
-const DEFAULT_STABLECOIN: Readonly<Record<Cluster, string>> = {
-  mainnet: USDC_MAINNET,
-  devnet: USDC_DEVNET,
-  localnet: USDC_DEVNET,
-};
-
-const ms = (list: string[], name: string, r: EnvReader): number[] =>
-  list.map((s) => {
-    const n = Number(s);
-    r.check(name, Number.isSafeInteger(n) && n >= 0, 'a comma-separated list of milliseconds', s);
-    return n;
-  });
-
-const DURATION_UNITS: Readonly<Record<string, number>> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
-
-/** `500ms`, `30s`, `5m`, `1h`, `2d` (a bare number is milliseconds). */
-export function parseDurationMs(s: string): number | undefined {
-  const m = /^(\d+)(ms|s|m|h|d)?$/.exec(s.trim());
-  if (!m?.[1]) return undefined;
-  const n = Number(m[1]) * (DURATION_UNITS[m[2] ?? 'ms'] ?? 1);
-  return Number.isSafeInteger(n) ? n : undefined;
-}
-
-const durations = (list: string[], name: string, r: EnvReader): number[] => {
-  r.check(name, list.length > 0, 'at least one duration', '');
-  return list.map((s) => {
-    const n = parseDurationMs(s);
-    r.check(name, n !== undefined, 'a comma-separated list of durations such as 30s,5m,1h,2d', s);
-    return n ?? 0;
-  });
-};
+export { CLUSTERS, NETWORKS, USDC_DEVNET, USDC_MAINNET, parseDurationMs, type Cluster } from './values.js';
 
 function build(r: EnvReader) {
-  const localnetPort = r.int('LOCALNET_PORT', 8899, 'localnet JSON-RPC port; its websocket listens on the next port', 1, 65534);
-  const rpcUrlSet = r.url('SOLANA_RPC_URL', undefined, ['http:', 'https:'], 'Solana JSON-RPC endpoint; unset = start and use the built-in localnet');
-  const rpcUrl = rpcUrlSet ?? `http://127.0.0.1:${localnetPort}`;
-  const wsDefault = rpcUrlSet ? deriveWsUrl(rpcUrlSet) : `ws://127.0.0.1:${localnetPort + 1}`;
-  const cluster = r.oneOf('SOLANA_CLUSTER', CLUSTERS, rpcUrlSet ? 'mainnet' : 'localnet', 'cluster: the CAIP-2 network reported and the default stablecoin mint (default: localnet without SOLANA_RPC_URL, else mainnet); devnet without SOLANA_RPC_URL runs the built-in localnet answering as devnet (its genesis hash, devnet USDC and Token-2022 stablecoins)');
-  const encKeyRaw = r.optStr('SIGNING_KEY_ENCRYPTION_KEY', '32-byte key (64 hex chars or base64) that encrypts signing keys at rest (AES-256-GCM)');
-  const encryptionKey = encKeyRaw === undefined ? undefined : parseKey32(encKeyRaw);
-  if (encKeyRaw !== undefined) r.check('SIGNING_KEY_ENCRYPTION_KEY', encryptionKey !== undefined, '32 bytes as 64 hex characters or base64', '<redacted>');
-  const readUrl = r.url('DATABASE_READ_URL', undefined, ['postgres:', 'postgresql:'], 'optional PostgreSQL replica for query routes');
-  const prefix = r.str('REDIS_PREFIX', 'tributary:', 'prefix of every Redis key (the stream is <prefix>events)');
-
+  const f = s.readFoundations(r);
   return {
     logLevel: r.oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info', 'pino log level'),
-    http: {
-      port: r.int('PORT', 3002, 'HTTP port of the API node', 0, 65535),
-      host: r.str('HOST', '0.0.0.0', 'interface the API node listens on'),
-      publicUrl: r.optStr('PUBLIC_BASE_URL', 'external base URL (used in 402 resource URLs and issuer); default http://localhost:PORT'),
-      bodyLimit: r.str('HTTP_BODY_LIMIT', '64kb', 'largest accepted request body'),
-      trustProxy: r.str('TRUST_PROXY', 'false', "express 'trust proxy' setting: false, true, a hop count or a list of proxy addresses; the client IP comes from X-Forwarded-For only when set"),
-      corsOrigins: r.list('CORS_ORIGINS', '*', 'allowed CORS origins for HTTP and Socket.IO, comma-separated, * for any'),
-      requestTimeoutMs: r.int('HTTP_REQUEST_TIMEOUT_MS', 30_000, 'server-side request timeout', 1000),
-      maxLimit: r.int('API_MAX_LIMIT', 1000, 'largest limit accepted by paginated endpoints', 1, 100_000),
-      // versions expire every answer a commit changes on the primary; a replica may lag them, so its answers live shortly
-      readCacheTtlMs: r.int('READ_CACHE_TTL_MS', readUrl === undefined ? 30_000 : 1000, 'longest life of a cached list answer on an API node; entries also expire at the next commit that changes them (1000 when DATABASE_READ_URL is set: a replica may lag the versions; 0 = no cache)', 0, 3_600_000),
-      apiProcesses: r.int('API_PROCESSES', 1, 'processes serving PORT (node:cluster) when a process runs the api role alone (serve --role api); up to one per free core', 1, 256),
-      readCacheMaxMb: r.int('READ_CACHE_MAX_MB', 64, 'memory bound of an API node\'s read cache, least recently used evicted first', 1, 65_536),
-    },
-    db: {
-      url: r.url('DATABASE_URL', 'postgres://root@127.0.0.1:5432/tributary', ['postgres:', 'postgresql:'], 'PostgreSQL primary (writes, projections)') ?? '',
-      readUrl,
-      poolMax: r.int('DATABASE_POOL_MAX', 10, 'connections per pool per process (the read pool may open as many again for list pages read as bytes)', 1, 500),
-      readStatementTimeoutMs: r.int('DATABASE_READ_STATEMENT_TIMEOUT_MS', 5000, 'statement timeout of the query routes\' read pool (a query past it answers 503); 0 = none', 0, 600_000),
-    },
-    redis: {
-      url: r.url('REDIS_URL', 'redis://127.0.0.1:6379', ['redis:', 'rediss:'], 'Redis (streams, nonces, rate limits, caches, Socket.IO adapter)') ?? '',
-      prefix,
-      sentinels: r.list('REDIS_SENTINELS', '', 'optional Sentinel nodes host:port,host:port; when set, REDIS_URL gives only password and db'),
-      sentinelName: r.str('REDIS_SENTINEL_NAME', 'mymaster', 'Sentinel master name'),
-    },
-    solana: {
-      rpcUrl,
-      wsUrl: r.url('SOLANA_WS_URL', wsDefault, ['ws:', 'wss:'], 'Solana websocket endpoint (default derived from SOLANA_RPC_URL)') ?? wsDefault,
-      useLocalnet: rpcUrlSet === undefined,
-      cluster,
-      network: NETWORKS[cluster],
-      defaultStablecoin: DEFAULT_STABLECOIN[cluster],
-      commitment: r.oneOf('SOLANA_COMMITMENT', ['processed', 'confirmed', 'finalized'] as const, 'confirmed', 'commitment of subscriptions and reads'),
-      programId: r.str('TRIBUTARY_PROGRAM_ID', 'TRibg8W8zmPHQqWtyAD1rEBRXEdyU13Mu6qX1Sg42tJ', 'Tributary program id'),
-      rpcTimeoutMs: r.int('SOLANA_RPC_TIMEOUT_MS', 10_000, 'timeout of each RPC call', 100),
-    },
-    localnet: {
-      port: localnetPort,
-      seed: r.str('LOCALNET_SEED', 'tributary', 'seed of the localnet keys and workload'),
-      rate: r.int('LOCALNET_RATE', 5, 'localnet workload events per second (0 = none)', 0, 100_000),
-      maxEvents: r.int('LOCALNET_MAX_EVENTS', 0, 'the localnet workload stops once it has emitted this many events (0 = never); a fixed, seeded history for tests and benchmarks', 0),
-      fixturesPath: r.str('LOCALNET_FIXTURES', '.localnet/fixtures.json', 'where the localnet writes its mints, gateways and wallets'),
-      faults: r.str('LOCALNET_FAULTS', 'off', 'the localnet as a hostile RPC node: `all`, or a comma-separated list of delayed-landing, lost-answer, send-errors, forgetful-status, clock-lag, blockhash-expiry, each optionally `=rate` (0..1); `off` or empty = none'),
-      faultsSeed: r.optStr('LOCALNET_FAULTS_SEED', 'seed of the localnet faults\' draws (unset: LOCALNET_SEED); the same seed and sends give the same faults'),
-    },
-    projector: {
-      batchSize: r.int('PROJECTOR_BATCH_SIZE', 500, 'stream entries read per batch', 1, 10_000),
-      blockMs: r.int('PROJECTOR_BLOCK_MS', 1000, 'XREADGROUP BLOCK time', 10, 60_000),
-      maxAttempts: r.int('PROJECTOR_MAX_ATTEMPTS', 5, 'failed attempts before an entry goes to the dead-letter stream', 1, 100),
-      claimIdleMs: r.int('PROJECTOR_CLAIM_IDLE_MS', 30_000, 'idle time after which a dead consumer\'s pending entries are reclaimed (above the longest batch)', 100),
-      trimIntervalMs: r.int('STREAM_TRIM_INTERVAL_MS', 10_000, 'how often the stream is trimmed below what every group acknowledged', 100),
-      only: r.list('PROJECTIONS', '', 'projections this projector process runs, comma-separated (default: all)'),
-    },
-    indexer: {
-      backfillIntervalMs: r.int('INDEXER_BACKFILL_INTERVAL_MS', 30_000, 'period of gap repair', 100),
-      pageSize: r.int('INDEXER_PAGE_SIZE', 1000, 'getSignaturesForAddress page size', 1, 1000),
-      batchSize: r.int('INDEXER_BATCH_SIZE', 50, 'transactions fetched per step, in one JSON-RPC batch request', 1, 1000),
-      batchRequests: r.bool('INDEXER_RPC_BATCH', true, 'fetch transactions with JSON-RPC batch requests; false for RPC nodes that refuse batches (parallel single calls instead)'),
-    },
-    keys: {
-      encryptionKey,
-      devMode: r.bool('TRIBUTARY_DEV_MODE', false, 'development mode: signing keys stored unencrypted when SIGNING_KEY_ENCRYPTION_KEY is unset (logged loudly)'),
-      gracePeriodSeconds: r.int('KEY_GRACE_PERIOD_SECONDS', 86_400, 'how long a rotated-out key stays in the JWKS', 0),
-      adminApiKey: r.optStr('ADMIN_API_KEY', 'administrator key for x-admin-key; unset = admin routes refuse'),
-      issuer: r.str('JWT_ISSUER', 'tributary', 'iss of issued JWTs'),
-      audience: r.str('JWT_AUDIENCE', 'tributary-api', 'aud of issued JWTs'),
-      tokenMaxTtlSeconds: r.int('TOKEN_MAX_TTL_SECONDS', 3600, 'cap on the lifetime of issued tokens', 60),
-      gatewayTokenTtlSeconds: r.int('GATEWAY_TOKEN_TTL_SECONDS', 3600, 'lifetime of gateway JWTs', 60),
-      gatewayKeysCacheMs: r.int('GATEWAY_KEYS_CACHE_MS', 5000, 'how long a node trusts a gateway\'s signer and active flag when checking gateway JWTs at use (a changed signer\'s tokens are refused at most this late)', 0, 600_000),
-      nonceTtlSeconds: r.int('GATEWAY_NONCE_TTL_SECONDS', 300, 'lifetime of a gateway sign-in nonce', 5),
-      tokensRequireWalletProof: r.bool('TOKENS_REQUIRE_WALLET_PROOF', true, 'POST /v1/tokens/issue asks for a signed challenge (POST /v1/tokens/challenge) of the wallet; false = the open behaviour of SPEC.md, where anyone may name any wallet (logged loudly)'),
-      tokenChallengeTtlSeconds: r.int('TOKEN_CHALLENGE_TTL_SECONDS', 60, 'lifetime of a POST /v1/tokens/challenge nonce (single use, on any node)', 5, 3600),
-      paymentProofMaxAgeSeconds: r.int('TOKEN_PAYMENT_MAX_AGE_SECONDS', 600, 'how recent a payment must be for its transactionSignature to earn a token (POST /v1/tokens/issue)', 1),
-    },
-    metrics: {
-      token: r.optStr('METRICS_TOKEN', 'when set, /metrics answers only requests with Authorization: Bearer <this token> (401 otherwise)'),
-      port: r.int('METRICS_PORT', 0, 'when set, /metrics is served on this port only (on METRICS_HOST), not on the API port; 0 = on the API port', 0, 65535),
-      host: r.str('METRICS_HOST', '127.0.0.1', 'interface of the METRICS_PORT listener'),
-    },
-    access: {
-      subscriptionGraceSeconds: r.int('SUBSCRIPTION_GRACE_SECONDS', 259_200, 'access follows payment: the cap of a subscription\'s grace (deferred bearer, tokens/issue claim), honoured until next_payment_due + the grace, a tenth of its period unless the requirement says less; past it the bearer gets 402 and the claim says overdue', 0),
-    },
-    webhooks: {
-      allowPrivateTargets: r.bool('WEBHOOK_ALLOW_PRIVATE_TARGETS', cluster === 'localnet' || rpcUrlSet === undefined, 'allow webhook targets on private, loopback and link-local addresses (default: true on a localnet, the built-in one in either mode included, where receivers run on this machine; else false)'),
-      timeoutMs: r.int('WEBHOOK_TIMEOUT_MS', 10_000, 'timeout of one delivery attempt', 10),
-      retryDelaysMs: ms(r.list('WEBHOOK_RETRY_DELAYS_MS', '1000,2000,3000', 'quick retries after a failed attempt (SPEC: up to 3, after 1 s, 2 s, 3 s)'), 'WEBHOOK_RETRY_DELAYS_MS', r),
-      slowScheduleMs: ms(r.listOrNone('WEBHOOK_SLOW_SCHEDULE_MS', '60000,300000,1800000,7200000,21600000',
-        'extension beyond SPEC: later retries after the quick ones, then dead; set it empty for SPEC\'s exact behaviour (dead once the third retry fails)'), 'WEBHOOK_SLOW_SCHEDULE_MS', r),
-      concurrency: r.int('WEBHOOK_CONCURRENCY', 16, 'deliveries in flight per worker', 1, 1000),
-      pollMs: r.int('WEBHOOK_POLL_MS', 200, 'outbox poll period when idle', 10),
-      maxPerGateway: r.int('WEBHOOK_MAX_PER_GATEWAY', 20, 'webhooks a gateway may register (each receives every event of the gateway)', 1, 1000),
-      secretGraceSeconds: r.int('WEBHOOK_SECRET_GRACE_SECONDS', 86_400, 'after a secret rotation, how long the previous secret also signs every delivery', 0),
-      retentionDays: r.int('WEBHOOK_RETENTION_DAYS', 30, 'delivered and dead deliveries and their attempts are deleted this many days after they finished', 1),
-      pruneIntervalMs: r.int('WEBHOOK_PRUNE_INTERVAL_MS', 60_000, 'how often a worker prunes deliveries past their retention', 10),
-      retryAfterMaxSeconds: r.int('WEBHOOK_RETRY_AFTER_MAX_SECONDS', 3600, 'the longest Retry-After (429/503) a receiver gets honored', 0),
-    },
-    ws: {
-      maxConnectionsPerTrackingId: r.int('WS_MAX_CONNECTIONS_PER_TRACKING_ID', 10, 'cap on sockets subscribed to one trackingId across all nodes', 1),
-      maxConnectionsPerIpPerTrackingId: r.int('WS_MAX_CONNECTIONS_PER_IP_PER_TRACKING_ID', 3, 'cap on sockets subscribed to one trackingId from one client address (IPv4, or IPv6 /64) across all nodes, so one address cannot take every slot', 1),
-      maxMessagesPerMinute: r.int('WS_MAX_MESSAGES_PER_MINUTE', 120, 'messages (subscribe, unsubscribe) one Socket.IO connection may send per minute; past it they are refused with rate_limited', 1),
-      maxCatchUpsPerMinute: r.int('WS_MAX_CATCH_UPS_PER_MINUTE', 100, 'catch-ups (subscribe with since, a read-model query each) one connection may ask for per minute (a reconnecting client following its 100 trackingIds needs 100)', 1),
-      leaseSeconds: r.int('WS_LEASE_SECONDS', 30, 'lease of a connection slot; a dead node\'s slots free within it', 2),
-      sharded: r.bool('WS_SHARDED_ADAPTER', false, 'use the sharded Redis adapter (Redis 7 sharded pub/sub)'),
-      authRecheckSeconds: r.int('WS_AUTH_RECHECK_SECONDS', 30, 'each node checks the credential of every live merchant feed (/merchant) this often: a key revoked while the announcement was lost, or a wallet no longer the gateway\'s, ends its feed at most this late', 1),
-    },
-    upstream: {
-      tokensApiUrl: r.url('TOKENS_API_URL', undefined, ['http:', 'https:'], 'token catalog base URL'),
-      tokensApiKey: r.optStr('TOKENS_API_KEY', 'token catalog credential, sent only by the server'),
-      timeoutMs: r.int('UPSTREAM_TIMEOUT_MS', 5000, 'timeout of upstream catalog and venue calls', 10),
-      breakerResetMs: r.int('UPSTREAM_BREAKER_RESET_MS', 30_000, 'how long an open upstream circuit waits before a trial call', 100),
-      meteoraApiUrl: r.url('METEORA_API_URL', 'https://dlmm-api.meteora.ag', ['http:', 'https:'], 'Meteora DLMM public API base URL') ?? '',
-      raydiumApiUrl: r.url('RAYDIUM_API_URL', 'https://api-v3.raydium.io', ['http:', 'https:'], 'Raydium API v3 base URL') ?? '',
-      orcaApiUrl: r.url('ORCA_API_URL', 'https://api.orca.so/v2/solana', ['http:', 'https:'], 'Orca whirlpool public API base URL') ?? '',
-      poolSyncIntervalMs: r.int('POOL_SYNC_INTERVAL_MS', 300_000, 'period of the pool sync worker (0 = no sync)', 0),
-      poolSyncMaxPerVenue: r.int('POOL_SYNC_MAX_PER_VENUE', 500, 'pools kept per venue by the sync worker, by TVL', 1, 100_000),
-      poolSearchCacheSeconds: r.int('POOL_SEARCH_CACHE_SECONDS', 60, 'cache of a pool search per (q, venue, limit)', 1),
-    },
-    rateLimit: {
-      standardPerMinute: r.int('RATE_LIMIT_PER_MINUTE', 600, 'standard per-IP limit on routes without one of their own', 1),
-      tokensIssuePerMinute: r.int('RATE_LIMIT_TOKENS_ISSUE_PER_MINUTE', 200, 'POST /v1/tokens/issue per wallet', 1),
-      catalogPerMinute: r.int('RATE_LIMIT_CATALOG_PER_MINUTE', 120, 'assets and pools search per IP', 1),
-      gatewayChallengePerMinute: r.int('RATE_LIMIT_GATEWAY_CHALLENGE_PER_MINUTE', 30, 'POST /v1/gateway/{gateway}/auth/challenge per client IP and gateway (each challenge evicts an older nonce of the gateway)', 1),
-    },
-    scheduler: {
-      dunningScheduleMs: durations(r.list('SCHEDULER_DUNNING_SCHEDULE', '1h,6h,24h,72h', 'retries of a past-due payment (insufficient balance or delegation), as durations (500ms, 30s, 5m, 1h, 2d); after the last one the subscription is given up (subscription.canceled)'), 'SCHEDULER_DUNNING_SCHEDULE', r),
-      pollMs: r.int('SCHEDULER_POLL_MS', 1000, 'how often the scheduler looks for due payments and retries', 50, 600_000),
-      batchSize: r.int('SCHEDULER_BATCH_SIZE', 50, 'execution intents a scheduler process claims at once', 1, 10_000),
-      concurrency: r.int('SCHEDULER_CONCURRENCY', 8, 'executions a scheduler process has in flight', 1, 1000),
-      leaseMs: r.int('SCHEDULER_LEASE_MS', 60_000, 'how long a claimed intent is reserved to one scheduler process (a dead one\'s claims are taken over after it)', 1000),
-      retryMs: r.int('SCHEDULER_RETRY_MS', 2000, 'delay before retrying after an RPC or blockhash error', 10),
-      cooldownMs: r.int('SCHEDULER_COOLDOWN_MS', 300_000, 'pause of a policy after three consecutive failed attempts', 10),
-      upcomingLeadSeconds: r.int('SCHEDULER_UPCOMING_LEAD_SECONDS', 259_200, 'how long before a due date payment.upcoming is sent (0 = never)', 0),
-      signerMinLamports: r.int('SCHEDULER_SIGNER_MIN_LAMPORTS', 50_000_000, 'a scheduler signer with fewer lamports (transaction fees) is reported with a warning', 0),
-      settleIntervalMs: r.int('PAYG_SETTLE_INTERVAL_MS', 60_000, 'pay-as-you-go: the longest unsettled usage waits before it is charged', 100),
-      settleThreshold: r.int('PAYG_SETTLE_THRESHOLD', 1_000_000, 'pay-as-you-go: unsettled usage of a policy (smallest units) that is charged at once', 1),
-      rolloverMarginSeconds: r.int('PAYG_ROLLOVER_MARGIN_SECONDS', 30, 'pay-as-you-go: usage is charged this long before the chain\'s period ends at the latest', 0),
-    },
-    x402: {
-      jwtTtlSeconds: r.int('X402_JWT_TTL_SECONDS', 3600, 'lifetime of the JWT a paid x402 request earns', 60),
-      cacheMs: r.int('X402_CACHE_MS', 5000, 'x402 bearer path: how long a node trusts a policy\'s status and a verified JWT (a pause or deletion on chain is refused at most this late)', 0, 600_000),
-      confirmTimeoutMs: r.int('X402_CONFIRM_TIMEOUT_MS', 30_000, 'how long a Payment transaction may take to confirm before the request answers 503', 1000),
-      idempotencyTtlSeconds: r.int('X402_IDEMPOTENCY_TTL_SECONDS', 86_400, 'how long the answer to a settled Payment header is kept for its repeats', 60),
-      paygReservationSeconds: r.int('X402_PAYG_RESERVATION_SECONDS', 300, 'pay-as-you-go: how long a request may take to be answered; a chunk not served by then (its process died) is dropped, never charged', 1),
-      exact: {
-        maxPriorityFeeMicroLamports: r.int('X402_EXACT_MAX_PRIORITY_FEE_MICROLAMPORTS', 50_000, 'x402 exact: the highest compute unit price (microlamports) a payment may set; the fee payer pays it', 0),
-        maxComputeUnits: r.int('X402_EXACT_MAX_COMPUTE_UNITS', 400_000, 'x402 exact: the highest compute unit limit a payment may set', 1, 1_400_000),
-        feePayerMinLamports: r.int('X402_EXACT_FEE_PAYER_MIN_LAMPORTS', 50_000_000, 'x402 exact: a fee payer with fewer lamports is reported with a warning (status, /metrics)', 0),
-        feePayerGraceSeconds: r.int('X402_EXACT_FEE_PAYER_GRACE_SECONDS', 3600, 'x402 exact: how long a rotated-out fee payer still co-signs payments built for it', 0),
-      },
-      demo: {
-        enabled: r.bool('X402_DEMO_ENABLED', true, 'serve /v1/x402/demo (every method), protected by a deferred and a x402://payg requirement'),
-        recipient: r.optStr('X402_DEMO_RECIPIENT', 'demo recipient wallet (unset on the localnet: the first fixture gateway\'s authority; elsewhere the demo is off)'),
-        gateway: r.optStr('X402_DEMO_GATEWAY', 'demo gateway account (unset on the localnet: the first fixture gateway of LOCALNET_SEED)'),
-        tokenMint: r.optStr('X402_DEMO_TOKEN_MINT', 'demo token mint (unset: the cluster\'s default stablecoin)'),
-        amount: r.int('X402_DEMO_AMOUNT', 1_000_000, 'demo subscription amount per period, smallest units', 1),
-        frequency: r.str('X402_DEMO_FREQUENCY', 'Monthly', 'demo subscription frequency: Daily, Weekly, Monthly, Quarterly, SemiAnnually, Annually or Custom:<seconds>'),
-        paygPrice: r.int('X402_DEMO_PAYG_PRICE', 10_000, 'demo pay-as-you-go price of one request, smallest units', 1),
-        paygMaxChunk: r.int('X402_DEMO_PAYG_MAX_CHUNK', 100_000, 'demo pay-as-you-go max_chunk_amount', 1),
-        paygMaxPerPeriod: r.int('X402_DEMO_PAYG_MAX_PER_PERIOD', 1_000_000, 'demo pay-as-you-go max_amount_per_period', 1),
-        paygPeriodSeconds: r.int('X402_DEMO_PAYG_PERIOD_SECONDS', 86_400, 'demo pay-as-you-go period_length_seconds', 1),
-        paygMaxUnsettled: r.int('X402_DEMO_PAYG_MAX_UNSETTLED', 0, 'demo pay-as-you-go maxUnsettledAmount, used and not charged yet per payer; 0: ten periods\' cap', 0),
-      },
-    },
-    mcp: {
-      enabled: r.bool('MCP_ENABLED', false, 'serve the Model Context Protocol (Streamable HTTP) at /mcp on the API: read tools for agents and the paid demo tool (`tributary mcp` serves stdio regardless)'),
-    },
+    http: s.readHttp(r, f),
+    db: s.readDb(r, f),
+    redis: s.readRedis(r, f),
+    solana: s.readSolana(r, f),
+    localnet: s.readLocalnet(r, f),
+    projector: s.readProjector(r),
+    indexer: s.readIndexer(r),
+    keys: s.readKeys(r, f),
+    metrics: s.readMetrics(r),
+    access: s.readAccess(r),
+    webhooks: s.readWebhooks(r, f),
+    ws: s.readWs(r),
+    upstream: s.readUpstream(r),
+    rateLimit: s.readRateLimit(r),
+    scheduler: s.readScheduler(r),
+    x402: s.readX402(r),
+    mcp: s.readMcp(r),
   };
 }
 
@@ -244,18 +39,6 @@ export type Config = Readonly<ReturnType<typeof build>>;
  * mode (answering as devnet included).
  */
 export const onLocalnet = (solana: Config['solana']): boolean => solana.cluster === 'localnet' || solana.useLocalnet;
-
-function deriveWsUrl(rpc: string): string {
-  const u = new URL(rpc);
-  u.protocol = u.protocol === 'https:' ? 'wss:' : 'ws:';
-  if (u.port !== '') u.port = String(Number(u.port) + 1);
-  return u.toString().replace(/\/$/, '');
-}
-
-function parseKey32(s: string): Buffer | undefined {
-  const b = /^[0-9a-fA-F]{64}$/.test(s) ? Buffer.from(s, 'hex') : Buffer.from(s, 'base64');
-  return b.length === 32 ? b : undefined;
-}
 
 function deepFreeze<T>(o: T): T {
   if (o && typeof o === 'object' && !Buffer.isBuffer(o)) {
