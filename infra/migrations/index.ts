@@ -33,6 +33,7 @@ import * as m1003s from './1003_scheduler_intents_by_payment.js';
 import * as m1004m from './1004_meter_slices.js';
 import * as m1005x from './1005_x402_exact.js';
 import * as m1006s from './1006_x402_exact_served.js';
+import * as m1007c from './1007_checkout_sessions.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '0001_spine': m0001,
@@ -64,6 +65,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '1004_meter_slices': m1004m,
   '1005_x402_exact': m1005x,
   '1006_x402_exact_served': m1006s,
+  '1007_checkout_sessions': m1007c,
 };
 
 export async function migrateToLatest(db: Kysely<any>): Promise<MigrationResultSet> {

@@ -20,8 +20,9 @@ import type { ApiKeysTables } from '../../commands/api-keys/tables.js';
 import type { X402ResourceTables } from '../../commands/x402/facilitator/tables.js';
 import type { PrepaidTables } from '../../commands/x402/prepaid/tables.js';
 import type { X402ExactTables } from '../../commands/x402/exact/tables.js';
+import type { CheckoutTables } from '../../commands/checkout/tables.js';
 
 export interface Database extends RunnerTables, ArchiveTables, KeysTables,
   GatewaysTables, UserPaymentsTables, PolicyTables, ComposableTables, PaymentsTables, StatsTables, PoolTables,
   WebhooksTables, WebhookOutboxTables, MerchantTables, SchedulerTables, ApiKeysTables, X402ResourceTables, PrepaidTables,
-  X402ExactTables {}
+  X402ExactTables, CheckoutTables {}
