@@ -15,7 +15,7 @@
  *      gateway approves the fee on top, since the program then draws both.
  * Signed by the wallet (payer and fee payer).
  */
-import { TransactionMessage, VersionedTransaction, type Keypair, type TransactionInstruction } from '@solana/web3.js';
+import { PublicKey, TransactionMessage, VersionedTransaction, type Keypair, type TransactionInstruction } from '@solana/web3.js';
 import bs58 from 'bs58';
 import { readProgramAccount, readProgramAccounts } from '../../infra/solana/accounts.js';
 import type { RpcClient } from '../../infra/solana/rpc-client.js';
@@ -103,13 +103,25 @@ function uptoWindow(a: AcceptedRequirement): { validAfter: number; deadline: num
   return { validAfter, deadline: a.deadline ?? validAfter + (a.maxTimeoutSeconds ?? 3600) };
 }
 
-export async function buildPayment(
-  accepted: AcceptedRequirement, opts: { wallet: Keypair; rpc: RpcClient; commitment?: Commitment; programId?: string; signedAt?: number },
-): Promise<BuiltPayment> {
+/** The Payment transaction before any signature: what a wallet is asked to sign (a hosted checkout page's). */
+export interface UnsignedPayment {
+  transaction: VersionedTransaction;
+  /** the policy the transaction creates */
+  policyAddress: string;
+  createsUserPayment: boolean;
+  approvedAmount: bigint;
+  /** the last block height at which its blockhash is still accepted */
+  lastValidBlockHeight: number;
+}
+
+/** The transaction `buildPayment` signs, for `payer` (payer and fee payer), unsigned. */
+export async function buildUnsignedPayment(
+  accepted: AcceptedRequirement, opts: { payer: string; rpc: RpcClient; commitment?: Commitment; programId?: string },
+): Promise<UnsignedPayment> {
   const programId = opts.programId ?? accepted.extra?.programId ?? PROGRAM_ID;
   const r = normalizeRequirement({ ...accepted, maxRenewals: accepted.maxRenewals ?? null }, programId);
   const pdas = createPdaDeriver(programId);
-  const payer = opts.wallet.publicKey.toBase58();
+  const payer = opts.payer;
   const c: ReadCtx = { rpc: opts.rpc, programId, commitment: opts.commitment ?? 'confirmed' };
   const userPayment = pdas.userPayment(payer, r.tokenMint);
   const up = await readProgramAccount(opts.rpc, userPayment, 'UserPayment', c);
@@ -136,9 +148,19 @@ export async function buildPayment(
   instructions.push(revokeIx(payerAta, payer), approveIx(payerAta, userPayment, payer, approvedAmount));
   if (r.scheme === 'deferred' || r.scheme === 'x402://prepaid') instructions.push(...await firstPayment(c, pdas, r, payer, policyAddress, userPayment));
 
-  const { value } = await opts.rpc.call<{ value: { blockhash: string } }>('getLatestBlockhash', [{ commitment: c.commitment }]);
-  const message = new TransactionMessage({ payerKey: opts.wallet.publicKey, recentBlockhash: value.blockhash, instructions }).compileToLegacyMessage();
-  const transaction = new VersionedTransaction(message);
+  const { value } = await opts.rpc.call<{ value: { blockhash: string; lastValidBlockHeight: number } }>('getLatestBlockhash', [{ commitment: c.commitment }]);
+  const message = new TransactionMessage({ payerKey: new PublicKey(payer), recentBlockhash: value.blockhash, instructions }).compileToLegacyMessage();
+  return {
+    transaction: new VersionedTransaction(message), policyAddress, createsUserPayment: up.kind === 'missing', approvedAmount,
+    lastValidBlockHeight: value.lastValidBlockHeight,
+  };
+}
+
+export async function buildPayment(
+  accepted: AcceptedRequirement, opts: { wallet: Keypair; rpc: RpcClient; commitment?: Commitment; programId?: string; signedAt?: number },
+): Promise<BuiltPayment> {
+  const built = await buildUnsignedPayment(accepted, { ...opts, payer: opts.wallet.publicKey.toBase58() });
+  const { transaction, policyAddress, createsUserPayment, approvedAmount } = built;
   transaction.sign([opts.wallet]);
   const serializedTransaction = Buffer.from(transaction.serialize()).toString('base64');
   const signature = bs58.encode(transaction.signatures[0]!);
@@ -146,5 +168,5 @@ export async function buildPayment(
   const proof = signPaymentProof(opts.wallet.secretKey, { requirementId: accepted.id, resource: accepted.resource, transactionSignature: signature },
     opts.signedAt ?? Math.floor(Date.now() / 1000));
   const header = encodePaymentHeader({ scheme: accepted.scheme, network: accepted.network, id: accepted.id, payload: { serializedTransaction, proof } });
-  return { header, transaction, signature, policyAddress, createsUserPayment: up.kind === 'missing', approvedAmount };
+  return { header, transaction, signature, policyAddress, createsUserPayment, approvedAmount };
 }
