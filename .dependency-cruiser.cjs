@@ -9,6 +9,8 @@
  *   infra/         adapters to the outside (Postgres, Redis, Solana, HTTP out, logs,
  *                  metrics) and the indexer; infra/localnet is a development chain,
  *                  infra/migrations the frozen schema history.
+ *   web/           the browser pages (bundled by esbuild, served by infra/http/web-assets.ts):
+ *                  they import only web/ and npm packages, and nothing else imports them.
  *   src/kernel     what every layer shares, standing alone: config, domain rules, events
  *                  and the IDL, the error envelope and request input, auth rules, wire
  *                  formats, Redis key names. It imports only itself and npm packages.
@@ -108,6 +110,20 @@ module.exports = {
       severity: 'error',
       from: { path: MIGRATIONS },
       to: { path: '^(src|projections|commands|queries|infra)/', pathNot: MIGRATIONS },
+    },
+    {
+      name: 'web-imports-only-web',
+      comment: 'The browser pages run in a browser: they import web/ and npm packages, never server code (infra/http/web-assets.ts bundles them).',
+      severity: 'error',
+      from: { path: '^web/' },
+      to: { pathNot: ['^web/', 'node_modules'] },
+    },
+    {
+      name: 'nothing-imports-web',
+      comment: 'The pages are bundled from their entry files, never imported by the server or the tests.',
+      severity: 'error',
+      from: { pathNot: '^web/' },
+      to: { path: '^web/' },
     },
     {
       name: 'no-circular',

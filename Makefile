@@ -13,8 +13,9 @@ node_modules/.installed: package.json package-lock.json
 
 install: node_modules/.installed
 
-dist/.built: node_modules/.installed tsconfig.json tsconfig.build.json $(shell find src projections commands queries infra -name '*.ts' -o -name '*.json' 2>/dev/null)
+dist/.built: node_modules/.installed tsconfig.json tsconfig.build.json $(shell find src projections commands queries infra web -name '*.ts' -o -name '*.json' -o -name '*.css' -o -name '*.html' 2>/dev/null)
 	$(NODE_BIN)/tsc -p tsconfig.build.json
+	node dist/infra/http/web-build.js
 	@touch $@
 
 build: dist/.built
@@ -30,11 +31,11 @@ start: build services
 	  exec node --max-semi-space-size=32 dist/src/app/cli/bin.js start
 
 typecheck: install
-	$(NODE_BIN)/tsc --noEmit -p tsconfig.json
+	npm run --silent typecheck
 
 lint: install
 	$(NODE_BIN)/eslint --max-warnings 0 .
-	$(NODE_BIN)/depcruise --config .dependency-cruiser.cjs src projections commands queries infra test
+	$(NODE_BIN)/depcruise --config .dependency-cruiser.cjs src projections commands queries infra test web
 
 circular: install
 	$(NODE_BIN)/madge --circular --extensions ts --ts-config tsconfig.json src projections commands queries infra test
