@@ -14,6 +14,7 @@ import { registerSigningRoutes } from './signing-routes.js';
 import { registerX402Routes } from '../../commands/x402/routes.js';
 import { registerMerchantViewRoutes } from '../../queries/merchant/view-routes.js';
 import { registerDashboardRoutes } from '../../queries/dashboard/routes.js';
+import { registerCheckoutPage } from '../../infra/http/web-pages.js';
 import { registerSchedulerRoutes } from '../../commands/scheduler/routes.js';
 import { registerFacilitatorRoutes } from '../../commands/x402/facilitator/routes.js';
 import { registerApiKeyRoutes } from '../../commands/api-keys/routes.js';
@@ -38,6 +39,7 @@ export const ROUTE_MODULES: readonly RouteModule[] = [
   (api, node) => registerX402Routes(api, { ...node, exact: exactFacilitatorOf(node) }),
   registerMerchantViewRoutes,
   registerDashboardRoutes,
+  registerCheckoutPage,
   registerSchedulerRoutes,
   // the node's exact facilitator (src/app/x402-exact.ts) beside the engine's schemes
   (api, node) => registerFacilitatorRoutes(api, { ...node, exact: exactFacilitatorOf(node) }),
