@@ -1,9 +1,16 @@
 /**
- * Redis through ioredis: a plain URL, or Sentinel when REDIS_SENTINELS is set (ioredis's
- * own failover). Commands issued while Redis is down are queued and retried by ioredis;
- * callers see an error only when a command could not be sent at all.
+ * Redis through ioredis: a plain URL, Sentinel when REDIS_SENTINELS is set (ioredis's own
+ * failover), or a Redis Cluster when REDIS_CLUSTER_NODES is set (ioredis's Cluster client,
+ * which follows MOVED/ASK and a failover by itself). Commands issued while Redis is down
+ * are queued and retried by ioredis; callers see an error only when a command could not be
+ * sent at all.
+ *
+ * A Cluster client is handed out under the `Redis` type: both are ioredis Commanders and
+ * the service uses only what they share (commands, scripts, pipelines and MULTI within one
+ * slot, duplicate, pub/sub). On a cluster every key of the deployment carries its prefix as
+ * a hash tag unless it is used alone (src/kernel/names), so what runs together stays in a slot.
  */
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 
 export type { Redis };
 
@@ -11,6 +18,44 @@ export interface RedisSettings {
   url: string;
   sentinels: readonly string[];
   sentinelName: string;
+  /** host:port of some nodes of a Redis Cluster; empty for one node or Sentinel */
+  clusterNodes?: readonly string[];
+}
+
+/** How long commands wait out a failover (retried every 200 ms while slots move or a master is down). */
+const CLUSTER_RETRIES = 150;
+
+function hostPort(hp: string, dfltPort: number): { host: string; port: number } {
+  const i = hp.lastIndexOf(':');
+  return i < 0 ? { host: hp, port: dfltPort } : { host: hp.slice(0, i) || '127.0.0.1', port: Number(hp.slice(i + 1)) };
+}
+
+function credentials(url: string): Pick<RedisOptions, 'username' | 'password' | 'tls'> {
+  const u = new URL(url);
+  return {
+    ...(u.username === '' ? {} : { username: decodeURIComponent(u.username) }),
+    ...(u.password === '' ? {} : { password: decodeURIComponent(u.password) }),
+    ...(u.protocol === 'rediss:' ? { tls: {} } : {}),
+  };
+}
+
+function createCluster(s: RedisSettings, base: RedisOptions): Redis {
+  const { enableAutoPipelining, autoPipeliningIgnoredCommands, ...node } = base;
+  const options: ClusterOptions = {
+    scaleReads: 'master',
+    enableReadyCheck: true,
+    enableAutoPipelining: enableAutoPipelining ?? false,
+    ...(autoPipeliningIgnoredCommands ? { autoPipeliningIgnoredCommands } : {}),
+    // SSUBSCRIBE goes to the master of each channel's slot (Socket.IO's sharded adapter)
+    shardedSubscribers: true,
+    maxRedirections: CLUSTER_RETRIES,
+    retryDelayOnFailover: 200,
+    retryDelayOnClusterDown: 200,
+    retryDelayOnTryAgain: 200,
+    clusterRetryStrategy: (times) => Math.min(100 * times, 2000),
+    redisOptions: { ...node, ...credentials(s.url) },
+  };
+  return new Cluster((s.clusterNodes ?? []).map((hp) => hostPort(hp, 6379)), options) as unknown as Redis;
 }
 
 export function createRedis(s: RedisSettings, extra: RedisOptions = {}): Redis {
@@ -20,6 +65,7 @@ export function createRedis(s: RedisSettings, extra: RedisOptions = {}): Redis {
     retryStrategy: (times) => Math.min(50 * 2 ** times, 2000),
     ...extra,
   };
+  if (s.clusterNodes !== undefined && s.clusterNodes.length > 0) return createCluster(s, base);
   if (s.sentinels.length === 0) return new Redis(s.url, base);
   const u = new URL(s.url);
   return new Redis({
@@ -32,6 +78,11 @@ export function createRedis(s: RedisSettings, extra: RedisOptions = {}): Redis {
     password: u.password === '' ? undefined : decodeURIComponent(u.password),
     db: u.pathname.length > 1 ? Number(u.pathname.slice(1)) : 0,
   });
+}
+
+/** True when `r` is a Redis Cluster client (created with REDIS_CLUSTER_NODES). */
+export function isCluster(r: Redis): boolean {
+  return r.isCluster;
 }
 
 export { streamKeys, type StreamKeys } from '../../src/kernel/names/index.js';

@@ -3,6 +3,7 @@
  * is the order `tributary config` and docs/configuration.md list the variables in.
  */
 import type { EnvReader } from './env-reader.js';
+import { clusterPrefix } from '../names/index.js';
 import { CLUSTERS, DEFAULT_STABLECOIN, NETWORKS, deriveWsUrl, durations, ms, parseKey32 } from './values.js';
 
 /** The values several sections derive their defaults from, read before them. */
@@ -44,11 +45,16 @@ export const readDb = (r: EnvReader, f: Foundations) => ({
   readStatementTimeoutMs: r.int('DATABASE_READ_STATEMENT_TIMEOUT_MS', 5000, 'statement timeout of the query routes\' read pool (a query past it answers 503); 0 = none', 0, 600_000),
 });
 
-export const readRedis = (r: EnvReader, f: Foundations) => ({
+/** On a Redis Cluster the prefix becomes a hash tag (src/kernel/names: clusterPrefix). */
+const withClusterTag = <T extends { prefix: string; clusterNodes: readonly string[] }>(s: T): T =>
+  (s.clusterNodes.length > 0 ? { ...s, prefix: clusterPrefix(s.prefix) } : s);
+
+export const readRedis = (r: EnvReader, f: Foundations) => withClusterTag({
   url: r.url('REDIS_URL', 'redis://127.0.0.1:6379', ['redis:', 'rediss:'], 'Redis (streams, nonces, rate limits, caches, Socket.IO adapter)') ?? '',
   prefix: f.prefix,
   sentinels: r.list('REDIS_SENTINELS', '', 'optional Sentinel nodes host:port,host:port; when set, REDIS_URL gives only password and db'),
   sentinelName: r.str('REDIS_SENTINEL_NAME', 'mymaster', 'Sentinel master name'),
+  clusterNodes: r.list('REDIS_CLUSTER_NODES', '', 'optional Redis Cluster nodes host:port,host:port (ioredis Cluster; REDIS_URL gives only user and password; keys take {REDIS_PREFIX} as hash tag; docs/scaling.md)'),
 });
 
 export const readSolana = (r: EnvReader, f: Foundations) => ({

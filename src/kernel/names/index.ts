@@ -5,6 +5,25 @@
  * deployments on one Redis never see each other's keys. A new key gets its name here.
  */
 
+/**
+ * On a Redis Cluster (REDIS_CLUSTER_NODES) the deployment's prefix is a hash tag,
+ * `{tributary:}`: every key built on it hashes to one slot, so each Lua script, MULTI and
+ * multi-key command keeps its keys together (the spine, the money counters, the read
+ * versions, the realtime marks). On one node the prefix stays as configured.
+ */
+export function clusterPrefix(prefix: string): string {
+  return `{${prefix === '' ? 'tributary' : prefix}}`;
+}
+
+/**
+ * The prefix of names that are only ever used one at a time (rate limit counters, the
+ * shared upstream cache, Socket.IO's sharded channels): on a cluster the tag's braces
+ * go, so each name hashes whole and they spread over the masters; on one node, the prefix.
+ */
+export function spreadPrefix(prefix: string): string {
+  return prefix.length > 2 && prefix.startsWith('{') && prefix.endsWith('}') ? prefix.slice(1, -1) : prefix;
+}
+
 /** The event stream and what its consumer groups keep beside it. */
 export function streamKeys(prefix: string) {
   return {
@@ -29,7 +48,7 @@ export type StreamKeys = ReturnType<typeof streamKeys>;
 export function realtimeKeys(prefix: string) {
   return {
     /** channel prefix of the Socket.IO Redis adapter (plain `key`, sharded `channelPrefix`) */
-    adapterChannel: `${prefix}socket.io`,
+    adapterChannel: `${spreadPrefix(prefix)}socket.io`,
     /** sorted set socketId → lease expiry (ms, Redis clock) of the sockets on a trackingId */
     slots: (trackingId: string) => `${prefix}ws:slots:${trackingId}`,
     /** the notifier's dedup key of an event: `c:<consumer>:<ms>` while publishing, `p` once published */
@@ -80,7 +99,7 @@ export const OUTBOX_CHANNEL = 'tributary_webhook_outbox';
 export const rotationChannelKey = (prefix: string): string => `${prefix}keys:rotated`;
 
 /** The prefix of a rate limit's counters. */
-export const rateLimitPrefix = (prefix: string, limit: string): string => `${prefix}rl:${limit}`;
+export const rateLimitPrefix = (prefix: string, limit: string): string => `${spreadPrefix(prefix)}rl:${limit}`;
 
 /** A gateway's set of outstanding sign-in nonces. */
 export const gatewayNoncesKey = (prefix: string, gateway: string): string => `${prefix}gw-auth:${gateway}`;
@@ -89,7 +108,10 @@ export const gatewayNoncesKey = (prefix: string, gateway: string): string => `${
 export const gatewayNonceSequenceKey = (prefix: string, gateway: string): string => `${prefix}gw-auth-seq:${gateway}`;
 
 /** The shared cache of upstream answers. */
-export const sharedCacheKey = (prefix: string, key: string): string => `${prefix}cache:${key}`;
+export const sharedCacheKey = (prefix: string, key: string): string => `${spreadPrefix(prefix)}cache:${key}`;
+
+/** The pacing counter of one webhook endpoint's rate limit (one key a script). */
+export const webhookRateKey = (prefix: string, webhookId: number | string): string => `${spreadPrefix(prefix)}webhook-rate:${webhookId}`;
 
 /** The lock that keeps one pools sync running at a time. */
 export const poolsSyncLockKey = (prefix: string): string => `${prefix}pools:sync:lock`;
