@@ -8,6 +8,7 @@
  * Without Redis (a worker built by hand in a test), slots are kept in this process.
  */
 import type { Redis } from 'ioredis';
+import { webhookRateKey } from '../../../src/kernel/names/index.js';
 
 export interface RateLimiter {
   /** ms to wait before the attempt (slot reserved), or { later } ms to come back after (nothing reserved) */
@@ -37,7 +38,7 @@ export function createRateLimiter(redis: Redis | undefined, prefix: string): Rat
   const r = redis as WithReserve;
   return {
     async reserve(webhookId, perSecond, maxWaitMs) {
-      const v = await r.webhookRateReserve(`${prefix}webhook-rate:${webhookId}`, spacingMs(perSecond), Math.max(0, Math.floor(maxWaitMs)));
+      const v = await r.webhookRateReserve(webhookRateKey(prefix, webhookId), spacingMs(perSecond), Math.max(0, Math.floor(maxWaitMs)));
       return v < 0 ? { laterMs: -v } : { waitMs: v };
     },
   };
