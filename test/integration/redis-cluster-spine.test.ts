@@ -1,0 +1,110 @@
+/**
+ * The spine on a private Redis Cluster (3 masters, 3 replicas): the keys each script and
+ * MULTI uses share the deployment's hash tag while the keys used alone spread; events
+ * appended on the cluster are projected into Postgres and reach Socket.IO clients on two
+ * API nodes through the sharded adapter, once each.
+ */
+import { expect } from 'chai';
+import { startTestRedisCluster, type TestRedisCluster } from '../support/redis-cluster.js';
+import { createClusterTestEnv, type ClusterTestEnv } from '../support/redis-cluster-env.js';
+import { startTestApi, type TestApi } from '../support/app.js';
+import { connectClient, payment, type TestClient } from '../support/realtime-client.js';
+import { appendTestEvents } from '../support/anchor-events.js';
+import { waitFor } from '../support/process.js';
+import { realtimeAttachment } from '../../queries/realtime/attachment.js';
+import { startNotifier, type RunningNotifier } from '../../queries/realtime/notifier.js';
+import { startProjection, type RunningProjection } from '../../projections/runner/runner.js';
+import { paymentsProjection } from '../../projections/payments/projection.js';
+import { createLogger } from '../../infra/log/logger.js';
+import { loadConfig } from '../../src/kernel/config/config.js';
+import type { AppContext } from '../../src/app/context.js';
+import { systemClock } from '../../src/kernel/domain/clock.js';
+import {
+  cursorKey, rateLimitPrefix, realtimeKeys, sharedCacheKey, webhookPoppersKey, webhookRateKey, webhookReadyKey,
+} from '../../src/kernel/names/index.js';
+import { usageCounterKey } from '../../commands/x402/metering.js';
+import { accountOutstandingKey, accountPositionKey } from '../../commands/x402/account-outstanding.js';
+
+const logger = createLogger(process.env['TEST_LOG_LEVEL'] ?? 'silent', 'test');
+
+describe('the spine on a Redis Cluster', function () {
+  this.timeout(180_000);
+  let cluster: TestRedisCluster;
+  let env: ClusterTestEnv;
+  let a: TestApi;
+  let b: TestApi;
+  let notifier: RunningNotifier;
+  let projector: RunningProjection;
+  const clients: TestClient[] = [];
+  const slot = async (key: string) => Number(await env.redis.call('CLUSTER', 'KEYSLOT', key));
+
+  before(async () => {
+    cluster = await startTestRedisCluster();
+    env = await createClusterTestEnv('rc-spine', cluster);
+    a = await startTestApi(env, {}, { attachments: [realtimeAttachment()] });
+    b = await startTestApi(env, {}, { attachments: [realtimeAttachment()] });
+    const config = loadConfig(env.env);
+    const ctx: AppContext = { config, db: env.db, dbRead: env.db, redis: env.redis, keys: env.keys, logger, clock: systemClock };
+    notifier = await startNotifier(ctx, { batchSize: 100, blockMs: 100, claimIdleMs: 2000 });
+    projector = startProjection({ db: env.db, redis: env.redis, blockingRedis: env.connect(), keys: env.keys, logger }, paymentsProjection,
+      { batchSize: 100, blockMs: 100, maxAttempts: 3, claimIdleMs: 2000 });
+  });
+  after(async () => {
+    for (const c of clients) c.close();
+    await notifier?.stop();
+    await projector?.stop();
+    await a?.close();
+    await b?.close();
+    await env?.close();
+    await cluster?.close();
+  });
+
+  it('reads REDIS_CLUSTER_NODES as a Cluster client and makes the prefix a hash tag', () => {
+    const config = loadConfig(env.env);
+    expect(config.redis.clusterNodes).to.deep.equal(cluster.nodes);
+    expect(config.redis.prefix).to.equal(`{${env.name}:}`).and.equal(env.prefix);
+    expect(a.ctx.redis.isCluster).to.equal(true);
+    expect(loadConfig({ ...env.env, REDIS_CLUSTER_NODES: '' }).redis.prefix).to.equal(`${env.name}:`);
+  });
+
+  it('keeps the keys of each script and MULTI in one slot and spreads the keys used alone', async () => {
+    const p = env.prefix;
+    const together = [
+      env.keys.events, cursorKey(p), env.keys.deadLetters('payments'), env.keys.attempts('payments'), webhookReadyKey(p), webhookPoppersKey(p),
+      env.keys.readGeneration, env.keys.readVersion('merchant'), env.keys.readScope('merchant', 3), realtimeKeys(p).emitted('e1'),
+      usageCounterKey(p, 'policyA', 0n), accountOutstandingKey(p, 'accountB'), accountPositionKey(p, 'accountB'),
+    ];
+    const slots = new Set(await Promise.all(together.map(slot)));
+    expect(slots.size).to.equal(1);
+    const alone = [
+      ...['standard', 'gw-challenge', 'tokens-issue', 'catalog:1'].map((l) => `${rateLimitPrefix(p, l)}127.0.0.1`),
+      ...['a', 'b', 'c', 'd'].map((k) => sharedCacheKey(p, k)), ...[1, 2, 3, 4].map((w) => webhookRateKey(p, w)),
+    ];
+    const spread = new Set(await Promise.all(alone.map(slot)));
+    expect(spread.size).to.be.greaterThan(4);
+    for (const k of alone) expect(k.startsWith(`${env.name}:`), k).to.equal(true);
+  });
+
+  it('projects appended payments into Postgres and delivers each to sockets on both API nodes once', async () => {
+    const tid = 'rc-both';
+    const [ca, cb, other] = await Promise.all([connectClient(a.url), connectClient(b.url), connectClient(b.url)]);
+    clients.push(ca, cb, other);
+    await ca.subscribe(tid);
+    await cb.subscribe(tid);
+    await other.subscribe(`${tid}-other`);
+    const events = [payment(tid), payment(tid), payment(tid)];
+    await appendTestEvents(env, [events[0]!, events[0]!, events[1]!, events[2]!]); // a duplicate, as a re-read transaction gives
+    for (const c of [ca, cb]) {
+      const got = await c.waitPayments(3);
+      expect(got.map((g) => (g.data as { signature: string }).signature).sort()).to.deep.equal(events.map((e) => e.signature).sort());
+    }
+    expect(other.payments).to.have.length(0);
+    await waitFor(async () => Number((await env.db.selectFrom('payments').select((q) => q.fn.countAll().as('n')).executeTakeFirstOrThrow()).n) === 3, 30_000, 'three payments rows');
+    const rows = await env.db.selectFrom('payments').select(['event_id', 'tracking_id']).execute();
+    expect(rows.map((r) => r.event_id).sort()).to.deep.equal(events.map((e) => e.id).sort());
+    expect(await env.redis.xlen(env.keys.events)).to.equal(4);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(ca.payments).to.have.length(3);
+    expect(cb.payments).to.have.length(3);
+  });
+});
