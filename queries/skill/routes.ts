@@ -20,7 +20,7 @@ import { renderSkill } from './document.js';
 /** decimals never change once a mint exists; an hour keeps the chain out of repeat views */
 const DECIMALS_TTL_SECONDS = 3600;
 
-async function mintDecimals(rpc: RpcClient, cache: SharedCache, mint: string, commitment: string): Promise<number> {
+export async function mintDecimals(rpc: RpcClient, cache: SharedCache, mint: string, commitment: string): Promise<number> {
   const key = `mint:decimals:${mint}`;
   const hit = await cache.get<number>(key);
   if (typeof hit === 'number') return hit;

@@ -8,6 +8,7 @@
 import type { Server } from 'socket.io';
 import type { AppNode, ServerAttachment } from './node.js';
 import { createExactFacilitator, type ExactFacilitator } from '../../commands/x402/exact/facilitator.js';
+import type { RoomEmitter } from '../../commands/scheduler/lifecycle-events.js';
 import { settlementCommitment } from '../../infra/solana/chain-reader.js';
 import { realtimeAttachment } from '../../queries/realtime/attachment.js';
 import { roomOf } from '../../queries/realtime/keys.js';
@@ -41,6 +42,9 @@ function nodeExact(node: AppNode): NodeExact {
 }
 
 export const exactFacilitatorOf = (node: AppNode): ExactFacilitator => nodeExact(node).facilitator;
+
+/** The node's Socket.IO rooms, once the realtime server is attached (before: nothing is emitted). */
+export const nodeRooms = (node: AppNode): RoomEmitter => ({ emit: (trackingId, event, body) => void nodeExact(node).io?.to(roomOf(trackingId)).emit(event, body) });
 
 /** The realtime attachment, its server also the exact payments' room emitter. */
 export function exactRealtimeAttachment(): ServerAttachment {
