@@ -24,6 +24,7 @@ import { exactFacilitatorOf } from './x402-exact.js';
 import { registerPayerAccountRoutes } from '../../commands/payer-account/routes.js';
 import { registerMeRoutes } from '../../queries/me/routes.js';
 import { registerMcpRoutes } from './mcp/http.js';
+import { registerCheckout } from './checkout.js';
 
 export const ROUTE_MODULES: readonly RouteModule[] = [
   registerHealthRoutes,
@@ -50,4 +51,5 @@ export const ROUTE_MODULES: readonly RouteModule[] = [
   registerMcpRoutes,
   registerPayerAccountRoutes,
   registerMeRoutes,
+  registerCheckout,
 ];
