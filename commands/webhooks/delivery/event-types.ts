@@ -20,6 +20,8 @@ export const LIFECYCLE_EVENT_TYPES = [
   'subscription.past_due',
   'subscription.recovered',
   'subscription.canceled',
+  'checkout.session.completed',
+  'checkout.session.expired',
 ] as const;
 export type LifecycleEventType = (typeof LIFECYCLE_EVENT_TYPES)[number];
 
@@ -76,6 +78,14 @@ const LIFECYCLE: Record<LifecycleEventType, { description: string; data: Record<
   'subscription.canceled': {
     description: 'a subscription was canceled (by its subscriber, or after failing too long)',
     data: { policy: EXAMPLE_KEY, gateway: EXAMPLE_KEY, canceledAt: EXAMPLE_TIME, reason: 'past_due' },
+  },
+  'checkout.session.completed': {
+    description: 'a hosted checkout session was paid: its policy is on chain (docs/checkout.md)',
+    data: { sessionId: 'cs_Ab3dEf6hIj9kLm2nOp5qRs8t', trackingId: 'order-1', gateway: EXAMPLE_KEY, payer: EXAMPLE_KEY, policy: EXAMPLE_KEY, transaction: '5hVJk3…', amount: '1000000', tokenMint: EXAMPLE_KEY },
+  },
+  'checkout.session.expired': {
+    description: 'a hosted checkout session expired unpaid',
+    data: { sessionId: 'cs_Ab3dEf6hIj9kLm2nOp5qRs8t', trackingId: 'order-1', gateway: EXAMPLE_KEY, expiresAt: EXAMPLE_TIME },
   },
 };
 
