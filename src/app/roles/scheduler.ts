@@ -21,6 +21,7 @@ import { LIFECYCLE_VERSION } from '../../kernel/names/index.js';
 import { onLocalnet } from '../../kernel/config/config.js';
 import type { RunningRole } from './role.js';
 import { startPeriodicReconciliation } from '../reconciliation.js';
+import { startCheckoutExpiry } from '../../../commands/checkout/expiry.js';
 
 export async function startSchedulerRole(ctx: AppContext): Promise<RunningRole> {
   // signer keys are sealed with the signing keys' encryption key: same rule, same message
@@ -43,10 +44,12 @@ export async function startSchedulerRole(ctx: AppContext): Promise<RunningRole> 
   const release = createRelease(ctx.redis, ctx.config.redis.prefix);
   const settler = startSettler({ db: ctx.db, io, config: ctx.config, logger: log, nowMs, release });
   const reconciler = startPeriodicReconciliation(ctx, io.rpc);
+  // open checkout sessions past their expiry: expired and announced once, whichever scheduler takes them
+  const checkoutExpiry = startCheckoutExpiry({ db: ctx.db, logger: log, nowMs, rooms });
   return {
     name: 'scheduler',
     async stop() {
-      await Promise.all([scheduler.stop(), settler.stop(), reconciler.stop()]);
+      await Promise.all([scheduler.stop(), settler.stop(), reconciler.stop(), checkoutExpiry.stop()]);
       await server.of('/').adapter.close();
       await adapter.close();
     },
