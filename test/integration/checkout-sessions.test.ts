@@ -1,0 +1,161 @@
+/**
+ * Hosted checkout sessions against a real localnet, Postgres and Redis: a merchant creates
+ * a session with its API key and reads it open; a payer pays it as a wallet does (the
+ * unsigned transaction from the API, signed with the payer's key, the proof message signed
+ * with the transaction's signature filled in): the session is complete, the chain holds the
+ * policy paid, the webhook receiver gets checkout.session.completed and the trackingId's
+ * room hears it; a second pay is a 409; a transaction for other terms is refused and the
+ * session stays open; a payer without tokens is told so in words; bad input is a 400
+ * envelope.
+ */
+/* eslint-disable @typescript-eslint/no-explicit-any -- JSON answers are inspected field by field */
+import { expect } from 'chai';
+import { readProgramAccount } from '../../infra/solana/accounts.js';
+import { fundWallet } from '../../infra/localnet/genesis.js';
+import { createLogger } from '../../infra/log/logger.js';
+import { systemClock } from '../../src/kernel/domain/clock.js';
+import { PROGRAM_ID } from '../../src/kernel/idl/index.js';
+import { Keypair } from '@solana/web3.js';
+import { startWebhookWorker, type WebhookWorker } from '../../commands/webhooks/delivery/worker.js';
+import { buildPayment } from '../../commands/x402/payment-transaction.js';
+import { startReceiver, type Receiver } from '../support/receiver.js';
+import { connectClient, type TestClient } from '../support/realtime-client.js';
+import { waitFor } from '../support/process.js';
+import { ADMIN, payAsWallet, signAsWallet, startCheckout, type CheckoutHarness } from './checkout-support.js';
+import { call, payloadOf } from './x402-facilitator-support.js';
+
+describe('checkout sessions: create, pay as a wallet, complete once, announced', function () {
+  this.timeout(120_000);
+  let c: CheckoutHarness;
+  let receiver: Receiver;
+  let worker: WebhookWorker;
+  let client: TestClient;
+  const lifecycle: any[] = [];
+
+  before(async () => {
+    c = await startCheckout('checkout-sessions');
+    receiver = await startReceiver();
+    const hook = await call(c.api.url, 'POST', '/v1/webhooks', { gateway_pubkey: c.gw.authority, endpoint_url: receiver.url }, { 'x-admin-key': ADMIN });
+    expect(hook.status, JSON.stringify(hook.body)).to.equal(201);
+    const config = c.api.ctx.config;
+    worker = startWebhookWorker({ config: { ...config, webhooks: { ...config.webhooks, pollMs: 50 } }, db: c.h.env.db, logger: createLogger('silent', 'wh'), clock: systemClock });
+    client = await connectClient(c.api.url);
+    client.socket.on('lifecycle', (m: unknown) => lifecycle.push(m));
+  });
+  after(async () => { client?.close(); await worker?.stop(); await receiver?.close(); await c?.close(); });
+
+  it('refuses bad input with 400 envelopes, another gateway\'s requirement with 403, no credential with 401', async () => {
+    const bad = async (over: Record<string, unknown>, why: RegExp) => {
+      const r = await c.create(over);
+      expect(r.status, JSON.stringify(r.body)).to.equal(400);
+      expect(r.body).to.include({ code: 'invalid_input', success: false });
+      expect(r.body.error).to.match(why);
+    };
+    await bad({ successUrl: 'ftp://merchant.example/x' }, /successUrl must be an http or https URL/);
+    await bad({ expiresInSeconds: 10 }, /expiresInSeconds/);
+    await bad({ requirement: c.deferred({ amount: '0.0000001' }) }, /more decimal places than the token's 6/);
+    await bad({ requirement: c.deferred({ paymentFrequency: 'Fortnightly' }) }, /paymentFrequency must be one of/);
+    await bad({ requirement: c.deferred({ scheme: 'x402://payg', amount: 500, maxChunkAmount: 100 }) }, /amount .*exceeds maxChunkAmount/);
+    await bad({ requirement: c.deferred({ recipient: 'not-a-key' }) }, /recipient|base58/);
+    await bad({ trackingId: undefined }, /trackingId/);
+    const other = await c.create({ requirement: c.deferred({ gateway: c.h.ln.fixtures.gateways[1]!.address }) });
+    expect(other.status).to.equal(403);
+    const none = await c.anyone('POST', '/v1/checkout/sessions', { requirement: c.deferred(), trackingId: 't', successUrl: 'https://a.example', cancelUrl: 'https://a.example' });
+    expect(none.status).to.equal(401);
+    expect((await c.anyone('GET', '/v1/checkout/sessions/nope/public')).status).to.equal(400);
+    expect((await c.anyone('GET', `/v1/checkout/sessions/cs_${'a'.repeat(24)}/public`)).status).to.equal(404);
+  });
+
+  it('a wallet pays an open session once: complete, the policy on chain, the webhook and the room; a second pay is a 409', async () => {
+    const trackingId = 'order-paid-1';
+    expect((await client.subscribe(trackingId)).ok).to.equal(true);
+    const created = await c.create({ trackingId, label: 'Pro plan' });
+    expect(created.status, JSON.stringify(created.body)).to.equal(201);
+    const { id, url } = created.body;
+    expect(id).to.match(/^cs_[A-Za-z0-9_-]{24}$/);
+    expect(url).to.equal(`${c.api.url}/checkout/${id}`);
+
+    const open = await c.merchant('GET', `/v1/checkout/sessions/${id}`);
+    expect(open.body).to.deep.include({ id, status: 'open', trackingId, label: 'Pro plan' });
+    expect(open.body.requirement).to.include({ scheme: 'deferred', amount: 1000, memo: trackingId, gateway: c.gw.address, resource: url });
+    const view = await c.anyone('GET', `/v1/checkout/sessions/${id}/public`);
+    expect(view.status, JSON.stringify(view.body)).to.equal(200);
+    expect(view.body).to.deep.include({ status: 'open', label: 'Pro plan', decimals: 6, amount: { baseUnits: '1000', ui: '0.001' }, programPaused: false });
+    expect(view.body.schedule).to.deep.include({ kind: 'subscription', paymentFrequency: 'Monthly', periodSeconds: 2_592_000 });
+    expect(view.body.fees.gatewayFeeBps).to.be.a('number');
+    expect(view.body.firstCharge.at).to.equal('on confirmation');
+    expect(view.body).to.not.have.property('successUrl');
+
+    const payer = c.h.payer();
+    const { answer, signature } = await payAsWallet(c, id, payer);
+    expect(answer.status, JSON.stringify(answer.body)).to.equal(200);
+    expect(answer.body).to.deep.include({ status: 'complete', transaction: signature, payer: payer.publicKey.toBase58() });
+    expect(answer.body.redirectUrl).to.equal(`https://merchant.example/thanks?order=1&session_id=${id}`);
+
+    const policy = await readProgramAccount(c.h.rpc, answer.body.policy, 'PaymentPolicy', { programId: PROGRAM_ID });
+    expect(policy.kind).to.equal('found');
+    if (policy.kind !== 'found') return;
+    expect(policy.data['status']).to.equal('Active');
+    expect(Number(policy.data['payment_count'])).to.equal(1);
+
+    const done = await c.merchant('GET', `/v1/checkout/sessions/${id}`);
+    expect(done.body).to.deep.include({ status: 'complete', payer: payer.publicKey.toBase58(), policy: answer.body.policy, transaction: signature });
+    expect((await c.anyone('GET', `/v1/checkout/sessions/${id}/public`)).body.successUrl).to.equal('https://merchant.example/thanks?order=1');
+
+    const completed = () => receiver.requests.map((q) => JSON.parse(q.body)).filter((b: any) => b.type === 'checkout.session.completed' && b.data.sessionId === id);
+    await waitFor(async () => completed().length > 0 && lifecycle.some((m) => m.type === 'checkout.session.completed'), 30_000, 'the webhook and the room message');
+    expect(completed()[0].data).to.deep.include({
+      event: 'checkout.session.completed', sessionId: id, trackingId, gateway: c.gw.address, payer: payer.publicKey.toBase58(),
+      policy: answer.body.policy, transaction: signature, amount: '1000',
+    });
+    expect(lifecycle.find((m) => m.type === 'checkout.session.completed').data).to.deep.include({ sessionId: id, trackingId, policy: answer.body.policy });
+    const rows = await c.h.env.db.selectFrom('service_events').select('name').where('event_key', '=', `checkout.session.completed:${id}`).execute();
+    expect(rows).to.have.length(1);
+
+    const again = await payAsWallet(c, id, c.h.payer());
+    expect(again.answer.status).to.equal(409);
+    expect(again.answer.body).to.include({ code: 'session_complete', success: false });
+    const replay = await c.anyone('POST', `/v1/checkout/sessions/${id}/pay`, { transaction: 'AAAA', proof: { signedAt: 1, signature: '1'.repeat(88) } });
+    expect(replay.status).to.equal(409);
+  });
+
+  it('a transaction for other terms is refused by the engine\'s checks, and the session stays open', async () => {
+    const { body: { id } } = await c.create();
+    const payer = c.h.payer();
+    const t = await c.anyone('POST', `/v1/checkout/sessions/${id}/transaction`, { payer: payer.publicKey.toBase58() });
+    expect(t.status, JSON.stringify(t.body)).to.equal(200);
+    // the same session's accepts entry with twice the amount, built and signed as the SDK does
+    const accepted = (await c.merchant('GET', `/v1/checkout/sessions/${id}`)).body.requirement;
+    const landed = c.h.txCount();
+    for (const over of [{ amount: 2000 }, { recipient: c.h.ln.fixtures.gateways[1]!.authority }]) {
+      const built = await buildPayment({ ...accepted, ...over }, { wallet: payer, rpc: c.h.rpc });
+      const p = payloadOf(built.header).payload;
+      const r = await c.anyone('POST', `/v1/checkout/sessions/${id}/pay`, { transaction: p.serializedTransaction, proof: p.proof });
+      expect(r.status, JSON.stringify(r.body)).to.equal(402);
+      expect(r.body).to.include({ code: 'payment_refused', error: 'the transaction does not carry this checkout\'s terms' });
+      expect(r.body.reason).to.match(/not acceptable/);
+    }
+    expect(c.h.txCount(), 'nothing sent').to.equal(landed);
+    expect((await c.merchant('GET', `/v1/checkout/sessions/${id}`)).body.status).to.equal('open');
+    // a proof signed for another message is the payer's refusal too
+    const signed = signAsWallet(t.body, payer);
+    const forged = await c.anyone('POST', `/v1/checkout/sessions/${id}/pay`, { transaction: signed.transaction, proof: { ...signed.proof, signedAt: signed.proof.signedAt - 1 } });
+    expect(forged.status).to.equal(402);
+    expect(forged.body.reason).to.match(/proof/);
+    // and the session can still be paid
+    const paid = await c.anyone('POST', `/v1/checkout/sessions/${id}/pay`, { transaction: signed.transaction, proof: signed.proof });
+    expect(paid.status, JSON.stringify(paid.body)).to.equal(200);
+  });
+
+  it('a payer without the tokens is told so in words; the session stays open', async () => {
+    const { body: { id } } = await c.create();
+    const poor = Keypair.generate();
+    fundWallet(c.h.ln.chain, poor.publicKey, 0n);
+    const { answer } = await payAsWallet(c, id, poor);
+    expect(answer.status, JSON.stringify(answer.body)).to.equal(402);
+    expect(answer.body.error).to.equal('the wallet does not hold enough of the token for this payment');
+    expect(answer.body.reason).to.match(/Insufficient|insufficient/);
+    expect(JSON.stringify(answer.body)).to.not.match(/at .*\.ts:\d+/);
+    expect((await c.merchant('GET', `/v1/checkout/sessions/${id}`)).body.status).to.equal('open');
+  });
+});
