@@ -10,7 +10,8 @@ import { AppError, conflict, upstreamUnavailable } from '../../src/kernel/http/e
 import type { PaymentEngine, X402Grant } from './engine.js';
 import type { SettledResult } from './idempotency.js';
 import type { PaymentPayload } from './payload.js';
-import { acceptedRequirement, type PaymentRequirement } from './requirements.js';
+import type { PaymentRequirement } from './requirements.js';
+import { acceptedRequirement } from './requirement-forms.js';
 import { schemeOf } from './schemes/index.js';
 
 export type Paid = { ok: true; result: SettledResult } | { ok: false; reason: string };

@@ -20,6 +20,8 @@
  *                                  gateway; then the scheme's admission (the policy still
  *                                  serving, a pay-as-you-go chunk metered, a prepaid request
  *                                  drawn from its credit)
+ *   report(token, pick, amount, tx) a merchant's usage report: authorize, then the scheme
+ *                                  settles what was used (an upto authorization's pull)
  */
 import type { Redis } from 'ioredis';
 import { createPdaDeriver, type PdaDeriver } from '../../src/kernel/domain/pda.js';
@@ -39,9 +41,9 @@ import { createPayability } from './payability.js';
 import { createPaymentIdentifiers, fingerprintOf, paymentIdentifierOf } from './payment-identifier.js';
 import { PaymentRefused, type ChainDeps } from './settle.js';
 import { schemeNamed, schemeOf } from './schemes/index.js';
-import type { Accepted, SchemeContext, SchemeEngine, Verified, X402Grant } from './schemes/scheme.js';
+import type { Accepted, SchemeContext, SchemeEngine, UsageAnswer, Verified, X402Grant } from './schemes/scheme.js';
 
-export type { Accepted, Verified, X402Grant } from './schemes/scheme.js';
+export type { Accepted, UsageAnswer, Verified, X402Grant } from './schemes/scheme.js';
 
 export interface X402Deps {
   rpc: RpcClient;
@@ -106,6 +108,12 @@ export interface PaymentEngine {
    * lost leaves the reservation to be dropped at its bound (the payer is not charged).
    */
   answered(grant: X402Grant, served: boolean): Promise<void>;
+  /**
+   * A usage report that settles: the bearer admitted for `amount` (else the requirement's
+   * maximum, so the payer's funding is checked for what will be pulled), then its scheme's
+   * `report` (with `transaction`, the settlement on chain). Throws as settle does.
+   */
+  report(token: string, pick: (claims: X402Claims) => PaymentRequirement | undefined, amount: bigint | undefined, transaction: string | undefined): Promise<UsageAnswer>;
 }
 
 export function createPaymentEngine(deps: X402Deps): PaymentEngine {
@@ -140,6 +148,18 @@ export function createPaymentEngine(deps: X402Deps): PaymentEngine {
     return scheme.verify(ctx, p, r, resource);
   };
 
+  const authorize: PaymentEngine['authorize'] = async (token, pick, chunk) => {
+    const t = await tokens.check(token);
+    if (!t.ok) return t.reason;
+    const r = pick(t.claims);
+    if (!r) return 'the JWT was issued for a requirement this resource does not accept';
+    // the id hashes the gateway already; a bound token must name the same one besides
+    if (t.claims.gateway !== undefined && t.claims.gateway !== r.gateway) return `the JWT was paid at gateway ${t.claims.gateway}, not this resource's`;
+    const scheme = schemeOf(r);
+    if (!scheme.admit) return `scheme ${r.scheme} sells no bearer access: pay each request`;
+    return scheme.admit(ctx, t.claims, r, chunk);
+  };
+
   return {
     programId: deps.programId, pdas, clock, redis: deps.redis, redisPrefix: deps.redisPrefix, policies, chain,
 
@@ -167,20 +187,19 @@ export function createPaymentEngine(deps: X402Deps): PaymentEngine {
     verify: (p, r, resource) => verifyWith(schemeOf(r), p, r, resource),
     settle: (r, v) => schemeOf(r).settle(ctx, r, v),
 
-    async authorize(token, pick, chunk) {
-      const t = await tokens.check(token);
-      if (!t.ok) return t.reason;
-      const r = pick(t.claims);
-      if (!r) return 'the JWT was issued for a requirement this resource does not accept';
-      // the id hashes the gateway already; a bound token must name the same one besides
-      if (t.claims.gateway !== undefined && t.claims.gateway !== r.gateway) return `the JWT was paid at gateway ${t.claims.gateway}, not this resource's`;
-      const scheme = schemeOf(r);
-      if (!scheme.admit) return `scheme ${r.scheme} sells no bearer access: pay each request`;
-      return scheme.admit(ctx, t.claims, r, chunk);
-    },
+    authorize,
 
     async answered(grant, served) {
       await schemeNamed(grant.scheme).answered?.(ctx, grant, served);
+    },
+
+    async report(token, pick, amount, transaction) {
+      const grant = await authorize(token, pick, amount);
+      if (typeof grant === 'string') return { admitted: false, reason: grant };
+      const scheme = schemeNamed(grant.scheme);
+      // the report was sent as a settlement (a transaction, or only settling requirements) for a grant that settles none
+      if (!scheme.report) return { admitted: false, reason: 'the payment policy is not an UpTo authorization' };
+      return scheme.report(ctx, grant, amount, transaction);
     },
   };
 }

@@ -59,9 +59,8 @@
 import type { Request, RequestHandler, Response } from 'express';
 import { createPaymentEngine, type PaymentEngine, type X402Deps, type X402Grant } from './engine.js';
 import { decodePaymentHeader, type DecodedPayment } from './payload.js';
-import {
-  acceptedRequirement, normalizeRequirement, paymentRequiredHeader, X402_VERSION, type PaymentRequirement, type PaymentRequirementInput,
-} from './requirements.js';
+import { paymentRequiredHeader, X402_VERSION, type PaymentRequirement, type PaymentRequirementInput } from './requirements.js';
+import { acceptedRequirement, normalizeRequirement } from './requirement-forms.js';
 import { localBackend, remoteBackend, type PaymentBackend, type RemoteFacilitatorDeps } from './backend.js';
 import { onResponseEnd } from './response-end.js';
 import type { SettledResult } from './idempotency.js';

@@ -28,7 +28,8 @@ import { totalAllowance } from './allowance.js';
 import { encodePaymentHeader } from './payload.js';
 import { signPaymentProof } from './proof.js';
 import { createPaymentPolicyIx, createUserPaymentIx, executePaymentIx, policyTypeArg } from './program.js';
-import { normalizeRequirement, type AcceptedRequirement, type PaymentRequirement } from './requirements.js';
+import { type AcceptedRequirement, type PaymentRequirement } from './requirements.js';
+import { normalizeRequirement } from './requirement-forms.js';
 import { paymentsDelegate } from './verify-token-ixs.js';
 
 export interface BuiltPayment {

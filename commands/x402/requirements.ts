@@ -1,7 +1,7 @@
 /**
  * Payment requirements (SPEC.md, "Payment protocol objects"): what a merchant configures
- * on a protected route, normalized once when the middleware is built, and the shapes they
- * take on the wire (an `accepts` entry, the `Payment-Required` header).
+ * on a protected route, normalized once when the middleware is built (requirement-forms.ts),
+ * and the shapes they take on the wire (an `accepts` entry, the `Payment-Required` header).
  *
  * Amounts are integers in the token's smallest units. SPEC types them as JSON numbers, so
  * a configured amount must be a safe integer (≤ 2^53 − 1) to survive the trip exactly.
@@ -13,11 +13,7 @@
  */
 import { createHash } from 'node:crypto';
 import { FREQUENCY_SECONDS } from '../../src/kernel/domain/frequency.js';
-import { isPublicKey } from '../../src/kernel/domain/pda.js';
 import type { Frequency } from '../../src/kernel/domain/policy-type.js';
-import { PAYMENT_MEMO_BYTES } from '../../src/kernel/domain/memo.js';
-import { textToFixedBytes } from '../../src/kernel/events/codec.js';
-import { subscriptionGraceSeconds } from '../../src/kernel/domain/grace.js';
 
 /** How far before the server's now an offered x402://upto window starts (see acceptedRequirement). */
 export const UPTO_START_SKEW_SECONDS = 60;
@@ -130,6 +126,8 @@ export interface PrepaidRequirement extends Common {
   scheme: 'x402://prepaid';
   pricePerRequest: bigint;
 }
+/** What every scheme's requirement holds but its id. */
+export type RequirementBase = Omit<Common, 'id'>;
 export type PaymentRequirement = DeferredRequirement | PaygRequirement | UptoRequirement | PrepaidRequirement;
 
 /** An element of the 402 body's `accepts` (SPEC's fields, amounts as numbers, plus `extra.programId`). */
@@ -170,13 +168,6 @@ export interface AcceptedRequirement {
   extra: { programId: string; x402Version: number };
 }
 
-const SYMBOLS: Readonly<Record<string, string>> = {
-  EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v: 'USDC',
-  '4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU': 'USDC',
-  Es9vMFrzaCERmJfrF4H2FYD4KCoNkY11McCe8BenwNYB: 'USDT',
-  So11111111111111111111111111111111111111112: 'SOL',
-  mSoLzYCxHdYgdzU16g5QSh3i5K3z3KZK7ytfqcJm7So: 'mSOL',
-};
 
 export class RequirementError extends Error {
   constructor(message: string) {
@@ -185,7 +176,8 @@ export class RequirementError extends Error {
   }
 }
 
-function positive(v: Amount | undefined, what: string, def?: bigint): bigint {
+/** A configured amount: a positive safe integer, else `def`; throws RequirementError. */
+export function positive(v: Amount | undefined, what: string, def?: bigint): bigint {
   if (v === undefined) {
     if (def === undefined) throw new RequirementError(`${what} is required`);
     return def;
@@ -197,10 +189,6 @@ function positive(v: Amount | undefined, what: string, def?: bigint): bigint {
   return n;
 }
 
-function key(v: string, what: string): string {
-  if (!isPublicKey(v)) throw new RequirementError(`${what} is not a base58 public key: ${JSON.stringify(v)}`);
-  return v;
-}
 
 /** "Monthly", "monthly", "Custom:3600", "3600" → the IDL's PaymentFrequency. */
 export function parseFrequency(text: string): Frequency {
@@ -211,105 +199,19 @@ export function parseFrequency(text: string): Frequency {
   throw new RequirementError(`paymentFrequency must be one of ${Object.keys(FREQUENCY_SECONDS).join(', ')} or Custom:<seconds>, got ${JSON.stringify(text)}`);
 }
 
-/** How long past next_payment_due a requirement's subscription is honoured, at most `capSeconds`. */
-export function requirementGrace(r: PaymentRequirement, capSeconds: number): number {
-  return r.scheme === 'deferred' ? Math.min(r.gracePeriodSeconds, capSeconds) : capSeconds;
-}
 
 export function frequencyText(f: Frequency): string {
   return typeof f === 'string' ? f : `Custom:${f.value}`;
 }
 
-function hashId(parts: readonly (string | number | boolean | null)[]): string {
+/** What a requirement's id hashes: the terms every scheme shares, then the scheme's own. */
+export type IdParts = readonly (string | number | boolean | null)[];
+
+export function hashId(parts: IdParts): string {
   return createHash('sha256').update(JSON.stringify(parts)).digest('hex').slice(0, 32);
 }
 
-/** `graceCapSeconds`: SUBSCRIPTION_GRACE_SECONDS of the service that serves the requirement. */
-export function normalizeRequirement(input: PaymentRequirementInput, programId: string, graceCapSeconds?: number): PaymentRequirement {
-  if (!(SCHEMES as readonly string[]).includes(input.scheme)) throw new RequirementError(`scheme must be one of ${SCHEMES.join(', ')}`);
-  if (!/^[-a-z0-9]{3,8}:[-_a-zA-Z0-9]{1,32}$/.test(input.network)) throw new RequirementError(`network must be a CAIP-2 id, got ${JSON.stringify(input.network)}`);
-  if (input.memo !== undefined && textToFixedBytes(input.memo, PAYMENT_MEMO_BYTES) === undefined) {
-    throw new RequirementError(`memo must fit in ${PAYMENT_MEMO_BYTES} bytes`);
-  }
-  const tokenMint = key(input.tokenMint, 'tokenMint');
-  const base = {
-    network: input.network,
-    programId: key(programId, 'programId'),
-    amount: positive(input.amount, 'amount'),
-    recipient: key(input.recipient, 'recipient'),
-    gateway: key(input.gateway, 'gateway'),
-    tokenMint,
-    currency: input.currency ?? SYMBOLS[tokenMint] ?? tokenMint,
-    ...(input.resource !== undefined ? { resource: input.resource } : {}),
-    ...(input.description !== undefined ? { description: input.description } : {}),
-    ...(input.memo !== undefined ? { memo: input.memo } : {}),
-  };
-  const head = [input.scheme, base.network, base.programId, base.amount.toString(), base.recipient, base.gateway, tokenMint, base.memo ?? ''];
-  if (input.scheme === 'deferred') {
-    const paymentFrequency = parseFrequency(input.paymentFrequency ?? 'Monthly');
-    const autoRenew = input.autoRenew ?? true;
-    const maxRenewals = input.maxRenewals ?? null;
-    if (maxRenewals !== null && (!Number.isInteger(maxRenewals) || maxRenewals < 1 || maxRenewals > 0xffffffff)) {
-      throw new RequirementError('maxRenewals must be null or a positive u32');
-    }
-    const declared = input.gracePeriodSeconds;
-    if (declared !== undefined && (!Number.isSafeInteger(declared) || declared < 0)) throw new RequirementError('gracePeriodSeconds must be a non-negative integer');
-    const gracePeriodSeconds = subscriptionGraceSeconds(paymentFrequency, graceCapSeconds, declared);
-    const id = hashId([...head, frequencyText(paymentFrequency), autoRenew, maxRenewals]);
-    return { ...base, id, scheme: 'deferred', paymentFrequency, autoRenew, maxRenewals, gracePeriodSeconds };
-  }
-  if (input.scheme === 'x402://upto') {
-    const maxTimeoutSeconds = positive(input.maxTimeoutSeconds, 'maxTimeoutSeconds', 3600n);
-    const id = hashId([...head, maxTimeoutSeconds.toString()]);
-    return { ...base, id, scheme: 'x402://upto', maxTimeoutSeconds };
-  }
-  if (input.scheme === 'x402://prepaid') {
-    const fallback = base.amount / 100n > 0n ? base.amount / 100n : 1n;
-    const pricePerRequest = positive(input.pricePerRequest, 'pricePerRequest', fallback);
-    if (pricePerRequest > base.amount) throw new RequirementError('pricePerRequest exceeds amount (the credit paid up front)');
-    const id = hashId([...head, pricePerRequest.toString()]);
-    return { ...base, id, scheme: 'x402://prepaid', pricePerRequest };
-  }
-  const maxChunkAmount = positive(input.maxChunkAmount, 'maxChunkAmount', base.amount);
-  const maxAmountPerPeriod = positive(input.maxAmountPerPeriod, 'maxAmountPerPeriod', base.amount * 100n);
-  const periodLengthSeconds = positive(input.periodLengthSeconds, 'periodLengthSeconds', 86_400n);
-  if (base.amount > maxChunkAmount) throw new RequirementError('amount (the price of one request) exceeds maxChunkAmount');
-  if (maxChunkAmount > maxAmountPerPeriod) throw new RequirementError('maxChunkAmount exceeds maxAmountPerPeriod');
-  const maxUnsettledAmount = positive(input.maxUnsettledAmount, 'maxUnsettledAmount', maxChunkAmount);
-  if (maxUnsettledAmount < base.amount) throw new RequirementError('maxUnsettledAmount is below amount (the price of one request)');
-  const minExpirySeconds = positive(input.minExpirySeconds, 'minExpirySeconds', periodLengthSeconds + BigInt(PAYG_SETTLE_ALLOWANCE_SECONDS));
-  const id = hashId([...head, maxAmountPerPeriod.toString(), periodLengthSeconds.toString(), maxChunkAmount.toString()]);
-  return { ...base, id, scheme: 'x402://payg', maxAmountPerPeriod, periodLengthSeconds, maxChunkAmount, maxUnsettledAmount, minExpirySeconds };
-}
 
-/** The `accepts` entry of a requirement for a resource; `nowSeconds` dates an upto window. */
-export function acceptedRequirement(r: PaymentRequirement, resource: string, nowSeconds = Math.floor(Date.now() / 1000)): AcceptedRequirement {
-  const common = {
-    scheme: r.scheme, network: r.network, amount: Number(r.amount), recipient: r.recipient, gateway: r.gateway,
-    tokenMint: r.tokenMint, currency: r.currency, resource: r.resource ?? resource, id: r.id,
-    ...(r.description !== undefined ? { description: r.description } : {}),
-    ...(r.memo !== undefined ? { memo: r.memo } : {}),
-  };
-  const extra = { programId: r.programId, x402Version: X402_VERSION };
-  if (r.scheme === 'deferred') {
-    return {
-      ...common, paymentFrequency: frequencyText(r.paymentFrequency), autoRenew: r.autoRenew, maxRenewals: r.maxRenewals,
-      gracePeriodSeconds: r.gracePeriodSeconds, extra,
-    };
-  }
-  if (r.scheme === 'x402://upto') {
-    const window = Number(r.maxTimeoutSeconds);
-    // the chain's clock is the time its current slot started, behind ours by up to a slot (and any skew):
-    // a window that starts "now" by our clock could make an immediate settlement PaymentNotDue
-    const validAfter = nowSeconds - UPTO_START_SKEW_SECONDS;
-    return { ...common, maxAmount: Number(r.amount), maxTimeoutSeconds: window, validAfter, deadline: nowSeconds + window, extra };
-  }
-  if (r.scheme === 'x402://prepaid') return { ...common, pricePerRequest: Number(r.pricePerRequest), extra };
-  return {
-    ...common, maxAmountPerPeriod: Number(r.maxAmountPerPeriod), periodLengthSeconds: Number(r.periodLengthSeconds),
-    maxChunkAmount: Number(r.maxChunkAmount), maxUnsettledAmount: Number(r.maxUnsettledAmount), minExpirySeconds: Number(r.minExpirySeconds), extra,
-  };
-}
 
 /** The fields of the `Payment-Required` header, in SPEC's order. */
 export const REQUIRED_HEADER_KEYS = ['scheme', 'network', 'resource', 'id', 'amount', 'currency', 'recipient', 'gateway', 'tokenMint'] as const;

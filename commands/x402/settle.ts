@@ -21,9 +21,8 @@ import { PAYMENT_MEMO_BYTES } from '../../src/kernel/domain/memo.js';
 import { textToFixedBytes } from '../../src/kernel/events/codec.js';
 import type { Clock } from '../../src/kernel/domain/clock.js';
 import type { PolicyCache } from './policy-cache.js';
-import { keyValueHeader, requirementGrace, type PaymentRequirement } from './requirements.js';
+import { keyValueHeader, type PaymentRequirement } from './requirements.js';
 import type { SettledResult } from './idempotency.js';
-import { termsMismatch } from './terms.js';
 import { issueX402Token, type X402Signer } from './tokens.js';
 import type { CheckedPayment } from './verify-transaction.js';
 
@@ -60,6 +59,10 @@ export interface PolicyRules {
   usable?(policy: Found): Promise<boolean>;
   /** how the answer names a policy the payer holds already */
   held(policy: string): string;
+  /** why a policy's type does not carry the requirement's terms (`paid`: its payment_count), or undefined */
+  terms(type: PolicyType, paid: number): string | undefined;
+  /** how long past next_payment_due the requirement's subscription is honoured, at most `capSeconds` */
+  grace(capSeconds: number): number;
 }
 
 /** A policy serves while Active (the pull schemes, x402://payg and x402://upto). */
@@ -125,14 +128,14 @@ export async function readCreatedPolicy(deps: ChainDeps, p: CheckedPayment, r: P
  * Why a policy account does not serve the requirement (its scheme's status rule, other
  * parties, another memo or other terms), or undefined.
  */
-export function policyMismatch(read: Found, r: PaymentRequirement, rules: Pick<PolicyRules, 'serving'>): string | undefined {
+export function policyMismatch(read: Found, r: PaymentRequirement, rules: Pick<PolicyRules, 'serving' | 'terms'>): string | undefined {
   const d = read.data;
   const serving = rules.serving(asStatus(d['status']), Number(d['payment_count'] ?? 0));
   if (serving) return serving;
   if (d['recipient'] !== r.recipient) return 'pays another recipient';
   if (d['gateway'] !== r.gateway) return 'is under another gateway';
   if (r.memo !== undefined && d['memo_hex'] !== textToFixedBytes(r.memo, PAYMENT_MEMO_BYTES)?.toString('hex')) return 'carries another memo';
-  const terms = termsMismatch(r, asPolicyType(d['policy_type']), Number(d['payment_count'] ?? 0));
+  const terms = rules.terms(asPolicyType(d['policy_type']), Number(d['payment_count'] ?? 0));
   return terms === undefined ? undefined : `does not match: ${terms}`;
 }
 
@@ -171,7 +174,7 @@ export async function findMatchingPolicy(
   const matching = reads.filter((a): a is AccountRead & { kind: 'found' } => {
     if (a.kind !== 'found' || policyMismatch(a, r, rules) !== undefined) return false;
     const t = asPolicyType(a.data['policy_type']);
-    if (overdueReason(t, nowSeconds, requirementGrace(r, graceSeconds)) !== undefined) return false; // an overdue one serves nobody
+    if (overdueReason(t, nowSeconds, rules.grace(graceSeconds)) !== undefined) return false; // an overdue one serves nobody
     return !(t.kind === 'PayAsYouGo' && t.expiry_date !== null && Number(t.expiry_date) <= nowSeconds);
   });
   if (!rules.usable) return matching[0];

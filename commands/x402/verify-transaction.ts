@@ -27,13 +27,13 @@
 import { VersionedTransaction } from '@solana/web3.js';
 import bs58 from 'bs58';
 import type { PdaDeriver } from '../../src/kernel/domain/pda.js';
+import type { PolicyType } from '../../src/kernel/domain/policy-type.js';
 import { PAYMENT_MEMO_BYTES } from '../../src/kernel/domain/memo.js';
 import { associatedTokenAddress, ASSOCIATED_TOKEN_PROGRAM, TOKEN_PROGRAM } from '../../src/kernel/domain/spl-token.js';
 import { textToFixedBytes } from '../../src/kernel/events/codec.js';
 import { accountNames, COMPUTE_BUDGET_PROGRAM_ID, decodePaymentIx, SYSTEM_PROGRAM_ID, type DecodedIx, type PaymentIxName } from './program.js';
 import type { PaymentRequirement } from './requirements.js';
 import { signatureProblem } from './signatures.js';
-import { checkNewPolicyTerms } from './terms.js';
 import { checkAtaIx, checkTokenIxs, MAX_ATA_CREATIONS, paymentsDelegate, type ApproveCheck, type Ix } from './verify-token-ixs.js';
 
 export interface CheckedPayment {
@@ -143,9 +143,14 @@ function checkExecute(
   return undefined;
 }
 
-/** `opts.firstPayment`: the scheme pays its first period in the transaction; absent, the transaction executes no payment. */
+/**
+ * `opts.firstPayment`: the scheme pays its first period in the transaction; absent, the
+ * transaction executes no payment. `opts.newTerms`: the scheme's check of the policy type it
+ * creates (its terms and schedule).
+ */
 export function checkPaymentTransaction(
-  wire: string, r: PaymentRequirement, opts: { pdas: PdaDeriver; nowSeconds: number; firstPayment?: FirstPayment | undefined },
+  wire: string, r: PaymentRequirement,
+  opts: { pdas: PdaDeriver; nowSeconds: number; firstPayment?: FirstPayment | undefined; newTerms(type: PolicyType): string | undefined },
 ): TxCheck {
   const fail = (reason: string): TxCheck => ({ ok: false, reason });
   const tx = deserialize(wire);
@@ -177,7 +182,7 @@ export function checkPaymentTransaction(
   if (a['user_payment'] !== userPayment) return fail(`user_payment is not the payer's user payment account ${userPayment}`);
   if (a['config'] !== opts.pdas.config()) return fail('config is not the program config account');
   if (a['system_program'] !== SYSTEM_PROGRAM_ID) return fail('system_program is not the system program');
-  const terms = checkNewPolicyTerms(r, policyIx.decoded.policyType, opts.nowSeconds);
+  const terms = opts.newTerms(policyIx.decoded.policyType);
   if (terms) return fail(terms);
   if (r.memo !== undefined) {
     const want = textToFixedBytes(r.memo, PAYMENT_MEMO_BYTES);

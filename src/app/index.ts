@@ -15,8 +15,9 @@
 export {
   paymentRequired, x402Grant, type X402Deps, type X402Grant, type PaymentRequiredOptions,
 } from '../../commands/x402/middleware.js';
+export { normalizeRequirement, acceptedRequirement } from '../../commands/x402/requirement-forms.js';
 export {
-  normalizeRequirement, acceptedRequirement, paymentRequiredHeader, parseKeyValueHeader, RequirementError, SCHEMES, X402_VERSION,
+  paymentRequiredHeader, parseKeyValueHeader, RequirementError, SCHEMES, X402_VERSION,
   type PaymentRequirementInput, type PaymentRequirement, type AcceptedRequirement, type Scheme,
 } from '../../commands/x402/requirements.js';
 export { encodePaymentHeader, decodePaymentHeader, type PaymentPayload } from '../../commands/x402/payload.js';

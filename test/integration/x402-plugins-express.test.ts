@@ -17,7 +17,7 @@ import { paymentMiddleware, x402ResourceServer } from '@x402/express';
 import { decodePaymentResponseHeader, wrapFetchWithPayment, x402Client } from '@x402/fetch';
 import { tributaryClientSchemes } from '../../commands/x402/plugins/client.js';
 import { tributaryServerSchemes } from '../../commands/x402/plugins/server.js';
-import { normalizeRequirement } from '../../commands/x402/requirements.js';
+import { normalizeRequirement } from '../../commands/x402/requirement-forms.js';
 import { PROGRAM_ID } from '../../src/kernel/idl/index.js';
 import { startX402, type X402Harness } from './x402-harness.js';
 import { call, gatewayJwt } from './x402-facilitator-support.js';

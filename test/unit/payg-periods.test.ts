@@ -8,7 +8,7 @@
 import { expect } from 'chai';
 import { currentPeriod, EXPIRY_MARGIN_SECONDS, meterRequest } from '../../commands/x402/metering.js';
 import { chargeDue, expiresWithin } from '../../commands/settlement/plan.js';
-import { paygExpiryProblem } from '../../commands/x402/terms.js';
+import { paygExpiryProblem } from '../../commands/x402/schemes/payg.js';
 import type { PayAsYouGoType } from '../../src/kernel/domain/policy-type.js';
 
 const t: PayAsYouGoType = {

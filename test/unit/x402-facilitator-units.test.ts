@@ -4,8 +4,9 @@ import { Keypair } from '@solana/web3.js';
 import { AppError } from '../../src/kernel/http/errors.js';
 import { fingerprintOf, paymentIdentifierOf } from '../../commands/x402/payment-identifier.js';
 import type { PaymentPayload } from '../../commands/x402/payload.js';
-import { acceptedRequirement, normalizeRequirement, UPTO_START_SKEW_SECONDS } from '../../commands/x402/requirements.js';
-import { uptoWindowProblem } from '../../commands/x402/terms.js';
+import { UPTO_START_SKEW_SECONDS } from '../../commands/x402/requirements.js';
+import { acceptedRequirement, normalizeRequirement } from '../../commands/x402/requirement-forms.js';
+import { uptoWindowProblem } from '../../commands/x402/schemes/upto.js';
 import { requirementFromWire } from '../../commands/x402/facilitator/wire.js';
 import { PROGRAM_ID } from '../../src/kernel/idl/index.js';
 

@@ -7,7 +7,8 @@
  */
 import { expect } from 'chai';
 import { Keypair } from '@solana/web3.js';
-import { acceptedRequirement, normalizeRequirement, RequirementError, type DeferredRequirement } from '../../commands/x402/requirements.js';
+import { RequirementError, type DeferredRequirement } from '../../commands/x402/requirements.js';
+import { acceptedRequirement, normalizeRequirement } from '../../commands/x402/requirement-forms.js';
 import { requirementFromWire } from '../../commands/x402/facilitator/wire.js';
 import { policyClaim } from '../../commands/tokens/claims.js';
 import { AppError } from '../../src/kernel/http/errors.js';

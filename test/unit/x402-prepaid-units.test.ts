@@ -1,14 +1,18 @@
 /** x402://prepaid's pure parts: the requirement (credit and price), its terms against a OneTime policy, its approve. */
 import { expect } from 'chai';
 import { Keypair } from '@solana/web3.js';
-import { acceptedRequirement, normalizeRequirement, RequirementError } from '../../commands/x402/requirements.js';
-import { checkNewPolicyTerms } from '../../commands/x402/terms.js';
+import { RequirementError } from '../../commands/x402/requirements.js';
+import { acceptedRequirement, normalizeRequirement } from '../../commands/x402/requirement-forms.js';
+import { schemeOf } from '../../commands/x402/schemes/index.js';
+import { newPolicyProblem } from '../../commands/x402/schemes/policy.js';
 import { requirementAllowance } from '../../commands/x402/allowance.js';
 import type { PolicyType } from '../../src/kernel/domain/policy-type.js';
+import type { PaymentRequirement } from '../../commands/x402/requirements.js';
 import { PROGRAM_ID } from '../../src/kernel/idl/index.js';
 
 const key = () => Keypair.generate().publicKey.toBase58();
 const base = { scheme: 'x402://prepaid' as const, network: 'solana:localnet', recipient: key(), gateway: key(), tokenMint: key() };
+const checkNewPolicyTerms = (r: PaymentRequirement, t: PolicyType, now: number) => newPolicyProblem(schemeOf(r), r, t, now);
 const oneTime = (amount: string, due = '0', expiry: string | null = null): PolicyType => ({ kind: 'OneTime', amount, due_date: due, expiry_date: expiry });
 
 describe('x402://prepaid units', () => {

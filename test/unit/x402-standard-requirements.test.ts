@@ -2,7 +2,8 @@
 import { expect } from 'chai';
 import { Keypair } from '@solana/web3.js';
 import { PaymentRequiredV2Schema, PaymentRequirementsV2Schema } from '@x402/core/schemas';
-import { acceptedRequirement, normalizeRequirement, type PaymentRequirementInput } from '../../commands/x402/requirements.js';
+import { type PaymentRequirementInput } from '../../commands/x402/requirements.js';
+import { acceptedRequirement, normalizeRequirement } from '../../commands/x402/requirement-forms.js';
 import { standardPaymentRequired, standardRequirement, STANDARD_TIMEOUT_SECONDS, wireRequirement } from '../../commands/x402/standard/requirements.js';
 import { requirementFromWire } from '../../commands/x402/facilitator/wire.js';
 import { PROGRAM_ID } from '../../src/kernel/idl/index.js';

@@ -16,7 +16,8 @@ import { limitSchema, offsetSchema } from '../../../src/kernel/http/schema.js';
 import { invalid } from '../../../src/kernel/http/errors.js';
 import { createPaymentEngine, type X402Deps } from '../engine.js';
 import { createPaymentIdentifiers, PAYMENT_IDENTIFIER } from '../payment-identifier.js';
-import { acceptedRequirement, SCHEMES, X402_VERSION, type PaymentRequirementInput } from '../requirements.js';
+import { SCHEMES, X402_VERSION, type PaymentRequirementInput } from '../requirements.js';
+import { acceptedRequirement } from '../requirement-forms.js';
 import { callerGateway, FACILITATOR_AUTH_ERRORS, FACILITATOR_SECURITY, requireFacilitatorAuth, requireOwnGateway } from './auth.js';
 import { discoverResources, registerResource, type ResourceInput } from './resources.js';
 import {

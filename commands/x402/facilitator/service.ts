@@ -5,11 +5,11 @@
  * (isValid/invalidReason/payer; success/errorReason/transaction/network/payer) with
  * Tributary's additions (policy, jwt, paymentResponse).
  */
-import type { PaymentEngine, X402Grant } from '../engine.js';
+import type { PaymentEngine, UsageAnswer } from '../engine.js';
 import { paymentPayloadFromJson } from '../payload.js';
 import { fingerprintOf, paymentIdentifierOf, type PaymentIdentifiers } from '../payment-identifier.js';
 import type { PaymentRequirement } from '../requirements.js';
-import { settleUpto } from '../upto-settle.js';
+import { schemeOf } from '../schemes/index.js';
 import { invalid } from '../../../src/kernel/http/errors.js';
 
 export interface VerifyAnswer { isValid: boolean; invalidReason?: string; payer?: string }
@@ -24,7 +24,6 @@ export interface SettleAnswer {
   expiresAt?: number;
   paymentResponse?: string;
 }
-export type UsageAnswer = ({ admitted: true; settled?: { amount: string; transaction: string } } & X402Grant) | { admitted: false; reason: string };
 
 export interface FacilitatorDeps { engine: PaymentEngine; identifiers: PaymentIdentifiers }
 
@@ -66,11 +65,12 @@ export async function reportUsage(
   deps: FacilitatorDeps, token: string, requirements: readonly PaymentRequirement[], amount: bigint | undefined, transaction?: string,
 ): Promise<UsageAnswer> {
   const byId = new Map(requirements.map((r) => [r.id, r]));
-  const upto = requirements.filter((r) => r.scheme === 'x402://upto');
-  if (upto.length > 0 && (transaction !== undefined || upto.length === requirements.length)) {
+  // the schemes whose usage report settles (x402://upto)
+  const settling = requirements.filter((r) => schemeOf(r).report !== undefined);
+  if (settling.length > 0 && (transaction !== undefined || settling.length === requirements.length)) {
     // without an amount, whether the bearer holds a live authorization that funds its maximum (a request admitted before its cost is known)
     if (amount === undefined && transaction !== undefined) throw invalid('amount is required with transaction: the actual charge, 0 to the authorized maximum');
-    return settleUpto(deps.engine, token, (id) => byId.get(id), amount, transaction);
+    return deps.engine.report(token, (c) => byId.get(c.requirementId), amount, transaction);
   }
   if (transaction !== undefined) throw invalid('transaction is only for settling an x402://upto authorization');
   const grant = await deps.engine.authorize(token, (c) => byId.get(c.requirementId), amount);

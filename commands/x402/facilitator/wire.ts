@@ -6,7 +6,8 @@
  */
 import { invalid } from '../../../src/kernel/http/errors.js';
 import { base58Key, type JsonSchema } from '../../../src/kernel/http/schema.js';
-import { normalizeRequirement, RequirementError, SCHEMES, type PaymentRequirement, type PaymentRequirementInput } from '../requirements.js';
+import { RequirementError, SCHEMES, type PaymentRequirement, type PaymentRequirementInput } from '../requirements.js';
+import { normalizeRequirement } from '../requirement-forms.js';
 
 const amount: JsonSchema = { anyOf: [{ type: 'string', pattern: '^[0-9]{1,20}$' }, { type: 'integer', minimum: 0 }] };
 

@@ -39,7 +39,8 @@ import type { ZodRawShapeCompat } from '@modelcontextprotocol/sdk/server/zod-com
 import { AppError } from '../../../src/kernel/http/errors.js';
 import type { PaymentEngine, X402Grant } from '../engine.js';
 import type { SettledResult } from '../idempotency.js';
-import { acceptedRequirement, normalizeRequirement, type PaymentRequirement, type PaymentRequirementInput } from '../requirements.js';
+import type { PaymentRequirement, PaymentRequirementInput } from '../requirements.js';
+import { acceptedRequirement, normalizeRequirement } from '../requirement-forms.js';
 import { standardPayloadFromJson, tributaryPayment, type PaymentRequired, type SettleResponse } from '../standard/codec.js';
 import { standardPaymentRequired } from '../standard/requirements.js';
 import { standardSettlement } from '../standard/settled.js';

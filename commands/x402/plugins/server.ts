@@ -19,7 +19,8 @@
  */
 import type { AssetAmount, Network, PaymentRequirements, Price, SchemeNetworkServer, SupportedKind } from '@x402/core/types';
 import { convertToTokenAmount, parseMoney } from '@x402/core/utils';
-import { acceptedRequirement, normalizeRequirement, SCHEMES, type Scheme } from '../requirements.js';
+import { SCHEMES, type Scheme } from '../requirements.js';
+import { acceptedRequirement, normalizeRequirement } from '../requirement-forms.js';
 import { standardRequirement, wireRequirement } from '../standard/requirements.js';
 import { findTributaryAsset } from './client.js';
 

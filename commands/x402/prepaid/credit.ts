@@ -11,7 +11,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { asPolicyType, type PolicyStatus } from '../../../src/kernel/domain/policy-type.js';
+import { asPolicyType, type PolicyStatus, type PolicyType } from '../../../src/kernel/domain/policy-type.js';
 import type { PolicyCache } from '../policy-cache.js';
 import type { PrepaidRequirement } from '../requirements.js';
 import { chainRead, policyMismatch } from '../settle.js';
@@ -30,6 +30,13 @@ export interface CreditDeps {
 export const creditPaid = (status: PolicyStatus, paymentCount: number): string | undefined =>
   (status !== 'Completed' || paymentCount < 1 ? 'has not paid its credit' : undefined);
 
+/** Why a policy type is not the requirement's credit (a OneTime policy of its amount), or undefined. */
+export function creditTerms(r: PrepaidRequirement, type: PolicyType): string | undefined {
+  if (type.kind !== 'OneTime') return `the policy type is ${type.kind}; scheme x402://prepaid needs a OneTime policy (the credit)`;
+  if (type.amount !== r.amount.toString()) return `the credit (the OneTime amount) is ${type.amount}; the requirement asks ${r.amount}`;
+  return undefined;
+}
+
 /** What one admitted request drew from a credit. */
 export interface CreditGrant { chunk: string; used: string; credit: string; remaining: string; requestId?: string }
 
@@ -42,7 +49,7 @@ export async function creditOf(d: CreditDeps, policy: string, payer: string, r: 
   }
   const read = await chainRead('getAccountInfo', () => d.policies.get(policy));
   if (read.kind !== 'found') return `the payment policy ${policy} no longer exists`;
-  const mismatch = policyMismatch(read, r, { serving: creditPaid });
+  const mismatch = policyMismatch(read, r, { serving: creditPaid, terms: (type) => creditTerms(r, type) });
   if (mismatch) return `the payment policy ${policy} ${mismatch}`;
   const t = asPolicyType(read.data['policy_type']);
   if (t.kind !== 'OneTime') return 'the payment policy is not a prepaid credit';

@@ -6,24 +6,72 @@
  * (payability.ts), up to the requirement's maxUnsettledAmount.
  */
 import { text } from '../../../src/kernel/domain/event-data.js';
-import { asPolicyType } from '../../../src/kernel/domain/policy-type.js';
+import { asPolicyType, type PolicyType } from '../../../src/kernel/domain/policy-type.js';
 import { upstreamUnavailable } from '../../../src/kernel/http/errors.js';
 import { randomUUID } from 'node:crypto';
 import { accountOutstandingKey, releaseCounts } from '../account-outstanding.js';
 import { meterRequest, usageCounterKey } from '../metering.js';
 import { shortfall } from '../payability.js';
-import type { PaygRequirement } from '../requirements.js';
+import { hashId, PAYG_SETTLE_ALLOWANCE_SECONDS, positive, RequirementError, type PaygRequirement } from '../requirements.js';
 import { chainRead, servesWhileActive } from '../settle.js';
 import { grantOf, policyScheme, servingPolicy } from './policy.js';
 
+function terms(r: PaygRequirement, type: PolicyType): string | undefined {
+  if (type.kind !== 'PayAsYouGo') return `the policy type is ${type.kind}; scheme x402://payg needs a PayAsYouGo policy`;
+  if (type.max_amount_per_period !== r.maxAmountPerPeriod.toString()) {
+    return `max_amount_per_period is ${type.max_amount_per_period}; the requirement asks ${r.maxAmountPerPeriod}`;
+  }
+  if (type.period_length_seconds !== r.periodLengthSeconds.toString()) {
+    return `period_length_seconds is ${type.period_length_seconds}; the requirement asks ${r.periodLengthSeconds}`;
+  }
+  if (type.max_chunk_amount !== r.maxChunkAmount.toString()) return `max_chunk_amount is ${type.max_chunk_amount}; the requirement asks ${r.maxChunkAmount}`;
+  return undefined;
+}
+
+/**
+ * A pay-as-you-go policy being created must live at least `minExpirySeconds` (a period and
+ * the time its last usage takes to be charged): usage served shortly before an expiry could
+ * otherwise never be charged, since the program refuses execute_payment once it has passed.
+ */
+export function paygExpiryProblem(expiry: string | null, minExpirySeconds: bigint, nowSeconds: number): string | undefined {
+  if (expiry === null || BigInt(expiry) === 0n) return undefined;
+  const earliest = BigInt(nowSeconds) + minExpirySeconds;
+  if (BigInt(expiry) >= earliest) return undefined;
+  return `the pay-as-you-go policy expires at ${expiry}, sooner than the requirement's minExpirySeconds (${minExpirySeconds}) from now allows (${earliest} at the earliest): usage near its end could not be charged`;
+}
+
+const serving = servesWhileActive;
+
 export const paygScheme = policyScheme<PaygRequirement>({
   scheme: 'x402://payg',
-  serving: servesWhileActive,
+  serving,
+  terms,
+
+  requirement(input, base, head) {
+    const maxChunkAmount = positive(input.maxChunkAmount, 'maxChunkAmount', base.amount);
+    const maxAmountPerPeriod = positive(input.maxAmountPerPeriod, 'maxAmountPerPeriod', base.amount * 100n);
+    const periodLengthSeconds = positive(input.periodLengthSeconds, 'periodLengthSeconds', 86_400n);
+    if (base.amount > maxChunkAmount) throw new RequirementError('amount (the price of one request) exceeds maxChunkAmount');
+    if (maxChunkAmount > maxAmountPerPeriod) throw new RequirementError('maxChunkAmount exceeds maxAmountPerPeriod');
+    const maxUnsettledAmount = positive(input.maxUnsettledAmount, 'maxUnsettledAmount', maxChunkAmount);
+    if (maxUnsettledAmount < base.amount) throw new RequirementError('maxUnsettledAmount is below amount (the price of one request)');
+    const minExpirySeconds = positive(input.minExpirySeconds, 'minExpirySeconds', periodLengthSeconds + BigInt(PAYG_SETTLE_ALLOWANCE_SECONDS));
+    const id = hashId([...head, maxAmountPerPeriod.toString(), periodLengthSeconds.toString(), maxChunkAmount.toString()]);
+    return { ...base, id, scheme: 'x402://payg', maxAmountPerPeriod, periodLengthSeconds, maxChunkAmount, maxUnsettledAmount, minExpirySeconds };
+  },
+
+  accepted: (r) => ({
+    maxAmountPerPeriod: Number(r.maxAmountPerPeriod), periodLengthSeconds: Number(r.periodLengthSeconds),
+    maxChunkAmount: Number(r.maxChunkAmount), maxUnsettledAmount: Number(r.maxUnsettledAmount), minExpirySeconds: Number(r.minExpirySeconds),
+  }),
+
+  newPolicy: (r, type, nowSeconds) => (type.kind === 'PayAsYouGo' ? paygExpiryProblem(type.expiry_date, r.minExpirySeconds, nowSeconds) : undefined),
+
   // a policy serves as an existing one only while the payer can be charged (else the Payment transaction, with its approve, is sent)
   usable: async (ctx, r, policy) => (await ctx.payability.problem(policy, r.amount)) === undefined,
 
   async admit(ctx, claims, r, chunk) {
-    const read = await servingPolicy(ctx, claims, r, servesWhileActive);
+    const read = await servingPolicy(ctx, claims, r, { serving, terms });
     if (typeof read === 'string') return read;
     const type = asPolicyType(read.data['policy_type']);
     if (type.kind !== 'PayAsYouGo') return 'the payment policy is not pay-as-you-go';

@@ -6,6 +6,7 @@
  * serves. `policyScheme` builds a scheme's engine from what that scheme alone knows.
  */
 import type { AccountRead } from '../../../infra/solana/accounts.js';
+import type { PolicyType } from '../../../src/kernel/domain/policy-type.js';
 import type { SettledResult } from '../idempotency.js';
 import { proofProblem } from '../proof.js';
 import type { PaymentRequirement } from '../requirements.js';
@@ -21,6 +22,13 @@ export interface PolicyScheme<R extends PaymentRequirement> {
   scheme: R['scheme'];
   /** why its policy, of this status after this many payments, does not serve (yet) */
   serving: PolicyRules['serving'];
+  requirement: SchemeEngine<R>['requirement'];
+  accepted: SchemeEngine<R>['accepted'];
+  terms: SchemeEngine<R>['terms'];
+  /** absent: the terms are all a new policy is checked for */
+  newPolicy?: SchemeEngine<R>['newPolicy'];
+  /** absent: the service's cap */
+  grace?: SchemeEngine<R>['grace'];
   /** false: every payment creates a policy of its own (one the payer holds never serves again); default true */
   reusable?: boolean;
   /** the first period is paid in the Payment transaction itself; absent, it executes no payment */
@@ -34,17 +42,34 @@ export interface PolicyScheme<R extends PaymentRequirement> {
   admit: NonNullable<SchemeEngine<R>['admit']>;
   answered?: SchemeEngine<R>['answered'];
   wireTerms?: SchemeEngine<R>['wireTerms'];
+  report?: SchemeEngine<R>['report'];
 }
+
+/** Seconds a new policy's first due date (an upto window's start) may lie ahead of the server's clock. */
+export const DUE_SKEW_SECONDS = 60;
 
 const activePolicy = (policy: string): string => `the active payment policy ${policy}`;
 
+const capped = (_r: PaymentRequirement, capSeconds: number): number => capSeconds;
+const noSchedule = (): undefined => undefined;
+
 export function policyScheme<R extends PaymentRequirement>(s: PolicyScheme<R>): SchemeEngine<R> {
+  const grace = s.grace ?? capped;
+  const newPolicy = s.newPolicy ?? noSchedule;
   const rules = (ctx: SchemeContext, r: R): PolicyRules => {
     const usable = s.usable;
-    return { serving: s.serving, reusable: s.reusable ?? true, held: s.held ?? activePolicy, ...(usable ? { usable: (p: Found) => usable(ctx, r, p) } : {}) };
+    return {
+      ...bound(s, r), reusable: s.reusable ?? true, held: s.held ?? activePolicy, grace: (cap) => grace(r, cap),
+      ...(usable ? { usable: (p: Found) => usable(ctx, r, p) } : {}),
+    };
   };
   return {
     scheme: s.scheme,
+    requirement: s.requirement,
+    accepted: s.accepted,
+    terms: s.terms,
+    newPolicy,
+    grace,
 
     verify(ctx, p, r, resource) {
       const now = ctx.nowSeconds();
@@ -54,7 +79,8 @@ export function policyScheme<R extends PaymentRequirement>(s: PolicyScheme<R>): 
         const problem = proofOf(p.payload.payer, undefined);
         return problem ? { ok: false, reason: problem } : { ok: true, payer: p.payload.payer, existing: true };
       }
-      const check = checkPaymentTransaction(p.payload.serializedTransaction, r, { pdas: ctx.pdas, nowSeconds: now, firstPayment: s.firstPayment });
+      const newTerms = (type: PolicyType): string | undefined => newPolicyProblem({ terms: s.terms, newPolicy }, r, type, now);
+      const check = checkPaymentTransaction(p.payload.serializedTransaction, r, { pdas: ctx.pdas, nowSeconds: now, firstPayment: s.firstPayment, newTerms });
       if (!check.ok) return { ok: false, reason: `the payment transaction is not acceptable: ${check.reason}` };
       // before the idempotency entry: a stored answer goes only to whoever proves to be the payer
       const problem = proofOf(check.payment.payer, check.payment.signature);
@@ -76,16 +102,26 @@ export function policyScheme<R extends PaymentRequirement>(s: PolicyScheme<R>): 
     admit: s.admit,
     ...(s.answered ? { answered: s.answered } : {}),
     ...(s.wireTerms ? { wireTerms: s.wireTerms } : {}),
+    ...(s.report ? { report: s.report } : {}),
   };
 }
 
+/** A policy about to be created: the scheme's terms, then its schedule. */
+export const newPolicyProblem = <R extends PaymentRequirement>(
+  s: Pick<SchemeEngine<R>, 'terms' | 'newPolicy'>, r: R, type: PolicyType, nowSeconds: number,
+): string | undefined => s.terms(r, type, 0) ?? s.newPolicy(r, type, nowSeconds);
+
+/** A scheme's status rule and terms, bound to one requirement: what a policy account is checked against. */
+export const bound = <R extends PaymentRequirement>(s: Pick<PolicyScheme<R>, 'serving' | 'terms'>, r: R): Pick<PolicyRules, 'serving' | 'terms'> =>
+  ({ serving: s.serving, terms: (type, paid) => s.terms(r, type, paid) });
+
 /** The JWT's policy, read through the cache, and still serving the requirement; or why not. */
-export async function servingPolicy(
-  ctx: SchemeContext, claims: X402Claims, r: PaymentRequirement, serving: PolicyRules['serving'],
+export async function servingPolicy<R extends PaymentRequirement>(
+  ctx: SchemeContext, claims: X402Claims, r: R, s: Pick<PolicyScheme<R>, 'serving' | 'terms'>,
 ): Promise<Found | string> {
   const read = await chainRead('getAccountInfo', () => ctx.policies.get(claims.policy));
   if (read.kind !== 'found') return `the payment policy ${claims.policy} no longer exists`;
-  const mismatch = policyMismatch(read, r, { serving });
+  const mismatch = policyMismatch(read, r, bound(s, r));
   return mismatch ? `the payment policy ${claims.policy} ${mismatch}` : read;
 }
 

@@ -3,13 +3,32 @@
  * Payment transaction); each request draws its price from it (prepaid/credit.ts) until it is
  * used up. A paid credit with room left serves a payer who pays again.
  */
-import { authorizeCredit, creditLeft, creditPaid, recordPaidCredit } from '../prepaid/credit.js';
-import type { PrepaidRequirement } from '../requirements.js';
-import { grantOf, policyScheme } from './policy.js';
+import { authorizeCredit, creditLeft, creditPaid, creditTerms, recordPaidCredit } from '../prepaid/credit.js';
+import { hashId, positive, RequirementError, type PrepaidRequirement } from '../requirements.js';
+import { DUE_SKEW_SECONDS, grantOf, policyScheme } from './policy.js';
 
 export const prepaidScheme = policyScheme<PrepaidRequirement>({
   scheme: 'x402://prepaid',
   serving: creditPaid,
+  terms: creditTerms,
+
+  requirement(input, base, head) {
+    const fallback = base.amount / 100n > 0n ? base.amount / 100n : 1n;
+    const pricePerRequest = positive(input.pricePerRequest, 'pricePerRequest', fallback);
+    if (pricePerRequest > base.amount) throw new RequirementError('pricePerRequest exceeds amount (the credit paid up front)');
+    const id = hashId([...head, pricePerRequest.toString()]);
+    return { ...base, id, scheme: 'x402://prepaid', pricePerRequest };
+  },
+
+  accepted: (r) => ({ pricePerRequest: Number(r.pricePerRequest) }),
+
+  // the same transaction executes the credit: it falls due now and has not expired
+  newPolicy(_r, type, nowSeconds) {
+    if (type.kind !== 'OneTime') return undefined;
+    if (BigInt(type.due_date) > BigInt(nowSeconds + DUE_SKEW_SECONDS)) return `the credit falls due at ${type.due_date}, not now`;
+    if (type.expiry_date !== null && BigInt(type.expiry_date) < BigInt(nowSeconds)) return 'the credit\'s OneTime policy has already expired';
+    return undefined;
+  },
   firstPayment: { payment: 'a prepaid payment pays its credit', policy: 'a prepaid credit' },
   held: (policy) => `a paid credit ${policy} with room left`,
   // a paid credit serves as an existing policy only while it has room for a request

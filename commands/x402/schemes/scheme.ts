@@ -15,6 +15,7 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from '../../../infra/log/logger.js';
 import type { Clock } from '../../../src/kernel/domain/clock.js';
+import type { PolicyType } from '../../../src/kernel/domain/policy-type.js';
 import type { PdaDeriver } from '../../../src/kernel/domain/pda.js';
 import type { SettledResult, Idempotency } from '../idempotency.js';
 import type { UsageLedger } from '../metering.js';
@@ -22,7 +23,7 @@ import type { Payability } from '../payability.js';
 import type { PaymentPayload } from '../payload.js';
 import type { PolicyCache } from '../policy-cache.js';
 import type { CreditDeps, CreditGrant } from '../prepaid/credit.js';
-import type { PaymentRequirement, Scheme } from '../requirements.js';
+import type { AcceptedRequirement, IdParts, PaymentRequirement, PaymentRequirementInput, RequirementBase, Scheme } from '../requirements.js';
 import type { ChainDeps, SettleDeps } from '../settle.js';
 import type { X402Claims } from '../tokens.js';
 import type { CheckedPayment } from '../verify-transaction.js';
@@ -40,6 +41,9 @@ export type Verified =
   | { ok: true; payer: string; existing: true }
   | { ok: false; reason: string };
 export type Accepted = Extract<Verified, { ok: true }>;
+
+/** The fields of an `accepts` entry that are a scheme's own (between the shared ones and `extra`). */
+export type AcceptedTerms = Omit<Partial<AcceptedRequirement>, keyof RequirementBase | 'scheme' | 'id' | 'resource' | 'extra'>;
 
 /** Who paid, under which policy, and what a metered request counted. */
 export interface X402Grant {
@@ -101,6 +105,27 @@ export interface SchemeContext {
 export interface SchemeEngine<R extends PaymentRequirement> {
   readonly scheme: R['scheme'];
   /**
+   * The requirement a merchant's input makes (requirement-forms.ts checked what every scheme
+   * shares into `base`; the id hashes `head` and the scheme's own terms). Throws
+   * RequirementError. `graceCapSeconds`: SUBSCRIPTION_GRACE_SECONDS of the serving service.
+   */
+  requirement(input: PaymentRequirementInput, base: RequirementBase, head: IdParts, graceCapSeconds: number | undefined): R;
+  /** The scheme's own fields of the requirement's `accepts` entry; `nowSeconds` dates a window. */
+  accepted(r: R, nowSeconds: number): AcceptedTerms;
+  /**
+   * Why a policy's type does not carry the requirement's terms, or undefined when it does.
+   * Terms match exactly: a lower amount or a looser cap is another agreement than the one the
+   * resource is sold under. `paid`: the policy's payment_count. Schedule state is no term.
+   */
+  terms(r: R, type: PolicyType, paid: number): string | undefined;
+  /**
+   * A policy about to be created (its terms already matched): why its schedule is not
+   * acceptable (a first payment due later than now, a deadline past the longest window).
+   */
+  newPolicy(r: R, type: PolicyType, nowSeconds: number): string | undefined;
+  /** How long past next_payment_due a policy of this requirement is honoured, at most `capSeconds`. */
+  grace(r: R, capSeconds: number): number;
+  /**
    * The payload's own checks, pure (no RPC, nothing sent): its transaction has the shape the
    * scheme accepts and the requirement's terms, and the sender proved to be the payer
    * (proof.ts). `resource` is the URL the payer's proof names.
@@ -131,4 +156,13 @@ export interface SchemeEngine<R extends PaymentRequirement> {
    * facilitator (backend.ts): they travel in the settle and usage requests.
    */
   wireTerms?(r: R): Record<string, string>;
+  /**
+   * A merchant's usage report settles this scheme's payment (the facilitator's usage call):
+   * `grant` was admitted for `amount` (undefined: the requirement's maximum), and with
+   * `transaction` (the merchant's signed settlement) the payment is settled on chain, once.
+   */
+  report?(ctx: SchemeContext, grant: X402Grant, amount: bigint | undefined, transaction: string | undefined): Promise<UsageAnswer>;
 }
+
+/** A usage report's answer: the grant (and what was settled), or why not. */
+export type UsageAnswer = ({ admitted: true; settled?: { amount: string; transaction: string } } & X402Grant) | { admitted: false; reason: string };
