@@ -12,7 +12,7 @@ export function registerCheckoutPage(api: Api): void {
     summary: 'The hosted checkout page (HTML): a payer connects a Wallet Standard wallet and pays the session',
     params: {
       type: 'object', additionalProperties: false, required: ['id'],
-      properties: { id: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$', description: 'the checkout session id (cs_…)' } },
+      properties: { id: { type: 'string', pattern: '^cs_[A-Za-z0-9_-]{1,64}$', description: 'the checkout session id (cs_…)' } },
     },
   });
 }

@@ -54,8 +54,10 @@ async function start(): Promise<void> {
   if (session.status !== 'open') { close(session.status, session); return; }
   offerCancel(session.cancelUrl, 'Cancel and go back');
   byId('pay-area').hidden = false;
-  payButton.textContent = session.scheme === 'subscription' ? 'Subscribe' : 'Pay';
-  const picker = createWalletPicker(status, (available) => { payButton.disabled = !available; });
+  payButton.textContent = session.schedule.kind === 'subscription' ? 'Subscribe' : 'Pay';
+  const paused = session.programPaused;
+  if (paused) status.say('Payments are paused by the program right now: nothing can be paid until they resume. Try again later.', 'error');
+  const picker = createWalletPicker(status, (available) => { payButton.disabled = paused || !available; });
   payButton.addEventListener('click', () => {
     payButton.disabled = true;
     void (async () => {

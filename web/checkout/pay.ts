@@ -8,16 +8,11 @@ import { ApiError, messageOf } from '../shared/http.js';
 import type { StatusLine } from '../shared/status.js';
 import type { Connected } from '../shared/wallet.js';
 import { walletMessage } from '../shared/wallet.js';
-import { paySession, unsignedTransaction, type TransactionAnswer } from './session.js';
+import { paySession, unsignedTransaction, type ProofParts, type TransactionAnswer } from './session.js';
 
-/** The text the payer's wallet signs (docs/proof-of-possession.md): the service's own, when it sends it. */
-export function proofText(proof: TransactionAnswer['proof'], txSignature: string): string {
-  const template = proof['message'] ?? proof['text'];
-  if (typeof template === 'string') return template.replace('<transaction signature>', txSignature);
-  const text = (v: unknown) => (typeof v === 'string' || typeof v === 'number' ? String(v) : '');
-  const requirement = text(proof['requirementId'] ?? proof['id']);
-  const resource = text(proof['resource']);
-  return `tributary-x402|${requirement}|${resource}|${txSignature}|${proof.signedAt}`;
+/** The text the payer's wallet signs (docs/proof-of-possession.md): the service's template with the signature filled in. */
+export function proofText(proof: ProofParts, txSignature: string): string {
+  return proof.template.split('{signature}').join(txSignature);
 }
 
 export type Outcome = { done: true; redirectUrl: string } | { done: false; closed?: 'complete' | 'expired' };

@@ -61,7 +61,7 @@ function makeWallet(cfg: Config): Wallet {
     },
   };
   return {
-    version: '1.0.0', name: cfg.name, icon: 'data:image/svg+xml;base64,PHN2Zy8+', chains: [cfg.chain],
+    version: '1.0.0', name: cfg.name, icon: `data:image/svg+xml;base64,${btoa('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 24 24"><circle cx="12" cy="12" r="11" fill="#0a58ca"/></svg>')}`, chains: [cfg.chain],
     features, get accounts() { return accounts; },
   };
 }
