@@ -4,8 +4,9 @@
  * the notifier, the indexer, the scheduler (due payments and the pay-as-you-go settler)
  * and two API nodes, each a `tributary serve --role ...`
  * process with its own log file, behind nginx on PORT. Optionally a streaming replica
- * of the primary for the API nodes' reads (DATABASE_READ_URL) and Redis reached
- * through Sentinel (REDIS_SENTINELS). Used by `make cluster` and by the soak.
+ * of the primary for the API nodes' reads (DATABASE_READ_URL), and Redis reached
+ * through Sentinel (REDIS_SENTINELS) or a private Redis Cluster (REDIS_CLUSTER_NODES).
+ * Used by `make cluster` and by the soak.
  */
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
@@ -13,6 +14,7 @@ import { supervise, type Supervised } from './child.js';
 import { startNginx } from './nginx.js';
 import { setUpReplica, type Replica } from './replica.js';
 import { startRedisServer, startSentinel, waitRedisReady, waitSentinelMaster } from './redis.js';
+import { startRedisCluster, type LocalRedisCluster } from './redis-cluster.js';
 
 export type RoleName = 'projector' | 'webhooks' | 'notifier' | 'indexer' | 'scheduler' | 'api';
 
@@ -36,6 +38,8 @@ export interface ClusterOptions {
   pgBin?: string;
   /** a private redis-server on redisPort, reached through a Sentinel on sentinelPort */
   sentinel?: { redisPort: number; sentinelPort: number; masterName: string };
+  /** a private Redis Cluster of 3 masters and 3 replicas (on these six ports, or free ones), reached with REDIS_CLUSTER_NODES */
+  redisCluster?: { ports?: readonly number[] };
   /** run the localnet (JSON-RPC on this port, websocket on the next) */
   localnet?: { port: number; seed: string; rate: number; maxEvents: number };
   nginxWorkers?: number;
@@ -50,6 +54,8 @@ export interface Cluster {
   /** every process by name: localnet, projector, webhooks, notifier, indexer, scheduler, api-1, api-2, nginx, ... */
   procs: Map<string, Supervised>;
   replica?: Replica;
+  /** the private Redis Cluster, when one was asked for */
+  redisCluster?: LocalRedisCluster;
   /** the environment the roles run with */
   roleEnv: Record<string, string>;
   /** resolves once the process answers (API: /v1/health; others: alive for a moment) */
@@ -165,6 +171,12 @@ export async function startCluster(o: ClusterOptions): Promise<Cluster> {
       await waitSentinelMaster(s.sentinelPort, s.masterName, s.redisPort, 15_000);
       Object.assign(roleEnv, { REDIS_URL: 'redis://127.0.0.1', REDIS_SENTINELS: `127.0.0.1:${s.sentinelPort}`, REDIS_SENTINEL_NAME: s.masterName });
       o.log(`redis on 127.0.0.1:${s.redisPort}, reached through sentinel 127.0.0.1:${s.sentinelPort} (${s.masterName})`);
+    }
+    if (o.redisCluster) {
+      const rc = await startRedisCluster({ dir: path.join(o.runDir, 'redis-cluster'), log: o.log, ...(o.redisCluster.ports ? { ports: o.redisCluster.ports } : {}) });
+      for (const [port, p] of rc.procs) procs.set(`redis-${port}`, p);
+      roleEnv['REDIS_CLUSTER_NODES'] = rc.nodes.join(',');
+      cluster.redisCluster = rc;
     }
     if (o.localnet) await cluster.startLocalnet(o.localnet);
     await runOnce(o, ['migrate'], roleEnv, logFile('migrate'));

@@ -9,6 +9,7 @@
  *   CLUSTER_API_NODES (2), CLUSTER_PROJECTORS, CLUSTER_WEBHOOK_WORKERS, CLUSTER_NOTIFIERS, CLUSTER_INDEXERS, CLUSTER_SCHEDULERS (1)
  *   CLUSTER_REPLICA_PORT (5433)  streaming replica of DATABASE_URL's primary for the API nodes' reads; CLUSTER_REPLICA=0: none
  *   CLUSTER_SENTINEL (0)         1: a private redis-server (CLUSTER_REDIS_PORT, 6380) reached through Sentinel (CLUSTER_SENTINEL_PORT, 26380)
+ *   REDIS_CLUSTER (0)            1: a private Redis Cluster, 3 masters and 3 replicas (CLUSTER_REDIS_PORTS: six ports, default free ones)
  *   CLUSTER_CLI (dist)           dist: node dist/src/app/cli/bin.js (after make build); tsx: the TypeScript sources
  *   LOCALNET_PORT, LOCALNET_SEED, LOCALNET_RATE, LOCALNET_MAX_EVENTS as for make start; SOLANA_RPC_URL set: no localnet
  */
@@ -63,9 +64,11 @@ async function main(): Promise<void> {
     root, runDir, port, host: env['CLUSTER_HOST'] ?? '0.0.0.0', cli: cliCommand(root, env['CLUSTER_CLI']), env: roleEnv, counts, log,
     ...(flag('CLUSTER_REPLICA', true) ? { replicaPort: num('CLUSTER_REPLICA_PORT', 5433) } : {}),
     ...(flag('CLUSTER_SENTINEL', false) ? { sentinel: { redisPort: num('CLUSTER_REDIS_PORT', 6380), sentinelPort: num('CLUSTER_SENTINEL_PORT', 26380), masterName: env['REDIS_SENTINEL_NAME'] ?? 'mymaster' } } : {}),
+    ...(flag('REDIS_CLUSTER', false) ? { redisCluster: env['CLUSTER_REDIS_PORTS'] ? { ports: env['CLUSTER_REDIS_PORTS'].split(',').map(Number) } : {} } : {}),
     ...(env['SOLANA_RPC_URL'] ? {} : { localnet: { port: num('LOCALNET_PORT', 8899), seed: env['LOCALNET_SEED'] ?? 'tributary', rate: num('LOCALNET_RATE', 5), maxEvents: Number(env['LOCALNET_MAX_EVENTS'] ?? 0) } }),
   });
   log(`up: ${cluster.url} (nginx) -> ${cluster.apiUrls.join(', ')}${cluster.replica ? `; reads from ${cluster.replica.url.replace(/\/\/[^@]*@/, '//')}` : ''}`);
+  if (cluster.redisCluster) log(`Redis Cluster: REDIS_CLUSTER_NODES=${cluster.redisCluster.nodes.join(',')}`);
   log(`processes: ${[...cluster.procs.entries()].map(([n, p]) => `${n}(${p.pid()})`).join(' ')}`);
   log(`logs: ${path.join(runDir, 'logs')}; Ctrl-C stops everything`);
   let stopping = false;
