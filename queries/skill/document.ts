@@ -21,6 +21,17 @@ export interface SkillFacts {
   baseUrl: string;
   /** this document's own URL: what `tributary pay` takes */
   skillUrl: string;
+  /** a hosted checkout session's page (GET /v1/skill/cs_…) */
+  hosted?: HostedLink;
+}
+
+export interface HostedLink { url: string; status: 'open' | 'complete' | 'expired'; expiresAt: string }
+
+function hostedSection(h: HostedLink): string {
+  const state = h.status === 'open'
+    ? `It can be paid once, until ${code(h.expiresAt)}.`
+    : `This session is ${h.status}: it can no longer be paid.`;
+  return `\n## Pay in a browser\n\nA person can pay this checkout session on its hosted page with a Solana wallet: ${code(h.url)}. ${state}\n`;
 }
 
 /** an inline code span holding `s` verbatim, safe inside a table cell */
@@ -89,7 +100,7 @@ instructions.
 ## Parameters
 
 ${parameters(f)}
-
+${f.hosted ? hostedSection(f.hosted) : ''}
 The amount in base units is exact: ${code(s.amount)} × 10^${f.decimals} = ${code(f.baseUnits)}.
 Use ${code(f.baseUnits)} wherever a program or API wants the integer amount.
 

@@ -13,9 +13,12 @@ import { createSharedCache, type SharedCache } from '../../infra/upstream/shared
 import { WELL_KNOWN } from '../assets/overrides.js';
 import type { AssetResolveData } from '../assets/model.js';
 import { mintKey } from '../assets/lookup.js';
-import { AmountError, toBaseUnits, U64_MAX } from './amount.js';
-import { parseSession, SessionError } from './session.js';
-import { renderSkill } from './document.js';
+import type { Db } from '../../infra/postgres/database.js';
+import type { Clock } from '../../src/kernel/domain/clock.js';
+import { HOSTED_SESSION_ID, hostedTerms } from '../checkout/skill-terms.js';
+import { AmountError, formatBaseUnits, toBaseUnits, U64_MAX } from './amount.js';
+import { parseSession, SessionError, sessionFromFields, type CheckoutSession } from './session.js';
+import { renderSkill, type HostedLink } from './document.js';
 
 /** decimals never change once a mint exists; an hour keeps the chain out of repeat views */
 const DECIMALS_TTL_SECONDS = 3600;
@@ -34,9 +37,27 @@ export async function mintDecimals(rpc: RpcClient, cache: SharedCache, mint: str
   }
 }
 
-/** PUBLIC_BASE_URL, else the request's own origin when its Host is a plain host[:port]. */
-/** The skill document's collaborators: the configured chain (a mint's decimals) and the shared cache. */
-export interface SkillRouteDeps { rpc: RpcClient; redis: Redis; config: Pick<Config, 'http' | 'redis' | 'solana'> }
+/** The skill document's collaborators: the configured chain (a mint's decimals), the shared cache, the hosted checkout sessions. */
+export interface SkillRouteDeps { rpc: RpcClient; redis: Redis; dbRead: Db; clock: Clock; config: Pick<Config, 'http' | 'redis' | 'solana'> }
+
+/**
+ * A hosted checkout session (cs_…) as the skill document's session, and the link to its
+ * page: 404 when there is none, 400 when it sells no subscription (the document tells how
+ * to subscribe; the page serves every scheme).
+ */
+async function hostedSkillSession(ctx: SkillRouteDeps, cache: SharedCache, id: string, baseUrl: string): Promise<{ session: CheckoutSession; link: HostedLink }> {
+  const terms = await hostedTerms(ctx.dbRead, id, ctx.clock.now());
+  if (!terms) throw notFound(`no checkout session ${id}`);
+  const url = `${baseUrl}/checkout/${id}`;
+  if (terms.scheme !== 'deferred') throw invalid(`checkout session ${id} sells ${terms.scheme}, not a subscription: open its page ${url}`);
+  const decimals = await mintDecimals(ctx.rpc, cache, terms.tokenMint, ctx.config.solana.commitment);
+  const session = sessionFromFields({
+    tokenMint: terms.tokenMint, recipient: terms.recipient, gateway: terms.gateway, amount: formatBaseUnits(BigInt(terms.amount), decimals),
+    paymentFrequency: terms.paymentFrequency, autoRenew: terms.autoRenew, maxRenewals: terms.maxRenewals, trackingId: terms.trackingId,
+    memo: terms.memo === terms.trackingId ? undefined : terms.memo, successUrl: terms.successUrl, cancelUrl: terms.cancelUrl,
+  });
+  return { session, link: { url, status: terms.status, expiresAt: terms.expiresAt } };
+}
 
 function baseUrlOf(ctx: SkillRouteDeps, req: Request): string {
   if (ctx.config.http.publicUrl) return ctx.config.http.publicUrl.replace(/\/+$/, '');
@@ -54,7 +75,7 @@ export function registerSkillRoutes(api: Api, ctx: SkillRouteDeps): void {
     method: 'get',
     path: '/v1/skill/:encoded',
     summary: 'Agent skill document for a checkout session',
-    description: 'encoded: the checkout session as base64 or base64url JSON, with the compact keys of the checkout links '
+    description: 'encoded: a hosted checkout session\'s id (cs_…, POST /v1/checkout/sessions: its terms, and a link to its page /checkout/{id}), or the checkout session as base64 or base64url JSON, with the compact keys of the checkout links '
       + '(tm token mint, r recipient, g gateway, a amount, pf payment frequency, ar auto renew, mr max renewals, tid tracking id, '
       + 'memo, su success URL, cu cancel URL) or the same names spelled out (tokenMint, recipient, ...). tm, r, g and a are required; '
       + 'pf defaults to Monthly, ar to true, mr to unlimited. The mint\'s decimals are read from the chain and the amount converted '
@@ -74,9 +95,11 @@ export function registerSkillRoutes(api: Api, ctx: SkillRouteDeps): void {
       503: { description: 'chain unreachable' },
     },
     async handler({ params, req }) {
+      const baseUrl = baseUrlOf(ctx, req);
+      const hosted = HOSTED_SESSION_ID.test(params.encoded) ? await hostedSkillSession(ctx, cache, params.encoded, baseUrl) : undefined;
       let session;
       try {
-        session = parseSession(params.encoded);
+        session = hosted?.session ?? parseSession(params.encoded);
       } catch (err) {
         if (err instanceof SessionError) throw invalid(`invalid checkout session: ${err.message}`);
         throw err;
@@ -92,7 +115,6 @@ export function registerSkillRoutes(api: Api, ctx: SkillRouteDeps): void {
       if (units > U64_MAX) throw invalid(`amount ${session.amount} exceeds the largest u64 amount for ${decimals} decimals`);
       // The symbol is cosmetic: the well-known map or a catalog answer already cached, never a new upstream call.
       const symbol = WELL_KNOWN[session.tokenMint]?.symbol ?? (await cache.get<AssetResolveData>(mintKey(session.tokenMint)))?.symbol;
-      const baseUrl = baseUrlOf(ctx, req);
       const body = renderSkill({
         session,
         decimals,
@@ -101,6 +123,7 @@ export function registerSkillRoutes(api: Api, ctx: SkillRouteDeps): void {
         network: ctx.config.solana.network,
         baseUrl,
         skillUrl: `${baseUrl}/v1/skill/${encodeURIComponent(params.encoded)}`,
+        ...(hosted ? { hosted: hosted.link } : {}),
       });
       return { body, contentType: 'text/markdown; charset=utf-8' };
     },

@@ -153,7 +153,11 @@ function urlOf(raw: Record<string, unknown>, field: Field): string | null {
 }
 
 export function parseSession(encoded: string): CheckoutSession {
-  const raw = decodeSession(encoded);
+  return sessionFromFields(decodeSession(encoded));
+}
+
+/** The session of decoded fields (compact or long names), checked as an encoded one is. */
+export function sessionFromFields(raw: Record<string, unknown>): CheckoutSession {
   return {
     tokenMint: key(raw, 'tokenMint'),
     recipient: key(raw, 'recipient'),

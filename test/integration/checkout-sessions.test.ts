@@ -158,4 +158,18 @@ describe('checkout sessions: create, pay as a wallet, complete once, announced',
     expect(JSON.stringify(answer.body)).to.not.match(/at .*\.ts:\d+/);
     expect((await c.merchant('GET', `/v1/checkout/sessions/${id}`)).body.status).to.equal('open');
   });
+
+  it('the skill document of a hosted session renders its terms and links to its page; a payg session points to the page', async () => {
+    const { body: { id } } = await c.create({ trackingId: 'order-skill-1', requirement: c.deferred({ paymentFrequency: 'Custom:600', maxRenewals: 3 }) });
+    const res = await fetch(`${c.api.url}/v1/skill/${id}`);
+    expect(res.status).to.equal(200);
+    const doc = await res.text();
+    expect(doc).to.include(`\`${c.api.url}/checkout/${id}\``).and.include('## Pay in a browser').and.include('It can be paid once, until');
+    expect(doc).to.include('`0.001`').and.include('= `1000` base units').and.include('`Custom (every 600 s)`').and.include('`order-skill-1`');
+    const payg = (await c.create({ requirement: c.deferred({ scheme: 'x402://payg', amount: 100, paymentFrequency: undefined }) })).body.id;
+    const refused = await fetch(`${c.api.url}/v1/skill/${payg}`);
+    expect(refused.status).to.equal(400);
+    expect(((await refused.json()) as any).error).to.include(`/checkout/${payg}`);
+    expect((await fetch(`${c.api.url}/v1/skill/cs_${'b'.repeat(24)}`)).status).to.equal(404);
+  });
 });

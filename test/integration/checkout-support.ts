@@ -12,6 +12,7 @@ import { signDetached } from '../../infra/crypto/ed25519.js';
 import { registerApiKeyRoutes } from '../../commands/api-keys/routes.js';
 import { registerWebhookRoutes } from '../../commands/webhooks/routes.js';
 import { registerCheckout } from '../../src/app/checkout.js';
+import { registerSkillRoutes } from '../../queries/skill/routes.js';
 import { exactRealtimeAttachment } from '../../src/app/x402-exact.js';
 import { startTestApi, type TestApi } from '../support/app.js';
 import { startX402, type X402Harness } from './x402-harness.js';
@@ -42,7 +43,7 @@ export async function startCheckout(tag: string, extra: Record<string, string> =
   const clock = { now: () => Date.now() + offset };
   const h = await startX402(tag, { ADMIN_API_KEY: ADMIN, WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', ...extra });
   const api = await startTestApi(h.env, { ...h.overrides, ADMIN_API_KEY: ADMIN, WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', ...extra }, {
-    clock, modules: [registerApiKeyRoutes, registerWebhookRoutes, registerCheckout], attachments: [exactRealtimeAttachment()],
+    clock, modules: [registerApiKeyRoutes, registerWebhookRoutes, registerCheckout, registerSkillRoutes], attachments: [exactRealtimeAttachment()],
   });
   const gw = h.ln.fixtures.gateways[0]!;
   const jwt = (await api.node.keyRing.sign({ role: 'gateway', signer: gw.authority }, { subject: gw.address, expiresAt: Math.floor(Date.now() / 1000) + 3600 })).token;
