@@ -47,7 +47,9 @@ function lastPayments(s: Subscription): HTMLElement {
 export function subscriptionCard(s: Subscription, onAction: (s: Subscription, action: PolicyAction, button: HTMLButtonElement) => void): HTMLElement {
   const titleId = `sub-${s.address}`;
   const every = s.frequencySeconds ? ` every ${period(s.frequencySeconds)}` : '';
-  const due = s.nextPaymentDue !== null ? when(s.nextPaymentDue) : s.status === 'Paused' ? 'not while paused' : '—';
+  const due = s.status === 'Paused'
+    ? `not while paused${s.nextPaymentDue !== null ? `; on resume, the period due ${when(s.nextPaymentDue)} is charged` : ''}`
+    : when(s.nextPaymentDue);
   const buttons = actionsFor(s.status).map((action) => {
     const button = el('button', {
       type: 'button', className: action === 'cancel' ? 'danger' : 'secondary', text: LABEL[action],
