@@ -27,6 +27,10 @@ export interface LocalRedisCluster {
   replicasOf(port: number): Promise<number[]>;
   /** resolves once every slot is served, every node agrees the cluster is ok and every replica is in sync */
   waitHealthy(timeoutMs?: number): Promise<void>;
+  /** CLUSTER FAILOVER on a replica of the master serving `key`; resolves once that replica serves it. Returns its port. */
+  failoverOf(key: string): Promise<number>;
+  /** kill -9 of the master serving `key`; resolves once a replica serves it (the cluster's own failover). Returns the killed port. */
+  killMasterOf(key: string): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -115,6 +119,14 @@ async function clusterOk(port: number): Promise<boolean> {
   }
 }
 
+async function until(probe: () => Promise<boolean>, what: string, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await probe().catch(() => false))) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 export async function startRedisCluster(o: RedisClusterOptions): Promise<LocalRedisCluster> {
   const ports = o.ports ? [...o.ports] : await freeClusterPorts(6);
   if (ports.length !== 6) throw new Error('a local Redis Cluster takes six ports');
@@ -127,7 +139,7 @@ export async function startRedisCluster(o: RedisClusterOptions): Promise<LocalRe
       name: `redis-${port}`, command: 'redis-server', logFile: path.join(o.dir, `redis-${port}.log`), cwd: dir,
       env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin' }, restart: false,
       args: ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--cluster-enabled', 'yes',
-        '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', String(o.nodeTimeoutMs ?? 2000),
+        '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', String(o.nodeTimeoutMs ?? 5000),
         '--appendonly', 'yes', '--appendfsync', o.appendfsync ?? 'everysec', '--save', '', '--daemonize', 'no', '--maxclients', '10000'],
     }));
   }
@@ -162,6 +174,27 @@ export async function startRedisCluster(o: RedisClusterOptions): Promise<LocalRe
           if (Date.now() > deadline) throw new Error(`Redis Cluster not healthy after ${timeoutMs} ms`);
           await new Promise((r) => setTimeout(r, 200));
         }
+      },
+      async failoverOf(key) {
+        const master = await c.masterOf(key);
+        const [replica] = await c.replicasOf(master);
+        if (replica === undefined) throw new Error(`master ${master} has no replica`);
+        const r = new Redis({ port: replica, host: '127.0.0.1', maxRetriesPerRequest: 1 });
+        try {
+          await r.call('CLUSTER', 'FAILOVER');
+        } finally {
+          r.disconnect();
+        }
+        await until(async () => (await c.masterOf(key)) === replica, `replica ${replica} to serve ${key}`);
+        await c.waitHealthy();
+        return replica;
+      },
+      async killMasterOf(key) {
+        const master = await c.masterOf(key);
+        procs.get(master)!.signal('SIGKILL');
+        await until(async () => (await c.masterOf(key)) !== master, `a replica to take over from ${master}`);
+        await c.waitHealthy();
+        return master;
       },
     };
     await c.waitHealthy(60_000);
