@@ -15,6 +15,7 @@ import { registerX402Routes } from '../../commands/x402/routes.js';
 import { registerMerchantViewRoutes } from '../../queries/merchant/view-routes.js';
 import { registerDashboardRoutes } from '../../queries/dashboard/routes.js';
 import { registerCheckoutPage } from '../../infra/http/web-pages.js';
+import { registerAccountPage } from '../../infra/http/account-page.js';
 import { registerSchedulerRoutes } from '../../commands/scheduler/routes.js';
 import { registerFacilitatorRoutes } from '../../commands/x402/facilitator/routes.js';
 import { registerApiKeyRoutes } from '../../commands/api-keys/routes.js';
@@ -51,5 +52,6 @@ export const ROUTE_MODULES: readonly RouteModule[] = [
   registerMcpRoutes,
   registerPayerAccountRoutes,
   registerMeRoutes,
+  registerAccountPage,
   registerCheckout,
 ];
