@@ -20,6 +20,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   settlement: async () => (await import('./settlement.js')).benchSettlement(),
   archive: async () => (await import('./archive.js')).benchArchive(),
   mcp: async () => (await import('./mcp.js')).benchMcp(),
+  checkout: async () => (await import('./checkout.js')).benchCheckout(),
 };
 
 const only = process.argv.slice(2);
