@@ -5,7 +5,7 @@ SHELL := /bin/bash
 NODE_BIN := node_modules/.bin
 export PATH := $(CURDIR)/$(NODE_BIN):$(PATH)
 
-.PHONY: start test install build services typecheck lint circular unit integration e2e bench cluster soak clean
+.PHONY: start test install build services typecheck lint circular unit integration e2e bench cluster soak images compose-test clean
 
 node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund
@@ -64,6 +64,15 @@ soak: build
 	node --import tsx test/soak/runs.ts
 	@bash infra/scripts/services-up.sh
 	node --import tsx test/soak/money-model.ts
+
+# The container images (infra/deploy/images.sh: the base images too when no registry answers),
+# and the whole stack of infra/deploy/compose.yaml proven on this machine (docs/deploy.md).
+# Both need a Docker engine; neither is part of `make test`.
+images:
+	@bash infra/deploy/images.sh
+
+compose-test: install
+	@bash test/compose/compose-test.sh
 
 clean:
 	rm -rf dist
