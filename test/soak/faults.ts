@@ -2,12 +2,14 @@
  * The faults of the soak, one at a time, spread over the workload by its progress (the
  * k-th of n faults fires when the chain has emitted k/(n+1) of the planned events, so the
  * schedule holds whatever rate the localnet reaches): kill -9 of every role process in
- * turn (the supervisor restarts it, as an orchestrator would), a Redis restart and a
- * PostgreSQL restart, and the scheduler once more. Each fault's window runs from the fault until a few seconds after
- * the process is back.
+ * turn (the supervisor restarts it, as an orchestrator would), a Redis restart (on a Redis
+ * Cluster: a failover and a master killed, ./redis-cluster.ts), a PostgreSQL restart, and
+ * the scheduler once more. Each fault's window runs from the fault until a few seconds
+ * after the process is back.
  */
 import type { Cluster } from '../../infra/cluster/cluster.js';
 import type { PrivateServices } from './services.js';
+import { redisClusterFaults, soakPrefix } from './redis-cluster.js';
 
 export interface Fault { name: string; run(): Promise<void> }
 export interface FaultWindow { name: string; from: number; recovered: number; to: number }
@@ -34,7 +36,9 @@ export function faultPlan(cluster: Cluster, services: PrivateServices): Fault[] 
   const schedulers = roles.filter((n) => n.startsWith('scheduler'));
   return [
     ...roles.map((n) => killAndWait(cluster, n)),
-    { name: 'restart Redis', run: () => services.restartRedis() },
+    ...(cluster.redisCluster
+      ? redisClusterFaults(cluster.redisCluster, `${soakPrefix(cluster)}events`)
+      : [{ name: 'restart Redis', run: () => services.restartRedis() }]),
     { name: 'restart PostgreSQL (primary)', run: () => services.restartPostgres() },
     ...schedulers.map((n) => killAndWait(cluster, n)),
   ];

@@ -40,9 +40,9 @@ export function startCpuHog(): { what: string; stop(): void } {
 }
 
 /** The operators' reconciliation over every served gateway, everything since the chain began; usage in no charge counts as lost at once. */
-export async function reconciliationCheck(db: Db, redis: Redis, rpcUrl: string): Promise<Check> {
+export async function reconciliationCheck(db: Db, redis: Redis, rpcUrl: string, redisPrefix = 'tributary:'): Promise<Check> {
   const r = await reconcile({
-    db, redis, redisPrefix: 'tributary:', chain: { rpc: createRpcClient({ url: rpcUrl, timeoutMs: 30_000 }), programId: PROGRAM_ID, commitment: 'confirmed' },
+    db, redis, redisPrefix, chain: { rpc: createRpcClient({ url: rpcUrl, timeoutMs: 30_000 }), programId: PROGRAM_ID, commitment: 'confirmed' },
     nowMs: () => Date.now(), unsettledBoundMs: 0,
   }, { since: 0 });
   const n = r.differences.length;

@@ -12,7 +12,6 @@
  */
 import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { Redis } from 'ioredis';
 import { startCluster, type Cluster } from '../../infra/cluster/cluster.js';
 import { cliCommand, repoRoot } from '../../infra/cluster/main.js';
 import { deriveActors } from '../../infra/localnet/genesis.js';
@@ -28,6 +27,7 @@ import { registerWebhook, startLedgerReceiver, type LedgerReceiver } from './web
 import { faultPlan, runFaults } from './faults.js';
 import { archiveCheck, paymentKinds, paymentsByTrackingId, readModelChecks, socketCheck, socketMissing, webhookCheck, type Check } from './checks.js';
 import { printReport } from './report.js';
+import { SOAK_PREFIX, soakPrefix, soakRedis } from './redis-cluster.js';
 import { startSettlementLoad, type SettlementLoad } from './settlement-load.js';
 import { paygCheck, scheduleCheck, dueLeft, inDoubtLeft, unsettledLeft } from './settlement-checks.js';
 import { readPolicies, recordsByPolicy, servedPolicies } from './settlement-chain.js';
@@ -45,7 +45,7 @@ const S = {
   stallSeconds: int('SOAK_STALL_SECONDS', 90), seed: env['SOAK_SEED'] ?? 'soak', keepData: env['SOAK_KEEP_DATA'] === '1',
   subPeriod: int('SOAK_SUB_PERIOD', 30), subscriptions: int('SOAK_SUBSCRIPTIONS', 4), paygPolicies: int('SOAK_PAYG_POLICIES', 2),
   paygRate: int('SOAK_PAYG_RATE', 10), paygPeriod: int('SOAK_PAYG_PERIOD', 60), settleSeconds: int('SOAK_SETTLE_SECONDS', 60),
-  faults: env['SOAK_LOCALNET_FAULTS'] ?? 'all', cpuHog: env['SOAK_CPU_HOG'] === '1',
+  faults: env['SOAK_LOCALNET_FAULTS'] ?? 'all', cpuHog: env['SOAK_CPU_HOG'] === '1', redisCluster: env['SOAK_REDIS_CLUSTER'] === '1',
 };
 const PAYG_PRICE = 10_000n;
 const SCHEDULER_LEASE_MS = 5_000;
@@ -128,7 +128,7 @@ async function main(): Promise<number> {
     await cluster?.stop().catch(() => undefined);
     await services?.stop().catch(() => undefined);
     for (const r of receivers) await r.close();
-    if (!S.keepData) for (const d of ['pg-primary', 'replica', 'redis']) rmSync(path.join(runDir, d), { recursive: true, force: true });
+    if (!S.keepData) for (const d of ['pg-primary', 'replica', 'redis', 'redis-cluster']) rmSync(path.join(runDir, d), { recursive: true, force: true });
   };
   process.once('SIGINT', () => { log('SIGINT: stopping'); void cleanup().then(() => process.exit(130)); });
 
@@ -140,7 +140,7 @@ async function main(): Promise<number> {
     const apiBasePort = await listenPorts(2);
     const roleEnv: Record<string, string> = {
       PATH: env['PATH'] ?? '/usr/bin:/bin', HOME: env['HOME'] ?? '/root',
-      DATABASE_URL: services.databaseUrl, REDIS_URL: services.redisUrl, REDIS_PREFIX: 'tributary:', ADMIN_API_KEY: ADMIN,
+      DATABASE_URL: services.databaseUrl, REDIS_URL: services.redisUrl, REDIS_PREFIX: SOAK_PREFIX, ADMIN_API_KEY: ADMIN,
       LOG_LEVEL: 'warn', TRIBUTARY_DEV_MODE: 'true', SOLANA_CLUSTER: 'localnet', LOCALNET_PORT: String(lnPort), LOCALNET_SEED: S.seed,
       LOCALNET_FIXTURES: path.join(runDir, 'fixtures.json'), WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
       WEBHOOK_RETRY_DELAYS_MS: '500,1000,2000', WEBHOOK_SLOW_SCHEDULE_MS: '3000,5000,10000,20000,30000,60000',
@@ -159,9 +159,9 @@ async function main(): Promise<number> {
     };
     cluster = await startCluster({
       root, runDir, host: '127.0.0.1', port, apiBasePort, cli: cliCommand(root, env['SOAK_CLI']), env: roleEnv, log,
-      counts: { indexer: 0, scheduler: 0 }, replicaPort: await listenPorts(), accessLog: false,
+      counts: { indexer: 0, scheduler: 0 }, replicaPort: await listenPorts(), accessLog: false, ...(S.redisCluster ? { redisCluster: {} } : {}),
     });
-    log(`cluster up: ${cluster.url} -> ${cluster.apiUrls.join(', ')}`);
+    log(`cluster up: ${cluster.url} -> ${cluster.apiUrls.join(', ')}${cluster.redisCluster ? `; Redis Cluster ${cluster.redisCluster.nodes.join(',')}` : ''}`);
 
     const gateways = deriveActors(S.seed).gateways;
     for (const g of gateways) {
@@ -177,8 +177,8 @@ async function main(): Promise<number> {
     log(`${clients.connected()} clients connected, following ${new Set(ids).size} trackingIds`);
 
     const db = createDb(services.databaseUrl, 4, 'soak-check');
-    const redis = new Redis(services.redisUrl);
-    redis.on('error', () => undefined); // Redis is restarted on purpose
+    const redis = soakRedis(cluster, services.redisUrl);
+    const stream = `${soakPrefix(cluster)}events`;
     const archived = async () => Number((await db.selectFrom('events').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow()).n);
     const load = startReadLoad(cluster.url, readRequests(ids, gateways.map((g) => g.address.toBase58())), { connections: S.readConnections, rate: S.readRate });
     // the workload starts once the settlement traffic is paid for: under the workload a loaded
@@ -274,8 +274,8 @@ async function main(): Promise<number> {
     await drain('the archive', async () => Math.max(0, ledger.length - await archived()));
     // end to end: from the chain's first event until the archive held the last one
     const ingested = ledger.length / Math.max(1, (Date.now() - first.t) / 1000);
-    await drain('every consumer group', async () => (await groupInfo(redis, 'tributary:events')).reduce((a, g) => a + g.pending + (g.lag ?? 0), 0),
-      async () => (await groupInfo(redis, 'tributary:events')).filter((g) => g.pending + (g.lag ?? 0) > 0)
+    await drain('every consumer group', async () => (await groupInfo(redis, stream)).reduce((a, g) => a + g.pending + (g.lag ?? 0), 0),
+      async () => (await groupInfo(redis, stream)).filter((g) => g.pending + (g.lag ?? 0) > 0)
         .map((g) => `${g.name} pending ${g.pending} lag ${g.lag} consumers ${g.consumers} last-delivered ${g.lastDeliveredId}`).join('; '));
     await drain('the outbox', async () => Number((await db.selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll<string>().as('n')).where('status', '<>', 'delivered').executeTakeFirstOrThrow()).n));
     await drain('the sockets', async () => socketMissing(clients!.clients, expected).missing);
@@ -299,7 +299,7 @@ async function main(): Promise<number> {
       addressReuseCheck(ledger, modelChecks.find((c) => c.name.includes('merchant'))?.ok),
       sched.check,
       await paygCheck(db, { records, paygPolicies: load402.payg, calls: load402.calls, price: PAYG_PRICE, lost: load402.lost, faults: [...windows, ...stalls] }),
-      await reconciliationCheck(db, redis, rpcUrl).catch((err: Error) => ({ name: 'reconciliation: no difference', ok: false, detail: `did not run: ${err.message}` })),
+      await reconciliationCheck(db, redis, rpcUrl, soakPrefix(cluster)).catch((err: Error) => ({ name: 'reconciliation: no difference', ok: false, detail: `did not run: ${err.message}` })),
     ];
     printReport({
       settings: S, ledger: ledger.length, achieved, ingested, reads, windows: windows.map((w) => ({ ...w, stats: load.window(w.from, w.to) })),
