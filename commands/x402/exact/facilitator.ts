@@ -26,7 +26,7 @@
  * - the payment as the service's event `x402.payment.settled` (settled-event.ts).
  */
 import type { Redis } from 'ioredis';
-import { getCompiledTransactionMessageDecoder, type Address } from '@solana/kit';
+import { getCompiledTransactionMessageDecoder } from '@solana/kit';
 import type { Network, PaymentPayload, PaymentRequirements, SettleResponse, SupportedKind, VerifyResponse } from '@x402/core/types';
 import {
   assertFeePayerIsolated, decodeTransactionFromPayload, getTokenPayerFromTransaction, MEMO_PROGRAM_ADDRESS, SOLANA_DEVNET_CAIP2, SOLANA_MAINNET_CAIP2,
@@ -45,8 +45,8 @@ import { recordSettled } from './settled-event.js';
 import {
   claimServed, claimSettlement, markFailedOnChain, pendingStore, readSettlement, releaseUnsent, sentRecorder, type SettlementFacts,
 } from './settlements.js';
-import { createServiceSvmSigner, signatureOfWire } from './svm-signer.js';
-import { blockhashValid, send, status } from '../../../infra/solana/sender.js';
+import { neverLands, resendWhileItCanLand, type Decoded } from './in-doubt.js';
+import { createServiceSvmSigner } from './svm-signer.js';
 
 /** The wire's reasons (the package's own strings where it has one). */
 export const REASONS = {
@@ -126,8 +126,6 @@ const toStored = (a: SettleResponse): SettledResult => ({
 });
 const fromStored = (s: SettledResult): SettleResponse => JSON.parse(Buffer.from(s.paymentResponse, 'base64').toString('utf8')) as SettleResponse;
 
-type Decoded = ReturnType<typeof decodeTransactionFromPayload>;
-
 /** No payer rather than an empty one (the package answers "" when it has none). */
 function withPayer<T extends { payer?: string }>(a: T): T {
   if (a.payer !== '') return a;
@@ -143,16 +141,42 @@ function memoOf(tx: Decoded): string | null {
   return null;
 }
 
-export function createExactFacilitator(deps: ExactFacilitatorDeps): ExactFacilitator {
-  const { db, settings } = deps;
-  const idem = createIdempotency({
-    redis: deps.redis, keyPrefix: `${deps.keyPrefix}exact:`, leaseMs: settings.confirmTimeoutMs + 15_000, ttlSeconds: settings.idempotencyTtlSeconds,
-  });
-  const store = pendingStore(db);
-  const offered = EXACT_NETWORKS.includes(deps.network);
-  let cached: { at: number; scheme: Promise<{ scheme: ExactSvmScheme; signer: FacilitatorSvmSigner; addresses: string[] }> } | undefined;
+/** The checks the package does not make; undefined when they pass. */
+async function preChecks(network: string, payload: PaymentPayload, r: PaymentRequirements): Promise<{ reason: string; message?: string; tx?: Decoded } | { tx: Decoded; reason?: undefined }> {
+  if (!EXACT_NETWORKS.includes(network)) return { reason: REASONS.networkMismatch, message: `exact is offered on public Solana networks only; this service runs on ${network}` };
+  if (r.network !== network || payload.accepted?.network !== r.network) return { reason: REASONS.networkMismatch, message: `this facilitator settles exact on ${network}` };
+  let tx: Decoded;
+  try {
+    tx = decodeTransactionFromPayload(payload.payload as { transaction: string });
+  } catch {
+    return { reason: REASONS.undecodable };
+  }
+  const feePayer = r.extra?.['feePayer'];
+  if (typeof feePayer === 'string') {
+    try {
+      await assertFeePayerIsolated(tx, feePayer);
+    } catch (err) {
+      return { reason: REASONS.notIsolated, message: (err as Error).message, tx };
+    }
+  }
+  return { tx };
+}
 
-  const schemeNow = () => {
+function factsOf(tx: Decoded, payload: PaymentPayload, r: PaymentRequirements, caller: ExactCaller): SettlementFacts {
+  const memo = typeof r.extra?.['memo'] === 'string' ? r.extra['memo'] : memoOf(tx);
+  return {
+    messageHash: transactionMessageHash(tx), network: r.network, gateway: caller.gateway, feePayer: typeof r.extra?.['feePayer'] === 'string' ? r.extra['feePayer'] : '',
+    payer: getTokenPayerFromTransaction(tx) ?? '', payTo: r.payTo, asset: r.asset, amount: r.amount, resource: payload.resource?.url ?? null, memo,
+  };
+}
+
+type PackageScheme = { scheme: ExactSvmScheme; signer: FacilitatorSvmSigner; addresses: string[] };
+
+/** The package's scheme on the fee payer keys read at most keyCacheMs ago (a rotation on another node shows then). */
+function keyedScheme(deps: ExactFacilitatorDeps, store: ReturnType<typeof pendingStore>): () => Promise<PackageScheme> {
+  const { db, settings } = deps;
+  let cached: { at: number; scheme: Promise<PackageScheme> } | undefined;
+  return () => {
     const now = deps.clock.now();
     if (cached && now - cached.at < settings.keyCacheMs) return cached.scheme;
     const scheme = (async () => {
@@ -173,63 +197,15 @@ export function createExactFacilitator(deps: ExactFacilitatorDeps): ExactFacilit
     scheme.catch(() => { if (cached?.scheme === scheme) cached = undefined; });
     return scheme;
   };
+}
 
-  /** The checks the package does not make; undefined when they pass. */
-  async function preChecks(payload: PaymentPayload, r: PaymentRequirements): Promise<{ reason: string; message?: string; tx?: Decoded } | { tx: Decoded; reason?: undefined }> {
-    if (!offered) return { reason: REASONS.networkMismatch, message: `exact is offered on public Solana networks only; this service runs on ${deps.network}` };
-    if (r.network !== deps.network || payload.accepted?.network !== r.network) return { reason: REASONS.networkMismatch, message: `this facilitator settles exact on ${deps.network}` };
-    let tx: Decoded;
-    try {
-      tx = decodeTransactionFromPayload(payload.payload as { transaction: string });
-    } catch {
-      return { reason: REASONS.undecodable };
-    }
-    const feePayer = r.extra?.['feePayer'];
-    if (typeof feePayer === 'string') {
-      try {
-        await assertFeePayerIsolated(tx, feePayer);
-      } catch (err) {
-        return { reason: REASONS.notIsolated, message: (err as Error).message, tx };
-      }
-    }
-    return { tx };
-  }
-
-  function factsOf(tx: Decoded, payload: PaymentPayload, r: PaymentRequirements, caller: ExactCaller): SettlementFacts {
-    const memo = typeof r.extra?.['memo'] === 'string' ? r.extra['memo'] : memoOf(tx);
-    return {
-      messageHash: transactionMessageHash(tx), network: r.network, gateway: caller.gateway, feePayer: typeof r.extra?.['feePayer'] === 'string' ? r.extra['feePayer'] : '',
-      payer: getTokenPayerFromTransaction(tx) ?? '', payTo: r.payTo, asset: r.asset, amount: r.amount, resource: payload.resource?.url ?? null, memo,
-    };
-  }
-
-  /**
-   * A recorded signature the chain has no status for while its blockhash is still valid:
-   * its send may never have reached a leader, so the same bytes go again (the fee payer's
-   * signature of the message is deterministic; the chain lands one signature at most once).
-   * Any other fate is left to the package's re-confirmation.
-   */
-  async function resendWhileItCanLand(tx: Decoded, wire: string, r: PaymentRequirements, signature: string): Promise<void> {
-    const io = { rpc: deps.rpc, commitment: deps.commitment };
-    if ((await status(io, signature, { history: true })).kind !== 'unseen') return;
-    const { lifetimeToken } = getCompiledTransactionMessageDecoder().decode(tx.messageBytes);
-    if ((await blockhashValid(io, lifetimeToken)) !== true) return;
-    const { signer } = await schemeNow();
-    const signed = await signer.signTransaction(wire, String(r.extra['feePayer']) as Address, r.network);
-    if (signatureOfWire(signed).signature === signature) await send(io, signed);
-  }
-
-  /**
-   * A recorded signature that can never land: its blockhash expired, read FIRST (a status
-   * read first could miss a landing that happens before the expiry is read), and no status
-   * for it even with the history searched.
-   */
-  async function neverLands(tx: Decoded, signature: string): Promise<boolean> {
-    const io = { rpc: deps.rpc, commitment: deps.commitment };
-    const { lifetimeToken } = getCompiledTransactionMessageDecoder().decode(tx.messageBytes);
-    if ((await blockhashValid(io, lifetimeToken)) !== false) return false;
-    return (await status(io, signature, { history: true })).kind === 'unseen';
-  }
+export function createExactFacilitator(deps: ExactFacilitatorDeps): ExactFacilitator {
+  const { db, settings } = deps;
+  const idem = createIdempotency({
+    redis: deps.redis, keyPrefix: `${deps.keyPrefix}exact:`, leaseMs: settings.confirmTimeoutMs + 15_000, ttlSeconds: settings.idempotencyTtlSeconds,
+  });
+  const schemeNow = keyedScheme(deps, pendingStore(db));
+  const io = { rpc: deps.rpc, commitment: deps.commitment };
 
   async function settleOwned(payload: PaymentPayload, r: PaymentRequirements, tx: Decoded, f: SettlementFacts): Promise<SettledResult> {
     const row = await readSettlement(db, f.messageHash);
@@ -237,14 +213,17 @@ export function createExactFacilitator(deps: ExactFacilitatorDeps): ExactFacilit
     if (row?.state === 'failed' && row.signature !== null && row.answer) throw new Unstored(row.answer);
     // a recorded signature is re-confirmed by the package (its pending store), never signed anew
     if (!row || row.signature === null) await claimSettlement(db, f, deps.clock.now());
-    else if (await neverLands(tx, row.signature)) {
+    else if (await neverLands(io, tx, row.signature)) {
       const answer: SettleResponse = {
         success: false, errorReason: REASONS.expired, errorMessage: 'the transaction expired without landing: nothing was taken; sign a new payment',
         transaction: row.signature, network: r.network,
       };
       await markFailedOnChain(db, f.messageHash, answer);
       throw new Unstored(answer);
-    } else await resendWhileItCanLand(tx, (payload.payload as { transaction: string }).transaction, r, row.signature);
+    } else {
+      const wire = (payload.payload as { transaction: string }).transaction;
+      await resendWhileItCanLand(io, async () => (await schemeNow()).signer, tx, wire, r, row.signature);
+    }
     const { scheme } = await schemeNow();
     const answer = await scheme.settle(payload, r);
     if (answer.success) {
@@ -259,14 +238,14 @@ export function createExactFacilitator(deps: ExactFacilitatorDeps): ExactFacilit
 
   return {
     async supportedKind(network) {
-      if (!offered || network !== deps.network) return undefined;
+      if (!EXACT_NETWORKS.includes(deps.network) || network !== deps.network) return undefined;
       const { addresses } = await schemeNow();
       const feePayer = addresses[0] ?? '';
       return { kind: { x402Version: 2, scheme: 'exact', network: network as Network, extra: { feePayer } }, signers: addresses };
     },
 
     async verify(payload, r) {
-      const pre = await preChecks(payload, r);
+      const pre = await preChecks(deps.network, payload, r);
       if (pre.reason !== undefined) return { isValid: false, invalidReason: pre.reason, ...(pre.message ? { invalidMessage: pre.message } : {}) };
       const row = await readSettlement(db, transactionMessageHash(pre.tx));
       if (row && (row.state === 'settled' || row.signature !== null)) {
@@ -279,7 +258,7 @@ export function createExactFacilitator(deps: ExactFacilitatorDeps): ExactFacilit
     serveOnce: (transaction) => claimServed(db, transaction),
 
     async settle(payload, r, caller) {
-      const pre = await preChecks(payload, r);
+      const pre = await preChecks(deps.network, payload, r);
       if (pre.reason !== undefined) return { success: false, errorReason: pre.reason, ...(pre.message ? { errorMessage: pre.message } : {}), transaction: '', network: r.network };
       const f = factsOf(pre.tx, payload, r, caller);
       try {
