@@ -93,7 +93,7 @@ describe('x402 exact: a signature in doubt is confirmed or its same bytes sent a
     expect(w.dn.tokenBalance(payer.address, DEVNET_USDC)).to.equal(before - 1_250_000n);
   });
 
-  it('a send lost on its way whose blockhash then expires: failed as expired, nothing taken, never sent again; a new payment settles', async () => {
+  it('a send lost on its way whose blockhash then expires: failed as expired (settle and verify say so), nothing taken, never sent again; a new payment settles', async () => {
     const payer = w.dn.fund('payer-expired');
     const r = w.requirements();
     const { payment, sent, before, pending } = await droppedSend(payer, r);
@@ -105,6 +105,11 @@ describe('x402 exact: a signature in doubt is confirmed or its same bytes sent a
     expect(expired, JSON.stringify(expired)).to.deep.include({ success: false, errorReason: 'invalid_exact_svm_transaction_expired', transaction: pending.transaction });
     const again = await w.facilitator.settle(payment, r, { gateway: w.merchant.address });
     expect(again).to.deep.include({ success: false, errorReason: 'invalid_exact_svm_transaction_expired' });
+    // /verify says why, as settle does: an expired payment is no duplicate of one settled or in flight
+    const verified = await w.facilitator.verify(payment, r);
+    expect(verified, JSON.stringify(verified)).to.deep.include({
+      isValid: false, invalidReason: 'invalid_exact_svm_transaction_expired', invalidMessage: expired.errorMessage, payer: payer.address,
+    });
     expect(w.sends.length - sent, 'the lost send only').to.equal(1);
     expect(w.dn.tokenBalance(payer.address, DEVNET_USDC), 'nothing taken').to.equal(before);
 

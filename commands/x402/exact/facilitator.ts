@@ -248,8 +248,14 @@ export function createExactFacilitator(deps: ExactFacilitatorDeps): ExactFacilit
       const pre = await preChecks(deps.network, payload, r);
       if (pre.reason !== undefined) return { isValid: false, invalidReason: pre.reason, ...(pre.message ? { invalidMessage: pre.message } : {}) };
       const row = await readSettlement(db, transactionMessageHash(pre.tx));
+      const payer = getTokenPayerFromTransaction(pre.tx) ?? '';
+      // failed for good (on chain, or expired without landing): why, as settle answers it
+      if (row?.state === 'failed' && row.signature !== null && row.answer) {
+        const { errorReason, errorMessage } = row.answer;
+        return withPayer({ isValid: false, invalidReason: errorReason ?? REASONS.failed, ...(errorMessage ? { invalidMessage: errorMessage } : {}), payer });
+      }
       if (row && (row.state === 'settled' || row.signature !== null)) {
-        return withPayer({ isValid: false, invalidReason: REASONS.duplicate, invalidMessage: 'this transaction was settled already (or is being settled)', payer: getTokenPayerFromTransaction(pre.tx) ?? '' });
+        return withPayer({ isValid: false, invalidReason: REASONS.duplicate, invalidMessage: 'this transaction was settled already (or is being settled)', payer });
       }
       const { scheme } = await schemeNow();
       return withPayer(await scheme.verify(payload, r));
