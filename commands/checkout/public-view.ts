@@ -63,15 +63,16 @@ function scheduleOf(r: PaymentRequirement, money: (u: bigint) => Money): Schedul
   }
 }
 
-export async function publicView(deps: PublicDeps, row: SessionRow, now: Date): Promise<PublicView> {
-  const r = requirementOf(storedOf(row), deps.requirements);
+/** What paying `r` costs now: the amount, how often, the fees as the program takes them, the first charge. */
+export type Quote = Pick<PublicView, 'payee' | 'scheme' | 'network' | 'tokenMint' | 'currency' | 'decimals' | 'amount' | 'schedule' | 'fees' | 'firstCharge' | 'programPaused'>;
+
+export async function quoteOf(deps: PublicDeps, r: PaymentRequirement): Promise<Quote> {
   const [decimals, terms] = await Promise.all([deps.amounts.decimals(r.tokenMint), readFeeTerms(deps.fees, r)]);
   const money = (u: bigint): Money => ({ baseUnits: u.toString(), ui: deps.amounts.formatBaseUnits(u, decimals) });
   const split = terms ? splitFees(r.amount, terms) : undefined;
   const chargedNow = r.scheme === 'deferred' || r.scheme === 'x402://prepaid';
-  const status = statusAt(row, now);
   return {
-    id: row.id, status, label: row.label, payee: { recipient: r.recipient, gateway: r.gateway },
+    payee: { recipient: r.recipient, gateway: r.gateway },
     scheme: r.scheme, network: r.network, tokenMint: r.tokenMint, currency: r.currency, decimals, amount: money(r.amount),
     schedule: scheduleOf(r, money),
     fees: terms && split ? {
@@ -80,7 +81,14 @@ export async function publicView(deps: PublicDeps, row: SessionRow, now: Date): 
     } : null,
     firstCharge: chargedNow ? { amount: money(split?.payerPays ?? r.amount), at: 'on confirmation' } : null,
     programPaused: terms?.programPaused ?? false,
-    expiresAt: row.expires_at.toISOString(), cancelUrl: row.cancel_url,
+  };
+}
+
+export async function publicView(deps: PublicDeps, row: SessionRow, now: Date): Promise<PublicView> {
+  const quote = await quoteOf(deps, requirementOf(storedOf(row), deps.requirements));
+  const status = statusAt(row, now);
+  return {
+    id: row.id, status, label: row.label, ...quote, expiresAt: row.expires_at.toISOString(), cancelUrl: row.cancel_url,
     ...(status === 'complete' ? { successUrl: row.success_url } : {}),
   };
 }

@@ -70,11 +70,11 @@ export function acceptedOf(s: StoredRequirement, ctx: RequirementContext, nowSec
 
 /**
  * The body's requirement, checked: 400 when it is no requirement the engine would sell,
- * 403 when its gateway is not the caller's. `resource` is the session page's URL, the
- * resource when the entry names none (the payer's proof signs it).
+ * 403 when its gateway is not the caller's (undefined: a quote, anyone's). `resource` is
+ * the session page's URL, the resource when the entry names none (the payer's proof signs it).
  */
 export async function parseRequirement(
-  raw: Record<string, unknown>, callerGateway: string, resource: string, ctx: RequirementContext, amounts: MintAmounts,
+  raw: Record<string, unknown>, callerGateway: string | undefined, resource: string, ctx: RequirementContext, amounts: MintAmounts,
 ): Promise<{ stored: StoredRequirement; requirement: PaymentRequirement }> {
   const input: Record<string, unknown> = {};
   const kept: Record<string, unknown> = {};
@@ -102,7 +102,7 @@ export async function parseRequirement(
     if (err instanceof RequirementError) throw invalid(err.message);
     throw err;
   }
-  if (requirement.gateway !== callerGateway) throw forbidden(`the requirement's gateway ${requirement.gateway} is not the caller's (${callerGateway})`);
+  if (callerGateway !== undefined && requirement.gateway !== callerGateway) throw forbidden(`the requirement's gateway ${requirement.gateway} is not the caller's (${callerGateway})`);
   if (requirement.amount > BigInt(Number.MAX_SAFE_INTEGER)) throw invalid('requirement.amount exceeds 2^53 - 1 base units');
   // the mint must exist on this chain, as the payer's transaction needs it
   await decimals();

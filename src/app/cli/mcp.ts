@@ -10,10 +10,9 @@ import type { ExtraCommand } from './command.js';
 import { loadConfigOrExit } from './process.js';
 import { buildContext, closeContext } from '../build-context.js';
 import { REDACT_PATHS } from '../../../infra/log/logger.js';
-import { createRpcClient } from '../../../infra/solana/rpc-client.js';
-import { createKeyRing } from '../../../infra/signing-keys/key-ring.js';
 import { createPaymentEngine } from '../../../commands/x402/engine.js';
-import { x402DepsOf } from '../x402-deps.js';
+import { buildNode } from '../node.js';
+import { mintAmountsOf } from '../checkout.js';
 import { createTributaryMcpServer } from '../mcp/server.js';
 
 export const mcpCommand: ExtraCommand = {
@@ -23,10 +22,12 @@ export const mcpCommand: ExtraCommand = {
     const config = loadConfigOrExit(env);
     const logger = pino({ level: config.logLevel, name: 'mcp', redact: { paths: REDACT_PATHS, censor: '[redacted]' } }, pino.destination(2));
     const ctx = buildContext(config, logger, 'mcp');
-    const { solana } = config;
-    const keyRing = createKeyRing(ctx);
-    const engine = createPaymentEngine(x402DepsOf(ctx, createRpcClient({ url: solana.rpcUrl, timeoutMs: solana.rpcTimeoutMs }), keyRing));
-    const server = createTributaryMcpServer({ dbRead: ctx.dbRead, logger, clock: ctx.clock, config, engine });
+    const node = buildNode(ctx);
+    const keyRing = node.keyRing;
+    const engine = createPaymentEngine(node.x402);
+    // create_checkout_session acts for the gateway of this API key (there is no request header on stdio)
+    const checkout = { ...node, amounts: mintAmountsOf(node), apiKey: env['TRIBUTARY_API_KEY'] };
+    const server = createTributaryMcpServer({ dbRead: ctx.dbRead, logger, clock: ctx.clock, config, engine, checkout });
     let stopping = false;
     const stop = async () => {
       if (stopping) return;

@@ -12,6 +12,7 @@ import type { Api } from '../../../infra/http/routes.js';
 import { createPaymentEngine } from '../../../commands/x402/engine.js';
 import type { AppNode } from '../node.js';
 import { createTributaryMcpServer, type McpDeps } from './server.js';
+import { mintAmountsOf } from '../checkout.js';
 
 export const MCP_PATH = '/mcp';
 
@@ -47,7 +48,10 @@ const notAllowed: RequestHandler = (_req, res) => {
 
 export function registerMcpRoutes(api: Api, node: AppNode): void {
   if (!node.config.mcp.enabled) return;
-  const deps: McpDeps = { dbRead: node.dbRead, logger: node.logger, clock: node.clock, config: node.config, engine: createPaymentEngine(node.x402) };
+  const deps: McpDeps = {
+    dbRead: node.dbRead, logger: node.logger, clock: node.clock, config: node.config, engine: createPaymentEngine(node.x402),
+    checkout: { ...node, amounts: mintAmountsOf(node) },
+  };
   const responses = { 200: { description: 'the JSON-RPC answer' }, 400: { description: 'not a JSON-RPC request' }, 406: { description: 'Accept must name application/json and text/event-stream' } };
   api.route({ method: 'post', path: MCP_PATH, summary: 'MCP (Streamable HTTP): tools for agents, paid tools over x402', description: DESCRIPTION, tags: ['mcp'], before: [mcpHandler(deps)], responses, handler: async () => undefined });
   for (const method of ['get', 'delete'] as const) {

@@ -33,7 +33,7 @@ const page = (max: number) => ({
 });
 
 /** JSON as the tool's text and structured answer. */
-function answer(value: Record<string, unknown>): CallToolResult {
+export function answer(value: Record<string, unknown>): CallToolResult {
   return { content: [{ type: 'text', text: JSON.stringify(value) }], structuredContent: value };
 }
 
@@ -42,10 +42,10 @@ function toolError(text: string): CallToolResult {
 }
 
 /** A handler whose typed errors (4xx, an unreachable store) are told as they are, and anything else as a fixed sentence. */
-function guarded<A>(name: string, logger: Logger, run: (args: A) => Promise<CallToolResult>): (args: A) => Promise<CallToolResult> {
-  return async (args) => {
+export function guarded<A, E = unknown>(name: string, logger: Logger, run: (args: A, extra: E) => Promise<CallToolResult>): (args: A, extra: E) => Promise<CallToolResult> {
+  return async (args, extra) => {
     try {
-      return await run(args);
+      return await run(args, extra);
     } catch (err) {
       const told = clientMessage(err);
       if (told !== undefined) return toolError(told);

@@ -1,5 +1,6 @@
 /**
- * The Tributary MCP server: read tools for agents (read-tools.ts) and one paid tool,
+ * The Tributary MCP server: read tools for agents (read-tools.ts), checkout tools
+ * (checkout-tools.ts) and one paid tool,
  * `demo_report`, sold under the x402 MCP transport (commands/x402/mcp/paid-tool.ts) with
  * the demo resource's requirements (commands/x402/demo.ts), so an agent can try paying.
  * One server object per connection (stdio) or per request (stateless Streamable HTTP,
@@ -15,6 +16,7 @@ import { demoSetup } from '../../../commands/x402/demo.js';
 import { paidTool } from '../../../commands/x402/mcp/paid-tool.js';
 import { API_VERSION } from '../../kernel/http/version.js';
 import { registerReadTools } from './read-tools.js';
+import { registerCheckoutTools, type CheckoutToolDeps } from './checkout-tools.js';
 
 export interface McpDeps {
   dbRead: Db;
@@ -23,6 +25,8 @@ export interface McpDeps {
   config: Config;
   /** the node's payment engine: the same one the middleware and the facilitator call */
   engine: PaymentEngine;
+  /** the checkout tools' collaborators (checkout-tools.ts); absent, those tools are not served */
+  checkout?: CheckoutToolDeps;
 }
 
 export const DEMO_TOOL = 'demo_report';
@@ -30,6 +34,7 @@ export const DEMO_TOOL = 'demo_report';
 export function createTributaryMcpServer(deps: McpDeps): McpServer {
   const server = new McpServer({ name: 'tributary', version: API_VERSION });
   registerReadTools(server, deps);
+  if (deps.checkout) registerCheckoutTools(server, deps.checkout);
   const demo = demoSetup(deps.config);
   if (demo.on) {
     paidTool(server, DEMO_TOOL, {
