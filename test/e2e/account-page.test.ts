@@ -13,6 +13,7 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON bodies are inspected field by field */
 import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { expect } from 'chai';
 import type { Keypair } from '@solana/web3.js';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
@@ -99,8 +100,14 @@ describe('payer account page in a real browser, with a Wallet Standard wallet', 
   const delivered = (type: string) => receiver.requests.map((r) => JSON.parse(r.body)).find((b: any) => b.type === type && b.data?.policy === policy);
   const intents = () => s.h.env.db.selectFrom('execution_intents').selectAll().where('policy', '=', policy).execute();
 
-  /** Empties the status line, so that done() reads what the next action says. */
-  const resetStatus = () => page.locator('#status').evaluate((node) => { node.textContent = ''; });
+  /** Empties the status line, so that done() reads what the next action says, and records every text it shows from now on. */
+  const resetStatus = () => page.evaluate(`(() => {
+    const node = document.getElementById('status');
+    node.textContent = '';
+    const said = node.said = [];
+    new MutationObserver(() => { if (node.textContent) said.push(node.textContent); }).observe(node, { childList: true, characterData: true, subtree: true });
+  })()`);
+  const saidSoFar = () => page.locator('#status').evaluate((node) => (node as unknown as { said?: string[] }).said ?? []);
 
   /** Waits for the status line to say the action is done; on a timeout, says what it said instead. */
   async function done(words: RegExp): Promise<string> {
@@ -129,6 +136,11 @@ describe('payer account page in a real browser, with a Wallet Standard wallet', 
     const res = await page.goto(`${me.url}/account`);
     expect(res?.status()).to.equal(200);
     expect(res?.headers()['content-security-policy']).to.equal(PAGE_CSP);
+    const html = await res!.text();
+    expect([...html.matchAll(/<script\b[^>]*>([\s\S]*?)<\/script>/gi)].map((m) => m[1]!.trim()), 'no inline script').to.deep.equal(['']);
+    expect(html, 'no inline handler or style').not.to.match(/\son[a-z]+\s*=|<style|\sstyle=/i);
+    const script = await (await fetch(`${me.url}/account/app.js`)).arrayBuffer();
+    expect(gzipSync(Buffer.from(script)).length, 'script gzipped').to.be.below(150 * 1024);
     await page.waitForSelector('body[data-state="signed-out"]');
     const signIn = page.getByRole('button', { name: 'Sign in with wallet' });
     await signIn.focus();
@@ -181,6 +193,9 @@ describe('payer account page in a real browser, with a Wallet Standard wallet', 
     await card().getByRole('button', { name: 'Pause' }).focus();
     await page.keyboard.press('Enter');
     await done(/^Done: the subscription to .+ is paused/);
+    const steps = await saidSoFar();
+    expect(steps.slice(0, 3)).to.deep.equal(['Preparing the transaction…', `Approve in Tributary Test Wallet: pause: set the payment policy ${policy} Paused.`, 'Confirming…']);
+    expect(steps.findIndex((x) => x.startsWith('Done: ')), 'done only after the confirmation').to.equal(steps.length - 1);
     expect(await chainStatus(), 'the chain shows it paused').to.equal('Paused');
     expect(await card().getAttribute('data-status')).to.equal('Paused');
     expect(await card().locator('button[data-action]').evaluateAll((bs) => bs.map((b) => b.textContent))).to.deep.equal(['Resume', 'Cancel subscription']);
