@@ -22,6 +22,7 @@ import { accountOf } from '../integration/scheduler-chain.js';
 import { startTestApi, type TestApi } from '../support/app.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import { ROOT, waitFor } from '../support/process.js';
+import { fundWallet } from '../../infra/localnet/genesis.js';
 import { installTestWallet, type TestWallet } from '../support/browser/test-wallet.js';
 import { createWebhook } from '../../commands/webhooks/service.js';
 import { webhookDeps } from '../../commands/webhooks/routes.js';
@@ -181,6 +182,23 @@ describe('hosted checkout page in a real browser, paid with a Wallet Standard wa
     await page.setViewportSize(PHONE);
     await page.screenshot({ path: path.join(SHOTS, 'checkout-expired-mobile.png'), fullPage: true });
     expect(failed).to.deep.equal([]);
+  });
+
+  it('a wallet without the token is told so in words, never a stack, and the session stays open', async () => {
+    const session = await createSession('page-no-funds');
+    const poor = Keypair.generate();
+    fundWallet(h.ln.chain, poor.publicKey, 0n);
+    const { page } = await open(poor);
+    await page.goto(`${api.url}/checkout/${session.id}`);
+    await page.waitForSelector('body[data-state="ready"]');
+    await page.getByRole('button', { name: 'Subscribe' }).click();
+    await waitFor(async () => (await page.locator('#status.error').count()) > 0, 30_000, 'the refusal in the status line');
+    const said = await statusText(page);
+    expect(said).to.match(/^The payment did not go through: .*(token|balance|enough)/i);
+    expect(said).not.to.match(/\n\s+at |Error:|undefined|\[object/);
+    expect(await page.getByRole('button', { name: 'Subscribe' }).isEnabled()).to.equal(true);
+    const r = await merchantCall('GET', `/v1/checkout/sessions/${session.id}`);
+    expect(dataOf(r.body)['status']).to.equal('open');
   });
 
   it('a declined wallet prompt is said in words and nothing is paid; without a wallet, a hint', async () => {
