@@ -16,7 +16,9 @@ if [ ! -s "$PGDATA/PG_VERSION" ]; then
   fi
   auth="${POSTGRES_HOST_AUTH_METHOD:-scram-sha-256}"
   # shellcheck disable=SC2086
-  initdb --username="$POSTGRES_USER" --pwfile=<(printf '%s\n' "${POSTGRES_PASSWORD:-}") ${POSTGRES_INITDB_ARGS:-} -D "$PGDATA"
+  # the socket trusted (the init scripts run through it); every TCP address by $auth
+  initdb --username="$POSTGRES_USER" --pwfile=<(printf '%s\n' "${POSTGRES_PASSWORD:-}") --auth-local=trust --auth-host="$auth" \
+    ${POSTGRES_INITDB_ARGS:-} -D "$PGDATA"
   printf '\nhost all all all %s\n' "$auth" >>"$PGDATA/pg_hba.conf"
   pg_ctl -D "$PGDATA" -o "-c listen_addresses='' -p ${PGPORT:-5432}" -w start
   export PGUSER="$POSTGRES_USER" PGDATABASE=postgres

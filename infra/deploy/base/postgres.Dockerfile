@@ -8,6 +8,8 @@ RUN set -eux; apt-get update; apt-get install -y postgresql-common; \
   apt-get install -y postgresql-15; rm -rf /var/lib/apt/lists/*; \
   mkdir -p /var/run/postgresql /docker-entrypoint-initdb.d; chown postgres:postgres /var/run/postgresql; chmod 2777 /var/run/postgresql
 ENV PATH=/usr/lib/postgresql/15/bin:$PATH PGDATA=/var/lib/postgresql/data
+# as the official image: a user other than root (compose's replica) may create the cluster here
+RUN mkdir -p "$PGDATA" && chown postgres:postgres "$PGDATA" && chmod 1777 "$PGDATA"
 COPY postgres-entrypoint.sh /usr/local/bin/docker-entrypoint.sh
 VOLUME /var/lib/postgresql/data
 ENTRYPOINT ["docker-entrypoint.sh"]

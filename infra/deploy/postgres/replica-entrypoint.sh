@@ -4,7 +4,7 @@
 set -euo pipefail
 if [ ! -s "$PGDATA/PG_VERSION" ]; then
   export PGPASSWORD="$REPLICATION_PASSWORD"
-  until pg_basebackup -h "${PRIMARY_HOST:-postgres}" -U "${REPLICATION_USER:-replicator}" -D "$PGDATA" -R -X stream -c fast; do
+  until pg_basebackup -h "${PRIMARY_HOST:-postgres}" -p "${PRIMARY_PORT:-5432}" -U "${REPLICATION_USER:-replicator}" -D "$PGDATA" -R -X stream -c fast; do
     echo "waiting for the primary"; rm -rf "${PGDATA:?}"/*; sleep 2
   done
   chmod 0700 "$PGDATA"
