@@ -15,7 +15,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { expect } from 'chai';
-import type { Keypair } from '@solana/web3.js';
+import { Keypair } from '@solana/web3.js';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { payAndFetch } from '../../src/app/index.js';
 import { systemClock } from '../../src/kernel/domain/clock.js';
@@ -247,6 +247,22 @@ describe('payer account page in a real browser, with a Wallet Standard wallet', 
       return decodeTokenAccountState(Buffer.from(r.value!.data[0], 'base64'))!.delegate;
     };
     expect(await delegate(), 'the subscription delegated the account').to.be.a('string');
+
+    // a wallet on another account than the signed-in one is refused before it signs
+    const kept = await page.evaluate<string>('sessionStorage.getItem("tributary.account")');
+    const other = await open(Keypair.generate());
+    await other.page.addInitScript({ content: `sessionStorage.setItem("tributary.account", ${JSON.stringify(kept)})` });
+    await other.page.goto(`${me.url}/account`);
+    await other.page.waitForSelector('body[data-state="signed-in"]');
+    const otherRow = other.page.locator(`li.delegation[data-mint="${mint}"]`);
+    await otherRow.getByRole('button', { name: 'Revoke delegation' }).click();
+    await otherRow.getByRole('button', { name: 'Yes, revoke' }).click();
+    await waitFor(async () => (await statusText(other.page)).includes('but you signed in as'), 20_000, 'the wrong account said');
+    expect(await statusText(other.page)).to.match(/^Tributary Test Wallet is on account \w+, but you signed in as \w+\. Switch accounts/);
+    expect(other.wallet!.signed, 'nothing signed').to.deep.equal([]);
+    expect(await delegate()).to.be.a('string');
+    expect(other.failed).to.deep.equal([]);
+
     const row = page.locator(`li.delegation[data-mint="${mint}"]`);
     await resetStatus();
     await row.getByRole('button', { name: 'Revoke delegation' }).click();
@@ -275,5 +291,17 @@ describe('payer account page in a real browser, with a Wallet Standard wallet', 
     expect(await bare.page.locator('#wallet-hint').textContent()).to.include('Install a wallet that supports the Wallet Standard');
     await bare.page.screenshot({ path: path.join(SHOTS, 'account-signin-phone.png'), fullPage: true });
     expect(bare.failed).to.deep.equal([]);
+
+    // an API node with every route module serves the page and documents it
+    const full = await startTestApi(s.h.env, s.h.overrides);
+    try {
+      const html = await fetch(`${full.url}/account`);
+      expect(html.status).to.equal(200);
+      expect(await html.text()).to.include('Sign in with wallet');
+      expect((await fetch(`${full.url}/account/app.js`)).status).to.equal(200);
+      expect(await (await fetch(`${full.url}/openapi.yaml`)).text()).to.match(/\n {2}\/account:\n/);
+    } finally {
+      await full.close();
+    }
   });
 });
