@@ -8,7 +8,7 @@ import { short } from '../shared/format.js';
 import { messageOf } from '../shared/http.js';
 import { delegationRow, delegationsOf, type Delegation } from './delegations.js';
 import { perform, type Change } from './perform.js';
-import { meGet, status } from './state.js';
+import { currentSession, meGet, status } from './state.js';
 import { nameOf, subscriptionCard } from './subscriptions.js';
 import type { Payment, PolicyAction, Subscription } from './types.js';
 
@@ -42,6 +42,15 @@ function render(): void {
   const delegations = delegationsOf(subs, payments);
   for (const d of delegations) rows.appendChild(delegationRow(d, revoked.has(d.mint), (x, button) => void onRevoke(x, button)));
   byId('delegations-empty').hidden = delegations.length > 0;
+}
+
+/** Forgets what the last wallet's lists showed (on sign-out). */
+export function clearAccount(): void {
+  subs = [];
+  payments = [];
+  revoked.clear();
+  clear(byId('subs'));
+  clear(byId('delegations'));
 }
 
 /** Reads and shows the lists; false (said in the status line) when they could not be read. */
@@ -113,7 +122,7 @@ async function onPolicyAction(s: Subscription, action: PolicyAction, button: HTM
   setBusy(true);
   try {
     const outcome = await perform(change);
-    if (!outcome.confirmed) { await load(); return; }
+    if (!outcome.confirmed) { if (currentSession()) await load(); return; }
     change.progress('Confirmed on chain. Updating the list…');
     const shown = await reloadUntil((list) => words.expect(list.find((x) => x.address === s.address)));
     const tail = shown ? '' : ' The list catches up in a moment.';

@@ -7,10 +7,15 @@
 import '../shared/style.css';
 import './style.css';
 import { byId } from '../shared/dom.js';
-import { load } from './account.js';
-import { showSignedIn, signIn, signOut } from './signin.js';
+import { clearAccount, load } from './account.js';
+import { showSignedIn, signIn, signOut as forget } from './signin.js';
 import { restoreSession, status, whenUnauthorized, type Session } from './state.js';
 import { wireWallets } from './wallets.js';
+
+function signOut(): void {
+  forget();
+  clearAccount();
+}
 
 function expired(): void {
   signOut();
