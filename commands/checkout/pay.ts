@@ -27,7 +27,7 @@ import type { RoomEmitter } from '../scheduler/lifecycle-events.js';
 import { completeSession } from './events.js';
 import { paymentRefused, sessionEnded } from './refusals.js';
 import { acceptedOf, requirementOf, type RequirementContext } from './requirement.js';
-import { claimForPayment, findSession, releasePayment, statusAt, storedOf, type SessionRow } from './store.js';
+import { claimForPayment, findSession, PAYING_LEASE_SECONDS, releasePayment, statusAt, storedOf, type SessionRow } from './store.js';
 
 export interface PayDeps {
   db: Db;
@@ -54,7 +54,7 @@ function usable(row: SessionRow, now: Date): void {
   const status = statusAt(row, now);
   if (status === 'complete') throw sessionEnded('session_complete');
   if (status === 'expired') throw sessionEnded('session_expired');
-  if (row.status === 'paying') throw sessionEnded('session_paying');
+  if (row.status === 'paying' && now.getTime() - row.updated_at.getTime() < PAYING_LEASE_SECONDS * 1000) throw sessionEnded('session_paying');
 }
 
 export async function transactionFor(deps: PayDeps, row: SessionRow, payer: string): Promise<CheckoutTransaction> {

@@ -30,6 +30,9 @@ export const requirementInputSchema: JsonSchema = {
     maxAmountPerPeriod: amountInput, maxChunkAmount: amountInput, maxUnsettledAmount: amountInput, pricePerRequest: amountInput,
     periodLengthSeconds: { type: ['integer', 'string'] }, minExpirySeconds: { type: ['integer', 'string'] }, maxTimeoutSeconds: { type: ['integer', 'string'] },
     memo: { type: 'string', description: 'the policy memo; default the trackingId' },
+    currency: { type: 'string' }, description: { type: 'string', maxLength: 1024 },
+    resource: { type: 'string', maxLength: 2048, description: 'the resource the payer\'s proof names; default the session\'s page' },
+    gracePeriodSeconds: { type: 'integer', minimum: 0 },
   },
 };
 

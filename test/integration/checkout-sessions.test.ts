@@ -172,4 +172,19 @@ describe('checkout sessions: create, pay as a wallet, complete once, announced',
     expect(((await refused.json()) as any).error).to.include(`/checkout/${payg}`);
     expect((await fetch(`${c.api.url}/v1/skill/cs_${'b'.repeat(24)}`)).status).to.equal(404);
   });
+
+  it('two wallets paying one session at once: exactly one pays, the other is refused with 409 and nothing of it lands', async () => {
+    const { body: { id } } = await c.create();
+    const [a, b] = [c.h.payer(), c.h.payer()];
+    const txs = await Promise.all([a, b].map(async (w) => signAsWallet((await c.anyone('POST', `/v1/checkout/sessions/${id}/transaction`, { payer: w.publicKey.toBase58() })).body, w)));
+    const answers = await Promise.all(txs.map((t) => c.anyone('POST', `/v1/checkout/sessions/${id}/pay`, { transaction: t.transaction, proof: t.proof })));
+    expect(answers.map((r) => r.status).sort(), JSON.stringify(answers.map((r) => r.body))).to.deep.equal([200, 409]);
+    const lost = answers.find((r) => r.status === 409)!;
+    expect(['session_paying', 'session_complete']).to.include(lost.body.code);
+    const winner = answers.find((r) => r.status === 200)!.body;
+    const loser = txs.find((t) => t.signature !== winner.transaction)!;
+    const status = await c.h.rpc.call<{ value: unknown[] }>('getSignatureStatuses', [[loser.signature]]);
+    expect(status.value[0], 'the losing transaction was never sent').to.equal(null);
+    expect((await c.merchant('GET', `/v1/checkout/sessions/${id}`)).body).to.deep.include({ status: 'complete', transaction: winner.transaction });
+  });
 });
