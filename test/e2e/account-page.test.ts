@@ -170,6 +170,8 @@ describe('payer account page in a real browser, with a Wallet Standard wallet', 
     expect(await card().getAttribute('data-status')).to.equal('Active');
     expect(await card().locator('button[data-action]').evaluateAll((bs) => bs.map((b) => b.textContent))).to.deep.equal(['Pause', 'Cancel subscription']);
     expect(await page.locator(`li.delegation[data-mint="${mint}"] button`).textContent()).to.equal('Revoke delegation');
+    const listed = await page.locator('#payments-table tbody tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-signature')));
+    expect(listed, 'the payments table').to.include.members(s.records(policy).slice(0, 2).map((x) => x.signature));
 
     await page.screenshot({ path: path.join(SHOTS, 'account-desktop.png'), fullPage: true });
     await page.setViewportSize(PHONE);

@@ -7,6 +7,7 @@ import { byId, clear, el } from '../shared/dom.js';
 import { short } from '../shared/format.js';
 import { messageOf } from '../shared/http.js';
 import { delegationRow, delegationsOf, type Delegation } from './delegations.js';
+import { loadPayments, resetPayments } from './payments.js';
 import { perform, type Change } from './perform.js';
 import { currentSession, meGet, status } from './state.js';
 import { nameOf, subscriptionCard } from './subscriptions.js';
@@ -29,7 +30,7 @@ async function read(): Promise<void> {
 function setBusy(on: boolean): void {
   busy = on;
   byId('account').setAttribute('aria-busy', String(on));
-  for (const b of byId('account').querySelectorAll<HTMLButtonElement>('button')) b.disabled = on;
+  for (const b of byId('account').querySelectorAll<HTMLButtonElement>('button[data-action], button[data-confirm], #refresh')) b.disabled = on;
 }
 
 function render(): void {
@@ -51,12 +52,13 @@ export function clearAccount(): void {
   revoked.clear();
   clear(byId('subs'));
   clear(byId('delegations'));
+  resetPayments();
 }
 
 /** Reads and shows the lists; false (said in the status line) when they could not be read. */
 export async function load(): Promise<boolean> {
   try {
-    await read();
+    await Promise.all([read(), loadPayments()]);
   } catch (err) {
     status.say(`Your subscriptions could not be read: ${messageOf(err)}`, 'error');
     return false;

@@ -7,7 +7,9 @@
 import '../shared/style.css';
 import './style.css';
 import { byId } from '../shared/dom.js';
+import { messageOf } from '../shared/http.js';
 import { clearAccount, load } from './account.js';
+import { wirePayments } from './payments.js';
 import { showSignedIn, signIn, signOut as forget } from './signin.js';
 import { restoreSession, status, whenUnauthorized, type Session } from './state.js';
 import { wireWallets } from './wallets.js';
@@ -33,6 +35,7 @@ async function enter(session: Session, restored: boolean): Promise<void> {
 }
 
 wireWallets();
+wirePayments((err) => status.say(`Your payments could not be read: ${messageOf(err)}`, 'error'));
 whenUnauthorized(() => {
   signOut();
   document.body.setAttribute('data-state', 'signed-out');

@@ -25,7 +25,17 @@ export interface Subscription {
   lastPayments: LastPayment[];
 }
 
-export interface Payment { signature: string; at: number; policy: string; tokenMint: string | null }
+export interface Payment {
+  signature: string;
+  at: number;
+  policy: string;
+  gateway: string;
+  merchant: string;
+  tokenMint: string | null;
+  decimals: number | null;
+  amount: string;
+  amountDisplay: string | null;
+}
 
 export interface Challenge { nonce: string; wallet: string; expiresAt: number }
 
