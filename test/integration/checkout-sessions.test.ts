@@ -15,7 +15,10 @@ import { fundWallet } from '../../infra/localnet/genesis.js';
 import { createLogger } from '../../infra/log/logger.js';
 import { systemClock } from '../../src/kernel/domain/clock.js';
 import { PROGRAM_ID } from '../../src/kernel/idl/index.js';
-import { Keypair } from '@solana/web3.js';
+import { Keypair, Transaction } from '@solana/web3.js';
+import { deriveActors } from '../../infra/localnet/genesis.js';
+import { programInstruction } from '../../infra/solana/instructions.js';
+import { createPdaDeriver } from '../../src/kernel/domain/pda.js';
 import { startWebhookWorker, type WebhookWorker } from '../../commands/webhooks/delivery/worker.js';
 import { buildPayment } from '../../commands/x402/payment-transaction.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
@@ -186,5 +189,32 @@ describe('checkout sessions: create, pay as a wallet, complete once, announced',
     const status = await c.h.rpc.call<{ value: unknown[] }>('getSignatureStatuses', [[loser.signature]]);
     expect(status.value[0], 'the losing transaction was never sent').to.equal(null);
     expect((await c.merchant('GET', `/v1/checkout/sessions/${id}`)).body).to.deep.include({ status: 'complete', transaction: winner.transaction });
+  });
+
+  it('while the program is paused the page is told, and a pay answers so in words; the session stays open', async () => {
+    const admin = deriveActors(c.h.seed).admin;
+    const pause = async (paused: boolean) => {
+      const ix = programInstruction(PROGRAM_ID, 'set_emergency_pause', { admin: admin.publicKey.toBase58(), config: createPdaDeriver(PROGRAM_ID).config() }, { paused });
+      const { value } = await c.h.rpc.call<{ value: { blockhash: string } }>('getLatestBlockhash', [{ commitment: 'confirmed' }]);
+      const tx = new Transaction({ feePayer: admin.publicKey, recentBlockhash: value.blockhash }).add(ix);
+      tx.sign(admin);
+      const sig = await c.h.rpc.call<string>('sendTransaction', [tx.serialize().toString('base64'), { encoding: 'base64' }]);
+      await waitFor(async () => {
+        const st = await c.h.rpc.call<{ value: ({ confirmationStatus?: string } | null)[] }>('getSignatureStatuses', [[sig]]);
+        return st.value[0]?.confirmationStatus === 'confirmed' || st.value[0]?.confirmationStatus === 'finalized';
+      }, 10_000, 'the pause confirmed');
+    };
+    const { body: { id } } = await c.create();
+    await pause(true);
+    try {
+      expect((await c.anyone('GET', `/v1/checkout/sessions/${id}/public`)).body.programPaused).to.equal(true);
+      const { answer } = await payAsWallet(c, id, c.h.payer());
+      expect(answer.status, JSON.stringify(answer.body)).to.equal(402);
+      expect(answer.body.error).to.equal('payments are paused by the program right now: try again later');
+      expect(answer.body.reason).to.match(/ProgramPaused/);
+      expect((await c.merchant('GET', `/v1/checkout/sessions/${id}`)).body.status).to.equal('open');
+    } finally {
+      await pause(false);
+    }
   });
 });
