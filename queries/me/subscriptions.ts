@@ -71,7 +71,8 @@ export async function listSubscriptions(db: Db, decimalsOf: DecimalsOf, wallet: 
       gateway: p.gateway, gatewayName, merchant: p.recipient, tokenMint: p.tokenMint, decimals: decimals ?? null,
       amount, amountDisplay: display(amount, decimals), frequencySeconds,
       totalPaid: p.totalPaid, totalPaidDisplay: display(p.totalPaid, decimals), paymentCount: p.paymentCount,
-      nextPaymentDue: p.nextPaymentDue,
+      // a paused policy is not charged: nothing is due until it is resumed (docs/payers.md)
+      nextPaymentDue: p.status === 'Paused' ? null : p.nextPaymentDue,
       // a subscription's period runs to its next due date: what was paid covers it
       paidThrough: p.variant === 'Subscription' && p.paymentCount > 0 ? due : null,
       trackingId: p.trackingId, createdAt: p.createdAt,

@@ -58,6 +58,8 @@ describe('payer account: a wallet pauses, resumes, cancels and revokes what it p
     await waitFor(async () => s.records(policy).length >= 2, 30_000, 'the first scheduled payment');
 
     const token = await signIn(me, payer);
+    const subscriptionOf = async (address: string): Promise<any> =>
+      (await call(me, 'GET', '/v1/me/subscriptions', { token })).body?.data?.find((x: any) => x.address === address);
     // the list, from the read model once it has the payments
     let sub: any;
     await waitFor(async () => {
@@ -91,6 +93,8 @@ describe('payer account: a wallet pauses, resumes, cancels and revokes what it p
     expect(s.records(policy), 'not charged while paused').to.have.length(charged);
     const again = await call(me, 'POST', `/v1/me/policies/${policy}/pause`, { token });
     expect(again.status, 'a paused policy cannot be paused').to.equal(409);
+    await waitFor(async () => (await subscriptionOf(policy))?.status === 'Paused', 20_000, 'the list shows it paused');
+    expect((await subscriptionOf(policy))?.nextPaymentDue, 'nothing is due while paused').to.equal(null);
 
     // resume: Active again, and the owed period is charged
     const resumed = await act(me, token, payer, `/v1/me/policies/${policy}/resume`);
