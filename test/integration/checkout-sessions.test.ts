@@ -10,6 +10,7 @@
  */
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON answers are inspected field by field */
 import { expect } from 'chai';
+import { parse } from 'yaml';
 import { readProgramAccount } from '../../infra/solana/accounts.js';
 import { fundWallet } from '../../infra/localnet/genesis.js';
 import { createLogger } from '../../infra/log/logger.js';
@@ -67,6 +68,15 @@ describe('checkout sessions: create, pay as a wallet, complete once, announced',
     expect(none.status).to.equal(401);
     expect((await c.anyone('GET', '/v1/checkout/sessions/nope/public')).status).to.equal(400);
     expect((await c.anyone('GET', `/v1/checkout/sessions/cs_${'a'.repeat(24)}/public`)).status).to.equal(404);
+  });
+
+  it('documents the routes in the OpenAPI document: the merchant\'s behind a gateway credential, the page\'s open', async () => {
+    const doc = parse(await (await fetch(`${c.api.url}/openapi.yaml`)).text()) as { paths: Record<string, Record<string, any>> };
+    expect(doc.paths['/v1/checkout/sessions']!['post'].security).to.deep.equal([{ GatewayApiKey: [] }, { BearerAuth: [] }]);
+    expect(doc.paths['/v1/checkout/sessions/{id}']!['get'].security).to.have.length(2);
+    expect(doc.paths['/v1/checkout/sessions/{id}/pay']!['post'].responses).to.include.keys('200', '402', '409', '410', '429');
+    expect(doc.paths['/v1/checkout/sessions/{id}/public']!['get'].security).to.equal(undefined);
+    expect(doc.paths['/v1/checkout/sessions/{id}/transaction']!['post'].requestBody.content['application/json'].schema.required).to.deep.equal(['payer']);
   });
 
   it('a wallet pays an open session once: complete, the policy on chain, the webhook and the room; a second pay is a 409', async () => {
