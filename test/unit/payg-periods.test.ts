@@ -8,7 +8,9 @@
 import { expect } from 'chai';
 import { currentPeriod, EXPIRY_MARGIN_SECONDS, meterRequest } from '../../commands/x402/metering.js';
 import { chargeDue, expiresWithin } from '../../commands/settlement/plan.js';
-import { paygExpiryProblem } from '../../commands/x402/schemes/payg.js';
+import { normalizeRequirement } from '../../commands/x402/requirement-forms.js';
+import { schemeOf } from '../../commands/x402/schemes/index.js';
+import { PROGRAM_ID } from '../../src/kernel/idl/index.js';
 import type { PayAsYouGoType } from '../../src/kernel/domain/policy-type.js';
 
 const t: PayAsYouGoType = {
@@ -47,10 +49,15 @@ describe('pay-as-you-go: when usage is charged', () => {
 
 describe('pay-as-you-go: the shortest expiry a new policy may have', () => {
   it('none, or at least minExpirySeconds ahead', () => {
-    expect(paygExpiryProblem(null, 3660n, 1000)).to.equal(undefined);
-    expect(paygExpiryProblem('0', 3660n, 1000)).to.equal(undefined);
-    expect(paygExpiryProblem('4660', 3660n, 1000)).to.equal(undefined);
-    expect(paygExpiryProblem('1020', 3660n, 1000)).to.equal(
+    const r = normalizeRequirement({
+      scheme: 'x402://payg', network: 'solana:localnet', amount: 30, maxChunkAmount: 30, maxAmountPerPeriod: 100, periodLengthSeconds: 60, minExpirySeconds: 3660,
+      recipient: PROGRAM_ID, gateway: PROGRAM_ID, tokenMint: PROGRAM_ID,
+    }, PROGRAM_ID);
+    const expiryProblem = (expiry: string | null) => schemeOf(r).newPolicy(r, { ...t, expiry_date: expiry }, 1000);
+    expect(expiryProblem(null)).to.equal(undefined);
+    expect(expiryProblem('0')).to.equal(undefined);
+    expect(expiryProblem('4660')).to.equal(undefined);
+    expect(expiryProblem('1020')).to.equal(
       'the pay-as-you-go policy expires at 1020, sooner than the requirement\'s minExpirySeconds (3660) from now allows (4660 at the earliest): usage near its end could not be charged',
     );
   });

@@ -6,7 +6,7 @@ import { fingerprintOf, paymentIdentifierOf } from '../../commands/x402/payment-
 import type { PaymentPayload } from '../../commands/x402/payload.js';
 import { UPTO_START_SKEW_SECONDS } from '../../commands/x402/requirements.js';
 import { acceptedRequirement, normalizeRequirement } from '../../commands/x402/requirement-forms.js';
-import { uptoWindowProblem } from '../../commands/x402/schemes/upto.js';
+import { schemeOf } from '../../commands/x402/schemes/index.js';
 import { requirementFromWire } from '../../commands/x402/facilitator/wire.js';
 import { PROGRAM_ID } from '../../src/kernel/idl/index.js';
 
@@ -43,11 +43,13 @@ describe('x402 facilitator units', () => {
 
   it('accepts an UpTo window from about now to within maxTimeoutSeconds, and names what is wrong otherwise', () => {
     const t = (validAfter: number, deadline: number) => ({ kind: 'UpTo' as const, max_amount: '1', valid_after: String(validAfter), deadline: String(deadline) });
-    expect(uptoWindowProblem(t(1000, 1600), 600n, 1000)).to.equal(undefined);
-    expect(uptoWindowProblem(t(0, 1600), 600n, 1000)).to.equal(undefined);
-    expect(uptoWindowProblem(t(2000, 2100), 600n, 1000)).to.match(/starts at 2000, not now/);
-    expect(uptoWindowProblem(t(0, 999), 600n, 1000)).to.match(/has passed/);
-    expect(uptoWindowProblem(t(1000, 5000), 600n, 1000)).to.match(/more than maxTimeoutSeconds/);
+    const r = normalizeRequirement({ ...base, scheme: 'x402://upto', amount: 1, maxTimeoutSeconds: 600 }, PROGRAM_ID);
+    const windowProblem = (validAfter: number, deadline: number) => schemeOf(r).newPolicy(r, t(validAfter, deadline), 1000);
+    expect(windowProblem(1000, 1600)).to.equal(undefined);
+    expect(windowProblem(0, 1600)).to.equal(undefined);
+    expect(windowProblem(2000, 2100)).to.match(/starts at 2000, not now/);
+    expect(windowProblem(0, 999)).to.match(/has passed/);
+    expect(windowProblem(1000, 5000)).to.match(/more than maxTimeoutSeconds/);
   });
 
   it('normalizes wire requirements as the middleware does, and answers 400 for bad terms or another program', () => {

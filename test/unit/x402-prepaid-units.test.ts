@@ -4,7 +4,6 @@ import { Keypair } from '@solana/web3.js';
 import { RequirementError } from '../../commands/x402/requirements.js';
 import { acceptedRequirement, normalizeRequirement } from '../../commands/x402/requirement-forms.js';
 import { schemeOf } from '../../commands/x402/schemes/index.js';
-import { newPolicyProblem } from '../../commands/x402/schemes/policy.js';
 import { requirementAllowance } from '../../commands/x402/allowance.js';
 import type { PolicyType } from '../../src/kernel/domain/policy-type.js';
 import type { PaymentRequirement } from '../../commands/x402/requirements.js';
@@ -12,7 +11,8 @@ import { PROGRAM_ID } from '../../src/kernel/idl/index.js';
 
 const key = () => Keypair.generate().publicKey.toBase58();
 const base = { scheme: 'x402://prepaid' as const, network: 'solana:localnet', recipient: key(), gateway: key(), tokenMint: key() };
-const checkNewPolicyTerms = (r: PaymentRequirement, t: PolicyType, now: number) => newPolicyProblem(schemeOf(r), r, t, now);
+/** a policy about to be created, as the scheme checks it: its terms, then its schedule */
+const checkNewPolicyTerms = (r: PaymentRequirement, t: PolicyType, now: number) => schemeOf(r).terms(r, t, 0) ?? schemeOf(r).newPolicy(r, t, now);
 const oneTime = (amount: string, due = '0', expiry: string | null = null): PolicyType => ({ kind: 'OneTime', amount, due_date: due, expiry_date: expiry });
 
 describe('x402://prepaid units', () => {

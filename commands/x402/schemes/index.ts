@@ -11,7 +11,7 @@ import { prepaidScheme } from './prepaid.js';
 import type { RequirementOf, SchemeEngine } from './scheme.js';
 import { uptoScheme } from './upto.js';
 
-export const SCHEME_ENGINES: { readonly [S in Scheme]: SchemeEngine<RequirementOf<S>> } = {
+const SCHEME_ENGINES: { readonly [S in Scheme]: SchemeEngine<RequirementOf<S>> } = {
   'deferred': deferredScheme,
   'x402://payg': paygScheme,
   'x402://upto': uptoScheme,

@@ -33,7 +33,7 @@ function terms(r: PaygRequirement, type: PolicyType): string | undefined {
  * the time its last usage takes to be charged): usage served shortly before an expiry could
  * otherwise never be charged, since the program refuses execute_payment once it has passed.
  */
-export function paygExpiryProblem(expiry: string | null, minExpirySeconds: bigint, nowSeconds: number): string | undefined {
+function paygExpiryProblem(expiry: string | null, minExpirySeconds: bigint, nowSeconds: number): string | undefined {
   if (expiry === null || BigInt(expiry) === 0n) return undefined;
   const earliest = BigInt(nowSeconds) + minExpirySeconds;
   if (BigInt(expiry) >= earliest) return undefined;

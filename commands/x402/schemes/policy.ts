@@ -79,7 +79,8 @@ export function policyScheme<R extends PaymentRequirement>(s: PolicyScheme<R>): 
         const problem = proofOf(p.payload.payer, undefined);
         return problem ? { ok: false, reason: problem } : { ok: true, payer: p.payload.payer, existing: true };
       }
-      const newTerms = (type: PolicyType): string | undefined => newPolicyProblem({ terms: s.terms, newPolicy }, r, type, now);
+      // a policy about to be created: the scheme's terms, then its schedule
+      const newTerms = (type: PolicyType): string | undefined => s.terms(r, type, 0) ?? newPolicy(r, type, now);
       const check = checkPaymentTransaction(p.payload.serializedTransaction, r, { pdas: ctx.pdas, nowSeconds: now, firstPayment: s.firstPayment, newTerms });
       if (!check.ok) return { ok: false, reason: `the payment transaction is not acceptable: ${check.reason}` };
       // before the idempotency entry: a stored answer goes only to whoever proves to be the payer
@@ -106,13 +107,8 @@ export function policyScheme<R extends PaymentRequirement>(s: PolicyScheme<R>): 
   };
 }
 
-/** A policy about to be created: the scheme's terms, then its schedule. */
-export const newPolicyProblem = <R extends PaymentRequirement>(
-  s: Pick<SchemeEngine<R>, 'terms' | 'newPolicy'>, r: R, type: PolicyType, nowSeconds: number,
-): string | undefined => s.terms(r, type, 0) ?? s.newPolicy(r, type, nowSeconds);
-
 /** A scheme's status rule and terms, bound to one requirement: what a policy account is checked against. */
-export const bound = <R extends PaymentRequirement>(s: Pick<PolicyScheme<R>, 'serving' | 'terms'>, r: R): Pick<PolicyRules, 'serving' | 'terms'> =>
+const bound = <R extends PaymentRequirement>(s: Pick<PolicyScheme<R>, 'serving' | 'terms'>, r: R): Pick<PolicyRules, 'serving' | 'terms'> =>
   ({ serving: s.serving, terms: (type, paid) => s.terms(r, type, paid) });
 
 /** The JWT's policy, read through the cache, and still serving the requirement; or why not. */

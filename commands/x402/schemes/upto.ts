@@ -20,7 +20,7 @@ function terms(r: UptoRequirement, type: PolicyType): string | undefined {
  * An UpTo authorization being created: usable from (about) now, its deadline ahead and no
  * further than the requirement's longest window. The deadline bounds the JWT too.
  */
-export function uptoWindowProblem(type: UpToType, maxTimeoutSeconds: bigint, nowSeconds: number): string | undefined {
+function uptoWindowProblem(type: UpToType, maxTimeoutSeconds: bigint, nowSeconds: number): string | undefined {
   const now = BigInt(nowSeconds);
   const validAfter = BigInt(type.valid_after);
   const deadline = BigInt(type.deadline);
