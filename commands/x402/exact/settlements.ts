@@ -105,12 +105,6 @@ export function pendingStore(db: Db): PendingSettlementStore {
   };
 }
 
-/** Whether the message was settled, or sent and not proven failed: a payment already made (or in flight). */
-export async function alreadyUsed(db: Db, messageHash: string): Promise<boolean> {
-  const r = await readSettlement(db, messageHash);
-  return r !== undefined && (r.state === 'settled' || (r.state === 'sending' && r.signature !== null));
-}
-
 /**
  * Claims the one request a settled payment buys: true once per transaction, on any node
  * (the row, not Redis, remembers it).
