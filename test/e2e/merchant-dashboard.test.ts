@@ -22,6 +22,7 @@ import { createTestEnv, type TestEnv } from '../support/env.js';
 import { freePort } from '../support/ports.js';
 import { ROOT, runCli, startCli, waitFor, type Proc } from '../support/process.js';
 import { archiveRevenue } from '../support/merchant-archive.js';
+import { installTestWallet } from '../support/browser/test-wallet.js';
 import { signIn } from '../integration/auth-fixtures.js';
 import { startLocalnet, type Localnet } from '../../infra/localnet/index.js';
 import { startIndexer, type RunningIndexer } from '../../infra/indexer/index.js';
@@ -31,7 +32,6 @@ import { groupInfo } from '../../infra/redis/group-lag.js';
 import { Keypair } from '@solana/web3.js';
 import { deriveKeypair } from '../../src/kernel/domain/seeded-keypair.js';
 import { pdas } from '../../infra/localnet/keys.js';
-import * as ed from '@noble/ed25519';
 import { announce } from '../../commands/scheduler/lifecycle-events.js';
 import { LIFECYCLE_VERSION } from '../../src/kernel/names/index.js';
 
@@ -217,12 +217,7 @@ describe('merchant dashboard on the localnet, in a real browser', function () {
     page.on('pageerror', (err) => failed.push(err.message));
     page.on('console', (m) => { if (m.type() === 'error') failed.push(`console: ${m.text()}`); });
     // the wallet's key stays in this process: the page's wallet asks it to sign, as an extension's UI would
-    const signed: string[] = [];
-    await page.exposeFunction('testWalletSign', async (bytes: number[]) => {
-      signed.push(Buffer.from(bytes).toString('utf8'));
-      return Array.from(await ed.signAsync(Uint8Array.from(bytes), authority.secretKey.slice(0, 32)));
-    });
-    await page.addInitScript({ content: testWallet({ address: authority.publicKey.toBase58(), publicKey: Array.from(authority.publicKey.toBytes()) }) });
+    const { signed } = await installTestWallet(page, authority);
 
     await page.goto(`${url}/dashboard?gateway=${gateway}`);
     await page.getByRole('button', { name: 'Sign in with wallet' }).click({ noWaitAfter: true, timeout: 90_000 });
@@ -246,32 +241,3 @@ describe('merchant dashboard on the localnet, in a real browser', function () {
     expect(failed).to.deep.equal([]);
   });
 });
-
-/**
- * A wallet as browser wallets register with the Wallet Standard: it answers the page's
- * `wallet-standard:app-ready` and announces itself with `wallet-standard:register-wallet`;
- * `standard:connect` gives its one account, `solana:signMessage` signs through the test's
- * exposed binding. Plain page script as text (compiled TypeScript would bring helpers the
- * page does not have).
- */
-function testWallet(who: { address: string; publicKey: number[] }): string {
-  return String.raw`(function (who) {
-  var account = { address: who.address, publicKey: Uint8Array.from(who.publicKey), chains: ['solana:localnet'], features: ['solana:signMessage'] };
-  var wallet = {
-    version: '1.0.0', name: 'Tributary Test Wallet', icon: 'data:image/svg+xml;base64,PHN2Zy8+', chains: ['solana:localnet'], accounts: [account],
-    features: {
-      'standard:connect': { version: '1.0.0', connect: function () { return Promise.resolve({ accounts: [account] }); } },
-      'standard:events': { version: '1.0.0', on: function () { return function () {}; } },
-      'solana:signMessage': { version: '1.0.0', signMessage: function () {
-        return Promise.all(Array.prototype.slice.call(arguments).map(function (i) {
-          if (i.account.address !== who.address) return Promise.reject(new Error('unknown account'));
-          return window.testWalletSign(Array.from(i.message)).then(function (sig) { return { signedMessage: i.message, signature: Uint8Array.from(sig) }; });
-        }));
-      } },
-    },
-  };
-  function register(api) { api.register(wallet); }
-  window.addEventListener('wallet-standard:app-ready', function (e) { register(e.detail); });
-  window.dispatchEvent(new CustomEvent('wallet-standard:register-wallet', { detail: register }));
-})(` + JSON.stringify(who) + ');';
-}
