@@ -40,12 +40,15 @@ function credentials(url: string): Pick<RedisOptions, 'username' | 'password' | 
 }
 
 function createCluster(s: RedisSettings, base: RedisOptions): Redis {
-  const { enableAutoPipelining, autoPipeliningIgnoredCommands, ...node } = base;
+  const { enableAutoPipelining: _ignored, autoPipeliningIgnoredCommands: _alsoIgnored, ...node } = base;
   const options: ClusterOptions = {
     scaleReads: 'master',
     enableReadyCheck: true,
-    enableAutoPipelining: enableAutoPipelining ?? false,
-    ...(autoPipeliningIgnoredCommands ? { autoPipeliningIgnoredCommands } : {}),
+    // ioredis groups a cluster's automatic pipelines by the slot of each command's first
+    // argument, which is not the key of XINFO GROUPS, XGROUP, XREADGROUP or EVAL: such a
+    // pipeline goes to the wrong master and, mixed with commands that succeed, surfaces
+    // MOVED instead of following it. Off: each command is routed by its own key.
+    enableAutoPipelining: false,
     // SSUBSCRIBE goes to the master of each channel's slot (Socket.IO's sharded adapter)
     shardedSubscribers: true,
     maxRedirections: CLUSTER_RETRIES,

@@ -19,6 +19,7 @@ import { createLogger } from '../../infra/log/logger.js';
 import { loadConfig } from '../../src/kernel/config/config.js';
 import type { AppContext } from '../../src/app/context.js';
 import { systemClock } from '../../src/kernel/domain/clock.js';
+import { groupPositions } from '../../infra/redis/group-lag.js';
 import {
   cursorKey, rateLimitPrefix, realtimeKeys, sharedCacheKey, webhookPoppersKey, webhookRateKey, webhookReadyKey,
 } from '../../src/kernel/names/index.js';
@@ -83,6 +84,19 @@ describe('the spine on a Redis Cluster', function () {
     const spread = new Set(await Promise.all(alone.map(slot)));
     expect(spread.size).to.be.greaterThan(4);
     for (const k of alone) expect(k.startsWith(`${env.name}:`), k).to.equal(true);
+  });
+
+  it('routes every command by its own key when many are in flight (XINFO, XPENDING, EVAL beside writes: no MOVED)', async () => {
+    const errors: string[] = [];
+    const calls: Promise<unknown>[] = [];
+    for (let i = 0; i < 200; i += 1) {
+      calls.push(groupPositions(env.redis, env.keys.events).catch((e: Error) => errors.push(e.message)));
+      calls.push(env.redis.set(`${env.name}:k${i}`, 'v', 'EX', 60).catch((e: Error) => errors.push(e.message)));
+      calls.push(env.redis.xpending(env.keys.events, 'payments').catch((e: Error) => errors.push(e.message)));
+      calls.push(env.redis.eval("return redis.call('GET', KEYS[1])", 1, cursorKey(env.prefix)).catch((e: Error) => errors.push(e.message)));
+    }
+    await Promise.all(calls);
+    expect(errors.slice(0, 3)).to.deep.equal([]);
   });
 
   it('projects appended payments into Postgres and delivers each to sockets on both API nodes once', async () => {
