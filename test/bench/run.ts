@@ -21,6 +21,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   archive: async () => (await import('./archive.js')).benchArchive(),
   mcp: async () => (await import('./mcp.js')).benchMcp(),
   checkout: async () => (await import('./checkout.js')).benchCheckout(),
+  'redis-cluster': async () => (await import('./redis-cluster.js')).benchRedisCluster(),
 };
 
 const only = process.argv.slice(2);
