@@ -66,6 +66,13 @@ describe('README and docs', () => {
     });
   }
 
+  it("ARCHITECTURE.md's picture names every area of commands/ and queries/", () => {
+    const picture = read('ARCHITECTURE.md').split('## The flow of one event')[0]!.replace(/[│\s]+/g, ' ');
+    const areas = ['commands', 'queries'].flatMap((top) => readdirSync(path.join(ROOT, top))
+      .filter((name) => statSync(path.join(ROOT, top, name)).isDirectory()).map((name) => ({ top, name })));
+    expect(areas.filter(({ name }) => !picture.includes(name)).map(({ top, name }) => `${top}/${name}`)).to.deep.equal([]);
+  });
+
   it('every environment variable a document names is read somewhere in the code', () => {
     const code = codeText();
     const unread = DOCS.flatMap((doc) => documentedVariables(read(doc)).filter((v) => !code.includes(v)).map((v) => `${doc}: ${v}`));
