@@ -11,9 +11,7 @@
  */
 import type { Frequency, PolicyType } from '../../src/kernel/domain/policy-type.js';
 import { U64_MAX } from '../../src/kernel/domain/spl-token.js';
-import type { PaymentRequirement } from './requirements.js';
-
-const YEAR_SECONDS = 31_536_000n;
+export const YEAR_SECONDS = 31_536_000n;
 const PER_YEAR: Readonly<Record<Exclude<Frequency, { kind: 'Custom' }>, bigint>> = {
   Daily: 365n, Weekly: 52n, Monthly: 12n, Quarterly: 4n, SemiAnnually: 2n, Annually: 1n,
 };
@@ -24,7 +22,7 @@ export function paymentsPerYear(f: Frequency): bigint {
   return seconds > 0n ? YEAR_SECONDS / seconds : 0n;
 }
 
-const cap = (v: bigint): bigint => (v > U64_MAX ? U64_MAX : v);
+export const cap = (v: bigint): bigint => (v > U64_MAX ? U64_MAX : v);
 
 /** One existing policy's share of the approval (0 for OneTime and completed policies). */
 export function policyAllowance(t: PolicyType): bigint {
@@ -42,17 +40,7 @@ export function policyAllowance(t: PolicyType): bigint {
   return 0n;
 }
 
-/** The new policy's share, from the requirement's terms. */
-export function requirementAllowance(r: PaymentRequirement): bigint {
-  if (r.scheme === 'deferred') return cap(r.amount * (r.maxRenewals !== null ? BigInt(r.maxRenewals) : paymentsPerYear(r.paymentFrequency)));
-  // x402://upto: the authorized maximum, settled once
-  if (r.scheme === 'x402://upto') return r.amount;
-  // x402://prepaid: the credit, executed in the Payment transaction itself (a net-mode gateway's fee comes on top)
-  if (r.scheme === 'x402://prepaid') return r.amount;
-  return cap(r.maxAmountPerPeriod * (YEAR_SECONDS / r.periodLengthSeconds));
-}
-
-/** The approval for the new policy on top of the payer's existing ones. */
-export function totalAllowance(r: PaymentRequirement, existing: readonly PolicyType[]): bigint {
-  return cap(existing.reduce((sum, t) => sum + policyAllowance(t), requirementAllowance(r)));
+/** The approval for the new policy (`share`: its scheme's allowance) on top of the payer's existing ones. */
+export function totalAllowance(share: bigint, existing: readonly PolicyType[]): bigint {
+  return cap(existing.reduce((sum, t) => sum + policyAllowance(t), share));
 }

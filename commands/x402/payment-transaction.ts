@@ -30,6 +30,7 @@ import { signPaymentProof } from './proof.js';
 import { createPaymentPolicyIx, createUserPaymentIx, executePaymentIx, policyTypeArg } from './program.js';
 import { type AcceptedRequirement, type PaymentRequirement } from './requirements.js';
 import { normalizeRequirement } from './requirement-forms.js';
+import { schemeOf } from './schemes/index.js';
 import { paymentsDelegate } from './verify-token-ixs.js';
 
 export interface BuiltPayment {
@@ -145,7 +146,7 @@ export async function buildUnsignedPayment(
   }, policyTypeArg(r, uptoWindow(accepted)), r.memo));
   // the program draws amount + fee from the payer at a net-mode gateway: a credit, or an upto maximum, approves both
   const fee = r.scheme === 'x402://prepaid' || r.scheme === 'x402://upto' ? await netModeFee(c, r) : 0n;
-  const approvedAmount = totalAllowance(r, await existingPolicies(c, pdas, userPayment, count)) + fee;
+  const approvedAmount = totalAllowance(schemeOf(r).allowance(r).amount, await existingPolicies(c, pdas, userPayment, count)) + fee;
   instructions.push(revokeIx(payerAta, payer), approveIx(payerAta, userPayment, payer, approvedAmount));
   if (r.scheme === 'deferred' || r.scheme === 'x402://prepaid') instructions.push(...await firstPayment(c, pdas, r, payer, policyAddress, userPayment));
 

@@ -7,7 +7,6 @@
 import { PublicKey } from '@solana/web3.js';
 import { associatedTokenAddress, decodeAtaIx, decodeTokenIx } from '../../src/kernel/domain/spl-token.js';
 import { createLru } from '../../src/kernel/domain/lru.js';
-import { requirementAllowance } from './allowance.js';
 import type { PaymentRequirement } from './requirements.js';
 
 export interface Ix { index: number; program: string; accounts: string[]; data: Uint8Array }
@@ -28,13 +27,13 @@ export function paymentsDelegate(programId: string): string {
 export const MAX_ATA_CREATIONS = 4;
 
 /** An ATA creation: funded by the payer, for the requirement's mint, at the derived address. */
-export function checkAtaIx(ix: Ix, payer: string, r: PaymentRequirement): string | undefined {
+export function checkAtaIx(ix: Ix, payer: string, r: PaymentRequirement, executes: boolean): string | undefined {
   const d = decodeAtaIx(ix.data, ix.accounts);
   if (d.kind === 'other') return `instruction ${ix.index} is not an associated token account creation`;
   if (d.funder !== payer) return `instruction ${ix.index} creates a token account funded by ${d.funder}, not the payer`;
   if (d.mint !== r.tokenMint) return `instruction ${ix.index} creates a token account of mint ${d.mint}; the requirement's mint is ${r.tokenMint}`;
   if (d.ata !== associatedTokenAddress(d.wallet, d.mint)) return `instruction ${ix.index} creates ${d.ata}, which is not the associated token account of ${d.wallet}`;
-  if (d.wallet !== payer && r.scheme !== 'deferred' && r.scheme !== 'x402://prepaid') {
+  if (d.wallet !== payer && !executes) {
     return `instruction ${ix.index} creates a token account of ${d.wallet}; an ${r.scheme} payment executes nothing, so it creates only the payer's`;
   }
   return undefined;
@@ -48,7 +47,7 @@ export interface ApproveCheck { delegate: string; amount: bigint }
  * payment PDA (or the legacy payments PDA) for at least the new policy's yearly allowance.
  */
 export function checkTokenIxs(
-  ixs: readonly Ix[], payer: string, r: PaymentRequirement, userPayment: string, programId: string,
+  ixs: readonly Ix[], payer: string, r: PaymentRequirement, userPayment: string, programId: string, allowance: { amount: bigint; formula: string },
 ): { ok: true; approve: ApproveCheck; approveIndex: number } | { ok: false; reason: string } {
   const fail = (reason: string): { ok: false; reason: string } => ({ ok: false, reason });
   const source = associatedTokenAddress(payer, r.tokenMint);
@@ -71,15 +70,8 @@ export function checkTokenIxs(
   if (approve.delegate !== userPayment && approve.delegate !== paymentsDelegate(programId)) {
     return fail(`the approve's delegate is ${approve.delegate}; the program accepts the user payment account ${userPayment} (or the legacy payments account ${paymentsDelegate(programId)})`);
   }
-  const needed = requirementAllowance(r);
-  if (approve.amount < needed) {
-    return fail(`the approve's amount ${approve.amount} is below ${needed}, the policy's allowance for a year (${allowanceFormula(r)})`);
+  if (approve.amount < allowance.amount) {
+    return fail(`the approve's amount ${approve.amount} is below ${allowance.amount}, the policy's allowance for a year (${allowance.formula})`);
   }
   return { ok: true, approve: { delegate: approve.delegate, amount: approve.amount }, approveIndex: approve.index };
-}
-
-function allowanceFormula(r: PaymentRequirement): string {
-  if (r.scheme === 'deferred') return 'SDK formula: amount × renewals or payments per year';
-  if (r.scheme === 'x402://payg') return 'SDK formula: max per period × periods per year';
-  return r.scheme === 'x402://prepaid' ? 'the credit, paid in this transaction' : 'the authorized maximum';
 }

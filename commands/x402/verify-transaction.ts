@@ -150,7 +150,10 @@ function checkExecute(
  */
 export function checkPaymentTransaction(
   wire: string, r: PaymentRequirement,
-  opts: { pdas: PdaDeriver; nowSeconds: number; firstPayment?: FirstPayment | undefined; newTerms(type: PolicyType): string | undefined },
+  opts: {
+    pdas: PdaDeriver; nowSeconds: number; firstPayment?: FirstPayment | undefined; newTerms(type: PolicyType): string | undefined;
+    allowance: { amount: bigint; formula: string };
+  },
 ): TxCheck {
   const fail = (reason: string): TxCheck => ({ ok: false, reason });
   const tx = deserialize(wire);
@@ -197,10 +200,10 @@ export function checkPaymentTransaction(
     }
   }
   for (const ix of sorted.ataIxs) {
-    const problem = checkAtaIx(ix, payer, r);
+    const problem = checkAtaIx(ix, payer, r, opts.firstPayment !== undefined);
     if (problem) return fail(problem);
   }
-  const token = checkTokenIxs(sorted.tokenIxs, payer, r, userPayment, programId);
+  const token = checkTokenIxs(sorted.tokenIxs, payer, r, userPayment, programId, opts.allowance);
   if (!token.ok) return fail(token.reason);
 
   const policyAddress = a['payment_policy'] ?? '';

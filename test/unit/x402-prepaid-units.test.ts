@@ -4,7 +4,6 @@ import { Keypair } from '@solana/web3.js';
 import { RequirementError } from '../../commands/x402/requirements.js';
 import { acceptedRequirement, normalizeRequirement } from '../../commands/x402/requirement-forms.js';
 import { schemeOf } from '../../commands/x402/schemes/index.js';
-import { requirementAllowance } from '../../commands/x402/allowance.js';
 import type { PolicyType } from '../../src/kernel/domain/policy-type.js';
 import type { PaymentRequirement } from '../../commands/x402/requirements.js';
 import { PROGRAM_ID } from '../../src/kernel/idl/index.js';
@@ -44,6 +43,7 @@ describe('x402://prepaid units', () => {
   });
 
   it('asks the approve for the credit', () => {
-    expect(requirementAllowance(normalizeRequirement({ ...base, amount: 50_000 }, PROGRAM_ID))).to.equal(50_000n);
+    const r = normalizeRequirement({ ...base, amount: 50_000 }, PROGRAM_ID);
+    expect(schemeOf(r).allowance(r).amount).to.equal(50_000n);
   });
 });

@@ -8,6 +8,7 @@
 import { subscriptionGraceSeconds } from '../../../src/kernel/domain/grace.js';
 import { asPolicyType, type PolicyStatus, type PolicyType } from '../../../src/kernel/domain/policy-type.js';
 import { frequencyText, hashId, parseFrequency, RequirementError, type DeferredRequirement } from '../requirements.js';
+import { cap, paymentsPerYear } from '../allowance.js';
 import { overdueReason } from '../settle.js';
 import { DUE_SKEW_SECONDS, grantOf, policyScheme, servingPolicy } from './policy.js';
 
@@ -51,6 +52,11 @@ export const deferredScheme = policyScheme<DeferredRequirement>({
     const id = hashId([...head, frequencyText(paymentFrequency), autoRenew, maxRenewals]);
     return { ...base, id, scheme: 'deferred', paymentFrequency, autoRenew, maxRenewals, gracePeriodSeconds };
   },
+
+  allowance: (r) => ({
+    amount: cap(r.amount * (r.maxRenewals !== null ? BigInt(r.maxRenewals) : paymentsPerYear(r.paymentFrequency))),
+    formula: 'SDK formula: amount × renewals or payments per year',
+  }),
 
   accepted: (r) => ({ paymentFrequency: frequencyText(r.paymentFrequency), autoRenew: r.autoRenew, maxRenewals: r.maxRenewals, gracePeriodSeconds: r.gracePeriodSeconds }),
 

@@ -13,6 +13,7 @@ import { accountOutstandingKey, releaseCounts } from '../account-outstanding.js'
 import { meterRequest, usageCounterKey } from '../metering.js';
 import { shortfall } from '../payability.js';
 import { hashId, PAYG_SETTLE_ALLOWANCE_SECONDS, positive, RequirementError, type PaygRequirement } from '../requirements.js';
+import { cap, YEAR_SECONDS } from '../allowance.js';
 import { chainRead, servesWhileActive } from '../settle.js';
 import { grantOf, policyScheme, servingPolicy } from './policy.js';
 
@@ -59,6 +60,8 @@ export const paygScheme = policyScheme<PaygRequirement>({
     const id = hashId([...head, maxAmountPerPeriod.toString(), periodLengthSeconds.toString(), maxChunkAmount.toString()]);
     return { ...base, id, scheme: 'x402://payg', maxAmountPerPeriod, periodLengthSeconds, maxChunkAmount, maxUnsettledAmount, minExpirySeconds };
   },
+
+  allowance: (r) => ({ amount: cap(r.maxAmountPerPeriod * (YEAR_SECONDS / r.periodLengthSeconds)), formula: 'SDK formula: max per period × periods per year' }),
 
   accepted: (r) => ({
     maxAmountPerPeriod: Number(r.maxAmountPerPeriod), periodLengthSeconds: Number(r.periodLengthSeconds),

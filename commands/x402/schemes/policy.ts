@@ -29,6 +29,7 @@ export interface PolicyScheme<R extends PaymentRequirement> {
   newPolicy?: SchemeEngine<R>['newPolicy'];
   /** absent: the service's cap */
   grace?: SchemeEngine<R>['grace'];
+  allowance: SchemeEngine<R>['allowance'];
   /** false: every payment creates a policy of its own (one the payer holds never serves again); default true */
   reusable?: boolean;
   /** the first period is paid in the Payment transaction itself; absent, it executes no payment */
@@ -70,6 +71,7 @@ export function policyScheme<R extends PaymentRequirement>(s: PolicyScheme<R>): 
     terms: s.terms,
     newPolicy,
     grace,
+    allowance: s.allowance,
 
     verify(ctx, p, r, resource) {
       const now = ctx.nowSeconds();
@@ -81,7 +83,9 @@ export function policyScheme<R extends PaymentRequirement>(s: PolicyScheme<R>): 
       }
       // a policy about to be created: the scheme's terms, then its schedule
       const newTerms = (type: PolicyType): string | undefined => s.terms(r, type, 0) ?? newPolicy(r, type, now);
-      const check = checkPaymentTransaction(p.payload.serializedTransaction, r, { pdas: ctx.pdas, nowSeconds: now, firstPayment: s.firstPayment, newTerms });
+      const check = checkPaymentTransaction(p.payload.serializedTransaction, r, {
+        pdas: ctx.pdas, nowSeconds: now, firstPayment: s.firstPayment, newTerms, allowance: s.allowance(r),
+      });
       if (!check.ok) return { ok: false, reason: `the payment transaction is not acceptable: ${check.reason}` };
       // before the idempotency entry: a stored answer goes only to whoever proves to be the payer
       const problem = proofOf(check.payment.payer, check.payment.signature);

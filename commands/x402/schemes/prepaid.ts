@@ -20,6 +20,9 @@ export const prepaidScheme = policyScheme<PrepaidRequirement>({
     return { ...base, id, scheme: 'x402://prepaid', pricePerRequest };
   },
 
+  // the credit, executed in the Payment transaction itself (a net-mode gateway's fee comes on top)
+  allowance: (r) => ({ amount: r.amount, formula: 'the credit, paid in this transaction' }),
+
   accepted: (r) => ({ pricePerRequest: Number(r.pricePerRequest) }),
 
   // the same transaction executes the credit: it falls due now and has not expired

@@ -126,6 +126,11 @@ export interface SchemeEngine<R extends PaymentRequirement> {
   /** How long past next_payment_due a policy of this requirement is honoured, at most `capSeconds`. */
   grace(r: R, capSeconds: number): number;
   /**
+   * The new policy's share of the payer's approve (allowance.ts): what it may pull in a year
+   * (or its maximum, or its credit), and how that is reckoned, for a refusal to name.
+   */
+  allowance(r: R): Allowance;
+  /**
    * The payload's own checks, pure (no RPC, nothing sent): its transaction has the shape the
    * scheme accepts and the requirement's terms, and the sender proved to be the payer
    * (proof.ts). `resource` is the URL the payer's proof names.
@@ -163,6 +168,9 @@ export interface SchemeEngine<R extends PaymentRequirement> {
    */
   report?(ctx: SchemeContext, grant: X402Grant, amount: bigint | undefined, transaction: string | undefined): Promise<UsageAnswer>;
 }
+
+/** A policy's share of the payer's approve of the program's delegate. */
+export interface Allowance { amount: bigint; formula: string }
 
 /** A usage report's answer: the grant (and what was settled), or why not. */
 export type UsageAnswer = ({ admitted: true; settled?: { amount: string; transaction: string } } & X402Grant) | { admitted: false; reason: string };

@@ -48,6 +48,9 @@ export const uptoScheme = policyScheme<UptoRequirement>({
     return { ...base, id, scheme: 'x402://upto', maxTimeoutSeconds };
   },
 
+  // the authorized maximum, settled once
+  allowance: (r) => ({ amount: r.amount, formula: 'the authorized maximum' }),
+
   accepted(r, nowSeconds) {
     const window = Number(r.maxTimeoutSeconds);
     // the chain's clock is the time its current slot started, behind ours by up to a slot (and any skew):
