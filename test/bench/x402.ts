@@ -18,6 +18,7 @@ import { payAndFetch } from '../../commands/x402/client/pay.js';
 import type { RouteModule } from '../../src/app/node.js';
 import { Keypair } from '@solana/web3.js';
 import { httpLoad, report } from './harness.js';
+import { profileX402 } from './x402-profile.js';
 
 const SECONDS = Number(process.env['BENCH_X402_SECONDS'] ?? 4);
 const CONNECTIONS = Number(process.env['BENCH_X402_CONNECTIONS'] ?? 32);
@@ -68,6 +69,11 @@ export async function benchX402(): Promise<void> {
       payg: { url: `${api.url}/bench/payg`, headers: { authorization: `Bearer ${paygJwt}` } },
       prepaid: { url: `${api.url}/bench/prepaid`, headers: { authorization: `Bearer ${prepaidJwt}` } },
     };
+    if (process.env['BENCH_X402_PROFILE']) {
+      await profileX402(targets, env.redis);
+      await api.close();
+      return;
+    }
     // rounds alternate the three, and each keeps its best: a noisy neighbour on a shared machine hurts one run, not a figure
     const best: Record<keyof typeof targets, number> = { open: 0, deferred: 0, payg: 0, prepaid: 0 };
     for (const t of Object.values(targets)) await httpLoad(t.url, CONNECTIONS, 1, t.headers); // warm-up
