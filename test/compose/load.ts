@@ -9,7 +9,8 @@ import { parseWallet } from '../../src/app/cli/pay.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export interface WindowFigures { name: string; ms: number; reads: number; readErrors: number; pays: number; payErrors: number; firstErrors: string[] }
+/** errors exclude 429s: the service's own rate limit (every client here is one address) */
+export interface WindowFigures { name: string; ms: number; reads: number; readErrors: number; pays: number; payErrors: number; limited: number; firstErrors: string[] }
 
 export interface Load {
   /** starts a new window; the previous one closes */
@@ -17,14 +18,15 @@ export interface Load {
   stop(): Promise<WindowFigures[]>;
 }
 
-export function startLoad(base: string, rpcUrl: string, wallets: readonly string[], opts: { readers: number; payers: number }): Load {
+export function startLoad(base: string, rpcUrl: string, wallets: readonly string[], opts: { readers: number; payers: number; readEveryMs: number; payEveryMs: number }): Load {
   const windows: (WindowFigures & { t0: number })[] = [];
   const current = () => windows[windows.length - 1]!;
-  const open = (name: string) => windows.push({ name, t0: Date.now(), ms: 0, reads: 0, readErrors: 0, pays: 0, payErrors: 0, firstErrors: [] });
+  const open = (name: string) => windows.push({ name, t0: Date.now(), ms: 0, reads: 0, readErrors: 0, pays: 0, payErrors: 0, limited: 0, firstErrors: [] });
   open('before');
   let running = true;
   const note = (w: WindowFigures, what: string) => {
-    if (w.firstErrors.length < 3) w.firstErrors.push(what.slice(0, 160));
+    const kind = what.split(' ')[0]!;
+    if (w.firstErrors.filter((e) => e.startsWith(kind)).length < 2) w.firstErrors.push(what.slice(0, 140));
   };
 
   const reader = async (n: number) => {
@@ -35,7 +37,8 @@ export function startLoad(base: string, rpcUrl: string, wallets: readonly string
       try {
         const res = await fetch(`${base}${paths[i % paths.length]!}`, { signal: AbortSignal.timeout(10_000) });
         await res.arrayBuffer();
-        if (!res.ok) {
+        if (res.status === 429) w.limited += 1;
+        else if (!res.ok) {
           w.readErrors += 1;
           note(w, `read ${res.status}`);
         }
@@ -43,7 +46,7 @@ export function startLoad(base: string, rpcUrl: string, wallets: readonly string
         w.readErrors += 1;
         note(w, `read ${String(err)}`);
       }
-      await sleep(100);
+      await sleep(opts.readEveryMs);
     }
   };
 
@@ -54,15 +57,16 @@ export function startLoad(base: string, rpcUrl: string, wallets: readonly string
       try {
         const r = await payAndFetch(`${base}/v1/x402/demo`, { wallet: parseWallet(wallets[i % wallets.length]!), rpcUrl, scheme: 'x402://payg' });
         const text = await r.response.text();
-        if (!r.response.ok) {
+        if (r.response.status === 429) w.limited += 1;
+        else if (!r.response.ok) {
           w.payErrors += 1;
           note(w, `pay ${r.response.status} ${text}`);
         }
       } catch (err) {
         w.payErrors += 1;
         note(w, `pay ${err instanceof Error ? err.message : String(err)}`);
-        await sleep(500);
       }
+      await sleep(opts.payEveryMs);
     }
   };
 

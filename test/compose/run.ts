@@ -44,7 +44,7 @@ async function until(what: string, timeoutMs: number, done: () => Promise<boolea
 
 function windowLine(w: WindowFigures): string {
   const errs = w.firstErrors.length ? ` (${w.firstErrors.join('; ')})` : '';
-  return `${w.name.padEnd(16)} ${(w.ms / 1000).toFixed(1).padStart(6)} s  reads ${String(w.reads).padStart(5)}, errors ${String(w.readErrors).padStart(3)}  pays ${String(w.pays).padStart(3)}, errors ${w.payErrors}${errs}`;
+  return `${w.name.padEnd(14)} ${(w.ms / 1000).toFixed(1).padStart(6)} s  reads ${String(w.reads).padStart(4)}, errors ${String(w.readErrors).padStart(3)}  pays ${String(w.pays).padStart(4)}, errors ${String(w.payErrors).padStart(3)}  429s ${w.limited}${errs}`;
 }
 
 async function main(): Promise<number> {
@@ -65,7 +65,8 @@ async function main(): Promise<number> {
     checks.push(...walk.steps);
 
     const wallets = walk.fixtures.wallets.filter((w) => w.role === 'spare').map((w) => w.secretKey);
-    const load = startLoad(base, rpcUrl, wallets, { readers: 2, payers: 2 });
+    // under the API's 600 requests a minute per client address (all of them come from here)
+    const load = startLoad(base, rpcUrl, wallets, { readers: 2, payers: 2, readEveryMs: 400, payEveryMs: 1500 });
     await sleep(HOLD_MS);
     load.window('api-1 restart');
     log('restarting api-1 under load');
