@@ -1,7 +1,8 @@
 /**
  * Test infrastructure: each test file gets its own Postgres database and Redis key
  * prefix on the machine's services (DATABASE_URL / REDIS_URL, defaulting to the local
- * ones). Where a Docker engine exists and TEST_CONTAINERS=1, testcontainers starts them.
+ * ones). With TEST_CONTAINERS=1, test/support/containers.ts (loaded first) points both at
+ * containers started through testcontainers.
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
@@ -13,17 +14,8 @@ import type { Redis } from 'ioredis';
 const BASE_DB_URL = process.env['DATABASE_URL'] ?? 'postgres://root@127.0.0.1:5432/postgres';
 const BASE_REDIS_URL = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379';
 
-let containers: Promise<{ dbUrl: string; redisUrl: string }> | undefined;
-
-async function serviceUrls(): Promise<{ dbUrl: string; redisUrl: string }> {
-  if (process.env['TEST_CONTAINERS'] !== '1') return { dbUrl: BASE_DB_URL, redisUrl: BASE_REDIS_URL };
-  containers ??= (async () => {
-    const { PostgreSqlContainer } = await import('@testcontainers/postgresql');
-    const { RedisContainer } = await import('@testcontainers/redis');
-    const [p, r] = await Promise.all([new PostgreSqlContainer('postgres:15').start(), new RedisContainer('redis:7').start()]);
-    return { dbUrl: p.getConnectionUri(), redisUrl: r.getConnectionUrl() };
-  })();
-  return containers;
+function serviceUrls(): Promise<{ dbUrl: string; redisUrl: string }> {
+  return Promise.resolve({ dbUrl: BASE_DB_URL, redisUrl: BASE_REDIS_URL });
 }
 
 export function uniqueName(tag: string): string {
