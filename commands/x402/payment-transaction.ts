@@ -27,7 +27,7 @@ import { PROGRAM_ID } from '../../src/kernel/idl/index.js';
 import { totalAllowance } from './allowance.js';
 import { encodePaymentHeader } from './payload.js';
 import { signPaymentProof } from './proof.js';
-import { createPaymentPolicyIx, createUserPaymentIx, executePaymentIx, policyTypeArg } from './program.js';
+import { createPaymentPolicyIx, createUserPaymentIx, executePaymentIx } from './program.js';
 import { type AcceptedRequirement, type PaymentRequirement } from './requirements.js';
 import { normalizeRequirement } from './requirement-forms.js';
 import { schemeOf } from './schemes/index.js';
@@ -97,14 +97,6 @@ async function firstPayment(c: ReadCtx, pdas: PdaDeriver, r: PaymentRequirement,
   return ixs;
 }
 
-/** x402://upto: the window the 402 answer offered, or one from now of maxTimeoutSeconds. */
-function uptoWindow(a: AcceptedRequirement): { validAfter: number; deadline: number } | undefined {
-  if (a.scheme !== 'x402://upto') return undefined;
-  const now = Math.floor(Date.now() / 1000);
-  const validAfter = a.validAfter ?? now;
-  return { validAfter, deadline: a.deadline ?? validAfter + (a.maxTimeoutSeconds ?? 3600) };
-}
-
 /** The Payment transaction before any signature: what a wallet is asked to sign (a hosted checkout page's). */
 export interface UnsignedPayment {
   transaction: VersionedTransaction;
@@ -122,6 +114,7 @@ export async function buildUnsignedPayment(
 ): Promise<UnsignedPayment> {
   const programId = opts.programId ?? accepted.extra?.programId ?? PROGRAM_ID;
   const r = normalizeRequirement({ ...accepted, maxRenewals: accepted.maxRenewals ?? null }, programId);
+  const scheme = schemeOf(r);
   const pdas = createPdaDeriver(programId);
   const payer = opts.payer;
   const c: ReadCtx = { rpc: opts.rpc, programId, commitment: opts.commitment ?? 'confirmed' };
@@ -143,12 +136,12 @@ export async function buildUnsignedPayment(
   instructions.push(createPaymentPolicyIx(programId, {
     user: payer, user_payment: userPayment, recipient: r.recipient, token_mint: r.tokenMint, gateway: r.gateway, config,
     payment_policy: policyAddress, fee_payer: payer,
-  }, policyTypeArg(r, uptoWindow(accepted)), r.memo));
+  }, scheme.policyType(r, accepted), r.memo));
   // the program draws amount + fee from the payer at a net-mode gateway: a credit, or an upto maximum, approves both
-  const fee = r.scheme === 'x402://prepaid' || r.scheme === 'x402://upto' ? await netModeFee(c, r) : 0n;
-  const approvedAmount = totalAllowance(schemeOf(r).allowance(r).amount, await existingPolicies(c, pdas, userPayment, count)) + fee;
+  const fee = scheme.feeOnTop ? await netModeFee(c, r) : 0n;
+  const approvedAmount = totalAllowance(scheme.allowance(r).amount, await existingPolicies(c, pdas, userPayment, count)) + fee;
   instructions.push(revokeIx(payerAta, payer), approveIx(payerAta, userPayment, payer, approvedAmount));
-  if (r.scheme === 'deferred' || r.scheme === 'x402://prepaid') instructions.push(...await firstPayment(c, pdas, r, payer, policyAddress, userPayment));
+  if (scheme.executesPayment) instructions.push(...await firstPayment(c, pdas, r, payer, policyAddress, userPayment));
 
   const { value } = await opts.rpc.call<{ value: { blockhash: string; lastValidBlockHeight: number } }>('getLatestBlockhash', [{ commitment: c.commitment }]);
   const message = new TransactionMessage({ payerKey: new PublicKey(payer), recentBlockhash: value.blockhash, instructions }).compileToLegacyMessage();

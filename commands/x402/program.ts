@@ -19,7 +19,7 @@ import { instructionAccounts, programInstruction } from '../../infra/solana/inst
 import { normalizeIdlValue, textToFixedBytes } from '../../src/kernel/events/codec.js';
 import { asPolicyType, type Frequency, type PolicyType } from '../../src/kernel/domain/policy-type.js';
 import { PAYMENT_MEMO_BYTES } from '../../src/kernel/domain/memo.js';
-import type { PaymentRequirement } from './requirements.js';
+import type { DeferredRequirement, PaygRequirement, PrepaidRequirement, UptoRequirement } from './requirements.js';
 
 export const SYSTEM_PROGRAM_ID = '11111111111111111111111111111111';
 export const COMPUTE_BUDGET_PROGRAM_ID = 'ComputeBudget111111111111111111111111111111';
@@ -74,35 +74,32 @@ function frequencyArg(f: Frequency): unknown {
 }
 
 /**
- * The policy_type argument a requirement asks for, in BorshCoder's form. A subscription's
- * first payment falls due at once (0: the program moves a past due date to "now"); a
- * pay-as-you-go period starts at creation (the program sets it) and never expires.
+ * The policy_type arguments a Payment transaction creates, in BorshCoder's form (each
+ * scheme picks its own). A subscription's first payment falls due at once (0: the program
+ * moves a past due date to "now"); a pay-as-you-go period starts at creation (the program
+ * sets it) and never expires; a credit is due at once and never expires.
  */
-export function policyTypeArg(r: PaymentRequirement, window?: { validAfter: number; deadline: number }): unknown {
-  if (r.scheme === 'x402://upto') {
-    if (!window) throw new Error('an x402://upto policy needs its window (validAfter, deadline)');
-    return { UpTo: { max_amount: new BN(r.amount.toString()), valid_after: new BN(window.validAfter), deadline: new BN(window.deadline), padding: zeros(104) } };
-  }
-  if (r.scheme === 'x402://prepaid') {
-    // the credit, due at once and never expiring: the payer executes it in the same transaction
-    return { OneTime: { amount: new BN(r.amount.toString()), due_date: new BN(0), expiry_date: null, padding: zeros(103) } };
-  }
-  if (r.scheme === 'deferred') {
-    return {
-      Subscription: {
-        amount: new BN(r.amount.toString()), auto_renew: r.autoRenew, max_renewals: r.maxRenewals,
-        payment_frequency: frequencyArg(r.paymentFrequency), next_payment_due: new BN(0), padding: zeros(97),
-      },
-    };
-  }
-  return {
+export const policyTypeArgs = {
+  subscription: (r: DeferredRequirement): unknown => ({
+    Subscription: {
+      amount: new BN(r.amount.toString()), auto_renew: r.autoRenew, max_renewals: r.maxRenewals,
+      payment_frequency: frequencyArg(r.paymentFrequency), next_payment_due: new BN(0), padding: zeros(97),
+    },
+  }),
+  payAsYouGo: (r: PaygRequirement): unknown => ({
     PayAsYouGo: {
       max_amount_per_period: new BN(r.maxAmountPerPeriod.toString()), max_chunk_amount: new BN(r.maxChunkAmount.toString()),
       period_length_seconds: new BN(r.periodLengthSeconds.toString()), current_period_start: new BN(0),
       current_period_total: new BN(0), expiry_date: null, padding: zeros(79),
     },
-  };
-}
+  }),
+  upTo: (r: UptoRequirement, window: { validAfter: number; deadline: number }): unknown => ({
+    UpTo: { max_amount: new BN(r.amount.toString()), valid_after: new BN(window.validAfter), deadline: new BN(window.deadline), padding: zeros(104) },
+  }),
+  oneTime: (r: PrepaidRequirement): unknown => ({
+    OneTime: { amount: new BN(r.amount.toString()), due_date: new BN(0), expiry_date: null, padding: zeros(103) },
+  }),
+};
 
 export type DecodedIx =
   | { name: 'create_user_payment' }

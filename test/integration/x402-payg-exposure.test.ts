@@ -15,7 +15,8 @@ import { Transaction, TransactionMessage, VersionedTransaction, type Keypair, ty
 import bs58 from 'bs58';
 import { buildPayment } from '../../commands/x402/payment-transaction.js';
 import { signPaymentProof } from '../../commands/x402/proof.js';
-import { createPaymentPolicyIx, decodePaymentIx, policyTypeArg } from '../../commands/x402/program.js';
+import { createPaymentPolicyIx, decodePaymentIx } from '../../commands/x402/program.js';
+import { schemeOf } from '../../commands/x402/schemes/index.js';
 import { type AcceptedRequirement } from '../../commands/x402/requirements.js';
 import { normalizeRequirement } from '../../commands/x402/requirement-forms.js';
 import { associatedTokenAddress, revokeIx } from '../../src/kernel/domain/spl-token.js';
@@ -55,7 +56,8 @@ describe('x402 pay-as-you-go: what a payer who stops paying can cost the merchan
   const expiring = async (payer: Keypair, expiry: number) => {
     const built = await buildPayment(payg, { wallet: payer, rpc: h.rpc });
     const msg = TransactionMessage.decompile(built.transaction.message);
-    const type = policyTypeArg(normalizeRequirement({ ...payg, maxRenewals: null }, PROGRAM_ID)) as { PayAsYouGo: Record<string, unknown> };
+    const r = normalizeRequirement({ ...payg, maxRenewals: null }, PROGRAM_ID);
+    const type = schemeOf(r).policyType(r, payg) as { PayAsYouGo: Record<string, unknown> };
     type.PayAsYouGo['expiry_date'] = new BN(expiry);
     const edit = (ix: TransactionInstruction): TransactionInstruction => {
       if (ix.programId.toBase58() !== PROGRAM_ID || decodePaymentIx(ix.data)?.name !== 'create_payment_policy') return ix;

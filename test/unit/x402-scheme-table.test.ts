@@ -16,9 +16,7 @@ const X402 = join(ROOT, 'commands', 'x402');
 
 /** Files outside schemes/ that still compare a Tributary scheme by name, and why. */
 const PICKS_BY_NAME: readonly string[] = [
-  'commands/x402/payment-transaction.ts', // the payer's transaction builder
   'commands/x402/plugins/server.ts', // the x402 package's server plugin options
-  'commands/x402/program.ts', // the policy_type argument the builder encodes
   'commands/x402/standard/requirements.ts', // the standard wire's upto field
 ];
 

@@ -9,6 +9,7 @@ import { subscriptionGraceSeconds } from '../../../src/kernel/domain/grace.js';
 import { asPolicyType, type PolicyStatus, type PolicyType } from '../../../src/kernel/domain/policy-type.js';
 import { frequencyText, hashId, parseFrequency, RequirementError, type DeferredRequirement } from '../requirements.js';
 import { cap, paymentsPerYear } from '../allowance.js';
+import { policyTypeArgs } from '../program.js';
 import { overdueReason } from '../settle.js';
 import { DUE_SKEW_SECONDS, grantOf, policyScheme, servingPolicy } from './policy.js';
 
@@ -57,6 +58,8 @@ export const deferredScheme = policyScheme<DeferredRequirement>({
     amount: cap(r.amount * (r.maxRenewals !== null ? BigInt(r.maxRenewals) : paymentsPerYear(r.paymentFrequency))),
     formula: 'SDK formula: amount × renewals or payments per year',
   }),
+
+  policyType: (r) => policyTypeArgs.subscription(r),
 
   accepted: (r) => ({ paymentFrequency: frequencyText(r.paymentFrequency), autoRenew: r.autoRenew, maxRenewals: r.maxRenewals, gracePeriodSeconds: r.gracePeriodSeconds }),
 

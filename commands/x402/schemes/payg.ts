@@ -14,6 +14,7 @@ import { meterRequest, usageCounterKey } from '../metering.js';
 import { shortfall } from '../payability.js';
 import { hashId, PAYG_SETTLE_ALLOWANCE_SECONDS, positive, RequirementError, type PaygRequirement } from '../requirements.js';
 import { cap, YEAR_SECONDS } from '../allowance.js';
+import { policyTypeArgs } from '../program.js';
 import { chainRead, servesWhileActive } from '../settle.js';
 import { grantOf, policyScheme, servingPolicy } from './policy.js';
 
@@ -62,6 +63,8 @@ export const paygScheme = policyScheme<PaygRequirement>({
   },
 
   allowance: (r) => ({ amount: cap(r.maxAmountPerPeriod * (YEAR_SECONDS / r.periodLengthSeconds)), formula: 'SDK formula: max per period × periods per year' }),
+
+  policyType: (r) => policyTypeArgs.payAsYouGo(r),
 
   accepted: (r) => ({
     maxAmountPerPeriod: Number(r.maxAmountPerPeriod), periodLengthSeconds: Number(r.periodLengthSeconds),

@@ -30,6 +30,9 @@ export interface PolicyScheme<R extends PaymentRequirement> {
   /** absent: the service's cap */
   grace?: SchemeEngine<R>['grace'];
   allowance: SchemeEngine<R>['allowance'];
+  policyType: SchemeEngine<R>['policyType'];
+  /** default false */
+  feeOnTop?: boolean;
   /** false: every payment creates a policy of its own (one the payer holds never serves again); default true */
   reusable?: boolean;
   /** the first period is paid in the Payment transaction itself; absent, it executes no payment */
@@ -72,6 +75,9 @@ export function policyScheme<R extends PaymentRequirement>(s: PolicyScheme<R>): 
     newPolicy,
     grace,
     allowance: s.allowance,
+    policyType: s.policyType,
+    executesPayment: s.firstPayment !== undefined,
+    feeOnTop: s.feeOnTop ?? false,
 
     verify(ctx, p, r, resource) {
       const now = ctx.nowSeconds();

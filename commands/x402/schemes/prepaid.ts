@@ -4,6 +4,7 @@
  * used up. A paid credit with room left serves a payer who pays again.
  */
 import { authorizeCredit, creditLeft, creditPaid, creditTerms, recordPaidCredit } from '../prepaid/credit.js';
+import { policyTypeArgs } from '../program.js';
 import { hashId, positive, RequirementError, type PrepaidRequirement } from '../requirements.js';
 import { DUE_SKEW_SECONDS, grantOf, policyScheme } from './policy.js';
 
@@ -22,6 +23,10 @@ export const prepaidScheme = policyScheme<PrepaidRequirement>({
 
   // the credit, executed in the Payment transaction itself (a net-mode gateway's fee comes on top)
   allowance: (r) => ({ amount: r.amount, formula: 'the credit, paid in this transaction' }),
+
+  // the credit, due at once and never expiring: the payer executes it in the same transaction
+  policyType: (r) => policyTypeArgs.oneTime(r),
+  feeOnTop: true,
 
   accepted: (r) => ({ pricePerRequest: Number(r.pricePerRequest) }),
 

@@ -131,6 +131,15 @@ export interface SchemeEngine<R extends PaymentRequirement> {
    */
   allowance(r: R): Allowance;
   /**
+   * The payer's side (payment-transaction.ts): the policy_type argument its Payment
+   * transaction creates, from the requirement and the `accepts` entry it answers.
+   */
+  policyType(r: R, accepted: AcceptedRequirement): unknown;
+  /** the Payment transaction executes the first payment (a subscription's first period, a credit) */
+  readonly executesPayment: boolean;
+  /** at a net-mode gateway the program draws the amount and the fee from the payer: the approve covers both */
+  readonly feeOnTop: boolean;
+  /**
    * The payload's own checks, pure (no RPC, nothing sent): its transaction has the shape the
    * scheme accepts and the requirement's terms, and the sender proved to be the payer
    * (proof.ts). `resource` is the URL the payer's proof names.

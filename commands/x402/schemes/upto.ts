@@ -6,6 +6,7 @@
  */
 import type { PolicyType, UpToType } from '../../../src/kernel/domain/policy-type.js';
 import { hashId, positive, UPTO_START_SKEW_SECONDS, type UptoRequirement } from '../requirements.js';
+import { policyTypeArgs } from '../program.js';
 import { chainRead, servesWhileActive } from '../settle.js';
 import { settleUpto } from '../upto-settle.js';
 import { DUE_SKEW_SECONDS, grantOf, policyScheme, servingPolicy } from './policy.js';
@@ -50,6 +51,13 @@ export const uptoScheme = policyScheme<UptoRequirement>({
 
   // the authorized maximum, settled once
   allowance: (r) => ({ amount: r.amount, formula: 'the authorized maximum' }),
+
+  // the window the 402 answer offered, or one from now of maxTimeoutSeconds
+  policyType(r, a) {
+    const validAfter = a.validAfter ?? Math.floor(Date.now() / 1000);
+    return policyTypeArgs.upTo(r, { validAfter, deadline: a.deadline ?? validAfter + (a.maxTimeoutSeconds ?? 3600) });
+  },
+  feeOnTop: true,
 
   accepted(r, nowSeconds) {
     const window = Number(r.maxTimeoutSeconds);
