@@ -37,6 +37,7 @@ import type { Redis } from 'ioredis';
 import type { PayAsYouGoType } from '../../src/kernel/domain/policy-type.js';
 import { runScript } from '../../infra/redis/scripts.js';
 import { accountOutstandingKey, accountPositionKey, REBUILD_SECONDS } from './account-outstanding.js';
+import { runScriptGrouped } from './meter-batch.js';
 import { METER_SCRIPT, overlapOf, RAISE_SCRIPT } from './meter-slices.js';
 
 /**
@@ -147,7 +148,7 @@ export async function meterRequest(
   const account = l && funds ? { owed: accountOutstandingKey(keyPrefix, l.userPayment), position: accountPositionKey(keyPrefix, l.userPayment) } : undefined;
   const accountLimit = funds?.exposure !== undefined && funds.exposure < funds.amount ? funds.exposure : funds?.amount ?? 0n;
   const run = (seeds: Seeds): Promise<Counted> =>
-    runScript(redis, METER_SCRIPT, account ? [key, account.owed, account.position] : [key], [
+    runScriptGrouped(redis, METER_SCRIPT, account ? [key, account.owed, account.position] : [key], [
       chunk.toString(), limit.toString(), (p.end + 3600n).toString(), seeds.counter, p.settled.toString(),
       accountLimit.toString(), seeds.owed, seeds.position, REBUILD_SECONDS,
     ]);

@@ -2,7 +2,7 @@
  * `BENCH_X402_PROFILE=1 run.ts x402`: the cost of each bearer route per request rather than its
  * throughput (which a shared machine makes noise of). wrk, a process of its own, drives each route;
  * this process's CPU (the API node: process.cpuUsage) and its Postgres statements and Redis
- * commands are counted over the run and divided by the requests answered.
+ * round trips (a pipeline is one) are counted over the run and divided by the requests answered.
  */
 import { spawn } from 'node:child_process';
 import type { Redis } from 'ioredis';
@@ -18,7 +18,14 @@ function countRoundTrips(redis: Redis): void {
   const query = proto.query;
   proto.query = function counted(this: unknown, ...a: unknown[]) { statements += 1; return query.apply(this, a); };
   const send = redis.sendCommand.bind(redis);
-  redis.sendCommand = ((...a: Parameters<Redis['sendCommand']>) => { commands += 1; return send(...a); });
+  // a pipeline's commands share one write (its stream): one round trip
+  const pipelines = new WeakSet<object>();
+  redis.sendCommand = ((...a: Parameters<Redis['sendCommand']>) => {
+    const stream = a[1] as object | undefined;
+    if (!stream || !pipelines.has(stream)) commands += 1;
+    if (stream) pipelines.add(stream);
+    return send(...a);
+  });
 }
 
 export async function profileX402(targets: Record<string, ProfileTarget>, redis: Redis): Promise<void> {
@@ -39,7 +46,7 @@ export async function profileX402(targets: Record<string, ProfileTarget>, redis:
     await new Promise((r) => setTimeout(r, 100));
     const cpu = process.cpuUsage(cpu0);
     const us = (cpu.user + cpu.system - idlePerSecond * ((Date.now() - t0) / 1000)) / n;
-    process.stdout.write(`  ${name}: ${n} requests, API CPU ${us.toFixed(1)} µs a request (idle ${(idlePerSecond / 1000).toFixed(0)} ms/s taken out), Postgres ${((statements - s0) / n).toFixed(3)} statements, Redis ${((commands - c0) / n).toFixed(3)} commands a request\n`);
+    process.stdout.write(`  ${name}: ${n} requests, API CPU ${us.toFixed(1)} µs a request (idle ${(idlePerSecond / 1000).toFixed(0)} ms/s taken out), Postgres ${((statements - s0) / n).toFixed(3)} statements, Redis ${((commands - c0) / n).toFixed(3)} round trips a request\n`);
   }
 }
 

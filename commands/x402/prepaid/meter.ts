@@ -15,6 +15,7 @@
  */
 import type { Redis } from 'ioredis';
 import { runScript } from '../../../infra/redis/scripts.js';
+import { runScriptGrouped } from '../meter-batch.js';
 import { METER_SCRIPT, overlapOf, RAISE_SCRIPT } from '../meter-slices.js';
 import type { CreditLedger } from './ledger.js';
 
@@ -39,7 +40,7 @@ export async function drawCredit(
   const key = prepaidCounterKey(keyPrefix, policy);
   const expireAt = BigInt(nowSeconds + (ledger ? IDLE_SECONDS : UNBACKED_SECONDS));
   const run = (seed: string): Promise<[number, number, number, number, number]> =>
-    runScript(redis, METER_SCRIPT, [key], [chunk.toString(), credit.toString(), expireAt.toString(), seed, '0']);
+    runScriptGrouped(redis, METER_SCRIPT, [key], [chunk.toString(), credit.toString(), expireAt.toString(), seed, '0']);
   let r = await run(ledger ? '' : '0');
   for (let tries = 0; ledger && r[0] !== 0; tries += 1) {
     if (tries === 6) throw new Error('the credit\'s counter kept falling behind the ledger while it was set right');
