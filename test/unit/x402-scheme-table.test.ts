@@ -1,9 +1,9 @@
 /**
  * Each Tributary scheme is one object in one table (commands/x402/schemes/): the generic
- * code reaches a scheme's terms, requirement, accepts entry, grace, transaction checks,
- * settlement, admission and usage report through `schemeOf(r)`, never by comparing a
- * scheme's name. The payer's side (the transaction builder, the client, the CLI) still
- * picks by name: it is listed, so the list only shrinks.
+ * code reaches a scheme's terms, requirement, accepts entry, grace, allowance, transaction
+ * checks, settlement, admission, usage report and the payer's policy_type through
+ * `schemeOf(r)`, never by comparing a scheme's name. The standard wire's two upto fields
+ * still pick by name: they are listed, so the list only shrinks.
  */
 import { expect } from 'chai';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
