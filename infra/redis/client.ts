@@ -51,6 +51,9 @@ function createCluster(s: RedisSettings, base: RedisOptions): Redis {
     enableAutoPipelining: false,
     // SSUBSCRIBE goes to the master of each channel's slot (Socket.IO's sharded adapter)
     shardedSubscribers: true,
+    // the slots are read again every 2 s: a client that only subscribes (or is idle) would
+    // otherwise never learn of a failover, and its sharded subscriptions would stay put
+    slotsRefreshInterval: 2000,
     maxRedirections: CLUSTER_RETRIES,
     retryDelayOnFailover: 200,
     retryDelayOnClusterDown: 200,
