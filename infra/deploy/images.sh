@@ -94,7 +94,8 @@ base_images() {
     if timeout 60 docker pull -q "$image" >/dev/null 2>&1; then log "pulled $image"; else missing+=("$image"); fi
   done
   [ "${#missing[@]}" -eq 0 ] && return
-  log "no registry answers for ${missing[*]}: building them from Debian $SUITE"
+  if [ "${IMAGES_LOCAL_BASE:-0}" = 1 ]; then log "IMAGES_LOCAL_BASE=1: building ${missing[*]} from Debian $SUITE"
+  else log "no registry answers for ${missing[*]}: building them from Debian $SUITE"; fi
   debian_image
   for image in "${missing[@]}"; do build_base "$image"; done
 }
