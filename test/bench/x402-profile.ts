@@ -3,8 +3,11 @@
  * throughput (which a shared machine makes noise of). wrk, a process of its own, drives each route;
  * this process's CPU (the API node: process.cpuUsage) and its Postgres statements and Redis
  * round trips (a pipeline is one) are counted over the run and divided by the requests answered.
+ * BENCH_X402_CPU_PROFILE=<dir> also writes a CPU profile of each route's run there (x402-<route>.cpuprofile).
  */
 import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import type { Redis } from 'ioredis';
 import pg from '../../infra/postgres/pg.js';
 
@@ -41,8 +44,16 @@ export async function profileX402(targets: Record<string, ProfileTarget>, redis:
     await new Promise((r) => setTimeout(r, 2000));
     const idle = process.cpuUsage(idle0);
     const idlePerSecond = (idle.user + idle.system) / 2;
+    const dir = process.env['BENCH_X402_CPU_PROFILE'];
+    const session = dir ? new Session() : undefined;
+    if (session) { session.connect(); await session.post('Profiler.enable'); await session.post('Profiler.start'); }
     const [s0, c0, cpu0, t0] = [statements, commands, process.cpuUsage(), Date.now()];
     const n = await wrk(t, seconds, connections);
+    if (session) {
+      const { profile } = await session.post('Profiler.stop');
+      writeFileSync(`${dir}/x402-${name}.cpuprofile`, JSON.stringify(profile));
+      session.disconnect();
+    }
     await new Promise((r) => setTimeout(r, 100));
     const cpu = process.cpuUsage(cpu0);
     const us = (cpu.user + cpu.system - idlePerSecond * ((Date.now() - t0) / 1000)) / n;
