@@ -61,11 +61,9 @@ export function createUsageLedger(db: Db, opts: { reservationSeconds?: number } 
           ${rows.map((u) => slice(u.periodSliceStart, u.chunk))}::text[], ${rows.map((u) => slice(u.accountSliceStart, u.chunk))}::text[])
           AS t(r, p, g, u, c, s, ps, acs)`.execute(db);
     }),
-    // committed without waiting for the WAL flush: a mark lost in a Postgres crash leaves its request served and
-    // not charged (its reservation is dropped at its bound), as when the process dies holding it; never charged twice
+    // a durable commit: a served request's mark survives a Postgres crash, so it is charged
     served: batched(SERVED_BATCH_MS, async (requestIds) => {
       const rows = await sql<{ request_id: string }>`UPDATE payg_usage SET reserved_until = NULL
-        FROM (SELECT set_config('synchronous_commit', 'off', true)) AS async_commit
         WHERE request_id = ANY(${[...requestIds]}::text[]) RETURNING request_id`.execute(db);
       return new Set(rows.rows.map((r) => r.request_id));
     }),
