@@ -8,10 +8,10 @@
  * after the process is back.
  */
 import type { Cluster } from '../../infra/cluster/cluster.js';
+import type { Fault } from './fault.js';
 import type { PrivateServices } from './services.js';
 import { redisClusterFaults, soakPrefix } from './redis-cluster.js';
 
-export interface Fault { name: string; run(): Promise<void> }
 export interface FaultWindow { name: string; from: number; recovered: number; to: number }
 
 const SETTLE_MS = 3000;

@@ -10,7 +10,7 @@ import type { Cluster } from '../../infra/cluster/cluster.js';
 import type { LocalRedisCluster } from '../../infra/cluster/redis-cluster.js';
 import { createRedis } from '../../infra/redis/client.js';
 import { clusterPrefix } from '../../src/kernel/names/index.js';
-import type { Fault } from './faults.js';
+import type { Fault } from './fault.js';
 
 export const SOAK_PREFIX = 'tributary:';
 
