@@ -6,6 +6,8 @@
  * reads, and removes the containers when the run ends. Without TEST_CONTAINERS it does nothing.
  */
 import type { StartedTestContainer } from 'testcontainers';
+// before testcontainers loads the npm undici: Node's fetch keeps its own dispatcher (@solana/kit's RPC needs it)
+import '../../infra/http/builtin-dispatcher.js';
 
 const started: StartedTestContainer[] = [];
 
