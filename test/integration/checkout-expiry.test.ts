@@ -7,16 +7,14 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON answers are inspected field by field */
 import { expect } from 'chai';
 import { createLogger } from '../../infra/log/logger.js';
-import { systemClock } from '../../src/kernel/domain/clock.js';
-import { startWebhookWorker, type WebhookWorker } from '../../commands/webhooks/delivery/worker.js';
+import type { WebhookWorker } from '../../commands/webhooks/delivery/worker.js';
 import { expireDue } from '../../commands/checkout/events.js';
 import { startCheckoutExpiry } from '../../commands/checkout/expiry.js';
 import { nodeRooms } from '../../src/app/x402-exact.js';
-import { startReceiver, type Receiver } from '../support/receiver.js';
-import { connectClient, type TestClient } from '../support/realtime-client.js';
+import type { Receiver } from '../support/receiver.js';
+import type { TestClient } from '../support/realtime-client.js';
 import { waitFor } from '../support/process.js';
-import { ADMIN, payAsWallet, signAsWallet, startCheckout, type CheckoutHarness } from './checkout-support.js';
-import { call } from './x402-facilitator-support.js';
+import { startListenedCheckout, payAsWallet, signAsWallet, type CheckoutHarness } from './checkout-support.js';
 
 describe('checkout sessions expire: 410 after their time, announced once whoever sweeps', function () {
   this.timeout(120_000);
@@ -24,18 +22,11 @@ describe('checkout sessions expire: 410 after their time, announced once whoever
   let receiver: Receiver;
   let worker: WebhookWorker;
   let client: TestClient;
-  const lifecycle: any[] = [];
+  let lifecycle: any[] = [];
   const expiredHooks = (id: string) => receiver.requests.map((q) => JSON.parse(q.body)).filter((b: any) => b.type === 'checkout.session.expired' && b.data.sessionId === id);
 
   before(async () => {
-    c = await startCheckout('checkout-expiry');
-    receiver = await startReceiver();
-    const hook = await call(c.api.url, 'POST', '/v1/webhooks', { gateway_pubkey: c.gw.authority, endpoint_url: receiver.url }, { 'x-admin-key': ADMIN });
-    expect(hook.status, JSON.stringify(hook.body)).to.equal(201);
-    const config = c.api.ctx.config;
-    worker = startWebhookWorker({ config: { ...config, webhooks: { ...config.webhooks, pollMs: 50 } }, db: c.h.env.db, logger: createLogger('silent', 'wh'), clock: systemClock });
-    client = await connectClient(c.api.url);
-    client.socket.on('lifecycle', (m: unknown) => lifecycle.push(m));
+    ({ c, receiver, worker, client, lifecycle } = await startListenedCheckout('checkout-expiry'));
   });
   after(async () => { client?.close(); await worker?.stop(); await receiver?.close(); await c?.close(); });
 

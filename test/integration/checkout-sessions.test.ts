@@ -13,20 +13,18 @@ import { expect } from 'chai';
 import { parse } from 'yaml';
 import { readProgramAccount } from '../../infra/solana/accounts.js';
 import { fundWallet } from '../../infra/localnet/genesis.js';
-import { createLogger } from '../../infra/log/logger.js';
-import { systemClock } from '../../src/kernel/domain/clock.js';
 import { PROGRAM_ID } from '../../src/kernel/idl/index.js';
 import { Keypair, Transaction } from '@solana/web3.js';
 import { deriveActors } from '../../infra/localnet/genesis.js';
 import { programInstruction } from '../../infra/solana/instructions.js';
 import { createPdaDeriver } from '../../src/kernel/domain/pda.js';
-import { startWebhookWorker, type WebhookWorker } from '../../commands/webhooks/delivery/worker.js';
+import type { WebhookWorker } from '../../commands/webhooks/delivery/worker.js';
 import { buildPayment } from '../../commands/x402/payment-transaction.js';
-import { startReceiver, type Receiver } from '../support/receiver.js';
-import { connectClient, type TestClient } from '../support/realtime-client.js';
+import type { Receiver } from '../support/receiver.js';
+import type { TestClient } from '../support/realtime-client.js';
 import { waitFor } from '../support/process.js';
-import { ADMIN, payAsWallet, signAsWallet, startCheckout, type CheckoutHarness } from './checkout-support.js';
-import { call, payloadOf } from './x402-facilitator-support.js';
+import { startListenedCheckout, payAsWallet, signAsWallet, type CheckoutHarness } from './checkout-support.js';
+import { payloadOf } from './x402-facilitator-support.js';
 
 describe('checkout sessions: create, pay as a wallet, complete once, announced', function () {
   this.timeout(120_000);
@@ -34,17 +32,10 @@ describe('checkout sessions: create, pay as a wallet, complete once, announced',
   let receiver: Receiver;
   let worker: WebhookWorker;
   let client: TestClient;
-  const lifecycle: any[] = [];
+  let lifecycle: any[] = [];
 
   before(async () => {
-    c = await startCheckout('checkout-sessions');
-    receiver = await startReceiver();
-    const hook = await call(c.api.url, 'POST', '/v1/webhooks', { gateway_pubkey: c.gw.authority, endpoint_url: receiver.url }, { 'x-admin-key': ADMIN });
-    expect(hook.status, JSON.stringify(hook.body)).to.equal(201);
-    const config = c.api.ctx.config;
-    worker = startWebhookWorker({ config: { ...config, webhooks: { ...config.webhooks, pollMs: 50 } }, db: c.h.env.db, logger: createLogger('silent', 'wh'), clock: systemClock });
-    client = await connectClient(c.api.url);
-    client.socket.on('lifecycle', (m: unknown) => lifecycle.push(m));
+    ({ c, receiver, worker, client, lifecycle } = await startListenedCheckout('checkout-sessions'));
   });
   after(async () => { client?.close(); await worker?.stop(); await receiver?.close(); await c?.close(); });
 

@@ -17,6 +17,12 @@ import { exactRealtimeAttachment } from '../../src/app/x402-exact.js';
 import { startTestApi, type TestApi } from '../support/app.js';
 import { startX402, type X402Harness } from './x402-harness.js';
 import { call, type Answer } from './x402-facilitator-support.js';
+import { expect } from 'chai';
+import { createLogger } from '../../infra/log/logger.js';
+import { systemClock } from '../../src/kernel/domain/clock.js';
+import { startWebhookWorker, type WebhookWorker } from '../../commands/webhooks/delivery/worker.js';
+import { startReceiver, type Receiver } from '../support/receiver.js';
+import { connectClient, type TestClient } from '../support/realtime-client.js';
 
 export const USDC_DEV = '4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU';
 export const ADMIN = 'checkout-test-admin-key-0123456789abcdef';
@@ -83,4 +89,20 @@ export async function payAsWallet(c: CheckoutHarness, id: string, wallet: Keypai
   const signed = signAsWallet(t.body, wallet);
   const answer = await c.anyone('POST', `/v1/checkout/sessions/${id}/pay`, { transaction: signed.transaction, proof: signed.proof });
   return { answer, signature: signed.signature };
+}
+
+/** A checkout harness with the merchant's listeners: a webhook receiver and its worker, and a socket on the lifecycle events. */
+export interface ListenedCheckout { c: CheckoutHarness; receiver: Receiver; worker: WebhookWorker; client: TestClient; lifecycle: any[] }
+
+export async function startListenedCheckout(tag: string): Promise<ListenedCheckout> {
+  const c = await startCheckout(tag);
+  const receiver = await startReceiver();
+  const hook = await call(c.api.url, 'POST', '/v1/webhooks', { gateway_pubkey: c.gw.authority, endpoint_url: receiver.url }, { 'x-admin-key': ADMIN });
+  expect(hook.status, JSON.stringify(hook.body)).to.equal(201);
+  const config = c.api.ctx.config;
+  const worker = startWebhookWorker({ config: { ...config, webhooks: { ...config.webhooks, pollMs: 50 } }, db: c.h.env.db, logger: createLogger('silent', 'wh'), clock: systemClock });
+  const client = await connectClient(c.api.url);
+  const lifecycle: any[] = [];
+  client.socket.on('lifecycle', (m: unknown) => lifecycle.push(m));
+  return { c, receiver, worker, client, lifecycle };
 }
