@@ -204,6 +204,17 @@ function registerUsageRoute(api: Api, { deps, auth, programId, graceCap }: Facil
 
 }
 
+/** Whether a NUL is in any string or key of `value`; a loop, not recursion, so no depth can overflow the stack. */
+function holdsNul(value: unknown): boolean {
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (typeof v === 'string') { if (v.includes('\u0000')) return true; }
+    else if (v !== null && typeof v === 'object') for (const [k, x] of Object.entries(v)) { if (k.includes('\u0000')) return true; stack.push(x); }
+  }
+  return false;
+}
+
 /** /resources and discovery: the paid resources merchants register and list. */
 function registerResourceRoutes(api: Api, { ctx, auth, programId, graceCap }: Facilitator): void {
   api.route<Record<string, never>, Record<string, never>, ResourceInput & { accepts: Wire[] }>({
@@ -224,7 +235,7 @@ function registerResourceRoutes(api: Api, { ctx, auth, programId, graceCap }: Fa
     },
     async handler({ body, res }) {
       // PostgreSQL text and jsonb cannot hold NUL: refused here rather than failing the insert
-      if (JSON.stringify(body).includes('\\u0000')) throw invalid('the resource, description, input and output must not contain NUL characters');
+      if (holdsNul(body)) throw invalid('the resource, description, input and output must not contain NUL characters');
       const rs = body.accepts.map((w) => requirementFromWire({ ...w, resource: body.resource }, programId, graceCap));
       for (const r of rs) requireOwnGateway(res, r.gateway);
       const accepts = rs.map((r) => acceptedRequirement(r, body.resource));
