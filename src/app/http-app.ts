@@ -16,6 +16,7 @@ import { Api } from '../../infra/http/routes.js';
 import { clientKey, standardRateLimit } from '../../infra/http/rate-limit.js';
 import { servedRoute, type NodeMiddleware } from '../../infra/http/cached-hits.js';
 import { metricsHandler } from '../../infra/http/metrics-route.js';
+import { jsonDepthGuard } from '../../infra/http/json-depth.js';
 import { createReadCache } from '../../infra/cache/read-cache.js';
 import { registerSpineGauges } from '../../queries/metrics/spine-gauges.js';
 import { registerSchedulerGauges } from '../../commands/scheduler/gauges.js';
@@ -75,6 +76,7 @@ export function createHttpApp(ctx: AppNode, modules: readonly RouteModule[]): { 
   app.use(security);
   app.use(crossOrigin);
   app.use(express.json({ limit: ctx.config.http.bodyLimit, type: ['application/json', 'application/*+json'] }));
+  app.use(jsonDepthGuard(ctx.config.http.maxJsonDepth));
 
   const router = express.Router();
   const limit = standardRateLimit(ctx);

@@ -28,6 +28,7 @@ export const readHttp = (r: EnvReader, f: Foundations) => ({
   host: r.str('HOST', '0.0.0.0', 'interface the API node listens on'),
   publicUrl: r.optStr('PUBLIC_BASE_URL', 'external base URL (used in 402 resource URLs and issuer); default http://localhost:PORT'),
   bodyLimit: r.str('HTTP_BODY_LIMIT', '64kb', 'largest accepted request body'),
+  maxJsonDepth: r.int('HTTP_MAX_JSON_DEPTH', 32, 'deepest nesting of arrays and objects accepted in a JSON body; deeper answers 400', 1, 1000),
   trustProxy: r.str('TRUST_PROXY', 'false', "express 'trust proxy' setting: false, true, a hop count or a list of proxy addresses; the client IP comes from X-Forwarded-For only when set"),
   corsOrigins: r.list('CORS_ORIGINS', '*', 'allowed CORS origins for HTTP and Socket.IO, comma-separated, * for any'),
   requestTimeoutMs: r.int('HTTP_REQUEST_TIMEOUT_MS', 30_000, 'server-side request timeout', 1000),
