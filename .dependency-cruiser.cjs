@@ -10,7 +10,8 @@
  *                  metrics) and the indexer; infra/localnet is a development chain,
  *                  infra/migrations the frozen schema history.
  *   web/           the browser pages (bundled by esbuild, served by infra/http/web-assets.ts):
- *                  they import only web/ and npm packages, and nothing else imports them.
+ *                  they import only web/, npm packages and the answers' wire types
+ *                  (src/kernel/wire/answers/, types only), and nothing else imports them.
  *   src/kernel     what every layer shares, standing alone: config, domain rules, events
  *                  and the IDL, the error envelope and request input, auth rules, wire
  *                  formats, Redis key names. It imports only itself and npm packages.
@@ -28,6 +29,8 @@ const PROJECTIONS = '^projections/';
 const LOCALNET = '^infra/localnet/';
 const MIGRATIONS = '^infra/migrations/';
 const INFRA = '^infra/';
+/** The JSON shapes of the answers the browser pages read: types only, shared by the server and web/. */
+const WIRE_ANSWERS = '^src/kernel/wire/answers/';
 const FEATURES = [COMMANDS, QUERIES, PROJECTIONS];
 
 /**
@@ -113,10 +116,24 @@ module.exports = {
     },
     {
       name: 'web-imports-only-web',
-      comment: 'The browser pages run in a browser: they import web/ and npm packages, never server code (infra/http/web-assets.ts bundles them).',
+      comment: 'The browser pages run in a browser: they import web/ and npm packages, never server code (infra/http/web-assets.ts bundles them). The one exception: the answers\' wire types (src/kernel/wire/answers/), imported as types only, so the pages and the server read one declaration of each JSON shape.',
       severity: 'error',
       from: { path: '^web/' },
-      to: { pathNot: ['^web/', 'node_modules'] },
+      to: { pathNot: ['^web/', 'node_modules', WIRE_ANSWERS] },
+    },
+    {
+      name: 'web-imports-wire-answers-as-types-only',
+      comment: 'What the pages take from the server side is types, never code: esbuild drops a type-only import, so no server module reaches a bundle.',
+      severity: 'error',
+      from: { path: '^web/' },
+      to: { path: WIRE_ANSWERS, dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'wire-answers-import-nothing',
+      comment: 'The answers\' wire types are shapes alone (test/unit/wire-answers.test.ts: they compile to nothing): they import only each other, so a page that imports them pulls in no server code.',
+      severity: 'error',
+      from: { path: WIRE_ANSWERS },
+      to: { pathNot: WIRE_ANSWERS },
     },
     {
       name: 'nothing-imports-web',

@@ -17,6 +17,7 @@ import type { RpcClient } from '../../infra/solana/rpc-client.js';
 import type { Commitment } from '../../infra/solana/chain-reader.js';
 import { invalid } from '../../src/kernel/http/errors.js';
 import { isPublicKey } from '../../src/kernel/domain/pda.js';
+import type { CheckoutTransaction, PayAnswer } from '../../src/kernel/wire/answers/checkout.js';
 import type { PaymentEngine } from '../x402/engine.js';
 import { paymentPayloadFromJson } from '../x402/payload.js';
 import { buildUnsignedPayment } from '../x402/payment-transaction.js';
@@ -39,16 +40,8 @@ export interface PayDeps {
   rooms?: RoomEmitter | undefined;
 }
 
-/** The message the payer signs: `${prefix}|${requirementId}|${resource}|<signature>|${signedAt}`. */
-export interface ProofParts { prefix: string; requirementId: string; resource: string; signedAt: number; windowSeconds: number; template: string }
-
-export interface CheckoutTransaction {
-  transaction: string;
-  payer: string;
-  policy: string;
-  proof: ProofParts;
-  lastValidBlockHeight: number;
-}
+// the answers' shapes are the wire module's, which the checkout page reads as well
+export type { CheckoutTransaction, PayAnswer, ProofParts } from '../../src/kernel/wire/answers/checkout.js';
 
 function usable(row: SessionRow, now: Date): void {
   const status = statusAt(row, now);
@@ -82,7 +75,6 @@ export async function transactionFor(deps: PayDeps, row: SessionRow, payer: stri
 }
 
 export interface PayBody { transaction: string; proof: { signedAt: number; signature: string } }
-export interface PayAnswer { status: 'complete'; policy: string; transaction: string | null; payer: string; redirectUrl: string }
 
 export function redirectOf(successUrl: string, id: string): string {
   const u = new URL(successUrl);

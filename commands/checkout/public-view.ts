@@ -8,44 +8,12 @@ import { frequencyText, type PaymentRequirement } from '../x402/requirements.js'
 import { readFeeTerms, splitFees, type FeeReadDeps } from './fees.js';
 import { requirementOf, type MintAmounts, type RequirementContext } from './requirement.js';
 import { statusAt, storedOf, type SessionRow } from './store.js';
+import type { Money, PublicView, Schedule } from '../../src/kernel/wire/answers/checkout.js';
 
 export interface PublicDeps { amounts: MintAmounts; requirements: RequirementContext; fees: FeeReadDeps }
 
-export interface Money { baseUnits: string; ui: string }
-
-export interface Schedule {
-  /** deferred: each period; payg: per use, up to a cap per period; upto: once, up to a maximum; prepaid: once, a credit */
-  kind: 'subscription' | 'pay-as-you-go' | 'up-to' | 'prepaid';
-  paymentFrequency?: string;
-  periodSeconds?: number;
-  autoRenew?: boolean;
-  maxRenewals?: number | null;
-  maxAmountPerPeriod?: Money;
-  maxChunkAmount?: Money;
-  maxTimeoutSeconds?: number;
-  pricePerRequest?: Money;
-}
-
-export interface PublicView {
-  id: string;
-  status: 'open' | 'complete' | 'expired';
-  label: string | null;
-  payee: { recipient: string; gateway: string };
-  scheme: string;
-  network: string;
-  tokenMint: string;
-  currency: string;
-  decimals: number;
-  amount: Money;
-  schedule: Schedule;
-  fees: { gatewayFeeBps: number; protocolShareBps: number; netMode: boolean; gatewayFee: Money; protocolFee: Money; recipientReceives: Money; payerPays: Money } | null;
-  /** what leaves the wallet when the transaction confirms, or null when nothing is charged then (payg, upto) */
-  firstCharge: { amount: Money; at: 'on confirmation' } | null;
-  programPaused: boolean;
-  expiresAt: string;
-  cancelUrl: string;
-  successUrl?: string;
-}
+// the answer's shape is the wire module's, which the checkout page reads as well
+export type { Money, PublicView, Schedule } from '../../src/kernel/wire/answers/checkout.js';
 
 function scheduleOf(r: PaymentRequirement, money: (u: bigint) => Money): Schedule {
   switch (r.scheme) {

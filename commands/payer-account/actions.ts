@@ -15,8 +15,10 @@ import { associatedTokenAddress, revokeIx } from '../../src/kernel/domain/spl-to
 import type { PdaDeriver } from '../../src/kernel/domain/pda.js';
 import { isPublicKey } from '../../src/kernel/domain/pda.js';
 import { conflict, forbidden, invalid, notFound, upstreamUnavailable } from '../../src/kernel/http/errors.js';
+import type { PolicyAction, UnsignedTransaction } from '../../src/kernel/wire/answers/payer.js';
 
-export type PolicyAction = 'pause' | 'resume' | 'cancel';
+// the answer's shape and the actions are the wire module's, which the account page reads as well
+export type { PolicyAction, UnsignedTransaction } from '../../src/kernel/wire/answers/payer.js';
 export const POLICY_ACTIONS: readonly PolicyAction[] = ['pause', 'resume', 'cancel'];
 
 export interface ActionDeps {
@@ -24,17 +26,6 @@ export interface ActionDeps {
   rpc: RpcClient;
   pdas: PdaDeriver;
   commitment: string;
-}
-
-export interface UnsignedTransaction {
-  /** base64 wire transaction, without signatures: the wallet signs it and sends it to POST /v1/me/transactions */
-  transaction: string;
-  /** the program's instruction or the token program's, by name */
-  instruction: string;
-  blockhash: string;
-  lastValidBlockHeight: number;
-  /** what the wallet is asked to sign, in words */
-  summary: string;
 }
 
 async function latestBlockhash(deps: ActionDeps): Promise<{ blockhash: string; lastValidBlockHeight: number }> {

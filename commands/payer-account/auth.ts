@@ -20,6 +20,7 @@ import { invalid, unauthorized } from '../../src/kernel/http/errors.js';
 import { base58Input } from '../../src/kernel/http/base58-input.js';
 import { decodeSignature } from '../tokens/wallet-proof.js';
 import type { KeyRing } from '../../infra/signing-keys/key-ring.js';
+import type { PayerChallenge, PayerToken } from '../../src/kernel/wire/answers/payer.js';
 import { PAYER_ROLE, PAYER_TOKEN_TTL_SECONDS, payerAudience } from '../../src/kernel/auth/payer-token.js';
 
 export interface PayerAuthDeps {
@@ -32,8 +33,8 @@ export interface PayerAuthDeps {
   now: () => number;
 }
 
-export interface PayerChallenge { nonce: string; wallet: string; expiresAt: number }
-export interface PayerToken { token: string; expiresIn: number }
+// the answers' shapes are the wire module's, which the account page reads as well
+export type { PayerChallenge, PayerToken } from '../../src/kernel/wire/answers/payer.js';
 
 const nonceKey = (prefix: string, nonce: string): string => `${prefix}payer-auth:${nonce}`;
 

@@ -21,6 +21,7 @@ import { decodeTokenIx, TOKEN_2022_PROGRAM, TOKEN_PROGRAM } from '../../src/kern
 import { verifyStrict } from '../../infra/crypto/ed25519.js';
 import { invalid, conflict, upstreamUnavailable } from '../../src/kernel/http/errors.js';
 import { confirm, send, type SenderIo } from '../../infra/solana/sender.js';
+import type { RelayResult } from '../../src/kernel/wire/answers/payer.js';
 
 const COMPUTE_BUDGET_PROGRAM = 'ComputeBudget111111111111111111111111111111';
 /** the largest wire transaction Solana takes */
@@ -29,12 +30,8 @@ const coder = new BorshCoder(idl);
 
 export interface RelayDeps { io: SenderIo; pdas: PdaDeriver; confirmTimeoutMs: number }
 
-export interface RelayResult {
-  signature: string;
-  /** confirmed: landed at the service's commitment; pending: sent, not confirmed within the wait (poll the chain) */
-  status: 'confirmed' | 'pending';
-  instructions: string[];
-}
+// the answer's shape is the wire module's, which the account page reads as well
+export type { RelayResult } from '../../src/kernel/wire/answers/payer.js';
 
 /** The wire bytes of a base64 transaction, or a 400. */
 function decodeWire(base64: string): Uint8Array {

@@ -5,22 +5,11 @@
  */
 import { sql } from 'kysely';
 import type { Db } from '../../infra/postgres/database.js';
+import type { PayerPayment } from '../../src/kernel/wire/answers/payer.js';
 import { display, type DecimalsOf } from './decimals.js';
 
-export interface PayerPayment {
-  signature: string;
-  slot: number;
-  at: number;
-  policy: string;
-  gateway: string;
-  merchant: string;
-  tokenMint: string | null;
-  decimals: number | null;
-  amount: string;
-  amountDisplay: string | null;
-  recordId: number;
-  trackingId: string | null;
-}
+// the answer's shape is the wire module's, which the account page reads as well
+export type { PayerPayment } from '../../src/kernel/wire/answers/payer.js';
 
 interface Row {
   signature: string; slot: string; at: string; policy: string; gateway: string; recipient: string;

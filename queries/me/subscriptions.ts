@@ -6,6 +6,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../../infra/postgres/database.js';
 import type { NormalizedPolicy } from '../../src/kernel/domain/policy.js';
+import type { PayerSubscription } from '../../src/kernel/wire/answers/payer.js';
 import { display, type DecimalsOf } from './decimals.js';
 
 /** the most policies one wallet's list answers */
@@ -18,30 +19,8 @@ const SCHEME_OF: Record<string, string> = { Subscription: 'deferred', PayAsYouGo
 /** The amount a policy charges at most at once, by variant: a period's, a cap, a credit. */
 const AMOUNT_KEYS = ['amount', 'maxAmountPerPeriod', 'maxAmount', 'escrowAmount'] as const;
 
-export interface LastPayment { signature: string; at: number; amount: string; amountDisplay: string | null }
-
-export interface PayerSubscription {
-  address: string;
-  variant: string;
-  scheme: string | null;
-  status: string;
-  gateway: string;
-  gatewayName: string | null;
-  merchant: string;
-  tokenMint: string | null;
-  decimals: number | null;
-  amount: string | null;
-  amountDisplay: string | null;
-  frequencySeconds: number | null;
-  totalPaid: string;
-  totalPaidDisplay: string | null;
-  paymentCount: number;
-  nextPaymentDue: number | null;
-  paidThrough: number | null;
-  trackingId: string;
-  createdAt: number | null;
-  lastPayments: LastPayment[];
-}
+// the answer's shape is the wire module's, which the account page reads as well
+export type { LastPayment, PayerSubscription } from '../../src/kernel/wire/answers/payer.js';
 
 interface Row { doc: string; gateway_name: string | null }
 interface PaymentRow { policy: string; signature: string; at: string; amount: string }

@@ -8,16 +8,10 @@
 import { sql } from 'kysely';
 import type { Db } from '../../infra/postgres/database.js';
 import { microToDecimal } from '../../src/kernel/domain/mrr.js';
+import type { Overview, WebhookHealth } from '../../src/kernel/wire/answers/merchant.js';
 
-export interface RecentPayment { signature: string; at: number; payer: string | null; tokenMint: string | null; amount: string; policy: string; trackingId: string | null }
-export interface Renewal { policy: string; payer: string | null; tokenMint: string | null; nextDue: number; mrr: string }
-export interface WebhookHealth { id: number; endpointUrl: string; active: boolean; delivered: number; pending: number; dead: number; lastStatus: number | null; lastError: string | null; lastAttemptAt: string | null }
-export interface Overview {
-  mrr: { tokenMint: string; mrr: string }[];
-  recentPayments: RecentPayment[];
-  upcomingRenewals: Renewal[];
-  webhooks: WebhookHealth[];
-}
+// the answer's shape is the wire module's, which the dashboard page reads as well
+export type { Overview, RecentPayment, Renewal, WebhookHealth } from '../../src/kernel/wire/answers/merchant.js';
 
 export async function overview(db: Db, gateway: string, nowSeconds: number, limit = 20): Promise<Overview> {
   const [mrr, recent, renewals, webhooks] = await Promise.all([

@@ -9,27 +9,15 @@ import type { Db } from '../../infra/postgres/database.js';
 import { bucketStart, nextBucketStart, type Bucket } from '../../src/kernel/domain/buckets.js';
 import { microToDecimal } from '../../src/kernel/domain/mrr.js';
 import { invalid } from '../../src/kernel/http/errors.js';
+import type { RevenueAnswer as WireRevenueAnswer, RevenueEntry, RevenueSeries } from '../../src/kernel/wire/answers/merchant.js';
 import { exactRevenueRows } from './exact-payments.js';
 
 export const MAX_BUCKETS = 1000;
 
-export interface RevenueEntry {
-  /** unix seconds of the bucket's start, UTC */
-  start: number;
-  gross: string;
-  gatewayFee: string;
-  protocolFee: string;
-  net: string;
-  payments: number;
-  newSubscriptions: number;
-  endedSubscriptions: number;
-  /** base units per month, up to six decimals */
-  mrr: string;
-}
+// the answer's shape is the wire module's, which the dashboard page reads as well
+export type { RevenueEntry, RevenueSeries } from '../../src/kernel/wire/answers/merchant.js';
 
-export interface RevenueSeries { tokenMint: string; buckets: RevenueEntry[] }
-
-export interface RevenueAnswer { bucket: Bucket; from: number; to: number; series: RevenueSeries[] }
+export interface RevenueAnswer extends WireRevenueAnswer { bucket: Bucket }
 
 /** The bucket starts covering [from, to]; 400 past MAX_BUCKETS. */
 export function bucketStarts(bucket: Bucket, from: number, to: number): number[] {

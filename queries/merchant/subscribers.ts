@@ -13,6 +13,7 @@
 import { sql, type Selectable } from 'kysely';
 import type { Db } from '../../infra/postgres/database.js';
 import type { MerchantSubscribersTable } from '../../projections/merchant/tables.js';
+import type { Subscriber, SubscriberPage } from '../../src/kernel/wire/answers/merchant.js';
 
 export const SUBSCRIBER_STATUSES = ['active', 'paused', 'ended'] as const;
 export type SubscriberStatus = (typeof SUBSCRIBER_STATUSES)[number];
@@ -22,22 +23,8 @@ export const PAST_DUE_EVENTS = ['subscription.past_due', 'subscription.recovered
 
 export interface SubscriberFilter { status?: SubscriberStatus; tokenMint?: string }
 
-export interface Subscriber {
-  payer: string;
-  tokenMint: string;
-  status: string;
-  policies: string[];
-  activePolicies: number;
-  /** base units, decimal string: what the payer paid in all, fees included */
-  totalPaid: string;
-  payments: number;
-  /** unix seconds, or null */
-  firstPaymentAt: number | null;
-  lastPaymentAt: number | null;
-  nextDue: number | null;
-  /** one of its policies is past due for the scheduler (a renewal failed and is retried) */
-  pastDue: boolean;
-}
+// the answer's shape is the wire module's, which the dashboard page reads as well
+export type { Subscriber, SubscriberPage } from '../../src/kernel/wire/answers/merchant.js';
 
 const num = (v: string | null): number | null => (v === null ? null : Number(v));
 
@@ -75,7 +62,7 @@ export function subscriberRows(q: ReturnType<typeof subscribersQuery>) {
     .orderBy('s.payer').orderBy('s.token_mint');
 }
 
-export async function listSubscribers(db: Db, gateway: string, f: SubscriberFilter & { limit: number; offset: number }): Promise<{ items: Subscriber[]; total: number }> {
+export async function listSubscribers(db: Db, gateway: string, f: SubscriberFilter & { limit: number; offset: number }): Promise<SubscriberPage> {
   const q = subscribersQuery(db, gateway, f);
   const [rows, count] = await Promise.all([
     subscriberRows(q).limit(f.limit).offset(f.offset).execute(),

@@ -11,7 +11,7 @@ import { loadPayments, resetPayments } from './payments.js';
 import { perform, type Change } from './perform.js';
 import { currentSession, meGet, status } from './state.js';
 import { nameOf, subscriptionCard } from './subscriptions.js';
-import type { Payment, PolicyAction, Subscription } from './types.js';
+import type { Payment, PayerList, PolicyAction, Subscription } from './types.js';
 
 let subs: Subscription[] = [];
 let payments: Payment[] = [];
@@ -20,8 +20,8 @@ const revoked = new Set<string>();
 
 async function read(): Promise<void> {
   const [s, p] = await Promise.all([
-    meGet<{ data: Subscription[] }>('subscriptions'),
-    meGet<{ data: Payment[] }>('payments?limit=200'),
+    meGet<PayerList<Subscription>>('subscriptions'),
+    meGet<PayerList<Payment>>('payments?limit=200'),
   ]);
   subs = s.data;
   payments = p.data;

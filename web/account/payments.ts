@@ -2,7 +2,7 @@
 import { byId, clear, el } from '../shared/dom.js';
 import { amount, short, when } from '../shared/format.js';
 import { meGet } from './state.js';
-import type { Payment } from './types.js';
+import type { Payment, PayerList } from './types.js';
 
 const PAGE = 10;
 let offset = 0;
@@ -36,7 +36,7 @@ function render(rows: readonly Payment[], older: boolean): void {
 
 /** Reads the current page (one row more, to know whether there are older ones). */
 export async function loadPayments(): Promise<void> {
-  const page = await meGet<{ data: Payment[] }>(`payments?limit=${PAGE + 1}&offset=${offset}`);
+  const page = await meGet<PayerList<Payment>>(`payments?limit=${PAGE + 1}&offset=${offset}`);
   render(page.data.slice(0, PAGE), page.data.length > PAGE);
 }
 

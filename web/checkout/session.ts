@@ -1,59 +1,10 @@
 /** The checkout session as the page reads it (GET /v1/checkout/sessions/{id}/public), and its actions. */
 import { getJson, postJson } from '../shared/http.js';
+import type { CheckoutTransaction as TransactionAnswer, PayAnswer, PublicView as PublicSession } from '../../src/kernel/wire/answers/checkout.js';
 
-export type SessionStatus = 'open' | 'complete' | 'expired';
-
-/** An amount in the mint's base units, and as the service writes it with the mint's decimals. */
-export interface Money { baseUnits: string; ui: string }
-
-export interface Schedule {
-  kind: 'subscription' | 'pay-as-you-go' | 'up-to' | 'prepaid';
-  paymentFrequency?: string;
-  periodSeconds?: number;
-  autoRenew?: boolean;
-  maxRenewals?: number | null;
-  maxAmountPerPeriod?: Money;
-  maxChunkAmount?: Money;
-  maxTimeoutSeconds?: number;
-  pricePerRequest?: Money;
-}
-
-export interface Fees {
-  gatewayFeeBps: number;
-  protocolShareBps: number;
-  netMode: boolean;
-  gatewayFee: Money;
-  protocolFee: Money;
-  recipientReceives: Money;
-  payerPays: Money;
-}
-
-export interface PublicSession {
-  id: string;
-  status: SessionStatus;
-  label: string | null;
-  payee: { recipient: string; gateway: string };
-  scheme: string;
-  network: string;
-  tokenMint: string;
-  currency: string;
-  decimals: number;
-  amount: Money;
-  schedule: Schedule;
-  fees: Fees | null;
-  firstCharge: { amount: Money; at: string } | null;
-  programPaused: boolean;
-  expiresAt: string;
-  cancelUrl: string;
-  successUrl?: string;
-}
-
-/** The proof-of-possession text's parts: the wallet signs `template` with {signature} filled in. */
-export interface ProofParts { prefix: string; requirementId: string; resource: string; signedAt: number; windowSeconds: number; template: string }
-
-export interface TransactionAnswer { transaction: string; payer: string; policy: string; proof: ProofParts; lastValidBlockHeight: number }
-
-export interface PayAnswer { status: 'complete'; policy: string; transaction: string | null; payer: string; redirectUrl: string }
+export type {
+  CheckoutTransaction as TransactionAnswer, Fees, Money, PayAnswer, ProofParts, PublicView as PublicSession, Schedule, SessionStatus,
+} from '../../src/kernel/wire/answers/checkout.js';
 
 const base = (id: string) => `/v1/checkout/sessions/${encodeURIComponent(id)}`;
 

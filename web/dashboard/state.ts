@@ -1,5 +1,6 @@
 /** The dashboard's session (gateway and JWT), its view settings, and reads of the merchant routes. */
 import { getJson, ApiError } from '../shared/http.js';
+import type { SuccessEnvelope } from '../../src/kernel/wire/answers/envelope.js';
 import { statusLine } from '../shared/status.js';
 
 export interface Session {
@@ -32,7 +33,7 @@ export function base(): string {
 /** A merchant route's data (the success envelope's `data`), with the session's JWT. */
 export async function api<T>(path: string): Promise<T> {
   try {
-    return (await getJson<{ data: T }>(base() + path, { token: S.token })).data;
+    return (await getJson<SuccessEnvelope<T>>(base() + path, { token: S.token })).data;
   } catch (err) {
     if (err instanceof ApiError && (err.status === 401 || err.status === 403)) onUnauthorized();
     throw err;

@@ -1,3 +1,5 @@
+import type { ErrorEnvelope } from '../../src/kernel/wire/answers/envelope.js';
+
 /**
  * JSON over fetch, same origin. A failure carries the service's error envelope
  * `{error, code?}` as words (never a stack), with the HTTP status beside it.
@@ -9,7 +11,8 @@ export class ApiError extends Error {
   }
 }
 
-interface Envelope { error?: unknown; code?: unknown; message?: unknown }
+/** The error envelope's fields as they may come (a proxy's answer is not ours): each checked before use. */
+type Envelope = { [K in keyof ErrorEnvelope]?: unknown } & { message?: unknown };
 
 function describe(status: number, body: Envelope): ApiError {
   const said = typeof body.error === 'string' ? body.error : typeof body.message === 'string' ? body.message : undefined;

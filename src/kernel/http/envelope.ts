@@ -1,8 +1,9 @@
 /** SPEC.md's envelopes. Some endpoints answer bare arrays or objects instead (per route). */
 import type { JsonSchema } from './schema.js';
+import type { ErrorEnvelope, SuccessEnvelope } from '../wire/answers/envelope.js';
 
-export interface SuccessEnvelope<T> { success: true; data: T; timestamp: number }
-export interface ErrorEnvelope { error: string; code: string; success: false; timestamp: number }
+// the envelopes' shapes are the wire module's, which the pages read as well
+export type { ErrorEnvelope, SuccessEnvelope } from '../wire/answers/envelope.js';
 
 export function envelope<T>(data: T, now = Date.now()): SuccessEnvelope<T> {
   return { success: true, data, timestamp: now };
