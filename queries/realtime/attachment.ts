@@ -15,6 +15,7 @@ import type { Db } from '../../infra/postgres/database.js';
 import type { Logger } from '../../infra/log/logger.js';
 import type { StreamKeys } from '../../infra/redis/client.js';
 import type { Metrics } from '../../infra/metrics/metrics.js';
+import { socketCorsOptions } from '../../infra/http/cors.js';
 import { attachRedisAdapter } from './adapter.js';
 import { NOTIFIER_GROUP, realtimeKeys, roomOf } from './keys.js';
 import { createSlotLeases } from './slots.js';
@@ -48,10 +49,6 @@ export interface RealtimeNode {
   close(): Promise<void>;
 }
 
-function corsOrigin(origins: readonly string[]): string | string[] {
-  return origins.includes('*') ? '*' : [...origins];
-}
-
 /** What a Socket.IO node works with; the API node meets it. */
 export interface RealtimeDeps {
   config: Config;
@@ -74,7 +71,8 @@ export async function startRealtimeNode(server: HttpServer, ctx: RealtimeDeps): 
   const io = new Server(server, {
     path: WS_PATH,
     serveClient: false,
-    cors: { origin: corsOrigin(config.http.corsOrigins), methods: ['GET', 'POST'] },
+    // CORS_ORIGINS as on the HTTP API; the handshake carries no credential header (infra/http/cors.ts)
+    cors: socketCorsOptions(config.http.corsOrigins),
     // clients only send small subscribe/unsubscribe messages
     maxHttpBufferSize: 16 * 1024,
   });

@@ -7,7 +7,6 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type ErrorRequestHandler, type Express } from 'express';
 import helmet from 'helmet';
-import cors from 'cors';
 import proxyaddr from 'proxy-addr';
 import { stringify } from 'yaml';
 import { errorEnvelope } from '../kernel/http/envelope.js';
@@ -17,6 +16,7 @@ import { clientKey, standardRateLimit } from '../../infra/http/rate-limit.js';
 import { servedRoute, type NodeMiddleware } from '../../infra/http/cached-hits.js';
 import { metricsHandler } from '../../infra/http/metrics-route.js';
 import { jsonDepthGuard } from '../../infra/http/json-depth.js';
+import { crossOriginPolicy } from '../../infra/http/cors.js';
 import { createReadCache } from '../../infra/cache/read-cache.js';
 import { registerSpineGauges } from '../../queries/metrics/spine-gauges.js';
 import { registerSchedulerGauges } from '../../commands/scheduler/gauges.js';
@@ -68,8 +68,8 @@ export function createHttpApp(ctx: AppNode, modules: readonly RouteModule[]): { 
     next();
   };
   const security: NodeMiddleware = helmet({ contentSecurityPolicy: false });
-  const origins = ctx.config.http.corsOrigins;
-  const crossOrigin: NodeMiddleware = cors({ origin: origins.includes('*') ? true : origins, exposedHeaders: ['Payment-Required', 'Payment-Response', 'X-Request-Id', 'Retry-After', 'RateLimit', 'RateLimit-Policy'] });
+  // CORS_ORIGINS (the service's own origin by default), a fixed list of allowed headers, never x-admin-key (cors.ts)
+  const crossOrigin: NodeMiddleware = crossOriginPolicy(ctx.config.http.corsOrigins);
   app.use(requestId);
   // on its own listener when METRICS_PORT is set (api-server.ts), else here
   if (ctx.config.metrics.port === 0) app.get('/metrics', metricsHandler(metrics.registry, ctx.config.metrics.token));

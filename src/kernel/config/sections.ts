@@ -4,6 +4,7 @@
  */
 import type { EnvReader } from './env-reader.js';
 import { clusterPrefix } from '../names/index.js';
+import { corsOriginOf, ownOrigin } from './origins.js';
 import { CLUSTERS, DEFAULT_STABLECOIN, NETWORKS, deriveWsUrl, durations, ms, parseKey32 } from './values.js';
 
 /** The values several sections derive their defaults from, read before them. */
@@ -23,21 +24,36 @@ export function readFoundations(r: EnvReader) {
 
 export type Foundations = ReturnType<typeof readFoundations>;
 
-export const readHttp = (r: EnvReader, f: Foundations) => ({
-  port: r.int('PORT', 3002, 'HTTP port of the API node', 0, 65535),
-  host: r.str('HOST', '0.0.0.0', 'interface the API node listens on'),
-  publicUrl: r.optStr('PUBLIC_BASE_URL', 'external base URL (used in 402 resource URLs and issuer); default http://localhost:PORT'),
-  bodyLimit: r.str('HTTP_BODY_LIMIT', '64kb', 'largest accepted request body'),
-  maxJsonDepth: r.int('HTTP_MAX_JSON_DEPTH', 32, 'deepest nesting of arrays and objects accepted in a JSON body; deeper answers 400', 1, 1000),
-  trustProxy: r.str('TRUST_PROXY', 'false', "express 'trust proxy' setting: false, true, a hop count or a list of proxy addresses; the client IP comes from X-Forwarded-For only when set"),
-  corsOrigins: r.list('CORS_ORIGINS', '*', 'allowed CORS origins for HTTP and Socket.IO, comma-separated, * for any'),
-  requestTimeoutMs: r.int('HTTP_REQUEST_TIMEOUT_MS', 30_000, 'server-side request timeout', 1000),
-  maxLimit: r.int('API_MAX_LIMIT', 1000, 'largest limit accepted by paginated endpoints', 1, 100_000),
-  // versions expire every answer a commit changes on the primary; a replica may lag them, so its answers live shortly
-  readCacheTtlMs: r.int('READ_CACHE_TTL_MS', f.readUrl === undefined ? 30_000 : 1000, 'longest life of a cached list answer on an API node; entries also expire at the next commit that changes them (1000 when DATABASE_READ_URL is set: a replica may lag the versions; 0 = no cache)', 0, 3_600_000),
-  apiProcesses: r.int('API_PROCESSES', 1, 'processes serving PORT (node:cluster) when a process runs the api role alone (serve --role api); up to one per free core', 1, 256),
-  readCacheMaxMb: r.int('READ_CACHE_MAX_MB', 64, 'memory bound of an API node\'s read cache, least recently used evicted first', 1, 65_536),
-});
+export const readHttp = (r: EnvReader, f: Foundations) => {
+  const port = r.int('PORT', 3002, 'HTTP port of the API node', 0, 65535);
+  const host = r.str('HOST', '0.0.0.0', 'interface the API node listens on');
+  const publicUrl = r.optStr('PUBLIC_BASE_URL', 'external base URL (used in 402 resource URLs and issuer); default http://localhost:PORT');
+  return {
+    port, host, publicUrl,
+    bodyLimit: r.str('HTTP_BODY_LIMIT', '64kb', 'largest accepted request body'),
+    maxJsonDepth: r.int('HTTP_MAX_JSON_DEPTH', 32, 'deepest nesting of arrays and objects accepted in a JSON body; deeper answers 400', 1, 1000),
+    trustProxy: r.str('TRUST_PROXY', 'false', "express 'trust proxy' setting: false, true, a hop count or a list of proxy addresses; the client IP comes from X-Forwarded-For only when set"),
+    corsOrigins: readCorsOrigins(r, ownOrigin(publicUrl, port)),
+    requestTimeoutMs: r.int('HTTP_REQUEST_TIMEOUT_MS', 30_000, 'server-side request timeout', 1000),
+    maxLimit: r.int('API_MAX_LIMIT', 1000, 'largest limit accepted by paginated endpoints', 1, 100_000),
+    // versions expire every answer a commit changes on the primary; a replica may lag them, so its answers live shortly
+    readCacheTtlMs: r.int('READ_CACHE_TTL_MS', f.readUrl === undefined ? 30_000 : 1000, 'longest life of a cached list answer on an API node; entries also expire at the next commit that changes them (1000 when DATABASE_READ_URL is set: a replica may lag the versions; 0 = no cache)', 0, 3_600_000),
+    apiProcesses: r.int('API_PROCESSES', 1, 'processes serving PORT (node:cluster) when a process runs the api role alone (serve --role api); up to one per free core', 1, 256),
+    readCacheMaxMb: r.int('READ_CACHE_MAX_MB', 64, 'memory bound of an API node\'s read cache, least recently used evicted first', 1, 65_536),
+  };
+};
+
+/** CORS_ORIGINS, each entry read as an origin (or `*`); an entry that is neither stops the start. */
+function readCorsOrigins(r: EnvReader, own: string): string[] {
+  const entries = r.list('CORS_ORIGINS', own, "origins (scheme://host[:port]) whose pages may call the HTTP API and Socket.IO, comma-separated; default: this service's own origin (PUBLIC_BASE_URL's, else http://localhost:PORT); * lets any other origin make credential-free calls (no Authorization or x-api-key); x-admin-key is never allowed cross-origin (docs/security.md)");
+  const origins: string[] = [];
+  for (const entry of entries) {
+    const origin = corsOriginOf(entry);
+    r.check('CORS_ORIGINS', origin !== undefined, 'a comma-separated list of origins (https://shop.example) or *', entry);
+    if (origin !== undefined && !origins.includes(origin)) origins.push(origin);
+  }
+  return origins;
+}
 
 export const readDb = (r: EnvReader, f: Foundations) => ({
   url: r.url('DATABASE_URL', 'postgres://root@127.0.0.1:5432/tributary', ['postgres:', 'postgresql:'], 'PostgreSQL primary (writes, projections)') ?? '',
@@ -165,6 +181,7 @@ export const readRateLimit = (r: EnvReader) => ({
   tokensIssuePerMinute: r.int('RATE_LIMIT_TOKENS_ISSUE_PER_MINUTE', 200, 'POST /v1/tokens/issue per wallet', 1),
   catalogPerMinute: r.int('RATE_LIMIT_CATALOG_PER_MINUTE', 120, 'assets and pools search per IP', 1),
   gatewayChallengePerMinute: r.int('RATE_LIMIT_GATEWAY_CHALLENGE_PER_MINUTE', 30, 'POST /v1/gateway/{gateway}/auth/challenge per client IP and gateway (each challenge evicts an older nonce of the gateway)', 1),
+  webhookTestPerMinute: r.int('RATE_LIMIT_WEBHOOK_TEST_PER_MINUTE', 10, 'POST /v1/webhooks/{id}/test per gateway (each test is an outbound request from this service)', 1),
 });
 
 export const readScheduler = (r: EnvReader) => ({
@@ -182,7 +199,8 @@ export const readScheduler = (r: EnvReader) => ({
   rolloverMarginSeconds: r.int('PAYG_ROLLOVER_MARGIN_SECONDS', 30, 'pay-as-you-go: usage is charged this long before the chain\'s period ends at the latest', 0),
 });
 
-export const readX402 = (r: EnvReader) => ({
+export const readX402 = (r: EnvReader, f: Foundations) => ({
+  discoveryAllowHttpLoopback: r.bool('X402_DISCOVERY_ALLOW_HTTP_LOOPBACK', f.cluster === 'localnet' || f.rpcUrlSet === undefined, 'accept http:// resources on loopback hosts (127.0.0.0/8, ::1, localhost) in PUT /v1/x402/resources, for development and tests; elsewhere only https (default: true on a localnet, the built-in one included, else false)'),
   jwtTtlSeconds: r.int('X402_JWT_TTL_SECONDS', 3600, 'lifetime of the JWT a paid x402 request earns', 60),
   cacheMs: r.int('X402_CACHE_MS', 5000, 'x402 bearer path: how long a node trusts a policy\'s status and a verified JWT (a pause or deletion on chain is refused at most this late)', 0, 600_000),
   confirmTimeoutMs: r.int('X402_CONFIRM_TIMEOUT_MS', 30_000, 'how long a Payment transaction may take to confirm before the request answers 503', 1000),
