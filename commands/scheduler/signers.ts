@@ -11,9 +11,17 @@ import { sql } from 'kysely';
 import type { Db } from '../../infra/postgres/database.js';
 import { openSecret, sealSecret, SecretBoxError } from '../../infra/crypto/secret-box.js';
 import type { Logger } from '../../infra/log/logger.js';
+import type { SecretColumn } from '../../infra/secrets/columns.js';
 import type { SchedulerState } from './tables.js';
 
 const aad = (gateway: string): string => `scheduler-signer:${gateway}`;
+
+/** The sealed signer secrets: those of gateways not stopped are opened by the scheduler and the settler. */
+export const SCHEDULER_SIGNER_SECRETS: SecretColumn = {
+  kind: 'scheduler signer secret', table: 'scheduler_gateways', id: 'gateway', column: 'secret',
+  aad,
+  inUse: () => sql`state <> 'stopped'`,
+};
 
 export interface ServedGateway {
   gateway: string;

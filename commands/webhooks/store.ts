@@ -2,6 +2,22 @@
 import { sql, type Selectable } from 'kysely';
 import type { Db } from '../../infra/postgres/database.js';
 import type { WebhooksTable } from './tables.js';
+import type { SecretColumn } from '../../infra/secrets/columns.js';
+import { secretAad } from './secret-aad.js';
+
+/** A webhook's sealed signing secret (an inactive webhook's too: reactivating it signs again). */
+export const WEBHOOK_SECRETS: SecretColumn = {
+  kind: 'webhook secret', table: 'webhooks', id: 'id', column: 'secret',
+  aad: (id) => secretAad(Number(id)),
+  inUse: () => sql`TRUE`,
+};
+
+/** A rotated-out webhook secret, which signs beside the new one until its grace period ends. */
+export const WEBHOOK_PREVIOUS_SECRETS: SecretColumn = {
+  kind: 'webhook previous secret', table: 'webhooks', id: 'id', column: 'previous_secret',
+  aad: (id) => secretAad(Number(id)),
+  inUse: (nowMs) => sql`previous_secret_until > ${new Date(nowMs)}`,
+};
 
 /** The columns a registration is read with (never its secrets or delivery state). */
 export type WebhookRow = Pick<Selectable<WebhooksTable>,

@@ -13,9 +13,12 @@ export const SIGNING_ALG = 'ES256';
 export interface PublicJwk { kid: string; kty: string; alg: string; use: string; crv: string; x: string; y: string }
 
 export class KeyMaterialError extends Error {
-  constructor(message: string) {
-    super(message);
+  /** why, without the kid: `wrong SIGNING_KEY_ENCRYPTION_KEY or tampered row`, say */
+  readonly reason: string;
+  constructor(kid: string, reason: string) {
+    super(`signing key ${kid}: ${reason}`);
     this.name = 'KeyMaterialError';
+    this.reason = reason;
   }
 }
 
@@ -44,6 +47,6 @@ export function openPrivateJwk(sealed: string, kid: string, encryptionKey: Buffe
   try {
     return JSON.parse(openSecret(sealed, kid, encryptionKey)) as JWK;
   } catch (err) {
-    throw new KeyMaterialError(`signing key ${kid}: ${err instanceof SecretBoxError ? err.message : 'unreadable'}`);
+    throw new KeyMaterialError(kid, err instanceof SecretBoxError ? err.reason : 'the stored private key is not JSON');
   }
 }

@@ -7,16 +7,27 @@
  * The composition root makes one ring per API node and hands it to whoever signs or
  * verifies (the signing routes, gateway auth, the x402 middleware, Socket.IO), so they
  * share its cache and its single subscriber connection.
+ *
+ * Publishing and verifying read the public halves only. The active private key is opened
+ * (unsealed) when something is signed, and kept; when it does not open (a wrong
+ * SIGNING_KEY_ENCRYPTION_KEY, a tampered row) signing answers 503 with the reason, the
+ * failure is remembered for KEY_OPEN_RETRY_MS, and the JWKS and verification go on.
  */
 import { randomUUID } from 'node:crypto';
 import { importJWK, jwtVerify, SignJWT, type CryptoKey, type JWTPayload, type JWTHeaderParameters } from 'jose';
 import { upstreamUnavailable } from '../../src/kernel/http/errors.js';
-import { openPrivateJwk, SIGNING_ALG, type PublicJwk } from './crypto.js';
+import { KeyMaterialError, openPrivateJwk, SIGNING_ALG, type PublicJwk } from './crypto.js';
 import { ensureActiveKey, loadPublishedKeys, type StoredKey } from './store.js';
 import { assertKeyConfig, rotateKeys, rotationChannel, type KeyStoreDeps, type RotateKeysOutput } from './rotate.js';
 
 /** How long a node trusts its cached key set without hearing of a rotation. */
 export const KEY_CACHE_TTL_MS = 5000;
+
+/** How long a private key that did not open is not tried again (every sign() meanwhile answers 503 at once). */
+export const KEY_OPEN_RETRY_MS = 5000;
+
+/** Whether the active key's private half opens, and why not. */
+export type SigningKeyStatus = { kid: string; ok: true } | { kid: string; ok: false; reason: string };
 
 /**
  * A token naming a kid this node has not seen forces a reload at most this often. The kid
@@ -53,12 +64,23 @@ export interface KeyRing {
   /** The published set: the active key and every key in its grace period. */
   jwks(): Promise<{ keys: PublicJwk[] }>;
   rotate(): Promise<RotateKeysOutput>;
+  /**
+   * Opens the active private key as sign() would (the same cache): whether it opens, and
+   * the reason when it does not (health, the start check). Throws only when the key store
+   * cannot be read at all (503).
+   */
+  signingKeyStatus(): Promise<SigningKeyStatus>;
   /** Makes the first key when there is none; run at start. */
   warmUp(): Promise<void>;
   close(): Promise<void>;
 }
 
-interface Snapshot { keys: StoredKey[]; active: { kid: string; key: CryptoKey }; loadedAt: number }
+interface Snapshot { keys: StoredKey[]; active: { kid: string; sealed: string }; loadedAt: number }
+
+/** The active private key as last opened, or why it did not open (until retryAt). */
+type Opened =
+  | { kid: string; sealed: string; key: CryptoKey }
+  | { kid: string; sealed: string; reason: string; retryAt: number };
 
 export function createKeyRing(ctx: KeyStoreDeps): KeyRing {
   assertKeyConfig(ctx.config, ctx.logger);
@@ -69,6 +91,8 @@ export function createKeyRing(ctx: KeyStoreDeps): KeyRing {
   let generation = 0;
   const publicKeys = new Map<string, CryptoKey>();
   let forcedAt = Number.NEGATIVE_INFINITY;
+  let opened: Opened | undefined;
+  let opening: Promise<Opened> | undefined;
 
   const channel = rotationChannel(config);
   const sub = ctx.redis.duplicate();
@@ -122,11 +146,40 @@ export function createKeyRing(ctx: KeyStoreDeps): KeyRing {
     return key;
   }
 
+  /** The active key opened, or why not; one attempt at a time, a failure kept for KEY_OPEN_RETRY_MS. */
+  async function openActive(): Promise<Opened> {
+    const { active } = await current();
+    const known = opened;
+    if (known && known.kid === active.kid && known.sealed === active.sealed
+      && ('key' in known || clock.now() < known.retryAt)) return known;
+    opening ??= openKey(active, known).then((o) => { opened = o; return o; }).finally(() => { opening = undefined; });
+    return opening;
+  }
+
+  async function openKey(active: Snapshot['active'], before: Opened | undefined): Promise<Opened> {
+    try {
+      const jwk = openPrivateJwk(active.sealed, active.kid, config.keys.encryptionKey);
+      return { ...active, key: (await importJWK(jwk, SIGNING_ALG)) as CryptoKey };
+    } catch (err) {
+      const why = err instanceof KeyMaterialError ? err.reason : 'the stored private key is not an ES256 key';
+      const reason = `signing key ${active.kid} cannot be opened: ${why}`;
+      // once per key and reason, not at every retry
+      const again = before !== undefined && 'reason' in before && before.reason === reason && before.sealed === active.sealed;
+      if (!again) ctx.logger.error({ kid: active.kid, reason }, 'the active signing key cannot be opened: tokens are not issued; the JWKS and verification go on');
+      return { ...active, reason, retryAt: clock.now() + KEY_OPEN_RETRY_MS };
+    }
+  }
+
   return {
     audience: config.keys.audience,
     async sign(claims, opts) {
-      const { active } = await current();
+      const active = await openActive();
+      if (!('key' in active)) throw upstreamUnavailable(`signing keys unavailable: ${active.reason}`);
       return signToken(ctx, active, claims, opts);
+    },
+    async signingKeyStatus() {
+      const active = await openActive();
+      return 'key' in active ? { kid: active.kid, ok: true } : { kid: active.kid, ok: false, reason: active.reason };
     },
     async verify(token, opts = {}) {
       const { payload } = await jwtVerify(token, publicKeyFor, {
@@ -162,7 +215,7 @@ export function createKeyRing(ctx: KeyStoreDeps): KeyRing {
   };
 }
 
-/** The published keys and the active one unsealed; the first key is made when there is none. */
+/** The published keys (public halves) and the active key's sealed private half, left sealed; the first key is made when there is none. */
 async function loadSnapshot(ctx: KeyStoreDeps): Promise<Snapshot> {
   const { config, clock } = ctx;
   const now = clock.now();
@@ -174,12 +227,10 @@ async function loadSnapshot(ctx: KeyStoreDeps): Promise<Snapshot> {
     active = keys.find((k) => k.retiresAt === null);
   }
   if (!active?.sealedPrivate) throw new Error('no active signing key after creating one');
-  const jwk = openPrivateJwk(active.sealedPrivate, active.kid, config.keys.encryptionKey);
-  const key = (await importJWK(jwk, SIGNING_ALG)) as CryptoKey;
-  return { keys, active: { kid: active.kid, key }, loadedAt: now };
+  return { keys, active: { kid: active.kid, sealed: active.sealedPrivate }, loadedAt: now };
 }
 
-async function signToken(ctx: KeyStoreDeps, active: Snapshot['active'], claims: Record<string, unknown>, opts: SignOptions): Promise<SignedToken> {
+async function signToken(ctx: KeyStoreDeps, active: { kid: string; key: CryptoKey }, claims: Record<string, unknown>, opts: SignOptions): Promise<SignedToken> {
   const { config, clock } = ctx;
   const issuedAt = Math.floor(clock.now() / 1000);
   const jti = randomUUID();

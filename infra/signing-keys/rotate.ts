@@ -17,16 +17,22 @@ export interface KeyStoreDeps { config: Config; db: Db; redis: Redis; logger: Lo
 
 export const rotationChannel = (config: Config): string => rotationChannelKey(config.redis.prefix);
 
+/** Every kind of secret SIGNING_KEY_ENCRYPTION_KEY seals at rest, as the development banner names them. */
+export const SEALED_SECRET_KINDS = [
+  'JWT signing keys', 'scheduler signer secrets', 'webhook signing secrets (current and previous)', 'x402 exact fee payer keys',
+] as const;
+
 /**
- * Private keys are encrypted at rest; without SIGNING_KEY_ENCRYPTION_KEY the service
- * refuses to make or use keys unless development mode is set explicitly, and then says so.
+ * Secrets are encrypted at rest; without SIGNING_KEY_ENCRYPTION_KEY the service refuses
+ * to make or use them unless development mode is set explicitly, and then says so, naming
+ * every kind. Setting the key later seals what was kept in the clear (src/app/secrets.ts).
  */
 export function assertKeyConfig(config: Config, logger: Logger): void {
   if (config.keys.encryptionKey) return;
   if (!config.keys.devMode) {
     throw new ConfigError(['SIGNING_KEY_ENCRYPTION_KEY: required to encrypt signing keys at rest (32 bytes, hex or base64); set TRIBUTARY_DEV_MODE=true to run without it in development']);
   }
-  logger.warn('!!! DEVELOPMENT MODE: SIGNING_KEY_ENCRYPTION_KEY is not set, JWT signing keys are stored UNENCRYPTED. Never run this in production. !!!');
+  logger.warn(`!!! DEVELOPMENT MODE: SIGNING_KEY_ENCRYPTION_KEY is not set, so these secrets are stored UNENCRYPTED: ${SEALED_SECRET_KINDS.join(', ')}. Never run this in production; set the key and they are sealed at the next start (or by \`tributary keys seal\`). !!!`);
 }
 
 export interface RotateKeysOutput extends RotationResult { message: string }

@@ -8,6 +8,7 @@ import { sql, type Transaction } from 'kysely';
 import type { Db } from '../postgres/database.js';
 import type { Database } from '../postgres/schema.js';
 import { generateSigningKey, newKid, sealPrivateJwk, SIGNING_ALG, type PublicJwk } from './crypto.js';
+import type { SecretColumn } from '../secrets/columns.js';
 
 type Executor = Transaction<Database>;
 
@@ -24,6 +25,13 @@ export interface StoredKey {
 export interface KeyWriteOptions { nowMs: number; encryptionKey: Buffer | undefined }
 
 const LOCK = sql`SELECT pg_advisory_xact_lock(hashtext('tributary:signing_keys'))`;
+
+/** The sealed private halves: only the active key keeps one (rotation erases the old key's). */
+export const SIGNING_KEY_SECRETS: SecretColumn = {
+  kind: 'signing key', table: 'signing_keys', id: 'kid', column: 'private_jwk',
+  aad: (kid) => kid,
+  inUse: () => sql`retires_at IS NULL`,
+};
 
 function toStored(r: { kid: string; public_jwk: Record<string, unknown>; private_jwk: string | null; created_at: Date; retires_at: Date | null }): StoredKey {
   return { kid: r.kid, publicJwk: r.public_jwk as unknown as PublicJwk, sealedPrivate: r.private_jwk, createdAt: r.created_at, retiresAt: r.retires_at };

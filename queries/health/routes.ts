@@ -1,4 +1,8 @@
-/** GET /v1/health: whether this node reaches Postgres and Redis, and the API version. */
+/**
+ * GET /v1/health: whether this node reaches Postgres and Redis and can open the secrets it
+ * needs (the active JWT signing key first), and the API version. `degraded` names why in
+ * `reasons`; the answer is 200 either way, as it always was for a dependency that is down.
+ */
 import { sql } from 'kysely';
 import type { Redis } from 'ioredis';
 import type { Db } from '../../infra/postgres/database.js';
@@ -10,12 +14,28 @@ export const healthSchema = {
   type: 'object',
   required: ['status', 'service', 'version'],
   properties: {
-    status: { type: 'string', enum: ['ok', 'degraded'], description: 'ok when Postgres and Redis both answer' },
+    status: { type: 'string', enum: ['ok', 'degraded'], description: 'ok when Postgres and Redis both answer and every secret the node needs opens' },
     service: { type: 'string' },
     version: { type: 'string' },
-    checks: { type: 'object', properties: { postgres: { type: 'boolean' }, redis: { type: 'boolean' } } },
+    checks: {
+      type: 'object',
+      properties: {
+        postgres: { type: 'boolean' },
+        redis: { type: 'boolean' },
+        secrets: { type: 'boolean', description: 'false when a secret this node needs cannot be opened (wrong SIGNING_KEY_ENCRYPTION_KEY, tampered row)' },
+      },
+    },
+    reasons: {
+      type: 'array', items: { type: 'string' },
+      description: 'why the node is degraded, e.g. `signing key <kid> cannot be opened: wrong SIGNING_KEY_ENCRYPTION_KEY or tampered row`; empty when ok',
+    },
   },
 };
+
+/** What the node says of its secrets: why it cannot open one it needs (empty when all open). */
+export interface SecretsHealth { problems(): Promise<string[]> }
+
+interface Checks { postgres: boolean; redis: boolean; secrets: boolean; reasons: string[] }
 
 async function within<T>(p: Promise<T>, ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
@@ -36,15 +56,26 @@ async function within<T>(p: Promise<T>, ms: number): Promise<boolean> {
  */
 export const HEALTH_CHECK_REUSE_MS = 1000;
 
-export function registerHealthRoutes(api: Api, ctx: { dbRead: Db; redis: Redis }): void {
-  let last: { at: number; checks: Promise<{ postgres: boolean; redis: boolean }> } | undefined;
+export function registerHealthRoutes(api: Api, ctx: { dbRead: Db; redis: Redis; secrets?: SecretsHealth }): void {
+  let last: { at: number; checks: Promise<Checks> } | undefined;
+  const secretProblems = async (): Promise<string[]> => {
+    if (!ctx.secrets) return [];
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<string[]>((ok) => { timer = setTimeout(() => ok([]), 2000); });
+    // a database that does not answer is the postgres check's finding, not a secret's
+    return Promise.race([ctx.secrets.problems().catch(() => []), late]).finally(() => clearTimeout(timer));
+  };
   const check = () => {
     const now = Date.now();
     if (last && now - last.at < HEALTH_CHECK_REUSE_MS) return last.checks;
     const checks = Promise.all([
       within(sql`SELECT 1`.execute(ctx.dbRead), 2000),
       within(ctx.redis.ping(), 2000),
-    ]).then(([postgres, redis]) => ({ postgres, redis }));
+      secretProblems(),
+    ]).then(([postgres, redis, problems]): Checks => {
+      const reasons = [...(postgres ? [] : ['postgres does not answer']), ...(redis ? [] : ['redis does not answer']), ...problems];
+      return { postgres, redis, secrets: problems.length === 0, reasons };
+    });
     last = { at: now, checks };
     return checks;
   };
@@ -57,9 +88,9 @@ export function registerHealthRoutes(api: Api, ctx: { dbRead: Db; redis: Redis }
     query: { type: 'object', additionalProperties: false, properties: {} },
     responses: { 200: { description: 'health', schema: envelopeSchema(healthSchema) } },
     async handler() {
-      const { postgres, redis } = await check();
-      const status = postgres && redis ? 'ok' : 'degraded';
-      return { body: envelope({ status, service: 'tributary', version: API_VERSION, checks: { postgres, redis } }) };
+      const { postgres, redis, secrets, reasons } = await check();
+      const status = postgres && redis && secrets ? 'ok' : 'degraded';
+      return { body: envelope({ status, service: 'tributary', version: API_VERSION, checks: { postgres, redis, secrets }, reasons }) };
     },
   });
 }

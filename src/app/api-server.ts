@@ -29,6 +29,8 @@ export async function startApiServer(
   opts: { port?: number; host?: string; modules?: readonly RouteModule[]; attachments?: readonly ServerAttachment[] } = {},
 ): Promise<ApiServer> {
   const node = buildNode(ctx);
+  // plaintext secrets sealed (with a key), and those that do not open logged, before serving
+  await node.secrets.start();
   const { handler } = createHttpApp(node, opts.modules ?? ROUTE_MODULES);
   const server = createServer(handler);
   server.requestTimeout = ctx.config.http.requestTimeoutMs;

@@ -20,6 +20,7 @@ import { x402DepsOf } from './x402-deps.js';
 import type { AssetDeps } from '../../queries/assets/lookup.js';
 import { createSharedCache } from '../../infra/upstream/shared-cache.js';
 import { createTokenCatalog } from '../../infra/upstream/token-catalog.js';
+import { createSecretsMonitor, type SecretsMonitor } from './secrets.js';
 
 export interface AppNode extends AppContext {
   /** signs and verifies our JWTs; one cache and one rotation subscriber per node */
@@ -40,6 +41,8 @@ export interface AppNode extends AppContext {
    * pool search use this one client, so one circuit breaker opens for both on an outage
    */
   assets: AssetDeps;
+  /** the secrets this node opens: checked (and plaintext ones sealed) at start, reported by health */
+  secrets: SecretsMonitor;
 }
 
 /** An area's routes, registered on the node's Api (route-modules.ts lists them). */
@@ -62,6 +65,7 @@ export function buildNode(ctx: AppContext): AppNode {
     metrics: ctx.metrics ?? createMetrics(),
     rpc,
     keyRing,
+    secrets: createSecretsMonitor(ctx, keyRing),
     x402: x402DepsOf(ctx, rpc, keyRing),
     assets: assetDepsOf(ctx),
     gatewayLookup,

@@ -12,9 +12,17 @@ import { Keypair } from '@solana/web3.js';
 import { sql } from 'kysely';
 import type { Db } from '../../../infra/postgres/database.js';
 import { openSecret, sealSecret, SecretBoxError } from '../../../infra/crypto/secret-box.js';
+import type { SecretColumn } from '../../../infra/secrets/columns.js';
 
 const aad = (address: string): string => `x402-fee-payer:${address}`;
 const LOCK = sql`SELECT pg_advisory_xact_lock(hashtext('tributary:x402_fee_payers'))`;
+
+/** The sealed fee payer keys: the active one and those in their grace period co-sign. */
+export const FEE_PAYER_SECRETS: SecretColumn = {
+  kind: 'fee payer key', table: 'x402_fee_payers', id: 'address', column: 'secret',
+  aad,
+  inUse: (nowMs) => sql`retires_at IS NULL OR retires_at > ${new Date(nowMs)}`,
+};
 
 export class FeePayerKeyError extends Error {
   constructor(message: string) {

@@ -22,10 +22,12 @@ import { onLocalnet } from '../../kernel/config/config.js';
 import type { RunningRole } from './role.js';
 import { startPeriodicReconciliation } from '../reconciliation.js';
 import { startCheckoutExpiry } from '../../../commands/checkout/expiry.js';
+import { checkSecretsAtStart, ROLE_SECRETS } from '../secrets.js';
 
 export async function startSchedulerRole(ctx: AppContext): Promise<RunningRole> {
   // signer keys are sealed with the signing keys' encryption key: same rule, same message
   assertKeyConfig(ctx.config, ctx.logger);
+  await checkSecretsAtStart(ctx, ROLE_SECRETS.scheduler);
   const { solana, localnet } = ctx.config;
   const log = ctx.logger.child({ component: 'scheduler' });
   // an intent or a charge counts as executed at confirmed at least (a processed block can be dropped by a fork)
