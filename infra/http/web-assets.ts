@@ -12,7 +12,12 @@ import { fileURLToPath } from 'node:url';
 import type { JsonSchema } from '../../src/kernel/http/schema.js';
 import type { Api } from './routes.js';
 
-export const PAGE_CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self' ws: wss:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+/**
+ * The pages' policy. connect-src is 'self' alone: CSP3's 'self' covers this origin's ws:
+ * and wss: too (the dashboard's Socket.IO connects to its own origin), and a scheme source
+ * such as `wss:` would let an injected script send what it reads to any host.
+ */
+export const PAGE_CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
 export interface PageBundle { js: string; css: string }
 
