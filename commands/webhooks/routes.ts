@@ -15,6 +15,10 @@ import type { Clock } from '../../src/kernel/domain/clock.js';
 import type { Db } from '../../infra/postgres/database.js';
 import type { GatewayLookup } from '../../src/kernel/auth/gateway-lookup.js';
 import type { Api } from '../../infra/http/routes.js';
+import type { Redis } from 'ioredis';
+import type { Logger } from '../../infra/log/logger.js';
+import { createRateLimit } from '../../infra/http/redis-rate-limit.js';
+import { rateLimitPrefix } from '../../src/kernel/names/index.js';
 import { requireAdminKey } from '../../src/kernel/auth/admin-key.js';
 import { requireGatewayToken, type RequestAuth, type TokenVerifier } from '../../src/kernel/auth/gateway-token.js';
 import { createPdaDeriver } from '../../src/kernel/domain/pda.js';
@@ -53,7 +57,10 @@ export interface WebhookServiceDeps {
 
 /** The routes' collaborators: the service's, and what checks gateway JWTs. */
 export interface WebhookRouteDeps extends WebhookServiceDeps {
-  config: Pick<Config, 'solana' | 'keys' | 'webhooks' | 'http'>;
+  config: Pick<Config, 'solana' | 'keys' | 'webhooks' | 'http' | 'redis' | 'rateLimit'>;
+  /** the test tool's rate limit lives in Redis, shared by every node */
+  redis: Redis;
+  logger: Logger;
   keyRing: TokenVerifier;
   /** the gateway's keys now, cached per node */
   gatewayKeys: GatewayLookup;
@@ -85,6 +92,9 @@ export function registerWebhookRoutes(api: Api, ctx: WebhookRouteDeps): void {
     secretGraceSeconds: ctx.config.webhooks.secretGraceSeconds,
     timeoutMs: ctx.config.webhooks.timeoutMs,
     userAgent: `tributary-webhooks/${API_VERSION}`,
+    testLimit: createRateLimit(ctx.redis, {
+      keyPrefix: rateLimitPrefix(ctx.config.redis.prefix, 'webhook-test'), points: ctx.config.rateLimit.webhookTestPerMinute, durationSeconds: 60, logger: ctx.logger,
+    }),
   }, gatewayOrAdmin);
 
   const r: RouteCtx = { deps, maxLimit, gatewayOrAdmin, byId, adminKey: ctx.config.keys.adminApiKey };

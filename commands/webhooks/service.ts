@@ -63,8 +63,19 @@ export function checkPublicKey(value: string, field: string): void {
   base58Input(value, field, 32, (n) => `${field} must decode to a 32-byte public key (got ${n} bytes)`);
 }
 
-/** An absolute http(s) URL without credentials, accepted by the SSRF guard, or a 400. */
+/** C0 and C1 controls and DEL: the URL parser drops or strips some of them, PostgreSQL cannot store NUL. */
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+
+/**
+ * An absolute http(s) URL without credentials, accepted by the SSRF guard, or a 400; the
+ * answer is the parsed URL (`href`), which is what is stored and compared, so spellings of
+ * one URL (a case, a default port, a dot segment) are one endpoint. A control character or
+ * surrounding whitespace is refused rather than dropped: the parser would remove it
+ * silently, and the URL stored would not be the one given.
+ */
 export async function checkEndpointUrl(deps: WebhookDeps, value: string): Promise<string> {
+  if (CONTROL.test(value)) throw invalid('endpoint_url must not contain control characters');
+  if (value.trim() !== value) throw invalid('endpoint_url must not begin or end with whitespace');
   let url: URL;
   try {
     url = new URL(value);
@@ -81,7 +92,7 @@ export async function checkEndpointUrl(deps: WebhookDeps, value: string): Promis
       throw err;
     }
   }
-  return value;
+  return url.href;
 }
 
 export function mayActFor(deps: Pick<WebhookDeps, 'pda'>, auth: RequestAuth, gatewayPubkey: string): boolean {

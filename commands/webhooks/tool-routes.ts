@@ -41,11 +41,17 @@ const resendSchema: JsonSchema = {
 const recoveredSchema: JsonSchema = { type: 'object', required: ['recovered'], properties: { recovered: { type: 'integer', minimum: 0, description: 'deliveries queued again' } } };
 const testSchema: JsonSchema = {
   type: 'object',
-  required: ['deliveryId', 'eventId', 'success', 'statusCode', 'latencyMs', 'error'],
+  required: ['deliveryId', 'eventId', 'outcome', 'success', 'statusCode', 'latencyMs', 'error'],
   properties: {
     deliveryId: { type: 'string' }, eventId: { type: 'string', description: 'sent as webhook-id' },
+    outcome: {
+      type: 'string', enum: ['delivered', 'refused', 'unreachable'],
+      description: 'delivered: the endpoint answered 2xx; refused: it answered another status (statusCode); unreachable: no HTTP answer, whatever the network error (no code and no latency are told)',
+    },
     success: { type: 'boolean', description: 'the endpoint answered 2xx' },
-    statusCode: { type: 'integer', nullable: true }, latencyMs: { type: 'integer' }, error: { type: 'string', nullable: true },
+    statusCode: { type: 'integer', nullable: true, description: 'the endpoint\'s status; null when unreachable' },
+    latencyMs: { type: 'integer', nullable: true, description: 'until the answer, whole milliseconds; null when unreachable' },
+    error: { type: 'string', nullable: true, description: 'null when delivered, HTTP <status> when refused, one fixed sentence when unreachable' },
   },
 };
 
@@ -112,12 +118,14 @@ export function registerWebhookToolRoutes(api: Api, deps: ToolDeps, gatewayOrAdm
     method: 'post',
     path: '/v1/webhooks/:id/test',
     summary: 'Send a test event',
-    description: 'POSTs a signed webhook.test event to the endpoint now (whatever its event_types, active or not) and answers the attempt\'s outcome; it is recorded with the deliveries and not retried.',
+    description: 'POSTs a signed webhook.test event to the endpoint now (whatever its event_types, active or not) and answers the attempt\'s outcome: '
+      + 'delivered, refused (with the endpoint\'s status) or unreachable (one answer for every network error); it is recorded with the deliveries and not retried. '
+      + 'Rate limit: RATE_LIMIT_WEBHOOK_TEST_PER_MINUTE tests per minute per gateway (default 10), then 429 with Retry-After.',
     tags: ['webhooks'],
     security: SECURITY,
     before: [gatewayOrAdmin],
     params: idParams,
-    responses: { 200: { description: 'the attempt', schema: testSchema }, ...ERRORS },
+    responses: { 200: { description: 'the attempt', schema: testSchema }, ...ERRORS, 429: { description: 'the gateway sent RATE_LIMIT_WEBHOOK_TEST_PER_MINUTE tests in the last minute' } },
     async handler({ params, res }) {
       return { body: await sendTest(deps, authOf(res), params.id) };
     },

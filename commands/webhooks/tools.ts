@@ -13,6 +13,7 @@ import { recordAttempt } from './delivery/outbox-store.js';
 import { WEBHOOK_TEST } from './delivery/event-types.js';
 import { openSecret, sealSecret } from '../../infra/crypto/secret-box.js';
 import { createJsonPoster, PostError, type PostResult } from '../../infra/http/post-json.js';
+import type { RateLimit } from '../../infra/http/redis-rate-limit.js';
 import { secretAad } from './secret-aad.js';
 import { getWebhook, type WebhookDeps } from './service.js';
 
@@ -20,6 +21,8 @@ export interface ToolDeps extends WebhookDeps {
   secretGraceSeconds: number;
   timeoutMs: number;
   userAgent: string;
+  /** the test tool's budget, counted per gateway */
+  testLimit: Pick<RateLimit, 'count'>;
 }
 
 export interface RotatedSecret { id: number; secret: string; previous_secret_expires_at: string }
@@ -71,16 +74,36 @@ export async function recoverDeliveries(deps: ToolDeps, auth: RequestAuth, id: n
   return { recovered: Number(r.numAffectedRows ?? 0) };
 }
 
+/**
+ * What a test send may tell: the receiver took it (2xx), the receiver answered otherwise
+ * (its status), or nothing answered. Every network error (refused, reset, hung up, timed
+ * out, no such host, a TLS failure, a target the SSRF guard refuses) is the one
+ * `unreachable`, with no error code and no latency: with private targets allowed, telling
+ * them apart (or timing them) would make the tool a port scanner of the service's network.
+ */
+export type TestOutcome = 'delivered' | 'refused' | 'unreachable';
+export const UNREACHABLE = 'the endpoint could not be reached';
+
 export interface TestResult {
-  deliveryId: string; eventId: string; success: boolean; statusCode: number | null; latencyMs: number; error: string | null;
+  deliveryId: string; eventId: string; outcome: TestOutcome; success: boolean; statusCode: number | null; latencyMs: number | null; error: string | null;
 }
+
+/** An HTTP answer's outcome, its latency in whole milliseconds (an HTTP server answered: its time is the receiver's, for the merchant's debugging). */
+const answered = (r: PostResult) => (r.statusCode >= 200 && r.statusCode < 300
+  ? { outcome: 'delivered' as const, statusCode: r.statusCode, latencyMs: Math.round(r.latencyMs), error: null }
+  : { outcome: 'refused' as const, statusCode: r.statusCode, latencyMs: Math.round(r.latencyMs), error: `HTTP ${r.statusCode}` });
+const unreachable = { outcome: 'unreachable' as const, statusCode: null, latencyMs: null, error: UNREACHABLE };
 
 /**
  * Sends a signed webhook.test event at once, from this node, and answers the attempt's
- * outcome. The delivery and its one attempt are recorded like any other (it is not retried).
+ * classified outcome (TestOutcome). The delivery and its one attempt are recorded like any
+ * other, with the same classified error (it is not retried). Counted against the gateway's
+ * budget (RATE_LIMIT_WEBHOOK_TEST_PER_MINUTE) once the caller may act for it: 429 past it.
  */
 export async function sendTest(deps: ToolDeps, auth: RequestAuth, id: number): Promise<TestResult> {
   const w = await getWebhook(deps, auth, id);
+  const { refusal } = await deps.testLimit.count(w.gateway_pubkey);
+  if (refusal) throw refusal;
   const now = deps.now();
   const eventId = `${WEBHOOK_TEST}:${id}:${now}:${randomBytes(3).toString('hex')}`;
   const payload = { webhookId: id, message: 'a test event from Tributary' };
@@ -99,19 +122,19 @@ export async function sendTest(deps: ToolDeps, auth: RequestAuth, id: number): P
   const body = deliveryBody({ event_id: eventId, event_name: WEBHOOK_TEST, payload, created_at: row.created_at });
   const poster = createJsonPoster({ allowPrivateTargets: deps.allowPrivateTargets, maxSockets: 1, userAgent: deps.userAgent });
   const attemptedAt = new Date(deps.now());
-  let result: { statusCode: number | null; latencyMs: number; error: string | null };
+  let result: ReturnType<typeof answered> | typeof unreachable;
   try {
-    const r: PostResult = await poster.post(w.endpoint_url, body, { ...signedHeaders(secrets, eventId, deps.now(), body) }, { timeoutMs: deps.timeoutMs });
-    result = { statusCode: r.statusCode, latencyMs: r.latencyMs, error: r.statusCode >= 200 && r.statusCode < 300 ? null : `HTTP ${r.statusCode}` };
+    result = answered(await poster.post(w.endpoint_url, body, { ...signedHeaders(secrets, eventId, deps.now(), body) }, { timeoutMs: deps.timeoutMs }));
   } catch (err) {
     if (!(err instanceof PostError)) throw err;
-    result = { statusCode: null, latencyMs: err.latencyMs, error: err.message };
+    result = unreachable;
   } finally {
     poster.close();
   }
-  const success = result.error === null;
+  const success = result.outcome === 'delivered';
   await recordAttempt(deps.db, lock, {
-    deliveryId: row.id, webhookId: id, eventId, eventName: WEBHOOK_TEST, attempt: 1, attemptedAt, ...result, success,
+    deliveryId: row.id, webhookId: id, eventId, eventName: WEBHOOK_TEST, attempt: 1, attemptedAt,
+    statusCode: result.statusCode, latencyMs: result.latencyMs ?? 0, error: result.error, success,
   }, success ? { kind: 'delivered' } : { kind: 'dead' });
   return { deliveryId: String(row.id), eventId, success, ...result };
 }
