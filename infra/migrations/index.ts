@@ -34,6 +34,7 @@ import * as m1004m from './1004_meter_slices.js';
 import * as m1005x from './1005_x402_exact.js';
 import * as m1006s from './1006_x402_exact_served.js';
 import * as m1007c from './1007_checkout_sessions.js';
+import * as m1008x from './1008_x402_origin_proofs.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '0001_spine': m0001,
@@ -66,6 +67,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '1005_x402_exact': m1005x,
   '1006_x402_exact_served': m1006s,
   '1007_checkout_sessions': m1007c,
+  '1008_x402_origin_proofs': m1008x,
 };
 
 export async function migrateToLatest(db: Kysely<any>): Promise<MigrationResultSet> {

@@ -5,6 +5,8 @@
  * payment-identifier extension; /usage metering pay-as-you-go; resources and discovery.
  */
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON answers are inspected field by field */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import { Keypair } from '@solana/web3.js';
 import { buildPayment } from '../../commands/x402/payment-transaction.js';
@@ -187,23 +189,41 @@ describe('x402 facilitator: supported, verify, settle, usage, discovery', functi
     expect(h.txCount()).to.equal(before + 1);
   });
 
-  it('registers resources and lists the discoverable ones by type, limit and offset', async () => {
-    const reg = (resource: string, discoverable: boolean) => call(h.api.url, 'PUT', '/v1/x402/resources', {
-      resource, description: 'weather report', discoverable, input: { method: 'GET' }, output: { mimeType: 'application/json' }, accepts: [payg],
-    }, { 'x-api-key': key });
-    const first = await reg('https://merchant.example/weather', true);
-    expect(first.status, JSON.stringify(first.body)).to.equal(200);
-    expect(first.body.accepts[0]).to.include({ id: payg.id, resource: 'https://merchant.example/weather' });
-    await reg('https://merchant.example/hidden', false);
-    await reg('https://merchant.example/news', true);
-    const all = await call(h.api.url, 'GET', '/v1/x402/discovery/resources?type=http');
-    expect(all.body.pagination).to.deep.equal({ limit: 20, offset: 0, total: 2 });
-    expect(all.body.items.map((i: any) => i.resource)).to.deep.equal(['https://merchant.example/weather', 'https://merchant.example/news']);
-    expect(all.body.items[0]).to.deep.include({ type: 'http', x402Version: 2, metadata: { description: 'weather report', input: { method: 'GET' }, output: { mimeType: 'application/json' } } });
-    const page = await call(h.api.url, 'GET', '/v1/x402/discovery/resources?limit=1&offset=1');
-    expect(page.body.items.map((i: any) => i.resource)).to.deep.equal(['https://merchant.example/news']);
-    for (const q of ['limit=0', 'limit=101', 'offset=-1', 'type=ftp']) {
-      expect((await call(h.api.url, 'GET', `/v1/x402/discovery/resources?${q}`)).status, q).to.equal(400);
+  it('registers resources and lists the discoverable ones by type, limit and offset once their origin is proven', async () => {
+    // the merchant's origin, on loopback (allowed on the localnet): it publishes the token the registration answers
+    let tokens = '';
+    const site = createServer((req, res) => {
+      if (req.url === '/.well-known/tributary-x402.txt') res.writeHead(200, { 'content-type': 'text/plain' }).end(tokens);
+      else res.writeHead(404).end();
+    });
+    await new Promise<void>((r) => site.listen(0, '127.0.0.1', r));
+    const origin = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
+    try {
+      const reg = (resource: string, discoverable: boolean) => call(h.api.url, 'PUT', '/v1/x402/resources', {
+        resource, description: 'weather report', discoverable, input: { method: 'GET' }, output: { mimeType: 'application/json' }, accepts: [payg],
+      }, { 'x-api-key': key });
+      const first = await reg(`${origin}/weather`, true);
+      expect(first.status, JSON.stringify(first.body)).to.equal(200);
+      expect(first.body.accepts[0]).to.include({ id: payg.id, resource: `${origin}/weather` });
+      expect(first.body).to.include({ verified: false, listed: false });
+      await reg(`${origin}/hidden`, false);
+      await reg(`${origin}/news`, true);
+      expect((await call(h.api.url, 'GET', '/v1/x402/discovery/resources')).body.pagination.total).to.equal(0);
+      tokens = `${first.body.proof.token}\n`;
+      const proven = await post('/v1/x402/resources/verify', { origin });
+      expect(proven.status, JSON.stringify(proven.body)).to.equal(200);
+      const all = await call(h.api.url, 'GET', '/v1/x402/discovery/resources?type=http');
+      expect(all.body.pagination).to.deep.equal({ limit: 20, offset: 0, total: 2 });
+      expect(all.body.items.map((i: any) => i.resource)).to.deep.equal([`${origin}/weather`, `${origin}/news`]);
+      expect(all.body.items[0]).to.deep.include({ type: 'http', x402Version: 2, metadata: { description: 'weather report', input: { method: 'GET' }, output: { mimeType: 'application/json' } } });
+      const page = await call(h.api.url, 'GET', '/v1/x402/discovery/resources?limit=1&offset=1');
+      expect(page.body.items.map((i: any) => i.resource)).to.deep.equal([`${origin}/news`]);
+      for (const q of ['limit=0', 'limit=101', 'offset=-1', 'type=ftp']) {
+        expect((await call(h.api.url, 'GET', `/v1/x402/discovery/resources?${q}`)).status, q).to.equal(400);
+      }
+    } finally {
+      site.closeAllConnections();
+      await new Promise((r) => site.close(r));
     }
   });
 

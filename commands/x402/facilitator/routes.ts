@@ -20,8 +20,12 @@ import { SCHEMES, X402_VERSION, type PaymentRequirementInput } from '../requirem
 import { acceptedRequirement } from '../requirement-forms.js';
 import { callerGateway, FACILITATOR_AUTH_ERRORS, FACILITATOR_SECURITY, requireFacilitatorAuth, requireOwnGateway } from './auth.js';
 import { discoverResources, registerResource, type ResourceInput } from './resources.js';
+import { normalizeOrigin, normalizeResourceUrl, type ResourceUrlPolicy } from './resource-url.js';
+import { TOKEN_FILE, verifyOrigin } from './origin-proofs.js';
+import { createOriginFetcher } from './origin-fetch.js';
 import {
-  discoveryItemSchema, discoveryListSchema, exchangeBodySchema, resourceBodySchema, settleAnswerSchema, supportedSchema, usageAnswerSchema, usageBodySchema, verifyAnswerSchema,
+  discoveryListSchema, exchangeBodySchema, originVerifiedSchema, originVerifyBodySchema, registeredResourceSchema, resourceBodySchema,
+  settleAnswerSchema, supportedSchema, usageAnswerSchema, usageBodySchema, verifyAnswerSchema,
 } from './schemas.js';
 import { reportUsage, settlePayment, verifyPayment, type FacilitatorDeps } from './service.js';
 import { requirementFromWire } from './wire.js';
@@ -49,7 +53,7 @@ export interface FacilitatorRouteDeps {
   keyRing: TokenVerifier;
   /** the gateway's keys now: a credential of a wallet that is no longer the gateway's is refused */
   gatewayKeys: GatewayLookup;
-  config: Pick<Config, 'redis' | 'x402' | 'solana'>;
+  config: Pick<Config, 'redis' | 'x402' | 'solana' | 'http' | 'webhooks'>;
   /** x402 `exact` with the service as fee payer (commands/x402/exact); absent: not offered */
   exact?: ExactFacilitator;
 }
@@ -215,32 +219,49 @@ function holdsNul(value: unknown): boolean {
   return false;
 }
 
-/** /resources and discovery: the paid resources merchants register and list. */
+/** The token file is fetched once per verification: a short timeout, a small body. */
+const PROOF_FETCH = { timeoutMs: 5000, maxBytes: 16 * 1024, userAgent: 'tributary-x402-discovery' };
+
+/** The origins that are this service's own: no gateway registers resources there. */
+function ownOrigins(http: Config['http']): string[] {
+  const base = http.publicUrl ?? `http://localhost:${http.port}`;
+  try {
+    return [new URL(base).origin];
+  } catch {
+    return [];
+  }
+}
+
+/** /resources and discovery: the paid resources merchants register, prove and list. */
 function registerResourceRoutes(api: Api, { ctx, auth, programId, graceCap }: Facilitator): void {
+  const urls: ResourceUrlPolicy = { allowHttpLoopback: ctx.config.x402.discoveryAllowHttpLoopback, ownOrigins: ownOrigins(ctx.config.http) };
   api.route<Record<string, never>, Record<string, never>, ResourceInput & { accepts: Wire[] }>({
     method: 'put',
     path: '/v1/x402/resources',
     summary: 'Register a paid resource: its requirements and, when discoverable, its listing',
     description: 'Answers the `accepts` entries (with their ids) to serve in the resource\'s 402 answers. Registering the same URL again updates it. '
-      + 'A URL registered by another gateway: 409.',
+      + 'The URL is normalized (scheme and host lower-cased, punycode, default port and empty query dropped) and must be https, without credentials or fragment. '
+      + `Discovery lists it only once the gateway proved control of its origin: until then the answer says \`verified: false\` with \`proof\`, the token to publish at <origin>${TOKEN_FILE} `
+      + 'before POST /v1/x402/resources/verify. Another gateway\'s unproven registration of the URL never blocks it; a URL listed by another gateway that proved the origin too: 409.',
     tags: ['x402'],
     security: FACILITATOR_SECURITY,
     before: [auth],
     body: resourceBodySchema,
     responses: {
-      200: { description: 'the resource as discovery lists it', schema: discoveryItemSchema },
-      400: { description: 'invalid URL or requirements' },
+      200: { description: 'the resource as discovery lists it, whether it is listed, and what to publish if the origin is not proven', schema: registeredResourceSchema },
+      400: { description: 'invalid URL (not https, credentials, fragment, this service\'s own origin) or requirements' },
       ...FACILITATOR_AUTH_ERRORS,
-      409: { description: 'the URL is registered by another gateway' },
+      409: { description: 'the URL is listed by another gateway that proved control of its origin' },
     },
     async handler({ body, res }) {
       // PostgreSQL text and jsonb cannot hold NUL: refused here rather than failing the insert
       if (holdsNul(body)) throw invalid('the resource, description, input and output must not contain NUL characters');
-      const rs = body.accepts.map((w) => requirementFromWire({ ...w, resource: body.resource }, programId, graceCap));
+      const url = normalizeResourceUrl(body.resource, urls);
+      const rs = body.accepts.map((w) => requirementFromWire({ ...w, resource: url.resource }, programId, graceCap));
       for (const r of rs) requireOwnGateway(res, r.gateway);
-      const accepts = rs.map((r) => acceptedRequirement(r, body.resource));
+      const accepts = rs.map((r) => acceptedRequirement(r, url.resource));
       const input: ResourceInput = {
-        resource: body.resource, type: body.type, discoverable: body.discoverable,
+        resource: url.resource, origin: url.origin, type: body.type, discoverable: body.discoverable,
         ...(body.description !== undefined ? { description: body.description } : {}),
         ...(body.input !== undefined ? { input: body.input } : {}), ...(body.output !== undefined ? { output: body.output } : {}),
       };
@@ -248,10 +269,39 @@ function registerResourceRoutes(api: Api, { ctx, auth, programId, graceCap }: Fa
     },
   });
 
+  api.route<Record<string, never>, Record<string, never>, { origin: string }>({
+    method: 'post',
+    path: '/v1/x402/resources/verify',
+    summary: 'Prove control of an origin: the service fetches its token file and lists the gateway\'s resources there',
+    description: `Fetches <origin>${TOKEN_FILE} (behind the SSRF guard, no redirects, ${PROOF_FETCH.timeoutMs} ms, at most ${PROOF_FETCH.maxBytes} bytes) `
+      + 'and looks for the token PUT /v1/x402/resources issued this gateway for the origin, on a line of its own. Found: the origin is verified for the gateway '
+      + 'and its resources there are listed (a URL another proven gateway lists keeps that listing). Not found: 400 whose message names the reason in parentheses '
+      + '(refused_target, unreachable, redirect, status, too_large, token_missing), and nothing changes.',
+    tags: ['x402'],
+    security: FACILITATOR_SECURITY,
+    before: [auth],
+    body: originVerifyBodySchema,
+    responses: {
+      200: { description: 'the origin is verified for this gateway', schema: originVerifiedSchema },
+      400: { description: 'invalid origin, or the token file does not prove control (the message says why)' },
+      ...FACILITATOR_AUTH_ERRORS,
+      404: { description: 'no token was issued to this gateway for the origin: register a resource on it first' },
+    },
+    async handler({ body, res }) {
+      const origin = normalizeOrigin(body.origin, urls);
+      const fetcher = createOriginFetcher({ ...PROOF_FETCH, allowPrivateTargets: ctx.config.webhooks.allowPrivateTargets });
+      try {
+        return { body: await verifyOrigin(ctx.db, fetcher, callerGateway(res), origin, new Date(ctx.clock.now())) };
+      } finally {
+        await fetcher.close();
+      }
+    },
+  });
+
   api.route<{ type?: string; limit: number; offset: number }>({
     method: 'get',
     path: '/v1/x402/discovery/resources',
-    summary: 'x402 discovery: the paid resources merchants registered as discoverable',
+    summary: 'x402 discovery: the paid resources merchants registered as discoverable, on origins their gateways proved control of',
     tags: ['x402'],
     query: {
       type: 'object',

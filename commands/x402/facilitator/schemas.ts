@@ -100,7 +100,10 @@ export const resourceBodySchema: JsonSchema = {
   required: ['resource', 'accepts'],
   additionalProperties: false,
   properties: {
-    resource: { type: 'string', format: 'uri', maxLength: 2048 },
+    resource: {
+      type: 'string', maxLength: 2048,
+      description: 'https URL (http only on a loopback host where X402_DISCOVERY_ALLOW_HTTP_LOOPBACK is set); no credentials, no fragment; stored and answered normalized',
+    },
     type: { type: 'string', enum: ['http'], default: 'http' },
     description: { type: 'string', maxLength: 2000 },
     discoverable: { type: 'boolean', default: true },
@@ -117,6 +120,44 @@ export const discoveryItemSchema: JsonSchema = {
     resource: { type: 'string' }, type: { type: 'string' }, x402Version: { type: 'integer' },
     accepts: { type: 'array', items: { type: 'object' } }, lastUpdated: { type: 'string', format: 'date-time' },
     metadata: { type: 'object', properties: { description: { type: 'string' }, input: { type: 'object' }, output: { type: 'object' } } },
+  },
+};
+
+const proofInstructionsSchema: JsonSchema = {
+  type: 'object',
+  required: ['origin', 'url', 'token', 'instructions'],
+  properties: {
+    origin: { type: 'string' },
+    url: { type: 'string', description: 'where to publish the token: <origin>/.well-known/tributary-x402.txt, one token per line' },
+    token: { type: 'string', description: 'the token issued to this gateway for this origin' },
+    instructions: { type: 'string' },
+  },
+};
+
+export const registeredResourceSchema: JsonSchema = {
+  ...discoveryItemSchema,
+  required: [...(discoveryItemSchema['required'] as string[]), 'verified', 'listed'],
+  properties: {
+    ...(discoveryItemSchema['properties'] as Record<string, JsonSchema>),
+    verified: { type: 'boolean', description: 'the gateway proved control of the resource\'s origin' },
+    listed: { type: 'boolean', description: 'discovery lists this registration (verified, and discoverable unless it says otherwise)' },
+    proof: { ...proofInstructionsSchema, description: 'when not verified: the token to publish before POST /v1/x402/resources/verify' },
+  },
+};
+
+export const originVerifyBodySchema: JsonSchema = {
+  type: 'object',
+  required: ['origin'],
+  additionalProperties: false,
+  properties: { origin: { type: 'string', maxLength: 2048, description: 'the origin (or any URL on it) of resources the gateway registered' } },
+};
+
+export const originVerifiedSchema: JsonSchema = {
+  type: 'object',
+  required: ['origin', 'verified', 'verifiedAt', 'listed'],
+  properties: {
+    origin: { type: 'string' }, verified: { type: 'boolean', enum: [true] }, verifiedAt: { type: 'string', format: 'date-time' },
+    listed: { type: 'array', items: { type: 'string' }, description: 'the gateway\'s resources on the origin now listed (another proven gateway\'s listing of a URL is kept)' },
   },
 };
 

@@ -26,7 +26,7 @@ function build(r: EnvReader) {
     upstream: s.readUpstream(r),
     rateLimit: s.readRateLimit(r),
     scheduler: s.readScheduler(r),
-    x402: s.readX402(r),
+    x402: s.readX402(r, f),
     mcp: s.readMcp(r),
   };
 }
