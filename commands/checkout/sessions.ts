@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Db } from '../../infra/postgres/database.js';
 import { invalid, notFound } from '../../src/kernel/http/errors.js';
+import { refuseUrlControls } from '../../src/kernel/http/url-input.js';
 import type { AcceptedRequirement } from '../x402/requirements.js';
 import { acceptedOf, parseRequirement, type MintAmounts, type RequirementContext } from './requirement.js';
 import { findSession, insertSession, statusAt, storedOf, type SessionRow } from './store.js';
@@ -31,7 +32,9 @@ export interface CreatedSession { id: string; url: string; expiresAt: string }
 
 export const newSessionId = (): string => `cs_${randomBytes(18).toString('base64url')}`;
 
+/** The parsed URL, kept and compared as such; a control character or surrounding whitespace is refused (url-input.ts). */
 function httpUrl(v: string, field: string): string {
+  refuseUrlControls(v, field);
   try {
     const u = new URL(v);
     if (u.protocol === 'http:' || u.protocol === 'https:') return u.toString();

@@ -11,6 +11,7 @@
 import type { PdaDeriver } from '../../src/kernel/domain/pda.js';
 import type { RequestAuth } from '../../src/kernel/auth/gateway-token.js';
 import { conflict, forbidden, invalid, notFound } from '../../src/kernel/http/errors.js';
+import { refuseUrlControls } from '../../src/kernel/http/url-input.js';
 import { base58Input } from '../../src/kernel/http/base58-input.js';
 import type { Db } from '../../infra/postgres/database.js';
 import { checkTarget, TargetRefused, type Resolver } from '../../infra/http/ssrf-guard.js';
@@ -63,9 +64,6 @@ export function checkPublicKey(value: string, field: string): void {
   base58Input(value, field, 32, (n) => `${field} must decode to a 32-byte public key (got ${n} bytes)`);
 }
 
-/** C0 and C1 controls and DEL: the URL parser drops or strips some of them, PostgreSQL cannot store NUL. */
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
-
 /**
  * An absolute http(s) URL without credentials, accepted by the SSRF guard, or a 400; the
  * answer is the parsed URL (`href`), which is what is stored and compared, so spellings of
@@ -74,8 +72,7 @@ const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
  * silently, and the URL stored would not be the one given.
  */
 export async function checkEndpointUrl(deps: WebhookDeps, value: string): Promise<string> {
-  if (CONTROL.test(value)) throw invalid('endpoint_url must not contain control characters');
-  if (value.trim() !== value) throw invalid('endpoint_url must not begin or end with whitespace');
+  refuseUrlControls(value, 'endpoint_url');
   let url: URL;
   try {
     url = new URL(value);

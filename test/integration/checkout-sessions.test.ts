@@ -47,6 +47,10 @@ describe('checkout sessions: create, pay as a wallet, complete once, announced',
       expect(r.body.error).to.match(why);
     };
     await bad({ successUrl: 'ftp://merchant.example/x' }, /successUrl must be an http or https URL/);
+    // the URL parser would drop these silently (and PostgreSQL refuses a NUL): refused, issue 41
+    await bad({ successUrl: 'https://merchant.example/thanks\u0000' }, /successUrl must not contain control characters/);
+    await bad({ cancelUrl: 'https://merchant.\texample/' }, /cancelUrl must not contain control characters/);
+    await bad({ cancelUrl: ' https://merchant.example/' }, /cancelUrl must not begin or end with whitespace/);
     await bad({ expiresInSeconds: 10 }, /expiresInSeconds/);
     await bad({ requirement: c.deferred({ amount: '0.0000001' }) }, /more decimal places than the token's 6/);
     await bad({ requirement: c.deferred({ paymentFrequency: 'Fortnightly' }) }, /paymentFrequency must be one of/);
