@@ -17,56 +17,103 @@ import { sql } from 'kysely';
 import type { Db } from '../../infra/postgres/database.js';
 import type { UsageLedger } from '../x402/metering.js';
 import { sliceText } from '../x402/meter-slices.js';
-import { groupedWrites } from '../../infra/postgres/grouped-writes.js';
 
 type Recorded = Parameters<UsageLedger['record']>[0];
 
 /** How long a request may take to be served before its reservation is dropped (and it is never charged). */
 export const DEFAULT_RESERVATION_SECONDS = 300;
 /**
- * Requests served are marked together, one UPDATE per this many ms and node, rather than a
- * statement of its own per request on the metered route. A process that dies holding marks
- * leaves those requests served and not charged (their reservations are dropped).
+ * Requests served are marked together, rather than a statement of their own per request on the
+ * metered route: the marks ride in the next statement that writes admitted rows (one round trip
+ * and one commit for both), and go alone once the oldest has waited SERVED_BATCH_MS with no such
+ * statement to ride. A process that dies holding marks leaves those requests served and not
+ * charged (their reservations are dropped).
  */
 const SERVED_BATCH_MS = 10;
 const SERVED_BATCH_MAX = 500;
+/** Statements of admitted rows in flight at once, and rows in one: the rest queue for the next (a group commit). */
+const RECORD_IN_FLIGHT = 2;
+const RECORD_MAX = 200;
 
-/** Calls made within `ms` of each other run as one `run` over their keys; each learns whether its key was found. */
-function batched(ms: number, run: (keys: readonly string[]) => Promise<Set<string>>): (key: string) => Promise<boolean> {
-  let waiting: { key: string; done: (found: boolean) => void; failed: (err: unknown) => void }[] = [];
+interface Waiting<T, R> { value: T; done: (r: R) => void; failed: (err: unknown) => void }
+
+/**
+ * The ledger's hot-path writes: admitted rows (`insert`, each written before its answer leaves)
+ * and served marks (`mark`, which report the ids they found), grouped as grouped-writes.ts
+ * groups rows, the marks riding with the rows. `both` runs one statement of each kind; when a
+ * statement holding several rows fails, the marks are written alone and the rows one by one,
+ * so one row's error (a constraint) is its caller's alone.
+ */
+function ledgerWrites(
+  insert: (rows: readonly Recorded[]) => Promise<void>,
+  mark: (ids: readonly string[]) => Promise<Set<string>>,
+  both: (rows: readonly Recorded[], ids: readonly string[]) => Promise<Set<string>>,
+): { record: (row: Recorded) => Promise<void>; served: (id: string) => Promise<boolean> } {
+  let rows: Waiting<Recorded, void>[] = [];
+  let marks: Waiting<string, boolean>[] = [];
+  let marksDue = false;
   let timer: NodeJS.Timeout | undefined;
-  const flush = (): void => {
-    timer = undefined;
-    const calls = waiting;
-    waiting = [];
-    run(calls.map((c) => c.key)).then((found) => { for (const c of calls) c.done(found.has(c.key)); }, (err: unknown) => { for (const c of calls) c.failed(err); });
+  let busy = 0;
+  const markAll = (calls: Waiting<string, boolean>[], found: Set<string>): void => { for (const c of calls) c.done(found.has(c.value)); };
+  const settle = async (r: Waiting<Recorded, void>[], m: Waiting<string, boolean>[]): Promise<void> => {
+    try {
+      if (m.length === 0) await insert(r.map((c) => c.value));
+      else markAll(m, await (r.length === 0 ? mark(m.map((c) => c.value)) : both(r.map((c) => c.value), m.map((c) => c.value))));
+      for (const c of r) c.done();
+    } catch (err) {
+      // the statement wrote nothing: marks alone, rows one by one (a lone row's error is its own)
+      const again: Promise<void>[] = [];
+      if (m.length > 0 && r.length === 0) for (const c of m) c.failed(err);
+      else if (m.length > 0) again.push(mark(m.map((c) => c.value)).then((found) => markAll(m, found), (e: unknown) => { for (const c of m) c.failed(e); }));
+      if (r.length === 1 && m.length === 0) r[0]!.failed(err);
+      else for (const c of r) again.push(insert([c.value]).then(() => c.done(), c.failed));
+      await Promise.all(again);
+    }
   };
-  return (key) => new Promise<boolean>((done, failed) => {
-    waiting.push({ key, done, failed });
-    if (waiting.length >= SERVED_BATCH_MAX) { clearTimeout(timer); flush(); } else timer ??= setTimeout(flush, ms);
-  });
+  const pump = (): void => {
+    while (busy < RECORD_IN_FLIGHT && (rows.length > 0 || (marksDue && marks.length > 0))) {
+      const r = rows.slice(0, RECORD_MAX);
+      rows = rows.slice(RECORD_MAX);
+      const m = marks.slice(0, SERVED_BATCH_MAX);
+      marks = marks.slice(SERVED_BATCH_MAX);
+      if (marks.length === 0) { marksDue = false; clearTimeout(timer); timer = undefined; }
+      busy += 1;
+      void settle(r, m).finally(() => { busy -= 1; pump(); });
+    }
+  };
+  return {
+    record: (value) => new Promise<void>((done, failed) => { rows.push({ value, done, failed }); pump(); }),
+    served: (value) => new Promise<boolean>((done, failed) => {
+      marks.push({ value, done, failed });
+      if (marks.length >= SERVED_BATCH_MAX) marksDue = true;
+      else timer ??= setTimeout(() => { timer = undefined; marksDue = true; pump(); }, SERVED_BATCH_MS);
+      pump();
+    }),
+  };
 }
 
 export function createUsageLedger(db: Db, opts: { reservationSeconds?: number } = {}): UsageLedger {
   const reservation = opts.reservationSeconds ?? DEFAULT_RESERVATION_SECONDS;
+  const slice = (start: bigint | undefined, chunk: bigint) => (start === undefined ? null : sliceText(start, chunk));
+  // one fixed text whatever the group's size (arrays unnested): nothing to build per row, nothing new for Postgres to parse
+  const inserted = (rows: readonly Recorded[]) => sql`INSERT INTO payg_usage (request_id, policy, gateway, user_payment, chunk, period_start, reserved_until, period_slice, account_slice)
+    SELECT r, p, g, u, c::numeric, s::bigint, now() + make_interval(secs => ${reservation}), ps::int8range, acs::int8range
+    FROM unnest(${rows.map((u) => u.requestId)}::text[], ${rows.map((u) => u.policy)}::text[], ${rows.map((u) => u.gateway)}::text[],
+      ${rows.map((u) => u.userPayment)}::text[], ${rows.map((u) => u.chunk.toString())}::text[], ${rows.map((u) => u.periodStart.toString())}::text[],
+      ${rows.map((u) => slice(u.periodSliceStart, u.chunk))}::text[], ${rows.map((u) => slice(u.accountSliceStart, u.chunk))}::text[])
+      AS t(r, p, g, u, c, s, ps, acs)`;
+  const marked = (ids: readonly string[]) => sql<{ request_id: string }>`UPDATE payg_usage SET reserved_until = NULL WHERE request_id = ANY(${[...ids]}::text[]) RETURNING request_id`;
+  const found = (rows: readonly { request_id: string }[]) => new Set(rows.map((r) => r.request_id));
+  // a durable commit either way: a served request's mark survives a Postgres crash, so it is charged
+  const writes = ledgerWrites(
+    async (rows) => { await inserted(rows).execute(db); },
+    async (ids) => found((await marked(ids).execute(db)).rows),
+    // both in one statement: the UPDATE cannot see the rows this statement inserts, nor need to (a row is marked only once answered, so written before)
+    async (rows, ids) => found((await sql<{ request_id: string }>`WITH i AS (${inserted(rows)} RETURNING 1), m AS (${marked(ids)})
+      SELECT request_id FROM m`.execute(db)).rows),
+  );
   return {
-    // concurrent requests' rows in one statement (a group commit), each still written before its answer
-    record: groupedWrites(async (rows: readonly Recorded[]) => {
-      // one fixed text whatever the group's size (arrays unnested): nothing to build per row, nothing new for Postgres to parse
-      const slice = (start: bigint | undefined, chunk: bigint) => (start === undefined ? null : sliceText(start, chunk));
-      await sql`INSERT INTO payg_usage (request_id, policy, gateway, user_payment, chunk, period_start, reserved_until, period_slice, account_slice)
-        SELECT r, p, g, u, c::numeric, s::bigint, now() + make_interval(secs => ${reservation}), ps::int8range, acs::int8range
-        FROM unnest(${rows.map((u) => u.requestId)}::text[], ${rows.map((u) => u.policy)}::text[], ${rows.map((u) => u.gateway)}::text[],
-          ${rows.map((u) => u.userPayment)}::text[], ${rows.map((u) => u.chunk.toString())}::text[], ${rows.map((u) => u.periodStart.toString())}::text[],
-          ${rows.map((u) => slice(u.periodSliceStart, u.chunk))}::text[], ${rows.map((u) => slice(u.accountSliceStart, u.chunk))}::text[])
-          AS t(r, p, g, u, c, s, ps, acs)`.execute(db);
-    }),
-    // a durable commit: a served request's mark survives a Postgres crash, so it is charged
-    served: batched(SERVED_BATCH_MS, async (requestIds) => {
-      const rows = await sql<{ request_id: string }>`UPDATE payg_usage SET reserved_until = NULL
-        WHERE request_id = ANY(${[...requestIds]}::text[]) RETURNING request_id`.execute(db);
-      return new Set(rows.rows.map((r) => r.request_id));
-    }),
+    ...writes,
     async unserved(requestId) {
       const row = await db.deleteFrom('payg_usage').where('request_id', '=', requestId).where('reserved_until', 'is not', null).where('charge_id', 'is', null)
         .returning(['policy', 'period_start', 'user_payment', 'chunk']).executeTakeFirst();

@@ -4,9 +4,15 @@
  * this process's CPU (the API node: process.cpuUsage) and its Postgres statements and Redis
  * round trips (a pipeline is one) are counted over the run and divided by the requests answered.
  * BENCH_X402_CPU_PROFILE=<dir> also writes a CPU profile of each route's run there (x402-<route>.cpuprofile).
+ * The other processes the two cores are shared with are counted alike: the Postgres backends
+ * of the bench's database (/proc), the Redis server (INFO cpu: the whole server, other users'
+ * work included) and wrk itself (its children's times), so that a ratio the API alone cannot
+ * reach shows where the rest of a request's CPU goes.
  */
 import { spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { sql } from 'kysely';
+import type { Db } from '../../infra/postgres/database.js';
 import { Session } from 'node:inspector/promises';
 import type { Redis } from 'ioredis';
 import pg from '../../infra/postgres/pg.js';
@@ -31,7 +37,27 @@ function countRoundTrips(redis: Redis): void {
   });
 }
 
-export async function profileX402(targets: Record<string, ProfileTarget>, redis: Redis): Promise<void> {
+/** CPU µs of a process from /proc (utime + stime, in clock ticks of 10 ms); 0 once it is gone. */
+function procCpuUs(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10_000;
+  } catch {
+    return 0;
+  }
+}
+
+/** The CPU µs spent so far by the bench database's Postgres backends and by the Redis server. */
+async function serverCpu(db: Db, database: string, redis: Redis): Promise<{ pg: Map<number, number>; redis: number }> {
+  const pids = await sql<{ pid: number }>`SELECT pid FROM pg_stat_activity WHERE datname = ${database}`.execute(db);
+  const pg = new Map(pids.rows.map((r) => [r.pid, procCpuUs(r.pid)]));
+  const info = await redis.info('cpu');
+  const used = (name: string): number => Number(new RegExp(`${name}:([0-9.]+)`).exec(info)?.[1] ?? 0);
+  return { pg, redis: (used('used_cpu_user') + used('used_cpu_sys')) * 1e6 };
+}
+
+export async function profileX402(targets: Record<string, ProfileTarget>, redis: Redis, server?: { db: Db; database: string }): Promise<void> {
   const seconds = Number(process.env['BENCH_X402_SECONDS'] ?? 4);
   const connections = Number(process.env['BENCH_X402_CONNECTIONS'] ?? 32);
   countRoundTrips(redis);
@@ -47,8 +73,10 @@ export async function profileX402(targets: Record<string, ProfileTarget>, redis:
     const dir = process.env['BENCH_X402_CPU_PROFILE'];
     const session = dir ? new Session() : undefined;
     if (session) { session.connect(); await session.post('Profiler.enable'); await session.post('Profiler.start'); }
+    const before = server ? await serverCpu(server.db, server.database, redis) : undefined;
     const [s0, c0, cpu0, t0] = [statements, commands, process.cpuUsage(), Date.now()];
-    const n = await wrk(t, seconds, connections);
+    const { requests: n, cpuUs: wrkUs } = await wrk(t, seconds, connections);
+    const [s1, c1] = [statements, commands];
     if (session) {
       const { profile } = await session.post('Profiler.stop');
       writeFileSync(`${dir}/x402-${name}.cpuprofile`, JSON.stringify(profile));
@@ -57,19 +85,30 @@ export async function profileX402(targets: Record<string, ProfileTarget>, redis:
     await new Promise((r) => setTimeout(r, 100));
     const cpu = process.cpuUsage(cpu0);
     const us = (cpu.user + cpu.system - idlePerSecond * ((Date.now() - t0) / 1000)) / n;
-    process.stdout.write(`  ${name}: ${n} requests, API CPU ${us.toFixed(1)} µs a request (idle ${(idlePerSecond / 1000).toFixed(0)} ms/s taken out), Postgres ${((statements - s0) / n).toFixed(3)} statements, Redis ${((commands - c0) / n).toFixed(3)} round trips a request\n`);
+    let others = `, wrk ${(wrkUs / n).toFixed(1)} µs`;
+    if (server && before) {
+      const after = await serverCpu(server.db, server.database, redis);
+      // a backend that left meanwhile is not counted; one that came counts from 0
+      let pgUs = 0;
+      for (const [pid, us1] of after.pg) pgUs += us1 - (before.pg.get(pid) ?? 0);
+      others += `, Postgres backends ${(pgUs / n).toFixed(1)} µs, Redis server ${((after.redis - before.redis) / n).toFixed(1)} µs`;
+    }
+    process.stdout.write(`  ${name}: ${n} requests (${(n / seconds).toFixed(0)}/s), API CPU ${us.toFixed(1)} µs a request (idle ${(idlePerSecond / 1000).toFixed(0)} ms/s taken out)${others}; Postgres ${((s1 - s0) / n).toFixed(3)} statements, Redis ${((c1 - c0) / n).toFixed(3)} round trips a request\n`);
   }
 }
 
-/** wrk in a child process without blocking this one (the API answers meanwhile). */
-async function wrk(t: ProfileTarget, seconds: number, connections: number): Promise<number> {
+/** wrk in a child process without blocking this one (the API answers meanwhile); its requests and its CPU µs (a shell's `times`). */
+async function wrk(t: ProfileTarget, seconds: number, connections: number): Promise<{ requests: number; cpuUs: number }> {
   const headers = Object.entries(t.headers).flatMap(([k, v]) => ['-H', `${k}: ${v}`]);
-  const child = spawn('wrk', ['-t1', `-c${connections}`, `-d${seconds}s`, ...headers, t.url]);
+  const child = spawn('bash', ['-c', 'wrk "$@"; times', 'wrk', '-t1', `-c${connections}`, `-d${seconds}s`, ...headers, t.url]);
   let out = '';
   child.stdout.on('data', (d: Buffer) => { out += d.toString(); });
   await new Promise((r) => child.on('exit', r));
   const m = /(\d+) requests in/.exec(out);
   if (!m) throw new Error(`wrk gave no count: ${out}`);
   if (/Non-2xx/.test(out)) process.stdout.write(`  warning: non-2xx answers\n${out}`);
-  return Number(m[1]);
+  // `times`: the shell's user and system time, then its children's (wrk's)
+  const times = out.split('\n').filter((l) => /^\d+m[\d.]+s \d+m[\d.]+s$/.test(l)).join(' ')
+    .split(' ').map((x) => /^(\d+)m([\d.]+)s$/.exec(x)).map((x) => (x ? (Number(x[1]) * 60 + Number(x[2])) * 1e6 : 0));
+  return { requests: Number(m[1]), cpuUs: (times[2] ?? 0) + (times[3] ?? 0) };
 }

@@ -70,7 +70,7 @@ export async function benchX402(): Promise<void> {
       prepaid: { url: `${api.url}/bench/prepaid`, headers: { authorization: `Bearer ${prepaidJwt}` } },
     };
     if (process.env['BENCH_X402_PROFILE']) {
-      await profileX402(targets, env.redis);
+      await profileX402(targets, env.redis, { db: env.db, database: env.name });
       await api.close();
       return;
     }
