@@ -4,12 +4,27 @@
  * run passed. A run's full output goes to the terminal as it comes.
  */
 import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, renameSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const runs = Number(process.env['SOAK_RUNS'] ?? 1);
 if (!Number.isInteger(runs) || runs < 1) throw new Error('SOAK_RUNS must be a positive integer');
 const script = path.join(path.dirname(fileURLToPath(import.meta.url)), 'run.ts');
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const runDir = path.resolve(root, process.env['SOAK_RUN_DIR'] ?? 'tmp/soak');
+// Each run starts by wiping runDir: a failed run's logs are moved beside it first, so the
+// cause of a failure in run 2 of 5 is still there to read when run 5 ends.
+const keptDir = `${runDir}-failed`;
+
+function keepLogs(i: number): void {
+  const logs = path.join(runDir, 'logs');
+  if (!existsSync(logs)) return;
+  mkdirSync(keptDir, { recursive: true });
+  const to = path.join(keptDir, `run-${i}-${new Date().toISOString().replace(/[:.]/g, '-')}`);
+  renameSync(logs, to);
+  process.stdout.write(`soak run ${i}: its logs kept in ${path.relative(root, to)}\n`);
+}
 
 function runOnce(): Promise<{ code: number; verdict: string; seconds: number }> {
   const started = Date.now();
@@ -32,6 +47,7 @@ let passed = 0;
 for (let i = 1; i <= runs; i += 1) {
   const r = await runOnce();
   if (r.code === 0) passed += 1;
+  else keepLogs(i);
   verdicts.push(`soak run ${i}/${runs}: ${r.code === 0 ? 'PASS' : 'FAIL'} (${r.verdict}, ${r.seconds.toFixed(0)} s)`);
   process.stdout.write(`\n${verdicts.join('\n')}\n`);
 }
