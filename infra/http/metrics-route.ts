@@ -32,6 +32,27 @@ export function metricsHandler(registry: Registry, token: string | undefined): R
   };
 }
 
+function loopback(host: string): boolean {
+  const h = host.toLowerCase().replace(/^\[|\]$/g, '');
+  return h === 'localhost' || h === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h) || h === '::ffff:127.0.0.1';
+}
+
+/**
+ * Why /metrics is open to the network, or undefined when it is not: no METRICS_TOKEN, and
+ * served on the API port of an interface other than loopback (METRICS_PORT=0) or on a
+ * METRICS_PORT whose METRICS_HOST is not loopback. It stays open by default; the node says so at start.
+ */
+export function metricsExposure(m: { port: number; host: string; token: string | undefined }, apiHost: string): string | undefined {
+  if (m.token !== undefined && m.token !== '') return undefined;
+  if (m.port === 0 && !loopback(apiHost)) {
+    return `/metrics is served without METRICS_TOKEN on the API port (HOST ${apiHost}): anyone who reaches the API reads the service's insides; set METRICS_TOKEN, or METRICS_PORT to serve it on a listener of its own (METRICS_HOST, loopback by default)`;
+  }
+  if (m.port !== 0 && !loopback(m.host)) {
+    return `/metrics is served without METRICS_TOKEN on METRICS_HOST ${m.host}:${m.port}: anyone who reaches that interface reads the service's insides; set METRICS_TOKEN, or bind METRICS_HOST to a private interface`;
+  }
+  return undefined;
+}
+
 /** The METRICS_PORT listener: /metrics and nothing else. */
 export async function startMetricsServer(registry: Registry, opts: { port: number; host: string; token: string | undefined }): Promise<{ server: Server; port: number; close(): Promise<void> }> {
   const server = createServer((req, res) => {

@@ -8,7 +8,7 @@ import type { AppContext } from './context.js';
 import { createHttpApp } from './http-app.js';
 import { ROUTE_MODULES } from './route-modules.js';
 import { buildNode, type AppNode, type RouteModule, type ServerAttachment } from './node.js';
-import { startMetricsServer } from '../../infra/http/metrics-route.js';
+import { metricsExposure, startMetricsServer } from '../../infra/http/metrics-route.js';
 
 export interface ApiServer {
   server: Server;
@@ -45,6 +45,8 @@ export async function startApiServer(
   const port = (server.address() as AddressInfo).port;
   const { metrics: m } = ctx.config;
   const metricsServer = m.port !== 0 ? await startMetricsServer(node.metrics.registry, m) : undefined;
+  const exposed = metricsExposure(m, opts.host ?? ctx.config.http.host);
+  if (exposed) ctx.logger.warn(exposed);
   return {
     server,
     port,
