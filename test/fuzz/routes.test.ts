@@ -9,42 +9,15 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import * as ed from '@noble/ed25519';
 import bs58 from 'bs58';
-import { parse } from 'yaml';
-import { createTestEnv, type TestEnv } from '../support/env.js';
-import { startTestApi, type TestApi } from '../support/app.js';
-import { startJupiterStandIn, type JupiterStandIn } from '../support/upstreams/jupiter.js';
-import { startVenueStandIns, type VenueStandIns } from '../support/upstreams/venues.js';
-import { startLocalnet, type Localnet } from '../../infra/localnet/index.js';
-import { ROUTE_MODULES } from '../../src/app/route-modules.js';
 import {
-  bodyFor, hostileJson, hostileString, malformedJson, mutateQuery, objectText, pct, plausible, plausibleQuery, queryFor, render, segmentFor, type Schema,
+  bodyFor, hostileJson, hostileString, malformedJson, mutateQuery, objectText, pct, plausible, plausibleQuery, queryFor, render, segmentFor,
 } from './hostile.js';
 import { checkoutSession } from './domain.js';
-import { closeAgent, send, type RawRequest, type RawResponse } from './raw-http.js';
+import { send, type RawRequest } from './raw-http.js';
+import { ADMIN, fault, startFuzzNode, type FuzzNode, type Op, type Param } from './fuzz-node.js';
 
 const SEED = Number(process.env['FUZZ_SEED'] ?? 20_261_121);
 const RUNS = Number(process.env['FUZZ_RUNS'] ?? 8);
-const ADMIN = 'fuzz-admin-key';
-const LOTS = '1000000';
-
-interface Param { name: string; in: 'path' | 'query'; schema: Schema; required?: boolean }
-interface Op { method: string; path: string; params: Param[]; body?: Schema; statuses: Set<string> }
-
-function operations(doc: { paths: Record<string, Record<string, Record<string, unknown>>> }): Op[] {
-  const ops: Op[] = [];
-  for (const [path, methods] of Object.entries(doc.paths)) {
-    for (const [method, op] of Object.entries(methods)) {
-      const content = (op['requestBody'] as { content?: Record<string, { schema: Schema }> } | undefined)?.content;
-      ops.push({
-        method: method.toUpperCase(), path,
-        params: (op['parameters'] ?? []) as Param[],
-        ...(content?.['application/json'] ? { body: content['application/json'].schema } : {}),
-        statuses: new Set(Object.keys(op['responses'] as object)),
-      });
-    }
-  }
-  return ops;
-}
 
 /** `a` in `some` of `some + none` cases, else undefined */
 const sometimes = <T>(a: fc.Arbitrary<T>, some: number, none: number): fc.Arbitrary<T | undefined> =>
@@ -52,59 +25,21 @@ const sometimes = <T>(a: fc.Arbitrary<T>, some: number, none: number): fc.Arbitr
 const headerSafe = (s: string) => s.replace(/[^\t\x20-\x7e\x80-\xff]/g, '?');
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 
-/** A verdict on one answer; undefined when it is acceptable. */
-function fault(op: Op, res: RawResponse): string | undefined {
-  if (res.status >= 500 && !(res.status === 503 && op.statuses.has('503'))) return `status ${res.status}`;
-  if (res.status < 400) return undefined;
-  const e = res.json as Record<string, unknown> | undefined;
-  if (!e || typeof e['error'] !== 'string' || e['success'] !== false || typeof e['timestamp'] !== 'number') return `status ${res.status} without the error envelope: ${res.text.slice(0, 200)}`;
-  return undefined;
-}
-
 describe('fuzz: every route from its schema', function () {
   this.timeout(120_000);
-  let env: TestEnv;
-  let net: Localnet;
-  let jup: JupiterStandIn;
-  let venues: VenueStandIns;
-  let api: TestApi;
+  let node: FuzzNode;
+  let api: FuzzNode['api'];
+  let net: FuzzNode['net'];
   let ops: Op[] = [];
   let gatewayJwt = '';
   let gateway = { address: '', authority: '' };
   const stats = new Map<string, Record<number, number>>();
 
   before(async () => {
-    env = await createTestEnv('fuzz');
-    [net, jup, venues] = await Promise.all([startLocalnet({ port: 0, seed: 'fuzz', rate: 0 }), startJupiterStandIn(), startVenueStandIns()]);
-    api = await startTestApi(env, {
-      SOLANA_RPC_URL: net.rpcUrl, SOLANA_WS_URL: net.wsUrl, SOLANA_CLUSTER: 'localnet', LOCALNET_SEED: 'fuzz', SOLANA_RPC_TIMEOUT_MS: '2000',
-      TOKENS_API_URL: jup.url, ...venues.env, UPSTREAM_TIMEOUT_MS: '2000', POOL_SYNC_INTERVAL_MS: '0',
-      ADMIN_API_KEY: ADMIN, X402_CONFIRM_TIMEOUT_MS: '2000',
-      RATE_LIMIT_PER_MINUTE: LOTS, RATE_LIMIT_CATALOG_PER_MINUTE: LOTS, RATE_LIMIT_TOKENS_ISSUE_PER_MINUTE: LOTS, RATE_LIMIT_GATEWAY_CHALLENGE_PER_MINUTE: LOTS,
-    }, { modules: ROUTE_MODULES });
-    const doc = parse((await send(api.url, { method: 'GET', path: '/openapi.yaml' })).text) as Parameters<typeof operations>[0];
-    ops = operations(doc);
-    gateway = net.fixtures.gateways[0]!;
-    gatewayJwt = await signIn(net.fixtures.gateways[0]!);
+    node = await startFuzzNode('fuzz');
+    ({ api, net, ops, gatewayJwt, gateway } = node);
   });
-  after(async () => {
-    closeAgent();
-    await api?.close();
-    await Promise.all([net?.close(), jup?.close(), venues?.close()]);
-    await env?.close();
-  });
-
-  async function signIn(g: { address: string; authority: string; authoritySecretKey: string }): Promise<string> {
-    const ch = await send(api.url, { method: 'POST', path: `/v1/gateway/${g.address}/auth/challenge` });
-    const { nonce } = ch.json as { nonce: string };
-    const signature = await ed.signAsync(new TextEncoder().encode(nonce), bs58.decode(g.authoritySecretKey).subarray(0, 32));
-    const res = await send(api.url, {
-      method: 'POST', path: `/v1/gateway/${g.address}/auth/verify`, headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ signer: g.authority, signature: Array.from(signature), nonce }),
-    });
-    expect(res.status, res.text).to.equal(200);
-    return (res.json as { token: string }).token;
-  }
+  after(async () => { await node?.close(); });
 
   /** what the schema says, and for some parameters what it cannot say */
   function plausibleSegment(op: Op, p: Param): fc.Arbitrary<unknown> {
