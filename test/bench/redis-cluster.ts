@@ -10,24 +10,16 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { io as connectIo, type Socket } from 'socket.io-client';
-import type { Redis } from 'ioredis';
-import { createTestEnv, type TestEnv } from '../support/env.js';
-import { startTestApi } from '../support/app.js';
 import { makeEvent } from '../support/anchor-events.js';
-import { freeClusterPorts, startRedisCluster } from '../../infra/cluster/redis-cluster.js';
+import {
+  clusterRedisSettings, createRedisTestEnv, startPaymentsProjector, startRealtimeNodes, startTestRedisCluster, type RedisTestEnv,
+} from '../support/redis-cluster.js';
+import { freeClusterPorts } from '../../infra/cluster/redis-cluster.js';
 import { startRedisServer, waitRedisReady } from '../../infra/cluster/redis.js';
-import { createRedis, streamKeys, type RedisSettings } from '../../infra/redis/client.js';
 import { appendSerialized } from '../../infra/redis/event-stream.js';
-import { clusterPrefix, cursorKey } from '../../src/kernel/names/index.js';
+import { cursorKey } from '../../src/kernel/names/index.js';
 import { serializeEvent, type SerializedEvent } from '../../src/kernel/events/envelope.js';
-import { startProjection } from '../../projections/runner/runner.js';
-import { paymentsProjection } from '../../projections/payments/projection.js';
-import { realtimeAttachment } from '../../queries/realtime/attachment.js';
-import { startNotifier } from '../../queries/realtime/notifier.js';
 import type { PaymentNotification } from '../../queries/realtime/notification.js';
-import { loadConfig } from '../../src/kernel/config/config.js';
-import { systemClock } from '../../src/kernel/domain/clock.js';
-import { createLogger } from '../../infra/log/logger.js';
 import { percentile, report } from './harness.js';
 
 const N = Number(process.env['BENCH_RC_EVENTS'] ?? 20_000);
@@ -36,25 +28,9 @@ const WS_CLIENTS = Number(process.env['BENCH_RC_WS_CLIENTS'] ?? 400);
 const WS_RATE = Number(process.env['BENCH_RC_WS_RATE'] ?? 100);
 const WS_SECONDS = Number(process.env['BENCH_RC_WS_SECONDS'] ?? 10);
 const PER_ROOM = 5;
-const logger = createLogger('silent', 'bench');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** A test env whose Redis is `settings` (the prefix tagged when it is a cluster). */
-async function envOn(tag: string, settings: RedisSettings): Promise<TestEnv & { connect(): Redis }> {
-  const base = await createTestEnv(tag);
-  const clustered = (settings.clusterNodes ?? []).length > 0;
-  const prefix = clustered ? clusterPrefix(base.prefix) : base.prefix;
-  const clients: Redis[] = [];
-  const redis = createRedis(settings, { enableAutoPipelining: true });
-  return {
-    ...base, redis, prefix, keys: streamKeys(prefix),
-    env: { ...base.env, REDIS_URL: settings.url, ...(clustered ? { REDIS_CLUSTER_NODES: settings.clusterNodes!.join(',') } : {}) },
-    connect() { const r = createRedis(settings); clients.push(r); return r; },
-    async close() { for (const c of clients) c.disconnect(); redis.disconnect(); await base.close(); },
-  };
-}
-
-async function spine(env: TestEnv & { connect(): Redis }): Promise<{ append: number; project: number }> {
+async function spine(env: RedisTestEnv): Promise<{ append: number; project: number }> {
   const events: SerializedEvent[] = Array.from({ length: N }, (_, i) =>
     makeEvent('PaymentRecord', { memo: `rc-${i % 500}`, record_id: i }, { seed: `rc-${i}`, slot: 20_000_000 + i })).map((e) => ({ id: e.id, payload: serializeEvent(e) }));
   const key = cursorKey(env.prefix);
@@ -66,8 +42,7 @@ async function spine(env: TestEnv & { connect(): Redis }): Promise<{ append: num
   }
   const append = N / ((Date.now() - t) / 1000);
   t = Date.now();
-  const p = startProjection({ db: env.db, redis: env.redis, blockingRedis: env.connect(), keys: env.keys, logger }, paymentsProjection,
-    { batchSize: 1000, blockMs: 200, maxAttempts: 3, claimIdleMs: 30_000 });
+  const p = startPaymentsProjector(env, { batchSize: 1000, blockMs: 200, maxAttempts: 3, claimIdleMs: 30_000 });
   const rows = async () => Number((await env.db.selectFrom('payments').select((q) => q.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
   while ((await rows()) < N) await sleep(50);
   const project = N / ((Date.now() - t) / 1000);
@@ -75,11 +50,10 @@ async function spine(env: TestEnv & { connect(): Redis }): Promise<{ append: num
   return { append, project };
 }
 
-async function realtime(env: TestEnv): Promise<{ p50: number; p99: number; received: number; expected: number }> {
+async function realtime(env: RedisTestEnv): Promise<{ p50: number; p99: number; received: number; expected: number }> {
   const overrides = { LOG_LEVEL: 'silent', WS_SHARDED_ADAPTER: 'true', WS_MAX_CONNECTIONS_PER_TRACKING_ID: String(PER_ROOM * 2), WS_MAX_CONNECTIONS_PER_IP_PER_TRACKING_ID: String(PER_ROOM * 2) };
-  const nodes = [await startTestApi(env, overrides, { attachments: [realtimeAttachment()] }), await startTestApi(env, overrides, { attachments: [realtimeAttachment()] })];
-  const notifier = await startNotifier({ config: loadConfig({ ...env.env, ...overrides }), dbRead: env.db, redis: env.redis, keys: env.keys, logger, clock: systemClock },
-    { batchSize: 200, blockMs: 1000, claimIdleMs: 30_000 });
+  const running = await startRealtimeNodes(env, { overrides, notifier: { batchSize: 200, blockMs: 1000, claimIdleMs: 30_000 } });
+  const { nodes } = running;
   const rooms = Math.max(1, Math.floor(WS_CLIENTS / PER_ROOM));
   const appendedAt = new Map<string, number>();
   const lat: number[] = [];
@@ -107,8 +81,7 @@ async function realtime(env: TestEnv): Promise<{ p50: number; p99: number; recei
     return { p50: percentile(sorted, 50), p99: percentile(sorted, 99), received: lat.length, expected: total * PER_ROOM };
   } finally {
     for (const s of sockets) s.disconnect();
-    await notifier.stop();
-    for (const n of nodes) await n.close();
+    await running.close();
   }
 }
 
@@ -117,11 +90,12 @@ export async function benchRedisCluster(): Promise<void> {
   const dir = mkdtempSync(path.join(tmpdir(), 'tributary-bench-rc-'));
   const [port] = await freeClusterPorts(1);
   const single = startRedisServer({ name: 'redis', port: port!, dir: path.join(dir, 'single'), logFile: path.join(dir, 'single.log') });
-  const cluster = await startRedisCluster({ dir: path.join(dir, 'cluster') });
+  // production's settings: a node failed after 5 s silent, the append-only file synced every second
+  const cluster = await startTestRedisCluster({ nodeTimeoutMs: 5000, appendfsync: 'everysec' });
   try {
     await waitRedisReady(port!, 15_000);
-    const one = await envOn('bench_rc_one', { url: `redis://127.0.0.1:${port}`, sentinels: [], sentinelName: '' });
-    const many = await envOn('bench_rc_cluster', { url: 'redis://127.0.0.1:6379', sentinels: [], sentinelName: '', clusterNodes: cluster.nodes });
+    const one = await createRedisTestEnv('bench_rc_one', { url: `redis://127.0.0.1:${port}`, sentinels: [], sentinelName: '' });
+    const many = await createRedisTestEnv('bench_rc_cluster', clusterRedisSettings(cluster.nodes));
     try {
       const s1 = await spine(one);
       const sc = await spine(many);
@@ -137,7 +111,7 @@ export async function benchRedisCluster(): Promise<void> {
       await many.close();
     }
   } finally {
-    await cluster.stop();
+    await cluster.close();
     await single.stop();
     rmSync(dir, { recursive: true, force: true });
   }

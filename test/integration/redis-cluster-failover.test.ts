@@ -7,12 +7,9 @@
  * Postgres once, none is missing.
  */
 import { expect } from 'chai';
-import { startTestRedisCluster, type TestRedisCluster } from '../support/redis-cluster.js';
-import { createClusterTestEnv, type ClusterTestEnv } from '../support/redis-cluster-env.js';
+import { startClusterRun, type ClusterRun, type ClusterTestEnv, type TestRedisCluster } from '../support/redis-cluster.js';
 import { payment } from '../support/realtime-client.js';
 import { waitFor } from '../support/process.js';
-import { startProjection, type RunningProjection } from '../../projections/runner/runner.js';
-import { paymentsProjection } from '../../projections/payments/projection.js';
 import { appendSerialized, type CursorExpectation } from '../../infra/redis/event-stream.js';
 import { createLogger } from '../../infra/log/logger.js';
 import { cursorKey } from '../../src/kernel/names/index.js';
@@ -24,20 +21,16 @@ const PER_BATCH = 10;
 
 describe('the spine through a Redis Cluster failover and a master killed', function () {
   this.timeout(240_000);
+  let run: ClusterRun;
   let cluster: TestRedisCluster;
   let env: ClusterTestEnv;
-  let projector: RunningProjection;
 
   before(async () => {
-    cluster = await startTestRedisCluster({ nodeTimeoutMs: 1500 });
-    env = await createClusterTestEnv('rc-failover', cluster);
-    projector = startProjection({ db: env.db, redis: env.redis, blockingRedis: env.connect(), keys: env.keys, logger }, paymentsProjection,
-      { batchSize: 100, blockMs: 100, maxAttempts: 50, claimIdleMs: 2000 });
+    run = await startClusterRun('rc-failover', { nodeTimeoutMs: 1500, projector: { maxAttempts: 50 } });
+    ({ cluster, env } = run);
   });
   after(async () => {
-    await projector?.stop();
-    await env?.close();
-    await cluster?.close();
+    await run?.close();
   });
 
   it('appends on through both faults and projects every event once', async () => {

@@ -4,8 +4,7 @@
  * keeps its guarantees, and the rate limit counters land on more than one master.
  */
 import { expect } from 'chai';
-import { startTestRedisCluster, type TestRedisCluster } from '../support/redis-cluster.js';
-import { createClusterTestEnv, type ClusterTestEnv } from '../support/redis-cluster-env.js';
+import { startClusterRun, type ClusterRun, type ClusterTestEnv, type TestRedisCluster } from '../support/redis-cluster.js';
 import { runScript } from '../../infra/redis/scripts.js';
 import { METER_SCRIPT, RAISE_SCRIPT } from '../../commands/x402/meter-slices.js';
 import { usageCounterKey } from '../../commands/x402/metering.js';
@@ -17,17 +16,17 @@ import { rateLimitPrefix } from '../../src/kernel/names/index.js';
 
 describe('money, limits and the read cache on a Redis Cluster', function () {
   this.timeout(120_000);
+  let run: ClusterRun;
   let cluster: TestRedisCluster;
   let env: ClusterTestEnv;
   const p = () => env.prefix;
 
   before(async () => {
-    cluster = await startTestRedisCluster();
-    env = await createClusterTestEnv('rc-money', cluster);
+    run = await startClusterRun('rc-money');
+    ({ cluster, env } = run);
   });
   after(async () => {
-    await env?.close();
-    await cluster?.close();
+    await run?.close();
   });
 
   it('meters a period counter and an account in one script, and hands out disjoint slices up to the limit', async () => {

@@ -5,54 +5,32 @@
  * subscriptions up, so sockets on both nodes get every payment appended meanwhile.
  */
 import { expect } from 'chai';
-import { startTestRedisCluster, type TestRedisCluster } from '../support/redis-cluster.js';
-import { createClusterTestEnv, type ClusterTestEnv } from '../support/redis-cluster-env.js';
-import { startTestApi, type TestApi } from '../support/app.js';
+import { startClusterRun, type ClusterRun, type ClusterTestEnv, type TestRedisCluster } from '../support/redis-cluster.js';
+import type { TestApi } from '../support/app.js';
 import { connectClient, payment, type TestClient } from '../support/realtime-client.js';
 import { appendTestEvents } from '../support/anchor-events.js';
 import { waitFor } from '../support/process.js';
-import { realtimeAttachment } from '../../queries/realtime/attachment.js';
-import { startNotifier, type RunningNotifier } from '../../queries/realtime/notifier.js';
-import { startProjection, type RunningProjection } from '../../projections/runner/runner.js';
-import { paymentsProjection } from '../../projections/payments/projection.js';
-import { createLogger } from '../../infra/log/logger.js';
-import { loadConfig } from '../../src/kernel/config/config.js';
-import type { AppContext } from '../../src/app/context.js';
-import { systemClock } from '../../src/kernel/domain/clock.js';
 import { realtimeKeys } from '../../src/kernel/names/index.js';
 import { roomOf } from '../../queries/realtime/keys.js';
 import { Redis } from 'ioredis';
 
-const logger = createLogger(process.env['TEST_LOG_LEVEL'] ?? 'silent', 'test');
-
 describe('Socket.IO on a Redis Cluster through a failover and a master killed', function () {
   this.timeout(240_000);
+  let run: ClusterRun;
   let cluster: TestRedisCluster;
   let env: ClusterTestEnv;
   let a: TestApi;
   let b: TestApi;
-  let notifier: RunningNotifier;
-  let projector: RunningProjection;
   const clients: TestClient[] = [];
 
   before(async () => {
-    cluster = await startTestRedisCluster({ nodeTimeoutMs: 1500 });
-    env = await createClusterTestEnv('rc-rt-failover', cluster);
-    a = await startTestApi(env, {}, { attachments: [realtimeAttachment()] });
-    b = await startTestApi(env, {}, { attachments: [realtimeAttachment()] });
-    const ctx: AppContext = { config: loadConfig(env.env), db: env.db, dbRead: env.db, redis: env.redis, keys: env.keys, logger, clock: systemClock };
-    notifier = await startNotifier(ctx, { batchSize: 100, blockMs: 100, claimIdleMs: 2000 });
-    projector = startProjection({ db: env.db, redis: env.redis, blockingRedis: env.connect(), keys: env.keys, logger }, paymentsProjection,
-      { batchSize: 100, blockMs: 100, maxAttempts: 50, claimIdleMs: 2000 });
+    run = await startClusterRun('rc-rt-failover', { nodeTimeoutMs: 1500, realtime: true, projector: { maxAttempts: 50 } });
+    ({ cluster, env } = run);
+    [a, b] = run.realtime!.nodes;
   });
   after(async () => {
     for (const c of clients) c.close();
-    await notifier?.stop();
-    await projector?.stop();
-    await a?.close();
-    await b?.close();
-    await env?.close();
-    await cluster?.close();
+    await run?.close();
   });
 
   it('delivers every payment appended while the channel\'s master is replaced to sockets on both nodes', async () => {

@@ -5,20 +5,12 @@
  * API nodes through the sharded adapter, once each.
  */
 import { expect } from 'chai';
-import { startTestRedisCluster, type TestRedisCluster } from '../support/redis-cluster.js';
-import { createClusterTestEnv, type ClusterTestEnv } from '../support/redis-cluster-env.js';
-import { startTestApi, type TestApi } from '../support/app.js';
+import { startClusterRun, type ClusterRun, type ClusterTestEnv, type TestRedisCluster } from '../support/redis-cluster.js';
+import type { TestApi } from '../support/app.js';
 import { connectClient, payment, type TestClient } from '../support/realtime-client.js';
 import { appendTestEvents } from '../support/anchor-events.js';
 import { waitFor } from '../support/process.js';
-import { realtimeAttachment } from '../../queries/realtime/attachment.js';
-import { startNotifier, type RunningNotifier } from '../../queries/realtime/notifier.js';
-import { startProjection, type RunningProjection } from '../../projections/runner/runner.js';
-import { paymentsProjection } from '../../projections/payments/projection.js';
-import { createLogger } from '../../infra/log/logger.js';
 import { loadConfig } from '../../src/kernel/config/config.js';
-import type { AppContext } from '../../src/app/context.js';
-import { systemClock } from '../../src/kernel/domain/clock.js';
 import { groupPositions } from '../../infra/redis/group-lag.js';
 import {
   cursorKey, rateLimitPrefix, realtimeKeys, sharedCacheKey, webhookPoppersKey, webhookRateKey, webhookReadyKey,
@@ -26,38 +18,24 @@ import {
 import { usageCounterKey } from '../../commands/x402/metering.js';
 import { accountOutstandingKey, accountPositionKey } from '../../commands/x402/account-outstanding.js';
 
-const logger = createLogger(process.env['TEST_LOG_LEVEL'] ?? 'silent', 'test');
-
 describe('the spine on a Redis Cluster', function () {
   this.timeout(180_000);
+  let run: ClusterRun;
   let cluster: TestRedisCluster;
   let env: ClusterTestEnv;
   let a: TestApi;
   let b: TestApi;
-  let notifier: RunningNotifier;
-  let projector: RunningProjection;
   const clients: TestClient[] = [];
   const slot = async (key: string) => Number(await env.redis.call('CLUSTER', 'KEYSLOT', key));
 
   before(async () => {
-    cluster = await startTestRedisCluster();
-    env = await createClusterTestEnv('rc-spine', cluster);
-    a = await startTestApi(env, {}, { attachments: [realtimeAttachment()] });
-    b = await startTestApi(env, {}, { attachments: [realtimeAttachment()] });
-    const config = loadConfig(env.env);
-    const ctx: AppContext = { config, db: env.db, dbRead: env.db, redis: env.redis, keys: env.keys, logger, clock: systemClock };
-    notifier = await startNotifier(ctx, { batchSize: 100, blockMs: 100, claimIdleMs: 2000 });
-    projector = startProjection({ db: env.db, redis: env.redis, blockingRedis: env.connect(), keys: env.keys, logger }, paymentsProjection,
-      { batchSize: 100, blockMs: 100, maxAttempts: 3, claimIdleMs: 2000 });
+    run = await startClusterRun('rc-spine', { realtime: true, projector: { maxAttempts: 3 } });
+    ({ cluster, env } = run);
+    [a, b] = run.realtime!.nodes;
   });
   after(async () => {
     for (const c of clients) c.close();
-    await notifier?.stop();
-    await projector?.stop();
-    await a?.close();
-    await b?.close();
-    await env?.close();
-    await cluster?.close();
+    await run?.close();
   });
 
   it('reads REDIS_CLUSTER_NODES as a Cluster client and makes the prefix a hash tag', () => {

@@ -3,13 +3,15 @@
  * place of its one Redis. The Redis fault becomes two: the replica of the master holding
  * the spine's slot takes over (CLUSTER FAILOVER), then that new master is killed with -9
  * and the cluster promotes its replica; the killed node is started again (as a supervisor
- * would) and rejoins as a replica.
+ * would) and rejoins as a replica. The cluster starts with the roles (infra/cluster), not
+ * as the tests' does (test/support/redis-cluster.ts), whose client settings it shares.
  */
 import { Redis } from 'ioredis';
 import type { Cluster } from '../../infra/cluster/cluster.js';
 import type { LocalRedisCluster } from '../../infra/cluster/redis-cluster.js';
 import { createRedis } from '../../infra/redis/client.js';
 import { clusterPrefix } from '../../src/kernel/names/index.js';
+import { clusterRedisSettings } from '../support/redis-cluster.js';
 import type { Fault } from './fault.js';
 
 export const SOAK_PREFIX = 'tributary:';
@@ -20,7 +22,7 @@ export const soakPrefix = (cluster: Cluster): string => (cluster.redisCluster ? 
 /** The checks' own connection: to the cluster, or to the private Redis. */
 export function soakRedis(cluster: Cluster, redisUrl: string): Redis {
   const rc = cluster.redisCluster;
-  const r = rc ? createRedis({ url: 'redis://127.0.0.1', sentinels: [], sentinelName: '', clusterNodes: rc.nodes }) : new Redis(redisUrl);
+  const r = rc ? createRedis(clusterRedisSettings(rc.nodes)) : new Redis(redisUrl);
   r.on('error', () => undefined); // Redis is restarted, failed over and killed on purpose
   return r;
 }
