@@ -32,6 +32,8 @@ import { createSecretKeys } from '../../commands/webhooks/delivery/secret-keys.j
 import { activeSigners, delegateGateway, setGatewayState } from '../../commands/scheduler/signers.js';
 import { ensureFeePayer, loadFeePayers } from '../../commands/x402/exact/fee-payers.js';
 import { runCli } from '../support/process.js';
+import { startWebhooksRole } from '../../src/app/roles/webhooks.js';
+import { checkSecretsAtStart, ROLE_SECRETS } from '../../src/app/secrets.js';
 import { expectError, insertGateway, newWallet, postJson, signIn, type Wallet } from './auth-fixtures.js';
 
 const ADMIN = 'admin-secret-for-secrets-at-rest';
@@ -181,10 +183,12 @@ describe('secrets at rest: sealed after a development run, and a wrong key repor
     let token: string;
     let kid: string;
     let webhookId: number;
+    let feePayer: string;
 
     before(async () => {
       env = await createTestEnv('secrets-wrong-key');
-      const right = await startApi(env, withKey(randomBytes(32).toString('hex')));
+      const rightKey = randomBytes(32).toString('hex');
+      const right = await startApi(env, withKey(rightKey));
       try {
         owner = await newWallet();
         gateway = await insertGateway(env.db, owner.address);
@@ -193,6 +197,8 @@ describe('secrets at rest: sealed after a development run, and a wrong key repor
         const res = await postJson(`${right.url}/v1/webhooks`, { gateway_pubkey: owner.address, endpoint_url: 'https://8.8.8.8/hook' }, { 'x-admin-key': ADMIN });
         expect(res.status).to.equal(201);
         webhookId = ((await res.json()) as { id: number }).id;
+        await delegateGateway(env.db, { gateway, authority: owner.address, encryptionKey: Buffer.from(rightKey, 'hex') });
+        ({ address: feePayer } = await ensureFeePayer(env.db, { network: NETWORK, nowMs: Date.now(), encryptionKey: Buffer.from(rightKey, 'hex') }));
       } finally {
         await right.close();
       }
@@ -235,11 +241,24 @@ describe('secrets at rest: sealed after a development run, and a wrong key repor
       expect(body.checks).to.deep.include({ postgres: true, redis: true, secrets: false });
       expect(body.reasons).to.include(reason());
       expect(body.reasons).to.include(`webhook secret ${webhookId} cannot be opened: wrong SIGNING_KEY_ENCRYPTION_KEY or tampered row`);
+      expect(body.reasons).to.include(`fee payer key ${feePayer} cannot be opened: wrong SIGNING_KEY_ENCRYPTION_KEY or tampered row`);
     });
 
-    it('named at start, at error level, every secret it cannot open', () => {
+    it('named at start, at error level, every secret it cannot open (never a secret)', () => {
       const errors = logs.lines().filter((l) => l['level'] === 50).map((l) => `${String(l['kind'])}:${String(l['row'])}`);
-      expect(errors).to.include.members([`signing key:${kid}`, `webhook secret:${webhookId}`]);
+      expect(errors).to.include.members([`signing key:${kid}`, `webhook secret:${webhookId}`, `fee payer key:${feePayer}`]);
+      expect(logs.text()).to.not.match(/aes-256-gcm:v1:/);
+    });
+
+    it('starts the webhooks and scheduler roles all the same, each naming the secrets it cannot open', async () => {
+      const roleLogs = captureLogs();
+      const ctx: AppContext = { ...api.ctx, logger: roleLogs.logger };
+      const webhooks = await startWebhooksRole(ctx);
+      await webhooks.stop();
+      const scheduler = await checkSecretsAtStart(ctx, ROLE_SECRETS.scheduler);
+      expect(scheduler.map((u) => `${u.kind}:${u.id}`)).to.deep.equal([`scheduler signer secret:${gateway}`]);
+      const errors = roleLogs.lines().filter((l) => l['level'] === 50).map((l) => `${String(l['kind'])}:${String(l['row'])}`);
+      expect(errors).to.have.members([`webhook secret:${webhookId}`, `scheduler signer secret:${gateway}`]);
     });
   });
 
