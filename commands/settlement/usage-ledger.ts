@@ -31,8 +31,13 @@ export const DEFAULT_RESERVATION_SECONDS = 300;
  */
 const SERVED_BATCH_MS = 10;
 const SERVED_BATCH_MAX = 500;
-/** Statements of admitted rows in flight at once, and rows in one: the rest queue for the next (a group commit). */
-const RECORD_IN_FLIGHT = 2;
+/**
+ * Statements of admitted rows in flight at once, and rows in one: the rest queue for the next (a
+ * group commit). One at a time makes larger groups: Postgres's cost is mostly per statement
+ * (rows in groups of 3, 10 and 30 cost its backend about 530, 190 and 120 µs of CPU each on the
+ * development machine), and a statement has to wait for a commit either way.
+ */
+const RECORD_IN_FLIGHT = 1;
 const RECORD_MAX = 200;
 
 interface Waiting<T, R> { value: T; done: (r: R) => void; failed: (err: unknown) => void }

@@ -53,7 +53,9 @@ export function createCreditLedger(db: Db): CreditLedger {
         ...(row.transaction !== null ? { transaction: row.transaction } : {}),
       };
     },
-    // concurrent requests' rows in one statement (a group commit), each still written before its answer
+    // concurrent requests' rows in one statement (a group commit), each still written before its answer; one
+    // statement in flight at a time, so that the rows arriving meanwhile make larger groups (Postgres's cost is
+    // mostly per statement: the x402 bench's profile, test/bench/README.md)
     recordUse: groupedWrites(async (rows: readonly Use[]) => {
       // one fixed text whatever the group's size (arrays unnested): nothing to build per row, nothing new for Postgres to parse
       await sql`INSERT INTO prepaid_usage (request_id, policy, gateway, amount, slice)
@@ -61,7 +63,7 @@ export function createCreditLedger(db: Db): CreditLedger {
         FROM unnest(${rows.map((u) => u.requestId)}::text[], ${rows.map((u) => u.policy)}::text[], ${rows.map((u) => u.gateway)}::text[],
           ${rows.map((u) => u.amount.toString())}::text[], ${rows.map((u) => (u.sliceStart === undefined ? null : sliceText(u.sliceStart, u.amount)))}::text[])
           AS t(r, p, g, a, s)`.execute(db);
-    }),
+    }, { inFlight: 1 }),
     async discardUse(requestId) {
       await db.deleteFrom('prepaid_usage').where('request_id', '=', requestId).execute();
     },
