@@ -18,7 +18,7 @@ describe('migration 1008: x402 origin proofs on resources registered before them
 
   before(async () => {
     env = await createTestEnv('x402-discovery-migration');
-    db = env.db as unknown as Kysely<any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- as above
+    db = env.db;
   });
   after(async () => { await env.close(); });
 
