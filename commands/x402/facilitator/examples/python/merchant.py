@@ -3,7 +3,10 @@
 Tributary x402 facilitator: no Solana library, no key, no chain connection here.
 
 At start it registers the resource and its requirement (PUT /v1/x402/resources) and
-serves the `accepts` entries the facilitator answers. Then, per request:
+serves the `accepts` entries the facilitator answers. Discovery lists the resource once
+the merchant proved it controls the origin: it serves the token the registration answered
+at /.well-known/tributary-x402.txt and asks for the check (POST /v1/x402/resources/verify).
+Then, per request:
   - no Payment header and no bearer JWT: 402 with the accepts list;
   - `Payment: <base64 JSON>`: POST /v1/x402/settle; on success 200 with the JWT and the
     Payment-Response header, else 402 with the reason;
@@ -19,6 +22,7 @@ import base64
 import json
 import os
 import sys
+import threading
 import urllib.error
 import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -61,10 +65,20 @@ def register():
     })
     if status != 200:
         sys.exit(f"registration failed: {status} {answer}")
-    return answer["accepts"]
+    return answer["accepts"], answer.get("proof")
 
 
-ACCEPTS = register()
+ACCEPTS, PROOF = register()
+TOKEN_FILE = "/.well-known/tributary-x402.txt"
+
+
+def prove_origin():
+    """Asks the facilitator to fetch our token file; a failure leaves the resource unlisted, payments still work."""
+    if PROOF is None:
+        return
+    status, answer = facilitator("POST", "/v1/x402/resources/verify", {"origin": PROOF["origin"]})
+    if status != 200:
+        print(f"origin not proven, the resource is not listed in discovery: {answer.get('error', status)}", file=sys.stderr, flush=True)
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -86,6 +100,13 @@ class Handler(BaseHTTPRequestHandler):
                    {"Payment-Required": header})
 
     def do_GET(self):
+        if self.path == TOKEN_FILE and PROOF is not None:
+            data = (PROOF["token"] + "\n").encode()
+            self.send_response(200)
+            self.send_header("content-type", "text/plain")
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            return self.wfile.write(data)
         if self.path.split("?")[0] != "/report":
             return self.reply(404, {"error": "not found"})
         payment = self.headers.get("Payment")
@@ -114,5 +135,9 @@ class Handler(BaseHTTPRequestHandler):
 
 if __name__ == "__main__":
     server = ThreadingHTTPServer((HOST, PORT), Handler)
+    serving = threading.Thread(target=server.serve_forever)
+    serving.start()
+    # the token file is served from here on: the facilitator may fetch it
+    prove_origin()
     print(f"python merchant listening on {PUBLIC}/report", flush=True)
-    server.serve_forever()
+    serving.join()
