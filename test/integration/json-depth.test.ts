@@ -11,11 +11,13 @@ import { call, gatewayJwt } from './x402-facilitator-support.js';
 import { startTestApi, type TestApi } from '../support/app.js';
 import { registerFacilitatorRoutes } from '../../commands/x402/facilitator/routes.js';
 import { registerApiKeyRoutes } from '../../commands/api-keys/routes.js';
+import { registerMcpRoutes } from '../../src/app/mcp/http.js';
 import type { AcceptedRequirement } from '../../commands/x402/requirements.js';
 
 /** JSON text of `depth` levels: objects around arrays around `inner` (depth 0: `inner` itself); text, as JSON.stringify itself overflows at thousands of levels */
 const nested = (depth: number, inner = '1'): string =>
   depth === 0 ? inner : `{"a":${'['.repeat(depth - 1)}${inner}${']'.repeat(depth - 1)}}`;
+const DEEP = 5000;
 const deepObjects = (depth: number): string => '{"a":'.repeat(depth - 1) + '{}' + '}'.repeat(depth - 1);
 
 async function raw(base: string, method: string, path: string, body: string, headers: Record<string, string>): Promise<{ status: number; body: any }> {
@@ -78,6 +80,20 @@ describe('JSON bodies nested too deep', function () {
     const nul = await put(h.api.url, resource(nested(20, JSON.stringify({ x: 'a\u0000b' })), 'https://merchant.example/nul'));
     expect(nul.status).to.equal(400);
     expect(nul.body.error).to.match(/NUL/);
+  });
+
+  it('refuses an MCP JSON-RPC request nested 5,000 deep with 400, and answers one within the limit', async () => {
+    const mcp = await startTestApi(h.env, { ...h.overrides, MCP_ENABLED: 'true' }, { modules: [registerMcpRoutes] });
+    try {
+      const headers = { accept: 'application/json, text/event-stream' };
+      const rpc = (args: string) => `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":${args}}}`;
+      refusedForDepth(await raw(mcp.url, 'POST', '/mcp', rpc(nested(DEEP)), headers), 'MCP arguments 5,000 deep');
+      const within = await raw(mcp.url, 'POST', '/mcp', rpc(nested(10)), headers);
+      expect(within.status, JSON.stringify(within.body).slice(0, 200)).to.be.below(500);
+      expect(JSON.stringify(within.body)).to.not.match(/nested deeper/);
+    } finally {
+      await mcp.close();
+    }
   });
 
   describe('HTTP_MAX_JSON_DEPTH', () => {
