@@ -32,7 +32,7 @@ export type SigningKeyStatus = { kid: string; ok: true } | { kid: string; ok: fa
 /**
  * A token naming a kid this node has not seen forces a reload at most this often. The kid
  * is read before any signature check, so made-up kids cost nothing to send: without the
- * bound each one was a database round trip and the unsealing of the active key.
+ * bound each one was a database round trip.
  */
 export const UNKNOWN_KID_RELOAD_MS = 1000;
 
