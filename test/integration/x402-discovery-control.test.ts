@@ -237,6 +237,28 @@ describe('x402 discovery: proof of control of the origin, normalized https URLs,
     }
   });
 
+  it('limits the checks per gateway: each is an outbound request', async () => {
+    const limited = await startTestApi(h.env, {
+      ...h.overrides, RATE_LIMIT_X402_VERIFY_PER_MINUTE: '2', REDIS_PREFIX: `${h.env.env['REDIS_PREFIX'] ?? 'tributary:'}verify-limit:`,
+    }, { modules: [registerFacilitatorRoutes, registerApiKeyRoutes] });
+    try {
+      const tokens = await h.env.db.selectFrom('x402_origin_proofs').select('token').where('origin', '=', merchant.origin).execute();
+      merchant.serve(text(tokens.map((t) => `${t.token}\n`).join('')));
+      const before = merchant.hits();
+      const first = await verify(c, merchant.origin, limited.url);
+      expect(first.status, JSON.stringify(first.body)).to.equal(200);
+      expect((await verify(c, merchant.origin, limited.url)).status).to.equal(200);
+      const third = await verify(c, merchant.origin, limited.url);
+      expect(third.status).to.equal(429);
+      expect(third.body.code).to.equal('rate_limited');
+      expect(merchant.hits()).to.equal(before + 2);
+      // another gateway has its own budget
+      expect((await verify(b, merchant.origin, limited.url)).status).to.equal(200);
+    } finally {
+      await limited.close();
+    }
+  });
+
   it('answers descriptions and metadata as the text they were, never as markup', async () => {
     const url = `${merchant.origin}/markup`;
     const r = await register(b, url, { description: XSS, input: { method: 'GET', note: '<script>alert(1)</script>' } });

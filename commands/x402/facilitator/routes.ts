@@ -12,6 +12,9 @@ import type { Db } from '../../../infra/postgres/database.js';
 import type { TokenVerifier } from '../../../src/kernel/auth/gateway-token.js';
 import type { GatewayLookup } from '../../../src/kernel/auth/gateway-lookup.js';
 import type { Api } from '../../../infra/http/routes.js';
+import { createRateLimit } from '../../../infra/http/redis-rate-limit.js';
+import type { Logger } from '../../../infra/log/logger.js';
+import { rateLimitPrefix } from '../../../src/kernel/names/index.js';
 import { limitSchema, offsetSchema } from '../../../src/kernel/http/schema.js';
 import { invalid } from '../../../src/kernel/http/errors.js';
 import { createPaymentEngine, type X402Deps } from '../engine.js';
@@ -53,7 +56,8 @@ export interface FacilitatorRouteDeps {
   keyRing: TokenVerifier;
   /** the gateway's keys now: a credential of a wallet that is no longer the gateway's is refused */
   gatewayKeys: GatewayLookup;
-  config: Pick<Config, 'redis' | 'x402' | 'solana' | 'http' | 'webhooks'>;
+  config: Pick<Config, 'redis' | 'x402' | 'solana' | 'http' | 'webhooks' | 'rateLimit'>;
+  logger: Logger;
   /** x402 `exact` with the service as fee payer (commands/x402/exact); absent: not offered */
   exact?: ExactFacilitator;
 }
@@ -235,6 +239,10 @@ function ownOrigins(http: Config['http']): string[] {
 /** /resources and discovery: the paid resources merchants register, prove and list. */
 function registerResourceRoutes(api: Api, { ctx, auth, programId, graceCap }: Facilitator): void {
   const urls: ResourceUrlPolicy = { allowHttpLoopback: ctx.config.x402.discoveryAllowHttpLoopback, ownOrigins: ownOrigins(ctx.config.http) };
+  // each check is an outbound request: counted per gateway, like the webhook test tool
+  const verifyLimit = createRateLimit(ctx.redis, {
+    keyPrefix: rateLimitPrefix(ctx.config.redis.prefix, 'x402-verify'), points: ctx.config.rateLimit.x402VerifyPerMinute, durationSeconds: 60, logger: ctx.logger,
+  });
   api.route<Record<string, never>, Record<string, never>, ResourceInput & { accepts: Wire[] }>({
     method: 'put',
     path: '/v1/x402/resources',
@@ -276,7 +284,8 @@ function registerResourceRoutes(api: Api, { ctx, auth, programId, graceCap }: Fa
     description: `Fetches <origin>${TOKEN_FILE} (behind the SSRF guard, no redirects, ${PROOF_FETCH.timeoutMs} ms, at most ${PROOF_FETCH.maxBytes} bytes) `
       + 'and looks for the token PUT /v1/x402/resources issued this gateway for the origin, on a line of its own. Found: the origin is verified for the gateway '
       + 'and its resources there are listed (a URL another proven gateway lists keeps that listing). Not found: 400 whose message names the reason in parentheses '
-      + '(refused_target, unreachable, redirect, status, too_large, token_missing), and nothing changes.',
+      + '(refused_target, unreachable, redirect, status, too_large, token_missing), and nothing changes. '
+      + 'Rate limit: RATE_LIMIT_X402_VERIFY_PER_MINUTE checks per minute per gateway (default 30), then 429 with Retry-After.',
     tags: ['x402'],
     security: FACILITATOR_SECURITY,
     before: [auth],
@@ -286,9 +295,11 @@ function registerResourceRoutes(api: Api, { ctx, auth, programId, graceCap }: Fa
       400: { description: 'invalid origin, or the token file does not prove control (the message says why)' },
       ...FACILITATOR_AUTH_ERRORS,
       404: { description: 'no token was issued to this gateway for the origin: register a resource on it first' },
+      429: { description: 'the gateway asked for RATE_LIMIT_X402_VERIFY_PER_MINUTE checks in the last minute' },
     },
     async handler({ body, res }) {
       const origin = normalizeOrigin(body.origin, urls);
+      await verifyLimit.enforce(callerGateway(res), res);
       const fetcher = createOriginFetcher({ ...PROOF_FETCH, allowPrivateTargets: ctx.config.webhooks.allowPrivateTargets });
       try {
         return { body: await verifyOrigin(ctx.db, fetcher, callerGateway(res), origin, new Date(ctx.clock.now())) };

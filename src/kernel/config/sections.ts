@@ -182,6 +182,7 @@ export const readRateLimit = (r: EnvReader) => ({
   catalogPerMinute: r.int('RATE_LIMIT_CATALOG_PER_MINUTE', 120, 'assets and pools search per IP', 1),
   gatewayChallengePerMinute: r.int('RATE_LIMIT_GATEWAY_CHALLENGE_PER_MINUTE', 30, 'POST /v1/gateway/{gateway}/auth/challenge per client IP and gateway (each challenge evicts an older nonce of the gateway)', 1),
   webhookTestPerMinute: r.int('RATE_LIMIT_WEBHOOK_TEST_PER_MINUTE', 10, 'POST /v1/webhooks/{id}/test per gateway (each test is an outbound request from this service)', 1),
+  x402VerifyPerMinute: r.int('RATE_LIMIT_X402_VERIFY_PER_MINUTE', 30, 'POST /v1/x402/resources/verify per gateway (each check is an outbound request from this service)', 1),
 });
 
 export const readScheduler = (r: EnvReader) => ({
