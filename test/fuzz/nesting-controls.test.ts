@@ -59,12 +59,16 @@ function urlFields(s: Schema | undefined, at: string[] = []): string[][] {
   return out;
 }
 
+const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
 function withField(body: unknown, path: string[], value: unknown): Record<string, unknown> {
   const root: Record<string, unknown> = body !== null && typeof body === 'object' && !Array.isArray(body) ? structuredClone(body as Record<string, unknown>) : {};
   let o = root;
   for (const k of path.slice(0, -1)) {
     const next = o[k];
-    o = o[k] = next !== null && typeof next === 'object' && !Array.isArray(next) ? next : {};
+    const child: Record<string, unknown> = isRecord(next) ? next : {};
+    o[k] = child;
+    o = child;
   }
   o[path[path.length - 1]!] = value;
   return root;
