@@ -43,6 +43,8 @@ describe('x402 resource URLs', () => {
     expect(refusal('https://merchant.example/x#')).to.contain('fragment');
     expect(refusal('https://merchant.example/x\u0000')).to.contain('control');
     expect(refusal(' https://merchant.example/x\n')).to.contain('control');
+    expect(refusal(' https://merchant.example/x')).to.contain('whitespace');
+    expect(refusal('https://merchant.example/x\u00a0')).to.contain('whitespace');
     expect(refusal('https://PAY.example:443/v1/x402/demo')).to.contain('own origin');
     expect(refusal('/relative')).to.contain('not an absolute URL');
   });

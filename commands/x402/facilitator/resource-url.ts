@@ -5,8 +5,9 @@
  * dropped and percent escapes in upper case, so `HTTPS://API.EXAMPLE/report` and
  * `https://api.example./report?` are one resource. Only `https:`; `http:` only on a
  * loopback host and only where the deployment allows it (development, tests). No
- * credentials, no fragment, no control characters. What discovery publishes is what an
- * agent will pay for, so anything else is refused with the reason.
+ * credentials, no fragment, no control characters or surrounding whitespace. What
+ * discovery publishes is what an agent will pay for, so anything else is refused with the
+ * reason.
  */
 import { invalid } from '../../../src/kernel/http/errors.js';
 
@@ -32,6 +33,8 @@ const upperEscapes = (s: string): string => s.replace(/%[0-9a-f]{2}/gi, (e) => e
 export function normalizeResourceUrl(raw: string, policy: ResourceUrlPolicy): ResourceUrl {
   const refuse = (why: string) => invalid(`resource ${JSON.stringify(raw.slice(0, 200))} refused: ${why}`, { field: 'resource', reason: why });
   if (CONTROL.test(raw)) throw refuse('control characters are not allowed');
+  // the parser would drop it silently: what was sent is not what would be stored
+  if (raw.trim() !== raw) throw refuse('surrounding whitespace is not allowed');
   let url: URL;
   try {
     url = new URL(raw);
