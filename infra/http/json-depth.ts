@@ -13,12 +13,29 @@ import { invalid } from '../../src/kernel/http/errors.js';
  * `{"a":[1]}` is 2. Stops at the first level past `max`.
  */
 export function nestsDeeperThan(value: unknown, max: number): boolean {
-  const stack: Array<{ v: unknown; depth: number }> = [{ v: value, depth: 0 }];
-  while (stack.length > 0) {
-    const { v, depth } = stack.pop()!;
-    if (v === null || typeof v !== 'object') continue;
-    if (depth + 1 > max) return true;
-    for (const x of Array.isArray(v) ? v : Object.values(v)) if (x !== null && typeof x === 'object') stack.push({ v: x, depth: depth + 1 });
+  if (value === null || typeof value !== 'object') return false;
+  if (max < 1) return true;
+  // two parallel stacks of the containers still to open and their depths (each within max): no allocation per value
+  const containers: object[] = [value];
+  const depths: number[] = [1];
+  /** false when `x` nests past max (its depth being `depth + 1`); else opened later if it holds anything */
+  const visit = (x: unknown, depth: number): boolean => {
+    if (x === null || typeof x !== 'object') return true;
+    if (depth === max) return false;
+    // an empty array adds its level and nothing below it: counted here, never opened
+    if (!(Array.isArray(x) && x.length === 0)) { containers.push(x); depths.push(depth + 1); }
+    return true;
+  };
+  while (containers.length > 0) {
+    const v = containers.pop()!;
+    const depth = depths.pop()!;
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i += 1) if (!visit(v[i], depth)) return true;
+    } else {
+      const o = v as Record<string, unknown>;
+      // parsed JSON: plain objects with own keys only
+      for (const k in o) if (!visit(o[k], depth)) return true;
+    }
   }
   return false;
 }
