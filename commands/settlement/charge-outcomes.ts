@@ -71,6 +71,8 @@ export function createChargeOutcomes(deps: ChargeOutcomeDeps): ChargeOutcomes {
     if (o.kind === 'retry') backoff.set(c.policy, o.atMs);
     const fields = { policy: c.policy, amount: c.amount, code: f.code, outcome: o.outcome, reason };
     if (o.outcome === 'given_up') log.warn(fields, 'pay-as-you-go usage given up after the retry schedule: marked unbillable');
+    // a refusal that waits on the retry schedule holds the policy's usage for its first step: an operator must see why
+    else if (o.outcome === 'past_due') log.warn({ ...fields, retryAt: new Date(o.kind === 'retry' ? o.atMs : 0).toISOString() }, 'pay-as-you-go charge refused; retried on the retry schedule');
     else log.info(fields, o.kind === 'unbillable' ? 'pay-as-you-go usage unbillable' : 'pay-as-you-go charge refused; retried');
   }
 
