@@ -26,8 +26,13 @@ export interface SecretColumn {
 /** A secret that does not open, named by its kind and row (never the secret). */
 export interface UnopenedSecret { kind: string; id: string; reason: string }
 
-/** How many rows one statement reads: bounded memory whatever the table's size. */
+/** How many rows one statement reads (and one transaction seals): bounded memory whatever the table's size. */
 const BATCH = 500;
+
+// Ids are compared and ordered as the column's own type (the parameter's type is inferred
+// from it; the text the rows are read as is named row_id, so ORDER BY names the column), so
+// the primary key's index serves each row's UPDATE and each page.
+const after = (col: SecretColumn, id: string | undefined) => (id === undefined ? sql`` : sql`AND ${sql.ref(col.id)} > ${id}`);
 
 /**
  * Seals every `plain:` value of the column under `key`, one row at a time. Each UPDATE
@@ -36,26 +41,31 @@ const BATCH = 500;
  */
 export async function sealPlainColumn(db: Db, col: SecretColumn, key: Buffer, log?: Logger): Promise<string[]> {
   const sealed: string[] = [];
-  let after: string | undefined;
+  let last: string | undefined;
   for (;;) {
-    const { rows } = await sql<{ id: string; stored: string }>`
-      SELECT ${sql.ref(col.id)}::text AS id, ${sql.ref(col.column)} AS stored FROM ${sql.table(col.table)}
-      WHERE ${sql.ref(col.column)} LIKE ${`${PLAIN_PREFIX}%`}
-        ${after === undefined ? sql`` : sql`AND ${sql.ref(col.id)}::text > ${after}`}
-      ORDER BY ${sql.ref(col.id)}::text LIMIT ${BATCH}`.execute(db);
-    for (const r of rows) {
-      const next = sealPlainSecret(r.stored, col.aad(r.id), key);
-      if (next === undefined) continue;
-      const u = await sql`
-        UPDATE ${sql.table(col.table)} SET ${sql.ref(col.column)} = ${next}
-        WHERE ${sql.ref(col.id)}::text = ${r.id} AND ${sql.ref(col.column)} = ${r.stored}`.execute(db);
-      if (Number(u.numAffectedRows ?? 0) === 1) {
-        sealed.push(r.id);
-        log?.info({ kind: col.kind, table: col.table, column: col.column, row: r.id }, 'plaintext secret sealed under SIGNING_KEY_ENCRYPTION_KEY');
+    const { rows } = await sql<{ row_id: string; stored: string }>`
+      SELECT ${sql.ref(col.id)}::text AS row_id, ${sql.ref(col.column)} AS stored FROM ${sql.table(col.table)}
+      WHERE ${sql.ref(col.column)} LIKE ${`${PLAIN_PREFIX}%`} ${after(col, last)}
+      ORDER BY ${sql.ref(col.id)} LIMIT ${BATCH}`.execute(db);
+    // one transaction per page: one commit for its rows, each UPDATE still conditional on the value read
+    const page = await db.transaction().execute(async (trx) => {
+      const done: string[] = [];
+      for (const r of rows) {
+        const next = sealPlainSecret(r.stored, col.aad(r.row_id), key);
+        if (next === undefined) continue;
+        const u = await sql`
+          UPDATE ${sql.table(col.table)} SET ${sql.ref(col.column)} = ${next}
+          WHERE ${sql.ref(col.id)} = ${r.row_id} AND ${sql.ref(col.column)} = ${r.stored}`.execute(trx);
+        if (Number(u.numAffectedRows ?? 0) === 1) done.push(r.row_id);
       }
+      return done;
+    });
+    for (const id of page) {
+      log?.info({ kind: col.kind, table: col.table, column: col.column, row: id }, 'plaintext secret sealed under SIGNING_KEY_ENCRYPTION_KEY');
     }
+    sealed.push(...page);
     if (rows.length < BATCH) return sealed;
-    after = rows.at(-1)!.id;
+    last = rows.at(-1)!.row_id;
   }
 }
 
@@ -69,21 +79,20 @@ export async function countPlain(db: Db, col: SecretColumn): Promise<number> {
 /** The rows in use whose secret does not open under `key` (wrong key, tampered row, no key). */
 export async function unopenedSecrets(db: Db, col: SecretColumn, key: Buffer | undefined, nowMs: number): Promise<UnopenedSecret[]> {
   const out: UnopenedSecret[] = [];
-  let after: string | undefined;
+  let last: string | undefined;
   for (;;) {
-    const { rows } = await sql<{ id: string; stored: string }>`
-      SELECT ${sql.ref(col.id)}::text AS id, ${sql.ref(col.column)} AS stored FROM ${sql.table(col.table)}
-      WHERE ${sql.ref(col.column)} IS NOT NULL AND (${col.inUse(nowMs)})
-        ${after === undefined ? sql`` : sql`AND ${sql.ref(col.id)}::text > ${after}`}
-      ORDER BY ${sql.ref(col.id)}::text LIMIT ${BATCH}`.execute(db);
+    const { rows } = await sql<{ row_id: string; stored: string }>`
+      SELECT ${sql.ref(col.id)}::text AS row_id, ${sql.ref(col.column)} AS stored FROM ${sql.table(col.table)}
+      WHERE ${sql.ref(col.column)} IS NOT NULL AND (${col.inUse(nowMs)}) ${after(col, last)}
+      ORDER BY ${sql.ref(col.id)} LIMIT ${BATCH}`.execute(db);
     for (const r of rows) {
       try {
-        openSecret(r.stored, col.aad(r.id), key);
+        openSecret(r.stored, col.aad(r.row_id), key);
       } catch (err) {
-        out.push({ kind: col.kind, id: r.id, reason: err instanceof SecretBoxError ? err.reason : 'unreadable' });
+        out.push({ kind: col.kind, id: r.row_id, reason: err instanceof SecretBoxError ? err.reason : 'unreadable' });
       }
     }
     if (rows.length < BATCH) return out;
-    after = rows.at(-1)!.id;
+    last = rows.at(-1)!.row_id;
   }
 }
