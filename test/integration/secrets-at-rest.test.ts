@@ -80,8 +80,8 @@ const bearer = (token: string) => ({ headers: { authorization: `Bearer ${token}`
 /** What a development run leaves behind: a gateway with a token, a webhook with two secrets, a signer, a fee payer. */
 interface DevData { owner: Wallet; gateway: string; token: string; kid: string; webhookId: number; secret: string; previous: string; feePayer: string }
 
-async function developmentRun(env: TestEnv): Promise<DevData> {
-  const dev = await startApi(env, DEV);
+async function developmentRun(env: TestEnv, logger?: Logger): Promise<DevData> {
+  const dev = await startApi(env, DEV, logger);
   try {
     const owner = await newWallet();
     const gateway = await insertGateway(env.db, owner.address);
@@ -112,17 +112,24 @@ describe('secrets at rest: sealed after a development run, and a wrong key repor
     let data: DevData;
     let api: TestApi;
     const logs = captureLogs();
+    const devLogs = captureLogs();
     const key = randomBytes(32).toString('hex');
 
     before(async () => {
       env = await createTestEnv('secrets-upgrade');
-      data = await developmentRun(env);
+      data = await developmentRun(env, devLogs.logger);
       expect(Object.values(await plainCount(env)).every((n) => n === 1), JSON.stringify(await plainCount(env))).to.equal(true);
       api = await startApi(env, withKey(key), logs.logger);
     });
     after(async () => {
       await api?.close();
       await env?.close();
+    });
+
+    it('warned in development mode naming every kind of secret kept in plaintext', () => {
+      const banner = devLogs.lines().find((l) => String(l['msg']).includes('DEVELOPMENT MODE'));
+      expect(banner?.['level']).to.equal(40);
+      for (const kind of ['JWT signing keys', 'scheduler signer secrets', 'webhook signing secrets', 'fee payer keys']) expect(String(banner?.['msg'])).to.include(kind);
     });
 
     it('leaves no plaintext secret in any column, each sealed under the key', async () => {
