@@ -14,7 +14,7 @@ export function readFoundations(r: EnvReader) {
   const rpcUrl = rpcUrlSet ?? `http://127.0.0.1:${localnetPort}`;
   const wsDefault = rpcUrlSet ? deriveWsUrl(rpcUrlSet) : `ws://127.0.0.1:${localnetPort + 1}`;
   const cluster = r.oneOf('SOLANA_CLUSTER', CLUSTERS, rpcUrlSet ? 'mainnet' : 'localnet', 'cluster: the CAIP-2 network reported and the default stablecoin mint (default: localnet without SOLANA_RPC_URL, else mainnet); devnet without SOLANA_RPC_URL runs the built-in localnet answering as devnet (its genesis hash, devnet USDC and Token-2022 stablecoins)');
-  const encKeyRaw = r.optStr('SIGNING_KEY_ENCRYPTION_KEY', '32-byte key (64 hex chars or base64) that encrypts signing keys at rest (AES-256-GCM)');
+  const encKeyRaw = r.optStr('SIGNING_KEY_ENCRYPTION_KEY', '32-byte key (64 hex chars or base64) that encrypts every secret at rest (JWT signing keys, scheduler signers, webhook secrets, exact fee payers; AES-256-GCM); plaintext left by a development run is sealed at start');
   const encryptionKey = encKeyRaw === undefined ? undefined : parseKey32(encKeyRaw);
   if (encKeyRaw !== undefined) r.check('SIGNING_KEY_ENCRYPTION_KEY', encryptionKey !== undefined, '32 bytes as 64 hex characters or base64', '<redacted>');
   const readUrl = r.url('DATABASE_READ_URL', undefined, ['postgres:', 'postgresql:'], 'optional PostgreSQL replica for query routes');
@@ -114,7 +114,7 @@ export const readIndexer = (r: EnvReader) => ({
 
 export const readKeys = (r: EnvReader, f: Foundations) => ({
   encryptionKey: f.encryptionKey,
-  devMode: r.bool('TRIBUTARY_DEV_MODE', false, 'development mode: signing keys stored unencrypted when SIGNING_KEY_ENCRYPTION_KEY is unset (logged loudly)'),
+  devMode: r.bool('TRIBUTARY_DEV_MODE', false, 'development mode: every secret (JWT signing keys, scheduler signers, webhook secrets, exact fee payers) stored unencrypted when SIGNING_KEY_ENCRYPTION_KEY is unset (logged loudly)'),
   gracePeriodSeconds: r.int('KEY_GRACE_PERIOD_SECONDS', 86_400, 'how long a rotated-out key stays in the JWKS', 0),
   adminApiKey: r.optStr('ADMIN_API_KEY', 'administrator key for x-admin-key; unset = admin routes refuse'),
   issuer: r.str('JWT_ISSUER', 'tributary', 'iss of issued JWTs'),
