@@ -3,7 +3,7 @@
  * counters, the attempt's outcome and the clock. The scheduler writes what it returns and
  * announces its events; the unit tests read it as given/when/then.
  */
-import type { Failure } from './failure.js';
+import { PROGRAM_PAUSED_WAIT_MS, type Failure } from './failure.js';
 import type { IntentStatus } from './tables.js';
 
 export interface IntentCounters {
@@ -61,6 +61,12 @@ export function afterFailure(c: IntentCounters, f: Failure, o: DecideOptions): D
         events: step === 1 ? ['payment.failed', 'subscription.past_due'] : ['payment.failed'],
       };
     }
+    case 'paused':
+      // the program's emergency pause is not the payer's: nothing counted, tried again once it may be lifted
+      return {
+        status: c.status === 'past_due' ? 'past_due' : 'pending', dunningStep: c.dunningStep, consecutiveFailures: c.consecutiveFailures,
+        nextAttemptAtMs: o.nowMs + PROGRAM_PAUSED_WAIT_MS, outcome: 'retry', events: [],
+      };
     case 'transient':
     case 'failed': {
       const failures = c.consecutiveFailures + 1;

@@ -8,6 +8,8 @@
  * 2. The policy is read from the chain: deleted, paused, completed → dropped; its due
  *    date later than the intent's → paid already (dropped); still ahead of the chain's
  *    clock → looked at again then; another due date that has come → that intent instead.
+ *    The program's emergency pause (its config account) → looked at again in a few
+ *    seconds: nothing is sent while the program would refuse it, nothing counted.
  * 3. execute_payment is signed as the gateway's signer, stored with the intent, sent with
  *    preflight, and confirmed. A refused preflight landed nothing and is classified.
  */
@@ -16,7 +18,7 @@ import { asPolicyType, asStatus } from '../../src/kernel/domain/policy-type.js';
 import { nextPaymentDue } from '../../src/kernel/domain/schedule.js';
 import { latestBlockhash, readExecutionContext, signExecution, type ExecutionContext } from './chain.js';
 import type { Keypair } from '@solana/web3.js';
-import { failure, type Failure } from './failure.js';
+import { failure, programPaused, PROGRAM_PAUSED_WAIT_MS, type Failure } from './failure.js';
 import { gatewayMayRelease } from './release.js';
 import { ensureIntent, markSending, releaseIntent, type Intent } from './intents.js';
 import { fail, sendAndConfirm, type ExecutorDeps } from './outcomes.js';
@@ -42,12 +44,14 @@ const dueOf = (c: ExecutionContext): number | null => {
 export type Verdict =
   | { kind: 'send'; signer: Keypair; context: ExecutionContext }
   | { kind: 'fail'; failure: Failure; supersededBy?: { due: number; index: number } }
-  | { kind: 'later'; atMs: number };
+  | { kind: 'later'; atMs: number; programPaused?: true };
 
 export function judge(deps: Pick<ExecutorDeps, 'signerOf' | 'decide'>, i: Intent, c: ExecutionContext | Failure, nowMs: number): Verdict {
   const signer = deps.signerOf(i.gateway);
   if (!signer) return { kind: 'later', atMs: nowMs + deps.decide.retryMs };
   if ('class' in c) return { kind: 'fail', failure: c };
+  // the program refuses every execution while its admin's emergency pause is on: none is sent (no fee spent), none counted
+  if (programPaused(c.config)) return { kind: 'later', atMs: nowMs + PROGRAM_PAUSED_WAIT_MS, programPaused: true };
   const status = asStatus(c.policy.data['status']);
   if (status !== 'Active') return { kind: 'fail', failure: failure(status === 'Paused' ? 'PolicyPaused' : 'PolicyCompleted', `the policy is ${status}`) };
   if (text(c.gateway.data, 'signer') !== signer.publicKey.toBase58()) {
@@ -72,9 +76,23 @@ export function judge(deps: Pick<ExecutorDeps, 'signerOf' | 'decide'>, i: Intent
 
 /** The verdicts that send nothing, written. */
 export async function settleVerdict(deps: ExecutorDeps, i: Intent, v: Exclude<Verdict, { kind: 'send' }>): Promise<void> {
-  if (v.kind === 'later') return releaseIntent(deps.db, i.id, deps.me, v.atMs);
+  if (v.kind === 'later') {
+    if (v.programPaused) warnProgramPaused(deps, i);
+    return releaseIntent(deps.db, i.id, deps.me, v.atMs);
+  }
   if (v.supersededBy !== undefined) await ensureIntent(deps.db, i, v.supersededBy.due, undefined, v.supersededBy.index);
   return fail(deps, i, v.failure);
+}
+
+const PAUSE_WARN_MS = 60_000;
+
+/** The emergency pause holds every due execution: warned about at most once a minute per process, not once per intent. */
+function warnProgramPaused(deps: ExecutorDeps, i: Intent): void {
+  const w = deps.pauseWarning;
+  const now = deps.nowMs();
+  if (w && now - w.lastMs < PAUSE_WARN_MS) return;
+  if (w) w.lastMs = now;
+  deps.logger.warn({ policy: i.policy, dueAt: i.due_at }, 'the program is paused by its admin (emergency pause): due executions wait until it is lifted');
 }
 
 async function attempt(deps: ExecutorDeps, i: Intent): Promise<void> {

@@ -10,6 +10,12 @@
  *              an expired blockhash). Retried within seconds.
  *   failed     any other refusal (a wrong signer, a missing account): retried like a
  *              transient error, and counted towards the cooldown.
+ *   paused     the program's emergency pause (its admin's set_emergency_pause): the payer
+ *              did nothing wrong. execute_payment refuses it with ConstraintRaw on the
+ *              `config` account (a raw constraint without a named error), the creating
+ *              instructions with ProgramPaused; both read as `ProgramPaused`. Tried again
+ *              every few seconds, never counted towards the dunning schedule or the
+ *              cooldown, never given up because of it.
  *
  * Program errors are read by name (infra/solana/rpc-error-class.ts): from Anchor's log line,
  * a `Name (6007)` text, or the custom code, the SPL token program's named `Token<Name>`.
@@ -21,7 +27,7 @@ import type { Refusal } from '../../infra/solana/sender.js';
 
 export { nameInText, nameOfTxError };
 
-export type FailureClass = 'dropped' | 'past_due' | 'transient' | 'failed';
+export type FailureClass = 'dropped' | 'past_due' | 'transient' | 'failed' | 'paused';
 
 export interface Failure { class: FailureClass; code: string; reason: string }
 
@@ -31,7 +37,14 @@ const DROPPED = new Set(['PaymentNotDue', 'PolicyPaused', 'InvalidPolicyStatusTr
 const PAST_DUE = new Set(['InsufficientBalance', 'NoDelegateSet', 'InsufficientDelegatedAmount', 'TokenInsufficientFunds', 'TokenOwnerMismatch']);
 const TRANSIENT = new Set(['rpc', 'BlockhashNotFound', 'timeout', 'AccountInUse']);
 
+/** The code of the program's emergency pause, whichever way the program refused it. */
+export const PROGRAM_PAUSED = 'ProgramPaused';
+export const PROGRAM_PAUSED_REASON = 'the program is paused by its admin (emergency pause): charged once it is lifted';
+/** How long a charge or an execution waits before the config is read again while the program is paused. */
+export const PROGRAM_PAUSED_WAIT_MS = 5_000;
+
 export function classOf(code: string): FailureClass {
+  if (code === PROGRAM_PAUSED) return 'paused';
   if (DROPPED.has(code)) return 'dropped';
   if (PAST_DUE.has(code)) return 'past_due';
   if (TRANSIENT.has(code)) return 'transient';
@@ -48,12 +61,28 @@ export function programErrorText(name: string): string {
   return named ? `${name} (${named.code})` : name;
 }
 
+/** The program's emergency pause, from its config account's field (the settler and the scheduler read it before sending). */
+export function programPaused(config: { data: Record<string, unknown> }): boolean {
+  return config.data['emergency_pause'] === true;
+}
+
+/**
+ * Whether a refusal named `code` is the program's emergency pause: ProgramPaused, or a raw
+ * constraint on the config account (execute_payment's `!config.emergency_pause`), which
+ * the node's message names (`..., account config`) and Anchor's log line too
+ * (`AnchorError caused by account: config. Error Code: ConstraintRaw.`).
+ */
+export function isProgramPause(code: string, text: string): boolean {
+  return code === PROGRAM_PAUSED || (code === 'ConstraintRaw' && /\baccount:? config\b/.test(text));
+}
+
 /** The class of a failed sendTransaction or confirmation, from what the node answered. */
 export function failureOfRpcError(message: string, data: unknown): Failure {
   const d = data as { err?: unknown; logs?: unknown } | undefined;
   const logs = Array.isArray(d?.logs) ? d.logs.filter((l): l is string => typeof l === 'string') : [];
   const name = d?.err !== undefined && d.err !== null ? nameOfTxError(d.err, logs) : nameInText(message) ?? 'unknown';
   const code = name === 'unknown' ? (nameInText(message) ?? 'failed') : name;
+  if (isProgramPause(code, [message, ...logs].join('\n'))) return failure(PROGRAM_PAUSED, `${PROGRAM_PAUSED_REASON} (${message})`);
   return failure(code, describe(code, message));
 }
 
@@ -70,5 +99,17 @@ export function failureOfRefusal(r: Refusal): Failure {
 
 /** A signature that failed on chain. */
 export function failureOnChain(r: Refusal): Failure {
-  return failure(r.name, `the transaction failed on chain: ${r.name} ${JSON.stringify(r.err)}`);
+  const text = `the transaction failed on chain: ${r.name} ${JSON.stringify(r.err)}`;
+  if (isProgramPause(r.name, [r.message, ...r.logs].join('\n'))) return failure(PROGRAM_PAUSED, `${PROGRAM_PAUSED_REASON} (${text})`);
+  return failure(r.name, text);
+}
+
+/**
+ * A failure on chain carries no logs (a signature's status has its error only): a raw
+ * constraint there is the emergency pause when the config says the program is paused
+ * now. Read after the failure, so a pause lifted meanwhile leaves it as it was.
+ */
+export function pauseOnChain(f: Failure, config: { data: Record<string, unknown> } | undefined): Failure {
+  if (f.code !== 'ConstraintRaw' || !config || !programPaused(config)) return f;
+  return failure(PROGRAM_PAUSED, `${PROGRAM_PAUSED_REASON} (${f.reason})`);
 }

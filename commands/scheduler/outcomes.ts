@@ -10,7 +10,7 @@ import { confirm, send, type SendResult, type SignatureFate } from '../../infra/
 import { readExecutionContext, type ChainIo } from './chain.js';
 import { readExecutionContexts } from './chain-batch.js';
 import { afterFailure, afterSuccess, type DecideOptions } from './decide.js';
-import { failureOfRefusal, failureOnChain, type Failure } from './failure.js';
+import { failureOfRefusal, failureOnChain, pauseOnChain, type Failure } from './failure.js';
 import { ensureIntent, forgetTransaction, releaseIntent, settleIntent, type Intent } from './intents.js';
 import { asPolicyType, asStatus } from '../../src/kernel/domain/policy-type.js';
 import { nextPaymentDue } from '../../src/kernel/domain/schedule.js';
@@ -27,9 +27,18 @@ export interface ExecutorDeps {
   confirmTimeoutMs: number;
   lifecycle: LifecycleDeps;
   logger: Logger;
+  /** when the program's emergency pause was last warned about (execute.ts); undefined: every time */
+  pauseWarning?: { lastMs: number };
 }
 
 const NOT_DUE_YET_RETRY_MS = 1000;
+
+/** A raw constraint failed on chain names no account: the config tells whether it was the emergency pause. */
+export async function onChain(deps: ExecutorDeps, i: Intent, f: Failure): Promise<Failure> {
+  if (f.code !== 'ConstraintRaw') return f;
+  const c = await readExecutionContext(deps.io, i.policy);
+  return 'class' in c ? f : pauseOnChain(f, c.config);
+}
 
 /** The policy's payment_count moved past the one stored with the intent (or the policy is gone). */
 async function paidMeanwhile(deps: ExecutorDeps, i: Intent): Promise<boolean> {
@@ -69,7 +78,7 @@ export async function notSent(deps: ExecutorDeps, i: Intent, sent: Exclude<SendR
 /** What the chain said of a sent signature, written; not confirmed in time keeps the bytes for the next round. */
 export async function confirmed(deps: ExecutorDeps, i: Intent, fate: SignatureFate): Promise<void> {
   if (fate.kind === 'landed') return succeed(deps, i);
-  if (fate.kind === 'failed') return fail(deps, i, failureOnChain(fate.refusal));
+  if (fate.kind === 'failed') return fail(deps, i, await onChain(deps, i, failureOnChain(fate.refusal)));
   return releaseIntent(deps.db, i.id, deps.me, deps.nowMs() + deps.decide.retryMs);
 }
 

@@ -20,7 +20,7 @@ import { resolveInDoubt } from '../../infra/solana/sender.js';
 import { text } from '../../src/kernel/domain/event-data.js';
 import { readExecutionContext, type ExecutionContext } from './chain.js';
 import { failure, failureOnChain, type Failure } from './failure.js';
-import { fail, sendAndConfirm, succeed, type ExecutorDeps } from './outcomes.js';
+import { fail, onChain, sendAndConfirm, succeed, type ExecutorDeps } from './outcomes.js';
 import { forgetTransaction, releaseIntent, type Intent } from './intents.js';
 
 /** The fee payer (the gateway's signer) of stored bytes. */
@@ -41,7 +41,7 @@ export async function recoverSending(deps: ExecutorDeps, i: Intent): Promise<'do
       return 'class' in read || !countMoved(i, read);
     });
     if (v.kind === 'landed') return await succeed(deps, i, 'confirmed after a restart or a timeout').then(() => 'done');
-    if (v.kind === 'failed') return await fail(deps, i, failureOnChain(v.refusal)).then(() => 'done');
+    if (v.kind === 'failed') return await fail(deps, i, await onChain(deps, i, failureOnChain(v.refusal))).then(() => 'done');
     if (v.kind === 'in_doubt') return await releaseIntent(deps.db, i.id, deps.me, deps.nowMs() + deps.decide.retryMs).then(() => 'done');
     const c = read ?? await readExecutionContext(deps.io, i.policy);
     if ('class' in c) return await fail(deps, i, c).then(() => 'done');

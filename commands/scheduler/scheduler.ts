@@ -59,7 +59,7 @@ export function startScheduler(deps: SchedulerDeps, opts: { autoStart?: boolean 
     db: deps.db, io: deps.io, me, logger: log, nowMs: deps.nowMs,
     signerOf: (g) => signers.get(g),
     decide: { dunningScheduleMs: s.dunningScheduleMs, retryMs: s.retryMs, cooldownMs: s.cooldownMs },
-    confirmTimeoutMs: deps.config.x402.confirmTimeoutMs,
+    confirmTimeoutMs: deps.config.x402.confirmTimeoutMs, pauseWarning: { lastMs: -Infinity },
     lifecycle: { db: deps.db, nowMs: deps.nowMs, ...(deps.rooms ? { rooms: deps.rooms } : {}), ...(deps.recorded ? { recorded: deps.recorded } : {}) },
   };
   const statusChanges = watchStatusChanges(deps.db, executor.lifecycle);

@@ -9,7 +9,7 @@ import type { ReleaseOutstanding } from '../x402/account-outstanding.js';
 import { asPolicyType } from '../../src/kernel/domain/policy-type.js';
 import { confirm, resolveInDoubt as fateInDoubt, send } from '../../infra/solana/sender.js';
 import { readExecutionContext, type ChainIo } from '../scheduler/chain.js';
-import { failure, failureOfRefusal, failureOnChain, type Failure } from '../scheduler/failure.js';
+import { failure, failureOfRefusal, failureOnChain, pauseOnChain, type Failure } from '../scheduler/failure.js';
 import { chargeExecuted, chargeFailed, chargesInDoubt, markUnbillable, retryStates, type Charge } from './charges.js';
 import { roomLeft } from './plan.js';
 import { chainSeconds } from './chain-clock.js';
@@ -51,8 +51,16 @@ export function createChargeOutcomes(deps: ChargeOutcomeDeps): ChargeOutcomes {
   }
 
 
-  /** The program names a pay-as-you-go charge past the period's cap InsufficientDelegatedAmount, as it does a short delegation: the chain's policy tells which. */
+  /**
+   * The program names a pay-as-you-go charge past the period's cap InsufficientDelegatedAmount, as it does a short delegation: the chain's policy tells which.
+   * A raw constraint failed on chain is the emergency pause when the config says so.
+   */
   async function readRefusal(c: Charge, f: Failure): Promise<Failure> {
+    if (f.code === 'ConstraintRaw') {
+      // a raw constraint failed on chain names no account: the config tells whether it was the emergency pause
+      const ctx = await readExecutionContext(deps.io, c.policy);
+      return 'class' in ctx ? f : pauseOnChain(f, ctx.config);
+    }
     if (f.code !== 'InsufficientDelegatedAmount') return f;
     const ctx = await readExecutionContext(deps.io, c.policy);
     if ('class' in ctx) return ctx;

@@ -8,6 +8,9 @@
  *                   chain's reason at once.
  *   transient       RPC and blockhash errors: the usage goes back and is charged again
  *                   within seconds; not counted.
+ *   program paused  the program's emergency pause (its admin's, not the payer's): the
+ *                   usage goes back and is charged once the pause is lifted (the config
+ *                   is read again every few seconds); not counted, never given up for it.
  *   refused         the payer cannot pay (balance, delegation), the policy was paused
  *                   after it was read, or any other refusal:
  *                   retried on the retry schedule (SCHEDULER_DUNNING_SCHEDULE); the
@@ -18,7 +21,7 @@
  * given up the same way.
  */
 import type { Failure } from '../scheduler/failure.js';
-import { programErrorText } from '../scheduler/failure.js';
+import { PROGRAM_PAUSED_WAIT_MS, programErrorText } from '../scheduler/failure.js';
 
 export interface RefusalOptions { nowMs: number; scheduleMs: readonly number[]; retryMs: number }
 
@@ -35,6 +38,8 @@ export function afterRefusedCharge(f: Failure, earlier: number, o: RefusalOption
       return { kind: 'unbillable', outcome: 'dropped', reason: f.reason };
     case 'transient':
       return { kind: 'retry', outcome: 'retry', atMs: o.nowMs + o.retryMs };
+    case 'paused':
+      return { kind: 'retry', outcome: 'retry', atMs: o.nowMs + PROGRAM_PAUSED_WAIT_MS };
     case 'past_due':
     case 'failed': {
       const delay = o.scheduleMs[earlier];

@@ -7,7 +7,8 @@
  * to be retried, or marks it unbillable with the chain's reason: at once when the policy
  * can never be charged for it (deleted, completed, expired, past the period's cap), after
  * the retry schedule when the payer keeps failing to pay or the policy stays paused
- * (refusals.ts). Every charge's end is kept as an attempt.
+ * (refusals.ts). Every charge's end is kept as an attempt. While the program's emergency
+ * pause is on (its config account), nothing is sent: the usage waits for it to be lifted.
  *
  * Invariant: a usage row is in at most one charge that executed, so what is charged for
  * a policy never exceeds what was metered for it.
@@ -20,7 +21,7 @@ import type { ReleaseOutstanding } from '../x402/account-outstanding.js';
 import { asPolicyType, asStatus } from '../../src/kernel/domain/policy-type.js';
 import { createRounds } from '../../infra/timers/rounds.js';
 import { latestBlockhash, readExecutionContext, signExecution, type ChainIo } from '../scheduler/chain.js';
-import { failure, programErrorText } from '../scheduler/failure.js';
+import { failure, programErrorText, programPaused, PROGRAM_PAUSED_WAIT_MS } from '../scheduler/failure.js';
 import { activeSigners } from '../scheduler/signers.js';
 import { syncGatewayStates } from '../scheduler/gateway-sync.js';
 import { dropExpiredReservations, openCharge, retryStates, unsettledPolicies, unsettledRows, type UnsettledPolicy } from './charges.js';
@@ -79,6 +80,11 @@ export function startSettler(deps: SettlerDeps, opts: { autoStart?: boolean } = 
       if ('class' in ctx) {
         if (ctx.class === 'dropped') await unbillable(p, 'dropped', ctx);
         return ctx.class === 'dropped' ? undefined : none(ctx.reason);
+      }
+      if (programPaused(ctx.config)) {
+        // the program refuses every charge while its admin's emergency pause is on: none is sent (no fee spent), none counted
+        backoff.set(policy, deps.nowMs() + PROGRAM_PAUSED_WAIT_MS);
+        return none('the program is paused by its admin (emergency pause): its usage is charged once the pause is lifted');
       }
       const type = asPolicyType(ctx.policy.data['policy_type']);
       const status = asStatus(ctx.policy.data['status']);

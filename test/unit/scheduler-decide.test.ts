@@ -4,7 +4,7 @@
  */
 import { expect } from 'chai';
 import { afterFailure, afterSuccess, type IntentCounters } from '../../commands/scheduler/decide.js';
-import { classOf, failure, failureOfRpcError, nameInText, nameOfTxError, programErrorText } from '../../commands/scheduler/failure.js';
+import { classOf, failure, failureOfRpcError, failureOnChain, nameInText, nameOfTxError, pauseOnChain, programErrorText } from '../../commands/scheduler/failure.js';
 import { chargeDue, planCharge } from '../../commands/settlement/plan.js';
 import { parseDurationMs } from '../../src/kernel/config/config.js';
 import type { PayAsYouGoType } from '../../src/kernel/domain/policy-type.js';
@@ -38,7 +38,7 @@ describe('scheduler: failure classes', () => {
   });
   it('the class of every name the kernel knows is what it was: only the scheduler\'s lists drop, dun or retry quickly', () => {
     const special: Record<string, string> = {
-      PaymentNotDue: 'dropped', PolicyPaused: 'dropped', InvalidPolicyStatusTransition: 'dropped', PolicyExpired: 'dropped', Unauthorized: 'dropped',
+      ProgramPaused: 'paused', PaymentNotDue: 'dropped', PolicyPaused: 'dropped', InvalidPolicyStatusTransition: 'dropped', PolicyExpired: 'dropped', Unauthorized: 'dropped',
       InsufficientBalance: 'past_due', NoDelegateSet: 'past_due', InsufficientDelegatedAmount: 'past_due',
     };
     for (const code of [...Array(69).keys()].map((i) => 6000 + i).concat([101, 102, 2001, 2003, 2006, 2012, 3003, 3005, 3006, 3007, 3010, 3012])) {
@@ -52,7 +52,7 @@ describe('scheduler: failure classes', () => {
   it('a refused send names the program\'s error once in its reason, whoever worded the message', () => {
     const bare = failureOfRpcError('Transaction simulation failed: Error processing Instruction 0: custom program error: 0x7d3', {
       err: { InstructionError: [0, { Custom: 2003 }] },
-      logs: ['Program log: AnchorError caused by account: config. Error Code: ConstraintRaw. Error Number: 2003. Error Message: A raw constraint was violated.'],
+      logs: ['Program log: AnchorError caused by account: gateway. Error Code: ConstraintRaw. Error Number: 2003. Error Message: A raw constraint was violated.'],
     });
     expect(bare).to.deep.include({ class: 'failed', code: 'ConstraintRaw' });
     expect(bare.reason).to.equal('ConstraintRaw (2003): Transaction simulation failed: Error processing Instruction 0: custom program error: 0x7d3');
@@ -61,6 +61,32 @@ describe('scheduler: failure classes', () => {
     });
     expect(named).to.deep.include({ class: 'past_due', code: 'InsufficientBalance' });
     expect(named.reason.match(/InsufficientBalance \(6007\)/g)).to.have.length(1);
+  });
+  it('the program\'s emergency pause (a raw constraint on the config account) is ProgramPaused, not the payer\'s refusal', () => {
+    const raw = { err: { InstructionError: [1, { Custom: 2003 }] } };
+    // the localnet's message, as the soak logged it, with no logs
+    const byMessage = failureOfRpcError('Transaction simulation failed: Error processing Instruction 1: ConstraintRaw (2003): A raw constraint was violated, account config', { ...raw, logs: [] });
+    // the program's own: Anchor's log line names the account
+    const byLog = failureOfRpcError('Transaction simulation failed: Error processing Instruction 1: custom program error: 0x7d3', {
+      ...raw, logs: ['Program log: AnchorError caused by account: config. Error Code: ConstraintRaw. Error Number: 2003. Error Message: A raw constraint was violated.'],
+    });
+    for (const f of [byMessage, byLog]) {
+      expect(f).to.deep.include({ class: 'paused', code: 'ProgramPaused' });
+      expect(f.reason).to.match(/^the program is paused by its admin \(emergency pause\): charged once it is lifted \(Transaction simulation failed/);
+    }
+    // the creating instructions' named error reads the same
+    expect(failureOfRpcError('Error processing Instruction 0: ProgramPaused (6000): Program is paused', { err: { InstructionError: [0, { Custom: 6000 }] }, logs: [] }))
+      .to.deep.include({ class: 'paused', code: 'ProgramPaused' });
+    // a raw constraint on another account (a config_x account does not count) stays what it was
+    for (const account of ['user_payment', 'config_x']) {
+      expect(failureOfRpcError(`Error processing Instruction 1: ConstraintRaw (2003): A raw constraint was violated, account ${account}`, { ...raw, logs: [] }))
+        .to.deep.include({ class: 'failed', code: 'ConstraintRaw' });
+    }
+    // failed on chain (a status carries no logs): the config read afterwards tells
+    const onChain = failureOnChain({ name: 'ConstraintRaw', err: raw.err, logs: [], message: JSON.stringify(raw.err) });
+    expect(onChain).to.deep.include({ class: 'failed', code: 'ConstraintRaw' });
+    expect(pauseOnChain(onChain, { data: { emergency_pause: true } })).to.deep.include({ class: 'paused', code: 'ProgramPaused' });
+    expect(pauseOnChain(onChain, { data: { emergency_pause: false } })).to.equal(onChain);
   });
 });
 
@@ -87,6 +113,14 @@ describe('scheduler: decisions', () => {
     expect(one).to.deep.include({ status: 'pending', consecutiveFailures: 1, nextAttemptAtMs: 1_002_000, outcome: 'retry' });
     const three = afterFailure({ ...fresh, consecutiveFailures: 2 }, f, opts);
     expect(three).to.deep.include({ outcome: 'cooldown', nextAttemptAtMs: 1_300_000, consecutiveFailures: 0 });
+  });
+  it('the program\'s emergency pause → tried again in seconds: no dunning step, no failure counted towards the cooldown, no event', () => {
+    const f = failure('ProgramPaused', 'the program is paused by its admin');
+    for (const c of [fresh, { status: 'past_due' as const, dunningStep: 1, consecutiveFailures: 2 }]) {
+      const d = afterFailure(c, f, opts);
+      expect(d).to.deep.include({ status: c.status, dunningStep: c.dunningStep, consecutiveFailures: c.consecutiveFailures, nextAttemptAtMs: 1_005_000, outcome: 'retry' });
+      expect(d.events).to.deep.equal([]);
+    }
   });
   it('not due, deleted → dropped with no event', () => {
     const d = afterFailure(fresh, failure('PolicyNotFound', 'deleted'), opts);

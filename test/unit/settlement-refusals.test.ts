@@ -34,6 +34,11 @@ describe('settler: refused charges', () => {
     expect(given.kind === 'unbillable' && given.reason).to.equal('NoDelegateSet (6008): no delegate (refused 3 times; the retry schedule is spent)');
   });
 
+  it('the program\'s emergency pause → charged again within seconds, however many refusals are counted: never past due, never given up', () => {
+    const f = failure('ProgramPaused', 'the program is paused by its admin (emergency pause): charged once it is lifted');
+    for (const earlier of [0, 1, 2, 7]) expect(afterRefusedCharge(f, earlier, o)).to.deep.equal({ kind: 'retry', outcome: 'retry', atMs: 1_005_000 });
+  });
+
   it('paused after it was read → waits on the schedule like a payer who cannot pay', () => {
     expect(afterRefusedCharge(failure('PolicyPaused', 'paused'), 0, o)).to.deep.equal({ kind: 'retry', outcome: 'past_due', atMs: 1_001_000 });
   });
