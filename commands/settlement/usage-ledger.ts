@@ -13,6 +13,7 @@
  * unanswered, and one a dead process left behind is dropped by the settler once
  * reserved_until has passed (charges.ts): a payer is charged only for requests served.
  */
+import pRetry from 'p-retry';
 import { sql } from 'kysely';
 import type { Db } from '../../infra/postgres/database.js';
 import type { UsageLedger } from '../x402/metering.js';
@@ -27,10 +28,18 @@ export const DEFAULT_RESERVATION_SECONDS = 300;
  * metered route: the marks ride in the next statement that writes admitted rows (one round trip
  * and one commit for both), and go alone once the oldest has waited SERVED_BATCH_MS with no such
  * statement to ride. A process that dies holding marks leaves those requests served and not
- * charged (their reservations are dropped).
+ * charged (their reservations are dropped); a mark whose statement fails is tried again
+ * (SERVED_RETRY_SECONDS).
  */
 const SERVED_BATCH_MS = 10;
 const SERVED_BATCH_MAX = 500;
+/**
+ * A served mark whose statement failed (a Postgres restart: "terminating connection due to
+ * administrator command") is tried again for about this long, well within the reservation's
+ * bound; a longer outage leaves the request served and not charged, as a dying process does.
+ */
+export const SERVED_RETRY_SECONDS = 30;
+const SERVED_RETRY = { retries: 10, factor: 2, minTimeout: 200, maxTimeout: 5000, maxRetryTime: SERVED_RETRY_SECONDS * 1000 };
 /**
  * Statements of admitted rows in flight at once, and rows in one: the rest queue for the next (a
  * group commit). One at a time makes larger groups: Postgres's cost is mostly per statement
@@ -118,7 +127,10 @@ export function createUsageLedger(db: Db, opts: { reservationSeconds?: number } 
       SELECT request_id FROM m`.execute(db)).rows),
   );
   return {
-    ...writes,
+    record: writes.record,
+    // a mark lost to a Postgres restart would leave a request served and never charged: retried
+    // for about SERVED_RETRY_SECONDS (the statement is an UPDATE of the row, so running it twice is harmless)
+    served: (requestId) => pRetry(() => writes.served(requestId), SERVED_RETRY),
     async unserved(requestId) {
       const row = await db.deleteFrom('payg_usage').where('request_id', '=', requestId).where('reserved_until', 'is not', null).where('charge_id', 'is', null)
         .returning(['policy', 'period_start', 'user_payment', 'chunk']).executeTakeFirst();
