@@ -44,7 +44,8 @@ export function openStack(project: string): Stack {
     return id;
   };
   const states = async () => {
-    const ids = (await compose(['ps', '-q'])).trim().split('\n').filter((s) => s !== '');
+    // --all: compose v2 lists running containers only, and the one-shot migrate has exited by then
+    const ids = (await compose(['ps', '--all', '-q'])).trim().split('\n').filter((s) => s !== '');
     const out = new Map<string, string>();
     if (ids.length === 0) return out;
     const fmt = '{{index .Config.Labels "com.docker.compose.service"}} {{.State.Status}} {{.State.ExitCode}} {{if .State.Health}}{{.State.Health.Status}}{{end}}';
