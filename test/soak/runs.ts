@@ -23,7 +23,10 @@ function keepLogs(i: number): void {
   mkdirSync(keptDir, { recursive: true });
   const to = path.join(keptDir, `run-${i}-${new Date().toISOString().replace(/[:.]/g, '-')}`);
   renameSync(logs, to);
-  process.stdout.write(`soak run ${i}: its logs kept in ${path.relative(root, to)}\n`);
+  // with SOAK_KEEP_DATA=1 the run's PostgreSQL data is kept too: its intents and charges can be queried
+  const pg = path.join(runDir, 'pg-primary');
+  if (existsSync(pg)) renameSync(pg, path.join(to, 'pg-primary'));
+  process.stdout.write(`soak run ${i}: its logs${existsSync(path.join(to, 'pg-primary')) ? ' and PostgreSQL data' : ''} kept in ${path.relative(root, to)}\n`);
 }
 
 function runOnce(): Promise<{ code: number; verdict: string; seconds: number }> {
