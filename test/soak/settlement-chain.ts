@@ -18,6 +18,12 @@ export interface ServedPolicy {
   variant: PolicyType['kind'];
   /** the signature of the transaction that created it */
   createdBy: string;
+  /**
+   * how many policies the ledger created at this address, at any gateway: a user payment deleted
+   * and created again restarts its policy ids, so one address may name a policy of an unserved
+   * gateway first (its PaymentRecords, by the workload, are under the same address) and a served one next
+   */
+  incarnations: number;
 }
 
 export interface PolicyOnChain { status: PolicyStatus; type: PolicyType; paymentCount: number; due: number | null }
@@ -30,13 +36,15 @@ export const SCHEDULED = new Set<string>(['Subscription', 'Milestone', 'OneTime'
 export function servedPolicies(ledger: readonly TributaryEvent[], gateways: ReadonlySet<string>): ServedPolicy[] {
   const pda = createPdaDeriver(PROGRAM_ID);
   const out: ServedPolicy[] = [];
+  const created = new Map<string, number>();
   for (const e of ledger) {
-    if (e.name !== 'PaymentPolicyCreated' || !gateways.has(e.data.gateway)) continue;
-    out.push({
-      address: pda.paymentPolicy(e.data.user_payment, e.data.policy_id), gateway: e.data.gateway,
-      variant: asPolicyType(e.data.policy_type).kind, createdBy: e.signature,
-    });
+    if (e.name !== 'PaymentPolicyCreated') continue;
+    const address = pda.paymentPolicy(e.data.user_payment, e.data.policy_id);
+    created.set(address, (created.get(address) ?? 0) + 1);
+    if (!gateways.has(e.data.gateway)) continue;
+    out.push({ address, gateway: e.data.gateway, variant: asPolicyType(e.data.policy_type).kind, createdBy: e.signature, incarnations: 0 });
   }
+  for (const p of out) p.incarnations = created.get(p.address) ?? 1;
   return out;
 }
 

@@ -102,7 +102,8 @@ export async function scheduleCheck(
   for (const p of o.policies) creators.set(p.address, (creators.get(p.address) ?? new Set()).add(p.createdBy));
   const scheduled = o.policies.filter((p, i) => SCHEDULED.has(p.variant) && o.policies.findIndex((q) => q.address === p.address) === i);
   for (const p of scheduled) {
-    if ((creators.get(p.address)?.size ?? 0) > 1) continue;
+    // an address that named several policies (here or at an unserved gateway) holds the records of each: not one schedule
+    if ((creators.get(p.address)?.size ?? 0) > 1 || p.incarnations > 1) continue;
     const c = o.chain.get(p.address);
     const recs = o.records.get(p.address) ?? [];
     payments += recs.length;
