@@ -9,6 +9,8 @@
  * the retry schedule when the payer keeps failing to pay or the policy stays paused
  * (refusals.ts). Every charge's end is kept as an attempt. While the program's emergency
  * pause is on (its config account), nothing is sent: the usage waits for it to be lifted.
+ * With `upto`, each round also resolves the x402://upto settlements left sending (their
+ * request's answer was lost and nobody asked again) from the chain (upto-marker.ts).
  *
  * Invariant: a usage row is in at most one charge that executed, so what is charged for
  * a policy never exceeds what was metered for it.
@@ -17,7 +19,9 @@ import type { Keypair } from '@solana/web3.js';
 import type { Db } from '../../infra/postgres/database.js';
 import type { Logger } from '../../infra/log/logger.js';
 import type { Config } from '../../src/kernel/config/config.js';
+import type { Redis } from 'ioredis';
 import type { ReleaseOutstanding } from '../x402/account-outstanding.js';
+import { resolveUptoInDoubt } from '../x402/upto-marker.js';
 import { asPolicyType, asStatus } from '../../src/kernel/domain/policy-type.js';
 import { createRounds } from '../../infra/timers/rounds.js';
 import { latestBlockhash, readExecutionContext, signExecution, type ChainIo } from '../scheduler/chain.js';
@@ -38,6 +42,8 @@ export interface SettlerDeps {
   nowMs: () => number;
   /** takes charged or unbillable usage out of the payer accounts' outstanding in Redis (the meter's); default none */
   release?: ReleaseOutstanding;
+  /** where x402://upto settlements keep their markers: those left sending are resolved each round (upto-marker.ts); default none */
+  upto?: { redis: Redis; redisPrefix: string };
 }
 
 export interface RunningSettler { tick(): Promise<void>; stop(): Promise<void> }
@@ -115,6 +121,11 @@ export function startSettler(deps: SettlerDeps, opts: { autoStart?: boolean } = 
 
   async function tick(): Promise<void> {
     await resolveInDoubt();
+    if (deps.upto) {
+      const u = await resolveUptoInDoubt({ ...deps.upto, io: deps.io, programId: deps.io.programId }, deps.nowMs())
+        .catch((err: unknown) => { log.warn({ err: (err as Error).message }, 'upto settlements in doubt not resolved this round'); return undefined; });
+      if (u && u.settled + u.cleared > 0) log.info(u, 'upto settlements left sending resolved from the chain');
+    }
     const dropped = await dropExpiredReservations(deps.db);
     if (dropped > 0) log.warn({ chunks: dropped }, 'pay-as-you-go requests never answered (their process died): dropped, not charged');
     if ((await syncGatewayStates(deps.db, deps.io)).length === 0) return;

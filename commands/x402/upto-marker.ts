@@ -10,6 +10,10 @@
  *     policy's payment_count unchanged), or it failed → the marker is cleared, and this
  *     request may settle;
  *   - still in doubt → the same bytes are sent again, or another transaction waits (503).
+ * A settlement nobody asks about again (the merchant gave up after its 503) is resolved the
+ * same way by the settler (resolveUptoInDoubt): every marker taken is listed, by when, in
+ * one sorted set until it is done or cleared, so no landed settlement stays "sending" and
+ * none expires unrecorded with its marker.
  */
 import bs58 from 'bs58';
 import { VersionedTransaction } from '@solana/web3.js';
@@ -38,6 +42,8 @@ const RETRY_AFTER_SECONDS = 5;
 const COMPARE_AND_DELETE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
 
 const markerKey = (prefix: string, policy: string): string => `${prefix}x402:upto:${policy}`;
+/** The policies whose marker was taken and may still be sending, scored by when (ms). */
+const sendingKey = (prefix: string): string => `${prefix}x402:upto-sending`;
 
 export type Claim =
   | { kind: 'won' }
@@ -56,6 +62,8 @@ export function signedFacts(serialized: string): { signature: string; blockhash:
 export async function claimMarker(deps: MarkerDeps, policy: string, mine: UptoMarker): Promise<Claim> {
   const key = markerKey(deps.redisPrefix, policy);
   for (let round = 0; round < 3; round += 1) {
+    // listed before it is taken: a marker is never sending unlisted (a listing whose marker another holds, or none, is dropped by the resolver)
+    await deps.redis.zadd(sendingKey(deps.redisPrefix), 'NX', Date.now(), policy);
     if (await deps.redis.set(key, JSON.stringify(mine), 'EX', SENDING_TTL_SECONDS, 'NX') === 'OK') return { kind: 'won' };
     const raw = await deps.redis.get(key);
     if (raw === null) continue;
@@ -84,6 +92,7 @@ async function resolveMarker(deps: MarkerDeps, policy: string, held: UptoMarker,
   }
   if (v.kind === 'failed' || v.kind === 'cannot_land') {
     await deps.redis.eval(COMPARE_AND_DELETE, 1, key, raw);
+    await unlist(deps, policy);
     return 'cleared';
   }
   return v.kind === 'can_land' ? 'can_land' : 'in_doubt';
@@ -91,11 +100,43 @@ async function resolveMarker(deps: MarkerDeps, policy: string, held: UptoMarker,
 
 export async function markDone(deps: MarkerDeps, policy: string, m: UptoMarker): Promise<void> {
   await deps.redis.set(markerKey(deps.redisPrefix, policy), JSON.stringify({ ...m, state: 'done' } satisfies UptoMarker), 'EX', DONE_TTL_SECONDS);
+  await unlist(deps, policy);
 }
 
 /** Frees the marker this request took, when its transaction was refused (it landed nothing). */
 export async function releaseMarker(deps: MarkerDeps, policy: string, mine: UptoMarker): Promise<void> {
   await deps.redis.eval(COMPARE_AND_DELETE, 1, markerKey(deps.redisPrefix, policy), JSON.stringify(mine));
+  await unlist(deps, policy);
+}
+
+/** Off the list of markers sending (a failure here only leaves the resolver one more marker to read). */
+async function unlist(deps: MarkerDeps, policy: string): Promise<void> {
+  await deps.redis.zrem(sendingKey(deps.redisPrefix), policy).catch(() => undefined);
+}
+
+export interface UptoResolution { read: number; settled: number; cleared: number; inDoubt: number }
+
+/**
+ * The settler's pass over upto settlements left sending for `olderThanMs` or more (their
+ * request's answer was lost and nobody asked again): each resolved from the chain as the
+ * next request would resolve it (landed: done; can never land: cleared), at most `max` a pass.
+ */
+export async function resolveUptoInDoubt(deps: MarkerDeps, nowMs: number, opts: { olderThanMs?: number; max?: number } = {}): Promise<UptoResolution> {
+  const listed = await deps.redis.zrangebyscore(sendingKey(deps.redisPrefix), '-inf', nowMs - (opts.olderThanMs ?? 30_000), 'LIMIT', 0, opts.max ?? 50);
+  const out: UptoResolution = { read: listed.length, settled: 0, cleared: 0, inDoubt: 0 };
+  for (const policy of listed) {
+    const raw = await deps.redis.get(markerKey(deps.redisPrefix, policy));
+    const held = raw === null ? undefined : JSON.parse(raw) as UptoMarker;
+    if (!held || held.state !== 'sending') {
+      await unlist(deps, policy);
+      continue;
+    }
+    const fate = await resolveMarker(deps, policy, held, raw!);
+    if (fate === 'settled') out.settled += 1;
+    else if (fate === 'cleared') out.cleared += 1;
+    else out.inDoubt += 1;
+  }
+  return out;
 }
 
 /** A 503 that says when to ask again: the transaction of an earlier settlement may still land. */

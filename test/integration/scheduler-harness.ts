@@ -57,7 +57,7 @@ export async function startSchedulerHarness(
   const signer = Keypair.fromSecretKey(bs58.decode(secret));
   await delegateGateway(h.env.db, { gateway: fixture.address, authority: fixture.authority, encryptionKey: undefined, source: 'fixtures', keypair: signer });
   const running: { stop(): Promise<void> }[] = [];
-  const deps = { db: h.env.db, io, config, logger, nowMs: () => Date.now(), release: createRelease(h.env.redis, config.redis.prefix) };
+  const deps = { db: h.env.db, io, config, logger, nowMs: () => Date.now(), release: createRelease(h.env.redis, config.redis.prefix), upto: { redis: h.env.redis, redisPrefix: config.redis.prefix } };
   return {
     h, io, config, gateway: fixture.address, authority: fixture.authority, signer,
     scheduler(opts = {}) {

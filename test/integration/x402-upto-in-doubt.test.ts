@@ -4,7 +4,8 @@
  * result (the service answered "Completed" and the merchant never learned it was paid);
  * still able to land → another transaction waits (503, Retry-After) instead of racing it;
  * proven never to land (blockhash expired, no status, the policy's payment_count unchanged)
- * → the marker is cleared and a new transaction settles.
+ * → the marker is cleared and a new transaction settles. A settlement nobody asks about
+ * again is resolved the same way by the settler's pass (resolveUptoInDoubt).
  */
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON answers are inspected field by field */
 import { createServer, type Server } from 'node:http';
@@ -19,6 +20,8 @@ import { associatedTokenAddress } from '../../src/kernel/domain/spl-token.js';
 import { PROGRAM_ID } from '../../src/kernel/idl/index.js';
 import { startX402, type X402Harness } from './x402-harness.js';
 import { call, payloadOf, registerUpto } from './x402-facilitator-support.js';
+import { resolveUptoInDoubt } from '../../commands/x402/upto-marker.js';
+import { createRpcClient } from '../../infra/solana/rpc-client.js';
 
 const USDC_DEV = '4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU';
 
@@ -130,6 +133,32 @@ describe('x402://upto: a settlement whose confirmation timed out', function () {
     expect(settled.status, JSON.stringify(body)).to.equal(200);
     expect(body.settled).to.deep.equal({ amount: '50000', transaction: second.signature });
     expect(await balance(payer.publicKey.toBase58())).to.equal(before - 50_000n);
+  });
+
+  it('in doubt and never asked about again: the settler\'s pass records the landed one and clears the one that can never land', async () => {
+    const prefix = h.api.ctx.config.redis.prefix;
+    const marker = async (policy: string) => JSON.parse((await h.env.redis.get(`${prefix}x402:upto:${policy}`)) ?? 'null') as { state: string; transaction: string } | null;
+    const landed = await authorize(h.payer());
+    const landedTx = await build(landed.policy, 70_000n);
+    node.held.add(landedTx.serializedTransaction);
+    expect((await usage(landed.jwt, 70_000n, landedTx.serializedTransaction)).status).to.equal(503);
+    await h.rpc.call('sendTransaction', [landedTx.serializedTransaction, { encoding: 'base64' }]);
+    const dead = await authorize(h.payer());
+    const deadTx = await build(dead.policy, 30_000n);
+    node.held.add(deadTx.serializedTransaction);
+    expect((await usage(dead.jwt, 30_000n, deadTx.serializedTransaction)).status).to.equal(503);
+    node.expired.add(VersionedTransaction.deserialize(Buffer.from(deadTx.serializedTransaction, 'base64')).message.recentBlockhash);
+    expect((await marker(landed.policy))?.state, 'left sending by the lost answer').to.equal('sending');
+
+    // the service's node, which calls the dead one's blockhash expired
+    const deps = { redis: h.env.redis, redisPrefix: prefix, io: { rpc: createRpcClient({ url: node.url, timeoutMs: 5000 }), commitment: 'confirmed' as const }, programId: PROGRAM_ID };
+    // not yet old enough for the pass: a settlement may still be confirming
+    expect(await resolveUptoInDoubt(deps, Date.now())).to.deep.include({ settled: 0, cleared: 0, inDoubt: 0 });
+    const pass = await resolveUptoInDoubt(deps, Date.now() + 60_000);
+    expect(pass).to.deep.include({ settled: 1, cleared: 1 });
+    expect(await marker(landed.policy)).to.deep.include({ state: 'done', transaction: landedTx.signature });
+    expect(await marker(dead.policy), 'cleared: the authorization may settle again').to.equal(null);
+    expect((await resolveUptoInDoubt(deps, Date.now() + 60_000)).read, 'both off the list').to.equal(0);
   });
 
   it('a Payment whose send the node answers -32005 is not refused: 503, and the same header again settles it once', async () => {

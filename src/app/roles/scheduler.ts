@@ -44,7 +44,7 @@ export async function startSchedulerRole(ctx: AppContext): Promise<RunningRole> 
   const scheduler = startScheduler({ db: ctx.db, io, config: ctx.config, logger: log, nowMs, rooms, recorded });
   // charged or unbillable usage leaves the payer accounts' outstanding the API nodes admit against
   const release = createRelease(ctx.redis, ctx.config.redis.prefix);
-  const settler = startSettler({ db: ctx.db, io, config: ctx.config, logger: log, nowMs, release });
+  const settler = startSettler({ db: ctx.db, io, config: ctx.config, logger: log, nowMs, release, upto: { redis: ctx.redis, redisPrefix: ctx.config.redis.prefix } });
   const reconciler = startPeriodicReconciliation(ctx, io.rpc);
   // open checkout sessions past their expiry: expired and announced once, whichever scheduler takes them
   const checkoutExpiry = startCheckoutExpiry({ db: ctx.db, logger: log, nowMs, rooms });
