@@ -65,6 +65,9 @@ async function revoke(w: World): Promise<void> {
   const payer = w.rng.pick(w.payers);
   open(w, payer.userPayment, 'revoked');
   await tryTx(w, 'revoke', () => sendAs(w.s.h.rpc, payer.kp, revokeIx(payer.ata, payer.kp.publicKey.toBase58())));
+  // landed before anything else is sent for this payer: a revoke the hostile localnet delays could
+  // otherwise land after the next reapprove, and the payer would be held able to pay while it cannot
+  await settled(w, payer.ata, (t) => t.delegate === null);
 }
 
 async function reapprove(w: World): Promise<void> {
@@ -149,6 +152,14 @@ async function redisSnapshot(w: World): Promise<void> {
 
 /** Every payer made able to pay again (paused policies resumed, approves restored, wallets refilled): what waited is charged now. */
 export async function restoreAll(w: World): Promise<void> {
+  // a payer the chain shows without the delegate (a revoke that landed later than the model waited for) is revoked too
+  for (const payer of w.payers) {
+    const t = await tokenState(w, payer.ata).catch(() => undefined);
+    if (t && t.delegate !== payer.userPayment && !w.intervals.some((i) => i.key === payer.userPayment && i.what === 'revoked' && i.to === undefined)) {
+      count(w, 'revoke-landed-late');
+      open(w, payer.userPayment, 'revoked');
+    }
+  }
   for (const i of w.intervals.filter((x) => x.to === undefined && x.what === 'revoked')) {
     const payer = w.payers.find((p) => p.userPayment === i.key)!;
     for (let k = 0; k < 3 && i.to === undefined; k += 1) await reapproveOf(w, payer);

@@ -74,7 +74,10 @@ async function drain(w: World): Promise<number> {
   if (!w.scheduler) { w.scheduler = w.s.scheduler(); close(w, 'service', 'scheduler-down'); }
   if (!w.settler) { w.settler = w.s.settler(); close(w, 'service', 'settler-down'); }
   await restoreAll(w);
-  await waitFor(async () => (await unsettled(w)) === 0, 25_000, 'every metered chunk charged or unbillable').catch(() => undefined);
+  // a charge the chain refused waits out a step of the retry schedule (the longest: 60 s here) before
+  // it is tried again, charged now that the payer can pay, or given up as unbillable
+  const longestStep = Math.max(0, ...w.s.config.scheduler.dunningScheduleMs);
+  await waitFor(async () => (await unsettled(w)) === 0, 25_000 + longestStep, 'every metered chunk charged or unbillable').catch(() => undefined);
   // a subscription period due now has one scheduler round to be paid
   await new Promise((r) => setTimeout(r, 3000));
   const endSec = Math.floor(Date.now() / 1000);
