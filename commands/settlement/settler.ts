@@ -122,7 +122,8 @@ export function startSettler(deps: SettlerDeps, opts: { autoStart?: boolean } = 
   async function tick(): Promise<void> {
     await resolveInDoubt();
     if (deps.upto) {
-      const u = await resolveUptoInDoubt({ ...deps.upto, io: deps.io, programId: deps.io.programId }, deps.nowMs())
+      // a settlement younger than its request's confirmation wait may still be answered by that request
+      const u = await resolveUptoInDoubt({ ...deps.upto, io: deps.io, programId: deps.io.programId }, deps.nowMs(), { olderThanMs: confirmMs + 1000 })
         .catch((err: unknown) => { log.warn({ err: (err as Error).message }, 'upto settlements in doubt not resolved this round'); return undefined; });
       if (u && u.settled + u.cleared > 0) log.info(u, 'upto settlements left sending resolved from the chain');
     }

@@ -117,8 +117,8 @@ async function unlist(deps: MarkerDeps, policy: string): Promise<void> {
 export interface UptoResolution { read: number; settled: number; cleared: number; inDoubt: number }
 
 /**
- * The settler's pass over upto settlements left sending for `olderThanMs` or more (their
- * request's answer was lost and nobody asked again): each resolved from the chain as the
+ * The settler's pass over upto settlements left sending for `olderThanMs` or more (past their
+ * request's confirmation wait: its answer was lost and nobody asked again): each resolved from the chain as the
  * next request would resolve it (landed: done; can never land: cleared), at most `max` a pass.
  */
 export async function resolveUptoInDoubt(deps: MarkerDeps, nowMs: number, opts: { olderThanMs?: number; max?: number } = {}): Promise<UptoResolution> {

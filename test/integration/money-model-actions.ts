@@ -46,12 +46,14 @@ async function pay(w: World, kind: Kind): Promise<void> {
 async function bearer(w: World, p: ModelPolicy, node: number): Promise<void> {
   const t0 = Date.now();
   let status = 0;
+  let why: string | undefined;
   try {
     const r = await fetch(`${w.nodes[node]!}${DEMO_PATH}`, { headers: { authorization: `Bearer ${p.jwt}` }, signal: AbortSignal.timeout(10_000) });
     status = r.status;
-    await r.arrayBuffer();
+    const body = await r.text();
+    if (status !== 200) why = (() => { try { const e = (JSON.parse(body) as { error?: unknown }).error; return typeof e === 'string' ? e : body.slice(0, 200); } catch { return body.slice(0, 200); } })();
   } catch { status = 0; }
-  w.samples.push({ policy: p.address, kind: p.kind, node, t0, t1: Date.now(), status });
+  w.samples.push({ policy: p.address, kind: p.kind, node, t0, t1: Date.now(), status, ...(why ? { why } : {}) });
 }
 
 async function setStatus(w: World, to: 'Paused' | 'Active'): Promise<void> {

@@ -122,7 +122,7 @@ export function accessViolations(w: World, chain: Map<string, ChainPolicy>): Vio
     const t0 = s.t0 / 1000, t1 = s.t1 / 1000;
     const halted = p.halted.some((h) => h.what === 'deleted' && h.from <= t1 + SLACK_S);
     if (s.status !== 200 && !halted && t1 + SLACK_S < through(t0 - SLACK_S) + grace) {
-      out.push({ invariant: 'a payer who paid is served through the period and its grace', policy: s.policy, expected: `200 until ${through(t0 - SLACK_S) + grace}`, found: `${s.status} at ${t0.toFixed(1)}` });
+      out.push({ invariant: 'a payer who paid is served through the period and its grace', policy: s.policy, expected: `200 until ${through(t0 - SLACK_S) + grace}`, found: `${s.status} at ${t0.toFixed(1)}${s.why ? `: ${s.why}` : ''}` });
     }
     if (s.status === 200 && t0 - SLACK_S > through(t1 + SLACK_S) + grace) {
       out.push({ invariant: 'a payer who did not pay is refused after the grace', policy: s.policy, expected: `402 after ${through(t1 + SLACK_S) + grace}`, found: `200 at ${t0.toFixed(1)}` });

@@ -78,6 +78,9 @@ async function drain(w: World): Promise<number> {
   // it is tried again, charged now that the payer can pay, or given up as unbillable
   const longestStep = Math.max(0, ...w.s.config.scheduler.dunningScheduleMs);
   await waitFor(async () => (await unsettled(w)) === 0, 25_000 + longestStep, 'every metered chunk charged or unbillable').catch(() => undefined);
+  // an upto settlement whose answer was lost is resolved from the chain by the settler once past its confirmation wait
+  const sending = `${w.s.config.redis.prefix}x402:upto-sending`;
+  await waitFor(async () => (await w.s.h.env.redis.zcard(sending)) === 0, 30_000, 'every upto settlement resolved').catch(() => undefined);
   // a subscription period due now has one scheduler round to be paid
   await new Promise((r) => setTimeout(r, 3000));
   const endSec = Math.floor(Date.now() / 1000);

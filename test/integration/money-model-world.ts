@@ -23,7 +23,8 @@ export type Kind = 'sub' | 'payg';
 export interface Payer { kp: Keypair; ata: string; userPayment: string }
 export interface ModelPolicy { address: string; kind: Kind; payer: Payer; jwt: string; deletedAt?: number }
 /** one bearer call: wall-clock milliseconds before and after, the node asked, the answer */
-export interface Sample { policy: string; kind: Kind; node: number; t0: number; t1: number; status: number }
+/** `why`: the start of a refusal's body */
+export interface Sample { policy: string; kind: Kind; node: number; t0: number; t1: number; status: number; why?: string }
 /** wall-clock milliseconds; `to` undefined while it lasts */
 export interface Interval { key: string; what: string; from: number; to?: number }
 export interface ExposureSample { at: number; userPayment: string; owed: bigint; bound: bigint }

@@ -6,7 +6,9 @@
  * the requirement's 1) and answered success: false after the balance dropped; the last
  * period of maxRenewals N got no access. Now it is honoured through its last paid period
  * plus its grace (a tenth of the period), then refused: on the facilitator's settle, the
- * bearer path (/usage and a middleware), and /v1/tokens/issue claims.
+ * bearer path (/usage and a middleware), and /v1/tokens/issue claims. A subscription its
+ * payer paused is honoured on the bearer path the same way (the money model found it
+ * refused within the period it had paid).
  */
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON answers are inspected field by field */
 import { expect } from 'chai';
@@ -28,6 +30,7 @@ import type { PolicyType } from '../../src/kernel/domain/policy-type.js';
 import { startX402, type X402Harness } from './x402-harness.js';
 import { call, gatewayJwt, payloadOf } from './x402-facilitator-support.js';
 import { insertPolicy, newWallet, postJson } from './auth-fixtures.js';
+import { setPolicyStatus } from './scheduler-chain.js';
 
 const USDC_DEV = '4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU';
 const AMOUNT = 1000n;
@@ -92,6 +95,25 @@ describe('a Completed subscription is honoured through its last paid period and 
     const late = (await usage(paid.jwt, accepted)).body;
     expect(late.admitted).to.equal(false);
     expect(late.reason).to.match(/is overdue: its payment was due at \d+ .*grace period of 60 s has passed/);
+  });
+
+  it('paused by its payer: served through the period it paid plus its grace, then refused as overdue', async () => {
+    const accepted = await register({ paymentFrequency: 'Custom:900' });
+    const payer = h.payer();
+    const paid = await subscribe(accepted, payer);
+    expect(paid.success, JSON.stringify(paid)).to.equal(true);
+    await setPolicyStatus(h.rpc, payer, paid.policy, USDC_DEV, 'Paused');
+    for (let i = 0; i < 20 && (await policyOf(paid.policy)).status !== 'Paused'; i += 1) await new Promise((r) => setTimeout(r, 100));
+    const policy = await policyOf(paid.policy);
+    expect(policy.status).to.equal('Paused');
+    const due = Number(policy.type.next_payment_due);
+    expect((await usage(paid.jwt, accepted)).body, 'in the paid period').to.deep.include({ admitted: true, policy: paid.policy });
+    at(due + 90 - 5);
+    expect((await usage(paid.jwt, accepted)).body, 'within the grace').to.deep.include({ admitted: true });
+    at(due + 90 + 1);
+    const late = (await usage(paid.jwt, accepted)).body;
+    expect(late.admitted).to.equal(false);
+    expect(late.reason).to.match(/is overdue/);
   });
 
   it('autoRenew off: Completed by its first payment, and a middleware serves its bearer', async () => {

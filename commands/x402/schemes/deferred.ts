@@ -3,7 +3,7 @@
  * creates it and pays its first period; a bearer is admitted while it is paid through, plus
  * the requirement's grace (access follows payment). A fixed-term subscription (max_renewals,
  * or auto_renew off) is Completed by its last payment and still serves through the period
- * that payment bought: the grace bounds it.
+ * that payment bought: the grace bounds it. So does one its payer paused.
  */
 import { subscriptionGraceSeconds } from '../../../src/kernel/domain/grace.js';
 import { asPolicyType, type PolicyStatus, type PolicyType } from '../../../src/kernel/domain/policy-type.js';
@@ -18,6 +18,14 @@ const serving = (status: PolicyStatus, paymentCount: number): string | undefined
   if (status !== 'Active' && status !== 'Completed') return `is ${status}`;
   return paymentCount < 1 ? 'has not paid its first period' : undefined;
 };
+/**
+ * A bearer of a subscription its payer paused is served through the period already paid (and
+ * its grace), as a Completed one is: the pause stops the next charge, not what was paid for.
+ * Nothing is charged while it is paused, so the grace then ends its access. A paused policy is
+ * still not offered as an existing one to pay with (`serving`).
+ */
+const servingBearer = (status: PolicyStatus, paymentCount: number): string | undefined =>
+  serving(status === 'Paused' ? 'Active' : status, paymentCount);
 
 function terms(r: DeferredRequirement, type: PolicyType, paid: number): string | undefined {
   if (type.kind !== 'Subscription') return `the policy type is ${type.kind}; scheme deferred needs a Subscription`;
@@ -72,7 +80,7 @@ export const deferredScheme = policyScheme<DeferredRequirement>({
   },
 
   async admit(ctx, claims, r) {
-    const read = await servingPolicy(ctx, claims, r, { serving, terms });
+    const read = await servingPolicy(ctx, claims, r, { serving: servingBearer, terms });
     if (typeof read === 'string') return read;
     const overdue = overdueReason(asPolicyType(read.data['policy_type']), ctx.nowSeconds(), grace(r, ctx.graceSeconds));
     return overdue ? `the payment policy ${claims.policy} ${overdue}` : grantOf(claims, r);
