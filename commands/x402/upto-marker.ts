@@ -80,7 +80,10 @@ export async function claimMarker(deps: MarkerDeps, policy: string, mine: UptoMa
 /** What the chain says of the held marker's transaction; a settled one is marked done, a dead one cleared. */
 async function resolveMarker(deps: MarkerDeps, policy: string, held: UptoMarker, raw: string): Promise<'settled' | 'cleared' | 'can_land' | 'in_doubt'> {
   const key = markerKey(deps.redisPrefix, policy);
-  if (held.state !== 'sending') return 'settled';
+  if (held.state !== 'sending') {
+    await unlist(deps, policy);
+    return 'settled';
+  }
   const v = await resolveInDoubt(deps.io, { signature: held.transaction, blockhash: held.blockhash ?? null }, async () => {
     const read = await readProgramAccount(deps.io.rpc, policy, 'PaymentPolicy', { programId: deps.programId, commitment: deps.io.commitment }).catch(() => undefined);
     if (read === undefined) return undefined;
@@ -126,12 +129,11 @@ export async function resolveUptoInDoubt(deps: MarkerDeps, nowMs: number, opts: 
   const out: UptoResolution = { read: listed.length, settled: 0, cleared: 0, inDoubt: 0 };
   for (const policy of listed) {
     const raw = await deps.redis.get(markerKey(deps.redisPrefix, policy));
-    const held = raw === null ? undefined : JSON.parse(raw) as UptoMarker;
-    if (!held || held.state !== 'sending') {
+    if (raw === null) {
       await unlist(deps, policy);
       continue;
     }
-    const fate = await resolveMarker(deps, policy, held, raw!);
+    const fate = await resolveMarker(deps, policy, JSON.parse(raw) as UptoMarker, raw);
     if (fate === 'settled') out.settled += 1;
     else if (fate === 'cleared') out.cleared += 1;
     else out.inDoubt += 1;

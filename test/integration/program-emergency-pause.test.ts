@@ -18,7 +18,7 @@ import { startSettler } from '../../commands/settlement/settler.js';
 import { ADMISSION_SECONDS, retryStates } from '../../commands/settlement/charges.js';
 import { waitFor } from '../support/process.js';
 import { DEMO_PATH } from './x402-harness.js';
-import { startSchedulerHarness, type SchedulerHarness } from './scheduler-harness.js';
+import { demoPaygEnv, startSchedulerHarness, type SchedulerHarness } from './scheduler-harness.js';
 import { accountOf } from './scheduler-chain.js';
 
 const PRICE = 10_000n;
@@ -30,8 +30,7 @@ describe('the program\'s emergency pause holds charges and executions, never cou
 
   before(async () => {
     s = await startSchedulerHarness('program-pause', {
-      X402_DEMO_PAYG_PRICE: String(PRICE), X402_DEMO_PAYG_MAX_CHUNK: '30000', X402_DEMO_PAYG_MAX_PER_PERIOD: '200000',
-      X402_DEMO_PAYG_PERIOD_SECONDS: '3600', PAYG_SETTLE_THRESHOLD: '1', PAYG_SETTLE_INTERVAL_MS: '300',
+      ...demoPaygEnv(PRICE, 300),
       // a payer's refusal waits an hour: anything counted as one would not be charged within the test
       SCHEDULER_DUNNING_SCHEDULE: '1h,1h', SCHEDULER_COOLDOWN_MS: '3600000', X402_DEMO_FREQUENCY: 'Custom:5',
     });

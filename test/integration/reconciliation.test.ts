@@ -21,7 +21,7 @@ import { startTestApi, type TestApi } from '../support/app.js';
 import { expectError } from './auth-fixtures.js';
 import { call, gatewayJwt } from './x402-facilitator-support.js';
 import { DEMO_PATH } from './x402-harness.js';
-import { startSchedulerHarness, type SchedulerHarness } from './scheduler-harness.js';
+import { demoPaygEnv, startSchedulerHarness, type SchedulerHarness } from './scheduler-harness.js';
 
 const PRICE = 10_000n;
 
@@ -46,8 +46,7 @@ describe('reconciliation: the chain against the service\'s ledgers', function ()
 
   before(async () => {
     s = await startSchedulerHarness('reconcile', {
-      X402_DEMO_FREQUENCY: 'Custom:5', X402_DEMO_PAYG_PRICE: String(PRICE), X402_DEMO_PAYG_MAX_CHUNK: '30000', X402_DEMO_PAYG_MAX_PER_PERIOD: '200000',
-      X402_DEMO_PAYG_PERIOD_SECONDS: '3600', PAYG_SETTLE_THRESHOLD: '1', PAYG_SETTLE_INTERVAL_MS: '500',
+      X402_DEMO_FREQUENCY: 'Custom:5', ...demoPaygEnv(PRICE, 500),
     });
     const overrides = { ...s.h.overrides, SOLANA_RPC_URL: s.h.ln.rpcUrl };
     api = await startTestApi(s.h.env, overrides, { modules: [registerSigningRoutes, registerApiKeyRoutes, registerReconciliationRoutes] });

@@ -37,6 +37,17 @@ export interface SchedulerHarness {
 }
 
 /** `readModel: false` runs no indexer and no projector: the policies read model stays empty; `faults`: the hostile localnet's. */
+/**
+ * The demo pay-as-you-go terms the settlement tests share: `price` a request, chunks up to
+ * 30,000, 200,000 an hour, and usage charged as soon as any is metered, every `settleIntervalMs`.
+ */
+export function demoPaygEnv(price: bigint, settleIntervalMs: number): Record<string, string> {
+  return {
+    X402_DEMO_PAYG_PRICE: String(price), X402_DEMO_PAYG_MAX_CHUNK: '30000', X402_DEMO_PAYG_MAX_PER_PERIOD: '200000',
+    X402_DEMO_PAYG_PERIOD_SECONDS: '3600', PAYG_SETTLE_THRESHOLD: '1', PAYG_SETTLE_INTERVAL_MS: String(settleIntervalMs),
+  };
+}
+
 export async function startSchedulerHarness(
   tag: string, extra: Record<string, string> = {}, opts: { readModel?: boolean; faults?: string; faultsSeed?: string } = {},
 ): Promise<SchedulerHarness> {

@@ -20,7 +20,7 @@ import { openCharge } from '../../commands/settlement/charges.js';
 import { startSettler } from '../../commands/settlement/settler.js';
 import { createUsageLedger } from '../../commands/settlement/usage-ledger.js';
 import { DEMO_PATH } from './x402-harness.js';
-import { startSchedulerHarness, type SchedulerHarness } from './scheduler-harness.js';
+import { demoPaygEnv, startSchedulerHarness, type SchedulerHarness } from './scheduler-harness.js';
 
 const PRICE = 10_000n;
 
@@ -30,8 +30,7 @@ describe('pay-as-you-go: a charge in doubt whose transaction confirms while it i
 
   before(async () => {
     s = await startSchedulerHarness('payg-in-doubt', {
-      X402_DEMO_PAYG_PRICE: String(PRICE), X402_DEMO_PAYG_MAX_CHUNK: '30000', X402_DEMO_PAYG_MAX_PER_PERIOD: '200000',
-      X402_DEMO_PAYG_PERIOD_SECONDS: '3600', PAYG_SETTLE_THRESHOLD: '1', PAYG_SETTLE_INTERVAL_MS: '500',
+      ...demoPaygEnv(PRICE, 500),
     });
   });
   after(async () => { await s?.close(); });

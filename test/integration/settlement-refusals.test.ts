@@ -19,7 +19,7 @@ import { PROGRAM_ID } from '../../src/kernel/idl/index.js';
 import { reportLines, schedulerReport } from '../../commands/scheduler/report.js';
 import { waitFor } from '../support/process.js';
 import { DEMO_PATH } from './x402-harness.js';
-import { startSchedulerHarness, type SchedulerHarness } from './scheduler-harness.js';
+import { demoPaygEnv, startSchedulerHarness, type SchedulerHarness } from './scheduler-harness.js';
 
 const PRICE = 10_000n;
 
@@ -29,8 +29,7 @@ describe('pay-as-you-go: refused charges end charged or unbillable with the chai
 
   before(async () => {
     s = await startSchedulerHarness('payg-refuse', {
-      X402_DEMO_PAYG_PRICE: String(PRICE), X402_DEMO_PAYG_MAX_CHUNK: '30000', X402_DEMO_PAYG_MAX_PER_PERIOD: '200000',
-      X402_DEMO_PAYG_PERIOD_SECONDS: '3600', PAYG_SETTLE_THRESHOLD: '1', PAYG_SETTLE_INTERVAL_MS: '300',
+      ...demoPaygEnv(PRICE, 300),
       SCHEDULER_DUNNING_SCHEDULE: '400ms,400ms',
     });
   });

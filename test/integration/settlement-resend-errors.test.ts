@@ -17,7 +17,7 @@ import { openCharge } from '../../commands/settlement/charges.js';
 import { startSettler } from '../../commands/settlement/settler.js';
 import { waitFor } from '../support/process.js';
 import { DEMO_PATH } from './x402-harness.js';
-import { startSchedulerHarness, type SchedulerHarness } from './scheduler-harness.js';
+import { demoPaygEnv, startSchedulerHarness, type SchedulerHarness } from './scheduler-harness.js';
 import { intentStoredByDeadScheduler } from './scheduler-dead-intent.js';
 
 const PRICE = 10_000n;
@@ -53,8 +53,7 @@ describe('a resend answered -32005 after the node forwarded it', function () {
 
   before(async () => {
     s = await startSchedulerHarness('resend-errors', {
-      X402_DEMO_PAYG_PRICE: String(PRICE), X402_DEMO_PAYG_MAX_CHUNK: '30000', X402_DEMO_PAYG_MAX_PER_PERIOD: '200000',
-      X402_DEMO_PAYG_PERIOD_SECONDS: '3600', PAYG_SETTLE_THRESHOLD: '1', PAYG_SETTLE_INTERVAL_MS: '500', X402_DEMO_FREQUENCY: 'Custom:5',
+      ...demoPaygEnv(PRICE, 500), X402_DEMO_FREQUENCY: 'Custom:5',
       SCHEDULER_DUNNING_SCHEDULE: '1s,1s,1s', // a refused charge retried at once: a double charge shows within the test
     });
   });
