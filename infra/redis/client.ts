@@ -66,6 +66,9 @@ function createCluster(s: RedisSettings, base: RedisOptions): Redis {
 
 export function createRedis(s: RedisSettings, extra: RedisOptions = {}): Redis {
   const base: RedisOptions = {
+    // RESP2, the wire every reply shape here and the Socket.IO adapter's subscribers were
+    // written against (ioredis 6 speaks RESP3 unless told otherwise)
+    protocol: 2,
     maxRetriesPerRequest: null,
     enableAutoPipelining: false,
     retryStrategy: (times) => Math.min(50 * 2 ** times, 2000),
