@@ -32,13 +32,13 @@ export async function readGroup(
 ): Promise<StreamEntry[]> {
   const res = (await (which === '>'
     ? redis.xreadgroup('GROUP', group, consumer, 'COUNT', count, 'BLOCK', blockMs, 'STREAMS', stream, '>')
-    : redis.xreadgroup('GROUP', group, consumer, 'COUNT', count, 'STREAMS', stream, '0'))) as [string, RawEntries][] | null;
+    : redis.xreadgroup('GROUP', group, consumer, 'COUNT', count, 'STREAMS', stream, '0')));
   return toEntries(res?.[0]?.[1]);
 }
 
 /** New entries already in the stream, without blocking (a backlog's next part). */
 export async function readFreshNow(redis: Redis, stream: string, group: string, consumer: string, count: number): Promise<StreamEntry[]> {
-  const res = (await redis.xreadgroup('GROUP', group, consumer, 'COUNT', count, 'STREAMS', stream, '>')) as [string, RawEntries][] | null;
+  const res = (await redis.xreadgroup('GROUP', group, consumer, 'COUNT', count, 'STREAMS', stream, '>'));
   return toEntries(res?.[0]?.[1]);
 }
 
