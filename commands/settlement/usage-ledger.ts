@@ -109,13 +109,15 @@ function ledgerWrites(
 export function createUsageLedger(db: Db, opts: { reservationSeconds?: number } = {}): UsageLedger {
   const reservation = opts.reservationSeconds ?? DEFAULT_RESERVATION_SECONDS;
   const slice = (start: bigint | undefined, chunk: bigint) => (start === undefined ? null : sliceText(start, chunk));
-  // one fixed text whatever the group's size (arrays unnested): nothing to build per row, nothing new for Postgres to parse
+  // one fixed text whatever the group's size (arrays unnested): nothing to build per row, nothing new for Postgres to parse.
+  // Rows go in ordered by the owner of their slices, the key the ledger locks them by (migration 1010): concurrent groups lock in one order
   const inserted = (rows: readonly Recorded[]) => sql`INSERT INTO payg_usage (request_id, policy, gateway, user_payment, chunk, period_start, reserved_until, period_slice, account_slice)
     SELECT r, p, g, u, c::numeric, s::bigint, now() + make_interval(secs => ${reservation}), ps::int8range, acs::int8range
     FROM unnest(${rows.map((u) => u.requestId)}::text[], ${rows.map((u) => u.policy)}::text[], ${rows.map((u) => u.gateway)}::text[],
       ${rows.map((u) => u.userPayment)}::text[], ${rows.map((u) => u.chunk.toString())}::text[], ${rows.map((u) => u.periodStart.toString())}::text[],
       ${rows.map((u) => slice(u.periodSliceStart, u.chunk))}::text[], ${rows.map((u) => slice(u.accountSliceStart, u.chunk))}::text[])
-      AS t(r, p, g, u, c, s, ps, acs)`;
+      AS t(r, p, g, u, c, s, ps, acs)
+    ORDER BY coalesce(u, p)`;
   const marked = (ids: readonly string[]) => sql<{ request_id: string }>`UPDATE payg_usage SET reserved_until = NULL WHERE request_id = ANY(${[...ids]}::text[]) RETURNING request_id`;
   const found = (rows: readonly { request_id: string }[]) => new Set(rows.map((r) => r.request_id));
   // a durable commit either way: a served request's mark survives a Postgres crash, so it is charged

@@ -5,8 +5,10 @@
  * account's position) only ever hands out slices: a request of cost c admitted at
  * position p holds [p, p + c). The script admits it only when p + c is within the limit,
  * and the ledger row that records the request (written before the response leaves) holds
- * the slice under an exclusion constraint (migration 1004_meter_slices): no two requests
- * of one counter ever hold overlapping slices. So whatever Redis believes, the requests
+ * the slice, and Postgres refuses a row whose slice overlaps one another row of the same
+ * counter holds (a row trigger over btree indexes, migration 1010_meter_slices_btree, which
+ * raises the exclusion violation the GiST constraints of 1004_meter_slices raised): no two
+ * requests of one counter ever hold overlapping slices. So whatever Redis believes, the requests
  * admitted hold disjoint slices of [0, limit), and together cost at most the limit.
  *
  * A counter that went back in time (an RDB restore, a lagging replica promoted) hands out
@@ -18,7 +20,7 @@
  */
 import { luaScript } from '../../infra/redis/scripts.js';
 
-/** The Postgres exclusion constraints that keep slices apart, by what they guard. */
+/** The names the ledger's refusals of overlapping slices carry (SQLSTATE 23P01), by what they guard. */
 export const SLICE_CONSTRAINTS = {
   credit: 'prepaid_usage_slice_excl',
   period: 'payg_usage_period_slice_excl',

@@ -57,12 +57,14 @@ export function createCreditLedger(db: Db): CreditLedger {
     // statement in flight at a time, so that the rows arriving meanwhile make larger groups (Postgres's cost is
     // mostly per statement: the x402 bench's profile, test/bench/README.md)
     recordUse: groupedWrites(async (rows: readonly Use[]) => {
-      // one fixed text whatever the group's size (arrays unnested): nothing to build per row, nothing new for Postgres to parse
+      // one fixed text whatever the group's size (arrays unnested): nothing to build per row, nothing new for Postgres to parse;
+      // ordered by policy, the key the ledger locks a row's slice by (migration 1010), so concurrent groups lock in one order
       await sql`INSERT INTO prepaid_usage (request_id, policy, gateway, amount, slice)
         SELECT r, p, g, a::numeric, s::int8range
         FROM unnest(${rows.map((u) => u.requestId)}::text[], ${rows.map((u) => u.policy)}::text[], ${rows.map((u) => u.gateway)}::text[],
           ${rows.map((u) => u.amount.toString())}::text[], ${rows.map((u) => (u.sliceStart === undefined ? null : sliceText(u.sliceStart, u.amount)))}::text[])
-          AS t(r, p, g, a, s)`.execute(db);
+          AS t(r, p, g, a, s)
+        ORDER BY p`.execute(db);
     }, { inFlight: 1 }),
     async discardUse(requestId) {
       await db.deleteFrom('prepaid_usage').where('request_id', '=', requestId).execute();
