@@ -19,49 +19,45 @@
  */
 import { sql, type Kysely } from 'kysely';
 
+/**
+ * The trigger body's check of one counter: refused when the held slice of `column` that starts
+ * last before NEW's ends (rows matching `sameCounter`, NEW's own row aside) ends after NEW's starts.
+ */
+function refuseOverlap(table: string, column: string, sameCounter: string, constraint: string, message: string): string {
+  return `
+      IF NEW.${column} IS NOT NULL AND EXISTS (
+        SELECT 1 FROM (SELECT u.${column} FROM ${table} u
+                       WHERE ${sameCounter} AND lower(u.${column}) < upper(NEW.${column}) AND u.request_id <> NEW.request_id
+                       ORDER BY lower(u.${column}) DESC LIMIT 1) s
+        WHERE upper(s.${column}) > lower(NEW.${column})) THEN
+        RAISE EXCEPTION ${message}
+          USING ERRCODE = 'exclusion_violation', CONSTRAINT = '${constraint}', TABLE = '${table}';
+      END IF;`;
+}
+
+/** A row trigger's function that locks the counters' owner (`owner`, an expression of NEW), then runs `checks`. */
+function slicesApart(name: string, anySlice: string, owner: string, checks: string[]): string {
+  return `
+    CREATE FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql VOLATILE AS $fn$
+    BEGIN
+      IF NOT (${anySlice}) THEN RETURN NEW; END IF;
+      PERFORM pg_advisory_xact_lock(hashtextextended('tributary:${name}:' || ${owner}, 0));${checks.join('')}
+      RETURN NEW;
+    END
+    $fn$`;
+}
+
 export async function up(db: Kysely<any>): Promise<void> {
-  await sql`
-    CREATE FUNCTION payg_usage_slices_apart() RETURNS trigger LANGUAGE plpgsql VOLATILE AS $fn$
-    BEGIN
-      IF NEW.period_slice IS NULL AND NEW.account_slice IS NULL THEN RETURN NEW; END IF;
-      PERFORM pg_advisory_xact_lock(hashtextextended('tributary:payg-slices:' || coalesce(NEW.user_payment, NEW.policy), 0));
-      IF NEW.period_slice IS NOT NULL AND EXISTS (
-        SELECT 1 FROM (SELECT u.period_slice FROM payg_usage u
-                       WHERE u.policy = NEW.policy AND u.period_start = NEW.period_start AND lower(u.period_slice) < upper(NEW.period_slice)
-                         AND u.request_id <> NEW.request_id
-                       ORDER BY lower(u.period_slice) DESC LIMIT 1) s
-        WHERE upper(s.period_slice) > lower(NEW.period_slice)) THEN
-        RAISE EXCEPTION 'the period slice % of policy % overlaps one the ledger holds', NEW.period_slice, NEW.policy
-          USING ERRCODE = 'exclusion_violation', CONSTRAINT = 'payg_usage_period_slice_excl', TABLE = 'payg_usage';
-      END IF;
-      IF NEW.account_slice IS NOT NULL AND EXISTS (
-        SELECT 1 FROM (SELECT u.account_slice FROM payg_usage u
-                       WHERE u.user_payment = NEW.user_payment AND lower(u.account_slice) < upper(NEW.account_slice)
-                         AND u.request_id <> NEW.request_id
-                       ORDER BY lower(u.account_slice) DESC LIMIT 1) s
-        WHERE upper(s.account_slice) > lower(NEW.account_slice)) THEN
-        RAISE EXCEPTION 'the account slice % of % overlaps one the ledger holds', NEW.account_slice, NEW.user_payment
-          USING ERRCODE = 'exclusion_violation', CONSTRAINT = 'payg_usage_account_slice_excl', TABLE = 'payg_usage';
-      END IF;
-      RETURN NEW;
-    END
-    $fn$`.execute(db);
-  await sql`
-    CREATE FUNCTION prepaid_usage_slices_apart() RETURNS trigger LANGUAGE plpgsql VOLATILE AS $fn$
-    BEGIN
-      IF NEW.slice IS NULL THEN RETURN NEW; END IF;
-      PERFORM pg_advisory_xact_lock(hashtextextended('tributary:prepaid-slices:' || NEW.policy, 0));
-      IF EXISTS (
-        SELECT 1 FROM (SELECT u.slice FROM prepaid_usage u
-                       WHERE u.policy = NEW.policy AND lower(u.slice) < upper(NEW.slice) AND u.request_id <> NEW.request_id
-                       ORDER BY lower(u.slice) DESC LIMIT 1) s
-        WHERE upper(s.slice) > lower(NEW.slice)) THEN
-        RAISE EXCEPTION 'the slice % of credit % overlaps one the ledger holds', NEW.slice, NEW.policy
-          USING ERRCODE = 'exclusion_violation', CONSTRAINT = 'prepaid_usage_slice_excl', TABLE = 'prepaid_usage';
-      END IF;
-      RETURN NEW;
-    END
-    $fn$`.execute(db);
+  await sql.raw(slicesApart('payg_usage_slices_apart', 'NEW.period_slice IS NOT NULL OR NEW.account_slice IS NOT NULL', 'coalesce(NEW.user_payment, NEW.policy)', [
+    refuseOverlap('payg_usage', 'period_slice', 'u.policy = NEW.policy AND u.period_start = NEW.period_start', 'payg_usage_period_slice_excl',
+      `'the period slice % of policy % overlaps one the ledger holds', NEW.period_slice, NEW.policy`),
+    refuseOverlap('payg_usage', 'account_slice', 'u.user_payment = NEW.user_payment', 'payg_usage_account_slice_excl',
+      `'the account slice % of % overlaps one the ledger holds', NEW.account_slice, NEW.user_payment`),
+  ])).execute(db);
+  await sql.raw(slicesApart('prepaid_usage_slices_apart', 'NEW.slice IS NOT NULL', 'NEW.policy', [
+    refuseOverlap('prepaid_usage', 'slice', 'u.policy = NEW.policy', 'prepaid_usage_slice_excl',
+      `'the slice % of credit % overlaps one the ledger holds', NEW.slice, NEW.policy`),
+  ])).execute(db);
   // the period's and the credit's index gain the slice's start (they still serve every lookup by policy and period, or policy)
   await sql`CREATE INDEX payg_usage_period_slice_idx ON payg_usage (policy, period_start, lower(period_slice))`.execute(db);
   await sql`CREATE INDEX payg_usage_account_slice_idx ON payg_usage (user_payment, lower(account_slice)) WHERE account_slice IS NOT NULL`.execute(db);

@@ -30,15 +30,15 @@ export async function ensureGroup(redis: Redis, stream: string, group: string): 
 export async function readGroup(
   redis: Redis, stream: string, group: string, consumer: string, count: number, blockMs: number, which: '>' | '0',
 ): Promise<StreamEntry[]> {
-  const res = (await (which === '>'
+  const res = await (which === '>'
     ? redis.xreadgroup('GROUP', group, consumer, 'COUNT', count, 'BLOCK', blockMs, 'STREAMS', stream, '>')
-    : redis.xreadgroup('GROUP', group, consumer, 'COUNT', count, 'STREAMS', stream, '0')));
+    : redis.xreadgroup('GROUP', group, consumer, 'COUNT', count, 'STREAMS', stream, '0'));
   return toEntries(res?.[0]?.[1]);
 }
 
 /** New entries already in the stream, without blocking (a backlog's next part). */
 export async function readFreshNow(redis: Redis, stream: string, group: string, consumer: string, count: number): Promise<StreamEntry[]> {
-  const res = (await redis.xreadgroup('GROUP', group, consumer, 'COUNT', count, 'STREAMS', stream, '>'));
+  const res = await redis.xreadgroup('GROUP', group, consumer, 'COUNT', count, 'STREAMS', stream, '>');
   return toEntries(res?.[0]?.[1]);
 }
 

@@ -16,16 +16,17 @@ import { waitFor } from '../support/process.js';
 describe('Redis Cluster: a sharded subscriber whose channel\'s slot moves', function () {
   this.timeout(60_000);
   let cluster: TestRedisCluster;
-  const opened: Redis[] = [];
+  // one plain connection per node, for its admin commands
+  const opened = new Map<number, Redis>();
   const node = (port: number): Redis => {
-    const r = new Redis({ port, host: '127.0.0.1', maxRetriesPerRequest: 1, lazyConnect: false });
-    opened.push(r);
+    let r = opened.get(port);
+    if (!r) opened.set(port, r = new Redis({ port, host: '127.0.0.1', maxRetriesPerRequest: 1 }));
     return r;
   };
 
   before(async () => { cluster = await startTestRedisCluster(); });
   after(async () => {
-    for (const r of opened) r.disconnect();
+    for (const r of opened.values()) r.disconnect();
     await cluster?.close();
   });
 
@@ -40,7 +41,6 @@ describe('Redis Cluster: a sharded subscriber whose channel\'s slot moves', func
     sub.on('smessage', (_channel: string, message: string) => { got.push(message); });
     try {
       const channel = 'sharded-subscriber-move';
-      // a second channel on another slot keeps commands flowing on the subscriber connections
       await sub.ssubscribe(channel);
       await pub.spublish(channel, 'before');
       await waitFor(async () => got.includes('before'), 10_000, 'the message published before the move');

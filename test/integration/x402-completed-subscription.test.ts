@@ -70,6 +70,16 @@ describe('a Completed subscription is honoured through its last paid period and 
   const usage = (jwt: string, accepted: AcceptedRequirement) => post('/v1/x402/usage', { jwt, paymentRequirements: accepted });
   /** the API's clock at `at` (unix s) */
   const at = (seconds: number) => { offsetMs = seconds * 1000 - Date.now(); };
+  /** the bearer is admitted in the paid period and within `grace` s after `due`, and refused with `overdue` after */
+  const servedThroughGrace = async (paid: { jwt: string; policy: string }, accepted: AcceptedRequirement, due: number, grace: number, overdue: RegExp) => {
+    expect((await usage(paid.jwt, accepted)).body, 'in the paid period').to.deep.include({ admitted: true, policy: paid.policy });
+    at(due + grace - 5);
+    expect((await usage(paid.jwt, accepted)).body, 'within the grace').to.deep.include({ admitted: true });
+    at(due + grace + 1);
+    const late = (await usage(paid.jwt, accepted)).body;
+    expect(late.admitted).to.equal(false);
+    expect(late.reason).to.match(overdue);
+  };
 
   before(async () => {
     h = await startX402('completed-sub', { X402_CACHE_MS: '0' }, { clock });
@@ -87,14 +97,7 @@ describe('a Completed subscription is honoured through its last paid period and 
     const policy = await policyOf(paid.policy);
     expect(policy.status).to.equal('Completed');
     expect(policy.type.max_renewals).to.equal(0);
-    const due = Number(policy.type.next_payment_due);
-    expect((await usage(paid.jwt, accepted)).body, 'in the paid period').to.deep.include({ admitted: true, policy: paid.policy });
-    at(due + 60 - 5);
-    expect((await usage(paid.jwt, accepted)).body, 'within the grace').to.deep.include({ admitted: true });
-    at(due + 60 + 1);
-    const late = (await usage(paid.jwt, accepted)).body;
-    expect(late.admitted).to.equal(false);
-    expect(late.reason).to.match(/is overdue: its payment was due at \d+ .*grace period of 60 s has passed/);
+    await servedThroughGrace(paid, accepted, Number(policy.type.next_payment_due), 60, /is overdue: its payment was due at \d+ .*grace period of 60 s has passed/);
   });
 
   it('paused by its payer: served through the period it paid plus its grace, then refused as overdue', async () => {
@@ -106,14 +109,7 @@ describe('a Completed subscription is honoured through its last paid period and 
     for (let i = 0; i < 20 && (await policyOf(paid.policy)).status !== 'Paused'; i += 1) await new Promise((r) => setTimeout(r, 100));
     const policy = await policyOf(paid.policy);
     expect(policy.status).to.equal('Paused');
-    const due = Number(policy.type.next_payment_due);
-    expect((await usage(paid.jwt, accepted)).body, 'in the paid period').to.deep.include({ admitted: true, policy: paid.policy });
-    at(due + 90 - 5);
-    expect((await usage(paid.jwt, accepted)).body, 'within the grace').to.deep.include({ admitted: true });
-    at(due + 90 + 1);
-    const late = (await usage(paid.jwt, accepted)).body;
-    expect(late.admitted).to.equal(false);
-    expect(late.reason).to.match(/is overdue/);
+    await servedThroughGrace(paid, accepted, Number(policy.type.next_payment_due), 90, /is overdue/);
   });
 
   it('autoRenew off: Completed by its first payment, and a middleware serves its bearer', async () => {
