@@ -18,6 +18,8 @@ import { sql } from 'kysely';
 import type { Db } from '../../infra/postgres/database.js';
 import type { UsageLedger } from '../x402/metering.js';
 import { sliceText } from '../x402/meter-slices.js';
+import { groupedCalls, groupedWrites } from '../../infra/postgres/grouped-writes.js';
+import { runPrepared } from '../../infra/postgres/prepared.js';
 
 type Recorded = Parameters<UsageLedger['record']>[0];
 
@@ -25,11 +27,12 @@ type Recorded = Parameters<UsageLedger['record']>[0];
 export const DEFAULT_RESERVATION_SECONDS = 300;
 /**
  * Requests served are marked together, rather than a statement of their own per request on the
- * metered route: the marks ride in the next statement that writes admitted rows (one round trip
- * and one commit for both), and go alone once the oldest has waited SERVED_BATCH_MS with no such
- * statement to ride. A process that dies holding marks leaves those requests served and not
- * charged (their reservations are dropped); a mark whose statement fails is tried again
- * (SERVED_RETRY_SECONDS).
+ * metered route: a mark waits up to SERVED_BATCH_MS for others, then they go in one UPDATE, on a
+ * connection of its own beside the admitted rows' statements (a mark's UPDATE leaves the slices
+ * alone, so it takes no lock the rows' statements take, and never holds a row's statement up:
+ * the rows are what an answer waits for). A process that dies holding marks leaves those
+ * requests served and not charged (their reservations are dropped); a mark whose statement
+ * fails is tried again (SERVED_RETRY_SECONDS).
  */
 const SERVED_BATCH_MS = 10;
 const SERVED_BATCH_MAX = 500;
@@ -49,90 +52,53 @@ const SERVED_RETRY = { retries: 10, factor: 2, minTimeout: 200, maxTimeout: 5000
 const RECORD_IN_FLIGHT = 1;
 const RECORD_MAX = 200;
 
-interface Waiting<T, R> { value: T; done: (r: R) => void; failed: (err: unknown) => void }
-
 /**
- * The ledger's hot-path writes: admitted rows (`insert`, each written before its answer leaves)
- * and served marks (`mark`, which report the ids they found), grouped as grouped-writes.ts
- * groups rows, the marks riding with the rows. `both` runs one statement of each kind; when a
- * statement holding several rows fails, the marks are written alone and the rows one by one,
- * so one row's error (a constraint) is its caller's alone.
+ * The admitted rows' statement: one fixed text whatever the group's size (arrays unnested), a
+ * prepared statement (infra/postgres/prepared.ts). Rows go in ordered by the owner of their
+ * slices, the key the ledger locks them by (migration 1010): concurrent groups lock in one order.
  */
-function ledgerWrites(
-  insert: (rows: readonly Recorded[]) => Promise<void>,
-  mark: (ids: readonly string[]) => Promise<Set<string>>,
-  both: (rows: readonly Recorded[], ids: readonly string[]) => Promise<Set<string>>,
-): { record: (row: Recorded) => Promise<void>; served: (id: string) => Promise<boolean> } {
-  let rows: Waiting<Recorded, void>[] = [];
-  let marks: Waiting<string, boolean>[] = [];
-  let marksDue = false;
-  let timer: NodeJS.Timeout | undefined;
-  let busy = 0;
-  const markAll = (calls: Waiting<string, boolean>[], found: Set<string>): void => { for (const c of calls) c.done(found.has(c.value)); };
-  const settle = async (r: Waiting<Recorded, void>[], m: Waiting<string, boolean>[]): Promise<void> => {
-    try {
-      if (m.length === 0) await insert(r.map((c) => c.value));
-      else markAll(m, await (r.length === 0 ? mark(m.map((c) => c.value)) : both(r.map((c) => c.value), m.map((c) => c.value))));
-      for (const c of r) c.done();
-    } catch (err) {
-      // the statement wrote nothing: marks alone, rows one by one (a lone row's error is its own)
-      const again: Promise<void>[] = [];
-      if (m.length > 0 && r.length === 0) for (const c of m) c.failed(err);
-      else if (m.length > 0) again.push(mark(m.map((c) => c.value)).then((found) => markAll(m, found), (e: unknown) => { for (const c of m) c.failed(e); }));
-      if (r.length === 1 && m.length === 0) r[0]!.failed(err);
-      else for (const c of r) again.push(insert([c.value]).then(() => c.done(), c.failed));
-      await Promise.all(again);
-    }
-  };
-  const pump = (): void => {
-    while (busy < RECORD_IN_FLIGHT && (rows.length > 0 || (marksDue && marks.length > 0))) {
-      const r = rows.slice(0, RECORD_MAX);
-      rows = rows.slice(RECORD_MAX);
-      const m = marks.slice(0, SERVED_BATCH_MAX);
-      marks = marks.slice(SERVED_BATCH_MAX);
-      if (marks.length === 0) { marksDue = false; clearTimeout(timer); timer = undefined; }
-      busy += 1;
-      void settle(r, m).finally(() => { busy -= 1; pump(); });
-    }
-  };
-  return {
-    record: (value) => new Promise<void>((done, failed) => { rows.push({ value, done, failed }); pump(); }),
-    served: (value) => new Promise<boolean>((done, failed) => {
-      marks.push({ value, done, failed });
-      if (marks.length >= SERVED_BATCH_MAX) marksDue = true;
-      else timer ??= setTimeout(() => { timer = undefined; marksDue = true; pump(); }, SERVED_BATCH_MS);
-      pump();
-    }),
-  };
+const INSERT_ROWS = {
+  name: 'payg_usage_insert_rows',
+  text: `INSERT INTO payg_usage (request_id, policy, gateway, user_payment, chunk, period_start, reserved_until, period_slice, account_slice)
+    SELECT r, p, g, u, c::numeric, s::bigint, now() + make_interval(secs => $9::float8), ps::int8range, acs::int8range
+    FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[]) AS t(r, p, g, u, c, s, ps, acs)
+    ORDER BY coalesce(u, p)`,
+};
+/**
+ * Served marks: their reservations become chargeable; the ids found come back (a dropped
+ * reservation's does not). Planned on each run: a generic plan made while the table was small
+ * scanned it whole (240 µs of Postgres a request in the x402 bench, against 100)
+ */
+const MARK_SERVED = {
+  text: 'UPDATE payg_usage SET reserved_until = NULL WHERE request_id = ANY($1::text[]) RETURNING request_id',
+};
+
+/** The ledger's hot-path writes: admitted rows (each written before its answer leaves) and served marks, each grouped. */
+function hotWrites(db: Db, reservation: number): { record: (row: Recorded) => Promise<void>; served: (id: string) => Promise<boolean> } {
+  const slice = (start: bigint | undefined, chunk: bigint) => (start === undefined ? null : sliceText(start, chunk));
+  const record = groupedWrites(async (rows: readonly Recorded[]) => {
+    await runPrepared(db, INSERT_ROWS, [
+      rows.map((u) => u.requestId), rows.map((u) => u.policy), rows.map((u) => u.gateway), rows.map((u) => u.userPayment),
+      rows.map((u) => u.chunk.toString()), rows.map((u) => u.periodStart.toString()),
+      rows.map((u) => slice(u.periodSliceStart, u.chunk)), rows.map((u) => slice(u.accountSliceStart, u.chunk)), reservation,
+    ]);
+  }, { inFlight: RECORD_IN_FLIGHT, max: RECORD_MAX });
+  // a durable commit: a served request's mark survives a Postgres crash, so it is charged. A failed
+  // statement fails every mark in it (a lost connection, not one mark's fault): each is tried again
+  const served = groupedCalls(async (ids: readonly string[]) => {
+    const found = new Set((await runPrepared<{ request_id: string }>(db, MARK_SERVED, [ids])).map((r) => r.request_id));
+    return (id: string) => found.has(id);
+  }, { inFlight: 1, max: SERVED_BATCH_MAX, gatherMs: SERVED_BATCH_MS, alone: false });
+  return { record, served };
 }
 
 export function createUsageLedger(db: Db, opts: { reservationSeconds?: number } = {}): UsageLedger {
-  const reservation = opts.reservationSeconds ?? DEFAULT_RESERVATION_SECONDS;
-  const slice = (start: bigint | undefined, chunk: bigint) => (start === undefined ? null : sliceText(start, chunk));
-  // one fixed text whatever the group's size (arrays unnested): nothing to build per row, nothing new for Postgres to parse.
-  // Rows go in ordered by the owner of their slices, the key the ledger locks them by (migration 1010): concurrent groups lock in one order
-  const inserted = (rows: readonly Recorded[]) => sql`INSERT INTO payg_usage (request_id, policy, gateway, user_payment, chunk, period_start, reserved_until, period_slice, account_slice)
-    SELECT r, p, g, u, c::numeric, s::bigint, now() + make_interval(secs => ${reservation}), ps::int8range, acs::int8range
-    FROM unnest(${rows.map((u) => u.requestId)}::text[], ${rows.map((u) => u.policy)}::text[], ${rows.map((u) => u.gateway)}::text[],
-      ${rows.map((u) => u.userPayment)}::text[], ${rows.map((u) => u.chunk.toString())}::text[], ${rows.map((u) => u.periodStart.toString())}::text[],
-      ${rows.map((u) => slice(u.periodSliceStart, u.chunk))}::text[], ${rows.map((u) => slice(u.accountSliceStart, u.chunk))}::text[])
-      AS t(r, p, g, u, c, s, ps, acs)
-    ORDER BY coalesce(u, p)`;
-  const marked = (ids: readonly string[]) => sql<{ request_id: string }>`UPDATE payg_usage SET reserved_until = NULL WHERE request_id = ANY(${[...ids]}::text[]) RETURNING request_id`;
-  const found = (rows: readonly { request_id: string }[]) => new Set(rows.map((r) => r.request_id));
-  // a durable commit either way: a served request's mark survives a Postgres crash, so it is charged
-  const writes = ledgerWrites(
-    async (rows) => { await inserted(rows).execute(db); },
-    async (ids) => found((await marked(ids).execute(db)).rows),
-    // both in one statement: the UPDATE cannot see the rows this statement inserts, nor need to (a row is marked only once answered, so written before)
-    async (rows, ids) => found((await sql<{ request_id: string }>`WITH i AS (${inserted(rows)} RETURNING 1), m AS (${marked(ids)})
-      SELECT request_id FROM m`.execute(db)).rows),
-  );
+  const writes = hotWrites(db, opts.reservationSeconds ?? DEFAULT_RESERVATION_SECONDS);
   return {
     record: writes.record,
     // a mark lost to a Postgres restart would leave a request served and never charged: retried
     // for about SERVED_RETRY_SECONDS (the statement is an UPDATE of the row, so running it twice is harmless)
-    served: (requestId) => pRetry(() => writes.served(requestId), SERVED_RETRY),
+    served: (requestId) => writes.served(requestId).catch(() => pRetry(() => writes.served(requestId), SERVED_RETRY)),
     async unserved(requestId) {
       const row = await db.deleteFrom('payg_usage').where('request_id', '=', requestId).where('reserved_until', 'is not', null).where('charge_id', 'is', null)
         .returning(['policy', 'period_start', 'user_payment', 'chunk']).executeTakeFirst();

@@ -10,6 +10,7 @@ import { StatementNames, withNamedStatements } from './named-statements.js';
 import { registerDirect } from './text-query.js';
 import { createBytePages } from './byte-pages.js';
 import { withCopy } from './copy.js';
+import { registerPool } from './prepared.js';
 
 export type Db = Kysely<Database>;
 
@@ -33,13 +34,19 @@ export function createDb(url: string, poolMax = 10, applicationName = 'tributary
   // copy: the projections' COPY runs on a transaction's connection (copy.ts)
   // text-query: the hot list routes' one-cell pages as bytes, on connections of their own
   // (byte-pages.ts: up to poolMax more), closed with the pool
-  if (!opts.namedStatements) return new Kysely<Database>({ dialect: new PostgresDialect({ pool: withCopy(pool), cursor: Cursor }) });
+  // prepared: a hot path's fixed statements run on the pool directly (prepared.ts)
+  if (!opts.namedStatements) {
+    const plain = new Kysely<Database>({ dialect: new PostgresDialect({ pool: withCopy(pool), cursor: Cursor }) });
+    registerPool(plain, pool);
+    return plain;
+  }
   const names = new StatementNames();
   const pages = createBytePages(url, poolMax, applicationName, opts.statementTimeoutMs);
   const named = withNamedStatements(pool, names);
   const closing = { connect: () => named.connect(), end: async () => { await Promise.all([named.end(), pages.end()]); } };
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: withCopy(closing), cursor: Cursor }) });
   registerDirect(db, pool, pages, names);
+  registerPool(db, pool);
   return db;
 }
 

@@ -7,31 +7,60 @@
  * error (a constraint) is its caller's alone.
  */
 
-/** `write` inserts every row in one statement; rows of one group never exceed `max`. */
-export function groupedWrites<T>(write: (rows: readonly T[]) => Promise<void>, opts: { inFlight?: number; max?: number } = {}): (row: T) => Promise<void> {
+export interface GroupOptions {
+  /** statements in flight at once (the rest queue for the next) */
+  inFlight?: number;
+  /** rows in one statement at most */
+  max?: number;
+  /**
+   * how long the first row of an empty queue waits for others before its statement goes (0:
+   * at once), for writes nobody waits on, where fewer statements matter more than latency
+   */
+  gatherMs?: number;
+  /** when a group's statement fails: its rows written one by one (true), or every caller failed with its error */
+  alone?: boolean;
+}
+
+/**
+ * `write` writes every row in one statement and answers each row's result (as `write`'s
+ * answer maps it); rows of one group never exceed `max`.
+ */
+export function groupedCalls<T, R>(write: (rows: readonly T[]) => Promise<(row: T) => R>, opts: GroupOptions = {}): (row: T) => Promise<R> {
   const inFlight = opts.inFlight ?? 2;
   const max = opts.max ?? 200;
-  let queue: { row: T; done: () => void; failed: (err: unknown) => void }[] = [];
+  const gatherMs = opts.gatherMs ?? 0;
+  const alone = opts.alone ?? true;
+  let queue: { row: T; done: (r: R) => void; failed: (err: unknown) => void }[] = [];
   let busy = 0;
+  let gathering: NodeJS.Timeout | undefined;
+  let due = gatherMs === 0;
   const settle = async (calls: typeof queue): Promise<void> => {
     try {
-      await write(calls.map((c) => c.row));
-      for (const c of calls) c.done();
+      const result = await write(calls.map((c) => c.row));
+      for (const c of calls) c.done(result(c.row));
     } catch (err) {
-      if (calls.length === 1) { calls[0]!.failed(err); return; }
-      await Promise.all(calls.map((c) => write([c.row]).then(c.done, c.failed)));
+      if (calls.length === 1 || !alone) { for (const c of calls) c.failed(err); return; }
+      await Promise.all(calls.map((c) => write([c.row]).then((result) => c.done(result(c.row)), c.failed)));
     }
   };
   const pump = (): void => {
-    while (busy < inFlight && queue.length > 0) {
+    while (busy < inFlight && queue.length > 0 && (due || queue.length >= max)) {
       const calls = queue.slice(0, max);
       queue = queue.slice(max);
+      if (gatherMs > 0 && queue.length === 0) { due = false; clearTimeout(gathering); gathering = undefined; }
       busy += 1;
       void settle(calls).finally(() => { busy -= 1; pump(); });
     }
   };
-  return (row) => new Promise<void>((done, failed) => {
+  return (row) => new Promise<R>((done, failed) => {
     queue.push({ row, done, failed });
+    if (!due) gathering ??= setTimeout(() => { gathering = undefined; due = true; pump(); }, gatherMs);
     pump();
   });
+}
+
+/** `write` inserts every row in one statement; rows of one group never exceed `max`. */
+export function groupedWrites<T>(write: (rows: readonly T[]) => Promise<void>, opts: GroupOptions = {}): (row: T) => Promise<void> {
+  const none = (): void => undefined;
+  return groupedCalls(async (rows: readonly T[]) => { await write(rows); return none; }, opts);
 }

@@ -8,6 +8,7 @@ import type { Db } from '../../../infra/postgres/database.js';
 import { createLru } from '../../../src/kernel/domain/lru.js';
 import { sliceText } from '../meter-slices.js';
 import { groupedWrites } from '../../../infra/postgres/grouped-writes.js';
+import { runPrepared } from '../../../infra/postgres/prepared.js';
 
 export interface PaidCredit {
   policy: string;
@@ -36,6 +37,19 @@ export interface CreditLedger {
 
 type Use = Parameters<CreditLedger['recordUse']>[0];
 
+/**
+ * The requests' rows: one fixed text whatever the group's size (arrays unnested), a prepared
+ * statement (infra/postgres/prepared.ts); ordered by policy, the key the ledger locks a row's
+ * slice by (migration 1010), so concurrent groups lock in one order.
+ */
+const INSERT_USES = {
+  name: 'prepaid_usage_insert_uses',
+  text: `INSERT INTO prepaid_usage (request_id, policy, gateway, amount, slice)
+    SELECT r, p, g, a::numeric, s::int8range
+    FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) AS t(r, p, g, a, s)
+    ORDER BY p`,
+};
+
 export function createCreditLedger(db: Db): CreditLedger {
   return {
     async recordCredit(c) {
@@ -57,14 +71,10 @@ export function createCreditLedger(db: Db): CreditLedger {
     // statement in flight at a time, so that the rows arriving meanwhile make larger groups (Postgres's cost is
     // mostly per statement: the x402 bench's profile, test/bench/README.md)
     recordUse: groupedWrites(async (rows: readonly Use[]) => {
-      // one fixed text whatever the group's size (arrays unnested): nothing to build per row, nothing new for Postgres to parse;
-      // ordered by policy, the key the ledger locks a row's slice by (migration 1010), so concurrent groups lock in one order
-      await sql`INSERT INTO prepaid_usage (request_id, policy, gateway, amount, slice)
-        SELECT r, p, g, a::numeric, s::int8range
-        FROM unnest(${rows.map((u) => u.requestId)}::text[], ${rows.map((u) => u.policy)}::text[], ${rows.map((u) => u.gateway)}::text[],
-          ${rows.map((u) => u.amount.toString())}::text[], ${rows.map((u) => (u.sliceStart === undefined ? null : sliceText(u.sliceStart, u.amount)))}::text[])
-          AS t(r, p, g, a, s)
-        ORDER BY p`.execute(db);
+      await runPrepared(db, INSERT_USES, [
+        rows.map((u) => u.requestId), rows.map((u) => u.policy), rows.map((u) => u.gateway), rows.map((u) => u.amount.toString()),
+        rows.map((u) => (u.sliceStart === undefined ? null : sliceText(u.sliceStart, u.amount))),
+      ]);
     }, { inFlight: 1 }),
     async discardUse(requestId) {
       await db.deleteFrom('prepaid_usage').where('request_id', '=', requestId).execute();

@@ -1,0 +1,35 @@
+/**
+ * A hot path's fixed statements as prepared statements on a Db's own pool. A statement run
+ * thousands of times a second with one text (the x402 ledgers' grouped INSERTs) is parsed
+ * once per connection and then only bound and executed: Postgres skips parsing it and, after
+ * a few runs, planning it (its plan cache), and the API skips kysely's connection layers and
+ * pg's Parse message. The statement's name is fixed by its caller and unique to its text (pg
+ * refuses a name prepared on a connection with another text). A Db built elsewhere than
+ * createDb (none in the service) runs the text unnamed through kysely, with the same result.
+ * Behind a pooler in transaction mode, prepared statements need its support for them (the read
+ * pool's named statements, named-statements.ts, do too).
+ */
+import { CompiledQuery } from 'kysely';
+import type pg from './pg.js';
+
+interface Executes { executeQuery<R>(q: CompiledQuery<R>): Promise<{ rows: R[] }> }
+
+const pools = new WeakMap<object, pg.Pool>();
+
+/** Called by createDb: `db`'s statements may run on `pool` directly. */
+export function registerPool(db: object, pool: pg.Pool): void {
+  pools.set(db, pool);
+}
+
+/**
+ * A statement of the caller's, prepared once per connection under `name`. Without a name it is
+ * parsed and planned on each run: for a statement whose best plan depends on the table's size
+ * (a generic plan made while a table is small scans it whole once it is not)
+ */
+export interface PreparedStatement { name?: string; text: string }
+
+export async function runPrepared<R extends object>(db: Executes, s: PreparedStatement, values: readonly unknown[]): Promise<R[]> {
+  const pool = pools.get(db);
+  if (pool === undefined) return (await db.executeQuery(CompiledQuery.raw(s.text, [...values]))).rows as R[];
+  return (await pool.query<R>(s.name === undefined ? { text: s.text, values: [...values] } : { name: s.name, text: s.text, values: [...values] })).rows;
+}
