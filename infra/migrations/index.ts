@@ -37,6 +37,7 @@ import * as m1007c from './1007_checkout_sessions.js';
 import * as m1008x from './1008_x402_origin_proofs.js';
 import * as m1009w from './1009_webhook_endpoint_urls.js';
 import * as m1010m from './1010_meter_slices_btree.js';
+import * as m1011m from './1011_meter_slices_statement.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '0001_spine': m0001,
@@ -72,6 +73,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '1008_x402_origin_proofs': m1008x,
   '1009_webhook_endpoint_urls': m1009w,
   '1010_meter_slices_btree': m1010m,
+  '1011_meter_slices_statement': m1011m,
 };
 
 export async function migrateToLatest(db: Kysely<any>): Promise<MigrationResultSet> {

@@ -1,5 +1,6 @@
 /**
- * The ledger keeps the slices of one counter apart (migration 1010_meter_slices_btree): a
+ * The ledger keeps the slices of one counter apart (migrations 1010_meter_slices_btree and
+ * 1011_meter_slices_statement: a statement's inserted rows checked together, an update by row): a
  * row whose slice overlaps one another row of the same counter holds is refused with the
  * exclusion violation the metering code reads (meter-slices.ts overlapOf), whether the
  * other row is old, written by the same statement, or written by a transaction not
@@ -57,6 +58,29 @@ describe('usage ledger: slices of one counter never overlap', function () {
     const outcomes = await Promise.all(rows.map((r) => refusal(ledger.record({ ...r, accountSliceStart: r.accountSliceStart ?? r.periodSliceStart }))));
     expect(outcomes.filter((o) => o === 'admitted')).to.have.length(2);
     expect(outcomes.filter((o) => o === 'period')).to.have.length(1);
+  });
+
+  it('refuses a statement whose own rows overlap, however they lie, and admits one whose rows only touch', async () => {
+    // one INSERT of several rows, as the ledgers' grouped statements write them
+    const insert = (slices: [number, number][], policy: string) => refusal(sql`INSERT INTO payg_usage (request_id, policy, gateway, user_payment, chunk, period_start, period_slice, account_slice)
+      SELECT 'stmt-' || ${policy} || '-' || i, ${policy}, 'gw', ${`acct-${policy}`}, 1, 100, s::int8range, s::int8range
+      FROM unnest(${slices.map(([a, b]) => `[${a},${b})`)}::text[]) WITH ORDINALITY AS t(s, i)`.execute(env.db));
+    expect(await insert([[0, 3], [3, 5], [5, 6]], 'touching')).to.equal('admitted');
+    expect(await insert([[0, 10], [2, 3]], 'contained')).to.equal('period');
+    expect(await insert([[5, 8], [0, 2], [7, 9]], 'apart-then-crossing')).to.equal('period');
+    expect(await insert([[0, 4], [8, 9], [3, 6]], 'crossing-first')).to.equal('period');
+    // a refused statement wrote nothing
+    const written = await sql<{ policy: string }>`SELECT DISTINCT policy FROM payg_usage WHERE request_id LIKE 'stmt-%' ORDER BY policy`.execute(env.db);
+    expect(written.rows.map((r) => r.policy)).to.deep.equal(['touching']);
+  });
+
+  it('refuses an update that moves a row\'s slice onto another\'s', async () => {
+    const ledger = createUsageLedger(env.db);
+    await ledger.record(payg({ policy: 'p-upd', account: 'a-upd', slice: [0, 5], account_slice: [0, 5] }));
+    const moved = payg({ policy: 'p-upd', account: 'a-upd', slice: [10, 15], account_slice: [10, 15] });
+    await ledger.record(moved);
+    expect(await refusal(sql`UPDATE payg_usage SET period_slice = '[3,8)' WHERE request_id = ${moved.requestId}`.execute(env.db))).to.equal('period');
+    expect(await refusal(sql`UPDATE payg_usage SET period_slice = '[5,10)' WHERE request_id = ${moved.requestId}`.execute(env.db))).to.equal('admitted');
   });
 
   it('holds a writer whose slice overlaps a row not committed yet, and refuses it once that commits', async () => {
