@@ -6,8 +6,9 @@
  * position p holds [p, p + c). The script admits it only when p + c is within the limit,
  * and the ledger row that records the request (written before the response leaves) holds
  * the slice, and Postgres refuses a row whose slice overlaps one another row of the same
- * counter holds (a row trigger over btree indexes, migration 1010_meter_slices_btree, which
- * raises the exclusion violation the GiST constraints of 1004_meter_slices raised): no two
+ * counter holds (a statement trigger over btree indexes, migrations 1010_meter_slices_btree and
+ * 1011_meter_slices_statement, which raise the exclusion violation the GiST constraints of
+ * 1004_meter_slices raised): no two
  * requests of one counter ever hold overlapping slices. So whatever Redis believes, the requests
  * admitted hold disjoint slices of [0, limit), and together cost at most the limit.
  *
@@ -18,7 +19,22 @@
  * the payer may lose that much of a credit or a period's cap, the merchant never serves
  * a request unpaid.
  */
+import pRetry from 'p-retry';
 import { luaScript } from '../../infra/redis/scripts.js';
+
+/**
+ * A ledger row whose statement failed with anything but an overlap may still have been
+ * written: Postgres committed it and the answer was lost (a restart terminating the
+ * connection), or a group's statement committed and the rows' retries one by one met their
+ * own keys. Its request is refused (a 503), so the row is taken back, in the background and
+ * tried again while Postgres is away: left, a pay-as-you-go reservation would count in its
+ * payer's outstanding until dropped at its bound, and a prepaid row would spend the credit
+ * on a request never served. Taking back a row that was never written deletes nothing. Tried
+ * for about a minute: a longer outage leaves a reservation to its bound (dropped, never charged).
+ */
+export function takeBackInDoubt(discard: () => Promise<void>): void {
+  pRetry(discard, { retries: 10, factor: 2, minTimeout: 200, maxTimeout: 5000, maxRetryTime: 60_000 }).catch(() => undefined);
+}
 
 /** The names the ledger's refusals of overlapping slices carry (SQLSTATE 23P01), by what they guard. */
 export const SLICE_CONSTRAINTS = {

@@ -38,7 +38,7 @@ import type { PayAsYouGoType } from '../../src/kernel/domain/policy-type.js';
 import { runScript } from '../../infra/redis/scripts.js';
 import { accountOutstandingKey, accountPositionKey, REBUILD_SECONDS } from './account-outstanding.js';
 import { runScriptGrouped } from './meter-batch.js';
-import { METER_SCRIPT, overlapOf, RAISE_SCRIPT } from './meter-slices.js';
+import { METER_SCRIPT, overlapOf, RAISE_SCRIPT, takeBackInDoubt } from './meter-slices.js';
 
 /**
  * Usage is refused this close to the policy's expiry: the settler charges a policy's usage
@@ -205,7 +205,10 @@ async function admit(run: (s: Seeds) => Promise<Counted>, l: Recording | undefin
       // more (a slice is handed out once, never twice: meter-slices.ts)
       if (l.account) await l.redis.del(l.account.owed, l.account.position).catch(() => undefined);
       const behind = overlapOf(err);
-      if (!behind) throw err;
+      if (!behind) {
+        takeBackInDoubt(() => l.ledger.discard(l.requestId));
+        throw err;
+      }
       // a count behind the ledger: the period's raised to the ledger's mark, the account's rebuilt (above)
       if (behind === 'period') await runScript(l.redis, RAISE_SCRIPT, [l.key], [(await l.ledger.metered(l.policy, l.periodStart, l.settled)).toString()]);
       Object.assign(seeds, { counter: '', owed: '', position: '' });

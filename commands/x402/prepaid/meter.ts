@@ -16,7 +16,7 @@
 import type { Redis } from 'ioredis';
 import { runScript } from '../../../infra/redis/scripts.js';
 import { runScriptGrouped } from '../meter-batch.js';
-import { METER_SCRIPT, overlapOf, RAISE_SCRIPT } from '../meter-slices.js';
+import { METER_SCRIPT, overlapOf, RAISE_SCRIPT, takeBackInDoubt } from '../meter-slices.js';
 import type { CreditLedger } from './ledger.js';
 
 /** A counter idle this long leaves Redis and is rebuilt from the ledger on its next use. */
@@ -52,7 +52,10 @@ export async function drawCredit(
       await ledger.recordUse({ requestId: d.requestId, policy, gateway: d.gateway, amount: chunk, sliceStart: BigInt(r[3]) });
       break;
     } catch (err) {
-      if (!overlapOf(err)) throw err;
+      if (!overlapOf(err)) {
+        takeBackInDoubt(() => ledger.discardUse(d.requestId));
+        throw err;
+      }
       // the counter is behind the ledger (Redis restored from an older snapshot): raised to its mark, drawn again
       await runScript(redis, RAISE_SCRIPT, [key], [(await ledger.used(policy)).toString()]);
       r = await run('');
