@@ -27,6 +27,7 @@
  */
 import { sql } from 'kysely';
 import type { Db } from '../../infra/postgres/database.js';
+import { SERVED_RETRY_SECONDS } from '../../commands/settlement/usage-ledger.js';
 import { calendarMonths } from '../../src/kernel/domain/calendar.js';
 import { frequencySeconds } from '../../src/kernel/domain/frequency.js';
 import type { Check } from './checks.js';
@@ -63,10 +64,19 @@ export async function dueLeft(db: Db, rpcUrl: string, policies: readonly ServedP
   return { left: due.length, detail: due.slice(0, 5).map((d) => `${d.policy.address} due ${d.due}`).join(', ') };
 }
 
-/** Metered usage not charged (nor unbillable) and charges in flight: the drain's condition. */
+/**
+ * A reservation (a row whose request was never marked served) this old will not be marked any
+ * more: its request ended unanswered or its process died (marks are retried for
+ * SERVED_RETRY_SECONDS). The settler drops it at its bound, uncharged; the drain does not wait for it.
+ */
+const ABANDONED_SECONDS = SERVED_RETRY_SECONDS + 30;
+
+/** Metered usage not charged (nor unbillable, nor a reservation abandoned) and charges in flight: the drain's condition. */
 export async function unsettledLeft(db: Db): Promise<number> {
   const usage = await db.selectFrom('payg_usage').select((eb) => eb.fn.countAll<string>().as('n'))
-    .where('charge_id', 'is', null).where('unbillable_reason', 'is', null).executeTakeFirstOrThrow();
+    .where('charge_id', 'is', null).where('unbillable_reason', 'is', null)
+    .where((eb) => eb.or([eb('reserved_until', 'is', null), eb('metered_at', '>', sql<Date>`now() - make_interval(secs => ${ABANDONED_SECONDS})`)]))
+    .executeTakeFirstOrThrow();
   const sending = await db.selectFrom('payg_charges').select((eb) => eb.fn.countAll<string>().as('n')).where('status', '=', 'sending').executeTakeFirstOrThrow();
   return Number(usage.n) + Number(sending.n);
 }
@@ -166,7 +176,7 @@ export async function paygCheck(
   },
 ): Promise<Check> {
   const problems: string[] = [];
-  const usage = await db.selectFrom('payg_usage').select(['policy', 'chunk', 'charge_id', 'unbillable_reason']).execute();
+  const usage = await db.selectFrom('payg_usage').select(['request_id', 'policy', 'chunk', 'charge_id', 'unbillable_reason', 'metered_at', 'reserved_until']).execute();
   const charges = await db.selectFrom('payg_charges').selectAll().execute();
   const byId = new Map(charges.map((c) => [c.id, c]));
   const policies = new Set([...usage.map((u) => u.policy), ...o.paygPolicies]);
@@ -174,18 +184,27 @@ export async function paygCheck(
   let charged = 0n;
   let onChain = 0n;
   let unsettled = 0;
+  const left: string[] = [];
+  // requests an API node died serving: their rows stay reservations, dropped at their bound and never charged (docs/billing.md)
+  let orphaned = 0;
+  const killed = (u: { metered_at: Date }) => o.faults.some((w) => /kill -9 api/.test(w.name) && +new Date(u.metered_at) >= w.from - 2000 && +new Date(u.metered_at) <= w.to);
   const unbillable = new Map<string, number>();
   const chunksOf = new Map<string, bigint>();
   for (const u of usage) {
     metered += BigInt(u.chunk);
     if (u.unbillable_reason !== null) { const k = u.unbillable_reason.split(':')[0]!; unbillable.set(k, (unbillable.get(k) ?? 0) + 1); continue; }
-    if (u.charge_id === null) { unsettled += 1; continue; }
+    if (u.charge_id === null && u.reserved_until !== null && killed(u)) { orphaned += 1; continue; }
+    if (u.charge_id === null) {
+      unsettled += 1;
+      left.push(`${u.request_id} of ${u.policy.slice(0, 8)} metered ${new Date(u.metered_at).toISOString()}${u.reserved_until === null ? ', served' : ', a reservation'}`);
+      continue;
+    }
     const c = byId.get(u.charge_id);
     if (c?.status !== 'executed') { problems.push(`usage in charge ${u.charge_id} (${c?.status ?? 'missing'})`); continue; }
     chunksOf.set(c.id, (chunksOf.get(c.id) ?? 0n) + BigInt(u.chunk));
     charged += BigInt(u.chunk);
   }
-  if (unsettled > 0) problems.push(`${unsettled} chunks unsettled after the drain`);
+  if (unsettled > 0) problems.push(`${unsettled} chunks unsettled after the drain (${left.slice(0, 5).join('; ')})`);
   const executed = charges.filter((c) => c.status === 'executed');
   for (const c of charges) {
     const rec = (o.records.get(c.policy) ?? []).find((r) => r.signature === c.signature);
@@ -224,6 +243,6 @@ export async function paygCheck(
   if (failedCalls > 0) problems.push(`${failedCalls} bearer calls lost (5xx or no answer): ${o.lost.slice(0, 4).map((l) => `${l.what} (${during(l.at)})`).join('; ')}`);
   return {
     name: 'metered chunks charged exactly once', ok: problems.length === 0 && executed.length > 0 && metered > 0n,
-    detail: `${policies.size} pay-as-you-go policies, ${usage.length} chunks metered (${metered}), ${answered} of ${sent} bearer calls answered 200 (402: ${refusedCalls}, 503 with Retry-After: ${unavailableCalls}, other 5xx or no answer: ${failedCalls}); ${executed.length} charges executed, ${charges.length - executed.length} refused; charged ${charged} = on chain ${onChain}; unsettled ${unsettled}; unbillable ${unbillable.size ? JSON.stringify(Object.fromEntries(unbillable)) : 'none'}${problems.length ? `; PROBLEMS (${problems.length}): ${problems.slice(0, 6).join('; ')}` : ''}`,
+    detail: `${policies.size} pay-as-you-go policies, ${usage.length} chunks metered (${metered}), ${answered} of ${sent} bearer calls answered 200 (402: ${refusedCalls}, 503 with Retry-After: ${unavailableCalls}, other 5xx or no answer: ${failedCalls}); ${executed.length} charges executed, ${charges.length - executed.length} refused; charged ${charged} = on chain ${onChain}; unsettled ${unsettled}; reservations of requests an API node died serving (dropped at their bound, never charged) ${orphaned}; unbillable ${unbillable.size ? JSON.stringify(Object.fromEntries(unbillable)) : 'none'}${problems.length ? `; PROBLEMS (${problems.length}): ${problems.slice(0, 6).join('; ')}` : ''}`,
   };
 }

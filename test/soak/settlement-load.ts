@@ -83,7 +83,7 @@ export async function startSettlementLoad(
       const body = Buffer.from(await res.arrayBuffer()).toString('utf8');
       if (res.status === 200) c.ok += 1;
       else if (res.status === 402) c.refused += 1;
-      else if (res.status === 503 && res.headers.get('retry-after')) c.unavailable += 1;
+      else if (res.status === 503 && res.headers.get('retry-after')) { c.unavailable += 1; if (process.env['SOAK_503_LOG']) process.stderr.write(`[503] ${new Date(at).toISOString()} ${body.slice(0, 300)}\n`); }
       else { c.errors += 1; load.lost.push({ at, what: `${res.status} ${body.slice(0, 120)}` }); }
     } catch (err) {
       c.errors += 1;
