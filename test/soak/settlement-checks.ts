@@ -229,7 +229,8 @@ export async function paygCheck(
   let unavailableCalls = 0;
   for (const p of o.paygPolicies) {
     const calls = o.calls.get(p);
-    const m = usage.filter((u) => u.policy === p).reduce((a, u) => a + BigInt(u.chunk), 0n);
+    // a request an API node died serving was retried on the other node: its reservation is no call's metering
+    const m = usage.filter((u) => u.policy === p && !(u.charge_id === null && u.reserved_until !== null && killed(u))).reduce((a, u) => a + BigInt(u.chunk), 0n);
     if (!calls) continue;
     answered += calls.ok;
     sent += calls.sent;
