@@ -75,12 +75,11 @@ const MARK_SERVED = {
 
 /** The ledger's hot-path writes: admitted rows (each written before its answer leaves) and served marks, each grouped. */
 function hotWrites(db: Db, reservation: number): { record: (row: Recorded) => Promise<void>; served: (id: string) => Promise<boolean> } {
-  const slice = (start: bigint | undefined, chunk: bigint) => (start === undefined ? null : sliceText(start, chunk));
   const record = groupedWrites(async (rows: readonly Recorded[]) => {
     await runPrepared(db, INSERT_ROWS, [
       rows.map((u) => u.requestId), rows.map((u) => u.policy), rows.map((u) => u.gateway), rows.map((u) => u.userPayment),
       rows.map((u) => u.chunk.toString()), rows.map((u) => u.periodStart.toString()),
-      rows.map((u) => slice(u.periodSliceStart, u.chunk)), rows.map((u) => slice(u.accountSliceStart, u.chunk)), reservation,
+      rows.map((u) => sliceText(u.periodSliceStart, u.chunk)), rows.map((u) => sliceText(u.accountSliceStart, u.chunk)), reservation,
     ]);
   }, { inFlight: RECORD_IN_FLIGHT, max: RECORD_MAX });
   // a durable commit: a served request's mark survives a Postgres crash, so it is charged. A failed

@@ -43,9 +43,9 @@ export const SLICE_CONSTRAINTS = {
   account: 'payg_usage_account_slice_excl',
 } as const;
 
-/** The slice [start, start + cost) as a Postgres int8range literal. */
-export function sliceText(start: bigint, cost: bigint): string {
-  return `[${start},${start + cost})`;
+/** The slice [start, start + cost) as a Postgres int8range literal; NULL for a row that holds none (recorded before slices were kept). */
+export function sliceText(start: bigint | undefined, cost: bigint): string | null {
+  return start === undefined ? null : `[${start},${start + cost})`;
 }
 
 /** Which counter was behind the ledger, when `err` is an insert refused for overlapping slices. */

@@ -187,13 +187,14 @@ export async function paygCheck(
   const left: string[] = [];
   // requests an API node died serving: their rows stay reservations, dropped at their bound and never charged (docs/billing.md)
   let orphaned = 0;
-  const killed = (u: { metered_at: Date }) => o.faults.some((w) => /kill -9 api/.test(w.name) && +new Date(u.metered_at) >= w.from - 2000 && +new Date(u.metered_at) <= w.to);
+  const killed = (at: number) => o.faults.some((w) => /kill -9 api/.test(w.name) && at >= w.from - 2000 && at <= w.to);
+  const orphan = (u: (typeof usage)[number]) => u.charge_id === null && u.reserved_until !== null && killed(+new Date(u.metered_at));
   const unbillable = new Map<string, number>();
   const chunksOf = new Map<string, bigint>();
   for (const u of usage) {
     metered += BigInt(u.chunk);
     if (u.unbillable_reason !== null) { const k = u.unbillable_reason.split(':')[0]!; unbillable.set(k, (unbillable.get(k) ?? 0) + 1); continue; }
-    if (u.charge_id === null && u.reserved_until !== null && killed(u)) { orphaned += 1; continue; }
+    if (orphan(u)) { orphaned += 1; continue; }
     if (u.charge_id === null) {
       unsettled += 1;
       left.push(`${u.request_id} of ${u.policy.slice(0, 8)} metered ${new Date(u.metered_at).toISOString()}${u.reserved_until === null ? ', served' : ', a reservation'}`);
@@ -230,7 +231,7 @@ export async function paygCheck(
   for (const p of o.paygPolicies) {
     const calls = o.calls.get(p);
     // a request an API node died serving was retried on the other node: its reservation is no call's metering
-    const m = usage.filter((u) => u.policy === p && !(u.charge_id === null && u.reserved_until !== null && killed(u))).reduce((a, u) => a + BigInt(u.chunk), 0n);
+    const m = usage.filter((u) => u.policy === p && !orphan(u)).reduce((a, u) => a + BigInt(u.chunk), 0n);
     if (!calls) continue;
     answered += calls.ok;
     sent += calls.sent;

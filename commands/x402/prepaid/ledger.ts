@@ -73,7 +73,7 @@ export function createCreditLedger(db: Db): CreditLedger {
     recordUse: groupedWrites(async (rows: readonly Use[]) => {
       await runPrepared(db, INSERT_USES, [
         rows.map((u) => u.requestId), rows.map((u) => u.policy), rows.map((u) => u.gateway), rows.map((u) => u.amount.toString()),
-        rows.map((u) => (u.sliceStart === undefined ? null : sliceText(u.sliceStart, u.amount))),
+        rows.map((u) => sliceText(u.sliceStart, u.amount)),
       ]);
     }, { inFlight: 1 }),
     async discardUse(requestId) {
