@@ -2,7 +2,8 @@
  * Rows written on a hot path, grouped: while a statement is in flight, the rows of the
  * requests arriving meanwhile queue and go in the next statement together (one round trip
  * and one commit for all of them, as a group commit does). An idle path writes each row at
- * once; a busy one writes fewer, larger statements. Each caller still learns its own row's
+ * once, or at the end of the event loop's round (`round`), with the rows of the other
+ * requests that round handled; a busy one writes fewer, larger statements. Each caller still learns its own row's
  * fate: when a group's statement fails, its rows are written one by one, so one row's
  * error (a constraint) is its caller's alone. Writes nobody waits on (served marks) can
  * gather for a few milliseconds first, making fewer statements still.
@@ -20,6 +21,13 @@ export interface GroupOptions {
   gatherMs?: number;
   /** when a group's statement fails: its rows written one by one (true), or every caller failed with its error */
   alone?: boolean;
+  /**
+   * a statement waits for the end of the event loop's round it was asked in (setImmediate), so
+   * that the rows of the requests this round handled go together: the answers of one Redis
+   * pipeline (meter-batch.ts) resume its requests in one round, and without this the first of
+   * them went alone and the rest waited for it in the next statement
+   */
+  round?: boolean;
 }
 
 /**
@@ -35,6 +43,7 @@ export function groupedCalls<T, R>(write: (rows: readonly T[]) => Promise<(row: 
   let busy = 0;
   let gathering: NodeJS.Timeout | undefined;
   let due = gatherMs === 0;
+  let roundEnd = false;
   const settle = async (calls: typeof queue): Promise<void> => {
     try {
       const result = await write(calls.map((c) => c.row));
@@ -56,7 +65,11 @@ export function groupedCalls<T, R>(write: (rows: readonly T[]) => Promise<(row: 
   return (row) => new Promise<R>((done, failed) => {
     queue.push({ row, done, failed });
     if (!due) gathering ??= setTimeout(() => { gathering = undefined; due = true; pump(); }, gatherMs);
-    pump();
+    if (opts.round !== true) pump();
+    else if (!roundEnd) {
+      roundEnd = true;
+      setImmediate(() => { roundEnd = false; pump(); });
+    }
   });
 }
 

@@ -16,6 +16,25 @@ describe('grouped writes', () => {
     expect(statements).to.deep.equal([[1], [2, 3, 4]]);
   });
 
+  it('waits for the end of the event loop\'s round when told to, so that the rows of one round go together', async () => {
+    const statements: number[][] = [];
+    const write = groupedWrites(async (rows: readonly number[]) => {
+      statements.push([...rows]);
+      await new Promise((r) => setTimeout(r, 20));
+    }, { inFlight: 1, round: true });
+    // rows asked in one round (one task, as the answers of one Redis pipeline resume their requests) go in one statement
+    const first = [1, 2, 3].map((n) => write(n));
+    expect(statements, 'nothing sent before the round ends').to.deep.equal([]);
+    await new Promise((r) => setImmediate(r));
+    expect(statements).to.deep.equal([[1, 2, 3]]);
+    // while it is in flight, later rounds' rows queue for the next statement
+    const later = [4, 5].map((n) => write(n));
+    await new Promise((r) => setImmediate(r));
+    const last = write(6);
+    await Promise.all([...first, ...later, last]);
+    expect(statements).to.deep.equal([[1, 2, 3], [4, 5, 6]]);
+  });
+
   it('fails only the caller whose row the statement refuses', async () => {
     const write = groupedWrites(async (rows: readonly number[]) => {
       await new Promise((r) => setTimeout(r, 5));

@@ -67,15 +67,15 @@ export function createCreditLedger(db: Db): CreditLedger {
         ...(row.transaction !== null ? { transaction: row.transaction } : {}),
       };
     },
-    // concurrent requests' rows in one statement (a group commit), each still written before its answer; one
-    // statement in flight at a time, so that the rows arriving meanwhile make larger groups (Postgres's cost is
-    // mostly per statement: the x402 bench's profile, test/bench/README.md)
+    // concurrent requests' rows in one statement (a group commit), each still written before its answer: the rows
+    // of one round of the event loop together, and the rows arriving while two are in flight in the next
+    // (Postgres's cost is mostly per statement: the x402 bench's profile, test/bench/README.md)
     recordUse: groupedWrites(async (rows: readonly Use[]) => {
       await runPrepared(db, INSERT_USES, [
         rows.map((u) => u.requestId), rows.map((u) => u.policy), rows.map((u) => u.gateway), rows.map((u) => u.amount.toString()),
         rows.map((u) => sliceText(u.sliceStart, u.amount)),
       ]);
-    }, { inFlight: 1 }),
+    }, { inFlight: 2, round: true }),
     async discardUse(requestId) {
       await db.deleteFrom('prepaid_usage').where('request_id', '=', requestId).execute();
     },
