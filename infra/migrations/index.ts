@@ -38,6 +38,8 @@ import * as m1008x from './1008_x402_origin_proofs.js';
 import * as m1009w from './1009_webhook_endpoint_urls.js';
 import * as m1010m from './1010_meter_slices_btree.js';
 import * as m1011m from './1011_meter_slices_statement.js';
+import * as m1012m from './1012_payg_usage_served_hot.js';
+import * as m1013m from './1013_meter_slices_by_counter.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '0001_spine': m0001,
@@ -74,6 +76,8 @@ const MIGRATIONS: Record<string, Migration> = {
   '1009_webhook_endpoint_urls': m1009w,
   '1010_meter_slices_btree': m1010m,
   '1011_meter_slices_statement': m1011m,
+  '1012_payg_usage_served_hot': m1012m,
+  '1013_meter_slices_by_counter': m1013m,
 };
 
 export async function migrateToLatest(db: Kysely<any>): Promise<MigrationResultSet> {
