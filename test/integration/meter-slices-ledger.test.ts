@@ -14,6 +14,7 @@ import { createTestEnv, type TestEnv } from '../support/env.js';
 import { createUsageLedger } from '../../commands/settlement/usage-ledger.js';
 import { createCreditLedger } from '../../commands/x402/prepaid/ledger.js';
 import { overlapOf } from '../../commands/x402/meter-slices.js';
+import * as m1013 from '../../infra/migrations/1013_meter_slices_by_counter.js';
 
 describe('usage ledger: slices of one counter never overlap', function () {
   this.timeout(60_000);
@@ -72,6 +73,31 @@ describe('usage ledger: slices of one counter never overlap', function () {
     // a refused statement wrote nothing
     const written = await sql<{ policy: string }>`SELECT DISTINCT policy FROM payg_usage WHERE request_id LIKE 'stmt-%' ORDER BY policy`.execute(env.db);
     expect(written.rows.map((r) => r.policy)).to.deep.equal(['touching']);
+  });
+
+  it('checks a statement\'s rows once per counter, against the rows held below, among and above their span (1013), as 1011 did row by row', async () => {
+    const insert = (rows: { policy: string; slice: [number, number] }[], tag: string) => refusal(sql`INSERT INTO payg_usage (request_id, policy, gateway, user_payment, chunk, period_start, period_slice, account_slice)
+      SELECT ${tag} || '-' || i, p, 'gw', 'acct-' || p, 1, 100, s::int8range, NULL
+      FROM unnest(${rows.map((r) => r.policy)}::text[], ${rows.map((r) => `[${r.slice[0]},${r.slice[1]})`)}::text[]) WITH ORDINALITY AS t(p, s, i)`.execute(env.db));
+    const cases = async (v: string) => {
+      const p = (slice: [number, number], policy = `span-${v}`) => ({ policy, slice });
+      for (const [i, slice] of ([[0, 5], [10, 15], [20, 25], [30, 100]] as [number, number][]).entries()) expect(await insert([p(slice)], `${v}-held-${i}`)).to.equal('admitted');
+      expect(await insert([p([5, 10]), p([15, 20])], `${v}-gaps`), `${v}: both gaps, a held row between them`).to.equal('admitted');
+      expect(await insert([p([120, 121]), p([14, 15])], `${v}-below`), `${v}: the row held below the span reaches into it`).to.equal('period');
+      expect(await insert([p([26, 27]), p([22, 23])], `${v}-among`), `${v}: a row held within the span`).to.equal('period');
+      expect(await insert([p([40, 41]), p([120, 121])], `${v}-long`), `${v}: a long row held below the span`).to.equal('period');
+      expect(await insert([p([100, 101]), p([3, 4], `other-${v}`)], `${v}-two`), `${v}: another counter's rows in the same statement`).to.equal('admitted');
+      expect(await insert([p([101, 102]), p([3, 5], `other-${v}`)], `${v}-two-refused`), `${v}: one of two counters overlapping`).to.equal('period');
+      expect(await insert([p([25, 26]), p([26, 30]), p([101, 110])], `${v}-top`)).to.equal('admitted');
+    };
+    await cases('1013');
+    await m1013.down(env.db);
+    try {
+      await cases('1011');
+    } finally {
+      await m1013.up(env.db);
+    }
+    expect(await insert([{ policy: 'span-1013', slice: [104, 105] }], 'after-up'), 'the by-counter check back in place').to.equal('period');
   });
 
   it('refuses an update that moves a row\'s slice onto another\'s', async () => {
