@@ -49,7 +49,7 @@ const SERVED_RETRY = { retries: 10, factor: 2, minTimeout: 200, maxTimeout: 5000
  * rows of the requests one Redis pipeline's answers resumed go together (grouped-writes.ts,
  * `round`): Postgres's cost is mostly per statement (rows in groups of 3, 10 and 30 cost its
  * backend about 530, 190 and 120 µs of CPU each on the development machine). Two in flight, so a
- * round's rows need not wait for the previous round's commit (the x402 bench: pay-as-you-go 0.58,
+ * round's rows need not wait for the previous round's commit (the x402 bench: pay-as-you-go 0.60,
  * 0.58, 0.64 of the unprotected route with two, 0.53, 0.59, 0.52 with one; test/bench/README.md).
  */
 const RECORD_IN_FLIGHT = 2;

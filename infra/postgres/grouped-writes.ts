@@ -3,9 +3,9 @@
  * requests arriving meanwhile queue and go in the next statement together (one round trip
  * and one commit for all of them, as a group commit does). An idle path writes each row at
  * once, or at the end of the event loop's round (`round`), with the rows of the other
- * requests that round handled; a busy one writes fewer, larger statements. Each caller still learns its own row's
- * fate: when a group's statement fails, its rows are written one by one, so one row's
- * error (a constraint) is its caller's alone. Writes nobody waits on (served marks) can
+ * requests that round handled; a busy one writes fewer, larger statements. Each caller
+ * still learns its own row's fate: when a group's statement fails, its rows are written one
+ * by one, so one row's error (a constraint) is its caller's alone. Writes nobody waits on (served marks) can
  * gather for a few milliseconds first, making fewer statements still.
  */
 
