@@ -5,7 +5,7 @@
  * once, or at the end of the event loop's round (`round`), with the rows of the other
  * requests that round handled; a busy one writes fewer, larger statements. Each caller
  * still learns its own row's fate: when a group's statement fails, its rows are written one
- * by one, so one row's error (a constraint) is its caller's alone. Writes nobody waits on (served marks) can
+ * by one, in the order they were asked, so one row's error (a constraint) is its caller's alone. Writes nobody waits on (served marks) can
  * gather for a few milliseconds first, making fewer statements still.
  */
 
@@ -50,7 +50,9 @@ export function groupedCalls<T, R>(write: (rows: readonly T[]) => Promise<(row: 
       for (const c of calls) c.done(result(c.row));
     } catch (err) {
       if (calls.length === 1 || !alone) { for (const c of calls) c.failed(err); return; }
-      await Promise.all(calls.map((c) => write([c.row]).then((result) => c.done(result(c.row)), c.failed)));
+      // one by one in the order they were asked, not all at once: where rows refuse each other (two
+      // slices of one counter), the earlier one is written and the later refused, as with no grouping
+      for (const c of calls) await write([c.row]).then((result) => c.done(result(c.row)), c.failed);
     }
   };
   const pump = (): void => {
