@@ -13,6 +13,8 @@
  * was lost and could not be taken back), too_many_subscriptions (per socket), rate_limited
  * (more messages or catch-ups than the connection's budget), unavailable.
  * A client passing an acknowledgement callback gets the ack or the error through it too.
+ * A subscribe's ack comes once the subscription is in force: every payment published after
+ * it reaches the socket.
  */
 import type { Socket } from 'socket.io';
 import type { Logger } from '../../infra/log/logger.js';
@@ -100,6 +102,21 @@ async function runCatchUp(deps: ProtocolDeps, state: SocketState, sub: Subscript
   }
 }
 
+/**
+ * Waits until the room's subscription on this node is in force, so that an ack promises
+ * every payment published after it. The sharded adapter sends SSUBSCRIBE for a room new to
+ * the node without waiting for it, and a second socket joining that room meanwhile finds it
+ * existing: every subscribe waits. The barrier fails only when the subscriber connection
+ * does (commands otherwise wait out an outage); the ack still goes: lease and room are held,
+ * and the adapter's resubscription catches every subscription up (onResubscribed, resync),
+ * as it does for the sockets acked before the loss. Answering unavailable would only make
+ * the client retry against the same connection.
+ */
+async function inForce(deps: ProtocolDeps, trackingId: string): Promise<void> {
+  await deps.catchUp.barrier().catch((err: Error) =>
+    deps.logger.warn({ err: err.message, trackingId }, 'adapter barrier failed; acking, the resync after resubscription covers the gap'));
+}
+
 export async function subscribe(deps: ProtocolDeps, state: SocketState, payload: unknown, reply: Reply): Promise<void> {
   if (!isRecord(payload)) return fail(state, reply, { code: 'invalid_payload', message: 'subscribe takes an object {trackingId, since?}' });
   const tid = checkTrackingId(payload['trackingId']);
@@ -147,6 +164,7 @@ export async function subscribe(deps: ProtocolDeps, state: SocketState, payload:
     return;
   }
   await state.socket.join(roomOf(trackingId));
+  await inForce(deps, trackingId);
   state.socket.emit('ack', ackBody);
   reply?.({ ok: true, ...ackBody });
   if (since) await runCatchUp(deps, state, sub, since);
