@@ -96,6 +96,17 @@ export interface PaygUsageTable {
   /** the slices of the period's cap and of the account's position the request holds (commands/x402/meter-slices.ts); null before they were kept */
   period_slice: ColumnType<string | null, string | null | undefined, never>;
   account_slice: ColumnType<string | null, string | null | undefined, never>;
+  /** the process that wrote the row and its number there, which that process's served mark covers once answered (payg_served_marks) */
+  served_by: ColumnType<string | null, string | null | undefined, never>;
+  served_seq: ColumnType<string | null, string | null | undefined, never>;
+}
+
+/** One API process's served mark: its rows numbered up to served_through were answered, served unless in `unserved`. */
+export interface PaygServedMarksTable {
+  node: string;
+  served_through: Big;
+  unserved: ColumnType<string[], string[] | undefined, string[]>;
+  updated_at: Time;
 }
 
 export interface ServiceEventsTable {
@@ -115,5 +126,6 @@ export interface SchedulerTables {
   execution_attempts: ExecutionAttemptsTable;
   payg_charges: PaygChargesTable;
   payg_usage: PaygUsageTable;
+  payg_served_marks: PaygServedMarksTable;
   service_events: ServiceEventsTable;
 }

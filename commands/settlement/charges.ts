@@ -17,6 +17,7 @@ import { sql, type Selectable } from 'kysely';
 import type { Db } from '../../infra/postgres/database.js';
 import type { PaygChargesTable } from '../scheduler/tables.js';
 import type { Released, ReleaseOutstanding } from '../x402/account-outstanding.js';
+import { servedSql } from './served-marks.js';
 
 export type Charge = Selectable<PaygChargesTable>;
 
@@ -29,7 +30,7 @@ export interface UnsettledPolicy { policy: string; gateway: string; total: bigin
  * charge), so the settler leaves chunks alone until their admission is long over.
  */
 export const ADMISSION_SECONDS = 5;
-const admitted = sql<boolean>`u.metered_at < now() - make_interval(secs => ${ADMISSION_SECONDS}) AND u.reserved_until IS NULL`;
+const admitted = sql<boolean>`u.metered_at < now() - make_interval(secs => ${ADMISSION_SECONDS}) AND ${servedSql('u')}`;
 
 /**
  * Drops the reservations whose request was never answered within their bound: the process
@@ -39,9 +40,10 @@ const admitted = sql<boolean>`u.metered_at < now() - make_interval(secs => ${ADM
  * from the ledger within minutes, a period's counter ends with its period).
  */
 export async function dropExpiredReservations(db: Db): Promise<number> {
-  // among the uncharged rows (payg_usage_unsettled_idx): reserved_until has no index, so that marking a row served stays a HOT update
+  // among the uncharged rows (payg_usage_unsettled_idx); a row its process's mark covers was served, whatever its bound
   const r = await db.deleteFrom('payg_usage')
-    .where('charge_id', 'is', null).where('unbillable_reason', 'is', null).where('reserved_until', '<', sql<Date>`now()`).executeTakeFirst();
+    .where('charge_id', 'is', null).where('unbillable_reason', 'is', null).where('reserved_until', '<', sql<Date>`now()`)
+    .where(sql<boolean>`NOT ${servedSql('payg_usage')}`).executeTakeFirst();
   return Number(r.numDeletedRows);
 }
 
@@ -73,7 +75,8 @@ export async function openCharge(
         policy: c.policy, gateway: c.gateway, amount: c.amount.toString(), payment_count_before: c.paymentCountBefore,
         signature: c.signature, blockhash: c.blockhash, wire: c.wire,
       }).returningAll().executeTakeFirstOrThrow();
-      const r = await trx.updateTable('payg_usage').set({ charge_id: charge.id })
+      // served rows only come here: what their marks said is folded into the row (reserved_until NULL)
+      const r = await trx.updateTable('payg_usage').set({ charge_id: charge.id, reserved_until: null })
         .where('request_id', 'in', [...requestIds]).where('charge_id', 'is', null).where('unbillable_reason', 'is', null)
         .executeTakeFirst();
       if (Number(r.numUpdatedRows) !== requestIds.length) throw new RowsTaken();
@@ -161,8 +164,8 @@ export async function markUnbillable(
   db: Db, p: { policy: string; gateway: string }, reason: string, attempt: ChargeAttempt, release?: ReleaseOutstanding,
 ): Promise<number> {
   return db.transaction().execute(async (trx) => {
-    const rows = await trx.updateTable('payg_usage').set({ unbillable_reason: reason })
-      .where('policy', '=', p.policy).where('charge_id', 'is', null).where('unbillable_reason', 'is', null).where('reserved_until', 'is', null)
+    const rows = await trx.updateTable('payg_usage').set({ unbillable_reason: reason, reserved_until: null })
+      .where('policy', '=', p.policy).where('charge_id', 'is', null).where('unbillable_reason', 'is', null).where(servedSql('payg_usage'))
       .returning(['user_payment', 'chunk']).execute();
     if (rows.length > 0) {
       await trx.insertInto('execution_attempts').values({

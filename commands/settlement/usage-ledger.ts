@@ -9,40 +9,23 @@
  * has not paid it yet).
  *
  * A row is written as a reservation (reserved_until): the request is not served yet. It
- * becomes chargeable once served (reserved_until NULL), is deleted when its request ended
- * unanswered, and one a dead process left behind is dropped by the settler once
- * reserved_until has passed (charges.ts): a payer is charged only for requests served.
+ * becomes chargeable once served (its process's served mark covers it: served-marks.ts), is
+ * deleted when its request ended unanswered, and one a dead process left behind is dropped by
+ * the settler once reserved_until has passed (charges.ts): a payer is charged only for
+ * requests served.
  */
-import pRetry from 'p-retry';
 import { sql } from 'kysely';
 import type { Db } from '../../infra/postgres/database.js';
 import type { UsageLedger } from '../x402/metering.js';
-import { sliceText } from '../x402/meter-slices.js';
-import { groupedCalls, groupedWrites } from '../../infra/postgres/grouped-writes.js';
+import { overlapOf, sliceText } from '../x402/meter-slices.js';
+import { groupedWrites } from '../../infra/postgres/grouped-writes.js';
 import { runPrepared } from '../../infra/postgres/prepared.js';
+import { createServedMarks, type ServedMarks } from './served-marks.js';
 
 type Recorded = Parameters<UsageLedger['record']>[0];
 
 /** How long a request may take to be served before its reservation is dropped (and it is never charged). */
 export const DEFAULT_RESERVATION_SECONDS = 300;
-/**
- * Requests served are marked together, rather than a statement of their own per request on the
- * metered route: a mark waits up to SERVED_BATCH_MS for others, then they go in one UPDATE, on a
- * connection of its own beside the admitted rows' statements (a mark's UPDATE leaves the slices
- * alone, so it takes no lock the rows' statements take, and never holds a row's statement up:
- * the rows are what an answer waits for). A process that dies holding marks leaves those
- * requests served and not charged (their reservations are dropped); a mark whose statement
- * fails is tried again (SERVED_RETRY_SECONDS).
- */
-const SERVED_BATCH_MS = 10;
-const SERVED_BATCH_MAX = 500;
-/**
- * A served mark whose statement failed (a Postgres restart: "terminating connection due to
- * administrator command") is tried again for about this long, well within the reservation's
- * bound; a longer outage leaves the request served and not charged, as a dying process does.
- */
-export const SERVED_RETRY_SECONDS = 30;
-const SERVED_RETRY = { retries: 10, factor: 2, minTimeout: 200, maxTimeout: 5000, maxRetryTime: SERVED_RETRY_SECONDS * 1000 };
 /**
  * Statements of admitted rows in flight at once, and rows in one: the rest queue for the next (a
  * group commit). A statement waits for the end of the event loop's round it was asked in, so the
@@ -62,52 +45,52 @@ const RECORD_MAX = 200;
  */
 const INSERT_ROWS = {
   name: 'payg_usage_insert_rows',
-  text: `INSERT INTO payg_usage (request_id, policy, gateway, user_payment, chunk, period_start, reserved_until, period_slice, account_slice)
-    SELECT r, p, g, u, c::numeric, s::bigint, now() + make_interval(secs => $9::float8), ps::int8range, acs::int8range
-    FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[]) AS t(r, p, g, u, c, s, ps, acs)
+  text: `INSERT INTO payg_usage (request_id, policy, gateway, user_payment, chunk, period_start, reserved_until, period_slice, account_slice, served_by, served_seq)
+    SELECT r, p, g, u, c::numeric, s::bigint, now() + make_interval(secs => $9::float8), ps::int8range, acs::int8range, $10::bigint, q::bigint
+    FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $11::text[]) AS t(r, p, g, u, c, s, ps, acs, q)
     ORDER BY coalesce(u, p)`,
 };
-/**
- * Served marks: their reservations become chargeable; the ids found come back (a dropped
- * reservation's does not). Planned on each run: a generic plan made while the table was small
- * scanned it whole (240 µs of Postgres a request in the x402 bench, against 100)
- */
-const MARK_SERVED = {
-  text: 'UPDATE payg_usage SET reserved_until = NULL WHERE request_id = ANY($1::text[]) RETURNING request_id',
-};
 
-/** The ledger's hot-path writes: admitted rows (each written before its answer leaves) and served marks, each grouped. */
-function hotWrites(db: Db, reservation: number): { record: (row: Recorded) => Promise<void>; served: (id: string) => Promise<boolean> } {
-  const record = groupedWrites(async (rows: readonly Recorded[]) => {
+/** The admitted rows' writes, grouped, each numbered by the process's served marks (written before its answer leaves). */
+function recordRows(db: Db, reservation: number, marks: ServedMarks): (row: Recorded) => Promise<void> {
+  const insert = groupedWrites(async (rows: readonly (Recorded & { seq: number })[]) => {
     await runPrepared(db, INSERT_ROWS, [
       rows.map((u) => u.requestId), rows.map((u) => u.policy), rows.map((u) => u.gateway), rows.map((u) => u.userPayment),
       rows.map((u) => u.chunk.toString()), rows.map((u) => u.periodStart.toString()),
       rows.map((u) => sliceText(u.periodSliceStart, u.chunk)), rows.map((u) => sliceText(u.accountSliceStart, u.chunk)), reservation,
+      marks.node, rows.map((u) => String(u.seq)),
     ]);
   }, { inFlight: RECORD_IN_FLIGHT, max: RECORD_MAX, round: true });
-  // a durable commit: a served request's mark survives a Postgres crash, so it is charged. A failed
-  // statement fails every mark in it (a lost connection, not one mark's fault): each is tried again
-  const served = groupedCalls(async (ids: readonly string[]) => {
-    const found = new Set((await runPrepared<{ request_id: string }>(db, MARK_SERVED, [ids])).map((r) => r.request_id));
-    return (id: string) => found.has(id);
-  }, { inFlight: 1, max: SERVED_BATCH_MAX, gatherMs: SERVED_BATCH_MS, alone: false });
-  return { record, served };
+  return async (row) => {
+    const seq = marks.open(row.requestId);
+    try {
+      await insert({ ...row, seq });
+    } catch (err) {
+      // refused (an overlap): not written, its number closes. Any other failure may have written it:
+      // the number stays open until the caller's take-back (discard) deletes the row
+      if (overlapOf(err)) marks.notWritten(seq);
+      throw err;
+    }
+  };
 }
 
 export function createUsageLedger(db: Db, opts: { reservationSeconds?: number } = {}): UsageLedger {
-  const writes = hotWrites(db, opts.reservationSeconds ?? DEFAULT_RESERVATION_SECONDS);
+  const reservation = opts.reservationSeconds ?? DEFAULT_RESERVATION_SECONDS;
+  const deleteRow = (requestId: string) => db.deleteFrom('payg_usage').where('request_id', '=', requestId).where('charge_id', 'is', null).execute();
+  const marks = createServedMarks(db, { reservationSeconds: reservation, deleteRow });
   return {
-    record: writes.record,
-    // a mark lost to a Postgres restart would leave a request served and never charged: retried
-    // for about SERVED_RETRY_SECONDS (the statement is an UPDATE of the row, so running it twice is harmless)
-    served: (requestId) => writes.served(requestId).catch(() => pRetry(() => writes.served(requestId), SERVED_RETRY)),
-    async unserved(requestId) {
+    record: recordRows(db, reservation, marks),
+    // durable once the process's mark covering it has committed (served-marks.ts); a Postgres restart meanwhile
+    // only delays it: the mark is written again until it is
+    served: (requestId) => marks.served(requestId),
+    flush: () => marks.flush(),
+    unserved: (requestId) => marks.removed(requestId, async () => {
       const row = await db.deleteFrom('payg_usage').where('request_id', '=', requestId).where('reserved_until', 'is not', null).where('charge_id', 'is', null)
         .returning(['policy', 'period_start', 'user_payment', 'chunk']).executeTakeFirst();
       return row && { policy: row.policy, periodStart: BigInt(row.period_start), userPayment: row.user_payment, chunk: BigInt(row.chunk) };
-    },
+    }),
     async discard(requestId) {
-      await db.deleteFrom('payg_usage').where('request_id', '=', requestId).where('charge_id', 'is', null).execute();
+      await marks.removed(requestId, () => deleteRow(requestId));
     },
     async metered(policy, periodStart, settled) {
       // rows recorded before slices were kept count by their sum; usage of earlier periods not charged

@@ -78,8 +78,13 @@ export interface UsageLedger {
   }): Promise<void>;
   /** takes back a chunk recorded and then not admitted */
   discard(requestId: string): Promise<void>;
-  /** the request was served: its chunk is charged; false when its reservation had been dropped already (not charged) */
-  served(requestId: string): Promise<boolean>;
+  /**
+   * the request was served: its chunk is charged (unless its reservation had been dropped already,
+   * past its bound); resolves once that is durable
+   */
+  served(requestId: string): Promise<void>;
+  /** makes every served() so far durable now (an API node stopping, its requests answered) */
+  flush(): Promise<void>;
   /** the request ended unanswered: its reservation is dropped, and returned so its counts are taken back */
   unserved(requestId: string): Promise<UsageRow | undefined>;
   /**

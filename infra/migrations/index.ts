@@ -40,6 +40,7 @@ import * as m1010m from './1010_meter_slices_btree.js';
 import * as m1011m from './1011_meter_slices_statement.js';
 import * as m1012m from './1012_payg_usage_served_hot.js';
 import * as m1013m from './1013_meter_slices_by_counter.js';
+import * as m1014p from './1014_payg_served_marks.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '0001_spine': m0001,
@@ -78,6 +79,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '1011_meter_slices_statement': m1011m,
   '1012_payg_usage_served_hot': m1012m,
   '1013_meter_slices_by_counter': m1013m,
+  '1014_payg_served_marks': m1014p,
 };
 
 export async function migrateToLatest(db: Kysely<any>): Promise<MigrationResultSet> {

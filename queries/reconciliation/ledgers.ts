@@ -97,7 +97,7 @@ export async function usageGaps(db: Db, gateway: string, since: number, unsettle
            coalesce(unbillable_reason, '') AS reason, sum(chunk)::text AS amount, count(*)::text AS requests, min(metered_at) AS oldest
       FROM payg_usage
      WHERE gateway = ${gateway} AND metered_at >= ${new Date(since * 1000)} AND charge_id IS NULL AND chunk > 0
-       AND (unbillable_reason IS NOT NULL OR (reserved_until IS NULL AND metered_at < ${unsettledBefore}))
+       AND (unbillable_reason IS NOT NULL OR (payg_usage_served(payg_usage) AND metered_at < ${unsettledBefore}))
      GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`.execute(db);
   return r.rows.map((x) => ({ policy: x.policy, kind: x.kind, reason: x.reason, amount: BigInt(x.amount), requests: Number(x.requests), oldest: secs(x.oldest) }));
 }

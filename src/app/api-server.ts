@@ -61,6 +61,8 @@ export async function startApiServer(
         server.closeIdleConnections();
         setTimeout(() => server.closeAllConnections(), 5000).unref();
       });
+      // the served marks of the last requests, before the database goes (else they are served and never charged)
+      await node.x402.usage?.flush();
       await node.keyRing.close();
     },
   };

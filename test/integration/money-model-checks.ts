@@ -4,6 +4,7 @@
  * found. Times: the chain's are block times (the program's clock, which may lag the wall
  * clock by a few seconds under faults), the samples' are wall-clock; SLACK_S absorbs both.
  */
+import { servedSql } from '../../commands/settlement/served-marks.js';
 import type { ChainPolicy } from './money-model-chain.js';
 import type { Interval, World } from './money-model-world.js';
 
@@ -12,12 +13,12 @@ export interface Violation { invariant: string; policy: string; expected: string
 /** seconds: the chain clock's lag, a block's delay and a scheduler round under faults */
 export const SLACK_S = 6;
 
-type Usage = { request_id: string; policy: string; chunk: string; charge_id: string | null; unbillable_reason: string | null; reserved_until: Date | null };
+type Usage = { request_id: string; policy: string; chunk: string; charge_id: string | null; unbillable_reason: string | null; served: boolean };
 type Charge = { id: string; policy: string; amount: string; status: string; signature: string };
 
 export async function paygViolations(w: World, chain: Map<string, ChainPolicy>): Promise<Violation[]> {
   const db = w.s.h.env.db;
-  const usage = await db.selectFrom('payg_usage').select(['request_id', 'policy', 'chunk', 'charge_id', 'unbillable_reason', 'reserved_until']).execute() as Usage[];
+  const usage = await db.selectFrom('payg_usage').select(['request_id', 'policy', 'chunk', 'charge_id', 'unbillable_reason', servedSql('payg_usage').as('served')]).execute() as Usage[];
   const charges = await db.selectFrom('payg_charges').select(['id', 'policy', 'amount', 'status', 'signature']).execute() as Charge[];
   const out: Violation[] = [];
   const chargeById = new Map(charges.map((c) => [String(c.id), c]));
@@ -40,7 +41,7 @@ export async function paygViolations(w: World, chain: Map<string, ChainPolicy>):
       if (sum !== BigInt(c.amount)) out.push({ invariant: 'a charge is the sum of its chunks', policy: p.address, expected: c.amount, found: String(sum) });
     }
     for (const u of rows) {
-      if (u.reserved_until !== null) continue;
+      if (!u.served) continue;
       const c = u.charge_id === null ? undefined : chargeById.get(String(u.charge_id));
       const billed = c?.status === 'executed';
       if (billed && u.unbillable_reason !== null) out.push({ invariant: 'a chunk is charged or unbillable, not both', policy: p.address, expected: 'one', found: `${u.request_id}: both` });
@@ -49,7 +50,7 @@ export async function paygViolations(w: World, chain: Map<string, ChainPolicy>):
       }
     }
     const served = w.samples.filter((s) => s.policy === p.address && s.status === 200).length;
-    const recorded = rows.filter((u) => u.reserved_until === null).length;
+    const recorded = rows.filter((u) => u.served).length;
     if (served > recorded) out.push({ invariant: 'every request served is metered', policy: p.address, expected: `≥ ${served} served rows`, found: String(recorded) });
   }
   for (const e of w.exposure) {

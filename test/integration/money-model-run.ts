@@ -5,6 +5,7 @@
  * payment), then check every invariant, the reconciliation's comparison of chain and
  * ledgers included.
  */
+import { servedSql } from '../../commands/settlement/served-marks.js';
 import { createRpcClient } from '../../infra/solana/rpc-client.js';
 import { reconcile } from '../../queries/reconciliation/reconcile.js';
 import { waitFor } from '../support/process.js';
@@ -63,7 +64,7 @@ export function report(r: RunResult): string {
 const unsettled = async (w: World): Promise<number> => {
   const r = await w.s.h.env.db.selectFrom('payg_usage as u').leftJoin('payg_charges as c', 'c.id', 'u.charge_id')
     .select((eb) => eb.fn.countAll<string>().as('n'))
-    .where('u.unbillable_reason', 'is', null).where('u.reserved_until', 'is', null)
+    .where('u.unbillable_reason', 'is', null).where(servedSql('u'))
     .where((eb) => eb.or([eb('u.charge_id', 'is', null), eb('c.status', '=', 'sending')]))
     .executeTakeFirstOrThrow();
   return Number(r.n);

@@ -1,9 +1,9 @@
 /**
  * The usage ledger's hot-path writes, grouped: admitted rows of one round of the event loop go
- * in one statement, and rows arriving while statements are in flight go together in the next; served marks gather for a few milliseconds and go in an
- * UPDATE of their own, beside the rows' statements and never in them (an answer waits for its
- * row, nobody waits for a mark), and still report which reservations they found; a row a
- * statement refuses (an overlapping slice) fails only its own caller.
+ * in one statement, and rows arriving while statements are in flight go together in the next;
+ * served marks are one row of the process (served-marks.ts), never an UPDATE of the rows, and
+ * cover a request once every row written before it was answered, never one answered unserved;
+ * a row a statement refuses (an overlapping slice) fails only its own caller and holds no mark up.
  */
 import { expect } from 'chai';
 import { sql } from 'kysely';
@@ -11,6 +11,7 @@ import { createTestEnv, type TestEnv } from '../support/env.js';
 import { createUsageLedger } from '../../commands/settlement/usage-ledger.js';
 import { overlapOf } from '../../commands/x402/meter-slices.js';
 import pg from '../../infra/postgres/pg.js';
+import * as m1014 from '../../infra/migrations/1014_payg_served_marks.js';
 
 describe('usage ledger: grouped writes', () => {
   let env: TestEnv;
@@ -37,50 +38,70 @@ describe('usage ledger: grouped writes', () => {
     requestId: id, policy: 'policy-g', gateway: 'gateway-g', userPayment: 'account-g', chunk: 1n, periodStart: 100n, periodSliceStart: slice, accountSliceStart: slice,
   });
   const reserved = async (ids: string[]) => (await sql<{ request_id: string; reserved: boolean }>`
-    SELECT request_id, reserved_until IS NOT NULL AS reserved FROM payg_usage WHERE request_id = ANY(${ids}::text[]) ORDER BY request_id`.execute(env.db)).rows;
+    SELECT request_id, NOT payg_usage_served(u) AS reserved FROM payg_usage u WHERE request_id = ANY(${ids}::text[]) ORDER BY request_id`.execute(env.db)).rows;
+  const marks = async () => (await sql<{ n: number }>`SELECT count(*)::int AS n FROM payg_served_marks`.execute(env.db)).rows[0]!.n;
 
-  it('writes the rows of one round in one statement, and the marks of many requests in one of their own', async () => {
+  it('writes the rows of one round in one statement, and the marks of many answered requests as one row of the process', async () => {
     const ledger = createUsageLedger(env.db);
     await Promise.all([ledger.record(row('a1', 0n)), ledger.record(row('a2', 1n))]);
     ledgerStatements = 0;
-    // three marks and three more rows at once: the rows at the end of this round, the marks together once they have gathered
-    const marks = [ledger.served('a1'), ledger.served('a2'), ledger.served('never-written')];
+    const before = await marks();
+    // two marks, one of a row this ledger never wrote, and three more rows at once: the rows at the end of this round
+    const served = [ledger.served('a1'), ledger.served('a2'), ledger.served('never-written')];
     await Promise.all([ledger.record(row('a3', 2n)), ledger.record(row('a4', 3n)), ledger.record(row('a5', 4n))]);
-    const written = ledgerStatements;
-    expect(await reserved(['a1', 'a2']), 'the rows did not wait for the marks').to.deep.equal([{ request_id: 'a1', reserved: true }, { request_id: 'a2', reserved: true }]);
-    ledgerStatements = written;
-    expect(await Promise.all(marks)).to.deep.equal([true, true, false]);
-    // one INSERT of a3, a4 and a5, one UPDATE of the three marks (one each: six)
-    expect(ledgerStatements).to.equal(2);
+    expect(ledgerStatements, 'one INSERT of a3, a4 and a5; no statement of the rows for the marks').to.equal(1);
+    await Promise.all(served);
+    expect(ledgerStatements, 'the marks touched no row').to.equal(1);
+    expect(await marks(), 'one mark row for the process').to.equal(before + 1);
     expect(await reserved(['a1', 'a2', 'a3', 'a4', 'a5'])).to.deep.equal([
       { request_id: 'a1', reserved: false }, { request_id: 'a2', reserved: false },
       { request_id: 'a3', reserved: true }, { request_id: 'a4', reserved: true }, { request_id: 'a5', reserved: true },
     ]);
   });
 
-  it('marks once they have gathered, and reports a dropped reservation', async () => {
+  it('covers an answered request only once every request written before it was answered, and never one answered unserved', async () => {
     const ledger = createUsageLedger(env.db);
-    await ledger.record(row('b1', 10n));
-    await ledger.record(row('b2', 11n));
-    await env.db.deleteFrom('payg_usage').where('request_id', '=', 'b2').execute(); // its reservation dropped by the settler
-    expect(await Promise.all([ledger.served('b1'), ledger.served('b2')])).to.deep.equal([true, false]);
-    expect(await reserved(['b1'])).to.deep.equal([{ request_id: 'b1', reserved: false }]);
+    for (const [i, id] of ['b1', 'b2', 'b3'].entries()) await ledger.record(row(id, 10n + BigInt(i)));
+    const b3 = ledger.served('b3');
+    await Promise.all([ledger.served('b1'), Promise.race([b3, new Promise((r) => setTimeout(r, 200))])]);
+    expect(await reserved(['b1', 'b2', 'b3']), 'b3 waits for b2, still open').to.deep.equal([
+      { request_id: 'b1', reserved: false }, { request_id: 'b2', reserved: true }, { request_id: 'b3', reserved: true },
+    ]);
+    expect(await ledger.unserved('b2'), 'b2 ended unanswered: its row taken back').to.deep.include({ policy: 'policy-g', chunk: 1n });
+    await b3;
+    expect(await reserved(['b1', 'b2', 'b3'])).to.deep.equal([{ request_id: 'b1', reserved: false }, { request_id: 'b3', reserved: false }]);
   });
 
-  it('fails only the row whose slice overlaps; the marks sent meanwhile land', async () => {
+  it('fails only the row whose slice overlaps, whose number then holds nothing up', async () => {
     const ledger = createUsageLedger(env.db);
     await Promise.all([ledger.record(row('c1', 20n)), ledger.record(row('c2', 21n))]);
     // one statement in flight, so that the next three rows go together, the overlapping one among them
     const busy = ledger.record(row('c3', 22n));
-    const marks = [ledger.served('c1'), ledger.served('c2')];
     const results = await Promise.allSettled([ledger.record(row('c5', 24n)), ledger.record(row('c-overlap', 20n)), ledger.record(row('c6', 25n))]);
     await busy;
-    expect(await Promise.all(marks)).to.deep.equal([true, true]);
     expect(results.map((r) => r.status)).to.deep.equal(['fulfilled', 'rejected', 'fulfilled']);
     expect(overlapOf((results[1] as PromiseRejectedResult).reason)).to.equal('period');
-    expect(await reserved(['c1', 'c2', 'c5', 'c6', 'c-overlap'])).to.deep.equal([
-      { request_id: 'c1', reserved: false }, { request_id: 'c2', reserved: false }, { request_id: 'c5', reserved: true }, { request_id: 'c6', reserved: true },
-    ]);
+    await Promise.all(['c1', 'c2', 'c3', 'c5', 'c6'].map((id) => ledger.served(id)));
+    expect(await reserved(['c1', 'c2', 'c3', 'c5', 'c6', 'c-overlap'])).to.deep.equal(['c1', 'c2', 'c3', 'c5', 'c6'].map((id) => ({ request_id: id, reserved: false })));
+  });
+
+  it('gives up a number left open past the reservation\'s bound: its row never charged, the later rows covered', async function () {
+    this.timeout(10_000);
+    const ledger = createUsageLedger(env.db, { reservationSeconds: 1 });
+    await ledger.record(row('e1', 40n)); // never answered
+    await ledger.record(row('e2', 41n));
+    const covered = ledger.served('e2');
+    expect(await reserved(['e1', 'e2'])).to.deep.equal([{ request_id: 'e1', reserved: true }, { request_id: 'e2', reserved: true }]);
+    await covered;
+    expect(await reserved(['e1', 'e2']), 'e1 given up and taken back; e2 covered').to.deep.equal([{ request_id: 'e2', reserved: false }]);
+  });
+
+  it('writes the mark at once when flushed (a node stopping), its served requests covered before it returns', async () => {
+    const ledger = createUsageLedger(env.db);
+    await ledger.record(row('g1', 60n));
+    void ledger.served('g1');
+    await ledger.flush();
+    expect(await reserved(['g1'])).to.deep.equal([{ request_id: 'g1', reserved: false }]);
   });
 
   it('runs the admitted rows as a prepared statement: parsed once per connection', async () => {
@@ -91,5 +112,18 @@ describe('usage ledger: grouped writes', () => {
     await ledger.record(row('d2', 31n));
     const prepared = await sql<{ name: string }>`SELECT name FROM pg_prepared_statements`.execute(one);
     expect(prepared.rows.map((r) => r.name)).to.include('payg_usage_insert_rows');
+  });
+
+  it('leaves no served row a reservation when migration 1014 is taken back (its down() folds the marks into the rows)', async () => {
+    const ledger = createUsageLedger(env.db);
+    await ledger.record(row('m1', 50n));
+    await ledger.record(row('m2', 51n));
+    await ledger.served('m1');
+    await m1014.down(env.db);
+    const rows = await sql<{ request_id: string; reserved: boolean }>`
+      SELECT request_id, reserved_until IS NOT NULL AS reserved FROM payg_usage WHERE request_id IN ('m1', 'm2') ORDER BY 1`.execute(env.db);
+    expect(rows.rows).to.deep.equal([{ request_id: 'm1', reserved: false }, { request_id: 'm2', reserved: true }]);
+    await m1014.up(env.db);
+    expect(await reserved(['m1', 'm2'])).to.deep.equal([{ request_id: 'm1', reserved: false }, { request_id: 'm2', reserved: true }]);
   });
 });

@@ -11,6 +11,7 @@
  * dies between the ledger and Redis); the localnet chain and the first gateway's settler.
  */
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON answers are inspected field by field */
+import { servedSql } from '../../commands/settlement/served-marks.js';
 import { expect } from 'chai';
 import express from 'express';
 import type { Server } from 'node:http';
@@ -72,7 +73,7 @@ describe('x402 pay-as-you-go: only requests served are charged', function () {
     const res = await fetch(`${base}${path}`, { headers: { authorization: `Bearer ${jwt}` }, ...(signal ? { signal } : {}) });
     return { status: res.status, body: (await res.json()) as any };
   };
-  const rows = (policy: string) => s.h.env.db.selectFrom('payg_usage').selectAll().where('policy', '=', policy).orderBy('metered_at').execute();
+  const rows = (policy: string) => s.h.env.db.selectFrom('payg_usage').selectAll().select(servedSql('payg_usage').as('served')).where('policy', '=', policy).orderBy('metered_at').execute();
   /** sends a request the test then abandons once its chunk is in the ledger */
   const abandoned = async (path: string, jwt: string, policy: string) => {
     const before = (await rows(policy)).length;
@@ -94,7 +95,7 @@ describe('x402 pay-as-you-go: only requests served are charged', function () {
     await abandoned('/hangs', jwt, policy);
     await waitFor(async () => (await rows(policy)).length === 1, 10_000, 'the unanswered request\'s row taken back');
     const [served] = await rows(policy);
-    expect(served!.reserved_until, 'the paid request was served').to.equal(null);
+    expect(served!.served, 'the paid request was served').to.equal(true);
     const redis = s.h.env.redis;
     expect(await redis.get(usageCounterKey(s.h.env.prefix, policy, served!.period_start)), 'the period counter').to.equal(String(PRICE));
     expect(await redis.get(accountOutstandingKey(s.h.env.prefix, served!.user_payment!)), 'the account outstanding').to.equal(String(PRICE));
@@ -113,6 +114,7 @@ describe('x402 pay-as-you-go: only requests served are charged', function () {
     await abandoned('/dies', jwt, policy);
     const left = await rows(policy);
     expect(left, 'the dead request\'s row stays, as a reservation').to.have.length(2);
+    expect(left[1]!.served, 'a reservation').to.equal(false);
     expect(left[1]!.reserved_until).to.be.instanceOf(Date);
 
     await settleRound(); // older than the settler's admission window: charged before, as if served

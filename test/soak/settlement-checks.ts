@@ -27,7 +27,7 @@
  */
 import { sql } from 'kysely';
 import type { Db } from '../../infra/postgres/database.js';
-import { SERVED_RETRY_SECONDS } from '../../commands/settlement/usage-ledger.js';
+import { servedSql } from '../../commands/settlement/served-marks.js';
 import { calendarMonths } from '../../src/kernel/domain/calendar.js';
 import { frequencySeconds } from '../../src/kernel/domain/frequency.js';
 import type { Check } from './checks.js';
@@ -65,17 +65,18 @@ export async function dueLeft(db: Db, rpcUrl: string, policies: readonly ServedP
 }
 
 /**
- * A reservation (a row whose request was never marked served) this old will not be marked any
- * more: its request ended unanswered or its process died (marks are retried for
- * SERVED_RETRY_SECONDS). The settler drops it at its bound, uncharged; the drain does not wait for it.
+ * A reservation (a row no served mark covers) this old will not be covered any more: its
+ * request ended unanswered or its process died (a mark is written within milliseconds of the
+ * answer, or as soon as Postgres is back). The settler drops it at its bound, uncharged; the
+ * drain does not wait for it.
  */
-const ABANDONED_SECONDS = SERVED_RETRY_SECONDS + 30;
+const ABANDONED_SECONDS = 60;
 
 /** Metered usage not charged (nor unbillable, nor a reservation abandoned) and charges in flight: the drain's condition. */
 export async function unsettledLeft(db: Db): Promise<number> {
   const usage = await db.selectFrom('payg_usage').select((eb) => eb.fn.countAll<string>().as('n'))
     .where('charge_id', 'is', null).where('unbillable_reason', 'is', null)
-    .where((eb) => eb.or([eb('reserved_until', 'is', null), eb('metered_at', '>', sql<Date>`now() - make_interval(secs => ${ABANDONED_SECONDS})`)]))
+    .where((eb) => eb.or([servedSql('payg_usage'), eb('metered_at', '>', sql<Date>`now() - make_interval(secs => ${ABANDONED_SECONDS})`)]))
     .executeTakeFirstOrThrow();
   const sending = await db.selectFrom('payg_charges').select((eb) => eb.fn.countAll<string>().as('n')).where('status', '=', 'sending').executeTakeFirstOrThrow();
   return Number(usage.n) + Number(sending.n);
@@ -176,7 +177,7 @@ export async function paygCheck(
   },
 ): Promise<Check> {
   const problems: string[] = [];
-  const usage = await db.selectFrom('payg_usage').select(['request_id', 'policy', 'chunk', 'charge_id', 'unbillable_reason', 'metered_at', 'reserved_until']).execute();
+  const usage = await db.selectFrom('payg_usage').select(['request_id', 'policy', 'chunk', 'charge_id', 'unbillable_reason', 'metered_at', servedSql('payg_usage').as('served')]).execute();
   const charges = await db.selectFrom('payg_charges').selectAll().execute();
   const byId = new Map(charges.map((c) => [c.id, c]));
   const policies = new Set([...usage.map((u) => u.policy), ...o.paygPolicies]);
@@ -188,7 +189,7 @@ export async function paygCheck(
   // requests an API node died serving: their rows stay reservations, dropped at their bound and never charged (docs/billing.md)
   let orphaned = 0;
   const killed = (at: number) => o.faults.some((w) => /kill -9 api/.test(w.name) && at >= w.from - 2000 && at <= w.to);
-  const orphan = (u: (typeof usage)[number]) => u.charge_id === null && u.reserved_until !== null && killed(+new Date(u.metered_at));
+  const orphan = (u: (typeof usage)[number]) => u.charge_id === null && !u.served && killed(+new Date(u.metered_at));
   const unbillable = new Map<string, number>();
   const chunksOf = new Map<string, bigint>();
   for (const u of usage) {
@@ -197,7 +198,7 @@ export async function paygCheck(
     if (orphan(u)) { orphaned += 1; continue; }
     if (u.charge_id === null) {
       unsettled += 1;
-      left.push(`${u.request_id} of ${u.policy.slice(0, 8)} metered ${new Date(u.metered_at).toISOString()}${u.reserved_until === null ? ', served' : ', a reservation'}`);
+      left.push(`${u.request_id} of ${u.policy.slice(0, 8)} metered ${new Date(u.metered_at).toISOString()}${u.served ? ', served' : ', a reservation'}`);
       continue;
     }
     const c = byId.get(u.charge_id);

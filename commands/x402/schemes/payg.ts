@@ -110,7 +110,7 @@ export const paygScheme = policyScheme<PaygRequirement>({
     if (!ctx.usage || requestId === undefined) return;
     try {
       if (served) {
-        if (!(await ctx.usage.served(requestId))) ctx.logger?.warn({ requestId, policy: grant.policy }, 'pay-as-you-go request served after its reservation was dropped: not charged');
+        await ctx.usage.served(requestId);
         return;
       }
       const row = await ctx.usage.unserved(requestId);

@@ -1,0 +1,188 @@
+/**
+ * One API process's served marks: which of the pay-as-you-go rows it wrote were served, kept
+ * in one row of payg_served_marks (migration 1014) instead of an UPDATE of every row.
+ *
+ * The process numbers the rows it writes (a row's served_by is the process, served_seq its
+ * number). A number is open from the row's write until its request is answered; the mark
+ * says "every row numbered up to served_through was answered": the lowest open number less
+ * one. An answered row is served, except the numbers in `unserved`: rows whose request ended
+ * unanswered, or whose write failed in doubt, and whose deletion is not confirmed yet (once it
+ * is, the row is gone and its number leaves the list). The mark is written at most every
+ * FLUSH_MS, one statement in flight, and a served request's mark is durable once that
+ * statement has committed: a process that dies before leaves its last requests served and not
+ * charged, as the per-row marks did.
+ *
+ * A number left open (a request never answered: a bug, a hung upstream) would hold every later
+ * row of the process uncovered, so one open for longer than the reservation's bound is given
+ * up: its row is a reservation past its bound, which the settler drops, never charged.
+ */
+import { randomBytes } from 'node:crypto';
+import { sql, type RawBuilder } from 'kysely';
+import type { Db } from '../../infra/postgres/database.js';
+import { runPrepared } from '../../infra/postgres/prepared.js';
+
+/** How long the answered requests gather before their mark is written. */
+const FLUSH_MS = 10;
+/** How often the given-up numbers are checked and the unconfirmed deletions tried again. */
+const SWEEP_MS = 1000;
+const RETRY_MIN_MS = 200;
+const RETRY_MAX_MS = 5000;
+
+const WRITE_MARK = {
+  name: 'payg_served_marks_write',
+  text: `INSERT INTO payg_served_marks (node, served_through, unserved, updated_at) VALUES ($1::bigint, $2::bigint, $3::bigint[], now())
+    ON CONFLICT (node) DO UPDATE SET served_through = excluded.served_through, unserved = excluded.unserved, updated_at = now()`,
+};
+
+/**
+ * Whether the payg_usage row `alias` was served: marked the old way (reserved_until NULL, also
+ * what a charge folds in) or covered by its process's mark (the SQL function of migration 1014).
+ * The settler charges only these.
+ */
+export function servedSql(alias: string): RawBuilder<boolean> {
+  return sql<boolean>`payg_usage_served(${sql.table(alias)})`;
+}
+
+export interface ServedMarks {
+  /** this process's id (served_by) */
+  node: string;
+  /** a number for a row about to be written by `requestId` (opened) */
+  open(requestId: string): number;
+  /** the row was not written (a refusal): its number closes, nothing to mark */
+  notWritten(seq: number): void;
+  /** the request was served: resolves once the mark covering it is durable; nothing for a row this process did not write */
+  served(requestId: string): Promise<void>;
+  /**
+   * the request's row is to go (unanswered, or its write in doubt): `remove` deletes it; its number
+   * is never covered while the deletion is unconfirmed, and the deletion is tried again until it is
+   */
+  removed<T>(requestId: string, remove: () => Promise<T>): Promise<T>;
+  /** writes the mark now and waits for it (a few tries): a node stopping, its requests all answered */
+  flush(): Promise<void>;
+}
+
+interface Waiter { seq: number; done: () => void }
+
+export function createServedMarks(db: Db, opts: { reservationSeconds: number; deleteRow: (requestId: string) => Promise<unknown> }): ServedMarks {
+  const node = BigInt.asUintN(63, randomBytes(8).readBigUInt64BE()).toString();
+  let next = 1;
+  /** open numbers, oldest first (a Map keeps insertion order), with their request and when opened */
+  const open = new Map<number, { requestId: string; at: number }>();
+  const byRequest = new Map<string, number>();
+  /** numbers answered unserved whose row's deletion is not confirmed: never covered */
+  const unserved = new Map<number, string>();
+  let written = 0;
+  let writtenUnserved = '';
+  let waiters: Waiter[] = [];
+  let flushing = false;
+  let timer: NodeJS.Timeout | undefined;
+  let retryMs = RETRY_MIN_MS;
+
+  const unservedKey = (): string => [...unserved.keys()].sort((a, b) => a - b).join(',');
+  const through = (): number => {
+    for (const seq of open.keys()) return seq - 1;
+    return next - 1;
+  };
+  const close = (seq: number): void => {
+    const o = open.get(seq);
+    if (o) { open.delete(seq); if (byRequest.get(o.requestId) === seq) byRequest.delete(o.requestId); }
+  };
+
+  const schedule = (ms: number): void => {
+    if (timer || flushing) return;
+    timer = setTimeout(() => { timer = undefined; void flush(); }, ms);
+    timer.unref();
+  };
+  async function flush(): Promise<void> {
+    const upTo = through();
+    const list = [...unserved.keys()].sort((a, b) => a - b);
+    const key = list.join(',');
+    if (upTo === written && key === writtenUnserved) return;
+    flushing = true;
+    try {
+      await runPrepared(db, WRITE_MARK, [node, upTo, list.map(String)]);
+      written = upTo;
+      writtenUnserved = key;
+      retryMs = RETRY_MIN_MS;
+      const due = waiters.filter((w) => w.seq <= upTo);
+      waiters = waiters.filter((w) => w.seq > upTo);
+      for (const w of due) w.done();
+    } catch {
+      // Postgres away: the mark is written again later, the requests' promises wait for it
+      retryMs = Math.min(retryMs * 2, RETRY_MAX_MS);
+    } finally {
+      flushing = false;
+    }
+    if (through() !== written || unservedKey() !== writtenUnserved) schedule(retryMs === RETRY_MIN_MS ? FLUSH_MS : retryMs);
+  }
+
+  /** deletes the rows of `unserved` again; those confirmed gone leave the list */
+  async function confirmDeletions(): Promise<void> {
+    for (const [seq, requestId] of [...unserved]) {
+      try {
+        await opts.deleteRow(requestId);
+        unserved.delete(seq);
+      } catch {
+        return; // Postgres away: next sweep
+      }
+    }
+  }
+  let sweep: NodeJS.Timeout | undefined;
+  const sweepEvery = (): NodeJS.Timeout => setInterval(() => {
+    // a number open past the reservation's bound: its row is dropped by the settler as a reservation, never charged
+    const bound = Date.now() - opts.reservationSeconds * 1000;
+    for (const [seq, o] of open) {
+      if (o.at > bound) break;
+      unserved.set(seq, o.requestId);
+      close(seq);
+    }
+    if (unserved.size > 0) void confirmDeletions().then(() => schedule(FLUSH_MS));
+    schedule(FLUSH_MS);
+  }, SWEEP_MS).unref();
+
+  return {
+    node,
+    open(requestId) {
+      sweep ??= sweepEvery();
+      const seq = next;
+      next += 1;
+      open.set(seq, { requestId, at: Date.now() });
+      byRequest.set(requestId, seq);
+      return seq;
+    },
+    notWritten(seq) {
+      close(seq);
+      schedule(FLUSH_MS);
+    },
+    served(requestId) {
+      const seq = byRequest.get(requestId);
+      if (seq === undefined) return Promise.resolve();
+      close(seq);
+      return new Promise<void>((done) => {
+        waiters.push({ seq, done });
+        schedule(FLUSH_MS);
+      });
+    },
+    async flush() {
+      clearTimeout(timer);
+      timer = undefined;
+      for (let tries = 0; tries < 5; tries += 1) {
+        while (flushing) await new Promise((r) => setTimeout(r, 5));
+        await flush();
+        if (written === through() && unservedKey() === writtenUnserved) return;
+        await new Promise((r) => setTimeout(r, RETRY_MIN_MS));
+      }
+    },
+    async removed(requestId, remove) {
+      const seq = byRequest.get(requestId);
+      try {
+        const r = await remove();
+        if (seq !== undefined) { close(seq); schedule(FLUSH_MS); }
+        return r;
+      } catch (err) {
+        if (seq !== undefined) { unserved.set(seq, requestId); close(seq); schedule(FLUSH_MS); }
+        throw err;
+      }
+    },
+  };
+}
