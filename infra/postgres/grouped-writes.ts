@@ -5,8 +5,7 @@
  * once, or at the end of the event loop's round (`round`), with the rows of the other
  * requests that round handled; a busy one writes fewer, larger statements. Each caller
  * still learns its own row's fate: when a group's statement fails, its rows are written one
- * by one, in the order they were asked, so one row's error (a constraint) is its caller's alone. Writes nobody waits on (served marks) can
- * gather for a few milliseconds first, making fewer statements still.
+ * by one, in the order they were asked, so one row's error (a constraint) is its caller's alone.
  */
 
 export interface GroupOptions {
@@ -14,13 +13,6 @@ export interface GroupOptions {
   inFlight?: number;
   /** rows in one statement at most */
   max?: number;
-  /**
-   * how long the first row of an empty queue waits for others before its statement goes (0:
-   * at once), for writes nobody waits on, where fewer statements matter more than latency
-   */
-  gatherMs?: number;
-  /** when a group's statement fails: its rows written one by one (true), or every caller failed with its error */
-  alone?: boolean;
   /**
    * a statement waits for the end of the event loop's round it was asked in (setImmediate), so
    * that the rows of the requests this round handled go together: the answers of one Redis
@@ -37,36 +29,30 @@ export interface GroupOptions {
 export function groupedCalls<T, R>(write: (rows: readonly T[]) => Promise<(row: T) => R>, opts: GroupOptions = {}): (row: T) => Promise<R> {
   const inFlight = opts.inFlight ?? 2;
   const max = opts.max ?? 200;
-  const gatherMs = opts.gatherMs ?? 0;
-  const alone = opts.alone ?? true;
   let queue: { row: T; done: (r: R) => void; failed: (err: unknown) => void }[] = [];
   let busy = 0;
-  let gathering: NodeJS.Timeout | undefined;
-  let due = gatherMs === 0;
   let roundEnd = false;
   const settle = async (calls: typeof queue): Promise<void> => {
     try {
       const result = await write(calls.map((c) => c.row));
       for (const c of calls) c.done(result(c.row));
     } catch (err) {
-      if (calls.length === 1 || !alone) { for (const c of calls) c.failed(err); return; }
+      if (calls.length === 1) { calls[0]!.failed(err); return; }
       // one by one in the order they were asked, not all at once: where rows refuse each other (two
       // slices of one counter), the earlier one is written and the later refused, as with no grouping
       for (const c of calls) await write([c.row]).then((result) => c.done(result(c.row)), c.failed);
     }
   };
   const pump = (): void => {
-    while (busy < inFlight && queue.length > 0 && (due || queue.length >= max)) {
+    while (busy < inFlight && queue.length > 0) {
       const calls = queue.slice(0, max);
       queue = queue.slice(max);
-      if (gatherMs > 0 && queue.length === 0) { due = false; clearTimeout(gathering); gathering = undefined; }
       busy += 1;
       void settle(calls).finally(() => { busy -= 1; pump(); });
     }
   };
   return (row) => new Promise<R>((done, failed) => {
     queue.push({ row, done, failed });
-    if (!due) gathering ??= setTimeout(() => { gathering = undefined; due = true; pump(); }, gatherMs);
     if (opts.round !== true) pump();
     else if (!roundEnd) {
       roundEnd = true;
