@@ -90,10 +90,11 @@ export function createServedMarks(db: Db, opts: { reservationSeconds: number; de
 
   const schedule = (ms: number): void => {
     if (timer || flushing) return;
-    timer = setTimeout(() => { timer = undefined; void flush(); }, ms);
+    timer = setTimeout(() => { timer = undefined; void writeMark(); }, ms);
     timer.unref();
   };
-  async function flush(): Promise<void> {
+  /** writes the mark as it stands, unless the last one written says the same */
+  async function writeMark(): Promise<void> {
     const upTo = through();
     const list = [...unserved.keys()].sort((a, b) => a - b);
     const key = list.join(',');
@@ -168,7 +169,7 @@ export function createServedMarks(db: Db, opts: { reservationSeconds: number; de
       timer = undefined;
       for (let tries = 0; tries < 5; tries += 1) {
         while (flushing) await new Promise((r) => setTimeout(r, 5));
-        await flush();
+        await writeMark();
         if (written === through() && unservedKey() === writtenUnserved) return;
         await new Promise((r) => setTimeout(r, RETRY_MIN_MS));
       }
