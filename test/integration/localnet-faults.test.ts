@@ -212,6 +212,8 @@ describe('localnet faults (LOCALNET_FAULTS): a hostile RPC node', function () {
     try {
       const faults = await ln.rpc<{ seed: string; faults: string }>('tributary_getFaults');
       expect(faults).to.deep.include({ seed: 'cli', faults: 'lost-answer=0.5,clock-lag=0.05' });
+      // the log line reaches this process's pipe on its own time (CI once read it before it came)
+      await waitFor(async () => ln.proc.output().includes('localnet faults on:'), 10_000, 'the faults log line').catch(() => undefined);
       expect(ln.proc.output()).to.include('localnet faults on: lost-answer=0.5,clock-lag=0.05');
     } finally {
       await ln.stop();
