@@ -13,6 +13,7 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON answers are inspected field by field */
 import { servedSql } from '../../commands/settlement/served-marks.js';
 import { expect } from 'chai';
+import { sql } from 'kysely';
 import express from 'express';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -107,6 +108,38 @@ describe('x402 pay-as-you-go: only requests served are charged', function () {
     expect(capped.body.error).to.match(/cap of 30000 is reached/);
     await settleRound();
     expect(charged(policy), 'the three requests served').to.equal(3n * PRICE);
+  });
+
+  it('a client that leaves while its chunk is being written: taken back at once, and the requests after it are charged without waiting for its bound', async () => {
+    const { jwt, policy } = await pay(); // 10,000 of 30,000, served
+    const [paid] = await rows(policy);
+    const before = await sql<{ n: string }>`SELECT count(*)::text AS n FROM payg_usage`.execute(s.h.env.db);
+    // the payer's ledger lock held (the slices' check takes it, migration 1011): the request's row waits in its INSERT
+    await s.h.env.db.connection().execute(async (conn) => {
+      await sql`BEGIN`.execute(conn);
+      try {
+        await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`tributary:payg_usage_slices_apart:${paid!.user_payment!}`}, 0))`.execute(conn);
+        const abort = new AbortController();
+        const pending = get('/report', jwt, abort.signal).catch(() => undefined);
+        await waitFor(async () => (await sql<{ n: string }>`SELECT count(*)::text AS n FROM pg_stat_activity
+          WHERE wait_event_type = 'Lock' AND query LIKE 'INSERT INTO payg_usage%'`.execute(s.h.env.db)).rows[0]!.n === '1', 10_000, 'the row\'s INSERT waiting');
+        abort.abort(); // the client leaves before its chunk is admitted
+        await pending;
+        await new Promise((r) => setTimeout(r, 200)); // the server has seen its connection close
+      } finally {
+        await sql`COMMIT`.execute(conn);
+      }
+    });
+    expect((await sql<{ n: string }>`SELECT count(*)::text AS n FROM payg_usage`.execute(s.h.env.db)).rows[0]!.n, 'the row was written').to.not.equal(before.rows[0]!.n);
+    // well within the reservation's bound (RESERVATION_SECONDS): the row and its counts are taken back at once
+    await waitFor(async () => (await rows(policy)).length === 1, 3000, 'the row of the request whose client left taken back');
+    const redis = s.h.env.redis;
+    expect(await redis.get(usageCounterKey(s.h.env.prefix, policy, paid!.period_start)), 'the period counter').to.equal(String(PRICE));
+    // its number no longer holds the process's mark: a request served after it is chargeable at once
+    expect((await get('/report', jwt)).status).to.equal(200);
+    await waitFor(async () => (await rows(policy)).every((u) => u.served), 3000, 'the next request\'s row served');
+    await settleRound();
+    expect(charged(policy), 'the two requests served, not the one whose client left').to.equal(2n * PRICE);
   });
 
   it('a chunk whose process died between the ledger and Redis is never charged, and dropped after its bound', async () => {
