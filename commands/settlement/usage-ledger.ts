@@ -86,8 +86,11 @@ export function createUsageLedger(db: Db, opts: { reservationSeconds?: number } 
     flush: () => marks.flush(),
     unserved: (requestId) => marks.removed(requestId, async () => {
       const row = await db.deleteFrom('payg_usage').where('request_id', '=', requestId).where('reserved_until', 'is not', null).where('charge_id', 'is', null)
-        .returning(['policy', 'period_start', 'user_payment', 'chunk']).executeTakeFirst();
-      return row && { policy: row.policy, periodStart: BigInt(row.period_start), userPayment: row.user_payment, chunk: BigInt(row.chunk) };
+        .returning(['policy', 'period_start', 'user_payment', 'chunk', sql<string | null>`upper(period_slice)::text`.as('slice_end')]).executeTakeFirst();
+      return row && {
+        policy: row.policy, periodStart: BigInt(row.period_start), userPayment: row.user_payment, chunk: BigInt(row.chunk),
+        periodSliceEnd: row.slice_end === null ? null : BigInt(row.slice_end),
+      };
     }),
     async discard(requestId) {
       await marks.removed(requestId, () => deleteRow(requestId));

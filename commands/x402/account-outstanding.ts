@@ -57,7 +57,7 @@ export interface Released { userPayment: string; amount: bigint }
 export type ReleaseOutstanding = (released: readonly Released[], once?: string) => Promise<void>;
 
 /**
- * KEYS[1]     the release's marker ('' key name: none), KEYS[2..] the counts (accounts' outstanding, policies' period counters)
+ * KEYS[1]     the release's marker ('' key name: none), KEYS[2..] the accounts' outstanding
  * ARGV[1]     the marker's lifetime (seconds); ARGV[2..] the amount released from each count
  * A count Redis no longer has is left alone: its rebuild reads the ledger.
  * Returns 1 when applied, 0 when the marker says it was already.
@@ -72,16 +72,11 @@ end
 return 1
 `);
 
-/** Takes `amount` out of each count that exists, once per `marker` when one is given (RELEASE_SCRIPT). */
-export async function releaseCounts(redis: Redis, counts: readonly { key: string; amount: bigint }[], marker = ''): Promise<void> {
-  const some = counts.filter((c) => c.amount > 0n);
-  if (some.length === 0) return;
-  await runScript(redis, RELEASE_SCRIPT, [marker, ...some.map((c) => c.key)], [MARKER_SECONDS, ...some.map((c) => c.amount.toString())]);
-}
-
 export function createRelease(redis: Redis, keyPrefix: string): ReleaseOutstanding {
   return async (released, once) => {
-    const counts = released.map((r) => ({ key: accountOutstandingKey(keyPrefix, r.userPayment), amount: r.amount }));
-    await releaseCounts(redis, counts, once ? `${keyPrefix}x402:outstanding-released:${once}` : '');
+    const some = released.filter((r) => r.amount > 0n);
+    if (some.length === 0) return;
+    const marker = once ? `${keyPrefix}x402:outstanding-released:${once}` : '';
+    await runScript(redis, RELEASE_SCRIPT, [marker, ...some.map((r) => accountOutstandingKey(keyPrefix, r.userPayment))], [MARKER_SECONDS, ...some.map((r) => r.amount.toString())]);
   };
 }

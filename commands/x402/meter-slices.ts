@@ -111,3 +111,31 @@ local pos = redis.call('GET', KEYS[1])
 if pos and tonumber(pos) < tonumber(ARGV[1]) then redis.call('INCRBY', KEYS[1], tonumber(ARGV[1]) - tonumber(pos)) end
 return 1
 `);
+
+/**
+ * KEYS[1]  a counter's position; KEYS[2] (optional) the outstanding of the payer's account
+ * ARGV[1]  the end of the slice given back ('' = the row held none); ARGV[2] its cost
+ * A request that ended unanswered gives its chunk back. The account's outstanding is a sum: it
+ * always comes down (clamped at zero; a count Redis no longer has is left to its rebuild). The
+ * counter is a position: it moves back only while the slice is still the last it handed out
+ * (it stands at the slice's end). Moved back below slices handed out after it, it would hand
+ * them out again, and every request meeting one would be refused by the ledger (an overlap) and
+ * admitted again from the ledger's mark, a statement and a rebuild each: under load, one
+ * request in the middle given back that way cost every concurrent request of the policy its
+ * group statement. A slice in the middle stays a hole: the payer loses that much of the
+ * period's cap, never the merchant. Returns 1 when the counter moved back, else 0.
+ */
+export const GIVE_BACK_SCRIPT = luaScript<number>('tributaryGiveBackSlice', `
+local moved = 0
+if ARGV[1] ~= '' then
+  local pos = redis.call('GET', KEYS[1])
+  if pos and tonumber(pos) == tonumber(ARGV[1]) then
+    redis.call('DECRBY', KEYS[1], ARGV[2])
+    moved = 1
+  end
+end
+if #KEYS > 1 and redis.call('EXISTS', KEYS[2]) == 1 then
+  if redis.call('DECRBY', KEYS[2], ARGV[2]) < 0 then redis.call('SET', KEYS[2], '0', 'KEEPTTL') end
+end
+return moved
+`);

@@ -97,8 +97,8 @@ export interface UsageLedger {
   outstanding(userPayment: string): Promise<{ owed: bigint; position: bigint }>;
 }
 
-/** A ledger row as the counts hold it. */
-export interface UsageRow { policy: string; periodStart: bigint; userPayment: string | null; chunk: bigint }
+/** A ledger row as the counts hold it; `periodSliceEnd`: the end of the period slice it held (null: recorded before slices were kept). */
+export interface UsageRow { policy: string; periodStart: bigint; userPayment: string | null; chunk: bigint; periodSliceEnd: bigint | null }
 
 /** `userPayment`: the payer's account the policy draws on (the policy's user_payment) */
 export interface MeterLedger { ledger: UsageLedger; requestId: string; gateway: string; userPayment: string }

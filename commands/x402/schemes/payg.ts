@@ -9,7 +9,9 @@ import { text } from '../../../src/kernel/domain/event-data.js';
 import { asPolicyType, type PolicyType } from '../../../src/kernel/domain/policy-type.js';
 import { upstreamUnavailable } from '../../../src/kernel/http/errors.js';
 import { randomUUID } from 'node:crypto';
-import { accountOutstandingKey, releaseCounts } from '../account-outstanding.js';
+import { accountOutstandingKey } from '../account-outstanding.js';
+import { GIVE_BACK_SCRIPT } from '../meter-slices.js';
+import { runScript } from '../../../infra/redis/scripts.js';
 import { meterRequest, usageCounterKey } from '../metering.js';
 import { shortfall } from '../payability.js';
 import { hashId, PAYG_SETTLE_ALLOWANCE_SECONDS, positive, RequirementError, type PaygRequirement } from '../requirements.js';
@@ -115,10 +117,10 @@ export const paygScheme = policyScheme<PaygRequirement>({
       }
       const row = await ctx.usage.unserved(requestId);
       if (!row) return;
-      // this process counted it (the grant came from the script): take it back from the period's counter and the account's outstanding
-      const counts = [{ key: usageCounterKey(ctx.redisPrefix, row.policy, row.periodStart), amount: row.chunk }];
-      if (row.userPayment) counts.push({ key: accountOutstandingKey(ctx.redisPrefix, row.userPayment), amount: row.chunk });
-      await releaseCounts(ctx.redis, counts);
+      // this process counted it (the grant came from the script): taken back from the account's outstanding, and
+      // from the period's counter while its slice is the last handed out (meter-slices.ts, GIVE_BACK_SCRIPT)
+      const keys = [usageCounterKey(ctx.redisPrefix, row.policy, row.periodStart), ...(row.userPayment ? [accountOutstandingKey(ctx.redisPrefix, row.userPayment)] : [])];
+      await runScript(ctx.redis, GIVE_BACK_SCRIPT, keys, [row.periodSliceEnd?.toString() ?? '', row.chunk.toString()]);
     } catch (err) {
       ctx.logger?.warn({ err: (err as Error).message, requestId, served }, 'pay-as-you-go request end not recorded; its reservation is dropped at its bound');
     }
