@@ -13,8 +13,12 @@
  * charged, as the per-row marks did.
  *
  * A number left open (a request never answered: a bug, a hung upstream) would hold every later
- * row of the process uncovered, so one open for longer than the reservation's bound is given
- * up: its row is a reservation past its bound, which the settler drops, never charged.
+ * row of the process uncovered, so one open nearly as long as the reservation's bound is given
+ * up: its row is never charged (deleted, or dropped by the settler past its bound). Nearly: a
+ * margin before the bound (giveUpMarginMs), so that the rows written just after it, whose own
+ * bounds are a moment later, are covered before the settler may drop them as reservations past
+ * their bound; given up at the bound itself, the mark came a sweep later than theirs (served,
+ * never charged).
  */
 import { randomBytes } from 'node:crypto';
 import { sql, type RawBuilder } from 'kysely';
@@ -27,6 +31,16 @@ const FLUSH_MS = 10;
 const SWEEP_MS = 1000;
 const RETRY_MIN_MS = 200;
 const RETRY_MAX_MS = 5000;
+
+/**
+ * How long before the reservation's bound an open number is given up: more than a sweep (so the
+ * mark after it is written before the next rows' bounds), a tenth of the bound, at most 30 s,
+ * and never more than half of it (a short bound, in tests, still serves its requests).
+ */
+function giveUpMarginMs(reservationSeconds: number): number {
+  const bound = reservationSeconds * 1000;
+  return Math.min(30_000, bound / 2, Math.max(2 * SWEEP_MS, bound / 10));
+}
 
 const WRITE_MARK = {
   name: 'payg_served_marks_write',
@@ -65,6 +79,7 @@ interface Waiter { seq: number; done: () => void }
 
 export function createServedMarks(db: Db, opts: { reservationSeconds: number; deleteRow: (requestId: string) => Promise<unknown> }): ServedMarks {
   const node = BigInt.asUintN(63, randomBytes(8).readBigUInt64BE()).toString();
+  const giveUpMargin = giveUpMarginMs(opts.reservationSeconds);
   let next = 1;
   /** open numbers, oldest first (a Map keeps insertion order), with their request and when opened */
   const open = new Map<number, { requestId: string; at: number }>();
@@ -130,8 +145,8 @@ export function createServedMarks(db: Db, opts: { reservationSeconds: number; de
   }
   let sweep: NodeJS.Timeout | undefined;
   const sweepEvery = (): NodeJS.Timeout => setInterval(() => {
-    // a number open past the reservation's bound: its row is dropped by the settler as a reservation, never charged
-    const bound = Date.now() - opts.reservationSeconds * 1000;
+    // a number open to within the margin of the reservation's bound: its row is never charged
+    const bound = Date.now() - (opts.reservationSeconds * 1000 - giveUpMargin);
     for (const [seq, o] of open) {
       if (o.at > bound) break;
       unserved.set(seq, o.requestId);

@@ -96,6 +96,20 @@ describe('usage ledger: grouped writes', () => {
     expect(await reserved(['e1', 'e2']), 'e1 given up and taken back; e2 covered').to.deep.equal([{ request_id: 'e2', reserved: false }]);
   });
 
+  it('gives a number up before the rows written after it reach their own bound, so they are covered within it', async function () {
+    this.timeout(20_000);
+    const ledger = createUsageLedger(env.db, { reservationSeconds: 10 });
+    await ledger.record(row('h1', 70n)); // never answered
+    await ledger.record(row('h2', 71n));
+    const covered = ledger.served('h2');
+    await covered;
+    const [h2] = (await sql<{ reserved_until: Date; marked: Date }>`
+      SELECT u.reserved_until, m.updated_at AS marked FROM payg_usage u JOIN payg_served_marks m ON m.node = u.served_by WHERE u.request_id = 'h2'`.execute(env.db)).rows;
+    // given up at the bound, h1's number let the mark cover h2 only a sweep after h2's own bound: served and droppable
+    expect(h2!.reserved_until.getTime() - h2!.marked.getTime(), 'h2 covered at least a second before its bound').to.be.greaterThan(1000);
+    expect(await reserved(['h1', 'h2']), 'h1 given up and taken back; h2 covered').to.deep.equal([{ request_id: 'h2', reserved: false }]);
+  });
+
   it('writes the mark at once when flushed (a node stopping), its served requests covered before it returns', async () => {
     const ledger = createUsageLedger(env.db);
     await ledger.record(row('g1', 60n));
