@@ -3,7 +3,12 @@
  * throughput (which a shared machine makes noise of). wrk, a process of its own, drives each route;
  * this process's CPU (the API node: process.cpuUsage) and its Postgres statements and Redis
  * round trips (a pipeline is one) are counted over the run and divided by the requests answered.
- * BENCH_X402_CPU_PROFILE=<dir> also writes a CPU profile of each route's run there (x402-<route>.cpuprofile).
+ * The main thread's busy time (its event loop utilization) is counted alike: a route is bound by it, not by
+ * the process's CPU, which also counts the garbage collector's and libuv's threads; its idle share is time
+ * every connection's request was waiting on Redis or Postgres.
+ * BENCH_X402_CPU_PROFILE=<dir> also writes a CPU profile of each route's run there (x402-<route>.cpuprofile),
+ * BENCH_X402_HEAP=<dir> a sampling heap profile of what each run allocated (x402-<route>.heapprofile,
+ * collected objects included: what the garbage collector is made to do).
  * The other processes the two cores are shared with are counted alike: the Postgres backends
  * of the bench's database (/proc), the Redis server (INFO cpu: the whole server, other users'
  * work included) and wrk itself (its children's times), so that a ratio the API alone cannot
@@ -14,6 +19,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { sql } from 'kysely';
 import type { Db } from '../../infra/postgres/database.js';
 import { Session } from 'node:inspector/promises';
+import { performance } from 'node:perf_hooks';
 import type { Redis } from 'ioredis';
 import pg from '../../infra/postgres/pg.js';
 
@@ -72,11 +78,14 @@ export async function profileX402(targets: Record<string, ProfileTarget>, redis:
     const idlePerSecond = (idle.user + idle.system) / 2;
     const dir = process.env['BENCH_X402_CPU_PROFILE'];
     const session = dir ? new Session() : undefined;
+    const heap = process.env['BENCH_X402_HEAP'] ? new Session() : undefined;
+    if (heap) { heap.connect(); await heap.post('HeapProfiler.enable'); await heap.post('HeapProfiler.startSampling', { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true }); }
     if (session) { session.connect(); await session.post('Profiler.enable'); await session.post('Profiler.start'); }
     const before = server ? await serverCpu(server.db, server.database, redis) : undefined;
-    const [s0, c0, cpu0, t0] = [statements, commands, process.cpuUsage(), Date.now()];
-    const { requests: n, cpuUs: wrkUs } = await wrk(t, seconds, connections);
-    const [s1, c1] = [statements, commands];
+    const [s0, c0, cpu0, t0, elu0] = [statements, commands, process.cpuUsage(), Date.now(), performance.eventLoopUtilization()];
+    const { requests: n, cpuUs: wrkUs, latency } = await wrk(t, seconds, connections);
+    const [s1, c1, elu] = [statements, commands, performance.eventLoopUtilization(elu0)];
+    if (heap) { const { profile } = await heap.post('HeapProfiler.stopSampling'); writeFileSync(`${process.env['BENCH_X402_HEAP']}/x402-${name}.heapprofile`, JSON.stringify(profile)); heap.disconnect(); }
     if (session) {
       const { profile } = await session.post('Profiler.stop');
       writeFileSync(`${dir}/x402-${name}.cpuprofile`, JSON.stringify(profile));
@@ -85,7 +94,7 @@ export async function profileX402(targets: Record<string, ProfileTarget>, redis:
     await new Promise((r) => setTimeout(r, 100));
     const cpu = process.cpuUsage(cpu0);
     const us = (cpu.user + cpu.system - idlePerSecond * ((Date.now() - t0) / 1000)) / n;
-    let others = `, wrk ${(wrkUs / n).toFixed(1)} µs`;
+    let others = `, wrk ${(wrkUs / n).toFixed(1)} µs (latency ${latency})`;
     if (server && before) {
       const after = await serverCpu(server.db, server.database, redis);
       // a backend that left meanwhile is not counted; one that came counts from 0
@@ -93,12 +102,12 @@ export async function profileX402(targets: Record<string, ProfileTarget>, redis:
       for (const [pid, us1] of after.pg) pgUs += us1 - (before.pg.get(pid) ?? 0);
       others += `, Postgres backends ${(pgUs / n).toFixed(1)} µs, Redis server ${((after.redis - before.redis) / n).toFixed(1)} µs`;
     }
-    process.stdout.write(`  ${name}: ${n} requests (${(n / seconds).toFixed(0)}/s), API CPU ${us.toFixed(1)} µs a request (idle ${(idlePerSecond / 1000).toFixed(0)} ms/s taken out)${others}; Postgres ${((s1 - s0) / n).toFixed(3)} statements, Redis ${((c1 - c0) / n).toFixed(3)} round trips a request\n`);
+    process.stdout.write(`  ${name}: ${n} requests (${(n / seconds).toFixed(0)}/s), API CPU ${us.toFixed(1)} µs a request (idle ${(idlePerSecond / 1000).toFixed(0)} ms/s taken out), main thread busy ${((elu.active * 1000) / n).toFixed(1)} µs a request (utilization ${(elu.utilization * 100).toFixed(0)}%)${others}; Postgres ${((s1 - s0) / n).toFixed(3)} statements, Redis ${((c1 - c0) / n).toFixed(3)} round trips a request\n`);
   }
 }
 
 /** wrk in a child process without blocking this one (the API answers meanwhile); its requests and its CPU µs (a shell's `times`). */
-async function wrk(t: ProfileTarget, seconds: number, connections: number): Promise<{ requests: number; cpuUs: number }> {
+async function wrk(t: ProfileTarget, seconds: number, connections: number): Promise<{ requests: number; cpuUs: number; latency: string }> {
   const headers = Object.entries(t.headers).flatMap(([k, v]) => ['-H', `${k}: ${v}`]);
   const child = spawn('bash', ['-c', 'wrk "$@"; times', 'wrk', '-t1', `-c${connections}`, `-d${seconds}s`, ...headers, t.url]);
   let out = '';
@@ -110,5 +119,5 @@ async function wrk(t: ProfileTarget, seconds: number, connections: number): Prom
   // `times`: the shell's user and system time, then its children's (wrk's)
   const times = out.split('\n').filter((l) => /^\d+m[\d.]+s \d+m[\d.]+s$/.test(l)).join(' ')
     .split(' ').map((x) => /^(\d+)m([\d.]+)s$/.exec(x)).map((x) => (x ? (Number(x[1]) * 60 + Number(x[2])) * 1e6 : 0));
-  return { requests: Number(m[1]), cpuUs: (times[2] ?? 0) + (times[3] ?? 0) };
+  return { requests: Number(m[1]), cpuUs: (times[2] ?? 0) + (times[3] ?? 0), latency: /Latency\s+(\S+)/.exec(out)?.[1] ?? '?' };
 }
