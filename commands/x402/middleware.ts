@@ -210,8 +210,8 @@ export function paymentRequired(
       const grant = await backend.authorize(auth[1], requirements, requestResource(req), chunk);
       if (typeof grant === 'string') return await refuse(req, res, grant);
       (res.locals as { x402?: X402Grant }).x402 = grant;
-      // a metered chunk is charged only if this request is served (response-end.ts)
-      if (grant.metered?.requestId !== undefined) onResponseEnd(res, (served) => void backend.answered(grant, served));
+      // a metered chunk is charged, a prepaid draw kept, only if this request is served (response-end.ts)
+      if ((grant.metered?.requestId ?? grant.prepaid?.requestId) !== undefined) onResponseEnd(res, (served) => void backend.answered(grant, served));
       next();
     } catch (err) {
       deps.logger?.debug({ err }, 'x402 middleware failed');

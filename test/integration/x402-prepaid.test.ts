@@ -18,6 +18,8 @@ import { decodePaymentIx } from '../../commands/x402/program.js';
 import { type AcceptedRequirement } from '../../commands/x402/requirements.js';
 import { acceptedRequirement, normalizeRequirement } from '../../commands/x402/requirement-forms.js';
 import { prepaidCounterKey } from '../../commands/x402/prepaid/meter.js';
+import { createCreditLedger } from '../../commands/x402/prepaid/ledger.js';
+import { waitFor } from '../support/process.js';
 import { tributaryIx } from '../../infra/localnet/instructions.js';
 import { pdas } from '../../infra/localnet/keys.js';
 import { submitTransaction } from '../../infra/localnet/submit.js';
@@ -207,6 +209,51 @@ describe('x402://prepaid: a OneTime credit paid up front, drawn per request', fu
     const fee = (50_000n * BigInt(gw.feeBps)) / 10_000n;
     const protocolCut = (fee * BigInt(config.data['protocol_share_bps'] as number)) / 10_000n;
     expect(after.map((a, i) => a - before[i]!)).to.deep.equal([-(50_000n + fee), 50_000n, fee - protocolCut, protocolCut]);
+  });
+
+  it('takes back the draw of a request that ended unanswered: not paid for, the last draw\'s room given back', async () => {
+    const a = await settle(h.payer());
+    const { resource: _r, id: _i, extra: _e, ...input } = prepaid;
+    const deps = {
+      rpc: h.rpc, programId: PROGRAM_ID, redis: h.api.ctx.redis, redisPrefix: h.api.ctx.config.redis.prefix, signer: h.api.node.keyRing,
+      credits: createCreditLedger(h.env.db),
+    };
+    const app = express();
+    const guard = paymentRequired([input], deps);
+    app.get('/search', guard, (_req, res) => { res.json({ grant: x402Grant(res) }); });
+    app.get('/hangs', guard, () => undefined); // the upstream never answers
+    const server = await new Promise<Server>((resolve) => { const srv = app.listen(0, '127.0.0.1', () => resolve(srv)); });
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const get = async (path: string, signal?: AbortSignal) => {
+      const res = await fetch(`${base}${path}`, { headers: { authorization: `Bearer ${a.jwt}` }, ...(signal ? { signal } : {}) });
+      return (await res.json()) as any;
+    };
+    const draws = async () => (await h.env.db.selectFrom('prepaid_usage').select(['slice']).where('policy', '=', a.policy).orderBy('slice').execute()).map((r) => r.slice);
+    const counter = () => h.env.redis.get(prepaidCounterKey(h.api.ctx.config.redis.prefix, a.policy));
+    /** a request to /hangs, abandoned once its draw is in the ledger; then `meanwhile` */
+    const abandoned = async (meanwhile: () => Promise<unknown> = async () => undefined) => {
+      const before = (await draws()).length;
+      const abort = new AbortController();
+      const pending = get('/hangs', abort.signal).catch(() => undefined);
+      await waitFor(async () => (await draws()).length > before, 10_000, 'the draw written to the ledger');
+      await meanwhile();
+      abort.abort();
+      await pending;
+    };
+    try {
+      expect((await get('/search')).grant.prepaid).to.include({ used: '1000', remaining: '49000' });
+      await abandoned();
+      await waitFor(async () => (await draws()).length === 1 && await counter() === '1000', 5000, 'the unanswered draw taken back, its room given back');
+      expect((await get('/search')).grant.prepaid, 'the credit drawn only for the requests served').to.include({ used: '2000', remaining: '48000' });
+      // a draw others drew after stays drawn (a slice in the middle), but its row goes
+      await abandoned(() => get('/search'));
+      await waitFor(async () => (await draws()).length === 3, 5000, 'the unanswered draw in the middle taken back');
+      expect(await draws()).to.deep.equal(['[0,1000)', '[1000,2000)', '[3000,4000)']);
+      expect(await counter()).to.equal('4000');
+    } finally {
+      server.closeAllConnections();
+      await new Promise((res) => server.close(res));
+    }
   });
 
   it('is sold and admitted by a middleware in remote mode, paid with the client library', async () => {

@@ -201,8 +201,8 @@ function registerUsageRoute(api: Api, { deps, auth, programId, graceCap }: Facil
       for (const r of rs) requireOwnGateway(res, r.gateway);
       const amount = body.amount === undefined ? undefined : BigInt(body.amount);
       const answer = await reportUsage(deps, body.jwt, rs, amount, body.transaction);
-      // a metered chunk is charged once the merchant has its admission (response-end.ts)
-      if (answer.admitted && 'metered' in answer && answer.metered?.requestId !== undefined) {
+      // a metered chunk is charged, a prepaid draw kept, once the merchant has its admission (response-end.ts)
+      if (answer.admitted && (answer.metered?.requestId ?? answer.prepaid?.requestId) !== undefined) {
         const grant = answer;
         onResponseEnd(res, (served) => void deps.engine.answered(grant, served));
       }

@@ -7,6 +7,7 @@
  *                   OneTime policy (Completed, paid, the requirement's terms), then recorded
  *   authorizeCredit the JWT's credit admits one request of `chunk` (default pricePerRequest)
  *   creditLeft      room for one more request (a paid credit serves as an existing policy)
+ *   giveBackDraw    a request that ended unanswered: its draw taken back
  *   recordPaidCredit the ledger's row of a settled credit, before its JWT leaves
  */
 import { randomUUID } from 'node:crypto';
@@ -17,7 +18,9 @@ import type { PrepaidRequirement } from '../requirements.js';
 import { chainRead, policyMismatch } from '../settle.js';
 import type { X402Claims } from '../tokens.js';
 import type { CreditLedger, PaidCredit } from './ledger.js';
-import { creditUsed, drawCredit, openCounter } from './meter.js';
+import { creditUsed, drawCredit, openCounter, prepaidCounterKey } from './meter.js';
+import { GIVE_BACK_SCRIPT } from '../meter-slices.js';
+import { runScript } from '../../../infra/redis/scripts.js';
 
 export interface CreditDeps {
   redis: Redis;
@@ -75,6 +78,19 @@ export async function authorizeCredit(
   if (!drawn.ok) return drawn.reason;
   const grant: CreditGrant = { chunk: cost.toString(), used: drawn.used.toString(), credit: credit.toString(), remaining: drawn.remaining.toString() };
   return d.ledger ? { ...grant, requestId } : grant;
+}
+
+/**
+ * A request that drew from a credit and ended unanswered (its upstream failed or hung, its client
+ * left before the answer began): the payer does not pay for it. Its row is taken back, and its
+ * cost given back to the credit's counter while its slice is the last the counter handed out
+ * (meter-slices.ts, GIVE_BACK_SCRIPT); one in the middle (requests drew after it) stays drawn,
+ * as a slice never recorded does. Only with a ledger: without one the grant carries no request id.
+ */
+export async function giveBackDraw(d: CreditDeps, requestId: string): Promise<void> {
+  const row = await d.ledger?.unservedUse(requestId);
+  if (!row) return;
+  await runScript(d.redis, GIVE_BACK_SCRIPT, [prepaidCounterKey(d.redisPrefix, row.policy)], [row.sliceEnd?.toString() ?? '', row.amount.toString()]);
 }
 
 /** Whether a paid credit, bought under this requirement, still has room for one request at its price. */

@@ -31,6 +31,8 @@ export interface CreditLedger {
   recordUse(u: { requestId: string; policy: string; gateway: string; amount: bigint; sliceStart?: bigint }): Promise<void>;
   /** takes back a recorded cost */
   discardUse(requestId: string): Promise<void>;
+  /** takes back the cost of a request that ended unanswered: the row as it was, undefined when there was none */
+  unservedUse(requestId: string): Promise<{ policy: string; amount: bigint; sliceEnd: bigint | null } | undefined>;
   /** the credit's high mark: the end of its highest slice, at least everything drawn from it */
   used(policy: string): Promise<bigint>;
 }
@@ -78,6 +80,11 @@ export function createCreditLedger(db: Db): CreditLedger {
     }, { inFlight: 2, round: true }),
     async discardUse(requestId) {
       await db.deleteFrom('prepaid_usage').where('request_id', '=', requestId).execute();
+    },
+    async unservedUse(requestId) {
+      const row = await db.deleteFrom('prepaid_usage').where('request_id', '=', requestId)
+        .returning(['policy', 'amount', sql<string | null>`upper(slice)::text`.as('slice_end')]).executeTakeFirst();
+      return row && { policy: row.policy, amount: BigInt(row.amount), sliceEnd: row.slice_end === null ? null : BigInt(row.slice_end) };
     },
     async used(policy) {
       // rows recorded before slices were kept count by their sum

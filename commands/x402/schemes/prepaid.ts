@@ -3,7 +3,7 @@
  * Payment transaction); each request draws its price from it (prepaid/credit.ts) until it is
  * used up. A paid credit with room left serves a payer who pays again.
  */
-import { authorizeCredit, creditLeft, creditPaid, creditTerms, recordPaidCredit } from '../prepaid/credit.js';
+import { authorizeCredit, creditLeft, creditPaid, creditTerms, giveBackDraw, recordPaidCredit } from '../prepaid/credit.js';
 import { policyTypeArgs } from '../program.js';
 import { hashId, positive, RequirementError, type PrepaidRequirement } from '../requirements.js';
 import { DUE_SKEW_SECONDS, grantOf, policyScheme } from './policy.js';
@@ -54,6 +54,17 @@ export const prepaidScheme = policyScheme<PrepaidRequirement>({
   async admit(ctx, claims, r, chunk) {
     const drawn = await authorizeCredit(ctx.credits, claims, r, chunk, ctx.nowSeconds());
     return typeof drawn === 'string' ? drawn : { ...grantOf(claims, r), prepaid: drawn };
+  },
+
+  // a request that ended unanswered is not paid for: its draw is taken back (prepaid/credit.ts)
+  async answered(ctx, grant, served) {
+    const requestId = grant.prepaid?.requestId;
+    if (served || requestId === undefined) return;
+    try {
+      await giveBackDraw(ctx.credits, requestId);
+    } catch (err) {
+      ctx.logger?.warn({ err: (err as Error).message, requestId }, 'prepaid draw of an unanswered request not taken back');
+    }
   },
 
   wireTerms: (r) => ({ pricePerRequest: r.pricePerRequest.toString() }),
