@@ -20,7 +20,8 @@
  * a request unpaid.
  */
 import pRetry from 'p-retry';
-import { luaScript } from '../../infra/redis/scripts.js';
+import type { Redis } from 'ioredis';
+import { luaScript, runScript } from '../../infra/redis/scripts.js';
 
 /**
  * A ledger row whose statement failed with anything but an overlap may still have been
@@ -125,7 +126,7 @@ return 1
  * group statement. A slice in the middle stays a hole: the payer loses that much of the
  * period's cap, never the merchant. Returns 1 when the counter moved back, else 0.
  */
-export const GIVE_BACK_SCRIPT = luaScript<number>('tributaryGiveBackSlice', `
+const GIVE_BACK_SCRIPT = luaScript<number>('tributaryGiveBackSlice', `
 local moved = 0
 if ARGV[1] ~= '' then
   local pos = redis.call('GET', KEYS[1])
@@ -139,3 +140,12 @@ if #KEYS > 1 and redis.call('EXISTS', KEYS[2]) == 1 then
 end
 return moved
 `);
+
+/**
+ * Gives back `amount` of a request that ended unanswered (GIVE_BACK_SCRIPT): to `counter` while
+ * `sliceEnd` is where it stands (null: the row held no slice, the counter is left alone), and to
+ * the account's `outstanding` when given.
+ */
+export async function giveBack(redis: Redis, counter: string, sliceEnd: bigint | null, amount: bigint, outstanding?: string): Promise<void> {
+  await runScript(redis, GIVE_BACK_SCRIPT, outstanding === undefined ? [counter] : [counter, outstanding], [sliceEnd?.toString() ?? '', amount.toString()]);
+}

@@ -16,24 +16,18 @@ import { accountOutstandingKey } from '../../commands/x402/account-outstanding.j
 import { paygScheme } from '../../commands/x402/schemes/payg.js';
 import type { SchemeContext, X402Grant } from '../../commands/x402/schemes/scheme.js';
 import type { PayAsYouGoType } from '../../src/kernel/domain/policy-type.js';
-import pg from '../../infra/postgres/pg.js';
+import { countStatements, type StatementCount } from '../support/pg-statements.js';
 
 describe('pay-as-you-go: a chunk given back never moves its counter below a slice held after it', function () {
   this.timeout(30_000);
   let env: TestEnv;
-  let inserts = 0;
-  const proto = pg.Client.prototype as unknown as { query: (...a: unknown[]) => unknown };
-  const query = proto.query;
+  let inserts: StatementCount;
   before(async () => {
     env = await createTestEnv('payg-give-back');
-    proto.query = function counted(this: unknown, ...a: unknown[]) {
-      const q = a[0] as string | { text?: string } | undefined;
-      if ((typeof q === 'string' ? q : q?.text)?.startsWith('INSERT INTO payg_usage')) inserts += 1;
-      return query.apply(this, a);
-    };
+    inserts = countStatements((text) => text.startsWith('INSERT INTO payg_usage'));
   });
   after(async () => {
-    proto.query = query;
+    inserts?.restore();
     await env?.close();
   });
 
@@ -64,16 +58,16 @@ describe('pay-as-you-go: a chunk given back never moves its counter below a slic
     await unanswered('b'); // a slice in the middle: [10,20)
     expect(await counter(), 'the counter stays: c holds [20,30)').to.equal('30');
     expect(await owed(), 'the outstanding comes down').to.equal('20');
-    inserts = 0;
+    inserts.n = 0;
     await admit('d');
-    expect(inserts, 'd written in one statement, no overlap met').to.equal(1);
+    expect(inserts.n, 'd written in one statement, no overlap met').to.equal(1);
 
     await unanswered('d'); // the last slice handed out: [30,40)
     expect(await counter(), 'the top slice\'s room given back').to.equal('30');
     expect(await owed()).to.equal('20');
-    inserts = 0;
+    inserts.n = 0;
     await admit('e');
-    expect(inserts, 'e written in one statement').to.equal(1);
+    expect(inserts.n, 'e written in one statement').to.equal(1);
     expect(await slices()).to.deep.equal(['a [0,10)', 'c [20,30)', 'e [30,40)']);
   });
 });

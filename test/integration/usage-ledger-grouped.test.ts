@@ -10,27 +10,20 @@ import { sql } from 'kysely';
 import { createTestEnv, type TestEnv } from '../support/env.js';
 import { createUsageLedger } from '../../commands/settlement/usage-ledger.js';
 import { overlapOf } from '../../commands/x402/meter-slices.js';
-import pg from '../../infra/postgres/pg.js';
+import { countStatements, type StatementCount } from '../support/pg-statements.js';
 import * as m1014 from '../../infra/migrations/1014_payg_served_marks.js';
 
 describe('usage ledger: grouped writes', () => {
   let env: TestEnv;
-  let ledgerStatements = 0;
-  const proto = pg.Client.prototype as unknown as { query: (...a: unknown[]) => unknown };
-  const query = proto.query;
+  let ledgerStatements: StatementCount;
 
   before(async () => {
     env = await createTestEnv('usage-ledger-grouped');
     // counts the statements that touch the ledger's table
-    proto.query = function counted(this: unknown, ...a: unknown[]) {
-      const q = a[0] as string | { text?: string } | undefined;
-      const text = typeof q === 'string' ? q : q?.text;
-      if (text?.includes('payg_usage')) ledgerStatements += 1;
-      return query.apply(this, a);
-    };
+    ledgerStatements = countStatements((text) => text.includes('payg_usage'));
   });
   after(async () => {
-    proto.query = query;
+    ledgerStatements?.restore();
     await env.close();
   });
 
@@ -44,14 +37,14 @@ describe('usage ledger: grouped writes', () => {
   it('writes the rows of one round in one statement, and the marks of many answered requests as one row of the process', async () => {
     const ledger = createUsageLedger(env.db);
     await Promise.all([ledger.record(row('a1', 0n)), ledger.record(row('a2', 1n))]);
-    ledgerStatements = 0;
+    ledgerStatements.n = 0;
     const before = await marks();
     // two marks, one of a row this ledger never wrote, and three more rows at once: the rows at the end of this round
     const served = [ledger.served('a1'), ledger.served('a2'), ledger.served('never-written')];
     await Promise.all([ledger.record(row('a3', 2n)), ledger.record(row('a4', 3n)), ledger.record(row('a5', 4n))]);
-    expect(ledgerStatements, 'one INSERT of a3, a4 and a5; no statement of the rows for the marks').to.equal(1);
+    expect(ledgerStatements.n, 'one INSERT of a3, a4 and a5; no statement of the rows for the marks').to.equal(1);
     await Promise.all(served);
-    expect(ledgerStatements, 'the marks touched no row').to.equal(1);
+    expect(ledgerStatements.n, 'the marks touched no row').to.equal(1);
     expect(await marks(), 'one mark row for the process').to.equal(before + 1);
     expect(await reserved(['a1', 'a2', 'a3', 'a4', 'a5'])).to.deep.equal([
       { request_id: 'a1', reserved: false }, { request_id: 'a2', reserved: false },
@@ -85,12 +78,17 @@ describe('usage ledger: grouped writes', () => {
     expect(await reserved(['c1', 'c2', 'c3', 'c5', 'c6', 'c-overlap'])).to.deep.equal(['c1', 'c2', 'c3', 'c5', 'c6'].map((id) => ({ request_id: id, reserved: false })));
   });
 
+  /** a row never answered (`hung`), then one served after it, under a ledger of `reservationSeconds`: `covered`, once its mark is durable */
+  const servedBehindHung = async (reservationSeconds: number, hung: string, served: string, slice: bigint) => {
+    const ledger = createUsageLedger(env.db, { reservationSeconds });
+    await ledger.record(row(hung, slice));
+    await ledger.record(row(served, slice + 1n));
+    return { covered: ledger.served(served) };
+  };
+
   it('gives up a number left open past the reservation\'s bound: its row never charged, the later rows covered', async function () {
     this.timeout(10_000);
-    const ledger = createUsageLedger(env.db, { reservationSeconds: 1 });
-    await ledger.record(row('e1', 40n)); // never answered
-    await ledger.record(row('e2', 41n));
-    const covered = ledger.served('e2');
+    const { covered } = await servedBehindHung(1, 'e1', 'e2', 40n);
     expect(await reserved(['e1', 'e2'])).to.deep.equal([{ request_id: 'e1', reserved: true }, { request_id: 'e2', reserved: true }]);
     await covered;
     expect(await reserved(['e1', 'e2']), 'e1 given up and taken back; e2 covered').to.deep.equal([{ request_id: 'e2', reserved: false }]);
@@ -98,11 +96,7 @@ describe('usage ledger: grouped writes', () => {
 
   it('gives a number up before the rows written after it reach their own bound, so they are covered within it', async function () {
     this.timeout(20_000);
-    const ledger = createUsageLedger(env.db, { reservationSeconds: 10 });
-    await ledger.record(row('h1', 70n)); // never answered
-    await ledger.record(row('h2', 71n));
-    const covered = ledger.served('h2');
-    await covered;
+    await (await servedBehindHung(10, 'h1', 'h2', 70n)).covered;
     const [h2] = (await sql<{ reserved_until: Date; marked: Date }>`
       SELECT u.reserved_until, m.updated_at AS marked FROM payg_usage u JOIN payg_served_marks m ON m.node = u.served_by WHERE u.request_id = 'h2'`.execute(env.db)).rows;
     // given up at the bound, h1's number let the mark cover h2 only a sweep after h2's own bound: served and droppable

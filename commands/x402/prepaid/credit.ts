@@ -19,8 +19,7 @@ import { chainRead, policyMismatch } from '../settle.js';
 import type { X402Claims } from '../tokens.js';
 import type { CreditLedger, PaidCredit } from './ledger.js';
 import { creditUsed, drawCredit, openCounter, prepaidCounterKey } from './meter.js';
-import { GIVE_BACK_SCRIPT } from '../meter-slices.js';
-import { runScript } from '../../../infra/redis/scripts.js';
+import { giveBack } from '../meter-slices.js';
 
 export interface CreditDeps {
   redis: Redis;
@@ -84,13 +83,13 @@ export async function authorizeCredit(
  * A request that drew from a credit and ended unanswered (its upstream failed or hung, its client
  * left before the answer began): the payer does not pay for it. Its row is taken back, and its
  * cost given back to the credit's counter while its slice is the last the counter handed out
- * (meter-slices.ts, GIVE_BACK_SCRIPT); one in the middle (requests drew after it) stays drawn,
+ * (meter-slices.ts, giveBack); one in the middle (requests drew after it) stays drawn,
  * as a slice never recorded does. Only with a ledger: without one the grant carries no request id.
  */
 export async function giveBackDraw(d: CreditDeps, requestId: string): Promise<void> {
   const row = await d.ledger?.unservedUse(requestId);
   if (!row) return;
-  await runScript(d.redis, GIVE_BACK_SCRIPT, [prepaidCounterKey(d.redisPrefix, row.policy)], [row.sliceEnd?.toString() ?? '', row.amount.toString()]);
+  await giveBack(d.redis, prepaidCounterKey(d.redisPrefix, row.policy), row.sliceEnd, row.amount);
 }
 
 /** Whether a paid credit, bought under this requirement, still has room for one request at its price. */

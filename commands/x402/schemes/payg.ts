@@ -10,8 +10,7 @@ import { asPolicyType, type PolicyType } from '../../../src/kernel/domain/policy
 import { upstreamUnavailable } from '../../../src/kernel/http/errors.js';
 import { randomUUID } from 'node:crypto';
 import { accountOutstandingKey } from '../account-outstanding.js';
-import { GIVE_BACK_SCRIPT } from '../meter-slices.js';
-import { runScript } from '../../../infra/redis/scripts.js';
+import { giveBack } from '../meter-slices.js';
 import { meterRequest, usageCounterKey } from '../metering.js';
 import { shortfall } from '../payability.js';
 import { hashId, PAYG_SETTLE_ALLOWANCE_SECONDS, positive, RequirementError, type PaygRequirement } from '../requirements.js';
@@ -118,9 +117,9 @@ export const paygScheme = policyScheme<PaygRequirement>({
       const row = await ctx.usage.unserved(requestId);
       if (!row) return;
       // this process counted it (the grant came from the script): taken back from the account's outstanding, and
-      // from the period's counter while its slice is the last handed out (meter-slices.ts, GIVE_BACK_SCRIPT)
-      const keys = [usageCounterKey(ctx.redisPrefix, row.policy, row.periodStart), ...(row.userPayment ? [accountOutstandingKey(ctx.redisPrefix, row.userPayment)] : [])];
-      await runScript(ctx.redis, GIVE_BACK_SCRIPT, keys, [row.periodSliceEnd?.toString() ?? '', row.chunk.toString()]);
+      // from the period's counter while its slice is the last handed out (meter-slices.ts, giveBack)
+      await giveBack(ctx.redis, usageCounterKey(ctx.redisPrefix, row.policy, row.periodStart), row.periodSliceEnd, row.chunk,
+        row.userPayment ? accountOutstandingKey(ctx.redisPrefix, row.userPayment) : undefined);
     } catch (err) {
       ctx.logger?.warn({ err: (err as Error).message, requestId, served }, 'pay-as-you-go request end not recorded; its reservation is dropped at its bound');
     }
