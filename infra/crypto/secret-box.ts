@@ -6,8 +6,14 @@
  * row does not decrypt. Without a key (development mode, refused otherwise at start by
  * the key ring) the secret is stored in the clear, marked `plain:`; once a key is set,
  * such secrets are sealed at start and by `tributary keys seal` (infra/secrets).
+ *
+ * Rotation: the key may carry earlier keys (SIGNING_KEY_ENCRYPTION_KEY_PREVIOUS). A secret
+ * is always sealed under the current key and opened under the first key whose GCM tag
+ * checks, current first. The stored form names no key: a row written before rotation
+ * existed opens as it did, and a leaked dump does not tell which rows a leaked key opens.
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import type { SecretKey } from '../../src/kernel/config/secret-key.js';
 
 const GCM = 'aes-256-gcm:v1';
 const PLAIN = 'plain';
@@ -37,26 +43,54 @@ export function sealSecret(secret: string, aad: string, key: Buffer | undefined)
   return [GCM, iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), ct.toString('base64url')].join(':');
 }
 
-/** Throws SecretBoxError when the secret cannot be opened (no key, wrong key, tampered). */
-export function openSecret(sealed: string, aad: string, key: Buffer | undefined): string {
-  if (sealed.startsWith(`${PLAIN}:`)) return Buffer.from(sealed.slice(PLAIN.length + 1), 'base64url').toString('utf8');
+/** A secret opened, and what it was kept under. */
+export interface Unsealed { secret: string; under: 'plaintext' | 'current key' | 'previous key' }
+
+/** The plaintext, or undefined when the tag does not check under `key` (another key, or a tampered row). */
+function decrypt(parts: { iv: Buffer; tag: Buffer; ct: Buffer }, aad: string, key: Buffer): string | undefined {
+  try {
+    const decipher = createDecipheriv('aes-256-gcm', key, parts.iv);
+    decipher.setAAD(Buffer.from(aad, 'utf8'));
+    decipher.setAuthTag(parts.tag);
+    return Buffer.concat([decipher.update(parts.ct), decipher.final()]).toString('utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+/** Opens a stored secret, saying under which key; throws SecretBoxError when no key opens it (no key, wrong keys, tampered). */
+export function unsealSecret(sealed: string, aad: string, key: SecretKey | undefined): Unsealed {
+  if (sealed.startsWith(`${PLAIN}:`)) return { secret: Buffer.from(sealed.slice(PLAIN.length + 1), 'base64url').toString('utf8'), under: 'plaintext' };
   if (!sealed.startsWith(`${GCM}:`)) throw new SecretBoxError(aad, 'unknown secret storage format');
   if (!key) throw new SecretBoxError(aad, 'secret is encrypted and SIGNING_KEY_ENCRYPTION_KEY is not set');
   const [iv, tag, ct] = sealed.slice(GCM.length + 1).split(':');
   if (iv === undefined || tag === undefined || ct === undefined) throw new SecretBoxError(aad, 'malformed secret ciphertext');
-  try {
-    const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
-    decipher.setAAD(Buffer.from(aad, 'utf8'));
-    decipher.setAuthTag(Buffer.from(tag, 'base64url'));
-    return Buffer.concat([decipher.update(Buffer.from(ct, 'base64url')), decipher.final()]).toString('utf8');
-  } catch {
-    const reason = 'wrong SIGNING_KEY_ENCRYPTION_KEY or tampered row';
-    throw new SecretBoxError(aad, reason, `${aad}: secret does not decrypt (${reason})`);
+  const parts = { iv: Buffer.from(iv, 'base64url'), tag: Buffer.from(tag, 'base64url'), ct: Buffer.from(ct, 'base64url') };
+  const current = decrypt(parts, aad, key);
+  if (current !== undefined) return { secret: current, under: 'current key' };
+  for (const earlier of key.previous ?? []) {
+    const secret = decrypt(parts, aad, earlier);
+    if (secret !== undefined) return { secret, under: 'previous key' };
   }
+  const reason = 'wrong SIGNING_KEY_ENCRYPTION_KEY or tampered row';
+  throw new SecretBoxError(aad, reason, `${aad}: secret does not decrypt (${reason})`);
 }
 
-/** A `plain:` secret sealed under `key` for the same row; undefined when `stored` is not plain. */
-export function sealPlainSecret(stored: string, aad: string, key: Buffer): string | undefined {
-  if (!isPlainSecret(stored)) return undefined;
-  return sealSecret(openSecret(stored, aad, undefined), aad, key);
+/** Throws SecretBoxError when the secret cannot be opened (no key, wrong key, tampered). */
+export function openSecret(sealed: string, aad: string, key: SecretKey | undefined): string {
+  return unsealSecret(sealed, aad, key).secret;
+}
+
+/** What a stored secret becomes under the current key, and what it was kept under before. */
+export interface Resealed { stored: string; from: 'plaintext' | 'previous key' }
+
+/**
+ * `stored` sealed under the current key for the same row when it is plaintext or opens
+ * only under a previous key; undefined when it is already under the current key. Throws
+ * SecretBoxError when no key opens it.
+ */
+export function resealSecret(stored: string, aad: string, key: SecretKey): Resealed | undefined {
+  const opened = unsealSecret(stored, aad, key);
+  if (opened.under === 'current key') return undefined;
+  return { stored: sealSecret(opened.secret, aad, key), from: opened.under };
 }

@@ -2,6 +2,8 @@
  * GET /v1/health: whether this node reaches Postgres and Redis and can open the secrets it
  * needs (the active JWT signing key first), and the API version. `degraded` names why in
  * `reasons`; the answer is 200 either way, as it always was for a dependency that is down.
+ * During a rotation of SIGNING_KEY_ENCRYPTION_KEY it counts the secrets still under a
+ * previous key: the operator removes that key at 0.
  */
 import { sql } from 'kysely';
 import type { Redis } from 'ioredis';
@@ -29,11 +31,18 @@ export const healthSchema = {
       type: 'array', items: { type: 'string' },
       description: 'why the node is degraded, e.g. `signing key <kid> cannot be opened: wrong SIGNING_KEY_ENCRYPTION_KEY or tampered row`; empty when ok',
     },
+    secretsUnderPreviousKey: {
+      type: 'integer', minimum: 0,
+      description: 'how many secrets (every kind) open only under a key of SIGNING_KEY_ENCRYPTION_KEY_PREVIOUS, counted at start and then every minute; not a degradation (they open, and `tributary keys seal` or a restart re-seals them), but the previous keys may be removed only at 0. Absent until counted',
+    },
   },
 };
 
-/** What the node says of its secrets: why it cannot open one it needs (empty when all open). */
-export interface SecretsHealth { problems(): Promise<string[]> }
+/**
+ * What the node says of its secrets: why it cannot open one it needs (empty when all
+ * open), and how many open only under a previous key (undefined until counted).
+ */
+export interface SecretsHealth { problems(): Promise<string[]>; underPreviousKey?(): number | undefined }
 
 interface Checks { postgres: boolean; redis: boolean; secrets: boolean; reasons: string[] }
 
@@ -90,7 +99,8 @@ export function registerHealthRoutes(api: Api, ctx: { dbRead: Db; redis: Redis; 
     async handler() {
       const { postgres, redis, secrets, reasons } = await check();
       const status = postgres && redis && secrets ? 'ok' : 'degraded';
-      return { body: envelope({ status, service: 'tributary', version: API_VERSION, checks: { postgres, redis, secrets }, reasons }) };
+      const secretsUnderPreviousKey = ctx.secrets?.underPreviousKey?.();
+      return { body: envelope({ status, service: 'tributary', version: API_VERSION, checks: { postgres, redis, secrets }, reasons, secretsUnderPreviousKey }) };
     },
   });
 }

@@ -1,15 +1,19 @@
 /**
  * The sealed secrets a process opens, at start and for /v1/health.
  *
- * With SIGNING_KEY_ENCRYPTION_KEY set, a process first seals every secret a development
- * run kept in the clear (`plain:`), each sealing logged; then it tries to open every
- * secret its roles will need and logs at error level each one that does not open (its kind
- * and row, never the secret). Neither stops the process: a gateway whose key does not
- * open stops that gateway only. An API node's health answers `degraded` with the reasons.
+ * With SIGNING_KEY_ENCRYPTION_KEY set, a process first seals under it every secret a
+ * development run kept in the clear (`plain:`) and, when SIGNING_KEY_ENCRYPTION_KEY_PREVIOUS
+ * lists earlier keys, re-seals every secret that opens only under one of them; each change
+ * logged. Then it tries to open every secret its roles will need and logs at error level
+ * each one that does not open (its kind and row, never the secret). Neither stops the
+ * process: a gateway whose key does not open stops that gateway only. An API node's health
+ * answers `degraded` with the reasons, and counts the secrets still under a previous key
+ * (they open: not a degradation, but the previous key cannot be removed yet).
  */
 import type { AppContext } from './context.js';
 import type { KeyRing } from '../../infra/signing-keys/key-ring.js';
-import { countPlain, sealPlainColumn, unopenedSecrets, type SecretColumn, type UnopenedSecret } from '../../infra/secrets/columns.js';
+import { countPlain, resealColumn, surveyColumn, unopenedSecrets, type SecretColumn, type UnopenedSecret } from '../../infra/secrets/columns.js';
+import { hasPreviousKeys } from '../kernel/config/secret-key.js';
 import { SIGNING_KEY_SECRETS } from '../../infra/signing-keys/store.js';
 import { SCHEDULER_SIGNER_SECRETS } from '../../commands/scheduler/signers.js';
 import { WEBHOOK_PREVIOUS_SECRETS, WEBHOOK_SECRETS } from '../../commands/webhooks/store.js';
@@ -35,7 +39,21 @@ const NAMED = 10;
 
 type Deps = Pick<AppContext, 'db' | 'config' | 'logger' | 'clock'>;
 
-export interface SealSummary { kind: string; table: string; column: string; sealed: number; plaintextLeft: number }
+/** One kind's sealing: what this run changed, then what the column holds. */
+export interface SealSummary {
+  kind: string; table: string; column: string;
+  /** sealed from plaintext by this run */
+  sealed: number;
+  /** re-sealed by this run from a previous key under the current one */
+  resealed: number;
+  plaintextLeft: number;
+  /** rows that still open only under a previous key (changed by another process meanwhile, say) */
+  underPreviousKey: number;
+  /** rows in use that open under no key: what needs them fails */
+  unopened: number;
+  /** rows no longer in use that open under no key */
+  unopenedNotInUse: number;
+}
 
 export class NoEncryptionKeyError extends Error {
   constructor() {
@@ -44,16 +62,61 @@ export class NoEncryptionKeyError extends Error {
   }
 }
 
-/** Seals every plaintext secret of every kind under the configured key; safe with other nodes doing the same. */
-export async function sealPlaintextSecrets(deps: Deps): Promise<SealSummary[]> {
+/**
+ * Seals under the configured key every secret of every kind kept in plaintext or under a
+ * previous key, then opens every row to report what is left; safe with other nodes doing
+ * the same (`tributary keys seal`).
+ */
+export async function sealSecrets(deps: Deps): Promise<SealSummary[]> {
   const key = deps.config.keys.encryptionKey;
   if (!key) throw new NoEncryptionKeyError();
   const out: SealSummary[] = [];
   for (const col of SECRET_COLUMNS) {
-    const sealed = await sealPlainColumn(deps.db, col, key, deps.logger);
-    out.push({ kind: col.kind, table: col.table, column: col.column, sealed: sealed.length, plaintextLeft: await countPlain(deps.db, col) });
+    const done = await resealColumn(deps.db, col, key, deps.logger);
+    const left = await surveyColumn(deps.db, col, key, deps.clock.now(), 'all');
+    out.push({
+      kind: col.kind, table: col.table, column: col.column, sealed: done.sealed.length, resealed: done.resealed.length,
+      plaintextLeft: await countPlain(deps.db, col), underPreviousKey: left.underPreviousKey.length,
+      unopened: left.unopened.length, unopenedNotInUse: left.unopenedNotInUse,
+    });
   }
   return out;
+}
+
+/** A process's start: every column re-sealed (resealColumn), a summary logged when anything changed. */
+async function resealAtStart(deps: Deps): Promise<void> {
+  const key = deps.config.keys.encryptionKey;
+  if (!key) return;
+  const sealed: Record<string, number> = {};
+  const resealed: Record<string, number> = {};
+  for (const col of SECRET_COLUMNS) {
+    const done = await resealColumn(deps.db, col, key, deps.logger);
+    if (done.sealed.length > 0) sealed[`${col.table}.${col.column}`] = done.sealed.length;
+    if (done.resealed.length > 0) resealed[`${col.table}.${col.column}`] = done.resealed.length;
+  }
+  if (Object.keys(sealed).length > 0) deps.logger.warn({ sealed }, 'secrets kept in plaintext by a development run are now sealed');
+  if (Object.keys(resealed).length > 0) deps.logger.warn({ resealed }, 'secrets sealed under a previous key are now sealed under SIGNING_KEY_ENCRYPTION_KEY');
+}
+
+/**
+ * How many secrets of every kind open only under a key of SIGNING_KEY_ENCRYPTION_KEY_PREVIOUS
+ * (0 without such keys: nothing can).
+ */
+export async function countUnderPreviousKey(deps: Deps): Promise<number> {
+  const key = deps.config.keys.encryptionKey;
+  if (!hasPreviousKeys(key)) return 0;
+  let n = 0;
+  for (const col of SECRET_COLUMNS) n += (await surveyColumn(deps.db, col, key, deps.clock.now(), 'all')).underPreviousKey.length;
+  return n;
+}
+
+/** Says whether the previous keys may be removed; only when some are configured. */
+async function reportPreviousKeys(deps: Deps): Promise<number> {
+  const n = await countUnderPreviousKey(deps);
+  if (!hasPreviousKeys(deps.config.keys.encryptionKey)) return n;
+  if (n > 0) deps.logger.warn({ underPreviousKey: n }, `${n} secrets still open only under a key of SIGNING_KEY_ENCRYPTION_KEY_PREVIOUS (sealed meanwhile by a process without the new key?): \`tributary keys seal\` or a restart re-seals them; keep the previous keys until none are left`);
+  else deps.logger.info('every secret opens under SIGNING_KEY_ENCRYPTION_KEY: SIGNING_KEY_ENCRYPTION_KEY_PREVIOUS may be removed once every process runs with the new key');
+  return n;
 }
 
 export const describeUnopened = (u: UnopenedSecret): string => `${u.kind} ${u.id} cannot be opened: ${u.reason}`;
@@ -75,28 +138,29 @@ function logUnopened(deps: Deps, col: SecretColumn, unopened: readonly UnopenedS
 }
 
 // once per process (several roles may share one): the sealing, and each column's check
-const sealedOnce = new WeakMap<object, Promise<void>>();
+const sealedOnce = new WeakMap<object, Promise<number | undefined>>();
 const checkedOnce = new WeakMap<object, Map<SecretColumn, Promise<UnopenedSecret[]>>>();
 
+/** The process's sealing at start, once: the count of secrets left under a previous key, undefined when unknown. */
+function sealOnce(ctx: Deps): Promise<number | undefined> {
+  let sealing = sealedOnce.get(ctx);
+  if (!sealing) {
+    sealing = resealAtStart(ctx).then(
+      () => reportPreviousKeys(ctx),
+      (err: unknown) => { ctx.logger.error({ err }, 'could not seal the secrets at start; `tributary keys seal` does it'); return undefined; })
+      .catch((err: unknown) => { ctx.logger.error({ err }, 'could not count the secrets under a previous key'); return undefined; });
+    sealedOnce.set(ctx, sealing);
+  }
+  return sealing;
+}
+
 /**
- * A role's start: seal what is plaintext (with a key), then open every secret of
- * `columns` and log those that do not open. Never throws: a database error here is
- * logged, and the role starts as it did before this check.
+ * A role's start: seal what is plaintext or under a previous key (with a key), then open
+ * every secret of `columns` and log those that do not open. Never throws: a database
+ * error here is logged, and the role starts as it did before this check.
  */
 export async function checkSecretsAtStart(ctx: Deps, columns: readonly SecretColumn[]): Promise<UnopenedSecret[]> {
-  if (ctx.config.keys.encryptionKey) {
-    let sealing = sealedOnce.get(ctx);
-    if (!sealing) {
-      sealing = sealPlaintextSecrets(ctx).then(
-        (s) => {
-          const sealed = s.filter((x) => x.sealed > 0);
-          if (sealed.length > 0) ctx.logger.warn({ sealed: Object.fromEntries(sealed.map((x) => [`${x.table}.${x.column}`, x.sealed])) }, 'secrets kept in plaintext by a development run are now sealed');
-        },
-        (err: unknown) => ctx.logger.error({ err }, 'could not seal the plaintext secrets at start; `tributary keys seal` does it'));
-      sealedOnce.set(ctx, sealing);
-    }
-    await sealing;
-  }
+  if (ctx.config.keys.encryptionKey) await sealOnce(ctx);
   let checks = checkedOnce.get(ctx);
   if (!checks) checkedOnce.set(ctx, (checks = new Map()));
   const found: UnopenedSecret[] = [];
@@ -118,6 +182,8 @@ export interface SecretsMonitor {
   start(): Promise<void>;
   /** why this node cannot open a secret it needs: empty when all open */
   problems(): Promise<string[]>;
+  /** how many secrets open only under a previous key, as last counted; undefined until known */
+  underPreviousKey(): number | undefined;
 }
 
 /** An API node's view: the key ring's live answer for the signing key, and the other secrets re-opened now and then. */
@@ -131,10 +197,21 @@ export function createSecretsMonitor(ctx: Deps, keyRing: Pick<KeyRing, 'signingK
     }
     return last.found;
   };
+  // counted in the background: health answers the last count at once and never waits on a full scan
+  let previous: { at: number; count: number | undefined; counting: boolean } = { at: 0, count: undefined, counting: false };
+  const recount = () => {
+    if (previous.counting || ctx.clock.now() - previous.at < SECRETS_RECHECK_MS) return;
+    previous = { ...previous, counting: true };
+    void countUnderPreviousKey(ctx).then(
+      (count) => { previous = { at: ctx.clock.now(), count, counting: false }; },
+      () => { previous = { ...previous, at: ctx.clock.now(), counting: false }; });
+  };
   return {
     async start() {
       const found = await checkSecretsAtStart(ctx, columns);
       last = { at: ctx.clock.now(), found: Promise.resolve(found.filter((u) => u.kind !== SIGNING_KEY_SECRETS.kind)) };
+      const count = ctx.config.keys.encryptionKey ? await sealOnce(ctx) : 0;
+      previous = { at: ctx.clock.now(), count, counting: false };
     },
     async problems() {
       const reasons: string[] = [];
@@ -145,6 +222,10 @@ export function createSecretsMonitor(ctx: Deps, keyRing: Pick<KeyRing, 'signingK
       reasons.push(...found.slice(0, NAMED).map(describeUnopened));
       if (found.length > NAMED) reasons.push(`and ${found.length - NAMED} more secrets cannot be opened`);
       return reasons;
+    },
+    underPreviousKey() {
+      recount();
+      return previous.count;
     },
   };
 }

@@ -8,7 +8,7 @@ import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
 import { createTestEnv, type TestEnv } from '../support/env.js';
 import { sealSecret } from '../../infra/crypto/secret-box.js';
-import { countPlain, sealPlainColumn, unopenedSecrets } from '../../infra/secrets/columns.js';
+import { countPlain, resealColumn, unopenedSecrets } from '../../infra/secrets/columns.js';
 import { WEBHOOK_SECRETS } from '../../commands/webhooks/store.js';
 import { secretAad } from '../../commands/webhooks/secret-aad.js';
 
@@ -32,11 +32,12 @@ describe('sealing a secret column of many pages', function () {
   it('seals every row, each once, and every row opens under the key and no other', async () => {
     const key = randomBytes(32);
     expect(await countPlain(env.db, WEBHOOK_SECRETS)).to.equal(ROWS);
-    const sealed = await sealPlainColumn(env.db, WEBHOOK_SECRETS, key);
+    const { sealed, resealed } = await resealColumn(env.db, WEBHOOK_SECRETS, key);
+    expect(resealed).to.deep.equal([]);
     expect(sealed).to.have.length(ROWS);
     expect(new Set(sealed).size).to.equal(ROWS);
     expect(await countPlain(env.db, WEBHOOK_SECRETS)).to.equal(0);
-    expect(await sealPlainColumn(env.db, WEBHOOK_SECRETS, key)).to.deep.equal([]);
+    expect(await resealColumn(env.db, WEBHOOK_SECRETS, key)).to.deep.equal({ sealed: [], resealed: [] });
     expect(await unopenedSecrets(env.db, WEBHOOK_SECRETS, key, Date.now())).to.deep.equal([]);
     const wrong = await unopenedSecrets(env.db, WEBHOOK_SECRETS, randomBytes(32), Date.now());
     expect(wrong).to.have.length(ROWS);

@@ -52,4 +52,43 @@ describe('configuration', () => {
       expect(msg).not.to.contain('short');
     }
   });
+
+  describe('SIGNING_KEY_ENCRYPTION_KEY_PREVIOUS', () => {
+    const current = 'ab'.repeat(32);
+    const hexKey = 'cd'.repeat(32);
+    const b64Key = Buffer.alloc(32, 0xef).toString('base64');
+    const problems = (env: Record<string, string>): string => {
+      try {
+        loadConfig(env);
+      } catch (err) {
+        expect(err).to.be.instanceOf(ConfigError);
+        return (err as Error).message;
+      }
+      return expect.fail('should throw');
+    };
+
+    it('carries each earlier key, hex or base64, with the current one, which seals', () => {
+      const c = loadConfig({ SIGNING_KEY_ENCRYPTION_KEY: current, SIGNING_KEY_ENCRYPTION_KEY_PREVIOUS: ` ${hexKey}, ${b64Key} ` });
+      expect(c.keys.encryptionKey?.toString('hex')).to.equal(current);
+      expect(c.keys.encryptionKey?.previous?.map((k) => k.toString('hex'))).to.deep.equal([hexKey, 'ef'.repeat(32)]);
+      expect(loadConfig({ SIGNING_KEY_ENCRYPTION_KEY: current }).keys.encryptionKey?.previous).to.deep.equal([]);
+    });
+
+    it('names the position of a bad entry, never its value', () => {
+      const msg = problems({ SIGNING_KEY_ENCRYPTION_KEY: current, SIGNING_KEY_ENCRYPTION_KEY_PREVIOUS: `${hexKey},not-a-key-at-all,${'12'.repeat(31)}` });
+      expect(msg).to.contain('SIGNING_KEY_ENCRYPTION_KEY_PREVIOUS: expected 32 bytes as 64 hex characters or base64 in entry 2 of 3');
+      expect(msg).to.contain('in entry 3 of 3');
+      expect(msg).not.to.contain('entry 1 of 3');
+      for (const value of ['not-a-key-at-all', '12'.repeat(31), hexKey]) expect(msg).not.to.contain(value);
+    });
+
+    it('refuses previous keys without a current key, and the current key listed as a previous one', () => {
+      const alone = problems({ SIGNING_KEY_ENCRYPTION_KEY_PREVIOUS: hexKey });
+      expect(alone).to.contain('SIGNING_KEY_ENCRYPTION_KEY_PREVIOUS: set without SIGNING_KEY_ENCRYPTION_KEY');
+      expect(alone).not.to.contain(hexKey);
+      const itself = problems({ SIGNING_KEY_ENCRYPTION_KEY: current, SIGNING_KEY_ENCRYPTION_KEY_PREVIOUS: `${hexKey},${current}` });
+      expect(itself).to.contain('SIGNING_KEY_ENCRYPTION_KEY_PREVIOUS: entry 2 of 2 is SIGNING_KEY_ENCRYPTION_KEY itself');
+      expect(itself).not.to.contain(current);
+    });
+  });
 });

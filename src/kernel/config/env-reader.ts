@@ -87,4 +87,9 @@ export class EnvReader {
   check(name: string, ok: boolean, expected: string, got: string): void {
     if (!ok) this.fail(name, expected, got);
   }
+
+  /** A problem that is not a malformed value (two variables that contradict each other, say). */
+  refuse(name: string, why: string): void {
+    this.problems.push(`${name}: ${why}`);
+  }
 }

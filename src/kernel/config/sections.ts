@@ -6,6 +6,7 @@ import type { EnvReader } from './env-reader.js';
 import { clusterPrefix } from '../names/index.js';
 import { corsOriginOf, ownOrigin } from './origins.js';
 import { CLUSTERS, DEFAULT_STABLECOIN, NETWORKS, deriveWsUrl, durations, ms, parseKey32 } from './values.js';
+import { withPreviousKeys, type SecretKey } from './secret-key.js';
 
 /** The values several sections derive their defaults from, read before them. */
 export function readFoundations(r: EnvReader) {
@@ -14,15 +15,39 @@ export function readFoundations(r: EnvReader) {
   const rpcUrl = rpcUrlSet ?? `http://127.0.0.1:${localnetPort}`;
   const wsDefault = rpcUrlSet ? deriveWsUrl(rpcUrlSet) : `ws://127.0.0.1:${localnetPort + 1}`;
   const cluster = r.oneOf('SOLANA_CLUSTER', CLUSTERS, rpcUrlSet ? 'mainnet' : 'localnet', 'cluster: the CAIP-2 network reported and the default stablecoin mint (default: localnet without SOLANA_RPC_URL, else mainnet); devnet without SOLANA_RPC_URL runs the built-in localnet answering as devnet (its genesis hash, devnet USDC and Token-2022 stablecoins)');
-  const encKeyRaw = r.optStr('SIGNING_KEY_ENCRYPTION_KEY', '32-byte key (64 hex chars or base64) that encrypts every secret at rest (JWT signing keys, scheduler signers, webhook secrets, exact fee payers; AES-256-GCM); plaintext left by a development run is sealed at start');
-  const encryptionKey = encKeyRaw === undefined ? undefined : parseKey32(encKeyRaw);
-  if (encKeyRaw !== undefined) r.check('SIGNING_KEY_ENCRYPTION_KEY', encryptionKey !== undefined, '32 bytes as 64 hex characters or base64', '<redacted>');
+  const encryptionKey = readEncryptionKeys(r);
   const readUrl = r.url('DATABASE_READ_URL', undefined, ['postgres:', 'postgresql:'], 'optional PostgreSQL replica for query routes');
   const prefix = r.str('REDIS_PREFIX', 'tributary:', 'prefix of every Redis key (the stream is <prefix>events)');
   return { localnetPort, rpcUrlSet, rpcUrl, wsDefault, cluster, encryptionKey, readUrl, prefix };
 }
 
 export type Foundations = ReturnType<typeof readFoundations>;
+
+const KEY32 = '32 bytes as 64 hex characters or base64';
+
+/**
+ * SIGNING_KEY_ENCRYPTION_KEY, carrying SIGNING_KEY_ENCRYPTION_KEY_PREVIOUS (secret-key.ts).
+ * A problem names the variable and the entry's position, never a key.
+ */
+function readEncryptionKeys(r: EnvReader): SecretKey | undefined {
+  const currentRaw = r.optStr('SIGNING_KEY_ENCRYPTION_KEY', '32-byte key (64 hex chars or base64) that encrypts every secret at rest (JWT signing keys, scheduler signers, webhook secrets, exact fee payers; AES-256-GCM); plaintext left by a development run, and secrets under a key of SIGNING_KEY_ENCRYPTION_KEY_PREVIOUS, are sealed under it at start');
+  const previousRaw = r.optStr('SIGNING_KEY_ENCRYPTION_KEY_PREVIOUS', 'earlier SIGNING_KEY_ENCRYPTION_KEYs, comma-separated, each like it: secrets sealed under one still open, and each process re-seals them under SIGNING_KEY_ENCRYPTION_KEY at start (or `tributary keys seal`); remove a key once `keys seal` or /v1/health counts 0 secrets under a previous key');
+  const current = currentRaw === undefined ? undefined : parseKey32(currentRaw);
+  if (currentRaw !== undefined) r.check('SIGNING_KEY_ENCRYPTION_KEY', current !== undefined, KEY32, '<redacted>');
+  const entries = (previousRaw ?? '').split(',').map((e) => e.trim()).filter((e) => e.length > 0);
+  const previous: Buffer[] = [];
+  entries.forEach((entry, i) => {
+    const key = parseKey32(entry);
+    const at = `entry ${i + 1} of ${entries.length}`;
+    if (key === undefined) r.check('SIGNING_KEY_ENCRYPTION_KEY_PREVIOUS', false, `${KEY32} in ${at}`, '<redacted>');
+    else if (current?.equals(key)) r.refuse('SIGNING_KEY_ENCRYPTION_KEY_PREVIOUS', `${at} is SIGNING_KEY_ENCRYPTION_KEY itself: list only the keys it replaced`);
+    else previous.push(key);
+  });
+  if (entries.length > 0 && currentRaw === undefined) {
+    r.refuse('SIGNING_KEY_ENCRYPTION_KEY_PREVIOUS', 'set without SIGNING_KEY_ENCRYPTION_KEY: previous keys only open secrets, the current key seals them; set the new key in SIGNING_KEY_ENCRYPTION_KEY');
+  }
+  return current === undefined ? undefined : withPreviousKeys(current, previous);
+}
 
 export const readHttp = (r: EnvReader, f: Foundations) => {
   const port = r.int('PORT', 3002, 'HTTP port of the API node', 0, 65535);
