@@ -35,10 +35,9 @@
  */
 import type { Redis } from 'ioredis';
 import type { PayAsYouGoType } from '../../src/kernel/domain/policy-type.js';
-import { runScript } from '../../infra/redis/scripts.js';
 import { accountOutstandingKey, accountPositionKey, REBUILD_SECONDS } from './account-outstanding.js';
 import { runScriptGrouped } from './meter-batch.js';
-import { METER_SCRIPT, overlapOf, RAISE_SCRIPT, takeBackInDoubt } from './meter-slices.js';
+import { counterUsed, METER_SCRIPT, meterKeys, overlapOf, raiseCounter, takeBackInDoubt } from './meter-slices.js';
 
 /**
  * Usage is refused this close to the policy's expiry: the settler charges a policy's usage
@@ -143,7 +142,7 @@ export async function meterRequest(
     // a free request: nothing to count or bill. A ledger row of 0 could never be charged (the
     // program refuses execute_payment(0) as InvalidAmount): it stayed unsettled for ever and
     // kept the settler reading the policy from the chain every round.
-    const counted = BigInt((await redis.get(key)) ?? '0');
+    const counted = (await counterUsed(redis, key)) ?? 0n;
     return { ok: true, chunk, periodTotal: counted > p.settled ? counted : p.settled, periodLimit: cap, periodEnd: p.end };
   }
   // the same atomic check, against the lesser of the cap and what the payer's account can still fund
@@ -153,7 +152,7 @@ export async function meterRequest(
   const account = l && funds ? { owed: accountOutstandingKey(keyPrefix, l.userPayment), position: accountPositionKey(keyPrefix, l.userPayment) } : undefined;
   const accountLimit = funds?.exposure !== undefined && funds.exposure < funds.amount ? funds.exposure : funds?.amount ?? 0n;
   const run = (seeds: Seeds): Promise<Counted> =>
-    runScriptGrouped(redis, METER_SCRIPT, account ? [key, account.owed, account.position] : [key], [
+    runScriptGrouped(redis, METER_SCRIPT, meterKeys(key, account), [
       chunk.toString(), limit.toString(), (p.end + 3600n).toString(), seeds.counter, p.settled.toString(),
       accountLimit.toString(), seeds.owed, seeds.position, REBUILD_SECONDS,
     ]);
@@ -215,7 +214,7 @@ async function admit(run: (s: Seeds) => Promise<Counted>, l: Recording | undefin
         throw err;
       }
       // a count behind the ledger: the period's raised to the ledger's mark, the account's rebuilt (above)
-      if (behind === 'period') await runScript(l.redis, RAISE_SCRIPT, [l.key], [(await l.ledger.metered(l.policy, l.periodStart, l.settled)).toString()]);
+      if (behind === 'period') await raiseCounter(l.redis, l.key, await l.ledger.metered(l.policy, l.periodStart, l.settled));
       Object.assign(seeds, { counter: '', owed: '', position: '' });
     }
   }

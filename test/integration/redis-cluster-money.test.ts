@@ -6,7 +6,7 @@
 import { expect } from 'chai';
 import { startClusterRun, type ClusterRun, type ClusterTestEnv, type TestRedisCluster } from '../support/redis-cluster.js';
 import { runScript } from '../../infra/redis/scripts.js';
-import { METER_SCRIPT, RAISE_SCRIPT } from '../../commands/x402/meter-slices.js';
+import { METER_SCRIPT, meterKeys, raiseCounter } from '../../commands/x402/meter-slices.js';
 import { usageCounterKey } from '../../commands/x402/metering.js';
 import { accountOutstandingKey, accountPositionKey, createRelease } from '../../commands/x402/account-outstanding.js';
 import { createIdempotency, type SettledResult } from '../../commands/x402/idempotency.js';
@@ -30,7 +30,7 @@ describe('money, limits and the read cache on a Redis Cluster', function () {
   });
 
   it('meters a period counter and an account in one script, and hands out disjoint slices up to the limit', async () => {
-    const keys = [usageCounterKey(p(), 'policyA', 100n), accountOutstandingKey(p(), 'accountA'), accountPositionKey(p(), 'accountA')];
+    const keys = meterKeys(usageCounterKey(p(), 'policyA', 100n), { owed: accountOutstandingKey(p(), 'accountA'), position: accountPositionKey(p(), 'accountA') });
     const exat = Math.floor(Date.now() / 1000) + 3600;
     const meter = (r = env.redis) => runScript(r, METER_SCRIPT, keys, [10, 50, exat, '0', 0, 1000, '0', '0', 600]);
     const other = env.connect();
@@ -39,8 +39,8 @@ describe('money, limits and the read cache on a Redis Cluster', function () {
     expect(admitted).to.have.length(5);
     expect(admitted.map((r) => r[3]).sort((x, y) => x - y)).to.deep.equal([0, 10, 20, 30, 40]);
     expect(results.filter((r) => r[0] === 0)).to.have.length(3);
-    expect(await env.redis.get(keys[1]!)).to.equal('50');
-    await runScript(env.redis, RAISE_SCRIPT, [keys[0]!], [70]);
+    expect(await env.redis.get(keys[2]!)).to.equal('50');
+    await raiseCounter(env.redis, keys[0]!, 70n);
     expect(await env.redis.get(keys[0]!)).to.equal('70');
   });
 

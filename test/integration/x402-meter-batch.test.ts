@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { createTestEnv, type TestEnv } from '../support/env.js';
 import { runScriptGrouped } from '../../commands/x402/meter-batch.js';
-import { METER_SCRIPT } from '../../commands/x402/meter-slices.js';
+import { METER_SCRIPT, meterKeys } from '../../commands/x402/meter-slices.js';
 
 describe('x402 meter scripts grouped per round of the event loop', () => {
   let env: TestEnv;
@@ -9,7 +9,7 @@ describe('x402 meter scripts grouped per round of the event loop', () => {
   after(async () => { await env.close(); });
 
   const draw = (key: string, cost: number, limit: number) =>
-    runScriptGrouped(env.redis, METER_SCRIPT, [key], [String(cost), String(limit), String(Math.floor(Date.now() / 1000) + 60), '0', '0']);
+    runScriptGrouped(env.redis, METER_SCRIPT, meterKeys(key), [String(cost), String(limit), String(Math.floor(Date.now() / 1000) + 60), '0', '0']);
 
   it('runs every concurrent call as its own atomic check: together they never pass the limit, each learns its own answer', async () => {
     const key = `${env.prefix}meter-batch:a`;

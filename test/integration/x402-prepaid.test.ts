@@ -211,7 +211,7 @@ describe('x402://prepaid: a OneTime credit paid up front, drawn per request', fu
     expect(after.map((a, i) => a - before[i]!)).to.deep.equal([-(50_000n + fee), 50_000n, fee - protocolCut, protocolCut]);
   });
 
-  it('takes back the draw of a request that ended unanswered: not paid for, the last draw\'s room given back', async () => {
+  it('takes back the draw of a request that ended unanswered: not paid for, its room given back to the credit', async () => {
     const a = await settle(h.payer());
     const { resource: _r, id: _i, extra: _e, ...input } = prepaid;
     const deps = {
@@ -245,10 +245,13 @@ describe('x402://prepaid: a OneTime credit paid up front, drawn per request', fu
       await abandoned();
       await waitFor(async () => (await draws()).length === 1 && await counter() === '1000', 5000, 'the unanswered draw taken back, its room given back');
       expect((await get('/search')).grant.prepaid, 'the credit drawn only for the requests served').to.include({ used: '2000', remaining: '48000' });
-      // a draw others drew after stays drawn (a slice in the middle), but its row goes
+      // a draw others drew after (a slice in the middle): its row goes, its slice is drawn again by the next request
       await abandoned(() => get('/search'));
       await waitFor(async () => (await draws()).length === 3, 5000, 'the unanswered draw in the middle taken back');
       expect(await draws()).to.deep.equal(['[0,1000)', '[1000,2000)', '[3000,4000)']);
+      expect(await counter()).to.equal('4000');
+      expect((await get('/search')).grant.prepaid, 'the middle draw\'s room drawn again: 4 requests served, 4 paid').to.include({ used: '4000', remaining: '46000' });
+      expect(await draws()).to.deep.equal(['[0,1000)', '[1000,2000)', '[2000,3000)', '[3000,4000)']);
       expect(await counter()).to.equal('4000');
     } finally {
       server.closeAllConnections();

@@ -81,10 +81,10 @@ export async function authorizeCredit(
 
 /**
  * A request that drew from a credit and ended unanswered (its upstream failed or hung, its client
- * left before the answer began): the payer does not pay for it. Its row is taken back, and its
- * cost given back to the credit's counter while its slice is the last the counter handed out
- * (meter-slices.ts, giveBack); one in the middle (requests drew after it) stays drawn,
- * as a slice never recorded does. Only with a ledger: without one the grant carries no request id.
+ * left before the answer began): the payer does not pay for it. Its row is taken back, then its
+ * cost given back to the credit's counter (meter-slices.ts, giveBack): moved back while its slice
+ * is the last the counter handed out, else kept as a hole the next draw that fits takes first.
+ * Only with a ledger: without one the grant carries no request id.
  */
 export async function giveBackDraw(d: CreditDeps, requestId: string): Promise<void> {
   const row = await d.ledger?.unservedUse(requestId);

@@ -14,9 +14,8 @@
  * zero when the credit is first recorded. Without a ledger the counter is the only record.
  */
 import type { Redis } from 'ioredis';
-import { runScript } from '../../../infra/redis/scripts.js';
 import { runScriptGrouped } from '../meter-batch.js';
-import { METER_SCRIPT, overlapOf, RAISE_SCRIPT, takeBackInDoubt } from '../meter-slices.js';
+import { counterUsed, METER_SCRIPT, meterKeys, overlapOf, raiseCounter, takeBackInDoubt } from '../meter-slices.js';
 import type { CreditLedger } from './ledger.js';
 
 /** A counter idle this long leaves Redis and is rebuilt from the ledger on its next use. */
@@ -40,7 +39,7 @@ export async function drawCredit(
   const key = prepaidCounterKey(keyPrefix, policy);
   const expireAt = BigInt(nowSeconds + (ledger ? IDLE_SECONDS : UNBACKED_SECONDS));
   const run = (seed: string): Promise<[number, number, number, number, number]> =>
-    runScriptGrouped(redis, METER_SCRIPT, [key], [chunk.toString(), credit.toString(), expireAt.toString(), seed, '0']);
+    runScriptGrouped(redis, METER_SCRIPT, meterKeys(key), [chunk.toString(), credit.toString(), expireAt.toString(), seed, '0']);
   let r = await run(ledger ? '' : '0');
   for (let tries = 0; ledger && r[0] !== 0; tries += 1) {
     if (tries === 6) throw new Error('the credit\'s counter kept falling behind the ledger while it was set right');
@@ -57,7 +56,7 @@ export async function drawCredit(
         throw err;
       }
       // the counter is behind the ledger (Redis restored from an older snapshot): raised to its mark, drawn again
-      await runScript(redis, RAISE_SCRIPT, [key], [(await ledger.used(policy)).toString()]);
+      await raiseCounter(redis, key, await ledger.used(policy));
       r = await run('');
     }
   }
@@ -75,7 +74,7 @@ export async function openCounter(redis: Redis, keyPrefix: string, policy: strin
 
 /** What has been drawn from a credit: the counter, or the ledger when Redis has none. */
 export async function creditUsed(redis: Redis, keyPrefix: string, policy: string, ledger: CreditLedger | undefined): Promise<bigint> {
-  const v = await redis.get(prepaidCounterKey(keyPrefix, policy));
-  if (v !== null) return BigInt(v);
+  const used = await counterUsed(redis, prepaidCounterKey(keyPrefix, policy));
+  if (used !== undefined) return used;
   return ledger ? ledger.used(policy) : 0n;
 }
