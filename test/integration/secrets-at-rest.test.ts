@@ -14,102 +14,30 @@
  */
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
-import { Writable } from 'node:stream';
 import * as ed from '@noble/ed25519';
-import { pino } from 'pino';
-import { sql } from 'kysely';
 import { createTestEnv, type TestEnv } from '../support/env.js';
 import type { TestApi } from '../support/app.js';
-import { loadConfig } from '../../src/kernel/config/config.js';
 import type { AppContext } from '../../src/app/context.js';
-import { systemClock } from '../../src/kernel/domain/clock.js';
-import { startApiServer } from '../../src/app/api-server.js';
-import { REDACT_PATHS, type Logger } from '../../infra/log/logger.js';
-import { sealSecret } from '../../infra/crypto/secret-box.js';
-import { secretAad } from '../../commands/webhooks/secret-aad.js';
-import { newSigningSecret, signedHeaders, signWithKeys } from '../../commands/webhooks/delivery/signer.js';
+import type { Logger } from '../../infra/log/logger.js';
+import { signedHeaders, signWithKeys } from '../../commands/webhooks/delivery/signer.js';
 import { createSecretKeys } from '../../commands/webhooks/delivery/secret-keys.js';
-import { activeSigners, delegateGateway, setGatewayState } from '../../commands/scheduler/signers.js';
+import { activeSigners, delegateGateway } from '../../commands/scheduler/signers.js';
 import { ensureFeePayer, loadFeePayers } from '../../commands/x402/exact/fee-payers.js';
 import { runCli } from '../support/process.js';
 import { startWebhooksRole } from '../../src/app/roles/webhooks.js';
 import { checkSecretsAtStart, ROLE_SECRETS } from '../../src/app/secrets.js';
 import { expectError, insertGateway, newWallet, postJson, signIn, type Wallet } from './auth-fixtures.js';
+import { ADMIN, bearer, captureLogs, COLUMNS, DEV, kidOf, NETWORK, plainCount, seedSecrets, startApi, withKey, type SeededSecrets } from './secrets-fixtures.js';
 
-const ADMIN = 'admin-secret-for-secrets-at-rest';
-const NETWORK = 'solana:secrets-at-rest';
-/** The sealed secret columns: every one must be free of `plain:` after the upgrade. */
-const COLUMNS = [
-  ['signing_keys', 'private_jwk'], ['scheduler_gateways', 'secret'], ['webhooks', 'secret'], ['webhooks', 'previous_secret'], ['x402_fee_payers', 'secret'],
-] as const;
-
-interface Captured { logger: Logger; lines(): Record<string, unknown>[]; text(): string }
-
-function captureLogs(): Captured {
-  const chunks: string[] = [];
-  const sink = new Writable({ write(chunk: Buffer, _enc, done) { chunks.push(chunk.toString()); done(); } });
-  const logger = pino({ level: 'info', redact: { paths: REDACT_PATHS, censor: '[redacted]' } }, sink);
-  const text = () => chunks.join('');
-  return { logger, text, lines: () => text().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>) };
-}
-
-/** An API node as `tributary serve --role api` builds it, with its log kept. */
-async function startApi(env: TestEnv, overrides: Record<string, string>, logger: Logger = captureLogs().logger): Promise<TestApi> {
-  const config = loadConfig({
-    ...env.env, PORT: '0', HOST: '127.0.0.1', SOLANA_RPC_URL: 'http://127.0.0.1:1', ADMIN_API_KEY: ADMIN, ...overrides,
-  });
-  const ctx: AppContext = { config, db: env.db, dbRead: env.db, redis: env.redis, keys: env.keys, logger, clock: systemClock };
-  const server = await startApiServer(ctx, { port: 0, host: '127.0.0.1' });
-  return { url: server.url, ctx, node: server.node, close: () => server.close() };
-}
-
-const DEV = { TRIBUTARY_DEV_MODE: 'true', SIGNING_KEY_ENCRYPTION_KEY: '' };
-const withKey = (key: string) => ({ TRIBUTARY_DEV_MODE: 'false', SIGNING_KEY_ENCRYPTION_KEY: key });
-
-async function plainCount(env: TestEnv): Promise<Record<string, number>> {
-  const out: Record<string, number> = {};
-  for (const [table, column] of COLUMNS) {
-    const { rows } = await sql<{ n: string }>`SELECT count(*) AS n FROM ${sql.table(table)} WHERE ${sql.ref(column)} LIKE 'plain:%'`.execute(env.db);
-    out[`${table}.${column}`] = Number(rows[0]!.n);
-  }
-  return out;
-}
-
-const bearer = (token: string) => ({ headers: { authorization: `Bearer ${token}` } });
-
-/** What a development run leaves behind: a gateway with a token, a webhook with two secrets, a signer, a fee payer. */
-interface DevData { owner: Wallet; gateway: string; token: string; kid: string; webhookId: number; secret: string; previous: string; feePayer: string }
-
-async function developmentRun(env: TestEnv, logger?: Logger): Promise<DevData> {
-  const dev = await startApi(env, DEV, logger);
-  try {
-    const owner = await newWallet();
-    const gateway = await insertGateway(env.db, owner.address);
-    const { token } = await signIn(dev.url, gateway, owner);
-    const kid = (JSON.parse(Buffer.from(token.split('.')[0]!, 'base64url').toString()) as { kid: string }).kid;
-    const res = await postJson(`${dev.url}/v1/webhooks`, { gateway_pubkey: owner.address, endpoint_url: 'https://8.8.8.8/hook' }, { 'x-admin-key': ADMIN });
-    expect(res.status, await res.clone().text()).to.equal(201);
-    const created = (await res.json()) as { id: number; secret: string };
-    // a rotation in development mode: the rotated-out secret is plaintext too, and still signs
-    const secret = newSigningSecret();
-    await env.db.updateTable('webhooks').set({
-      previous_secret: (eb) => eb.ref('secret'), previous_secret_until: new Date(Date.now() + 3_600_000), secret: sealSecret(secret, secretAad(created.id), undefined),
-    }).where('id', '=', created.id).execute();
-    await delegateGateway(env.db, { gateway, authority: owner.address, encryptionKey: undefined });
-    await setGatewayState(env.db, gateway, 'active');
-    const { address: feePayer } = await ensureFeePayer(env.db, { network: NETWORK, nowMs: Date.now(), encryptionKey: undefined });
-    return { owner, gateway, token, kid, webhookId: created.id, secret, previous: created.secret, feePayer };
-  } finally {
-    await dev.close();
-  }
-}
+/** What a development run leaves behind: a secret of every kind, in plaintext. */
+const developmentRun = (env: TestEnv, logger?: Logger): Promise<SeededSecrets> => seedSecrets(env, undefined, logger);
 
 describe('secrets at rest: sealed after a development run, and a wrong key reported', function () {
   this.timeout(60_000);
 
   describe('a node started with SIGNING_KEY_ENCRYPTION_KEY after a development run', () => {
     let env: TestEnv;
-    let data: DevData;
+    let data: SeededSecrets;
     let api: TestApi;
     const logs = captureLogs();
     const devLogs = captureLogs();
@@ -200,7 +128,7 @@ describe('secrets at rest: sealed after a development run, and a wrong key repor
         owner = await newWallet();
         gateway = await insertGateway(env.db, owner.address);
         ({ token } = await signIn(right.url, gateway, owner));
-        kid = (JSON.parse(Buffer.from(token.split('.')[0]!, 'base64url').toString()) as { kid: string }).kid;
+        kid = kidOf(token);
         const res = await postJson(`${right.url}/v1/webhooks`, { gateway_pubkey: owner.address, endpoint_url: 'https://8.8.8.8/hook' }, { 'x-admin-key': ADMIN });
         expect(res.status).to.equal(201);
         webhookId = ((await res.json()) as { id: number }).id;
@@ -272,7 +200,7 @@ describe('secrets at rest: sealed after a development run, and a wrong key repor
   describe('tributary keys seal (real processes)', function () {
     this.timeout(180_000);
     let env: TestEnv;
-    let data: DevData;
+    let data: SeededSecrets;
 
     before(async () => {
       env = await createTestEnv('secrets-seal-cli');
