@@ -1,6 +1,6 @@
 /**
  * Structured logs carry no secrets: an API node process at LOG_LEVEL=trace, configured with
- * every secret (admin key, catalog key, signing-key encryption key), serves requests that
+ * every secret (admin key, catalog key, signing-key encryption key and a previous one), serves requests that
  * carry secrets in x-admin-key, Authorization, Payment and Cookie headers, calls the token
  * catalog with its key, and fails some of them; not one secret value reaches its output,
  * and every line of it is a JSON log record.
@@ -17,6 +17,7 @@ const secret = (label: string) => `${label}-${randomBytes(12).toString('hex')}`;
 const ADMIN = secret('admin');
 const TOKENS_KEY = secret('catalog');
 const ENCRYPTION_KEY = randomBytes(32).toString('hex');
+const PREVIOUS_KEY = randomBytes(32).toString('hex');
 const BEARER = secret('bearer');
 const WRONG_ADMIN = secret('wrong-admin');
 const PAYMENT = Buffer.from(JSON.stringify({ x402Version: 2, scheme: 'deferred', payload: { serializedTransaction: secret('payment') } })).toString('base64');
@@ -36,7 +37,7 @@ describe('logs without secrets', function () {
     url = `http://127.0.0.1:${port}`;
     api = startCli(['serve', '--role', 'api'], {
       ...env.env, LOG_LEVEL: 'trace', PORT: String(port), HOST: '127.0.0.1', SOLANA_RPC_URL: 'http://127.0.0.1:1',
-      ADMIN_API_KEY: ADMIN, TOKENS_API_KEY: TOKENS_KEY, TOKENS_API_URL: jup.url, SIGNING_KEY_ENCRYPTION_KEY: ENCRYPTION_KEY,
+      ADMIN_API_KEY: ADMIN, TOKENS_API_KEY: TOKENS_KEY, TOKENS_API_URL: jup.url, SIGNING_KEY_ENCRYPTION_KEY: ENCRYPTION_KEY, SIGNING_KEY_ENCRYPTION_KEY_PREVIOUS: PREVIOUS_KEY,
       TRIBUTARY_DEV_MODE: 'false', POOL_SYNC_INTERVAL_MS: '0', ...NO_VENUES,
     });
     await waitFor(async () => (await fetch(`${url}/v1/health`)).ok, 30_000, 'the API node');
@@ -70,10 +71,11 @@ describe('logs without secrets', function () {
     expect(await api.exited).to.equal(0);
     const output = api.output();
     expect(output).to.match(/"msg":"request completed"/); // the requests were logged, at trace with their details
-    for (const [name, value] of Object.entries({ ADMIN, TOKENS_KEY, ENCRYPTION_KEY, BEARER, WRONG_ADMIN, PAYMENT, COOKIE })) {
+    for (const [name, value] of Object.entries({ ADMIN, TOKENS_KEY, ENCRYPTION_KEY, PREVIOUS_KEY, BEARER, WRONG_ADMIN, PAYMENT, COOKIE })) {
       expect(output.includes(value), `${name} in the logs`).to.equal(false);
     }
     expect(output.includes(Buffer.from(ENCRYPTION_KEY, 'hex').toString('base64')), 'the encryption key, base64').to.equal(false);
+    expect(output.includes(Buffer.from(PREVIOUS_KEY, 'hex').toString('base64')), 'the previous encryption key, base64').to.equal(false);
     const lines = output.split('\n').filter((l) => l.trim() !== '');
     const unstructured = lines.filter((l) => { try { return typeof (JSON.parse(l) as { level?: unknown }).level !== 'number'; } catch { return true; } });
     expect(unstructured, 'lines that are not JSON log records').to.deep.equal([]);
