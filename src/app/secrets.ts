@@ -112,8 +112,8 @@ export async function countUnderPreviousKey(deps: Deps): Promise<number> {
 
 /** Says whether the previous keys may be removed; only when some are configured. */
 async function reportPreviousKeys(deps: Deps): Promise<number> {
+  if (!hasPreviousKeys(deps.config.keys.encryptionKey)) return 0;
   const n = await countUnderPreviousKey(deps);
-  if (!hasPreviousKeys(deps.config.keys.encryptionKey)) return n;
   if (n > 0) deps.logger.warn({ underPreviousKey: n }, `${n} secrets still open only under a key of SIGNING_KEY_ENCRYPTION_KEY_PREVIOUS (sealed meanwhile by a process without the new key?): \`tributary keys seal\` or a restart re-seals them; keep the previous keys until none are left`);
   else deps.logger.info('every secret opens under SIGNING_KEY_ENCRYPTION_KEY: SIGNING_KEY_ENCRYPTION_KEY_PREVIOUS may be removed once every process runs with the new key');
   return n;
