@@ -17,8 +17,8 @@ import { authorizeUpto, settleUpto, type Upto } from './money-model-upto.js';
 import { close, count, newPayer, open, tokenState, type Kind, type ModelPolicy, type Payer, type World } from './money-model-world.js';
 
 export const ACTION_WEIGHTS = {
-  paySub: 3, payPayg: 3, bearer: 10, burst: 3, pause: 2, resume: 2, revoke: 1, reapprove: 2, delete: 1, empty: 1, refill: 2,
-  payCredit: 2, draw: 3, drawBurst: 2, authorizeUpto: 2, settleUpto: 3, killScheduler: 1, startScheduler: 2, killSettler: 1, startSettler: 2, redisSnapshot: 1, redisRestore: 1, redisFlush: 1, wait: 4,
+  paySub: 3, payPayg: 3, bearer: 10, burst: 3, cutBearer: 2, pause: 2, resume: 2, revoke: 1, reapprove: 2, delete: 1, empty: 1, refill: 2,
+  payCredit: 2, draw: 3, drawBurst: 2, cutDraw: 2, authorizeUpto: 2, settleUpto: 3, killScheduler: 1, startScheduler: 2, killSettler: 1, startSettler: 2, redisSnapshot: 1, redisRestore: 1, redisFlush: 1, wait: 4,
 } as const;
 export type Action = keyof typeof ACTION_WEIGHTS;
 
@@ -43,12 +43,16 @@ async function pay(w: World, kind: Kind): Promise<void> {
   }
 }
 
-async function bearer(w: World, p: ModelPolicy, node: number): Promise<void> {
+/**
+ * A bearer call on `node`; `cutAfterMs`: the client gives up that soon, often while the request is
+ * being metered (an unanswered request gives its chunk back: a hole the next request takes).
+ */
+async function bearer(w: World, p: ModelPolicy, node: number, cutAfterMs = 10_000): Promise<void> {
   const t0 = Date.now();
   let status = 0;
   let why: string | undefined;
   try {
-    const r = await fetch(`${w.nodes[node]!}${DEMO_PATH}`, { headers: { authorization: `Bearer ${p.jwt}` }, signal: AbortSignal.timeout(10_000) });
+    const r = await fetch(`${w.nodes[node]!}${DEMO_PATH}`, { headers: { authorization: `Bearer ${p.jwt}` }, signal: AbortSignal.timeout(cutAfterMs) });
     status = r.status;
     const body = await r.text();
     if (status !== 200) why = (() => { try { const e = (JSON.parse(body) as { error?: unknown }).error; return typeof e === 'string' ? e : body.slice(0, 200); } catch { return body.slice(0, 200); } })();
@@ -198,9 +202,16 @@ export async function perform(w: World, a: Action, prepaid: Prepaid, upto: Upto)
       if (ps.length) { const p = w.rng.pick(ps); await Promise.all([0, 1, 0, 1].map((n) => bearer(w, p, n))); }
       return;
     }
+    case 'cutBearer': {
+      // four concurrent calls of one pay-as-you-go policy, two of them given up within a few ms
+      const ps = live(w, 'payg');
+      if (ps.length) { const p = w.rng.pick(ps); await Promise.all([0, 1, 0, 1].map((n, i) => bearer(w, p, n, i % 2 ? w.rng.int(1, 15) : 10_000))); }
+      return;
+    }
     case 'payCredit': return payCredit(w, prepaid);
     case 'draw': return draw(w, prepaid, 1);
     case 'drawBurst': return draw(w, prepaid, 4);
+    case 'cutDraw': return draw(w, prepaid, 4, () => w.rng.int(1, 15));
     case 'authorizeUpto': return authorizeUpto(w, upto);
     case 'settleUpto': return settleUpto(w, upto);
     case 'pause': return setStatus(w, 'Paused');

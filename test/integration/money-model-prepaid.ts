@@ -42,12 +42,17 @@ export async function payCredit(w: World, p: Prepaid): Promise<void> {
   }
 }
 
-/** `n` draws of one credit at once, alternating between the API nodes. */
-export async function draw(w: World, p: Prepaid, n: number): Promise<void> {
+/**
+ * `n` draws of one credit at once, alternating between the API nodes; with `cut`, every other one's
+ * merchant gives up after that many ms, often before the admission reaches it (an unanswered draw is
+ * taken back: a hole in the credit the next draw takes).
+ */
+export async function draw(w: World, p: Prepaid, n: number, cut?: () => number): Promise<void> {
   if (p.credits.length === 0) return;
   const c = w.rng.pick(p.credits);
-  await Promise.all(Array.from({ length: n }, async (_, i) => {
-    const r = await call(w.nodes[i % 2]!, 'POST', '/v1/x402/usage', { jwt: c.jwt, paymentRequirements: p.requirement }, { 'x-api-key': p.key }).catch(() => undefined);
+  const cuts = Array.from({ length: n }, (_, i) => (cut && i % 2 === 1 ? cut() : undefined));
+  await Promise.all(cuts.map(async (cutAfterMs, i) => {
+    const r = await call(w.nodes[i % 2]!, 'POST', '/v1/x402/usage', { jwt: c.jwt, paymentRequirements: p.requirement }, { 'x-api-key': p.key }, cutAfterMs).catch(() => undefined);
     const admitted = r?.status === 200 && r.body?.admitted === true;
     count(w, admitted ? 'draw-admitted' : 'draw-refused');
     if (admitted) p.drawn.set(c.policy, (p.drawn.get(c.policy) ?? 0) + 1);

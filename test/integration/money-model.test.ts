@@ -1,7 +1,8 @@
 /**
  * Money invariants over random sequences of payer, merchant and operator actions on a
  * hostile localnet (money-model-*.ts): pay under `deferred` and `x402://payg`, bearer calls
- * on two API nodes (bursts across both), pause, resume, revoke and re-approve, delete, empty
+ * on two API nodes (bursts across both, some given up by their client within a few ms, as
+ * are some prepaid draws: their chunks given back as holes), pause, resume, revoke and re-approve, delete, empty
  * and refill the wallet, the scheduler and the settler killed and restarted, Redis's x402
  * keys restored from an older snapshot or flushed. Each run prints its seed, its actions and
  * the faults injected; `MODEL_SEED=<n>` replays one run (the choices and the faults' draws

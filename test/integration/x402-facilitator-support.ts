@@ -11,10 +11,12 @@ export async function gatewayJwt(h: X402Harness, gateway: string, signer: string
 
 export interface Answer { status: number; body: any }
 
-export async function call(base: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Answer> {
+/** `timeoutMs`: the caller gives up that soon (the request aborted). */
+export async function call(base: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}, timeoutMs?: number): Promise<Answer> {
   const res = await fetch(`${base}${path}`, {
     method, headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
     ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    ...(timeoutMs !== undefined ? { signal: AbortSignal.timeout(timeoutMs) } : {}),
   });
   const text = await res.text();
   return { status: res.status, body: text ? JSON.parse(text) : undefined };
