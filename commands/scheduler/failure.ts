@@ -105,9 +105,10 @@ export function failureOnChain(r: Refusal): Failure {
 }
 
 /**
- * A failure on chain carries no logs (a signature's status has its error only): a raw
- * constraint there is the emergency pause when the config says the program is paused
- * now. Read after the failure, so a pause lifted meanwhile leaves it as it was.
+ * A raw constraint failed on chain whose logs could not be read (sender.ts reads them for
+ * it; a node that kept no history has none): the emergency pause when the config says the
+ * program is paused now. Read after the failure, so a pause lifted meanwhile leaves it as it
+ * was; with the logs, failureOnChain knows the account and needs no such guess.
  */
 export function pauseOnChain(f: Failure, config: { data: Record<string, unknown> } | undefined): Failure {
   if (f.code !== 'ConstraintRaw' || !config || !programPaused(config)) return f;

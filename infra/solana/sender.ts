@@ -81,6 +81,30 @@ function fateOf(io: SenderIo, s: RawStatus): SignatureFate {
   return { kind: 'pending' };
 }
 
+/**
+ * A status carries the transaction's error only. An error that means something else by the
+ * account it failed on, Anchor's raw constraint (execute_payment's `!config.emergency_pause`
+ * among others), names that account only in the program's log (`AnchorError caused by
+ * account: config. Error Code: ConstraintRaw.`): its logs are read from the transaction. Without
+ * them (a node that kept no history, or no answer) the refusal stays as the status gave it.
+ */
+const READ_LOGS = new Set(['ConstraintRaw']);
+
+async function withLogs(io: SenderIo, signature: string, fate: SignatureFate): Promise<SignatureFate> {
+  if (fate.kind !== 'failed' || !READ_LOGS.has(fate.refusal.name)) return fate;
+  try {
+    const tx = await io.rpc.call<{ meta?: { logMessages?: unknown } } | null>('getTransaction', [
+      signature, { encoding: 'json', maxSupportedTransactionVersion: 0, commitment: io.commitment === 'finalized' ? 'finalized' : 'confirmed' },
+    ]);
+    const logs = tx?.meta?.logMessages;
+    if (!Array.isArray(logs)) return fate;
+    return { kind: 'failed', refusal: { ...fate.refusal, logs: logs.filter((l): l is string => typeof l === 'string') } };
+  } catch (err) {
+    if (!isRpcError(err)) throw err;
+    return fate;
+  }
+}
+
 /** What the chain knows of each signature at the commitment; `history` searches past the node's recent status cache. */
 export async function statuses(io: SenderIo, signatures: readonly string[], opts: { history: boolean }): Promise<SignatureFate[]> {
   const out: SignatureFate[] = [];
@@ -88,7 +112,7 @@ export async function statuses(io: SenderIo, signatures: readonly string[], opts
     const slice = signatures.slice(i, i + STATUSES_PER_CALL);
     try {
       const r = await io.rpc.call<{ value: RawStatus[] }>('getSignatureStatuses', [slice, { searchTransactionHistory: opts.history }]);
-      slice.forEach((_, k) => out.push(fateOf(io, r.value[k])));
+      for (const [k, signature] of slice.entries()) out.push(await withLogs(io, signature, fateOf(io, r.value[k])));
     } catch (err) {
       if (!isRpcError(err)) throw err;
       slice.forEach(() => out.push({ kind: 'no_answer', reason: err.message }));

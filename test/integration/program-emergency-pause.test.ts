@@ -119,6 +119,41 @@ describe('the program\'s emergency pause holds charges and executions, never cou
     expect(rows.every((u) => u.unbillable_reason === null && u.charge_id !== null)).to.equal(true);
   });
 
+  it('a charge that landed failed during a pause lifted before its status was read is retried after the pause, not on the retry schedule', async () => {
+    // the soak's workload pauses the program for one transaction: a charge landing then failed
+    // on chain, and the config read when its status came back said the program was running
+    const policy = await metered(2);
+    let pausedOnce = false;
+    const rpc: RpcClient = {
+      url: s.io.rpc.url,
+      batch: (m, p, o) => s.io.rpc.batch(m, p, o),
+      async call<T>(method: string, params?: readonly unknown[], opts?: { timeoutMs?: number }): Promise<T> {
+        if (method !== 'sendTransaction' || pausedOnce) return s.io.rpc.call<T>(method, params, opts);
+        pausedOnce = true;
+        await setPause(s.io.rpc, true);
+        // past preflight, as a transaction the node took before the pause and landed after it
+        const [wire, cfg] = params as [string, Record<string, unknown>];
+        const sig = await s.io.rpc.call<T>(method, [wire, { ...cfg, skipPreflight: true }], opts);
+        await setPause(s.io.rpc, false);
+        return sig;
+      },
+    };
+    const settler = startSettler({
+      db: s.h.env.db, io: { ...s.io, rpc }, config: s.config, logger: createLogger(process.env['TEST_LOG_LEVEL'] ?? 'silent', 'program-pause-landed'), nowMs: () => Date.now(),
+    });
+    try {
+      await waitFor(async () => (await attempts(policy)).length > 0, 20_000, 'the charge failed on chain');
+      const failed = (await attempts(policy))[0]!;
+      expect(failed.reason, 'it failed on chain').to.match(/failed on chain/);
+      expect(failed.reason_code, 'its log names the config account: the pause').to.equal('ProgramPaused');
+      expect(failed.outcome).to.not.equal('past_due');
+      expect((await retryStates(s.h.env.db, [policy])).get(policy), 'not counted as the payer\'s refusal').to.equal(undefined);
+      await waitFor(async () => charged(policy) === 2n * PRICE, 20_000, 'charged within seconds, not an hour later');
+    } finally {
+      await settler.stop();
+    }
+  });
+
   it('a subscription due during the pause is executed once after the unpause: payment_count +1, no period lost or paid twice', async () => {
     const scheduler = s.scheduler();
     try {
