@@ -57,7 +57,7 @@ const HANDLERS: { [N in EventName]: Handler<N> } = {
     const before = f.state.policies.get(e.data.payment_policy);
     if (!before) return;
     const status = e.data.new_status;
-    put(f, before, { ...before, status, next_due: nextPaymentDue(before.policy_type, status) }, at);
+    put(f, before, { ...before, status, next_due: dueUnlessDeleted(before, before.policy_type, status) }, at);
   },
   PaymentPolicyDeleted: (f, e, at) => {
     const before = f.state.policies.get(e.data.payment_policy);
@@ -86,6 +86,17 @@ export function foldMerchant(pda: PdaDeriver, state: MerchantState, events: read
     handle(f, e, timeOf(e));
   }
   return out;
+}
+
+/**
+ * A deleted policy is due never. On chain nothing follows a deletion, but the stream may
+ * carry a policy's status change or payment after its deletion (an indexer's backfill after
+ * a restart, pending entries taken over by a new leader): applied after the deletion, it
+ * must leave the row as it would be had it come before, or the live model and its replay
+ * differ (the soak found a deleted policy due again live and not in the replay).
+ */
+function dueUnlessDeleted(before: MPolicy, type: PolicyType, status: MPolicy['status']): string | null {
+  return before.deleted ? null : nextPaymentDue(type, status);
 }
 
 function userPaymentCreated(f: Fold, ownerKey: string, mint: string, at: number | null): void {
@@ -145,7 +156,7 @@ function payment(f: Fold, e: TributaryEvent<'PaymentRecord'>, at: number | null)
     const status = statusAfterPayment(before.status, charged.completes);
     put(f, before, {
       ...before, payer: before.payer ?? payer, token_mint: before.token_mint ?? mint,
-      policy_type: charged.policyType, status, next_due: nextPaymentDue(charged.policyType, status),
+      policy_type: charged.policyType, status, next_due: dueUnlessDeleted(before, charged.policyType, status),
     }, at);
   }
   const sk = subscriberKey(gateway, mint, payer);

@@ -60,6 +60,25 @@ describe('merchant fold', () => {
     expect(() => foldMerchant(pda, state, [createdAt(GB, monthly('3000'))])).to.throw(/not loaded/);
   });
 
+  it('folds a deletion and a later status change or payment of the policy alike in either order', () => {
+    const deleted = makeEvent('PaymentPolicyDeleted', { payment_policy: P, owner: OWNER, policy_id: 1 }, { seed: 'fold:order-delete', blockTime: 1_700_000_100 });
+    const resumed = makeEvent('PaymentPolicyStatusChanged', { payment_policy: P, user_payment: UP, old_status: 'Paused', new_status: 'Active' },
+      { seed: 'fold:order-status', blockTime: 1_700_000_050 });
+    const paid = makeEvent('PaymentRecord', {
+      payment_policy: P, gateway: GA, amount: '1000', timestamp: '1700000060', memo: '', record_id: 1, payer: OWNER, recipient: key('fold-recipient'), token_mint: MINT,
+    }, { seed: 'fold:order-paid', blockTime: 1_700_000_060 });
+    for (const other of [resumed, paid]) {
+      const rowAfter = (events: Parameters<typeof foldMerchant>[2]) => {
+        const state = given(monthlyMicro(monthly('1000')));
+        foldMerchant(pda, state, events);
+        return state.policies.get(P);
+      };
+      const inChainOrder = rowAfter([other, deleted]);
+      expect(inChainOrder, other.name).to.include({ deleted: true, next_due: null });
+      expect(rowAfter([deleted, other]), `${other.name} after the deletion`).to.deep.equal(inChainOrder);
+    }
+  });
+
   it('refuses an MRR that would go negative', () => {
     // a running MRR below what its policies count: a model corrupted, never written further
     const state = given(0n);
