@@ -17,8 +17,16 @@ const WRONG = 'wrong SIGNING_KEY_ENCRYPTION_KEY or tampered row';
 
 /** A row as written before rotation existed: sealed under A, the format then and now. */
 const sealedUnderA = sealSecret(SECRET, 'webhook:7', A);
-/** The same row with its ciphertext's last character changed. */
-const tampered = `${sealedUnderA.slice(0, -1)}${sealedUnderA.endsWith('A') ? 'B' : 'A'}`;
+/**
+ * The same row with one bit of its ciphertext's first byte flipped (changed in the bytes, not
+ * the text: a base64url text's last character may differ only in bits no byte holds).
+ */
+const tampered = (() => {
+  const at = sealedUnderA.lastIndexOf(':') + 1;
+  const ct = Buffer.from(sealedUnderA.slice(at), 'base64url');
+  ct[0] = ct[0]! ^ 0x01;
+  return `${sealedUnderA.slice(0, at)}${ct.toString('base64url')}`;
+})();
 
 describe('secret box: rotating SIGNING_KEY_ENCRYPTION_KEY', () => {
   it('opens a secret sealed under a previous key, saying so; the current key first', () => {
