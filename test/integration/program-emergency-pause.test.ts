@@ -64,6 +64,24 @@ describe('the program\'s emergency pause holds charges and executions, never cou
   const attempts = (policy: string) => s.h.env.db.selectFrom('execution_attempts').selectAll().where('policy', '=', policy).orderBy('id').execute();
   const charged = (policy: string) => s.records(policy).reduce((a, r) => a + r.amount, 0n);
 
+  /** A settler on the harness's chain whose first sendTransaction goes through `first` (given the plain send and its params). */
+  function settlerWhoseFirstSend(name: string, first: (send: () => Promise<unknown>, params: readonly unknown[]) => Promise<unknown>) {
+    let sent = false;
+    const rpc: RpcClient = {
+      url: s.io.rpc.url,
+      batch: (m, p, o) => s.io.rpc.batch(m, p, o),
+      async call<T>(method: string, params?: readonly unknown[], opts?: { timeoutMs?: number }): Promise<T> {
+        const send = () => s.io.rpc.call<T>(method, params, opts);
+        if (method !== 'sendTransaction' || sent) return send();
+        sent = true;
+        return first(send, params ?? []) as Promise<T>;
+      },
+    };
+    return startSettler({
+      db: s.h.env.db, io: { ...s.io, rpc }, config: s.config, logger: createLogger(process.env['TEST_LOG_LEVEL'] ?? 'silent', name), nowMs: () => Date.now(),
+    });
+  }
+
   it('payg usage due while the program is paused: nothing sent, nothing counted, charged once within seconds of the unpause', async () => {
     const policy = await metered(3);
     await setPause(s.h.rpc, true);
@@ -88,20 +106,9 @@ describe('the program\'s emergency pause holds charges and executions, never cou
   it('a charge refused because the pause came between the read and the send is retried after the pause, not on the retry schedule', async () => {
     const policy = await metered(2);
     // the pause lands right before the settler's first send: the charge is built while the program runs
-    let pausedOnce = false;
-    const rpc: RpcClient = {
-      url: s.io.rpc.url,
-      batch: (m, p, o) => s.io.rpc.batch(m, p, o),
-      async call<T>(method: string, params?: readonly unknown[], opts?: { timeoutMs?: number }): Promise<T> {
-        if (method === 'sendTransaction' && !pausedOnce) {
-          pausedOnce = true;
-          await setPause(s.io.rpc, true);
-        }
-        return s.io.rpc.call<T>(method, params, opts);
-      },
-    };
-    const settler = startSettler({
-      db: s.h.env.db, io: { ...s.io, rpc }, config: s.config, logger: createLogger(process.env['TEST_LOG_LEVEL'] ?? 'silent', 'program-pause-race'), nowMs: () => Date.now(),
+    const settler = settlerWhoseFirstSend('program-pause-race', async (send) => {
+      await setPause(s.io.rpc, true);
+      return send();
     });
     try {
       await waitFor(async () => (await attempts(policy)).length > 0, 20_000, 'the refused charge');
@@ -123,23 +130,12 @@ describe('the program\'s emergency pause holds charges and executions, never cou
     // the soak's workload pauses the program for one transaction: a charge landing then failed
     // on chain, and the config read when its status came back said the program was running
     const policy = await metered(2);
-    let pausedOnce = false;
-    const rpc: RpcClient = {
-      url: s.io.rpc.url,
-      batch: (m, p, o) => s.io.rpc.batch(m, p, o),
-      async call<T>(method: string, params?: readonly unknown[], opts?: { timeoutMs?: number }): Promise<T> {
-        if (method !== 'sendTransaction' || pausedOnce) return s.io.rpc.call<T>(method, params, opts);
-        pausedOnce = true;
-        await setPause(s.io.rpc, true);
-        // past preflight, as a transaction the node took before the pause and landed after it
-        const [wire, cfg] = params as [string, Record<string, unknown>];
-        const sig = await s.io.rpc.call<T>(method, [wire, { ...cfg, skipPreflight: true }], opts);
-        await setPause(s.io.rpc, false);
-        return sig;
-      },
-    };
-    const settler = startSettler({
-      db: s.h.env.db, io: { ...s.io, rpc }, config: s.config, logger: createLogger(process.env['TEST_LOG_LEVEL'] ?? 'silent', 'program-pause-landed'), nowMs: () => Date.now(),
+    const settler = settlerWhoseFirstSend('program-pause-landed', async (_send, [wire, cfg]) => {
+      await setPause(s.io.rpc, true);
+      // past preflight, as a transaction the node took before the pause and landed after it
+      const sig = await s.io.rpc.call<unknown>('sendTransaction', [wire, { ...(cfg as Record<string, unknown>), skipPreflight: true }]);
+      await setPause(s.io.rpc, false);
+      return sig;
     });
     try {
       await waitFor(async () => (await attempts(policy)).length > 0, 20_000, 'the charge failed on chain');
