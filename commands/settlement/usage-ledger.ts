@@ -19,7 +19,7 @@ import type { Db } from '../../infra/postgres/database.js';
 import type { UsageLedger } from '../x402/metering.js';
 import { overlapOf, sliceText } from '../x402/meter-slices.js';
 import { groupedWrites } from '../../infra/postgres/grouped-writes.js';
-import { runPrepared } from '../../infra/postgres/prepared.js';
+import { arrayLiteral, runPrepared } from '../../infra/postgres/prepared.js';
 import { createServedMarks, type ServedMarks } from './served-marks.js';
 
 type Recorded = Parameters<UsageLedger['record']>[0];
@@ -55,10 +55,10 @@ const INSERT_ROWS = {
 function recordRows(db: Db, reservation: number, marks: ServedMarks): (row: Recorded) => Promise<void> {
   const insert = groupedWrites(async (rows: readonly (Recorded & { seq: number })[]) => {
     await runPrepared(db, INSERT_ROWS, [
-      rows.map((u) => u.requestId), rows.map((u) => u.policy), rows.map((u) => u.gateway), rows.map((u) => u.userPayment),
-      rows.map((u) => u.chunk.toString()), rows.map((u) => u.periodStart.toString()),
-      rows.map((u) => sliceText(u.periodSliceStart, u.chunk)), rows.map((u) => sliceText(u.accountSliceStart, u.chunk)), reservation,
-      marks.node, rows.map((u) => String(u.seq)),
+      arrayLiteral(rows.map((u) => u.requestId)), arrayLiteral(rows.map((u) => u.policy)), arrayLiteral(rows.map((u) => u.gateway)),
+      arrayLiteral(rows.map((u) => u.userPayment)), arrayLiteral(rows.map((u) => u.chunk.toString())), arrayLiteral(rows.map((u) => u.periodStart.toString())),
+      arrayLiteral(rows.map((u) => sliceText(u.periodSliceStart, u.chunk))), arrayLiteral(rows.map((u) => sliceText(u.accountSliceStart, u.chunk))), reservation,
+      marks.node, arrayLiteral(rows.map((u) => String(u.seq))),
     ]);
   }, { inFlight: RECORD_IN_FLIGHT, max: RECORD_MAX, round: true });
   return async (row) => {

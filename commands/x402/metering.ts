@@ -56,11 +56,29 @@ export interface Period { start: bigint; end: bigint; settled: bigint }
  * opens, ending a period after that charge at the earliest (`end`: a period from now).
  */
 export function currentPeriod(t: PayAsYouGoType, nowSeconds: number): Period {
-  const length = BigInt(t.period_length_seconds);
-  const start = BigInt(t.current_period_start);
+  return periodOf(termsOf(t), nowSeconds);
+}
+
+/** A pay-as-you-go policy's numbers, parsed once per decoded account (the policy cache keeps one object while it holds the read). */
+interface Terms { expiry: bigint; maxChunk: bigint; cap: bigint; length: bigint; start: bigint; total: bigint }
+const parsedTerms = new WeakMap<PayAsYouGoType, Terms>();
+
+function termsOf(t: PayAsYouGoType): Terms {
+  let terms = parsedTerms.get(t);
+  if (terms === undefined) {
+    terms = {
+      expiry: t.expiry_date === null ? 0n : BigInt(t.expiry_date), maxChunk: BigInt(t.max_chunk_amount), cap: BigInt(t.max_amount_per_period),
+      length: BigInt(t.period_length_seconds), start: BigInt(t.current_period_start), total: BigInt(t.current_period_total),
+    };
+    parsedTerms.set(t, terms);
+  }
+  return terms;
+}
+
+function periodOf(t: Terms, nowSeconds: number): Period {
   const now = BigInt(nowSeconds);
-  if (length <= 0n || now < start + length) return { start, end: start + length, settled: BigInt(t.current_period_total) };
-  return { start: start + length, end: now + length, settled: 0n };
+  if (t.length <= 0n || now < t.start + t.length) return { start: t.start, end: t.start + t.length, settled: t.total };
+  return { start: t.start + t.length, end: now + t.length, settled: 0n };
 }
 
 /** Where admitted chunks are kept durably (commands/settlement/usage-ledger.ts). */
@@ -124,14 +142,15 @@ export type MeterResult =
 export async function meterRequest(
   redis: Redis, keyPrefix: string, policy: string, t: PayAsYouGoType, chunk: bigint, nowSeconds: number, l?: MeterLedger, funds?: MeterFunds,
 ): Promise<MeterResult> {
-  if (t.expiry_date !== null && BigInt(t.expiry_date) > 0n && BigInt(t.expiry_date) <= BigInt(nowSeconds + EXPIRY_MARGIN_SECONDS)) {
+  const terms = termsOf(t);
+  if (terms.expiry > 0n && terms.expiry <= BigInt(nowSeconds + EXPIRY_MARGIN_SECONDS)) {
     return { ok: false, reason: `the pay-as-you-go policy expires at ${t.expiry_date}: usage within ${EXPIRY_MARGIN_SECONDS} s of its expiry could not be charged before it` };
   }
   if (chunk < 0n) return { ok: false, reason: `a request cannot cost a negative amount (${chunk})` };
-  const maxChunk = BigInt(t.max_chunk_amount);
+  const maxChunk = terms.maxChunk;
   if (chunk > maxChunk) return { ok: false, reason: `this request costs ${chunk}, above the policy's max_chunk_amount ${maxChunk}` };
-  const cap = BigInt(t.max_amount_per_period);
-  const p = currentPeriod(t, nowSeconds);
+  const cap = terms.cap;
+  const p = periodOf(terms, nowSeconds);
   const room = cap - p.settled;
   const exhausted = (used: bigint): MeterResult => ({
     ok: false, reason: `the period's cap of ${cap} is reached (${used} used, this request costs ${chunk}); the next period starts at ${p.end}`,

@@ -33,3 +33,22 @@ export async function runPrepared<R extends object>(db: Executes, s: PreparedSta
   if (pool === undefined) return (await db.executeQuery(CompiledQuery.raw(s.text, [...values]))).rows as R[];
   return (await pool.query<R>(s.name === undefined ? { text: s.text, values: [...values] } : { name: s.name, text: s.text, values: [...values] })).rows;
 }
+
+/**
+ * A Postgres array literal of `values` (text; null is NULL), sent as one text parameter of an
+ * array type (`$1::text[]`). The same value pg's own array encoding gives, built in one pass:
+ * a hot path's grouped INSERT sends some ten arrays of a few dozen elements a statement, and
+ * pg's encoding prepared and escaped every element on its own (the x402 bench's profile).
+ */
+export function arrayLiteral(values: readonly (string | null | undefined)[]): string {
+  let out = '{';
+  for (let i = 0; i < values.length; i += 1) {
+    const v = values[i];
+    if (i > 0) out += ',';
+    if (v === null || v === undefined) { out += 'NULL'; continue; }
+    out += '"';
+    out += v.includes('"') || v.includes('\\') ? v.replace(/["\\]/g, '\\$&') : v;
+    out += '"';
+  }
+  return out + '}';
+}

@@ -8,7 +8,7 @@ import type { Db } from '../../../infra/postgres/database.js';
 import { createLru } from '../../../src/kernel/domain/lru.js';
 import { sliceText } from '../meter-slices.js';
 import { groupedWrites } from '../../../infra/postgres/grouped-writes.js';
-import { runPrepared } from '../../../infra/postgres/prepared.js';
+import { arrayLiteral, runPrepared } from '../../../infra/postgres/prepared.js';
 
 export interface PaidCredit {
   policy: string;
@@ -74,8 +74,8 @@ export function createCreditLedger(db: Db): CreditLedger {
     // (Postgres's cost is mostly per statement: the x402 bench's profile, test/bench/README.md)
     recordUse: groupedWrites(async (rows: readonly Use[]) => {
       await runPrepared(db, INSERT_USES, [
-        rows.map((u) => u.requestId), rows.map((u) => u.policy), rows.map((u) => u.gateway), rows.map((u) => u.amount.toString()),
-        rows.map((u) => sliceText(u.sliceStart, u.amount)),
+        arrayLiteral(rows.map((u) => u.requestId)), arrayLiteral(rows.map((u) => u.policy)), arrayLiteral(rows.map((u) => u.gateway)),
+        arrayLiteral(rows.map((u) => u.amount.toString())), arrayLiteral(rows.map((u) => sliceText(u.sliceStart, u.amount))),
       ]);
     }, { inFlight: 2, round: true }),
     async discardUse(requestId) {
