@@ -48,7 +48,14 @@ return out
 const batches = new Map<string, LuaScript<unknown[]>>();
 const queues = new WeakMap<Redis, Map<string, Call[]>>();
 
+/** Calls in one batch at most: a batch blocks Redis while it runs (some 10 µs a call), so a burst goes as several. */
+const BATCH_MAX = 256;
+
 function flush<T>(redis: Redis, s: LuaScript<T>, calls: Call[]): void {
+  if (calls.length > BATCH_MAX) {
+    for (let i = 0; i < calls.length; i += BATCH_MAX) flush(redis, s, calls.slice(i, i + BATCH_MAX));
+    return;
+  }
   if (calls.length === 1) {
     const c = calls[0]!;
     runScript(redis, s, c.keys, c.args).then(c.done, c.failed);

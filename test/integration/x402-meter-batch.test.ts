@@ -36,6 +36,23 @@ describe('x402 meter scripts grouped per round of the event loop', () => {
     }
   });
 
+  it('sends a burst larger than one batch as several, in order', async () => {
+    const key = `${env.prefix}meter-batch:burst`;
+    const sent: number[] = [];
+    const original = env.redis.sendCommand.bind(env.redis);
+    env.redis.sendCommand = ((...a: Parameters<typeof original>) => {
+      if (a[0].name === 'evalsha' || a[0].name === 'eval') sent.push(Number(a[0].args[1]));
+      return original(...a);
+    });
+    try {
+      const answers = await Promise.all(Array.from({ length: 600 }, () => draw(key, 1, 1000)));
+      expect(answers.map((r) => r[3])).to.deep.equal(Array.from({ length: 600 }, (_, i) => i));
+      expect(sent).to.deep.equal([512, 512, 176]);
+    } finally {
+      env.redis.sendCommand = original;
+    }
+  });
+
   it('fails only the call whose script errs, and sends a call alone in its round by itself', async () => {
     const key = `${env.prefix}meter-batch:b`;
     await env.redis.set(`${env.prefix}meter-batch:text`, 'not a number');
