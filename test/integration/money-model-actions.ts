@@ -70,10 +70,11 @@ async function setStatus(w: World, to: 'Paused' | 'Active'): Promise<void> {
 async function revoke(w: World): Promise<void> {
   const payer = w.rng.pick(w.payers);
   open(w, payer.userPayment, 'revoked');
+  w.revokesInFlight.set(payer.userPayment, Date.now());
   await tryTx(w, 'revoke', () => sendAs(w.s.h.rpc, payer.kp, revokeIx(payer.ata, payer.kp.publicKey.toBase58())));
   // landed before anything else is sent for this payer: a revoke the hostile localnet delays could
   // otherwise land after the next reapprove, and the payer would be held able to pay while it cannot
-  await settled(w, payer.ata, (t) => t.delegate === null);
+  if (await settled(w, payer.ata, (t) => t.delegate === null)) w.revokesInFlight.delete(payer.userPayment);
 }
 
 async function reapprove(w: World): Promise<void> {
@@ -158,12 +159,14 @@ async function redisSnapshot(w: World): Promise<void> {
 
 /** Every payer made able to pay again (paused policies resumed, approves restored, wallets refilled): what waited is charged now. */
 export async function restoreAll(w: World): Promise<void> {
-  // a payer the chain shows without the delegate (a revoke that landed later than the model waited for) is revoked too
+  // a payer the chain shows without the delegate (a revoke that landed later than the model waited for, after
+  // the reapprove that closed its interval) is revoked too, since that revoke was sent: the chain had no
+  // delegate from its landing, some time after (the scheduler's attempts meanwhile failed NoDelegateSet)
   for (const payer of w.payers) {
     const t = await tokenState(w, payer.ata).catch(() => undefined);
     if (t && t.delegate !== payer.userPayment && !w.intervals.some((i) => i.key === payer.userPayment && i.what === 'revoked' && i.to === undefined)) {
       count(w, 'revoke-landed-late');
-      open(w, payer.userPayment, 'revoked');
+      open(w, payer.userPayment, 'revoked', w.revokesInFlight.get(payer.userPayment));
     }
   }
   for (const i of w.intervals.filter((x) => x.to === undefined && x.what === 'revoked')) {

@@ -67,9 +67,26 @@ async function context(w: World, p: ChainPolicy): Promise<string> {
   return `halts ${JSON.stringify(p.halted)}, payer ${open.join('+') || 'free'}, last attempts ${attempts.map((a) => `${a.outcome}/${a.reason_code ?? ''}`).join(' ') || 'none'}`;
 }
 
-/** Whether [from, to] (unix seconds) meets an interval in which the policy could not be charged. */
-function impeded(w: World, p: ChainPolicy, from: number, to: number, givenUp?: number): string | undefined {
+/** The policy's execution intents as the scheduler left them (a missed period's evidence). */
+async function intentsOf(w: World, p: ChainPolicy): Promise<string> {
+  const rows = await w.s.h.env.db.selectFrom('execution_intents').select(['id', 'due_at', 'status', 'attempts', 'last_reason', 'created_at', 'executed_at'])
+    .where('policy', '=', p.address).orderBy('id').execute();
+  const records = p.records.map((r) => r.at).join(',');
+  const spans = w.intervals.filter((i) => i.key === p.userPayment || i.key === 'service')
+    .map((i) => `${i.what} ${Math.floor(i.from / 1000)}-${i.to === undefined ? '' : Math.floor(i.to / 1000)}`).join(', ');
+  return `intervals [${spans}], chain records at [${records}], intents ${rows.map((r) => `#${r.id} due ${r.due_at} ${r.status} x${r.attempts}${r.last_reason ? ` (${r.last_reason})` : ''} made ${Math.floor(r.created_at.getTime() / 1000)}${r.executed_at ? ` done ${Math.floor(r.executed_at.getTime() / 1000)}` : ''}`).join('; ') || 'none'}`;
+}
+
+/**
+ * Whether [from, to] (unix seconds) meets an interval in which the policy could not be charged. `dunning`:
+ * the spans in which the policy's due payment waited on the dunning schedule after the program refused it
+ * for the payer's reason (an attempt recorded past_due: no delegate, no funds), from that attempt to the
+ * next one (or, with none, a longest step later). The model cannot always know these itself: a payer's
+ * revoke and reapprove the hostile localnet delayed may land in the other order than they were sent.
+ */
+function impeded(w: World, p: ChainPolicy, from: number, to: number, givenUp?: number, dunning: readonly [number, number][] = []): string | undefined {
   if (givenUp !== undefined && givenUp - SLACK_S <= to) return 'given up by the dunning schedule';
+  if (dunning.some(([a, b]) => a - SLACK_S <= to && b + SLACK_S >= from)) return 'refused for the payer, waiting on the dunning schedule';
   const meets = (a: number, b: number | undefined): boolean => a <= to && (b ?? Infinity) >= from;
   const h = p.halted.find((x) => meets(x.from - SLACK_S, x.to === undefined ? undefined : x.to + SLACK_S));
   if (h) return h.what;
@@ -85,9 +102,18 @@ function impeded(w: World, p: ChainPolicy, from: number, to: number, givenUp?: n
 export async function subscriptionViolations(w: World, chain: Map<string, ChainPolicy>, endSec: number): Promise<Violation[]> {
   const out: Violation[] = [];
   const gaveUp = new Map<string, number>();
-  for (const a of await w.s.h.env.db.selectFrom('execution_attempts').select(['policy', 'at']).where('outcome', '=', 'given_up').execute()) {
+  const attempts = await w.s.h.env.db.selectFrom('execution_attempts').select(['policy', 'at', 'outcome']).orderBy('at').orderBy('id').execute();
+  for (const a of attempts.filter((x) => x.outcome === 'given_up')) {
     if (!gaveUp.has(a.policy)) gaveUp.set(a.policy, a.at.getTime() / 1000);
   }
+  const longestStep = Math.max(0, ...w.s.config.scheduler.dunningScheduleMs) / 1000;
+  const dunning = new Map<string, [number, number][]>();
+  attempts.forEach((a, i) => {
+    if (a.outcome !== 'past_due') return;
+    const next = attempts.slice(i + 1).find((x) => x.policy === a.policy);
+    const at = a.at.getTime() / 1000;
+    dunning.set(a.policy, [...(dunning.get(a.policy) ?? []), [at, next ? next.at.getTime() / 1000 : at + longestStep]]);
+  });
   for (const p of [...chain.values()].filter((x) => x.kind === 'Subscription' && x.due !== undefined && x.step !== undefined)) {
     const base = p.due!, step = p.step!;
     const paid = new Map<number, number>();
@@ -100,8 +126,8 @@ export async function subscriptionViolations(w: World, chain: Map<string, ChainP
     // a period is lost once the next one is due: each one whose window closed before the end is checked
     for (let g = base; g + step <= endSec - SLACK_S; g += step) {
       if (paid.has(g)) continue;
-      if (!impeded(w, p, g, g + step, gaveUp.get(p.address))) {
-        out.push({ invariant: 'every due period of a funded, approved, Active subscription executed', policy: p.address, expected: `a payment in [${g}, ${g + step})`, found: 'none' });
+      if (!impeded(w, p, g, g + step, gaveUp.get(p.address), dunning.get(p.address))) {
+        out.push({ invariant: 'every due period of a funded, approved, Active subscription executed', policy: p.address, expected: `a payment in [${g}, ${g + step})`, found: `none; ${await context(w, p)}; ${await intentsOf(w, p)}` });
       }
     }
   }

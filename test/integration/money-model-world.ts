@@ -53,6 +53,8 @@ export interface World {
   scheduler: RunningScheduler | undefined;
   settler: RunningSettler | undefined;
   snapshot: Map<string, Buffer> | undefined;
+  /** when each payer's last revoke was sent, while the chain has not shown it landed (the hostile localnet delays some) */
+  revokesInFlight: Map<string, number>;
   close(): Promise<void>;
 }
 
@@ -85,7 +87,7 @@ export async function startWorld(seed: number, rng: Rng, faults: string): Promis
   const w: World = {
     seed, rng, s, terms, nodes: [s.h.api.url, second.url], sub: find('deferred'), payg: find('x402://payg'), bank: Keypair.generate(),
     since: Math.floor(Date.now() / 1000) - 5, payers: [], policies: [], samples: [], intervals: [], exposure: [], counts: {},
-    scheduler: s.scheduler(), settler: s.settler(), snapshot: undefined,
+    scheduler: s.scheduler(), settler: s.settler(), snapshot: undefined, revokesInFlight: new Map(),
     async close() { await s.close(); },
   };
   w.bank = seededWallet(w, 'bank');
@@ -111,8 +113,9 @@ export function count(w: World, what: string): void {
   w.counts[what] = (w.counts[what] ?? 0) + 1;
 }
 
-export function open(w: World, key: string, what: string): void {
-  if (!w.intervals.some((i) => i.key === key && i.what === what && i.to === undefined)) w.intervals.push({ key, what, from: Date.now() });
+/** Opens the interval `what` of `key` (from now, or from `from`, ms) unless one is open. */
+export function open(w: World, key: string, what: string, from = Date.now()): void {
+  if (!w.intervals.some((i) => i.key === key && i.what === what && i.to === undefined)) w.intervals.push({ key, what, from });
 }
 
 export function close(w: World, key: string, what: string): void {
