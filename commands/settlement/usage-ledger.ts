@@ -29,7 +29,7 @@ export const DEFAULT_RESERVATION_SECONDS = 300;
 /**
  * Statements of admitted rows in flight at once, and rows in one: the rest queue for the next (a
  * group commit). A statement waits for the end of the event loop's round it was asked in, so the
- * rows of the requests one meter batch's answers resumed go together (grouped-writes.ts,
+ * rows of the requests one Redis pipeline's answers resumed go together (grouped-writes.ts,
  * `round`): Postgres's cost is mostly per statement (rows in groups of 3, 10 and 30 cost its
  * backend about 530, 190 and 120 µs of CPU each on the development machine). Two in flight, so a
  * round's rows need not wait for the previous round's commit (the x402 bench: pay-as-you-go 0.60,

@@ -15,8 +15,8 @@ export interface GroupOptions {
   max?: number;
   /**
    * a statement waits for the end of the event loop's round it was asked in (setImmediate), so
-   * that the rows of the requests this round handled go together: the answers of one meter
-   * batch (meter-batch.ts) resume its requests in one round, and without this the first of
+   * that the rows of the requests this round handled go together: the answers of one Redis
+   * pipeline (meter-batch.ts) resume its requests in one round, and without this the first of
    * them went alone and the rest waited for it in the next statement
    */
   round?: boolean;
