@@ -19,7 +19,7 @@ import type { Db } from '../../infra/postgres/database.js';
 import type { UsageLedger } from '../x402/metering.js';
 import { overlapOf, sliceText } from '../x402/meter-slices.js';
 import { groupedWrites } from '../../infra/postgres/grouped-writes.js';
-import { arrayLiteral, runPrepared } from '../../infra/postgres/prepared.js';
+import { columnOf, runPrepared } from '../../infra/postgres/prepared.js';
 import { createServedMarks, type ServedMarks } from './served-marks.js';
 
 type Recorded = Parameters<UsageLedger['record']>[0];
@@ -54,11 +54,12 @@ const INSERT_ROWS = {
 /** The admitted rows' writes, grouped, each numbered by the process's served marks (written before its answer leaves). */
 function recordRows(db: Db, reservation: number, marks: ServedMarks): (row: Recorded) => Promise<void> {
   const insert = groupedWrites(async (rows: readonly (Recorded & { seq: number })[]) => {
+    const col = columnOf(rows);
     await runPrepared(db, INSERT_ROWS, [
-      arrayLiteral(rows.map((u) => u.requestId)), arrayLiteral(rows.map((u) => u.policy)), arrayLiteral(rows.map((u) => u.gateway)),
-      arrayLiteral(rows.map((u) => u.userPayment)), arrayLiteral(rows.map((u) => u.chunk.toString())), arrayLiteral(rows.map((u) => u.periodStart.toString())),
-      arrayLiteral(rows.map((u) => sliceText(u.periodSliceStart, u.chunk))), arrayLiteral(rows.map((u) => sliceText(u.accountSliceStart, u.chunk))), reservation,
-      marks.node, arrayLiteral(rows.map((u) => String(u.seq))),
+      col((u) => u.requestId), col((u) => u.policy), col((u) => u.gateway), col((u) => u.userPayment),
+      col((u) => u.chunk.toString()), col((u) => u.periodStart.toString()),
+      col((u) => sliceText(u.periodSliceStart, u.chunk)), col((u) => sliceText(u.accountSliceStart, u.chunk)), reservation,
+      marks.node, col((u) => String(u.seq)),
     ]);
   }, { inFlight: RECORD_IN_FLIGHT, max: RECORD_MAX, round: true });
   return async (row) => {

@@ -52,3 +52,8 @@ export function arrayLiteral(values: readonly (string | null | undefined)[]): st
   }
   return out + '}';
 }
+
+/** One column of `rows` as an array literal: `columnOf(rows)((r) => r.field)`, for a grouped INSERT's unnest. */
+export function columnOf<T>(rows: readonly T[]): (field: (row: T) => string | null | undefined) => string {
+  return (field) => arrayLiteral(rows.map(field));
+}

@@ -102,18 +102,20 @@ function impeded(w: World, p: ChainPolicy, from: number, to: number, givenUp?: n
 export async function subscriptionViolations(w: World, chain: Map<string, ChainPolicy>, endSec: number): Promise<Violation[]> {
   const out: Violation[] = [];
   const gaveUp = new Map<string, number>();
-  const attempts = await w.s.h.env.db.selectFrom('execution_attempts').select(['policy', 'at', 'outcome']).orderBy('at').orderBy('id').execute();
-  for (const a of attempts.filter((x) => x.outcome === 'given_up')) {
-    if (!gaveUp.has(a.policy)) gaveUp.set(a.policy, a.at.getTime() / 1000);
-  }
-  const longestStep = Math.max(0, ...w.s.config.scheduler.dunningScheduleMs) / 1000;
   const dunning = new Map<string, [number, number][]>();
-  attempts.forEach((a, i) => {
-    if (a.outcome !== 'past_due') return;
-    const next = attempts.slice(i + 1).find((x) => x.policy === a.policy);
-    const at = a.at.getTime() / 1000;
-    dunning.set(a.policy, [...(dunning.get(a.policy) ?? []), [at, next ? next.at.getTime() / 1000 : at + longestStep]]);
-  });
+  const longestStep = Math.max(0, ...w.s.config.scheduler.dunningScheduleMs) / 1000;
+  const byPolicy = new Map<string, { at: number; outcome: string }[]>();
+  for (const a of await w.s.h.env.db.selectFrom('execution_attempts').select(['policy', 'at', 'outcome']).orderBy('at').orderBy('id').execute()) {
+    const list = byPolicy.get(a.policy) ?? [];
+    list.push({ at: a.at.getTime() / 1000, outcome: a.outcome });
+    byPolicy.set(a.policy, list);
+  }
+  for (const [policy, list] of byPolicy) {
+    const given = list.find((a) => a.outcome === 'given_up');
+    if (given) gaveUp.set(policy, given.at);
+    // each past_due attempt waits until the next attempt of its policy, or a longest step with none
+    dunning.set(policy, list.flatMap((a, i) => (a.outcome === 'past_due' ? [[a.at, list[i + 1]?.at ?? a.at + longestStep] as [number, number]] : [])));
+  }
   for (const p of [...chain.values()].filter((x) => x.kind === 'Subscription' && x.due !== undefined && x.step !== undefined)) {
     const base = p.due!, step = p.step!;
     const paid = new Map<number, number>();

@@ -8,7 +8,7 @@ import type { Db } from '../../../infra/postgres/database.js';
 import { createLru } from '../../../src/kernel/domain/lru.js';
 import { sliceText } from '../meter-slices.js';
 import { groupedWrites } from '../../../infra/postgres/grouped-writes.js';
-import { arrayLiteral, runPrepared } from '../../../infra/postgres/prepared.js';
+import { columnOf, runPrepared } from '../../../infra/postgres/prepared.js';
 
 export interface PaidCredit {
   policy: string;
@@ -73,9 +73,9 @@ export function createCreditLedger(db: Db): CreditLedger {
     // of one round of the event loop together, and the rows arriving while two are in flight in the next
     // (Postgres's cost is mostly per statement: the x402 bench's profile, test/bench/README.md)
     recordUse: groupedWrites(async (rows: readonly Use[]) => {
+      const col = columnOf(rows);
       await runPrepared(db, INSERT_USES, [
-        arrayLiteral(rows.map((u) => u.requestId)), arrayLiteral(rows.map((u) => u.policy)), arrayLiteral(rows.map((u) => u.gateway)),
-        arrayLiteral(rows.map((u) => u.amount.toString())), arrayLiteral(rows.map((u) => sliceText(u.sliceStart, u.amount))),
+        col((u) => u.requestId), col((u) => u.policy), col((u) => u.gateway), col((u) => u.amount.toString()), col((u) => sliceText(u.sliceStart, u.amount)),
       ]);
     }, { inFlight: 2, round: true }),
     async discardUse(requestId) {
