@@ -45,9 +45,9 @@ const RECORD_MAX = 200;
  */
 const INSERT_ROWS = {
   name: 'payg_usage_insert_rows',
-  text: `INSERT INTO payg_usage (request_id, policy, gateway, user_payment, chunk, period_start, reserved_until, period_slice, account_slice, served_by, served_seq)
-    SELECT r, p, g, u, c::numeric, s::bigint, now() + make_interval(secs => $9::float8), ps::int8range, acs::int8range, $10::bigint, q::bigint
-    FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $11::text[]) AS t(r, p, g, u, c, s, ps, acs, q)
+  text: `INSERT INTO payg_usage (request_id, policy, gateway, user_payment, chunk, period_start, reserved_until, period_slice, account_slice, served_by, served_seq, account_limit)
+    SELECT r, p, g, u, c::numeric, s::bigint, now() + make_interval(secs => $9::float8), ps::int8range, acs::int8range, $10::bigint, q::bigint, al::numeric
+    FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $11::text[], $12::text[]) AS t(r, p, g, u, c, s, ps, acs, q, al)
     ORDER BY coalesce(u, p)`,
 };
 
@@ -59,7 +59,7 @@ function recordRows(db: Db, reservation: number, marks: ServedMarks): (row: Reco
       col((u) => u.requestId), col((u) => u.policy), col((u) => u.gateway), col((u) => u.userPayment),
       col((u) => u.chunk.toString()), col((u) => u.periodStart.toString()),
       col((u) => sliceText(u.periodSliceStart, u.chunk)), col((u) => sliceText(u.accountSliceStart, u.chunk)), reservation,
-      marks.node, col((u) => String(u.seq)),
+      marks.node, col((u) => String(u.seq)), col((u) => u.accountLimit?.toString() ?? null),
     ]);
   }, { inFlight: RECORD_IN_FLIGHT, max: RECORD_MAX, round: true });
   return async (row) => {

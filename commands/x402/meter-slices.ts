@@ -40,11 +40,17 @@ export function takeBackInDoubt(discard: () => Promise<void>): void {
   pRetry(discard, { retries: 10, factor: 2, minTimeout: 200, maxTimeout: 5000, maxRetryTime: 60_000 }).catch(() => undefined);
 }
 
-/** The names the ledger's refusals of overlapping slices carry (SQLSTATE 23P01), by what they guard. */
+/** The names the ledger's refusals of a count behind it carry (SQLSTATE 23P01), by what they guard. */
 export const SLICE_CONSTRAINTS = {
   credit: 'prepaid_usage_slice_excl',
   period: 'payg_usage_period_slice_excl',
   account: 'payg_usage_account_slice_excl',
+  /**
+   * the account's outstanding as the ledger keeps it (migration 1015): a row that would take it past
+   * the limit its meter checked, which only a count behind the ledger admits (a position handed out
+   * again where a row was deleted meets no slice to overlap)
+   */
+  owed: 'payg_usage_account_owed_limit',
 } as const;
 
 /** The slice [start, start + cost) as a Postgres int8range literal; NULL for a row that holds none (recorded before slices were kept). */

@@ -92,6 +92,8 @@ export interface UsageLedger {
   record(u: {
     requestId: string; policy: string; gateway: string; userPayment: string; chunk: bigint; periodStart: bigint;
     periodSliceStart?: bigint; accountSliceStart?: bigint;
+    /** what the account's outstanding may reach with this chunk, as the meter checked it: the ledger refuses the row past it */
+    accountLimit?: bigint;
   }): Promise<void>;
   /** takes back a chunk recorded and then not admitted */
   discard(requestId: string): Promise<void>;
@@ -168,8 +170,8 @@ export async function meterRequest(
   const fundable = funds ? p.settled + funds.amount : cap;
   const limit = fundable < cap ? fundable : cap;
   // with a ledger (which the settler charges, and releases the outstanding of), the account's outstanding too
-  const account = l && funds ? { owed: accountOutstandingKey(keyPrefix, l.userPayment), position: accountPositionKey(keyPrefix, l.userPayment) } : undefined;
   const accountLimit = funds?.exposure !== undefined && funds.exposure < funds.amount ? funds.exposure : funds?.amount ?? 0n;
+  const account = l && funds ? { owed: accountOutstandingKey(keyPrefix, l.userPayment), position: accountPositionKey(keyPrefix, l.userPayment), limit: accountLimit } : undefined;
   const run = (seeds: Seeds): Promise<Counted> =>
     runScriptGrouped(redis, METER_SCRIPT, meterKeys(key, account), [
       chunk.toString(), limit.toString(), (p.end + 3600n).toString(), seeds.counter, p.settled.toString(),
@@ -190,7 +192,7 @@ export async function meterRequest(
 type Counted = [number, number, number, number, number];
 interface Seeds { counter: string; owed: string; position: string }
 interface Recording extends MeterLedger {
-  policy: string; periodStart: bigint; settled: bigint; chunk: bigint; redis: Redis; key: string; account: { owed: string; position: string } | undefined;
+  policy: string; periodStart: bigint; settled: bigint; chunk: bigint; redis: Redis; key: string; account: { owed: string; position: string; limit: bigint } | undefined;
 }
 
 /** The 402 reason of a chunk that would take the payer's usage not charged yet past what the merchant accepts. */
@@ -219,7 +221,7 @@ async function admit(run: (s: Seeds) => Promise<Counted>, l: Recording | undefin
     try {
       await l.ledger.record({
         requestId: l.requestId, policy: l.policy, gateway: l.gateway, userPayment: l.userPayment, chunk: l.chunk, periodStart: l.periodStart,
-        periodSliceStart: BigInt(r[3]), ...(l.account ? { accountSliceStart: BigInt(r[4]) } : {}),
+        periodSliceStart: BigInt(r[3]), ...(l.account ? { accountSliceStart: BigInt(r[4]), accountLimit: l.account.limit } : {}),
       });
       return r;
     } catch (err) {

@@ -41,6 +41,7 @@ import * as m1011m from './1011_meter_slices_statement.js';
 import * as m1012m from './1012_payg_usage_served_hot.js';
 import * as m1013m from './1013_meter_slices_by_counter.js';
 import * as m1014p from './1014_payg_served_marks.js';
+import * as m1015p from './1015_payg_account_owed.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '0001_spine': m0001,
@@ -80,6 +81,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '1012_payg_usage_served_hot': m1012m,
   '1013_meter_slices_by_counter': m1013m,
   '1014_payg_served_marks': m1014p,
+  '1015_payg_account_owed': m1015p,
 };
 
 export async function migrateToLatest(db: Kysely<any>): Promise<MigrationResultSet> {
