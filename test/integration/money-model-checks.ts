@@ -4,6 +4,7 @@
  * found. Times: the chain's are block times (the program's clock, which may lag the wall
  * clock by a few seconds under faults), the samples' are wall-clock; SLACK_S absorbs both.
  */
+import { sql } from 'kysely';
 import { servedSql } from '../../commands/settlement/served-marks.js';
 import type { ChainPolicy } from './money-model-chain.js';
 import type { Interval, World } from './money-model-world.js';
@@ -56,6 +57,15 @@ export async function paygViolations(w: World, chain: Map<string, ChainPolicy>):
   for (const e of w.exposure) {
     if (e.owed > e.bound) out.push({ invariant: 'unsettled exposure ≤ maxUnsettledAmount', policy: `payer account ${e.userPayment}`, expected: `≤ ${e.bound}`, found: `${e.owed} at ${new Date(e.at).toISOString()}` });
   }
+  // the ledger's own tally of each account (what it refuses a row past) equals what its rows say
+  const tallies = await sql<{ user_payment: string; tally: string; rows: string }>`
+    SELECT coalesce(t.user_payment, r.user_payment) AS user_payment, coalesce(t.owed, 0)::text AS tally, coalesce(r.owed, 0)::text AS rows
+    FROM payg_account_owed t FULL JOIN (
+      SELECT u.user_payment, sum(u.chunk) AS owed FROM payg_usage u LEFT JOIN payg_charges c ON c.id = u.charge_id
+      WHERE u.user_payment IS NOT NULL AND u.unbillable_reason IS NULL AND (c.id IS NULL OR c.status <> 'executed') GROUP BY u.user_payment) r
+    ON r.user_payment = t.user_payment
+    WHERE coalesce(t.owed, 0) <> coalesce(r.owed, 0)`.execute(w.s.h.env.db);
+  for (const t of tallies.rows) out.push({ invariant: 'the ledger\'s tally of an account\'s outstanding equals its rows', policy: `payer account ${t.user_payment}`, expected: t.rows, found: t.tally });
   return out;
 }
 
