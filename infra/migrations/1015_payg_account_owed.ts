@@ -29,18 +29,18 @@
  */
 import { sql, type Kysely } from 'kysely';
 
-/** A row's share of its account's outstanding (payg_usage_owed_share), for the row alias `r`. */
-const SHARE = (r: string) => `payg_usage_owed_share(${r}.user_payment, ${r}.unbillable_reason, ${r}.charge_id, ${r}.chunk)`;
+/**
+ * A row's share of its account's outstanding, for the row alias `r`: its chunk, unless it names no
+ * account, is unbillable or is in an executed charge. Written out in each query rather than called as
+ * a function: a SQL function with a sub-select is not inlined, and a call a row cost the insert's
+ * check about 20 µs a row (a 14-row statement 1.1 ms without the check, 1.4 ms with it).
+ */
+const SHARE = (r: string) => `(CASE WHEN ${r}.user_payment IS NULL OR ${r}.unbillable_reason IS NOT NULL THEN 0 WHEN ${r}.charge_id IS NULL THEN ${r}.chunk
+  WHEN EXISTS (SELECT 1 FROM payg_charges c WHERE c.id = ${r}.charge_id AND c.status = 'executed') THEN 0 ELSE ${r}.chunk END)`;
 
 export async function up(db: Kysely<any>): Promise<void> {
   await sql`CREATE TABLE payg_account_owed (user_payment text PRIMARY KEY, owed numeric NOT NULL)`.execute(db);
   await sql`ALTER TABLE payg_usage ADD COLUMN account_limit numeric`.execute(db);
-  // its chunk, unless it names no account, is unbillable or is in an executed charge
-  await sql`CREATE FUNCTION payg_usage_owed_share(user_payment text, unbillable_reason text, charge_id bigint, chunk numeric) RETURNS numeric
-    LANGUAGE sql STABLE AS $fn$
-    SELECT CASE WHEN $1 IS NULL OR $2 IS NOT NULL
-      OR ($3 IS NOT NULL AND EXISTS (SELECT 1 FROM payg_charges c WHERE c.id = $3 AND c.status = 'executed')) THEN 0 ELSE $4 END
-    $fn$`.execute(db);
   await sql.raw(`INSERT INTO payg_account_owed (user_payment, owed)
     SELECT u.user_payment, sum(${SHARE('u')}) FROM payg_usage u WHERE u.user_payment IS NOT NULL GROUP BY u.user_payment`).execute(db);
 
@@ -51,11 +51,13 @@ export async function up(db: Kysely<any>): Promise<void> {
       after numeric;
       over record;
     BEGIN
-      FOR acc IN SELECT n.user_payment, sum(${SHARE('n')}) AS added FROM inserted n
+      FOR acc IN SELECT n.user_payment, sum(${SHARE('n')}) AS added, min(n.account_limit) AS least FROM inserted n
                  WHERE n.user_payment IS NOT NULL GROUP BY n.user_payment ORDER BY n.user_payment LOOP
         INSERT INTO payg_account_owed AS o (user_payment, owed) VALUES (acc.user_payment, acc.added)
           ON CONFLICT (user_payment) DO UPDATE SET owed = o.owed + EXCLUDED.owed
           RETURNING o.owed INTO after;
+        -- within the least limit: so is every row before the last. Past it: row by row
+        CONTINUE WHEN acc.least IS NULL OR after <= acc.least;
         SELECT x.request_id, x.reach, x.account_limit INTO over FROM (
           SELECT n.request_id, n.account_limit,
                  after - acc.added + sum(${SHARE('n')}) OVER (ORDER BY lower(n.account_slice) NULLS LAST, n.request_id) AS reach
@@ -142,7 +144,6 @@ export async function down(db: Kysely<any>): Promise<void> {
   await sql`DROP TRIGGER payg_usage_tally_owed_deleted ON payg_usage`.execute(db);
   await sql`DROP TRIGGER payg_usage_tally_owed_inserted ON payg_usage`.execute(db);
   for (const f of ['truncated', 'charged', 'updated', 'deleted', 'inserted']) await sql.raw(`DROP FUNCTION payg_account_owed_${f}()`).execute(db);
-  await sql`DROP FUNCTION payg_usage_owed_share(text, text, bigint, numeric)`.execute(db);
   await sql`ALTER TABLE payg_usage DROP COLUMN account_limit`.execute(db);
   await sql`DROP TABLE payg_account_owed`.execute(db);
 }
