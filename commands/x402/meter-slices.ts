@@ -163,21 +163,53 @@ export function meterKeys(counter: string, account?: { owed: string; position: s
   return account ? [counter, holesKey(counter), account.owed, account.position] : [counter, holesKey(counter)];
 }
 
+/** A slice [start, end) of a counter no ledger row holds, below its high mark: a hole to hand out again. */
+export type Gap = readonly [start: bigint, end: bigint];
+
+/** ARGV from `from` on: each gap's end (the score) and start (the member), as the holes' set keeps them. */
+const SET_HOLES = (from: number) => `
+redis.call('DEL', KEYS[2])
+for i = ${from}, #ARGV, 2 do redis.call('ZADD', KEYS[2], ARGV[i + 1], ARGV[i]) end
+local ttl = redis.call('PTTL', KEYS[1])
+if #ARGV >= ${from} and ttl > 0 then redis.call('PEXPIRE', KEYS[2], ttl) end
+`;
+
+const gapArgs = (gaps: readonly Gap[]): string[] => gaps.slice(0, MAX_HOLES).flatMap(([s, e]) => [s.toString(), e.toString()]);
+
 /**
- * KEYS[1]  a counter's position, KEYS[2] its holes; ARGV[1] the ledger's high mark for it
- * Raises the counter to the mark (a counter Redis no longer has is left to its rebuild), and forgets
- * its holes: a counter found behind the ledger may hold holes the ledger has since filled. Returns 1.
+ * KEYS[1]  a counter's position, KEYS[2] its holes; ARGV[1] the ledger's high mark for it;
+ * ARGV[2..] the gaps below the mark no row holds (start, end pairs)
+ * Raises the counter to the mark (a counter Redis no longer has is left to its rebuild); its holes
+ * become the ledger's gaps: a counter found behind the ledger may hold holes the ledger has since
+ * filled, and may have lost holes given back after its snapshot. Returns 1.
  */
 const RAISE_SCRIPT = luaScript<number>('tributaryRaiseCounter', `
 local pos = redis.call('GET', KEYS[1])
 if pos and tonumber(pos) < tonumber(ARGV[1]) then redis.call('INCRBY', KEYS[1], tonumber(ARGV[1]) - tonumber(pos)) end
-redis.call('DEL', KEYS[2])
+` + SET_HOLES(2) + `
 return 1
 `);
 
-/** A counter found behind the ledger (an overlap): raised to the ledger's `mark`, its holes forgotten (RAISE_SCRIPT). */
-export async function raiseCounter(redis: Redis, counter: string, mark: bigint): Promise<void> {
-  await runScript(redis, RAISE_SCRIPT, [counter, holesKey(counter)], [mark.toString()]);
+/** A counter found behind the ledger (an overlap): raised to the ledger's `mark`, its holes the ledger's `gaps` (RAISE_SCRIPT). */
+export async function raiseCounter(redis: Redis, counter: string, mark: bigint, gaps: readonly Gap[] = []): Promise<void> {
+  await runScript(redis, RAISE_SCRIPT, [counter, holesKey(counter)], [mark.toString(), ...gapArgs(gaps)]);
+}
+
+/**
+ * KEYS[1]  a counter's position, KEYS[2] its holes; ARGV[1] the ledger's high mark, ARGV[2] unix seconds
+ * the counter expires at; ARGV[3..] the gaps below the mark no row holds (start, end pairs)
+ * A counter Redis lost, set from the ledger with its holes, unless another node set it first. Returns
+ * 1 when set.
+ */
+const SEED_SCRIPT = luaScript<number>('tributarySeedCounter', `
+if not redis.call('SET', KEYS[1], ARGV[1], 'EXAT', ARGV[2], 'NX') then return 0 end
+` + SET_HOLES(3) + `
+return 1
+`);
+
+/** A counter Redis lost, rebuilt from the ledger's `mark` and `gaps` (the requests given back before it was lost, among them). */
+export async function seedCounter(redis: Redis, counter: string, mark: bigint, expireAt: bigint, gaps: readonly Gap[]): Promise<void> {
+  await runScript(redis, SEED_SCRIPT, [counter, holesKey(counter)], [mark.toString(), expireAt.toString(), ...gapArgs(gaps)]);
 }
 
 /**

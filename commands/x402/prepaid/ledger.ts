@@ -6,7 +6,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../../../infra/postgres/database.js';
 import { createLru } from '../../../src/kernel/domain/lru.js';
-import { sliceText } from '../meter-slices.js';
+import { MAX_HOLES, sliceText, type Gap } from '../meter-slices.js';
 import { groupedWrites } from '../../../infra/postgres/grouped-writes.js';
 import { columnOf, runPrepared } from '../../../infra/postgres/prepared.js';
 
@@ -35,6 +35,12 @@ export interface CreditLedger {
   unservedUse(requestId: string): Promise<{ policy: string; amount: bigint; sliceEnd: bigint | null } | undefined>;
   /** the credit's high mark: the end of its highest slice, at least everything drawn from it */
   used(policy: string): Promise<bigint>;
+  /**
+   * what a counter Redis lost or let fall behind is set from: the high mark (used()), and the gaps
+   * below it no row holds, lowest first (MAX_HOLES at most): draws given back or never written,
+   * which the payer may draw again. None when a row holds no slice (recorded before slices were kept).
+   */
+  rebuild(policy: string): Promise<{ mark: bigint; gaps: Gap[] }>;
 }
 
 type Use = Parameters<CreditLedger['recordUse']>[0];
@@ -91,6 +97,20 @@ export function createCreditLedger(db: Db): CreditLedger {
       const r = await sql<{ total: string | null }>`
         SELECT greatest(coalesce(max(upper(slice)), 0), coalesce(sum(amount), 0))::text AS total FROM prepaid_usage WHERE policy = ${policy}`.execute(db);
       return BigInt(r.rows[0]?.total ?? '0');
+    },
+    async rebuild(policy) {
+      // the gaps between the slices in order (through prepaid_usage_slice_idx): each slice's start beyond the end before it
+      const r = await sql<{ mark: string; unsliced: boolean; gaps: [string, string][] }>`
+        SELECT (SELECT greatest(coalesce(max(upper(slice)), 0), coalesce(sum(amount), 0)) FROM prepaid_usage WHERE policy = ${policy})::text AS mark,
+               EXISTS (SELECT 1 FROM prepaid_usage WHERE policy = ${policy} AND slice IS NULL) AS unsliced,
+               (SELECT coalesce(json_agg(json_build_array(x.s::text, x.e::text) ORDER BY x.s), '[]') FROM (
+                  SELECT g.s, g.e FROM (
+                    SELECT lag(upper(slice), 1, 0::int8) OVER (ORDER BY lower(slice)) AS s, lower(slice) AS e
+                    FROM prepaid_usage WHERE policy = ${policy} AND slice IS NOT NULL) g
+                  WHERE g.e > g.s ORDER BY g.s LIMIT ${MAX_HOLES}) x) AS gaps`.execute(db);
+      const row = r.rows[0];
+      const gaps = row && !row.unsliced ? row.gaps.map(([s, e]): Gap => [BigInt(s), BigInt(e)]) : [];
+      return { mark: BigInt(row?.mark ?? '0'), gaps };
     },
   };
 }

@@ -8,14 +8,17 @@
  * hold overlapping slices of one credit, so the requests admitted never cost more than the
  * credit, whatever Redis holds. A counter Redis lost (a restart, or the idle expiry below) is
  * rebuilt from the end of the ledger's highest slice; one restored from an older snapshot
- * hands out a slice the ledger holds, is refused, and is raised to that mark. A slice handed
- * out and never recorded is lost to the payer: the merchant never serves a request unpaid.
+ * hands out a slice the ledger holds, is refused, and is raised to that mark. Either way the
+ * gaps below the mark that no row holds become its holes: the draws given back (their requests
+ * unanswered) and the slices handed out and never written are the payer's to draw again, so a
+ * lost counter never costs the payer part of what it paid. A gap that is a draw still being
+ * written is refused by the ledger like any overlap.
  * So that the first requests of a new credit never race a rebuild, its counter is opened at
  * zero when the credit is first recorded. Without a ledger the counter is the only record.
  */
 import type { Redis } from 'ioredis';
 import { runScriptGrouped } from '../meter-batch.js';
-import { counterUsed, METER_SCRIPT, meterKeys, overlapOf, raiseCounter, takeBackInDoubt } from '../meter-slices.js';
+import { counterUsed, METER_SCRIPT, meterKeys, overlapOf, raiseCounter, seedCounter, takeBackInDoubt } from '../meter-slices.js';
 import type { CreditLedger } from './ledger.js';
 
 /** A counter idle this long leaves Redis and is rebuilt from the ledger on its next use. */
@@ -44,7 +47,10 @@ export async function drawCredit(
   for (let tries = 0; ledger && r[0] !== 0; tries += 1) {
     if (tries === 6) throw new Error('the credit\'s counter kept falling behind the ledger while it was set right');
     if (r[0] === -1) {
-      r = await run((await ledger.used(policy)).toString());
+      // lost: set from the ledger, with the gaps its rows leave as holes (draws given back before it was lost)
+      const { mark, gaps } = await ledger.rebuild(policy);
+      await seedCounter(redis, key, mark, expireAt, gaps);
+      r = await run('');
       continue;
     }
     try {
@@ -56,7 +62,8 @@ export async function drawCredit(
         throw err;
       }
       // the counter is behind the ledger (Redis restored from an older snapshot): raised to its mark, drawn again
-      await raiseCounter(redis, key, await ledger.used(policy));
+      const { mark, gaps } = await ledger.rebuild(policy);
+      await raiseCounter(redis, key, mark, gaps);
       r = await run('');
     }
   }
