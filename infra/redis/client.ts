@@ -89,6 +89,20 @@ export function createRedis(s: RedisSettings, extra: RedisOptions = {}): Redis {
   });
 }
 
+/**
+ * A connection for a consumer group's reads of the stream. ioredis sends a command again on the
+ * new connection when the old one closed before its answer came; for XREADGROUP that is wrong: a
+ * read Redis ran before the connection broke (a restart, a reset) moved its entries to this
+ * consumer's pending list, and the read sent again returns the entries after them, so those are
+ * handled first and the lost ones only when claimed, out of order (the soak's read models then
+ * differed from their replay after a Redis restart). Here such a read fails instead, and the
+ * consumer loop reads its pending list again from its start before any new entry
+ * (consumer-loop.ts).
+ */
+export function createStreamReader(s: RedisSettings): Redis {
+  return createRedis(s, { autoResendUnfulfilledCommands: false });
+}
+
 /** True when `r` is a Redis Cluster client (created with REDIS_CLUSTER_NODES). */
 export function isCluster(r: Redis): boolean {
   return r.isCluster;

@@ -27,9 +27,14 @@ export interface RunnerOptions {
 
 export interface RunnerDeps {
   db: Db;
-  /** for acks, claims and dead letters */
+  /** for acks and dead letters, and the projection's own writes to Redis */
   redis: Redis;
-  /** a connection of its own for the blocking reads */
+  /**
+   * the stream's other reads (claims, the pending list, a read ahead); default `redis`. The
+   * projector role gives one that never sends a read again after a reconnect (createStreamReader)
+   */
+  streamRedis?: Redis;
+  /** a connection of its own for the blocking reads (the projector role's: createStreamReader) */
   blockingRedis: Redis;
   keys: StreamKeys;
   logger: Logger;
@@ -128,7 +133,7 @@ export function startProjection(deps: RunnerDeps, projection: Projection, opts: 
     await applyOneByOne(c, parsed, from !== 'fresh');
   }
 
-  const loop = createConsumerLoop({ redis, blockingRedis }, {
+  const loop = createConsumerLoop({ redis: deps.streamRedis ?? redis, blockingRedis }, {
     stream: keys.events, group, consumer, batchSize: opts.batchSize, blockMs: opts.blockMs, claimIdleMs: opts.claimIdleMs,
     readsPerBatch: readsPerTransaction(opts.batchSize),
     readAhead: true,

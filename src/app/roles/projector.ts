@@ -4,7 +4,7 @@
  * built from the archive; the stream is trimmed below what every group acknowledged.
  */
 import type { AppContext } from '../context.js';
-import { createRedis } from '../../../infra/redis/client.js';
+import { createStreamReader } from '../../../infra/redis/client.js';
 import { PROJECTIONS } from '../../../projections/registry.js';
 import { startProjection, type RunningProjection } from '../../../projections/runner/runner.js';
 import { trimAcknowledged } from '../../../infra/redis/group-lag.js';
@@ -31,12 +31,14 @@ async function bootstrap(ctx: AppContext, p: Projection): Promise<void> {
 export async function startProjectorRole(ctx: AppContext): Promise<RunningRole> {
   const { config, logger } = ctx;
   const selected = selectProjections(config.projector.only);
-  const blocking = selected.map(() => createRedis(config.redis));
-  for (const b of blocking) b.on('error', () => undefined);
+  // the stream's reads on connections that never send a read again after a reconnect (createStreamReader)
+  const blocking = selected.map(() => createStreamReader(config.redis));
+  const reads = createStreamReader(config.redis);
+  for (const b of [...blocking, reads]) b.on('error', () => undefined);
   const running: RunningProjection[] = [];
   for (const [i, p] of selected.entries()) {
     await bootstrap(ctx, p);
-    running.push(startProjection({ db: ctx.db, redis: ctx.redis, blockingRedis: blocking[i]!, keys: ctx.keys, logger, dbUrl: config.db.url }, p, config.projector));
+    running.push(startProjection({ db: ctx.db, redis: ctx.redis, streamRedis: reads, blockingRedis: blocking[i]!, keys: ctx.keys, logger, dbUrl: config.db.url }, p, config.projector));
   }
   const groups = PROJECTIONS.map((p) => p.name);
   const trimmer = setInterval(() => {
@@ -48,7 +50,7 @@ export async function startProjectorRole(ctx: AppContext): Promise<RunningRole> 
     async stop() {
       clearInterval(trimmer);
       await Promise.all(running.map((r) => r.stop()));
-      for (const b of blocking) b.disconnect();
+      for (const b of [...blocking, reads]) b.disconnect();
     },
   };
 }
