@@ -20,7 +20,7 @@ import type { Clock } from '../../src/kernel/domain/clock.js';
 import type { Db } from '../../infra/postgres/database.js';
 import type { Logger } from '../../infra/log/logger.js';
 import type { StreamKeys } from '../../infra/redis/client.js';
-import { createRedis } from '../../infra/redis/client.js';
+import { createStreamReader } from '../../infra/redis/client.js';
 import { createLru } from '../../src/kernel/domain/lru.js';
 import { parseEvent, type TributaryEvent } from '../../src/kernel/events/envelope.js';
 import { ack, type StreamEntry } from '../../infra/redis/stream-group.js';
@@ -62,8 +62,10 @@ export async function startNotifier(ctx: NotifierDeps, opts: NotifierOptions): P
   const keys = realtimeKeys(config.redis.prefix);
   const io = new Server();
   const adapter: RealtimeAdapter = await attachRedisAdapter(io, config, log);
-  const blocking: Redis = createRedis(config.redis);
-  blocking.on('error', () => undefined);
+  // the stream's reads on connections that never send a read again after a reconnect (createStreamReader)
+  const blocking: Redis = createStreamReader(config.redis);
+  const reads: Redis = createStreamReader(config.redis);
+  for (const r of [blocking, reads]) r.on('error', () => undefined);
   const consumer = consumerName();
   const status = config.solana.commitment;
   const giveUpMs = opts.unresolvedGiveUpMs ?? 60_000;
@@ -149,7 +151,7 @@ export async function startNotifier(ctx: NotifierDeps, opts: NotifierOptions): P
   }
 
   // deferred entries wait in this consumer's pending list, re-read at most every RETRY_PENDING_MS
-  const loop = createConsumerLoop({ redis, blockingRedis: blocking }, {
+  const loop = createConsumerLoop({ redis: reads, blockingRedis: blocking }, {
     stream: streamKeys.events, group: NOTIFIER_GROUP, consumer, batchSize: opts.batchSize, blockMs: opts.blockMs,
     claimIdleMs: opts.claimIdleMs, pendingEveryMs: RETRY_PENDING_MS, startPending: false, now: () => clock.now(),
   }, process);
@@ -165,6 +167,7 @@ export async function startNotifier(ctx: NotifierDeps, opts: NotifierOptions): P
       await io.of('/').adapter.close();
       await adapter.close();
       blocking.disconnect();
+      reads.disconnect();
     },
     stats: () => ({ ...stats }),
   };
