@@ -67,7 +67,18 @@ export async function connectClients(url: string, ids: readonly string[], count:
       per.set(key, (per.get(key) ?? 0) + 1);
     });
     const count = (code: string) => c.errors.set(code, (c.errors.get(code) ?? 0) + 1);
-    socket.on('error', (e: { code?: string }) => count(e.code ?? 'error'));
+    socket.on('error', (e: { code?: string; trackingId?: string }) => {
+      count(e.code ?? 'error');
+      // a catch-up the service could not finish is asked for again, as the protocol says (docs/interfaces.md)
+      const again = e.trackingId;
+      if (e.code === 'unavailable' && again !== undefined && c.trackingIds.includes(again)) {
+        setTimeout(() => {
+          if (!socket.connected) return; // a reconnect subscribes everything again
+          socket.timeout(20_000).emitWithAck('subscribe', { trackingId: again, since: 0 }).then(
+            (ack: { ok: boolean }) => { if (!ack.ok) c.subscribeErrors += 1; }, () => { c.subscribeErrors += 1; });
+        }, 1000);
+      }
+    });
     socket.io.on('reconnect_error', () => count('reconnect_error'));
     socket.on('caught_up', (m: { more: boolean; complete?: boolean }) => { if (m.more || m.complete === false) c.incompleteCatchUps += 1; });
     clients.push(c);
