@@ -4,7 +4,7 @@
  * restarts or a connection resets after a command ran and before its answer arrived. Every
  * other byte passes at once, both ways.
  */
-import { createConnection, createServer, type AddressInfo, type Socket } from 'node:net';
+import { startTcpProxy } from './tcp-proxy.js';
 
 export interface CuttingProxy {
   port: number;
@@ -16,16 +16,9 @@ export interface CuttingProxy {
 }
 
 export async function startCuttingProxy(target: { host: string; port: number }): Promise<CuttingProxy> {
-  const open = new Set<Socket>();
   let armed: Buffer | undefined;
   let cuts = 0;
-  const server = createServer((client) => {
-    const upstream = createConnection(target);
-    for (const s of [client, upstream]) {
-      open.add(s);
-      s.on('close', () => open.delete(s));
-      s.on('error', () => { client.destroy(); upstream.destroy(); });
-    }
+  const proxy = await startTcpProxy(target, (client, upstream) => {
     client.pipe(upstream);
     upstream.on('data', (chunk: Buffer) => {
       if (armed && chunk.includes(armed)) {
@@ -39,17 +32,5 @@ export async function startCuttingProxy(target: { host: string; port: number }):
     });
     upstream.on('end', () => client.end());
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  return {
-    port: (server.address() as AddressInfo).port,
-    cutNextAnswerWith(marker) { armed = Buffer.from(marker); },
-    cuts: () => cuts,
-    close: () => new Promise<void>((resolve) => {
-      for (const s of open) s.destroy();
-      server.close(() => resolve());
-    }),
-  };
+  return { ...proxy, cutNextAnswerWith(marker) { armed = Buffer.from(marker); }, cuts: () => cuts };
 }
