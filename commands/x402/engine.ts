@@ -41,6 +41,7 @@ import { createPayability } from './payability.js';
 import { createPaymentIdentifiers, fingerprintOf, paymentIdentifierOf } from './payment-identifier.js';
 import { PaymentRefused, type ChainDeps } from './settle.js';
 import { schemeNamed, schemeOf } from './schemes/index.js';
+import { redisSignInNonces, type SignInNonces } from './plugins/siwx-nonces.js';
 import type { Accepted, SchemeContext, SchemeEngine, UsageAnswer, Verified, X402Grant } from './schemes/scheme.js';
 
 export type { Accepted, UsageAnswer, Verified, X402Grant } from './schemes/scheme.js';
@@ -74,6 +75,11 @@ export interface X402Deps {
   usage?: UsageLedger;
   /** durable record of x402://prepaid credits and what was drawn from them (Postgres); default none, Redis alone */
   credits?: CreditLedger;
+  /**
+   * where Sign-In-With-X nonces are spent (plugins/siwx-nonces.ts): the service's Postgres; default Redis
+   * alone, which forgets them when it loses its data (a copied message could then be answered again)
+   */
+  signInNonces?: SignInNonces;
 }
 
 /** A payment's outcome: the settled answer, or the payer's refusal (a 402's reason). */
@@ -87,6 +93,8 @@ export interface PaymentEngine {
   redisPrefix: string;
   policies: PolicyCache;
   chain: ChainDeps;
+  /** where Sign-In-With-X nonces are spent (X402Deps.signInNonces) */
+  signInNonces: SignInNonces;
   /**
    * verify, then settle: one payment, answered once per payment-identifier id under `scope`
    * (the gateway paid; payment-identifier.ts). A refusal is returned; an unreachable chain is
@@ -162,6 +170,7 @@ export function createPaymentEngine(deps: X402Deps): PaymentEngine {
 
   return {
     programId: deps.programId, pdas, clock, redis: deps.redis, redisPrefix: deps.redisPrefix, policies, chain,
+    signInNonces: deps.signInNonces ?? redisSignInNonces(deps.redis, deps.redisPrefix),
 
     async pay(p, r, resource, scope) {
       const pid = paymentIdentifierOf(p);

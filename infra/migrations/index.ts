@@ -42,6 +42,7 @@ import * as m1012m from './1012_payg_usage_served_hot.js';
 import * as m1013m from './1013_meter_slices_by_counter.js';
 import * as m1014p from './1014_payg_served_marks.js';
 import * as m1015p from './1015_payg_account_owed.js';
+import * as m1016s from './1016_x402_siwx_nonces.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '0001_spine': m0001,
@@ -82,6 +83,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '1013_meter_slices_by_counter': m1013m,
   '1014_payg_served_marks': m1014p,
   '1015_payg_account_owed': m1015p,
+  '1016_x402_siwx_nonces': m1016s,
 };
 
 export async function migrateToLatest(db: Kysely<any>): Promise<MigrationResultSet> {

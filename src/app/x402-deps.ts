@@ -11,6 +11,7 @@ import type { KeyRing } from '../../infra/signing-keys/key-ring.js';
 import type { X402Deps } from '../../commands/x402/engine.js';
 import { createUsageLedger } from '../../commands/settlement/usage-ledger.js';
 import { createCreditLedger } from '../../commands/x402/prepaid/ledger.js';
+import { postgresSignInNonces } from '../../commands/x402/plugins/siwx-nonces.js';
 
 export function x402DepsOf(ctx: AppContext, rpc: RpcClient, keyRing: KeyRing): X402Deps {
   const { solana, x402, redis, http } = ctx.config;
@@ -32,6 +33,7 @@ export function x402DepsOf(ctx: AppContext, rpc: RpcClient, keyRing: KeyRing): X
     subscriptionGraceSeconds: ctx.config.access.subscriptionGraceSeconds,
     usage: createUsageLedger(ctx.db, { reservationSeconds: x402.paygReservationSeconds }),
     credits: createCreditLedger(ctx.db),
+    signInNonces: postgresSignInNonces(ctx.db),
     ...(http.publicUrl ? { resourceBase: http.publicUrl.replace(/\/$/, '') } : {}),
   };
 }

@@ -6,6 +6,7 @@
  */
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON answers are inspected field by field */
 import { request } from 'node:http';
+import { sql } from 'kysely';
 import { expect } from 'chai';
 import type { Keypair } from '@solana/web3.js';
 import { decodePaymentRequiredHeader } from '@x402/core/http';
@@ -20,22 +21,22 @@ describe('x402 Sign-In-With-X: a stale, replayed, foreign or forged message is r
   let subscriber: Keypair;
   let url = '';
 
-  const challenge = async (): Promise<SIWxExtensionInfo> => {
-    const res = await fetch(url);
+  const challenge = async (at = url): Promise<SIWxExtensionInfo> => {
+    const res = await fetch(at);
     expect(res.status).to.equal(402);
     return (decodePaymentRequiredHeader(res.headers.get('payment-required')!).extensions!['sign-in-with-x'] as any).info;
   };
-  /** the wallet's signed answer to a fresh challenge, `edit` changing the message before it is signed */
-  const signedHeader = async (wallet: Keypair, edit: (i: any) => any = (i) => i, requestUrl = url): Promise<string> => {
-    const info = edit({ ...(await challenge()), chainId: 'solana:localnet', type: 'ed25519' });
+  /** the wallet's signed answer to a fresh challenge of `from`, `edit` changing the message before it is signed */
+  const signedHeader = async (wallet: Keypair, edit: (i: any) => any = (i) => i, requestUrl = url, from = url): Promise<string> => {
+    const info = edit({ ...(await challenge(from)), chainId: 'solana:localnet', type: 'ed25519' });
     return encodeSIWxHeader(await createSIWxPayload(info, walletSigner(wallet), requestUrl));
   };
-  const send = async (header: string) => {
-    const res = await fetch(url, { headers: { 'sign-in-with-x': header } });
+  const send = async (header: string, at = url) => {
+    const res = await fetch(at, { headers: { 'sign-in-with-x': header } });
     return { status: res.status, headers: res.headers, body: await res.json() as any };
   };
-  const expectRefused = async (header: string, reason: RegExp) => {
-    const r = await send(header);
+  const expectRefused = async (header: string, reason: RegExp, at = url) => {
+    const r = await send(header, at);
     expect(r.status, JSON.stringify(r.body)).to.equal(402);
     expect(r.body).to.include({ code: 'payment_required', success: false });
     expect(r.body.error).to.match(reason);
@@ -129,5 +130,51 @@ describe('x402 Sign-In-With-X: a stale, replayed, foreign or forged message is r
     const stranger = h.payer();
     await expectRefused(await signedHeader(stranger), new RegExp(`signed in as ${stranger.publicKey.toBase58()}, which holds no policy this resource accepts`));
     expect(h.txCount()).to.equal(landed);
+  });
+  describe('on the service\'s own route, where a spent nonce is kept in Postgres (migration 1016)', () => {
+    let demo = '';
+    let payer: Keypair;
+    const redisNonceKeys = async () => h.env.redis.keys(`${h.api.ctx.config.redis.prefix}x402:siwx:*`);
+    before(async () => {
+      demo = `${h.api.url}/v1/x402/demo-standard`;
+      payer = h.payer();
+      const paid = await paidFetch(h, payer)(demo);
+      expect(paid.status, await paid.clone().text()).to.equal(200);
+    });
+
+    it('refuses a copy of an answered message after Redis lost its data (a restart or failover forgets every key)', async () => {
+      const header = await signedHeader(payer, (i) => i, demo, demo);
+      const first = await send(header, demo);
+      expect(first.status, JSON.stringify(first.body)).to.equal(200);
+      expect(first.body.jwt).to.be.a('string');
+      // what a Redis restart or a failover to a replica without the write leaves: no key of the sign-in at all
+      const keys = await redisNonceKeys();
+      if (keys.length > 0) await h.env.redis.del(...keys);
+      await expectRefused(header, /nonce [0-9a-f]{32} was used already/, demo);
+      const nonce = JSON.parse(Buffer.from(header, 'base64').toString('utf8')).nonce as string;
+      const row = await h.env.db.selectFrom('x402_siwx_nonces' as never).selectAll().where('nonce' as never, '=', nonce as never).executeTakeFirstOrThrow() as any;
+      expect(row.wallet).to.equal(payer.publicKey.toBase58());
+      expect(row.expires_at.getTime() - Date.now()).to.be.within(600_000, 660_000);
+    });
+
+    it('a nonce is its wallet\'s own: another wallet spending it first does not make the payer\'s message a replay', async () => {
+      const info = { ...(await challenge(demo)), chainId: 'solana:localnet', type: 'ed25519' as const };
+      const stranger = h.payer();
+      const theirs = encodeSIWxHeader(await createSIWxPayload(info, walletSigner(stranger), demo));
+      await expectRefused(theirs, /which holds no policy this resource accepts/, demo);
+      const mine = encodeSIWxHeader(await createSIWxPayload(info, walletSigner(payer), demo));
+      const r = await send(mine, demo);
+      expect(r.status, JSON.stringify(r.body)).to.equal(200);
+      await expectRefused(theirs, /was used already/, demo);
+    });
+
+    it('drops the nonces whose messages are past any age at the next spend', async () => {
+      const db = h.env.db;
+      await sql`INSERT INTO x402_siwx_nonces (wallet, nonce, expires_at) VALUES ('old-wallet', 'old-nonce', now() - interval '1 second')`.execute(db);
+      const r = await send(await signedHeader(payer, (i) => i, demo, demo), demo);
+      expect(r.status, JSON.stringify(r.body)).to.equal(200);
+      const left = await sql<{ n: string }>`SELECT count(*) AS n FROM x402_siwx_nonces WHERE expires_at < now()`.execute(db);
+      expect(left.rows[0]!.n).to.equal('0');
+    });
   });
 });

@@ -14,7 +14,8 @@
  * Refused with the reason, as a 402: a header that does not parse; a message of another
  * domain, origin or resource, or of another chain than the requirements'; one issued more
  * than `maxAgeSeconds` ago, in the future, expired or not yet valid; a bad signature; a
- * nonce used before (Redis SET NX, kept as long as a message stays acceptable); a wallet
+ * nonce the wallet used before (siwx-nonces.ts: Postgres in the service, which a Redis restart
+ * cannot make forget; kept as long as a message stays acceptable); a wallet
  * holding no matching policy. @x402/extensions' own parse, validation and verification run
  * first; this module adds the resource, the chain and the nonce store.
  */
@@ -45,8 +46,6 @@ export interface SignIn {
   /** a SIGN-IN-WITH-X header for `resource`: the held policy's answer, or why not */
   check(header: string, resource: string): Promise<SignedIn>;
 }
-
-const nonceKey = (prefix: string, nonce: string) => `${prefix}x402:siwx:nonce:${nonce}`;
 
 /** The resource as a URL; undefined when the request's own Host makes none (a hostile or broken Host header). */
 function urlOf(resource: string): URL | undefined {
@@ -91,11 +90,12 @@ export function createSignIn(engine: PaymentEngine, requirements: readonly Payme
     if (p.type !== 'ed25519') return { ok: false, reason: `the sign-in message's type is ${p.type}; a Solana wallet signs ed25519` };
     const signed = await verifySIWxSignature(p);
     if (!signed.isValid) return { ok: false, reason: `the sign-in message is refused (${signed.invalidReason}): ${signed.invalidMessage}` };
-    // last, so that only the wallet's own signature can spend its nonce
-    const fresh = await engine.redis.set(nonceKey(engine.redisPrefix, p.nonce), signed.payer, 'EX', maxAge * 2 + 60, 'NX').catch((err: Error) => {
-      throw upstreamUnavailable(`the sign-in nonce store (Redis) did not answer: ${err.message}`);
+    // last, so that only the wallet's own signature can spend its nonce; kept while the message is young enough to be taken
+    const nonces = engine.signInNonces;
+    const fresh = await nonces.spend(signed.payer, p.nonce, maxAge * 2 + 60).catch((err: Error) => {
+      throw upstreamUnavailable(`the sign-in nonce store (${nonces.store}) did not answer: ${err.message}`);
     });
-    if (fresh !== 'OK') return { ok: false, reason: `the sign-in message's nonce ${p.nonce} was used already: sign a fresh challenge` };
+    if (!fresh) return { ok: false, reason: `the sign-in message's nonce ${p.nonce} was used already: sign a fresh challenge` };
     return { ok: true, wallet: signed.payer };
   }
 
