@@ -78,6 +78,8 @@ export interface PaygChargesTable {
   reason: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Time;
   finished_at: OptTime;
+  /** the policy's created_at on chain when the charge was signed (migration 1017); null before it */
+  policy_created_at: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface PaygUsageTable {

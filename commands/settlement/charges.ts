@@ -64,17 +64,54 @@ export async function unsettledRows(db: Db, policy: string, limit = 10_000): Pro
     .orderBy('u.metered_at').orderBy('u.request_id').limit(limit).execute();
 }
 
-/** The charge and its usage rows, or undefined when another charge of the policy is in flight or a row was taken. */
+/**
+ * What a charge is signed against: the policy's payment_count (its PaymentRecord will be number
+ * count + 1) and created_at (which policy of a reused address: migration 1017), as read from the chain.
+ */
+export interface ChargeBasis { paymentCountBefore: number; policyCreatedAt: string | null }
+
+/** The basis of a charge signed from this read of its policy. */
+export function chargeBasis(ctx: { policy: { data: Record<string, unknown> } }): ChargeBasis {
+  const created = ctx.policy.data['created_at'];
+  const stamp = typeof created === 'string' || typeof created === 'number' || typeof created === 'bigint' ? String(created) : null;
+  return { paymentCountBefore: Number(ctx.policy.data['payment_count']), policyCreatedAt: stamp };
+}
+
+/**
+ * An executed charge of the same policy numbered beyond this basis counts this long: a read is
+ * behind by seconds (a node lagging, another settler's charge recorded meanwhile), never by an
+ * hour; and a policy at a reused address created in the same second as the one before it (one
+ * transaction deleting and creating) is held up no longer than this, never for good.
+ */
+const STALE_READ_WINDOW = sql`interval '1 hour'`;
+
+/**
+ * The charge and its usage rows; `in_flight` when another charge of the policy is in flight or a row
+ * was taken; `stale` when the policy's read is older than a charge already recorded for it.
+ *
+ * The read the charge was signed from must not be older than any charge of the policy recorded as
+ * executed: its fate, when its status is no longer kept, is read from the payment_count moving past
+ * paymentCountBefore, which an older charge moves too. Read before another settler's charge landed
+ * (or from an RPC node behind the one that confirmed it), a charge that never landed was taken for
+ * landed and its usage recorded as charged, never paid. Checked once this charge holds the policy's
+ * one in-flight slot: a charge recorded executed before it took the slot is visible here, and none
+ * can be recorded while it holds it.
+ */
 export async function openCharge(
-  db: Db, c: { policy: string; gateway: string; amount: bigint; paymentCountBefore: number; signature: string; blockhash: string; wire: string },
+  db: Db, c: { policy: string; gateway: string; amount: bigint; signature: string; blockhash: string; wire: string } & ChargeBasis,
   requestIds: readonly string[],
-): Promise<Charge | undefined> {
+): Promise<Charge | 'in_flight' | 'stale'> {
   try {
     return await db.transaction().execute(async (trx) => {
       const charge = await trx.insertInto('payg_charges').values({
         policy: c.policy, gateway: c.gateway, amount: c.amount.toString(), payment_count_before: c.paymentCountBefore,
-        signature: c.signature, blockhash: c.blockhash, wire: c.wire,
+        policy_created_at: c.policyCreatedAt, signature: c.signature, blockhash: c.blockhash, wire: c.wire,
       }).returningAll().executeTakeFirstOrThrow();
+      const ahead = await trx.selectFrom('payg_charges').select('id')
+        .where('policy', '=', c.policy).where('status', '=', 'executed').where('finished_at', '>', sql<Date>`now() - ${STALE_READ_WINDOW}`)
+        .where('record_id', '>', c.paymentCountBefore).where(sql<boolean>`policy_created_at IS NOT DISTINCT FROM ${c.policyCreatedAt}`)
+        .limit(1).executeTakeFirst();
+      if (ahead) throw new StaleRead();
       // served rows only come here: what their marks said is folded into the row (reserved_until NULL)
       const r = await trx.updateTable('payg_usage').set({ charge_id: charge.id, reserved_until: null })
         .where('request_id', 'in', [...requestIds]).where('charge_id', 'is', null).where('unbillable_reason', 'is', null)
@@ -83,11 +120,13 @@ export async function openCharge(
       return charge;
     });
   } catch (err) {
-    if (err instanceof RowsTaken || (err as { code?: string }).code === '23505') return undefined;
+    if (err instanceof StaleRead) return 'stale';
+    if (err instanceof RowsTaken || (err as { code?: string }).code === '23505') return 'in_flight';
     throw err;
   }
 }
 
+class StaleRead extends Error {}
 class RowsTaken extends Error {}
 
 export interface ChargeAttempt { outcome: string; code?: string; reason?: string }

@@ -28,7 +28,7 @@ import { latestBlockhash, readExecutionContext, signExecution, type ChainIo } fr
 import { failure, programErrorText, programPaused, PROGRAM_PAUSED_WAIT_MS } from '../scheduler/failure.js';
 import { activeSigners } from '../scheduler/signers.js';
 import { syncGatewayStates } from '../scheduler/gateway-sync.js';
-import { dropExpiredReservations, openCharge, retryStates, unsettledPolicies, unsettledRows, type UnsettledPolicy } from './charges.js';
+import { chargeBasis, dropExpiredReservations, openCharge, retryStates, unsettledPolicies, unsettledRows, type UnsettledPolicy } from './charges.js';
 import { chargeDue, planCharge } from './plan.js';
 import { chainSeconds } from './chain-clock.js';
 import { nextChargeAtMs, pausedUsage } from './refusals.js';
@@ -110,10 +110,12 @@ export function startSettler(deps: SettlerDeps, opts: { autoStart?: boolean } = 
       const plan = planCharge(await unsettledRows(deps.db, policy), type, nowS);
       if (plan.kind === 'wait') return none(plan.why);
       const signed = signExecution(deps.io, ctx, signer, await latestBlockhash(deps.io), plan.amount);
-      const charge = await openCharge(deps.db, {
-        policy, gateway, amount: plan.amount, paymentCountBefore: Number(ctx.policy.data['payment_count']), ...signed,
-      }, plan.requestIds);
-      if (!charge) return none(`another charge of the policy is in flight${inDoubt.has(policy) ? `, in doubt: ${inDoubt.get(policy)}` : ''}`);
+      const charge = await openCharge(deps.db, { policy, gateway, amount: plan.amount, ...chargeBasis(ctx), ...signed }, plan.requestIds);
+      if (charge === 'in_flight') return none(`another charge of the policy is in flight${inDoubt.has(policy) ? `, in doubt: ${inDoubt.get(policy)}` : ''}`);
+      if (charge === 'stale') {
+        log.warn({ policy, paymentCount: ctx.policy.data['payment_count'] }, 'the policy\'s read is older than a charge recorded for it (another settler, or a node behind): read again next round');
+        return none('the policy read from the chain is older than its last charge: charged next round');
+      }
       if (!(await sendCharge(charge, false))) return none('its charge was refused or is not confirmed yet');
     }
     return undefined;

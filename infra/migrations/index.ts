@@ -43,6 +43,7 @@ import * as m1013m from './1013_meter_slices_by_counter.js';
 import * as m1014p from './1014_payg_served_marks.js';
 import * as m1015p from './1015_payg_account_owed.js';
 import * as m1016s from './1016_x402_siwx_nonces.js';
+import * as m1017p from './1017_payg_charges_basis.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '0001_spine': m0001,
@@ -84,6 +85,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '1014_payg_served_marks': m1014p,
   '1015_payg_account_owed': m1015p,
   '1016_x402_siwx_nonces': m1016s,
+  '1017_payg_charges_basis': m1017p,
 };
 
 export async function migrateToLatest(db: Kysely<any>): Promise<MigrationResultSet> {

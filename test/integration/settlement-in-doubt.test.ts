@@ -16,7 +16,7 @@ import type { RpcClient } from '../../infra/solana/rpc-client.js';
 import { confirmingLate } from './chain-timing.js';
 import { latestBlockhash, readExecutionContext, signExecution, type ChainIo } from '../../commands/scheduler/chain.js';
 import { send } from '../../infra/solana/sender.js';
-import { openCharge } from '../../commands/settlement/charges.js';
+import { chargeBasis, openCharge } from '../../commands/settlement/charges.js';
 import { startSettler } from '../../commands/settlement/settler.js';
 import { createUsageLedger } from '../../commands/settlement/usage-ledger.js';
 import { DEMO_PATH } from './x402-harness.js';
@@ -51,9 +51,9 @@ describe('pay-as-you-go: a charge in doubt whose transaction confirms while it i
     const amount = rows.reduce((a, u) => a + BigInt(u.chunk), 0n);
     const signed = signExecution(s.io, ctx, s.signer, await latestBlockhash(s.io), amount);
     const charge = await openCharge(s.h.env.db, {
-      policy, gateway: s.gateway, amount, paymentCountBefore: Number(ctx.policy.data['payment_count']), ...signed,
+      policy, gateway: s.gateway, amount, ...chargeBasis(ctx), ...signed,
     }, rows.map((u) => u.request_id));
-    expect(charge).to.not.equal(undefined);
+    expect(charge).to.have.property('status', 'sending');
     expect((await send(s.io, signed.wire)).kind).to.equal('sent');
     await new Promise((r) => setTimeout(r, 5500)); // in doubt once older than the settler's confirmation window
     return { policy, signed };

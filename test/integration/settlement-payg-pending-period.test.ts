@@ -14,7 +14,7 @@ import { pino } from 'pino';
 import { payAndFetch } from '../../src/app/index.js';
 import { createLogger } from '../../infra/log/logger.js';
 import { latestBlockhash, readExecutionContext, signExecution } from '../../commands/scheduler/chain.js';
-import { ADMISSION_SECONDS, openCharge, unsettledRows } from '../../commands/settlement/charges.js';
+import { ADMISSION_SECONDS, chargeBasis, openCharge, unsettledRows } from '../../commands/settlement/charges.js';
 import { chainSeconds } from '../../commands/settlement/chain-clock.js';
 import { startSettler } from '../../commands/settlement/settler.js';
 import { asPolicyType } from '../../src/kernel/domain/policy-type.js';
@@ -75,8 +75,8 @@ describe('settler: pay-as-you-go usage held in a pending period is charged', fun
     const ctx = await readExecutionContext(s.io, policy);
     if ('class' in ctx) throw new Error(ctx.reason);
     const signed = signExecution(s.io, ctx, s.signer, await latestBlockhash(s.io), PRICE);
-    const held = await openCharge(s.h.env.db, { policy, gateway: s.gateway, amount: PRICE, paymentCountBefore: Number(ctx.policy.data['payment_count']), ...signed }, [first!.request_id]);
-    expect(held).to.not.equal(undefined);
+    const held = await openCharge(s.h.env.db, { policy, gateway: s.gateway, amount: PRICE, ...chargeBasis(ctx), ...signed }, [first!.request_id]);
+    expect(held).to.have.property('status', 'sending');
 
     const lines: { policy?: string; why?: string; msg: string }[] = [];
     const logger = pino({ level: 'warn' }, { write: (line: string) => void lines.push(JSON.parse(line) as (typeof lines)[number]) });

@@ -16,7 +16,7 @@ import { startRedisServer, type RedisServer } from '../support/redis-server.js';
 import { waitFor } from '../support/process.js';
 import { latestBlockhash, readExecutionContext, signExecution } from '../../commands/scheduler/chain.js';
 import { send as sendTx } from '../../infra/solana/sender.js';
-import { openCharge } from '../../commands/settlement/charges.js';
+import { chargeBasis, openCharge } from '../../commands/settlement/charges.js';
 import { DEMO_PATH } from './x402-harness.js';
 import { startSchedulerHarness, type SchedulerHarness } from './scheduler-harness.js';
 
@@ -78,8 +78,8 @@ describe('pay-as-you-go: usage ledger and settler', function () {
       if ('class' in ctx) throw new Error(ctx.reason);
       const amount = open.reduce((a, u) => a + BigInt(u.chunk), 0n);
       const signed = signExecution(s.io, ctx, s.signer, await latestBlockhash(s.io), amount);
-      const charge = await openCharge(s.h.env.db, { policy, gateway: s.gateway, amount, paymentCountBefore: Number(ctx.policy.data['payment_count']), ...signed }, open.map((u) => u.request_id));
-      expect(charge, 'the charge and its usage stored').to.not.equal(undefined);
+      const charge = await openCharge(s.h.env.db, { policy, gateway: s.gateway, amount, ...chargeBasis(ctx), ...signed }, open.map((u) => u.request_id));
+      expect(charge, 'the charge and its usage stored').to.have.property('status', 'sending');
       if (send) expect((await sendTx(s.io, signed.wire)).kind).to.equal('sent');
       return signed.signature;
     };

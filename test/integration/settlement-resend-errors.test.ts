@@ -13,7 +13,7 @@ import { createLogger } from '../../infra/log/logger.js';
 import { RpcResponseError, type RpcClient } from '../../infra/solana/rpc-client.js';
 import { latestBlockhash, readExecutionContext, signExecution, type ChainIo } from '../../commands/scheduler/chain.js';
 import { startScheduler } from '../../commands/scheduler/scheduler.js';
-import { openCharge } from '../../commands/settlement/charges.js';
+import { chargeBasis, openCharge } from '../../commands/settlement/charges.js';
 import { startSettler } from '../../commands/settlement/settler.js';
 import { waitFor } from '../support/process.js';
 import { DEMO_PATH } from './x402-harness.js';
@@ -75,9 +75,9 @@ describe('a resend answered -32005 after the node forwarded it', function () {
     if ('class' in ctx) throw new Error(ctx.reason);
     const signed = signExecution(s.io, ctx, s.signer, await latestBlockhash(s.io), metered);
     const charge = await openCharge(db, {
-      policy, gateway: s.gateway, amount: metered, paymentCountBefore: Number(ctx.policy.data['payment_count']), ...signed,
+      policy, gateway: s.gateway, amount: metered, ...chargeBasis(ctx), ...signed,
     }, rows.map((u) => u.request_id));
-    expect(charge).to.not.equal(undefined);
+    expect(charge).to.have.property('status', 'sending');
     await new Promise((r) => setTimeout(r, 5500)); // in doubt once older than the settler's confirmation window
 
     const rpc = behindAfterForwarding(s.io.rpc, signed.wire);
