@@ -68,7 +68,8 @@ export interface ServedMarks {
   served(requestId: string): Promise<void>;
   /**
    * the request's row is to go (unanswered, or its write in doubt): `remove` deletes it; its number
-   * is never covered while the deletion is unconfirmed, and the deletion is tried again until it is
+   * is never covered while the deletion is unconfirmed, and `remove` is tried again until it succeeds
+   * (a write in doubt: once the statement that may still commit it is done, usage-ledger.ts)
    */
   removed<T>(requestId: string, remove: () => Promise<T>): Promise<T>;
   /** writes the mark now and waits for it (a few tries): a node stopping, its requests all answered */
@@ -84,8 +85,8 @@ export function createServedMarks(db: Db, opts: { reservationSeconds: number; de
   /** open numbers, oldest first (a Map keeps insertion order), with their request and when opened */
   const open = new Map<number, { requestId: string; at: number }>();
   const byRequest = new Map<string, number>();
-  /** numbers answered unserved whose row's deletion is not confirmed: never covered */
-  const unserved = new Map<number, string>();
+  /** numbers answered unserved whose row's deletion is not confirmed (with how to delete it): never covered */
+  const unserved = new Map<number, () => Promise<unknown>>();
   let written = 0;
   let writtenUnserved = '';
   let waiters: Waiter[] = [];
@@ -134,9 +135,9 @@ export function createServedMarks(db: Db, opts: { reservationSeconds: number; de
 
   /** deletes the rows of `unserved` again; those confirmed gone leave the list */
   async function confirmDeletions(): Promise<void> {
-    for (const [seq, requestId] of [...unserved]) {
+    for (const [seq, remove] of [...unserved]) {
       try {
-        await opts.deleteRow(requestId);
+        await remove();
         unserved.delete(seq);
       } catch {
         return; // Postgres away: next sweep
@@ -149,7 +150,8 @@ export function createServedMarks(db: Db, opts: { reservationSeconds: number; de
     const bound = Date.now() - (opts.reservationSeconds * 1000 - giveUpMargin);
     for (const [seq, o] of open) {
       if (o.at > bound) break;
-      unserved.set(seq, o.requestId);
+      const requestId = o.requestId;
+      unserved.set(seq, () => opts.deleteRow(requestId));
       close(seq);
     }
     if (unserved.size > 0) void confirmDeletions().then(() => schedule(FLUSH_MS));
@@ -196,7 +198,7 @@ export function createServedMarks(db: Db, opts: { reservationSeconds: number; de
         if (seq !== undefined) { close(seq); schedule(FLUSH_MS); }
         return r;
       } catch (err) {
-        if (seq !== undefined) { unserved.set(seq, requestId); close(seq); schedule(FLUSH_MS); }
+        if (seq !== undefined) { unserved.set(seq, remove); close(seq); schedule(FLUSH_MS); }
         throw err;
       }
     },

@@ -19,7 +19,7 @@ import type { Db } from '../../infra/postgres/database.js';
 import type { UsageLedger } from '../x402/metering.js';
 import { overlapOf, sliceText } from '../x402/meter-slices.js';
 import { groupedWrites } from '../../infra/postgres/grouped-writes.js';
-import { columnOf, runPrepared } from '../../infra/postgres/prepared.js';
+import { backendsDone, backendsInDoubt, columnOf, runPrepared } from '../../infra/postgres/prepared.js';
 import { createServedMarks, type ServedMarks } from './served-marks.js';
 
 type Recorded = Parameters<UsageLedger['record']>[0];
@@ -93,8 +93,11 @@ export function createUsageLedger(db: Db, opts: { reservationSeconds?: number } 
         periodSliceEnd: row.slice_end === null ? null : BigInt(row.slice_end),
       };
     }),
-    async discard(requestId) {
-      await marks.removed(requestId, () => deleteRow(requestId));
+    async discard(requestId, cause) {
+      // a write whose answer was lost may still commit: its statement is waited for before the row is deleted,
+      // and the row's number stays uncovered until then, so that it is never charged (prepared.ts, backendsDone)
+      const pids = backendsInDoubt(cause);
+      await marks.removed(requestId, async () => { await backendsDone(db, pids); await deleteRow(requestId); });
     },
     async metered(policy, periodStart, settled) {
       // rows recorded before slices were kept count by their sum; usage of earlier periods not charged

@@ -95,8 +95,11 @@ export interface UsageLedger {
     /** what the account's outstanding may reach with this chunk, as the meter checked it: the ledger refuses the row past it */
     accountLimit?: bigint;
   }): Promise<void>;
-  /** takes back a chunk recorded and then not admitted */
-  discard(requestId: string): Promise<void>;
+  /**
+   * takes back a chunk recorded and then not admitted; `cause`: the error of its write, when the write
+   * may still have committed (its statement in doubt is waited for first)
+   */
+  discard(requestId: string, cause?: unknown): Promise<void>;
   /**
    * the request was served: its chunk is charged (unless its reservation had been dropped already,
    * past its bound); resolves once that is durable
@@ -231,7 +234,7 @@ async function admit(run: (s: Seeds) => Promise<Counted>, l: Recording | undefin
       if (l.account) await l.redis.del(l.account.owed, l.account.position).catch(() => undefined);
       const behind = overlapOf(err);
       if (!behind) {
-        takeBackInDoubt(() => l.ledger.discard(l.requestId));
+        takeBackInDoubt(() => l.ledger.discard(l.requestId, err));
         throw err;
       }
       // a count behind the ledger: the period's raised to the ledger's mark, the account's rebuilt (above)

@@ -8,6 +8,8 @@
  * by one, in the order they were asked, so one row's error (a constraint) is its caller's alone.
  */
 
+import { backendsInDoubt, withBackendsInDoubt } from './prepared.js';
+
 export interface GroupOptions {
   /** statements in flight at once (the rest queue for the next) */
   inFlight?: number;
@@ -39,8 +41,11 @@ export function groupedCalls<T, R>(write: (rows: readonly T[]) => Promise<(row: 
     } catch (err) {
       if (calls.length === 1) { calls[0]!.failed(err); return; }
       // one by one in the order they were asked, not all at once: where rows refuse each other (two
-      // slices of one counter), the earlier one is written and the later refused, as with no grouping
-      for (const c of calls) await write([c.row]).then((result) => c.done(result(c.row)), c.failed);
+      // slices of one counter), the earlier one is written and the later refused, as with no grouping.
+      // A row refused now may still be written by the group's statement, if its answer was lost
+      // (prepared.ts): its error says so, and whoever takes it back waits for that statement first
+      const group = backendsInDoubt(err);
+      for (const c of calls) await write([c.row]).then((result) => c.done(result(c.row)), (e: unknown) => c.failed(withBackendsInDoubt(e, group)));
     }
   };
   const pump = (): void => {

@@ -1,65 +1,120 @@
 /**
- * A ledger row whose statement failed after Postgres committed it (a restart terminating the
- * connection before the answer came back) is taken back: its request is refused, so the row
- * must not stay. Seen in the soak: one pay-as-you-go reservation left by a request answered 503
- * during a PostgreSQL restart, counted unsettled after the drain (it would have been dropped at
- * its bound, 300 s later, and counted in the payer's outstanding until then); a prepaid row left
- * so would spend the credit on a request never served.
+ * A ledger row whose write lost its connection while the statement ran is never charged, nor
+ * kept as a draw, for the request that was refused (prepared.ts: backendsInDoubt, backendsDone).
  *
- * The ledgers are the real ones on Postgres; only what their caller hears is changed: each
- * write goes through and then reports the error a lost connection gives.
+ * The meter writes a request's row before answering; when the write fails, the request is
+ * answered 503 and the row taken back. A statement whose client connection broke (a network
+ * reset, a proxy between the API and Postgres) runs on: its backend learns of the broken
+ * connection only when it sends the answer, after its commit. Taken back at once, the DELETE
+ * found nothing to delete (the row not committed yet), the row's number was closed, and the row,
+ * committed a moment later, was covered by the process's next served mark: a pay-as-you-go
+ * request answered 503 was charged. A prepaid draw likewise spent the payer's credit. Here the
+ * statement waits on its payer's lock (1013) while its connection is cut.
  */
 import { expect } from 'chai';
+import { sql } from 'kysely';
 import { createTestEnv, type TestEnv } from '../support/env.js';
+import { startCuttingProxy, type CuttingProxy } from '../support/cutting-proxy.js';
+import { createDb, type Db } from '../../infra/postgres/database.js';
+import { backendsInDoubt } from '../../infra/postgres/prepared.js';
 import { createUsageLedger } from '../../commands/settlement/usage-ledger.js';
 import { createCreditLedger } from '../../commands/x402/prepaid/ledger.js';
-import { meterRequest } from '../../commands/x402/metering.js';
-import { drawCredit } from '../../commands/x402/prepaid/meter.js';
-import type { PayAsYouGoType } from '../../src/kernel/domain/policy-type.js';
 
-const lost = (): Error => new Error('Connection terminated unexpectedly');
-
-async function failure(p: Promise<unknown>): Promise<string> {
-  return p.then(() => 'admitted', (err: unknown) => (err as Error).message);
-}
-
-async function until(what: string, check: () => Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 100; i += 1) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
-describe('ledger rows written while their statement was reported failed', function () {
-  this.timeout(20_000);
+describe('ledger writes whose connection was lost while they ran', function () {
+  this.timeout(60_000);
   let env: TestEnv;
-  before(async () => { env = await createTestEnv('ledger-write-in-doubt'); });
-  after(async () => { await env.close(); });
-
-  it('takes back a pay-as-you-go reservation whose request was refused', async () => {
-    const real = createUsageLedger(env.db);
-    const ledger = { ...real, record: async (u: Parameters<typeof real.record>[0]) => { await real.record(u); throw lost(); } };
-    const now = Math.floor(Date.now() / 1000);
-    const type: PayAsYouGoType = {
-      kind: 'PayAsYouGo', max_amount_per_period: '1000000', max_chunk_amount: '1000', period_length_seconds: '86400',
-      current_period_start: String(now - 60), current_period_total: '0', expiry_date: null,
-    };
-    const requestId = 'payg-in-doubt';
-    const metered = meterRequest(env.redis, env.prefix, 'policy-doubt', type, 10n, now, { ledger, requestId, gateway: 'gw', userPayment: 'account-doubt' },
-      { amount: 1_000_000n, exposure: 1_000_000n, refuse: () => 'unfunded' });
-    expect(await failure(metered)).to.equal('Connection terminated unexpectedly');
-    await until('the reservation taken back', async () =>
-      (await env.db.selectFrom('payg_usage').select('request_id').where('request_id', '=', requestId).execute()).length === 0);
+  let proxy: CuttingProxy;
+  let proxied: Db;
+  before(async () => {
+    env = await createTestEnv('ledger-write-in-doubt');
+    const url = new URL(env.env['DATABASE_URL']!);
+    proxy = await startCuttingProxy({ host: url.hostname, port: Number(url.port || 5432) });
+    url.hostname = '127.0.0.1';
+    url.port = String(proxy.port);
+    proxied = createDb(url.toString(), 4, 'ledger-write-in-doubt');
+  });
+  after(async () => {
+    await proxied?.destroy();
+    await proxy?.close();
+    await env?.close();
   });
 
-  it('takes back a prepaid draw whose request was refused, so the credit is not spent on it', async () => {
-    const real = createCreditLedger(env.db);
-    const ledger = { ...real, recordUse: async (u: Parameters<typeof real.recordUse>[0]) => { await real.recordUse(u); throw lost(); } };
-    const requestId = 'prepaid-in-doubt';
-    const drawn = drawCredit(env.redis, env.prefix, 'credit-doubt', 1000n, 10n, Math.floor(Date.now() / 1000), ledger, { requestId, gateway: 'gw' });
-    expect(await failure(drawn)).to.equal('Connection terminated unexpectedly');
-    await until('the draw taken back', async () =>
-      (await env.db.selectFrom('prepaid_usage').select('request_id').where('request_id', '=', requestId).execute()).length === 0);
+  /** A transaction holding the advisory lock a row of `owner` waits for (1013), until `release`. */
+  async function holdLock(lockName: string, owner: string): Promise<{ release: () => Promise<void> }> {
+    let release!: () => void;
+    const released = new Promise<void>((r) => { release = r; });
+    let held!: () => void;
+    const holding = new Promise<void>((r) => { held = r; });
+    const done = env.db.transaction().execute(async (trx) => {
+      await sql`SELECT pg_advisory_xact_lock(hashtextextended(${`tributary:${lockName}:`} || ${owner}, 0))`.execute(trx);
+      held();
+      await released;
+    });
+    await holding;
+    return { release: async () => { release(); await done; } };
+  }
+  const waitFor = async (what: string, check: () => Promise<boolean>) => {
+    for (let i = 0; i < 200; i += 1) {
+      if (await check()) return;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error(`timed out waiting for ${what}`);
+  };
+  const now = BigInt(Math.floor(Date.now() / 1000));
+
+  it('pay-as-you-go: the row committed after its request was refused is never covered by a served mark, and is deleted', async () => {
+    const ledger = createUsageLedger(proxied, { reservationSeconds: 60 });
+    const row = (requestId: string, account: string) => ({
+      requestId, policy: `policy-${account}`, gateway: 'gw', userPayment: account, chunk: 10n, periodStart: now,
+      periodSliceStart: 0n, accountSliceStart: 0n, accountLimit: 1000n,
+    });
+    const lock = await holdLock('payg_usage_slices_apart', 'acct-doubt');
+    let failed: unknown;
+    let takenBack: unknown = 'pending';
+    try {
+      proxy.cutNextRequestWith('req-doubt');
+      failed = await ledger.record(row('req-doubt', 'acct-doubt')).then(() => undefined, (e: unknown) => e);
+      expect(failed, 'the write failed with its connection').to.be.an('error');
+      expect(backendsInDoubt(failed), 'the backend that may still commit it').to.have.length(1);
+      // taken back as the meter does it, while the statement still waits
+      await ledger.discard('req-doubt', failed).then(() => { takenBack = 'done'; }, (e: unknown) => { takenBack = e; });
+      // a later request of the process, served: its mark covers every number before it but the one in doubt
+      await ledger.record(row('req-later', 'acct-other'));
+      await ledger.served('req-later');
+    } finally {
+      // the statement gets its lock and commits; its answer goes nowhere
+      await lock.release();
+    }
+    const state = async () => (await sql<{ served: boolean }>`SELECT payg_usage_served(u) AS served FROM payg_usage u WHERE request_id = 'req-doubt'`.execute(env.db)).rows[0];
+    let seen = false;
+    await waitFor('the row committed and then deleted', async () => {
+      const s = await state();
+      if (s) { seen = true; expect(s.served, 'the refused request\'s row is never served (never charged)').to.equal(false); }
+      return seen && s === undefined;
+    });
+    const later = await sql<{ served: boolean }>`SELECT payg_usage_served(u) AS served FROM payg_usage u WHERE request_id = 'req-later'`.execute(env.db);
+    expect(later.rows[0]?.served, 'the later request is served').to.equal(true);
+    expect(takenBack, 'the take-back refused while the statement could still commit (tried again by the marks\' sweep)').to.be.an('error');
+  });
+
+  it('prepaid: the draw committed after its request was refused is taken back once its statement is done', async () => {
+    const credits = createCreditLedger(proxied);
+    const lock = await holdLock('prepaid_usage_slices_apart', 'credit-doubt');
+    let failed: unknown;
+    let takenBack: unknown = 'pending';
+    try {
+      proxy.cutNextRequestWith('draw-doubt');
+      failed = await credits.recordUse({ requestId: 'draw-doubt', policy: 'credit-doubt', gateway: 'gw', amount: 10n, sliceStart: 0n }).then(() => undefined, (e: unknown) => e);
+      expect(backendsInDoubt(failed)).to.have.length(1);
+      await credits.discardUse('draw-doubt', failed).then(() => { takenBack = 'done'; }, (e: unknown) => { takenBack = e; });
+    } finally {
+      await lock.release();
+    }
+    const rows = async () => Number((await sql<{ n: string }>`SELECT count(*) AS n FROM prepaid_usage WHERE request_id = 'draw-doubt'`.execute(env.db)).rows[0]!.n);
+    // taken back as the meter's retries do it, until it goes through
+    if (takenBack !== 'done') await waitFor('the take-back', async () => credits.discardUse('draw-doubt', failed).then(() => true, () => false));
+    await new Promise((r) => setTimeout(r, 200));
+    expect(await rows(), 'the credit keeps what the refused request drew').to.equal(0);
+    expect(takenBack, 'not deleted while its statement could still commit').to.be.an('error');
   });
 });

@@ -8,7 +8,7 @@ import type { Db } from '../../../infra/postgres/database.js';
 import { createLru } from '../../../src/kernel/domain/lru.js';
 import { MAX_HOLES, sliceText, type Gap } from '../meter-slices.js';
 import { groupedWrites } from '../../../infra/postgres/grouped-writes.js';
-import { columnOf, runPrepared } from '../../../infra/postgres/prepared.js';
+import { backendsDone, backendsInDoubt, columnOf, runPrepared } from '../../../infra/postgres/prepared.js';
 
 export interface PaidCredit {
   policy: string;
@@ -29,8 +29,8 @@ export interface CreditLedger {
    * an exclusion violation when another request holds an overlapping slice (../meter-slices.ts)
    */
   recordUse(u: { requestId: string; policy: string; gateway: string; amount: bigint; sliceStart?: bigint }): Promise<void>;
-  /** takes back a recorded cost */
-  discardUse(requestId: string): Promise<void>;
+  /** takes back a recorded cost; `cause`: the error of its write, when the write may still have committed (waited for first) */
+  discardUse(requestId: string, cause?: unknown): Promise<void>;
   /** takes back the cost of a request that ended unanswered: the row as it was, undefined when there was none */
   unservedUse(requestId: string): Promise<{ policy: string; amount: bigint; sliceEnd: bigint | null } | undefined>;
   /** the credit's high mark: the end of its highest slice, at least everything drawn from it */
@@ -84,7 +84,9 @@ export function createCreditLedger(db: Db): CreditLedger {
         col((u) => u.requestId), col((u) => u.policy), col((u) => u.gateway), col((u) => u.amount.toString()), col((u) => sliceText(u.sliceStart, u.amount)),
       ]);
     }, { inFlight: 2, round: true }),
-    async discardUse(requestId) {
+    async discardUse(requestId, cause) {
+      // a write whose answer was lost may still commit: its statement is waited for first (prepared.ts)
+      await backendsDone(db, backendsInDoubt(cause));
       await db.deleteFrom('prepaid_usage').where('request_id', '=', requestId).execute();
     },
     async unservedUse(requestId) {

@@ -58,7 +58,7 @@ export async function drawCredit(
       break;
     } catch (err) {
       if (!overlapOf(err)) {
-        takeBackInDoubt(() => ledger.discardUse(d.requestId));
+        takeBackInDoubt(() => ledger.discardUse(d.requestId, err));
         throw err;
       }
       // the counter is behind the ledger (Redis restored from an older snapshot): raised to its mark, drawn again
