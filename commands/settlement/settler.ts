@@ -69,6 +69,12 @@ export function startSettler(deps: SettlerDeps, opts: { autoStart?: boolean } = 
   const backoff = new Map<string, number>();
   /** why a policy's charge in flight is still in doubt, as its last resolution said */
   const inDoubt = new Map<string, string>();
+  /**
+   * when each policy was first read missing (not found): its usage is dropped as unbillable only once a
+   * read at least absenceConfirmMs later says the same. One answer of a node behind (a policy created
+   * moments before, not on that node yet) dropped every chunk it had served: the merchant never paid
+   */
+  const absentSince = new Map<string, number>();
   const refusalOptions = () => ({ nowMs: deps.nowMs(), scheduleMs: s.dunningScheduleMs, retryMs: s.retryMs });
   const { sendCharge, unbillable, resolveInDoubt } = createChargeOutcomes({
     db: deps.db, io: deps.io, nowMs: deps.nowMs, log, release, confirmMs, backoff, inDoubt, refusalOptions,
@@ -83,6 +89,12 @@ export function startSettler(deps: SettlerDeps, opts: { autoStart?: boolean } = 
     for (let n = 0; n < MAX_CHARGES_PER_ROUND && !stopping(); n += 1) {
       const none = (why: string): string | undefined => (n === 0 ? why : undefined);
       const ctx = await readExecutionContext(deps.io, policy);
+      if ('class' in ctx && ctx.code === 'PolicyNotFound') {
+        const since = absentSince.get(policy) ?? deps.nowMs();
+        absentSince.set(policy, since);
+        if (deps.nowMs() - since < s.absenceConfirmMs) return none(`${ctx.reason}: read again before its usage is made unbillable (a node behind may not have it yet)`);
+      }
+      absentSince.delete(policy);
       if ('class' in ctx) {
         if (ctx.class === 'dropped') await unbillable(p, 'dropped', ctx);
         return ctx.class === 'dropped' ? undefined : none(ctx.reason);

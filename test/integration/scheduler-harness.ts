@@ -53,7 +53,7 @@ export async function startSchedulerHarness(
 ): Promise<SchedulerHarness> {
   const h = await startX402(tag, extra, { ...(opts.faults ? { faults: opts.faults } : {}), ...(opts.faultsSeed ? { faultsSeed: opts.faultsSeed } : {}) });
   const config = loadConfig({
-    ...h.env.env, ...h.overrides, SOLANA_RPC_URL: h.ln.rpcUrl, SCHEDULER_POLL_MS: '200', SCHEDULER_RETRY_MS: '300',
+    ...h.env.env, ...h.overrides, SOLANA_RPC_URL: h.ln.rpcUrl, SCHEDULER_POLL_MS: '200', SCHEDULER_RETRY_MS: '300', PAYG_ABSENCE_CONFIRM_MS: '1000',
     SCHEDULER_LEASE_MS: '3000', X402_CONFIRM_TIMEOUT_MS: '5000', ...extra,
   });
   const logger = createLogger(process.env['TEST_LOG_LEVEL'] ?? 'silent', `test-${tag}`);

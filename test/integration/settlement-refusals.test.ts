@@ -3,8 +3,8 @@
  * reason. Three pay-as-you-go payers stop paying after their requests were metered: one
  * revokes the delegation (the chain refuses NoDelegateSet: retried on the retry schedule,
  * then given up), one pauses the policy (its usage waits as long as the schedule, then is
- * given up), one deletes it (unbillable at once). A fourth keeps paying and is charged in
- * full. For each: charged on chain + unbillable = metered, no chunk left over, and every
+ * given up), one deletes it (unbillable once a second read, PAYG_ABSENCE_CONFIRM_MS later,
+ * confirms it). A fourth keeps paying and is charged in full. For each: charged on chain + unbillable = metered, no chunk left over, and every
  * refusal kept as an attempt with the chain's reason; status and /metrics show the
  * unbillable usage.
  */
@@ -104,7 +104,7 @@ describe('pay-as-you-go: refused charges end charged or unbillable with the chai
     expect(tries[0]!.at.getTime() - oldest, 'not before the schedule (800 ms) ran out since the oldest chunk').to.be.at.least(800);
   });
 
-  it('deleted: unbillable at once with the reason; a paying policy beside it is charged in full', async () => {
+  it('deleted: unbillable once a later read confirms it (PAYG_ABSENCE_CONFIRM_MS), with the reason; a paying policy beside it is charged in full', async () => {
     const gone = await metered(2);
     const paying = await metered(4);
     const up = pdas.userPayment(gone.payer.publicKey, gone.mint);

@@ -156,6 +156,8 @@ async function main(): Promise<number> {
       X402_DEMO_PAYG_MAX_PER_PERIOD: String(PAYG_PRICE * 100_000n), X402_DEMO_PAYG_PERIOD_SECONDS: String(S.paygPeriod),
       SCHEDULER_POLL_MS: '500', SCHEDULER_LEASE_MS: String(SCHEDULER_LEASE_MS),
       PAYG_SETTLE_INTERVAL_MS: '2000', PAYG_SETTLE_THRESHOLD: String(PAYG_PRICE * 40n), PAYG_ROLLOVER_MARGIN_SECONDS: '10',
+      // a deleted policy's usage made unbillable within the drain: the soak's chain answers every read from its head
+      PAYG_ABSENCE_CONFIRM_MS: '3000',
     };
     cluster = await startCluster({
       root, runDir, host: '127.0.0.1', port, apiBasePort, cli: cliCommand(root, env['SOAK_CLI']), env: roleEnv, log,

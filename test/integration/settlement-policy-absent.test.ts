@@ -1,0 +1,93 @@
+/**
+ * A pay-as-you-go policy the chain answers missing once is not a deleted policy: its usage is
+ * made unbillable only when a read at least PAYG_ABSENCE_CONFIRM_MS later says the same.
+ *
+ * An RPC node behind the one that confirmed a policy's creation (a pool of nodes, one lagging
+ * some seconds) answers getAccountInfo with no account. The settler read that as "deleted" and
+ * made every chunk the policy had served unbillable in that round: the merchant was never paid
+ * for requests it served. The localnet's RPC here answers the policy missing as such a node does.
+ */
+import { expect } from 'chai';
+import { payAndFetch } from '../../src/app/index.js';
+import { createLogger } from '../../infra/log/logger.js';
+import type { RpcClient } from '../../infra/solana/rpc-client.js';
+import { startSettler } from '../../commands/settlement/settler.js';
+import { DEMO_PATH } from './x402-harness.js';
+import { demoPaygEnv, startSchedulerHarness, type SchedulerHarness } from './scheduler-harness.js';
+
+const PRICE = 10_000n;
+const CONFIRM_MS = 30_000;
+
+describe('pay-as-you-go: a policy read missing once (a node behind) keeps its usage billable', function () {
+  this.timeout(90_000);
+  let s: SchedulerHarness;
+  before(async () => { s = await startSchedulerHarness('payg-policy-absent', { ...demoPaygEnv(PRICE, 500) }); });
+  after(async () => { await s?.close(); });
+
+  /** The localnet's RPC, answering `policy` missing while `behind()` says so. */
+  const lagging = (rpc: RpcClient, policy: string, behind: () => boolean): RpcClient => ({
+    url: rpc.url,
+    async call<T>(method: string, params: readonly unknown[] = [], opts?: { timeoutMs?: number }): Promise<T> {
+      const real = await rpc.call<T>(method, params, opts);
+      if (method === 'getAccountInfo' && params[0] === policy && behind()) return { ...(real as object), value: null } as T;
+      return real;
+    },
+    batch: (method, paramsList, opts) => rpc.batch(method, paramsList, opts),
+  });
+
+  it('read missing, then found: nothing unbillable, every chunk charged', async () => {
+    const paid = await payAndFetch(`${s.h.api.url}${DEMO_PATH}`, { wallet: s.h.payer(), rpcUrl: s.h.ln.rpcUrl, scheme: 'x402://payg' });
+    expect(paid.response.status).to.equal(200);
+    const policy = paid.paid!.policy!;
+    const again = await fetch(`${s.h.api.url}${DEMO_PATH}`, { headers: { authorization: `Bearer ${paid.paid!.jwt}` } });
+    expect(again.status).to.equal(200);
+    await new Promise((r) => setTimeout(r, 5500)); // past the chunks' admission window
+
+    let behind = true;
+    let nowMs = Date.now();
+    const db = s.h.env.db;
+    const config = { ...s.config, scheduler: { ...s.config.scheduler, absenceConfirmMs: CONFIRM_MS, settleIntervalMs: 0 } };
+    const settler = startSettler({ db, io: { ...s.io, rpc: lagging(s.io.rpc, policy, () => behind) }, config, logger: createLogger('silent', 'test'), nowMs: () => nowMs }, { autoStart: false });
+    try {
+      await settler.tick();
+      const rows = await db.selectFrom('payg_usage').select(['unbillable_reason', 'charge_id']).where('policy', '=', policy).execute();
+      expect(rows.map((u) => u.unbillable_reason), 'one answer of a node behind makes nothing unbillable').to.deep.equal([null, null]);
+      // a read less than the confirmation window later still says missing: still nothing dropped
+      nowMs += CONFIRM_MS - 1000;
+      await settler.tick();
+      expect((await db.selectFrom('payg_usage').select('unbillable_reason').where('policy', '=', policy).execute()).map((u) => u.unbillable_reason)).to.deep.equal([null, null]);
+      // the node caught up
+      behind = false;
+      nowMs += 2000;
+      await settler.tick();
+    } finally {
+      await settler.stop();
+    }
+    expect(s.records(policy).reduce((a, r) => a + r.amount, 0n), 'both chunks charged').to.equal(2n * PRICE);
+    const rows = await db.selectFrom('payg_usage').select('unbillable_reason').where('policy', '=', policy).execute();
+    expect(rows.map((u) => u.unbillable_reason)).to.deep.equal([null, null]);
+  });
+
+  it('missing on a read the confirmation window later too: unbillable, with the chain\'s reason', async () => {
+    const paid = await payAndFetch(`${s.h.api.url}${DEMO_PATH}`, { wallet: s.h.payer(), rpcUrl: s.h.ln.rpcUrl, scheme: 'x402://payg' });
+    expect(paid.response.status).to.equal(200);
+    const policy = paid.paid!.policy!;
+    await new Promise((r) => setTimeout(r, 5500));
+    let nowMs = Date.now();
+    const db = s.h.env.db;
+    const config = { ...s.config, scheduler: { ...s.config.scheduler, absenceConfirmMs: CONFIRM_MS, settleIntervalMs: 0 } };
+    const settler = startSettler({ db, io: { ...s.io, rpc: lagging(s.io.rpc, policy, () => true) }, config, logger: createLogger('silent', 'test'), nowMs: () => nowMs }, { autoStart: false });
+    try {
+      await settler.tick();
+      expect((await db.selectFrom('payg_usage').select('unbillable_reason').where('policy', '=', policy).execute()).map((u) => u.unbillable_reason)).to.deep.equal([null]);
+      nowMs += CONFIRM_MS;
+      await settler.tick();
+    } finally {
+      await settler.stop();
+    }
+    const rows = await db.selectFrom('payg_usage').select('unbillable_reason').where('policy', '=', policy).execute();
+    expect(rows.map((u) => u.unbillable_reason)).to.have.length(1);
+    expect(rows[0]!.unbillable_reason).to.match(/no payment policy at .* \(deleted\)/);
+    expect(s.records(policy)).to.deep.equal([]);
+  });
+});
