@@ -74,7 +74,9 @@ export function startSettler(deps: SettlerDeps, opts: { autoStart?: boolean } = 
    * read at least absenceConfirmMs later says the same. One answer of a node behind (a policy created
    * moments before, not on that node yet) dropped every chunk it had served: the merchant never paid
    */
-  const absentSince = new Map<string, number>();
+  const absentSince = new Map<string, { first: number; last: number }>();
+  /** a sighting older than this starts over: the policy left this settler's rounds (another charged it) and came back */
+  const absenceStaleMs = Math.max(s.absenceConfirmMs, 60_000);
   const refusalOptions = () => ({ nowMs: deps.nowMs(), scheduleMs: s.dunningScheduleMs, retryMs: s.retryMs });
   const { sendCharge, unbillable, resolveInDoubt } = createChargeOutcomes({
     db: deps.db, io: deps.io, nowMs: deps.nowMs, log, release, confirmMs, backoff, inDoubt, refusalOptions,
@@ -90,9 +92,11 @@ export function startSettler(deps: SettlerDeps, opts: { autoStart?: boolean } = 
       const none = (why: string): string | undefined => (n === 0 ? why : undefined);
       const ctx = await readExecutionContext(deps.io, policy);
       if ('class' in ctx && ctx.code === 'PolicyNotFound') {
-        const since = absentSince.get(policy) ?? deps.nowMs();
-        absentSince.set(policy, since);
-        if (deps.nowMs() - since < s.absenceConfirmMs) return none(`${ctx.reason}: read again before its usage is made unbillable (a node behind may not have it yet)`);
+        const now = deps.nowMs();
+        const seen = absentSince.get(policy);
+        const first = seen && now - seen.last <= absenceStaleMs ? seen.first : now;
+        absentSince.set(policy, { first, last: now });
+        if (now - first < s.absenceConfirmMs) return none(`${ctx.reason}: read again before its usage is made unbillable (a node behind may not have it yet)`);
       }
       absentSince.delete(policy);
       if ('class' in ctx) {
@@ -141,6 +145,7 @@ export function startSettler(deps: SettlerDeps, opts: { autoStart?: boolean } = 
         .catch((err: unknown) => { log.warn({ err: (err as Error).message }, 'upto settlements in doubt not resolved this round'); return undefined; });
       if (u && u.settled + u.cleared > 0) log.info(u, 'upto settlements left sending resolved from the chain');
     }
+    for (const [policy, seen] of absentSince) if (deps.nowMs() - seen.last > absenceStaleMs) absentSince.delete(policy);
     const dropped = await dropExpiredReservations(deps.db);
     if (dropped > 0) log.warn({ chunks: dropped }, 'pay-as-you-go requests never answered (their process died): dropped, not charged');
     if ((await syncGatewayStates(deps.db, deps.io)).length === 0) return;

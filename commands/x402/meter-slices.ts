@@ -29,15 +29,18 @@ import { luaScript, runScript } from '../../infra/redis/scripts.js';
 /**
  * A ledger row whose statement failed with anything but an overlap may still have been
  * written: Postgres committed it and the answer was lost (a restart terminating the
- * connection), or a group's statement committed and the rows' retries one by one met their
- * own keys. Its request is refused (a 503), so the row is taken back, in the background and
- * tried again while Postgres is away: left, a pay-as-you-go reservation would count in its
- * payer's outstanding until dropped at its bound, and a prepaid row would spend the credit
- * on a request never served. Taking back a row that was never written deletes nothing. Tried
- * for about a minute: a longer outage leaves a reservation to its bound (dropped, never charged).
+ * connection), its connection broke while the statement ran on (it commits later: the
+ * take-back waits for its backend, prepared.ts), or a group's statement committed and the
+ * rows' retries one by one met their own keys. Its request is refused (a 503), so the row is
+ * taken back, in the background and tried again while Postgres is away or the statement still
+ * runs: left, a pay-as-you-go reservation would count in its payer's outstanding until dropped
+ * at its bound, and a prepaid row would spend the credit on a request never served. Taking
+ * back a row that was never written deletes nothing. Tried for ten minutes, every 5 s at most:
+ * a longer outage leaves a pay-as-you-go reservation to its bound (its number is kept out of the
+ * served marks until its take-back succeeds: never charged), and a prepaid row to the payer's loss.
  */
 export function takeBackInDoubt(discard: () => Promise<void>): void {
-  pRetry(discard, { retries: 10, factor: 2, minTimeout: 200, maxTimeout: 5000, maxRetryTime: 60_000 }).catch(() => undefined);
+  pRetry(discard, { retries: 200, factor: 2, minTimeout: 200, maxTimeout: 5000, maxRetryTime: 600_000 }).catch(() => undefined);
 }
 
 /** The names the ledger's refusals of a count behind it carry (SQLSTATE 23P01), by what they guard. */

@@ -10,7 +10,7 @@
  * pool's named statements, named-statements.ts, do too).
  */
 import { CompiledQuery } from 'kysely';
-import type pg from './pg.js';
+import pg from './pg.js';
 
 interface Executes { executeQuery<R>(q: CompiledQuery<R>): Promise<{ rows: R[] }> }
 
@@ -48,13 +48,15 @@ export async function runPrepared<R extends object>(db: Executes, s: PreparedSta
  * timed out) may still run to its commit: its backend only finds its client gone when it sends
  * the answer, after committing. Such an error carries the backend's process id, so that whoever
  * takes the statement's effect back first waits for that backend to be done (backendsDone).
- * A statement Postgres answered with an error (it has a SQLSTATE, a restart's termination
- * included) was rolled back: nothing in doubt.
+ * A statement Postgres answered with an error (a DatabaseError with its SQLSTATE, a restart's
+ * termination included) was rolled back: nothing in doubt.
  */
 const IN_DOUBT = Symbol('backends in doubt');
 
 function inDoubtOn(err: unknown, pid: number | null | undefined): unknown {
-  if (typeof err !== 'object' || err === null || typeof (err as { code?: unknown }).code === 'string') return err;
+  // only an error Postgres itself answered (a SQLSTATE) says the statement ended; a socket's error
+  // carries a string code too (ECONNRESET, EPIPE, ETIMEDOUT), and is exactly the one in doubt
+  if (typeof err !== 'object' || err === null || err instanceof pg.DatabaseError) return err;
   if (typeof pid === 'number') withBackendsInDoubt(err, [pid]);
   return err;
 }

@@ -62,40 +62,42 @@ describe('ledger writes whose connection was lost while they ran', function () {
   };
   const now = BigInt(Math.floor(Date.now() / 1000));
 
-  it('pay-as-you-go: the row committed after its request was refused is never covered by a served mark, and is deleted', async () => {
-    const ledger = createUsageLedger(proxied, { reservationSeconds: 60 });
-    const row = (requestId: string, account: string) => ({
-      requestId, policy: `policy-${account}`, gateway: 'gw', userPayment: account, chunk: 10n, periodStart: now,
-      periodSliceStart: 0n, accountSliceStart: 0n, accountLimit: 1000n,
+  for (const how of ['close', 'reset'] as const) {
+    it(`pay-as-you-go, the connection ${how === 'close' ? 'closed' : 'reset'}: the row committed after its request was refused is never covered by a served mark, and is deleted`, async () => {
+      const ledger = createUsageLedger(proxied, { reservationSeconds: 60 });
+      const row = (requestId: string, account: string) => ({
+        requestId, policy: `policy-${account}`, gateway: 'gw', userPayment: account, chunk: 10n, periodStart: now,
+        periodSliceStart: 0n, accountSliceStart: 0n, accountLimit: 1000n,
+      });
+      const lock = await holdLock('payg_usage_slices_apart', `acct-doubt-${how}`);
+      let failed: unknown;
+      let takenBack: unknown = 'pending';
+      try {
+        proxy.cutNextRequestWith(`req-doubt-${how}`, how);
+        failed = await ledger.record(row(`req-doubt-${how}`, `acct-doubt-${how}`)).then(() => undefined, (e: unknown) => e);
+        expect(failed, 'the write failed with its connection').to.be.an('error');
+        expect(backendsInDoubt(failed), 'the backend that may still commit it').to.have.length(1);
+        // taken back as the meter does it, while the statement still waits
+        await ledger.discard(`req-doubt-${how}`, failed).then(() => { takenBack = 'done'; }, (e: unknown) => { takenBack = e; });
+        // a later request of the process, served: its mark covers every number before it but the one in doubt
+        await ledger.record(row(`req-later-${how}`, `acct-other-${how}`));
+        await ledger.served(`req-later-${how}`);
+      } finally {
+        // the statement gets its lock and commits; its answer goes nowhere
+        await lock.release();
+      }
+      const state = async () => (await sql<{ served: boolean }>`SELECT payg_usage_served(u) AS served FROM payg_usage u WHERE request_id = ${`req-doubt-${how}`}`.execute(env.db)).rows[0];
+      let seen = false;
+      await waitFor('the row committed and then deleted', async () => {
+        const s = await state();
+        if (s) { seen = true; expect(s.served, 'the refused request\'s row is never served (never charged)').to.equal(false); }
+        return seen && s === undefined;
+      });
+      const later = await sql<{ served: boolean }>`SELECT payg_usage_served(u) AS served FROM payg_usage u WHERE request_id = ${`req-later-${how}`}`.execute(env.db);
+      expect(later.rows[0]?.served, 'the later request is served').to.equal(true);
+      expect(takenBack, 'the take-back refused while the statement could still commit (tried again by the marks\' sweep)').to.be.an('error');
     });
-    const lock = await holdLock('payg_usage_slices_apart', 'acct-doubt');
-    let failed: unknown;
-    let takenBack: unknown = 'pending';
-    try {
-      proxy.cutNextRequestWith('req-doubt');
-      failed = await ledger.record(row('req-doubt', 'acct-doubt')).then(() => undefined, (e: unknown) => e);
-      expect(failed, 'the write failed with its connection').to.be.an('error');
-      expect(backendsInDoubt(failed), 'the backend that may still commit it').to.have.length(1);
-      // taken back as the meter does it, while the statement still waits
-      await ledger.discard('req-doubt', failed).then(() => { takenBack = 'done'; }, (e: unknown) => { takenBack = e; });
-      // a later request of the process, served: its mark covers every number before it but the one in doubt
-      await ledger.record(row('req-later', 'acct-other'));
-      await ledger.served('req-later');
-    } finally {
-      // the statement gets its lock and commits; its answer goes nowhere
-      await lock.release();
-    }
-    const state = async () => (await sql<{ served: boolean }>`SELECT payg_usage_served(u) AS served FROM payg_usage u WHERE request_id = 'req-doubt'`.execute(env.db)).rows[0];
-    let seen = false;
-    await waitFor('the row committed and then deleted', async () => {
-      const s = await state();
-      if (s) { seen = true; expect(s.served, 'the refused request\'s row is never served (never charged)').to.equal(false); }
-      return seen && s === undefined;
-    });
-    const later = await sql<{ served: boolean }>`SELECT payg_usage_served(u) AS served FROM payg_usage u WHERE request_id = 'req-later'`.execute(env.db);
-    expect(later.rows[0]?.served, 'the later request is served').to.equal(true);
-    expect(takenBack, 'the take-back refused while the statement could still commit (tried again by the marks\' sweep)').to.be.an('error');
-  });
+  }
 
   it('prepaid: the draw committed after its request was refused is taken back once its statement is done', async () => {
     const credits = createCreditLedger(proxied);

@@ -90,4 +90,28 @@ describe('pay-as-you-go: a policy read missing once (a node behind) keeps its us
     expect(rows[0]!.unbillable_reason).to.match(/no payment policy at .* \(deleted\)/);
     expect(s.records(policy)).to.deep.equal([]);
   });
+  it('a sighting long past starts over: missing again after the policy left the settler\'s rounds is a first answer, not a confirmation', async () => {
+    const paid = await payAndFetch(`${s.h.api.url}${DEMO_PATH}`, { wallet: s.h.payer(), rpcUrl: s.h.ln.rpcUrl, scheme: 'x402://payg' });
+    expect(paid.response.status).to.equal(200);
+    const policy = paid.paid!.policy!;
+    await new Promise((r) => setTimeout(r, 5500));
+    let behind = true;
+    let nowMs = Date.now();
+    const db = s.h.env.db;
+    const config = { ...s.config, scheduler: { ...s.config.scheduler, absenceConfirmMs: CONFIRM_MS, settleIntervalMs: 0 } };
+    const settler = startSettler({ db, io: { ...s.io, rpc: lagging(s.io.rpc, policy, () => behind) }, config, logger: createLogger('silent', 'test'), nowMs: () => nowMs }, { autoStart: false });
+    try {
+      await settler.tick();
+      // ten minutes with no read of it (another settler process had its usage), then a node behind again
+      nowMs += 600_000;
+      await settler.tick();
+      expect((await db.selectFrom('payg_usage').select('unbillable_reason').where('policy', '=', policy).execute()).map((u) => u.unbillable_reason)).to.deep.equal([null]);
+      behind = false;
+      nowMs += 1000;
+      await settler.tick();
+    } finally {
+      await settler.stop();
+    }
+    expect(s.records(policy).reduce((a, r) => a + r.amount, 0n)).to.equal(PRICE);
+  });
 });

@@ -13,8 +13,11 @@ export interface CuttingProxy {
   port: number;
   /** the next answer holding `marker` is lost with its connection */
   cutNextAnswerWith(marker: string): void;
-  /** the next command holding `marker` reaches the server, and its client's connection is lost at once */
-  cutNextRequestWith(marker: string): void;
+  /**
+   * the next command holding `marker` reaches the server, and its client's connection is lost at
+   * once: closed, or reset (the client reads ECONNRESET)
+   */
+  cutNextRequestWith(marker: string, how?: 'close' | 'reset'): void;
   /** answers lost so far */
   cuts(): number;
   close(): Promise<void>;
@@ -22,17 +25,18 @@ export interface CuttingProxy {
 
 export async function startCuttingProxy(target: { host: string; port: number }): Promise<CuttingProxy> {
   let armed: Buffer | undefined;
-  let request: Buffer | undefined;
+  let request: { marker: Buffer; how: 'close' | 'reset' } | undefined;
   let cuts = 0;
   const proxy = await startTcpProxy(target, (client, upstream) => {
     let severed = false;
     client.on('data', (chunk: Buffer) => {
       upstream.write(chunk);
-      if (request && chunk.includes(request)) {
+      if (request && chunk.includes(request.marker)) {
+        const how = request.how;
         request = undefined;
         cuts += 1;
         severed = true;
-        client.destroy();
+        if (how === 'reset') client.resetAndDestroy(); else client.destroy();
       }
     });
     client.on('end', () => { if (!severed) upstream.end(); });
@@ -50,6 +54,6 @@ export async function startCuttingProxy(target: { host: string; port: number }):
     upstream.on('end', () => client.end());
   });
   return {
-    ...proxy, cutNextAnswerWith(marker) { armed = Buffer.from(marker); }, cutNextRequestWith(marker) { request = Buffer.from(marker); }, cuts: () => cuts,
+    ...proxy, cutNextAnswerWith(marker) { armed = Buffer.from(marker); }, cutNextRequestWith(marker, how = 'close') { request = { marker: Buffer.from(marker), how }; }, cuts: () => cuts,
   };
 }
