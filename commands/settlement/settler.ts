@@ -31,6 +31,7 @@ import { syncGatewayStates } from '../scheduler/gateway-sync.js';
 import { chargeBasis, dropExpiredReservations, openCharge, retryStates, unsettledPolicies, unsettledRows, type UnsettledPolicy } from './charges.js';
 import { chargeDue, planCharge } from './plan.js';
 import { chainSeconds } from './chain-clock.js';
+import { createAbsences } from './absence.js';
 import { nextChargeAtMs, pausedUsage } from './refusals.js';
 import { createChargeOutcomes } from './charge-outcomes.js';
 
@@ -69,14 +70,8 @@ export function startSettler(deps: SettlerDeps, opts: { autoStart?: boolean } = 
   const backoff = new Map<string, number>();
   /** why a policy's charge in flight is still in doubt, as its last resolution said */
   const inDoubt = new Map<string, string>();
-  /**
-   * when each policy was first read missing (not found): its usage is dropped as unbillable only once a
-   * read at least absenceConfirmMs later says the same. One answer of a node behind (a policy created
-   * moments before, not on that node yet) dropped every chunk it had served: the merchant never paid
-   */
-  const absentSince = new Map<string, { first: number; last: number }>();
-  /** a sighting older than this starts over: the policy left this settler's rounds (another charged it) and came back */
-  const absenceStaleMs = Math.max(s.absenceConfirmMs, 60_000);
+  /** policies read missing: their usage is made unbillable only once the absence is confirmed (absence.ts) */
+  const absences = createAbsences(s.absenceConfirmMs, deps.nowMs);
   const refusalOptions = () => ({ nowMs: deps.nowMs(), scheduleMs: s.dunningScheduleMs, retryMs: s.retryMs });
   const { sendCharge, unbillable, resolveInDoubt } = createChargeOutcomes({
     db: deps.db, io: deps.io, nowMs: deps.nowMs, log, release, confirmMs, backoff, inDoubt, refusalOptions,
@@ -92,13 +87,8 @@ export function startSettler(deps: SettlerDeps, opts: { autoStart?: boolean } = 
       const none = (why: string): string | undefined => (n === 0 ? why : undefined);
       const ctx = await readExecutionContext(deps.io, policy);
       if ('class' in ctx && ctx.code === 'PolicyNotFound') {
-        const now = deps.nowMs();
-        const seen = absentSince.get(policy);
-        const first = seen && now - seen.last <= absenceStaleMs ? seen.first : now;
-        absentSince.set(policy, { first, last: now });
-        if (now - first < s.absenceConfirmMs) return none(`${ctx.reason}: read again before its usage is made unbillable (a node behind may not have it yet)`);
-      }
-      absentSince.delete(policy);
+        if (!absences.missing(policy)) return none(`${ctx.reason}: read again before its usage is made unbillable (a node behind may not have it yet)`);
+      } else absences.found(policy);
       if ('class' in ctx) {
         if (ctx.class === 'dropped') await unbillable(p, 'dropped', ctx);
         return ctx.class === 'dropped' ? undefined : none(ctx.reason);
@@ -145,7 +135,7 @@ export function startSettler(deps: SettlerDeps, opts: { autoStart?: boolean } = 
         .catch((err: unknown) => { log.warn({ err: (err as Error).message }, 'upto settlements in doubt not resolved this round'); return undefined; });
       if (u && u.settled + u.cleared > 0) log.info(u, 'upto settlements left sending resolved from the chain');
     }
-    for (const [policy, seen] of absentSince) if (deps.nowMs() - seen.last > absenceStaleMs) absentSince.delete(policy);
+    absences.prune();
     const dropped = await dropExpiredReservations(deps.db);
     if (dropped > 0) log.warn({ chunks: dropped }, 'pay-as-you-go requests never answered (their process died): dropped, not charged');
     if ((await syncGatewayStates(deps.db, deps.io)).length === 0) return;
