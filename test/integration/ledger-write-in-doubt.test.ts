@@ -15,6 +15,7 @@ import { expect } from 'chai';
 import { sql } from 'kysely';
 import { createTestEnv, type TestEnv } from '../support/env.js';
 import { startCuttingProxy, type CuttingProxy } from '../support/cutting-proxy.js';
+import { waitFor } from '../support/process.js';
 import { createDb, type Db } from '../../infra/postgres/database.js';
 import { backendsInDoubt } from '../../infra/postgres/prepared.js';
 import { createUsageLedger } from '../../commands/settlement/usage-ledger.js';
@@ -53,13 +54,6 @@ describe('ledger writes whose connection was lost while they ran', function () {
     await holding;
     return { release: async () => { release(); await done; } };
   }
-  const waitFor = async (what: string, check: () => Promise<boolean>) => {
-    for (let i = 0; i < 200; i += 1) {
-      if (await check()) return;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    throw new Error(`timed out waiting for ${what}`);
-  };
   const now = BigInt(Math.floor(Date.now() / 1000));
 
   for (const how of ['close', 'reset'] as const) {
@@ -88,11 +82,13 @@ describe('ledger writes whose connection was lost while they ran', function () {
       }
       const state = async () => (await sql<{ served: boolean }>`SELECT payg_usage_served(u) AS served FROM payg_usage u WHERE request_id = ${`req-doubt-${how}`}`.execute(env.db)).rows[0];
       let seen = false;
-      await waitFor('the row committed and then deleted', async () => {
+      let servedOnce = false;
+      await waitFor(async () => {
         const s = await state();
-        if (s) { seen = true; expect(s.served, 'the refused request\'s row is never served (never charged)').to.equal(false); }
+        if (s) { seen = true; servedOnce ||= s.served; }
         return seen && s === undefined;
-      });
+      }, 10_000, 'the row committed and then deleted');
+      expect(servedOnce, 'the refused request\'s row is never served (never charged)').to.equal(false);
       const later = await sql<{ served: boolean }>`SELECT payg_usage_served(u) AS served FROM payg_usage u WHERE request_id = ${`req-later-${how}`}`.execute(env.db);
       expect(later.rows[0]?.served, 'the later request is served').to.equal(true);
       expect(takenBack, 'the take-back refused while the statement could still commit (tried again by the marks\' sweep)').to.be.an('error');
@@ -114,7 +110,7 @@ describe('ledger writes whose connection was lost while they ran', function () {
     }
     const rows = async () => Number((await sql<{ n: string }>`SELECT count(*) AS n FROM prepaid_usage WHERE request_id = 'draw-doubt'`.execute(env.db)).rows[0]!.n);
     // taken back as the meter's retries do it, until it goes through
-    if (takenBack !== 'done') await waitFor('the take-back', async () => credits.discardUse('draw-doubt', failed).then(() => true, () => false));
+    if (takenBack !== 'done') await waitFor(async () => credits.discardUse('draw-doubt', failed).then(() => true, () => false), 10_000, 'the take-back');
     await new Promise((r) => setTimeout(r, 200));
     expect(await rows(), 'the credit keeps what the refused request drew').to.equal(0);
     expect(takenBack, 'not deleted while its statement could still commit').to.be.an('error');

@@ -35,83 +35,80 @@ describe('pay-as-you-go: a policy read missing once (a node behind) keeps its us
     batch: (method, paramsList, opts) => rpc.batch(method, paramsList, opts),
   });
 
-  it('read missing, then found: nothing unbillable, every chunk charged', async () => {
+  /** A payg policy with `requests` metered chunks, past their admission window. */
+  async function metered(requests: number): Promise<string> {
     const paid = await payAndFetch(`${s.h.api.url}${DEMO_PATH}`, { wallet: s.h.payer(), rpcUrl: s.h.ln.rpcUrl, scheme: 'x402://payg' });
     expect(paid.response.status).to.equal(200);
-    const policy = paid.paid!.policy!;
-    const again = await fetch(`${s.h.api.url}${DEMO_PATH}`, { headers: { authorization: `Bearer ${paid.paid!.jwt}` } });
-    expect(again.status).to.equal(200);
+    for (let i = 1; i < requests; i += 1) {
+      const again = await fetch(`${s.h.api.url}${DEMO_PATH}`, { headers: { authorization: `Bearer ${paid.paid!.jwt}` } });
+      expect(again.status).to.equal(200);
+    }
     await new Promise((r) => setTimeout(r, 5500)); // past the chunks' admission window
+    return paid.paid!.policy!;
+  }
 
-    let behind = true;
+  /**
+   * `rounds` run by a settler whose RPC answers `policy` missing while `lag.behind`, on a clock `rounds`
+   * moves forward (`advance`), the confirmation window CONFIRM_MS; stopped after them.
+   */
+  async function settleLagging(policy: string, rounds: (r: { tick: () => Promise<void>; advance: (ms: number) => void; lag: { behind: boolean } }) => Promise<void>): Promise<void> {
+    const lag = { behind: true };
     let nowMs = Date.now();
-    const db = s.h.env.db;
     const config = { ...s.config, scheduler: { ...s.config.scheduler, absenceConfirmMs: CONFIRM_MS, settleIntervalMs: 0 } };
-    const settler = startSettler({ db, io: { ...s.io, rpc: lagging(s.io.rpc, policy, () => behind) }, config, logger: createLogger('silent', 'test'), nowMs: () => nowMs }, { autoStart: false });
+    const io = { ...s.io, rpc: lagging(s.io.rpc, policy, () => lag.behind) };
+    const settler = startSettler({ db: s.h.env.db, io, config, logger: createLogger('silent', 'test'), nowMs: () => nowMs }, { autoStart: false });
     try {
-      await settler.tick();
-      const rows = await db.selectFrom('payg_usage').select(['unbillable_reason', 'charge_id']).where('policy', '=', policy).execute();
-      expect(rows.map((u) => u.unbillable_reason), 'one answer of a node behind makes nothing unbillable').to.deep.equal([null, null]);
-      // a read less than the confirmation window later still says missing: still nothing dropped
-      nowMs += CONFIRM_MS - 1000;
-      await settler.tick();
-      expect((await db.selectFrom('payg_usage').select('unbillable_reason').where('policy', '=', policy).execute()).map((u) => u.unbillable_reason)).to.deep.equal([null, null]);
-      // the node caught up
-      behind = false;
-      nowMs += 2000;
-      await settler.tick();
+      await rounds({ tick: () => settler.tick(), advance: (ms) => { nowMs += ms; }, lag });
     } finally {
       await settler.stop();
     }
+  }
+  const reasons = async (policy: string) => (await s.h.env.db.selectFrom('payg_usage').select('unbillable_reason').where('policy', '=', policy).execute()).map((u) => u.unbillable_reason);
+
+  it('read missing, then found: nothing unbillable, every chunk charged', async () => {
+    const policy = await metered(2);
+    await settleLagging(policy, async ({ tick, advance, lag }) => {
+      await tick();
+      expect(await reasons(policy), 'one answer of a node behind makes nothing unbillable').to.deep.equal([null, null]);
+      // a read less than the confirmation window later still says missing: still nothing dropped
+      advance(CONFIRM_MS - 1000);
+      await tick();
+      expect(await reasons(policy)).to.deep.equal([null, null]);
+      // the node caught up
+      lag.behind = false;
+      advance(2000);
+      await tick();
+    });
     expect(s.records(policy).reduce((a, r) => a + r.amount, 0n), 'both chunks charged').to.equal(2n * PRICE);
-    const rows = await db.selectFrom('payg_usage').select('unbillable_reason').where('policy', '=', policy).execute();
-    expect(rows.map((u) => u.unbillable_reason)).to.deep.equal([null, null]);
+    expect(await reasons(policy)).to.deep.equal([null, null]);
   });
 
   it('missing on a read the confirmation window later too: unbillable, with the chain\'s reason', async () => {
-    const paid = await payAndFetch(`${s.h.api.url}${DEMO_PATH}`, { wallet: s.h.payer(), rpcUrl: s.h.ln.rpcUrl, scheme: 'x402://payg' });
-    expect(paid.response.status).to.equal(200);
-    const policy = paid.paid!.policy!;
-    await new Promise((r) => setTimeout(r, 5500));
-    let nowMs = Date.now();
-    const db = s.h.env.db;
-    const config = { ...s.config, scheduler: { ...s.config.scheduler, absenceConfirmMs: CONFIRM_MS, settleIntervalMs: 0 } };
-    const settler = startSettler({ db, io: { ...s.io, rpc: lagging(s.io.rpc, policy, () => true) }, config, logger: createLogger('silent', 'test'), nowMs: () => nowMs }, { autoStart: false });
-    try {
-      await settler.tick();
-      expect((await db.selectFrom('payg_usage').select('unbillable_reason').where('policy', '=', policy).execute()).map((u) => u.unbillable_reason)).to.deep.equal([null]);
-      nowMs += CONFIRM_MS;
-      await settler.tick();
-    } finally {
-      await settler.stop();
-    }
-    const rows = await db.selectFrom('payg_usage').select('unbillable_reason').where('policy', '=', policy).execute();
-    expect(rows.map((u) => u.unbillable_reason)).to.have.length(1);
-    expect(rows[0]!.unbillable_reason).to.match(/no payment policy at .* \(deleted\)/);
+    const policy = await metered(1);
+    await settleLagging(policy, async ({ tick, advance }) => {
+      await tick();
+      expect(await reasons(policy)).to.deep.equal([null]);
+      advance(CONFIRM_MS);
+      await tick();
+    });
+    const rows = await reasons(policy);
+    expect(rows).to.have.length(1);
+    expect(rows[0]).to.match(/no payment policy at .* \(deleted\)/);
     expect(s.records(policy)).to.deep.equal([]);
   });
+
   it('a sighting long past starts over: missing again after the policy left the settler\'s rounds is a first answer, not a confirmation', async () => {
-    const paid = await payAndFetch(`${s.h.api.url}${DEMO_PATH}`, { wallet: s.h.payer(), rpcUrl: s.h.ln.rpcUrl, scheme: 'x402://payg' });
-    expect(paid.response.status).to.equal(200);
-    const policy = paid.paid!.policy!;
-    await new Promise((r) => setTimeout(r, 5500));
-    let behind = true;
-    let nowMs = Date.now();
-    const db = s.h.env.db;
-    const config = { ...s.config, scheduler: { ...s.config.scheduler, absenceConfirmMs: CONFIRM_MS, settleIntervalMs: 0 } };
-    const settler = startSettler({ db, io: { ...s.io, rpc: lagging(s.io.rpc, policy, () => behind) }, config, logger: createLogger('silent', 'test'), nowMs: () => nowMs }, { autoStart: false });
-    try {
-      await settler.tick();
+    const policy = await metered(1);
+    await settleLagging(policy, async ({ tick, advance, lag }) => {
+      await tick();
       // ten minutes with no read of it (another settler process had its usage), then a node behind again
-      nowMs += 600_000;
-      await settler.tick();
-      expect((await db.selectFrom('payg_usage').select('unbillable_reason').where('policy', '=', policy).execute()).map((u) => u.unbillable_reason)).to.deep.equal([null]);
-      behind = false;
-      nowMs += 1000;
-      await settler.tick();
-    } finally {
-      await settler.stop();
-    }
+      advance(600_000);
+      await tick();
+      expect(await reasons(policy)).to.deep.equal([null]);
+      lag.behind = false;
+      advance(1000);
+      await tick();
+    });
     expect(s.records(policy).reduce((a, r) => a + r.amount, 0n)).to.equal(PRICE);
   });
 });
