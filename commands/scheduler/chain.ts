@@ -22,6 +22,7 @@ import { createPdaDeriver, type PdaDeriver } from '../../src/kernel/domain/pda.j
 import { associatedTokenAddress, TOKEN_PROGRAM } from '../../src/kernel/domain/spl-token.js';
 import { signDetached } from '../../infra/crypto/ed25519.js';
 import { failure, type Failure } from './failure.js';
+import type { Absences } from '../settlement/absence.js';
 
 
 export interface ChainIo {
@@ -60,6 +61,19 @@ export async function readExecutionContext(io: ChainIo, policyAddress: string): 
   if (gateway.kind !== 'found') return failure('PolicyNotFound', `the policy's gateway ${gateway.address} is gone`);
   if (config.kind !== 'found') return failure('failed', 'the program config account is missing');
   return { policy, userPayment, gateway, config };
+}
+
+/**
+ * A read of the policy's accounts that answered one of them missing (PolicyNotFound: the policy,
+ * its user payment or its gateway) before a read the confirmation window later said the same:
+ * not acted on (absence.ts); undefined for any other read, which ends the policy's sighting.
+ */
+export function unconfirmedAbsence(absences: Absences, policy: string, read: ExecutionContext | Failure): Failure | undefined {
+  if (!('class' in read) || read.code !== 'PolicyNotFound') {
+    absences.found(policy);
+    return undefined;
+  }
+  return absences.missing(policy) ? undefined : read;
 }
 
 const COMPUTE_UNITS = 200_000;

@@ -5,7 +5,9 @@
  *    stored signature landed → executed; failed → classified; unseen with a valid
  *    blockhash → the same bytes sent again; unseen with an expired blockhash → it can
  *    never land, so the policy account decides (paid already, or built anew).
- * 2. The policy is read from the chain: deleted, paused, completed → dropped; its due
+ * 2. The policy is read from the chain: deleted, paused, completed → dropped (deleted only
+ *    once a read the confirmation window after the first says so too: a node behind may not
+ *    have a new policy yet, absence.ts; until then looked at again on the short retry); its due
  *    date later than the intent's → paid already (dropped); still ahead of the chain's
  *    clock → looked at again then; another due date that has come → that intent instead.
  *    The program's emergency pause (its config account) → looked at again in a few
@@ -16,7 +18,7 @@
 import { text } from '../../src/kernel/domain/event-data.js';
 import { asPolicyType, asStatus } from '../../src/kernel/domain/policy-type.js';
 import { nextPaymentDue } from '../../src/kernel/domain/schedule.js';
-import { latestBlockhash, readExecutionContext, signExecution, type ExecutionContext } from './chain.js';
+import { latestBlockhash, readExecutionContext, signExecution, unconfirmedAbsence, type ExecutionContext } from './chain.js';
 import type { Keypair } from '@solana/web3.js';
 import { failure, programPaused, PROGRAM_PAUSED_WAIT_MS, type Failure } from './failure.js';
 import { gatewayMayRelease } from './release.js';
@@ -44,11 +46,14 @@ const dueOf = (c: ExecutionContext): number | null => {
 export type Verdict =
   | { kind: 'send'; signer: Keypair; context: ExecutionContext }
   | { kind: 'fail'; failure: Failure; supersededBy?: { due: number; index: number } }
-  | { kind: 'later'; atMs: number; programPaused?: true };
+  | { kind: 'later'; atMs: number; programPaused?: true; absent?: Failure };
 
-export function judge(deps: Pick<ExecutorDeps, 'signerOf' | 'decide'>, i: Intent, c: ExecutionContext | Failure, nowMs: number): Verdict {
+export function judge(deps: Pick<ExecutorDeps, 'signerOf' | 'decide' | 'absences'>, i: Intent, c: ExecutionContext | Failure, nowMs: number): Verdict {
   const signer = deps.signerOf(i.gateway);
   if (!signer) return { kind: 'later', atMs: nowMs + deps.decide.retryMs };
+  // one answer "missing" is not a deletion: neither dropped nor counted towards the dunning schedule or the cooldown
+  const absent = unconfirmedAbsence(deps.absences, i.policy, c);
+  if (absent) return { kind: 'later', atMs: nowMs + deps.decide.retryMs, absent };
   if ('class' in c) return { kind: 'fail', failure: c };
   // the program refuses every execution while its admin's emergency pause is on: none is sent (no fee spent), none counted
   if (programPaused(c.config)) return { kind: 'later', atMs: nowMs + PROGRAM_PAUSED_WAIT_MS, programPaused: true };
@@ -78,6 +83,7 @@ export function judge(deps: Pick<ExecutorDeps, 'signerOf' | 'decide'>, i: Intent
 export async function settleVerdict(deps: ExecutorDeps, i: Intent, v: Exclude<Verdict, { kind: 'send' }>): Promise<void> {
   if (v.kind === 'later') {
     if (v.programPaused) warnProgramPaused(deps, i);
+    if (v.absent) deps.logger.info({ policy: i.policy, dueAt: i.due_at, reason: v.absent.reason }, 'read missing: read again before the payment is dropped (a node behind may not have the policy yet)');
     return releaseIntent(deps.db, i.id, deps.me, v.atMs);
   }
   if (v.supersededBy !== undefined) await ensureIntent(deps.db, i, v.supersededBy.due, undefined, v.supersededBy.index);

@@ -3,7 +3,10 @@
  *
  *   dropped    the chain says there is nothing to charge: not due, paused, completed,
  *              deleted, expired, or not by this signer (a milestone only its owner or
- *              recipient may release). The intent ends; nothing is retried.
+ *              recipient may release). The intent ends; nothing is retried. A policy read
+ *              missing (PolicyNotFound) is deleted only once a read the confirmation window
+ *              later says so too (chain.ts, unconfirmedAbsence): before, it is looked at
+ *              again on the short retry, counted nowhere.
  *   past_due   the payer cannot pay: insufficient balance, no delegation or too little
  *              of it. Retried on the dunning schedule, then given up.
  *   transient  the chain did not answer or the transaction could not land (RPC errors,

@@ -7,7 +7,7 @@ import type { Keypair } from '@solana/web3.js';
 import type { Logger } from '../../infra/log/logger.js';
 import type { Db } from '../../infra/postgres/database.js';
 import { confirm, send, type SendResult, type SignatureFate } from '../../infra/solana/sender.js';
-import { readExecutionContext, type ChainIo } from './chain.js';
+import { readExecutionContext, unconfirmedAbsence, type ChainIo } from './chain.js';
 import { readExecutionContexts } from './chain-batch.js';
 import { afterFailure, afterSuccess, type DecideOptions } from './decide.js';
 import { failureOfRefusal, failureOnChain, pauseOnChain, type Failure } from './failure.js';
@@ -15,6 +15,7 @@ import { ensureIntent, forgetTransaction, releaseIntent, settleIntent, type Inte
 import { asPolicyType, asStatus } from '../../src/kernel/domain/policy-type.js';
 import { nextPaymentDue } from '../../src/kernel/domain/schedule.js';
 import { announce, type LifecycleDeps } from './lifecycle-events.js';
+import type { Absences } from '../settlement/absence.js';
 
 export interface ExecutorDeps {
   db: Db;
@@ -29,6 +30,8 @@ export interface ExecutorDeps {
   logger: Logger;
   /** when the program's emergency pause was last warned about (execute.ts); undefined: every time */
   pauseWarning?: { lastMs: number };
+  /** policies read missing: a due payment is dropped for it only once the absence is confirmed (absence.ts) */
+  absences: Absences;
 }
 
 const NOT_DUE_YET_RETRY_MS = 1000;
@@ -43,6 +46,8 @@ export async function onChain(deps: ExecutorDeps, i: Intent, f: Failure): Promis
 /** The policy's payment_count moved past the one stored with the intent (or the policy is gone). */
 async function paidMeanwhile(deps: ExecutorDeps, i: Intent): Promise<boolean> {
   const c = await readExecutionContext(deps.io, i.policy);
+  // read missing once (a node behind may not have it): not paid, the next attempt reads it again
+  if (unconfirmedAbsence(deps.absences, i.policy, c)) return false;
   if ('class' in c) return true;
   return i.payment_count_before !== null && Number(c.policy.data['payment_count']) > i.payment_count_before;
 }

@@ -3,7 +3,8 @@
  * they reached the chain is unknown (a crash, a lost answer, a slow confirmation). The
  * chain decides before anything new is signed:
  *   - the signature landed → executed; it failed → classified as any failure;
- *   - the policy gone → dropped as any failure of that kind;
+ *   - the policy gone → dropped as any failure of that kind, once a read the confirmation
+ *     window later says so too (absence.ts); until then looked at again later;
  *   - unseen, blockhash still valid, signed by the signer the gateway names → the same
  *     bytes again (one signature: at most once); any answer to that resend but a landing
  *     keeps the intent in doubt, looked at again on a later round;
@@ -18,7 +19,7 @@ import { Transaction } from '@solana/web3.js';
 import { RpcResponseError, RpcUnavailableError } from '../../infra/solana/rpc-client.js';
 import { resolveInDoubt } from '../../infra/solana/sender.js';
 import { text } from '../../src/kernel/domain/event-data.js';
-import { readExecutionContext, type ExecutionContext } from './chain.js';
+import { readExecutionContext, unconfirmedAbsence, type ExecutionContext } from './chain.js';
 import { failure, failureOnChain, type Failure } from './failure.js';
 import { fail, onChain, sendAndConfirm, succeed, type ExecutorDeps } from './outcomes.js';
 import { forgetTransaction, releaseIntent, type Intent } from './intents.js';
@@ -44,6 +45,8 @@ export async function recoverSending(deps: ExecutorDeps, i: Intent): Promise<'do
     if (v.kind === 'failed') return await fail(deps, i, await onChain(deps, i, failureOnChain(v.refusal))).then(() => 'done');
     if (v.kind === 'in_doubt') return await releaseIntent(deps.db, i.id, deps.me, deps.nowMs() + deps.decide.retryMs).then(() => 'done');
     const c = read ?? await readExecutionContext(deps.io, i.policy);
+    // read missing once (a node behind may not have it): looked at again, dropped only once confirmed
+    if (unconfirmedAbsence(deps.absences, i.policy, c)) return await releaseIntent(deps.db, i.id, deps.me, deps.nowMs() + deps.decide.retryMs).then(() => 'done');
     if ('class' in c) return await fail(deps, i, c).then(() => 'done');
     // bytes signed by a signer the gateway no longer names (stopped, then served again
     // under a new one) are refused whenever they arrive: as good as expired

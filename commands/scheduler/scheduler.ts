@@ -24,6 +24,7 @@ import { createSweeper } from './sweep.js';
 import { watchStatusChanges } from './status-changes.js';
 import { foldCounts } from './counts.js';
 import { createRounds } from '../../infra/timers/rounds.js';
+import { createAbsences } from '../settlement/absence.js';
 
 export interface SchedulerDeps {
   db: Db;
@@ -60,6 +61,8 @@ export function startScheduler(deps: SchedulerDeps, opts: { autoStart?: boolean 
     signerOf: (g) => signers.get(g),
     decide: { dunningScheduleMs: s.dunningScheduleMs, retryMs: s.retryMs, cooldownMs: s.cooldownMs },
     confirmTimeoutMs: deps.config.x402.confirmTimeoutMs, pauseWarning: { lastMs: -Infinity },
+    // measured with the scheduler's clock, as the settler measures its own
+    absences: createAbsences(s.absenceConfirmMs, deps.nowMs),
     lifecycle: { db: deps.db, nowMs: deps.nowMs, ...(deps.rooms ? { rooms: deps.rooms } : {}), ...(deps.recorded ? { recorded: deps.recorded } : {}) },
   };
   const statusChanges = watchStatusChanges(deps.db, executor.lifecycle);
@@ -83,6 +86,7 @@ export function startScheduler(deps: SchedulerDeps, opts: { autoStart?: boolean 
 
   async function tick(): Promise<void> {
     if (roundsRun++ % FOLD_EVERY_TICKS === 0) await foldCounts(deps.db);
+    executor.absences.prune();
     const active = await syncGatewayStates(deps.db, deps.io);
     if (active.length === 0) return;
     signers = await activeSigners(deps.db, deps.config.keys.encryptionKey, log);

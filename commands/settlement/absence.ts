@@ -1,18 +1,19 @@
 /**
- * Policies the chain answered missing, as the settler sees them: one answer is not a deletion.
- * An RPC node behind the one that confirmed a policy's creation (a pool of nodes, one some
- * seconds late) answers a policy created moments before as missing; taken for deleted, every
- * chunk the policy had served was made unbillable, and the merchant was never paid. A policy is
- * gone only when a read at least `confirmMs` after the first says so too. A sighting no read
- * followed for a minute (or `confirmMs`, if longer) starts over: the policy left this settler's
- * rounds (another process charged it) and a later answer of a lagging node is a first one again.
+ * Policies the chain answered missing, as the settler and the scheduler see them: one answer is
+ * not a deletion. An RPC node behind the one that confirmed a policy's creation (a pool of nodes,
+ * one some seconds late) answers a policy created moments before as missing; taken for deleted,
+ * every chunk the policy had served was made unbillable, or its due subscription payment dropped,
+ * and the merchant was never paid. A policy is gone only when a read at least `confirmMs` after
+ * the first says so too. A sighting no read followed for a minute (or `confirmMs`, if longer)
+ * starts over: the policy left this process's rounds (another process charged it) and a later
+ * answer of a lagging node is a first one again. Each process keeps its own sightings.
  */
 export interface Absences {
   /** the policy was read missing now: whether its absence is confirmed */
   missing(policy: string): boolean;
   /** the policy was read on chain */
   found(policy: string): void;
-  /** forgets the sightings no read followed (a settler round calls it) */
+  /** forgets the sightings no read followed (a settler or scheduler round calls it) */
   prune(): void;
 }
 

@@ -1,7 +1,8 @@
 /**
  * A chain whose answers move between two reads, for the tests of what is resolved in doubt
  * (settlement-in-doubt, scheduler-in-doubt): the localnet's RPC, with one transaction's
- * confirmation arriving late.
+ * confirmation arriving late; and for the tests of a policy read missing
+ * (settlement-policy-absent, scheduler-policy-absent): one account not there yet.
  */
 import { RpcResponseError, type RpcClient } from '../../infra/solana/rpc-client.js';
 
@@ -36,3 +37,31 @@ export function confirmingLate(rpc: RpcClient, signed: { signature: string; bloc
   };
 }
 
+
+/**
+ * The localnet's RPC as a node behind the one that confirmed `address` answers it: while
+ * `behind()`, no account there, to getAccountInfo and in getMultipleAccounts alike (the
+ * scheduler reads a batch's accounts with one call). `missed` counts the answers it changed.
+ */
+export function laggingAccount(rpc: RpcClient, address: string, behind: () => boolean): RpcClient & { missed: number } {
+  const lagging = {
+    url: rpc.url,
+    missed: 0,
+    async call<T>(method: string, params: readonly unknown[] = [], opts?: { timeoutMs?: number }): Promise<T> {
+      const real = await rpc.call<T>(method, params, opts);
+      if (!behind()) return real;
+      if (method === 'getAccountInfo' && params[0] === address) {
+        lagging.missed += 1;
+        return { ...(real as object), value: null } as T;
+      }
+      if (method === 'getMultipleAccounts' && (params[0] as string[]).includes(address)) {
+        lagging.missed += 1;
+        const r = real as { value: unknown[] };
+        return { ...r, value: (params[0] as string[]).map((a, k) => (a === address ? null : r.value[k])) } as T;
+      }
+      return real;
+    },
+    batch: <T>(method: string, paramsList: readonly (readonly unknown[])[], opts?: { timeoutMs?: number }) => rpc.batch<T>(method, paramsList, opts),
+  };
+  return lagging;
+}

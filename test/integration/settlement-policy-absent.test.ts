@@ -5,14 +5,15 @@
  * An RPC node behind the one that confirmed a policy's creation (a pool of nodes, one lagging
  * some seconds) answers getAccountInfo with no account. The settler read that as "deleted" and
  * made every chunk the policy had served unbillable in that round: the merchant was never paid
- * for requests it served. The localnet's RPC here answers the policy missing as such a node does.
+ * for requests it served. The localnet's RPC here answers the policy missing as such a node does
+ * (chain-timing.ts).
  */
 import { expect } from 'chai';
 import { payAndFetch } from '../../src/app/index.js';
 import { createLogger } from '../../infra/log/logger.js';
-import type { RpcClient } from '../../infra/solana/rpc-client.js';
 import { startSettler } from '../../commands/settlement/settler.js';
 import { DEMO_PATH } from './x402-harness.js';
+import { laggingAccount } from './chain-timing.js';
 import { demoPaygEnv, startSchedulerHarness, type SchedulerHarness } from './scheduler-harness.js';
 
 const PRICE = 10_000n;
@@ -23,17 +24,6 @@ describe('pay-as-you-go: a policy read missing once (a node behind) keeps its us
   let s: SchedulerHarness;
   before(async () => { s = await startSchedulerHarness('payg-policy-absent', { ...demoPaygEnv(PRICE, 500) }); });
   after(async () => { await s?.close(); });
-
-  /** The localnet's RPC, answering `policy` missing while `behind()` says so. */
-  const lagging = (rpc: RpcClient, policy: string, behind: () => boolean): RpcClient => ({
-    url: rpc.url,
-    async call<T>(method: string, params: readonly unknown[] = [], opts?: { timeoutMs?: number }): Promise<T> {
-      const real = await rpc.call<T>(method, params, opts);
-      if (method === 'getAccountInfo' && params[0] === policy && behind()) return { ...(real as object), value: null } as T;
-      return real;
-    },
-    batch: (method, paramsList, opts) => rpc.batch(method, paramsList, opts),
-  });
 
   /** A payg policy with `requests` metered chunks, past their admission window. */
   async function metered(requests: number): Promise<string> {
@@ -55,7 +45,7 @@ describe('pay-as-you-go: a policy read missing once (a node behind) keeps its us
     const lag = { behind: true };
     let nowMs = Date.now();
     const config = { ...s.config, scheduler: { ...s.config.scheduler, absenceConfirmMs: CONFIRM_MS, settleIntervalMs: 0 } };
-    const io = { ...s.io, rpc: lagging(s.io.rpc, policy, () => lag.behind) };
+    const io = { ...s.io, rpc: laggingAccount(s.io.rpc, policy, () => lag.behind) };
     const settler = startSettler({ db: s.h.env.db, io, config, logger: createLogger('silent', 'test'), nowMs: () => nowMs }, { autoStart: false });
     try {
       await rounds({ tick: () => settler.tick(), advance: (ms) => { nowMs += ms; }, lag });

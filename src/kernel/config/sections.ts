@@ -223,7 +223,7 @@ export const readScheduler = (r: EnvReader) => ({
   settleIntervalMs: r.int('PAYG_SETTLE_INTERVAL_MS', 60_000, 'pay-as-you-go: the longest unsettled usage waits before it is charged', 100),
   settleThreshold: r.int('PAYG_SETTLE_THRESHOLD', 1_000_000, 'pay-as-you-go: unsettled usage of a policy (smallest units) that is charged at once', 1),
   rolloverMarginSeconds: r.int('PAYG_ROLLOVER_MARGIN_SECONDS', 30, 'pay-as-you-go: usage is charged this long before the chain\'s period ends at the latest', 0),
-  absenceConfirmMs: r.int('PAYG_ABSENCE_CONFIRM_MS', 30_000, 'pay-as-you-go: a policy the chain answers missing is read again at least this long later before its usage is made unbillable (an RPC node behind may not have a new policy yet)', 0),
+  absenceConfirmMs: r.int('PAYG_ABSENCE_CONFIRM_MS', 30_000, 'a policy the chain answers missing is read again at least this long later before its pay-as-you-go usage is made unbillable or its scheduled (subscription, milestone) payment is dropped (an RPC node behind may not have a new policy yet)', 0),
 });
 
 export const readX402 = (r: EnvReader, f: Foundations) => ({
