@@ -110,10 +110,18 @@ export async function confirmPayment(deps: ChainDeps, signature: string): Promis
 
 const readOpts = (deps: ChainDeps) => ({ programId: deps.pdas.programId, commitment: deps.commitment });
 
-/** The created policy, read back: it must be the payer's, at its PDA, Active, with the requirement's terms. */
+/**
+ * The created policy, read back: it must be the payer's, at its PDA, Active, with the requirement's terms.
+ * Read missing, it is in doubt, not refused: the transaction that creates it has landed (and paid its
+ * first period, for a scheme that pays at once), so an answer of no account is a node behind the one that
+ * confirmed it. A 402 there took the money and refused the access (and a payer told its payment failed
+ * pays again); the 503 says to send the same Payment header again, which finds the policy and answers it.
+ */
 export async function readCreatedPolicy(deps: ChainDeps, p: CheckedPayment, r: PaymentRequirement, rules: PolicyRules): Promise<Found> {
   const read = await chainRead('getAccountInfo', () => readProgramAccount(deps.rpc, p.policyAddress, 'PaymentPolicy', readOpts(deps)));
-  if (read.kind !== 'found') throw new PaymentRefused(`no payment policy at ${p.policyAddress} after the transaction`);
+  if (read.kind !== 'found') {
+    throw upstreamUnavailable(`transaction ${p.signature} landed, but the chain does not show its payment policy ${p.policyAddress} yet; send the same Payment header again to resume`);
+  }
   const d = read.data;
   const policyId = Number(d['policy_id']);
   if (d['user_payment'] !== p.userPayment || deps.pdas.paymentPolicy(p.userPayment, policyId) !== p.policyAddress) {
