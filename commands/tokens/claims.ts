@@ -9,7 +9,10 @@
  *   Subscription  next payment due + its grace (access follows payment): a tenth of the
  *                 period, at most SUBSCRIPTION_GRACE_SECONDS; once that has passed the claim
  *                 says paymentStanding "overdue" and lasts DUE_GRACE_SECONDS, long enough to
- *                 be read, not to be honoured. A Completed one (its last renewal paid) holds
+ *                 be read, not to be honoured. One never paid (payment count 0) says "unpaid"
+ *                 and lasts DUE_GRACE_SECONDS likewise, whatever its due date: the program lets
+ *                 any wallet create one due when it likes without paying, so the date proves
+ *                 nothing until a payment does. A Completed one (its last renewal paid) holds
  *                 likewise through the period that payment bought: next payment due is its end
  *   Milestone     the next milestone's time; when due already, DUE_GRACE_SECONDS
  *   PayAsYouGo    expiry_date, else null
@@ -49,11 +52,7 @@ export interface SubscriptionClaim extends ClaimBase {
   /** null when unlimited (the program counts max_renewals down at each payment) */
   renewalsRemaining: number | null;
   nextPaymentDue: number;
-  /**
-   * paid: next payment not due yet; due: due, within the grace (a tenth of the period, at most SUBSCRIPTION_GRACE_SECONDS);
-   * overdue: past the grace period, not to be honoured as access
-   */
-  paymentStanding: 'paid' | 'due' | 'overdue';
+  paymentStanding: PaymentStanding;
 }
 export interface MilestoneClaim extends ClaimBase {
   variant: 'Milestone';
@@ -109,11 +108,23 @@ export interface ActivePolicy {
   policyType: PolicyType;
 }
 
+/**
+ * paid: next payment not due yet; due: due, within the grace (a tenth of the period, at most SUBSCRIPTION_GRACE_SECONDS);
+ * overdue: past the grace period; unpaid: no payment yet (its due date is the creator's choice). Neither overdue nor
+ * unpaid is to be honoured as access.
+ */
+export type PaymentStanding = 'paid' | 'due' | 'overdue' | 'unpaid';
+
 const n = (s: string): number => Number(s);
 const dueOr = (at: number, now: number): number => (at > now ? at : now + DUE_GRACE_SECONDS);
 
-/** How a subscription stands at `now`: paid through, due within the grace period, or overdue. */
-export function subscriptionStanding(nextPaymentDue: number, now: number, graceSeconds: number): 'paid' | 'due' | 'overdue' {
+/**
+ * How a subscription stands at `now`: never paid, paid through, due within the grace period, or overdue. A due date
+ * alone proves nothing: create_payment_policy takes the creator's and charges nothing (the x402 bearer path likewise
+ * asks for a first payment, deferred.ts `serving`).
+ */
+export function subscriptionStanding(nextPaymentDue: number, paymentCount: number, now: number, graceSeconds: number): PaymentStanding {
+  if (paymentCount < 1) return 'unpaid';
   if (nextPaymentDue > now) return 'paid';
   return nextPaymentDue + graceSeconds > now ? 'due' : 'overdue';
 }
@@ -135,7 +146,7 @@ export function policyClaim(p: ActivePolicy, now: number, graceCapSeconds = 0): 
     case 'Subscription': {
       const due = n(t.next_payment_due);
       const grace = subscriptionGraceSeconds(t.payment_frequency, graceCapSeconds);
-      const standing = subscriptionStanding(due, now, grace);
+      const standing = subscriptionStanding(due, p.paymentCount, now, grace);
       // nothing more is due on a Completed one: past its grace it has ended, not fallen behind
       if (status === 'Completed' && standing === 'overdue') return undefined;
       claim = {
@@ -143,7 +154,7 @@ export function policyClaim(p: ActivePolicy, now: number, graceCapSeconds = 0): 
         frequencySeconds: frequencySeconds(t.payment_frequency).toString(), autoRenew: t.auto_renew,
         maxRenewals: t.max_renewals === null ? null : t.max_renewals + p.paymentCount, renewalsRemaining: t.max_renewals,
         nextPaymentDue: due, paymentStanding: standing,
-        validUntil: standing === 'overdue' ? now + DUE_GRACE_SECONDS : due + grace,
+        validUntil: standing === 'overdue' || standing === 'unpaid' ? now + DUE_GRACE_SECONDS : due + grace,
       };
       break;
     }

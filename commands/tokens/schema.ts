@@ -73,10 +73,10 @@ export const policyClaimSchema: JsonSchema = {
       renewalsRemaining: { type: 'integer', nullable: true, description: 'null when unlimited' },
       nextPaymentDue: unixSeconds('next payment due; the subscription is paid through then'),
       paymentStanding: {
-        type: 'string', enum: ['paid', 'due', 'overdue'],
-        description: 'paid: not due yet; due: due, within the grace (a tenth of the period, at most SUBSCRIPTION_GRACE_SECONDS); overdue: past nextPaymentDue + the grace, access is not to be granted',
+        type: 'string', enum: ['paid', 'due', 'overdue', 'unpaid'],
+        description: 'paid: not due yet; due: due, within the grace (a tenth of the period, at most SUBSCRIPTION_GRACE_SECONDS); overdue: past nextPaymentDue + the grace; unpaid: no payment yet (paymentCount 0), whatever nextPaymentDue says (its creator chose it). Access is not to be granted when overdue or unpaid',
       },
-    }, 'Subscription: validUntil = nextPaymentDue + the grace (a tenth of the period, at most SUBSCRIPTION_GRACE_SECONDS); when overdue, 5 minutes from now (the claim says overdue)'),
+    }, 'Subscription: validUntil = nextPaymentDue + the grace (a tenth of the period, at most SUBSCRIPTION_GRACE_SECONDS); when overdue or unpaid, 5 minutes from now (the claim says which)'),
     claim('Milestone', {
       currentMilestone: { type: 'integer' }, totalMilestones: { type: 'integer' }, nextMilestoneAmount: { ...u64String, nullable: true },
       nextMilestoneAt: unixSeconds('time of the next milestone', true), escrowAmount: u64String,

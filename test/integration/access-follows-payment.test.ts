@@ -60,9 +60,10 @@ describe('access follows payment', function () {
     const now = Math.floor(clock.now() / 1000);
     const owner = await newWallet();
     const gateway = await insertGateway(h.env.db, randomKey());
-    const paidThrough = await insertPolicy(h.env.db, { owner: owner.address, gateway, policyType: subscription(now + 1000), slot: 3 });
-    const due = await insertPolicy(h.env.db, { owner: owner.address, gateway, policyType: subscription(now - 60), slot: 2 });
-    const overdue = await insertPolicy(h.env.db, { owner: owner.address, gateway, policyType: subscription(now - GRACE - 1), slot: 1 });
+    // each paid its first period (one never paid says unpaid: tokens-issue.test.ts)
+    const paidThrough = await insertPolicy(h.env.db, { owner: owner.address, gateway, policyType: subscription(now + 1000), slot: 3, paymentCount: 1 });
+    const due = await insertPolicy(h.env.db, { owner: owner.address, gateway, policyType: subscription(now - 60), slot: 2, paymentCount: 1 });
+    const overdue = await insertPolicy(h.env.db, { owner: owner.address, gateway, policyType: subscription(now - GRACE - 1), slot: 1, paymentCount: 1 });
     const ch = (await (await postJson(`${h.api.url}/v1/tokens/challenge`, { walletPublicKey: owner.address })).json()) as { nonce: string };
     const signature = Array.from(await ed.signAsync(new TextEncoder().encode(ch.nonce), owner.secretKey));
     const res = await postJson(`${h.api.url}/v1/tokens/issue`, { walletPublicKey: owner.address, nonce: ch.nonce, signature });

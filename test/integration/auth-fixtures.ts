@@ -55,6 +55,8 @@ export interface PolicyGiven {
   trackingId?: string;
   status?: 'Active' | 'Paused' | 'Completed';
   slot?: number;
+  /** payments recorded on the policy (default 0: created, never paid); each is `amount` (1000 when the type has none) */
+  paymentCount?: number;
 }
 
 let policyIds = 0;
@@ -64,11 +66,13 @@ export async function insertPolicy(db: Db, p: PolicyGiven): Promise<string> {
   const memo = Buffer.alloc(64);
   Buffer.from(p.trackingId ?? '', 'utf8').copy(memo);
   policyIds += 1;
+  const paid = p.paymentCount ?? 0;
+  const amount = 'amount' in p.policyType ? BigInt(p.policyType.amount) : 1000n;
   await db.insertInto('payment_policies').values({
     address, policy_id: policyIds, user_payment: randomKey(), owner: p.owner, token_mint: p.tokenMint ?? 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v',
     gateway: p.gateway, recipient: p.recipient ?? randomKey(), variant: p.policyType.kind, policy_type: JSON.stringify(p.policyType),
-    memo, tracking_id: p.trackingId ?? '', status: p.status ?? 'Active', total_paid: '0', total_output: null, extra: null,
-    payment_count: 0, last_payment_at: null, last_payment_signature: null, next_payment_due: null, created_at: 1, updated_at: 1,
+    memo, tracking_id: p.trackingId ?? '', status: p.status ?? 'Active', total_paid: (amount * BigInt(paid)).toString(), total_output: null, extra: null,
+    payment_count: paid, last_payment_at: null, last_payment_signature: null, next_payment_due: null, created_at: 1, updated_at: 1,
     created_slot: p.slot ?? policyIds, created_signature: randomSignature(), deleted: false, deleted_at: null,
   }).execute();
   return address;

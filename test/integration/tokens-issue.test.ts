@@ -53,6 +53,8 @@ describe('token issuance', function () {
     for (const [variant, policyType] of Object.entries(types)) {
       addr[variant] = await insertPolicy(env.db, {
         owner: wallet, gateway, policyType, slot: slot++,
+        // the subscription paid its first period (the PaymentRecord below)
+        ...(variant === 'Subscription' ? { paymentCount: 1 } : {}),
         ...(variant === 'UpTo' ? { tokenMint: USDT } : {}),
         ...(variant === 'OneTime' ? { recipient, trackingId: 'order-42' } : {}),
       });
@@ -90,6 +92,26 @@ describe('token issuance', function () {
     expect(claims.jti).to.be.a('string');
     expect(claims.policies).to.deep.equal(bundle.policies);
     expect(claims.lastPayments).to.deep.equal(bundle.lastPayments);
+  });
+
+  it('a subscription never paid is not proof of payment: unpaid, for 5 minutes, whatever due date its creator chose; a paid one is paid through its due date', async () => {
+    // anyone may create a Subscription at an active gateway, due when they like, and never pay it
+    const owner = (await newWallet()).address;
+    const yearAhead = NOW + 365 * 86_400;
+    const unpaid = await insertPolicy(env.db, { owner, gateway, policyType: subscription(yearAhead), slot: 2 });
+    const paid = await insertPolicy(env.db, { owner, gateway, policyType: subscription(NOW + 86_400), slot: 1, paymentCount: 1 });
+
+    const alone = await ok({ walletPublicKey: owner, policyAddress: unpaid });
+    const claim = alone.policies[0];
+    expect(claim).to.include({ address: unpaid, nextPaymentDue: yearAhead, paymentCount: 0, paymentStanding: 'unpaid' });
+    expect(claim?.validUntil).to.be.at.most(NOW + 300);
+    // the JWT lasts as long as its claim, not a year nor the one-hour cap
+    expect(alone.expiresAt).to.be.at.most((NOW + 300) * 1000);
+    expect((await verifier(a).verifyWalletToken(alone.token)).policies).to.deep.equal(alone.policies);
+
+    const both = await ok({ walletPublicKey: owner });
+    expect(both.policies.find((p) => p.address === paid)).to.include({ paymentStanding: 'paid', validUntil: NOW + 86_400 + 259_200 });
+    expect(both.policies.find((p) => p.address === unpaid)).to.include({ paymentStanding: 'unpaid' });
   });
 
   it('derives exp from the policies\' own times, within the cap', async () => {

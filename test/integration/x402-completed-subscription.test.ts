@@ -162,8 +162,9 @@ describe('a Completed subscription is honoured through its last paid period and 
     const completed = (due: number): PolicyType => ({
       kind: 'Subscription', amount: '1000', auto_renew: true, max_renewals: 0, payment_frequency: 'Monthly', next_payment_due: String(due),
     });
-    const current = await insertPolicy(h.env.db, { owner: owner.address, gateway: gw().address, policyType: completed(now + 1000), status: 'Completed', slot: 2 });
-    const ended = await insertPolicy(h.env.db, { owner: owner.address, gateway: gw().address, policyType: completed(now - 259_201), status: 'Completed', slot: 1 });
+    // the program completes a subscription at its last payment: one at least
+    const current = await insertPolicy(h.env.db, { owner: owner.address, gateway: gw().address, policyType: completed(now + 1000), status: 'Completed', slot: 2, paymentCount: 1 });
+    const ended = await insertPolicy(h.env.db, { owner: owner.address, gateway: gw().address, policyType: completed(now - 259_201), status: 'Completed', slot: 1, paymentCount: 1 });
     const ch = (await (await postJson(`${h.api.url}/v1/tokens/challenge`, { walletPublicKey: owner.address })).json()) as { nonce: string };
     const signature = Array.from(await ed.signAsync(new TextEncoder().encode(ch.nonce), owner.secretKey));
     const res = await postJson(`${h.api.url}/v1/tokens/issue`, { walletPublicKey: owner.address, nonce: ch.nonce, signature });

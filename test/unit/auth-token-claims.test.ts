@@ -18,7 +18,19 @@ describe('token claims', () => {
     expect(c).to.deep.include({
       variant: 'Subscription', nextPaymentDue: NOW + 86_400, validUntil: NOW + 86_400, maxRenewals: 15, renewalsRemaining: 12, paymentFrequency: 'Monthly', frequencySeconds: '2592000',
     });
-    expect(policyClaim(policy(sub(NOW - 10)), NOW)?.validUntil).to.equal(NOW + DUE_GRACE_SECONDS);
+    expect(policyClaim(policy(sub(NOW - 10), 1), NOW)).to.deep.include({ paymentStanding: 'overdue', validUntil: NOW + DUE_GRACE_SECONDS });
+  });
+
+  it('a subscription never paid is unpaid and briefly valid, whatever due date its creator chose', () => {
+    const yearAhead = NOW + 365 * 86_400;
+    // the program lets anyone create one due a year out without paying: that is no proof of payment
+    expect(policyClaim(policy(sub(yearAhead)), NOW, 259_200)).to.deep.include({ paymentStanding: 'unpaid', nextPaymentDue: yearAhead, validUntil: NOW + DUE_GRACE_SECONDS });
+    expect(policyClaim(policy(sub(NOW - 10)), NOW, 259_200)).to.deep.include({ paymentStanding: 'unpaid', validUntil: NOW + DUE_GRACE_SECONDS });
+    // its first payment makes it paid through the due date and its grace
+    expect(policyClaim(policy(sub(yearAhead), 1), NOW, 259_200)).to.deep.include({ paymentStanding: 'paid', validUntil: yearAhead + 259_200 });
+    // the token lasts as long as the claim
+    const unpaid = policyClaim(policy(sub(yearAhead)), NOW, 259_200)!;
+    expect(tokenExpiry([unpaid], undefined, NOW, 3600)).to.equal(NOW + DUE_GRACE_SECONDS);
   });
 
   it('pay-as-you-go shows the period the clock is in and what remains of its cap', () => {
@@ -47,8 +59,8 @@ describe('token claims', () => {
   });
 
   it('exp is the latest proof, capped', () => {
-    const a = policyClaim(policy(sub(NOW + 100)), NOW)!;
-    const b = policyClaim(policy(sub(NOW + 200)), NOW)!;
+    const a = policyClaim(policy(sub(NOW + 100), 1), NOW)!;
+    const b = policyClaim(policy(sub(NOW + 200), 1), NOW)!;
     expect(tokenExpiry([a, b], undefined, NOW, 3600)).to.equal(NOW + 200);
     expect(tokenExpiry([a], undefined, NOW, 60)).to.equal(NOW + 60);
     const open = policyClaim(policy({ kind: 'OneTime', amount: '1', due_date: String(NOW), expiry_date: null }), NOW)!;
