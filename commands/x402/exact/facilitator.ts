@@ -13,7 +13,10 @@
  * - settlement once across nodes: a Redis lease (../idempotency.ts) orders concurrent
  *   copies, and the Postgres ledger (settlements.ts) keeps the signature recorded before the
  *   send and the answer after it, so a duplicate gets the stored answer and nothing is sent
- *   twice; the package's in-memory caches are per process;
+ *   twice; the package's in-memory caches are per process. The stored answer is the answer
+ *   to the requirement and gateway it was settled for only (the row's network, payTo, asset,
+ *   amount and gateway): asked for other terms or by another gateway, it is
+ *   `duplicate_settlement`;
  * - a signature in doubt (sent, the answer lost, or not confirmed in time) is not
  *   released while it can land: the next settle re-confirms the recorded signature (the
  *   package's pending path; the same bytes sent again while the chain has no status and the
@@ -43,7 +46,7 @@ import { createIdempotency, type SettledResult } from '../idempotency.js';
 import { ensureFeePayer, loadFeePayers } from './fee-payers.js';
 import { recordSettled } from './settled-event.js';
 import {
-  claimServed, claimSettlement, markFailedOnChain, pendingStore, readSettlement, releaseUnsent, sentRecorder, type SettlementFacts,
+  claimServed, claimSettlement, markFailedOnChain, otherTerms, pendingStore, readSettlement, releaseUnsent, sentRecorder, type SettledTerms, type SettlementFacts,
 } from './settlements.js';
 import { neverLands, resendWhileItCanLand, type Decoded } from './in-doubt.js';
 import { createServiceSvmSigner } from './svm-signer.js';
@@ -97,8 +100,11 @@ export interface ExactFacilitator {
   supportedKind(network: string): Promise<{ kind: SupportedKind; signers: string[] } | undefined>;
   verify(payload: PaymentPayload, requirements: PaymentRequirements): Promise<VerifyResponse>;
   settle(payload: PaymentPayload, requirements: PaymentRequirements, caller: ExactCaller): Promise<SettleResponse>;
-  /** claims the one request a settled payment buys on a route of this service: true once per transaction, across nodes */
-  serveOnce(transaction: string): Promise<boolean>;
+  /**
+   * claims the one request a settled payment buys on a route of this service: true once per
+   * transaction, across nodes, and only when it was settled for the route's `terms` and gateway
+   */
+  serveOnce(transaction: string, terms: SettledTerms): Promise<boolean>;
 }
 
 /**
@@ -125,6 +131,11 @@ const toStored = (a: SettleResponse): SettledResult => ({
   transaction: a.transaction,
 });
 const fromStored = (s: SettledResult): SettleResponse => JSON.parse(Buffer.from(s.paymentResponse, 'base64').toString('utf8')) as SettleResponse;
+
+/** The answer to a payment settled (or being settled) for other terms or another gateway: never its stored success. */
+const settledElsewhere = (why: string, network: string): SettleResponse => ({
+  success: false, errorReason: REASONS.duplicate, errorMessage: `this transaction was settled for another requirement: ${why}`, transaction: '', network: network as Network,
+});
 
 /** No payer rather than an empty one (the package answers "" when it has none). */
 function withPayer<T extends { payer?: string }>(a: T): T {
@@ -209,6 +220,9 @@ export function createExactFacilitator(deps: ExactFacilitatorDeps): ExactFacilit
 
   async function settleOwned(payload: PaymentPayload, r: PaymentRequirements, tx: Decoded, f: SettlementFacts): Promise<SettledResult> {
     const row = await readSettlement(db, f.messageHash);
+    // settled or sent for another requirement: neither its answer nor its confirmation is this one's
+    const elsewhere = row && (row.state === 'settled' || (row.state === 'sending' && row.signature !== null)) ? otherTerms(row, f) : undefined;
+    if (elsewhere) throw new Unstored(settledElsewhere(elsewhere, r.network));
     if (row?.state === 'settled' && row.answer) return toStored(row.answer);
     if (row?.state === 'failed' && row.signature !== null && row.answer) throw new Unstored(row.answer);
     // a recorded signature is re-confirmed by the package (its pending store), never signed anew
@@ -261,14 +275,20 @@ export function createExactFacilitator(deps: ExactFacilitatorDeps): ExactFacilit
       return withPayer(await scheme.verify(payload, r));
     },
 
-    serveOnce: (transaction) => claimServed(db, transaction),
+    serveOnce: (transaction, terms) => claimServed(db, transaction, terms),
 
     async settle(payload, r, caller) {
       const pre = await preChecks(deps.network, payload, r);
       if (pre.reason !== undefined) return { success: false, errorReason: pre.reason, ...(pre.message ? { errorMessage: pre.message } : {}), transaction: '', network: r.network };
       const f = factsOf(pre.tx, payload, r, caller);
+      let owned = false;
       try {
-        return withPayer(fromStored(await idem.once(f.messageHash, () => settleOwned(payload, r, pre.tx, f))));
+        const answer = withPayer(fromStored(await idem.once(f.messageHash, () => { owned = true; return settleOwned(payload, r, pre.tx, f); })));
+        if (owned || !answer.success) return answer;
+        // Redis's stored answer (or the owner's, to a copy that waited) is keyed by the transaction only: the ledger's row says whose it is
+        const row = await readSettlement(db, f.messageHash);
+        const elsewhere = row ? otherTerms(row, f) : 'its settlement is not in the ledger';
+        return elsewhere ? settledElsewhere(elsewhere, r.network) : answer;
       } catch (err) {
         if (err instanceof Unstored) return withPayer(err.answer);
         throw err;

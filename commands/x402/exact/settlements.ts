@@ -29,18 +29,42 @@ export interface SettlementFacts {
   memo: string | null;
 }
 
-export interface SettlementRow {
+/** What a settlement was made for: the requirement's terms and the gateway that asked. */
+export type SettledTerms = Pick<SettlementFacts, 'network' | 'gateway' | 'payTo' | 'asset' | 'amount'>;
+
+export interface SettlementRow extends SettledTerms {
   state: ExactSettlementState;
   signature: string | null;
-  gateway: string;
   answer: SettleResponse | null;
   resource: string | null;
 }
 
 export async function readSettlement(db: Db, messageHash: string): Promise<SettlementRow | undefined> {
-  const r = await db.selectFrom('x402_exact_settlements').select(['state', 'signature', 'gateway', 'answer', 'resource'])
+  const r = await db.selectFrom('x402_exact_settlements').select(['state', 'signature', 'network', 'gateway', 'pay_to', 'asset', 'amount', 'answer', 'resource'])
     .where('message_hash', '=', messageHash).executeTakeFirst();
-  return r && { state: r.state, signature: r.signature, gateway: r.gateway, answer: (r.answer ?? null) as SettleResponse | null, resource: r.resource };
+  return r && {
+    state: r.state, signature: r.signature, network: r.network, gateway: r.gateway, payTo: r.pay_to, asset: r.asset, amount: r.amount,
+    answer: (r.answer ?? null) as SettleResponse | null, resource: r.resource,
+  };
+}
+
+/** An amount as one spelling (the column is numeric: "0100" and "100" are one amount). */
+function canonicalAmount(a: string): string {
+  try { return BigInt(a).toString(); } catch { return a; }
+}
+
+/**
+ * Why a settlement made for `settled` is not an answer to `asked`, or undefined when it is.
+ * A stored success is the answer to its own requirement only: given to other terms (another
+ * merchant's payTo, another amount), it would buy them with a payment made to someone else;
+ * given to another gateway, that gateway would take a payment made to its peer for its own.
+ */
+export function otherTerms(settled: SettledTerms, asked: SettledTerms): string | undefined {
+  for (const k of ['network', 'payTo', 'asset', 'gateway'] as const) {
+    if (settled[k] !== asked[k]) return `it was settled for ${k} ${settled[k]}, not ${asked[k]}`;
+  }
+  if (canonicalAmount(settled.amount) !== canonicalAmount(asked.amount)) return `it was settled for amount ${settled.amount}, not ${asked.amount}`;
+  return undefined;
 }
 
 /**
@@ -55,7 +79,9 @@ export async function claimSettlement(db: Db, f: SettlementFacts, nowMs: number)
   };
   const r = await db.insertInto('x402_exact_settlements').values(values)
     .onConflict((oc) => oc.column('message_hash').doUpdateSet({
-      state: 'sending', gateway: f.gateway, fee_payer: f.feePayer, resource: f.resource, memo: f.memo, created_at: new Date(nowMs),
+      // the terms too: the settlement is made (and later answered) for this attempt's requirement
+      state: 'sending', network: f.network, gateway: f.gateway, fee_payer: f.feePayer, payer: f.payer, pay_to: f.payTo, asset: f.asset, amount: f.amount,
+      resource: f.resource, memo: f.memo, created_at: new Date(nowMs),
     }).where('x402_exact_settlements.signature', 'is', null).where('x402_exact_settlements.state', '!=', 'settled'))
     .executeTakeFirst();
   return Number(r.numInsertedOrUpdatedRows ?? 0n) > 0;
@@ -107,10 +133,15 @@ export function pendingStore(db: Db): PendingSettlementStore {
 
 /**
  * Claims the one request a settled payment buys: true once per transaction, on any node
- * (the row, not Redis, remembers it).
+ * (the row, not Redis, remembers it), and only for a row settled for `terms`: a payment
+ * settled for another merchant (through the facilitator API, never marked served) buys
+ * nothing on this route.
  */
-export async function claimServed(db: Db, signature: string): Promise<boolean> {
+export async function claimServed(db: Db, signature: string, terms: SettledTerms): Promise<boolean> {
   const r = await db.updateTable('x402_exact_settlements').set({ served_at: new Date() })
-    .where('signature', '=', signature).where('state', '=', 'settled').where('served_at', 'is', null).executeTakeFirst();
+    .where('signature', '=', signature).where('state', '=', 'settled').where('served_at', 'is', null)
+    .where('network', '=', terms.network).where('gateway', '=', terms.gateway).where('pay_to', '=', terms.payTo).where('asset', '=', terms.asset)
+    .where('amount', '=', canonicalAmount(terms.amount))
+    .executeTakeFirst();
   return Number(r.numUpdatedRows) === 1;
 }

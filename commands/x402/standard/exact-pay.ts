@@ -72,7 +72,9 @@ function mismatch(accepted: PaymentRequirements, offered: PaymentRequirements, s
  * Verifies, then settles `payload` against the route's exact requirement, and claims the
  * settled transaction's one request (in the settlement's row: once across nodes, whatever
  * Redis lost), so a payment whose settlement was pending (a 503) is served when it is sent
- * again and has landed, and a payment served already is refused as a replay.
+ * again and has landed, and a payment served already is refused as a replay. A payment
+ * settled for other terms (another merchant's, through the facilitator API: its row is never
+ * served here) is refused: the client's `accepted` is unsigned and proves nothing.
  */
 export async function payExact(o: ExactOffer, payload: PaymentPayload): Promise<ExactOutcome> {
   const supported = await o.facilitator.supportedKind(o.terms.network);
@@ -90,6 +92,7 @@ export async function payExact(o: ExactOffer, payload: PaymentPayload): Promise<
   const reason = reasonOf(settled.errorReason, settled.errorMessage);
   if (settled.errorReason === REASONS.pending) return { kind: 'pending', reason };
   if (!settled.success) return { kind: 'refused', reason };
-  if (!(await o.facilitator.serveOnce(settled.transaction))) return { kind: 'refused', reason: `${REASONS.duplicate}: this payment was settled and served already; pay again` };
+  const terms = { network: offered.network, gateway: o.terms.gateway, payTo: offered.payTo, asset: offered.asset, amount: offered.amount };
+  if (!(await o.facilitator.serveOnce(settled.transaction, terms))) return { kind: 'refused', reason: `${REASONS.duplicate}: this payment was settled and served already; pay again` };
   return { kind: 'paid', settled };
 }
