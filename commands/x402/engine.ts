@@ -21,7 +21,8 @@
  *                                  serving, a pay-as-you-go chunk metered, a prepaid request
  *                                  drawn from its credit)
  *   report(token, pick, amount, tx) a merchant's usage report: authorize, then the scheme
- *                                  settles what was used (an upto authorization's pull)
+ *                                  settles what was used (an upto authorization's pull); the
+ *                                  same settlement sent again is answered before authorize
  */
 import type { Redis } from 'ioredis';
 import { createPdaDeriver, type PdaDeriver } from '../../src/kernel/domain/pda.js';
@@ -119,7 +120,8 @@ export interface PaymentEngine {
   /**
    * A usage report that settles: the bearer admitted for `amount` (else the requirement's
    * maximum, so the payer's funding is checked for what will be pulled), then its scheme's
-   * `report` (with `transaction`, the settlement on chain). Throws as settle does.
+   * `report` (with `transaction`, the settlement on chain). A `transaction` settled already
+   * is answered first, as it was settled (the scheme's settledReport). Throws as settle does.
    */
   report(token: string, pick: (claims: X402Claims) => PaymentRequirement | undefined, amount: bigint | undefined, transaction: string | undefined): Promise<UsageAnswer>;
 }
@@ -156,16 +158,38 @@ export function createPaymentEngine(deps: X402Deps): PaymentEngine {
     return scheme.verify(ctx, p, r, resource);
   };
 
-  const authorize: PaymentEngine['authorize'] = async (token, pick, chunk) => {
-    const t = await tokens.check(token);
+  /** the JWT's claims and the requirement of this resource (at this gateway) they name, or why not */
+  const bearer = async (
+    token: string, pick: (claims: X402Claims) => PaymentRequirement | undefined, opts: { acceptExpired?: boolean } = {},
+  ): Promise<{ claims: X402Claims; r: PaymentRequirement } | string> => {
+    const t = await tokens.check(token, opts);
     if (!t.ok) return t.reason;
     const r = pick(t.claims);
     if (!r) return 'the JWT was issued for a requirement this resource does not accept';
     // the id hashes the gateway already; a bound token must name the same one besides
     if (t.claims.gateway !== undefined && t.claims.gateway !== r.gateway) return `the JWT was paid at gateway ${t.claims.gateway}, not this resource's`;
-    const scheme = schemeOf(r);
-    if (!scheme.admit) return `scheme ${r.scheme} sells no bearer access: pay each request`;
-    return scheme.admit(ctx, t.claims, r, chunk);
+    return { claims: t.claims, r };
+  };
+
+  const authorize: PaymentEngine['authorize'] = async (token, pick, chunk) => {
+    const b = await bearer(token, pick);
+    if (typeof b === 'string') return b;
+    const scheme = schemeOf(b.r);
+    if (!scheme.admit) return `scheme ${b.r.scheme} sells no bearer access: pay each request`;
+    return scheme.admit(ctx, b.claims, b.r, chunk);
+  };
+
+  /**
+   * The answer of a settlement the report sends again, when it was made: looked up before the
+   * admission, which the settlement's own landing makes fail (its policy Completed), on a JWT
+   * checked but for its expiry (the settlement may be retried after it). Never settles.
+   */
+  const settledAlready = async (
+    token: string, pick: (claims: X402Claims) => PaymentRequirement | undefined, amount: bigint | undefined, transaction: string,
+  ): Promise<UsageAnswer | undefined> => {
+    const b = await bearer(token, pick, { acceptExpired: true });
+    if (typeof b === 'string') return undefined;
+    return schemeOf(b.r).settledReport?.(ctx, b.claims, b.r, amount, transaction);
   };
 
   return {
@@ -203,6 +227,8 @@ export function createPaymentEngine(deps: X402Deps): PaymentEngine {
     },
 
     async report(token, pick, amount, transaction) {
+      const made = transaction === undefined ? undefined : await settledAlready(token, pick, amount, transaction);
+      if (made) return made;
       const grant = await authorize(token, pick, amount);
       if (typeof grant === 'string') return { admitted: false, reason: grant };
       const scheme = schemeNamed(grant.scheme);

@@ -34,8 +34,11 @@ import { x402Audience, x402RequirementAudience } from '../tokens/audience.js';
 export interface X402Signer {
   /** `audience`: the token's aud (the key ring's default, the shared one, when absent) */
   sign(claims: Record<string, unknown>, opts: { subject: string; expiresAt: number; audience?: string | string[] }): Promise<{ token: string }>;
-  /** throws when the signature, issuer, audience (`audience`: one of these; else the default), exp or nbf is wrong */
-  verify(token: string, opts?: { audience?: string | string[] }): Promise<JWTPayload>;
+  /**
+   * throws when the signature, issuer, audience (`audience`: one of these; else the default), exp or nbf is wrong;
+   * with `acceptExpired`, every one but exp (a signer that ignores the option refuses the expired token: nothing is answered from it)
+   */
+  verify(token: string, opts?: { audience?: string | string[]; acceptExpired?: boolean }): Promise<JWTPayload>;
 }
 
 export interface X402Claims {
@@ -86,20 +89,23 @@ function asX402Claims(p: JWTPayload): X402Claims | undefined {
 }
 
 export interface TokenCheck {
-  /** the token's claims, or why it is not a valid x402 token */
-  check(token: string): Promise<{ ok: true; claims: X402Claims } | { ok: false; reason: string }>;
+  /**
+   * the token's claims, or why it is not a valid x402 token; `acceptExpired`: one past its exp
+   * too, for looking up what it already bought (a settlement made), never to admit on it
+   */
+  check(token: string, opts?: { acceptExpired?: boolean }): Promise<{ ok: true; claims: X402Claims } | { ok: false; reason: string }>;
 }
 
 export function createTokenCheck(signer: X402Signer, opts: { cacheMs: number; clock: Clock; audience: string; capacity?: number }): TokenCheck {
   const cache = createLru<string, { until: number; claims: X402Claims }>(opts.capacity ?? 50_000);
   return {
-    async check(token) {
+    async check(token, how = {}) {
       const now = opts.clock.now();
       const hit = cache.get(token);
       if (hit && now < hit.until) return { ok: true, claims: hit.claims };
       let payload: JWTPayload;
       try {
-        payload = await signer.verify(token, { audience: expectedAudience(token, opts.audience) });
+        payload = await signer.verify(token, { audience: expectedAudience(token, opts.audience), ...(how.acceptExpired === true ? { acceptExpired: true } : {}) });
       } catch (err) {
         if (err instanceof AppError) throw err; // the key store is down: a 503, not a bad token
         const e = err as { code?: string; message?: string };
@@ -107,7 +113,8 @@ export function createTokenCheck(signer: X402Signer, opts: { cacheMs: number; cl
       }
       const claims = asX402Claims(payload);
       if (!claims) return { ok: false, reason: 'the JWT is not a payment (x402) token' };
-      if (opts.cacheMs > 0) cache.set(token, { until: Math.min(claims.exp * 1000, now + opts.cacheMs), claims });
+      // an expired token read for a lookup is not kept: the cache answers admissions
+      if (opts.cacheMs > 0 && claims.exp * 1000 > now) cache.set(token, { until: Math.min(claims.exp * 1000, now + opts.cacheMs), claims });
       return { ok: true, claims };
     },
   };

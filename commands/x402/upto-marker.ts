@@ -77,6 +77,19 @@ export async function claimMarker(deps: MarkerDeps, policy: string, mine: UptoMa
   return { kind: 'in_doubt', reason: 'the authorization\'s marker changed while it was resolved' };
 }
 
+/**
+ * The policy's settlement by the transaction `signature`, when it was made: its marker done, or
+ * still sending and landed (marked done now). Undefined for no marker, another transaction's, or
+ * one the chain does not show landed (the request goes on as a settlement: resent, or waiting).
+ */
+export async function settledBy(deps: MarkerDeps, policy: string, signature: string): Promise<UptoMarker | undefined> {
+  const raw = await deps.redis.get(markerKey(deps.redisPrefix, policy));
+  if (raw === null) return undefined;
+  const held = JSON.parse(raw) as UptoMarker;
+  if (held.transaction !== signature) return undefined;
+  return await resolveMarker(deps, policy, held, raw) === 'settled' ? { ...held, state: 'done' } : undefined;
+}
+
 /** What the chain says of the held marker's transaction; a settled one is marked done, a dead one cleared. */
 async function resolveMarker(deps: MarkerDeps, policy: string, held: UptoMarker, raw: string): Promise<'settled' | 'cleared' | 'can_land' | 'in_doubt'> {
   const key = markerKey(deps.redisPrefix, policy);

@@ -6,13 +6,15 @@
  * confirm. A settlement left in doubt (its answer lost) is resolved from the chain by the
  * next request: its stored result, a 503 while it may land, or cleared once it never can.
  * Without a transaction the report only asks whether `amount` (else the maximum) would be admitted.
+ * The same settlement sent again after its answer was lost is answered first (settledUpto), before
+ * an admission its landing made fail.
  */
 import { readProgramAccount } from '../../infra/solana/accounts.js';
 import { asPolicyType } from '../../src/kernel/domain/policy-type.js';
 import type { SchemeContext, UsageAnswer, X402Grant } from './schemes/scheme.js';
 import { chainRead, confirmPayment, PaymentRefused, sendPayment } from './settle.js';
-import { checkUptoSettlement, field } from './upto.js';
-import { claimMarker, markDone, releaseMarker, signedFacts, stillInDoubt, type MarkerDeps, type UptoMarker } from './upto-marker.js';
+import { checkUptoSettlement, field, verifiedSignature } from './upto.js';
+import { claimMarker, markDone, releaseMarker, settledBy, signedFacts, stillInDoubt, type MarkerDeps, type UptoMarker } from './upto-marker.js';
 
 export async function settleUpto(
   ctx: SchemeContext, grant: X402Grant, amount: bigint | undefined, serializedTransaction: string | undefined,
@@ -34,7 +36,7 @@ export async function settleUpto(
   const check = checkUptoSettlement(serializedTransaction, { programId, policy: grant.policy, amount, allowed });
   if (!check.ok) return refuse(check.reason);
 
-  const deps: MarkerDeps = { redis: ctx.redis, redisPrefix: ctx.redisPrefix, io: ctx.chain, programId };
+  const deps = markerDeps(ctx);
   const mine: UptoMarker = {
     state: 'sending', amount: amount.toString(), transaction: check.signature,
     blockhash: signedFacts(serializedTransaction).blockhash, paymentCount: Number(read.data['payment_count'] ?? 0),
@@ -59,5 +61,21 @@ export async function settleUpto(
   ctx.policies.prime(after);
   return { admitted: true, ...grant, settled: { amount: amount.toString(), transaction: check.signature } };
 }
+
+/**
+ * A report that sends again the bytes of a settlement already made: its answer, read from the
+ * marker (resolved from the chain when it was left sending), before the admission that a
+ * settlement that landed no longer passes (its policy Completed, its delegation used up, its
+ * JWT or deadline passed). The bytes must verify and be the marker's transaction, of the amount
+ * reported; anything else is undefined, and goes the usual way through every check.
+ */
+export async function settledUpto(ctx: SchemeContext, grant: X402Grant, amount: bigint | undefined, serializedTransaction: string): Promise<UsageAnswer | undefined> {
+  const signature = verifiedSignature(serializedTransaction);
+  if (amount === undefined || signature === undefined) return undefined;
+  const made = await settledBy(markerDeps(ctx), grant.policy, signature);
+  return made?.amount === amount.toString() ? settledAnswer(grant, made) : undefined;
+}
+
+const markerDeps = (ctx: SchemeContext): MarkerDeps => ({ redis: ctx.redis, redisPrefix: ctx.redisPrefix, io: ctx.chain, programId: ctx.pdas.programId });
 
 const settledAnswer = (grant: X402Grant, m: UptoMarker): UsageAnswer => ({ admitted: true, ...grant, settled: { amount: m.amount, transaction: m.transaction } });

@@ -69,6 +69,18 @@ export async function buildUptoSettlement(opts: {
   return { serializedTransaction: Buffer.from(tx.serialize()).toString('base64'), signature: bs58.encode(tx.signatures[0]!) };
 }
 
+/** The first signature of `wire` when it deserializes and every signature verifies, else undefined. */
+export function verifiedSignature(wire: string): string | undefined {
+  let tx: VersionedTransaction;
+  try {
+    tx = VersionedTransaction.deserialize(Buffer.from(wire, 'base64'));
+  } catch {
+    return undefined;
+  }
+  const first = tx.signatures[0];
+  return first !== undefined && signatureProblem(tx) === undefined ? bs58.encode(first) : undefined;
+}
+
 export type UptoCheck = { ok: true; signature: string; signer: string } | { ok: false; reason: string };
 
 /** Is `wire` exactly the merchant's settlement of `amount` on `policy`, signed by one of `allowed`? */

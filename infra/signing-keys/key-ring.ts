@@ -14,7 +14,7 @@
  * failure is remembered for KEY_OPEN_RETRY_MS, and the JWKS and verification go on.
  */
 import { randomUUID } from 'node:crypto';
-import { importJWK, jwtVerify, SignJWT, type CryptoKey, type JWTPayload, type JWTHeaderParameters } from 'jose';
+import { decodeJwt, importJWK, jwtVerify, SignJWT, type CryptoKey, type JWTPayload, type JWTHeaderParameters } from 'jose';
 import { upstreamUnavailable } from '../../src/kernel/http/errors.js';
 import { KeyMaterialError, openPrivateJwk, SIGNING_ALG, type PublicJwk } from './crypto.js';
 import { ensureActiveKey, loadPublishedKeys, type StoredKey } from './store.js';
@@ -59,8 +59,12 @@ export interface KeyRing {
   readonly audience: string;
   /** Signs `claims` with the active key, adding iss, aud, sub, iat, nbf, exp and jti. */
   sign(claims: Record<string, unknown>, opts: SignOptions): Promise<SignedToken>;
-  /** Verifies signature (active or in-grace key), iss, aud, exp, nbf at the injected clock. */
-  verify(token: string, opts?: { audience?: string | string[] }): Promise<JWTPayload>;
+  /**
+   * Verifies signature (active or in-grace key), iss, aud, exp, nbf at the injected clock.
+   * `acceptExpired`: every check but exp, for a caller that only looks up what a token
+   * already bought and never grants anything new on it.
+   */
+  verify(token: string, opts?: { audience?: string | string[]; acceptExpired?: boolean }): Promise<JWTPayload>;
   /** The published set: the active key and every key in its grace period. */
   jwks(): Promise<{ keys: PublicJwk[] }>;
   rotate(): Promise<RotateKeysOutput>;
@@ -182,11 +186,13 @@ export function createKeyRing(ctx: KeyStoreDeps): KeyRing {
       return 'key' in active ? { kid: active.kid, ok: true } : { kid: active.kid, ok: false, reason: active.reason };
     },
     async verify(token, opts = {}) {
+      const now = clock.now();
       const { payload } = await jwtVerify(token, publicKeyFor, {
         algorithms: [SIGNING_ALG],
         issuer: config.keys.issuer,
         audience: opts.audience ?? config.keys.audience,
-        currentDate: new Date(clock.now()),
+        // jose cannot leave out exp alone: a token past it is checked as of its last valid second (nbf, iss, aud, signature as ever)
+        currentDate: new Date(opts.acceptExpired === true ? Math.min(now, expiryMs(token) - 1000) : now),
       });
       return payload;
     },
@@ -245,4 +251,14 @@ async function signToken(ctx: KeyStoreDeps, active: { kid: string; key: CryptoKe
     .setJti(jti)
     .sign(active.key);
   return { token, kid: active.kid, jti, issuedAt, expiresAt: opts.expiresAt };
+}
+
+/** A token's exp in ms, read before it is verified (the signature check that follows vouches for it); none: Infinity. */
+function expiryMs(token: string): number {
+  try {
+    const exp = decodeJwt(token).exp;
+    return typeof exp === 'number' ? exp * 1000 : Infinity;
+  } catch {
+    return Infinity; // not a JWT: the verification refuses it
+  }
 }

@@ -22,6 +22,7 @@ import { startX402, type X402Harness } from './x402-harness.js';
 import { call, payloadOf, registerUpto } from './x402-facilitator-support.js';
 import { resolveUptoInDoubt } from '../../commands/x402/upto-marker.js';
 import { createRpcClient } from '../../infra/solana/rpc-client.js';
+import { readProgramAccount } from '../../infra/solana/accounts.js';
 
 const USDC_DEV = '4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU';
 
@@ -173,5 +174,101 @@ describe('x402://upto: a settlement whose confirmation timed out', function () {
     expect(again.body.success, JSON.stringify(again.body)).to.equal(true);
     const signature = bs58.encode(VersionedTransaction.deserialize(Buffer.from(payload.payload.serializedTransaction, 'base64')).signatures[0]!);
     expect(again.body.transaction).to.equal(signature);
+  });
+});
+
+/*
+ * The retry of a settlement that landed is answered from its marker before the bearer's
+ * admission: the policy it completed reads Completed (and a settlement of the whole maximum
+ * used the delegation up), and its JWT and deadline may have passed since. The policy cache
+ * holds nothing here (X402_CACHE_MS 0): the retry reads the chain as one arriving after the
+ * cache, or on another node, does. It was refused ("… is Completed") after the payer paid.
+ */
+describe('x402://upto: the retry of a settlement that landed, past the policy cache', function () {
+  this.timeout(90_000);
+  const MAX = 500_000n;
+  let h: X402Harness;
+  let node: Awaited<ReturnType<typeof lossyNode>>;
+  let key = '';
+  let upto: AcceptedRequirement;
+  let merchant: Keypair;
+  let offsetMs = 0;
+  const clock = { now: () => Date.now() + offsetMs };
+  const balance = async (owner: Keypair): Promise<bigint> => {
+    const r = await h.rpc.call<{ value: { amount: string } }>('getTokenAccountBalance', [associatedTokenAddress(owner.publicKey.toBase58(), USDC_DEV)]);
+    return BigInt(r.value.amount);
+  };
+  const authorize = async (payer: Keypair) => {
+    const r = await call(h.api.url, 'POST', '/v1/x402/settle', { paymentPayload: payloadOf((await buildPayment(upto, { wallet: payer, rpc: h.rpc })).header), paymentRequirements: upto }, { 'x-api-key': key });
+    expect(r.body.success, JSON.stringify(r.body)).to.equal(true);
+    return r.body as { jwt: string; policy: string };
+  };
+  const build = (policy: string, amount: bigint) => buildUptoSettlement({ rpc: h.rpc, programId: PROGRAM_ID, policy, amount, signer: merchant });
+  const usage = (jwt: string, amount: bigint, transaction: string) =>
+    call(h.api.url, 'POST', '/v1/x402/usage', { jwt, paymentRequirements: upto, amount: amount.toString(), transaction }, { 'x-api-key': key });
+  const status = async (policy: string) => {
+    const read = await readProgramAccount(h.rpc, policy, 'PaymentPolicy', { programId: PROGRAM_ID });
+    return read.kind === 'found' ? read.data['status'] : 'missing';
+  };
+  /** settles `amount` on a new authorization; the answer is lost (503), then the transaction lands */
+  const settledInDoubt = async (payer: Keypair, amount: bigint) => {
+    const a = await authorize(payer);
+    const before = await balance(payer);
+    const tx = await build(a.policy, amount);
+    node.held.add(tx.serializedTransaction);
+    expect((await usage(a.jwt, amount, tx.serializedTransaction)).status, 'the confirmation timed out').to.equal(503);
+    await h.rpc.call('sendTransaction', [tx.serializedTransaction, { encoding: 'base64' }]);
+    expect(await status(a.policy), 'the program completed the policy at its one payment').to.equal('Completed');
+    expect(await balance(payer), 'the payer paid').to.equal(before - amount);
+    return { ...a, tx };
+  };
+
+  before(async () => {
+    node = await lossyNode();
+    h = await startX402('upto-settled-retry', { SOLANA_RPC_URL: node.url, X402_CONFIRM_TIMEOUT_MS: '1500', X402_CACHE_MS: '0' }, { clock });
+    node.target.url = h.ln.rpcUrl;
+    const gw = h.ln.fixtures.gateways[0]!;
+    merchant = Keypair.fromSecretKey(bs58.decode(gw.authoritySecretKey));
+    ({ key, upto } = await registerUpto(h, gw, MAX, { description: 'charged by tokens used' }));
+  });
+  afterEach(() => { offsetMs = 0; });
+  after(async () => {
+    await h?.close();
+    await new Promise((r) => { node?.server.closeAllConnections(); node?.server.close(r); });
+  });
+
+  it('the whole maximum, the policy read Completed: the retry gets the settled answer, and no second transaction', async () => {
+    const payer = h.payer();
+    const s = await settledInDoubt(payer, MAX);
+    const after = await balance(payer);
+    const landed = h.txCount();
+
+    const retry = await usage(s.jwt, MAX, s.tx.serializedTransaction);
+    expect(retry.status, JSON.stringify(retry.body)).to.equal(200);
+    expect(retry.body, JSON.stringify(retry.body)).to.deep.include({ admitted: true, policy: s.policy, settled: { amount: MAX.toString(), transaction: s.tx.signature } });
+    expect(h.txCount(), 'nothing sent by the retry').to.equal(landed);
+    expect(await balance(payer), 'charged once').to.equal(after);
+    expect((await usage(s.jwt, MAX, s.tx.serializedTransaction)).body.settled, 'and again').to.deep.equal({ amount: MAX.toString(), transaction: s.tx.signature });
+  });
+
+  it('past the JWT\'s expiry and the deadline: the retry gets the settled answer; a settlement not made is refused as before', async () => {
+    const s = await settledInDoubt(h.payer(), 200_000n);
+    const unsettled = await authorize(h.payer());
+    offsetMs = 700_000; // past the authorization's window (maxTimeoutSeconds 600), which bounds its JWT
+    const retry = await usage(s.jwt, 200_000n, s.tx.serializedTransaction);
+    expect(retry.body, JSON.stringify(retry.body)).to.deep.include({ admitted: true, settled: { amount: '200000', transaction: s.tx.signature } });
+    // only the expiry is let pass: a JWT whose signature does not verify, or one of another policy, is refused
+    const forged = `${s.jwt.slice(0, -8)}${s.jwt.endsWith('AAAAAAAA') ? 'BBBBBBBB' : 'AAAAAAAA'}`;
+    expect((await usage(forged, 200_000n, s.tx.serializedTransaction)).body).to.deep.equal({ admitted: false, reason: 'the JWT is not valid' });
+    expect((await usage(unsettled.jwt, 200_000n, s.tx.serializedTransaction)).body).to.deep.equal({ admitted: false, reason: 'the JWT has expired' });
+
+    const other = await build(s.policy, 1n);
+    const refused = await usage(s.jwt, 1n, other.serializedTransaction);
+    expect(refused.body, JSON.stringify(refused.body)).to.deep.equal({ admitted: false, reason: 'the JWT has expired' });
+    const landed = h.txCount();
+    const late = await build(unsettled.policy, 1n);
+    expect((await usage(unsettled.jwt, 1n, late.serializedTransaction)).body).to.deep.equal({ admitted: false, reason: 'the JWT has expired' });
+    expect(h.txCount(), 'the expired JWT settled nothing').to.equal(landed);
+    expect(await status(unsettled.policy)).to.equal('Active');
   });
 });

@@ -47,6 +47,7 @@ export interface PolicyScheme<R extends PaymentRequirement> {
   answered?: SchemeEngine<R>['answered'];
   wireTerms?: SchemeEngine<R>['wireTerms'];
   report?: SchemeEngine<R>['report'];
+  settledReport?: SchemeEngine<R>['settledReport'];
 }
 
 /** Seconds a new policy's first due date (an upto window's start) may lie ahead of the server's clock. */
@@ -114,6 +115,7 @@ export function policyScheme<R extends PaymentRequirement>(s: PolicyScheme<R>): 
     ...(s.answered ? { answered: s.answered } : {}),
     ...(s.wireTerms ? { wireTerms: s.wireTerms } : {}),
     ...(s.report ? { report: s.report } : {}),
+    ...(s.settledReport ? { settledReport: s.settledReport } : {}),
   };
 }
 

@@ -176,6 +176,15 @@ export interface SchemeEngine<R extends PaymentRequirement> {
    * `transaction` (the merchant's signed settlement) the payment is settled on chain, once.
    */
   report?(ctx: SchemeContext, grant: X402Grant, amount: bigint | undefined, transaction: string | undefined): Promise<UsageAnswer>;
+  /**
+   * A usage report that names a settlement already made (`transaction`, the same signed bytes,
+   * retried after its answer was lost): that settlement's answer, or undefined when it was not
+   * made (the report then goes through the admission and `report` as any other). It runs
+   * before the admission, which a settlement that landed no longer passes (its policy is
+   * Completed, its JWT and deadline may have passed), on a JWT checked in every way but its
+   * expiry: it only answers what was settled, and never settles.
+   */
+  settledReport?(ctx: SchemeContext, claims: X402Claims, r: R, amount: bigint | undefined, transaction: string): Promise<UsageAnswer | undefined>;
 }
 
 /** A policy's share of the payer's approve of the program's delegate. */

@@ -8,7 +8,7 @@ import type { PolicyType, UpToType } from '../../../src/kernel/domain/policy-typ
 import { hashId, positive, UPTO_START_SKEW_SECONDS, type UptoRequirement } from '../requirements.js';
 import { policyTypeArgs } from '../program.js';
 import { chainRead, servesWhileActive } from '../settle.js';
-import { settleUpto } from '../upto-settle.js';
+import { settledUpto, settleUpto } from '../upto-settle.js';
 import { DUE_SKEW_SECONDS, grantOf, policyScheme, servingPolicy } from './policy.js';
 
 function terms(r: UptoRequirement, type: PolicyType): string | undefined {
@@ -80,4 +80,5 @@ export const uptoScheme = policyScheme<UptoRequirement>({
   },
 
   report: settleUpto,
+  settledReport: (ctx, claims, r, amount, transaction) => settledUpto(ctx, grantOf(claims, r), amount, transaction),
 });
