@@ -42,7 +42,7 @@ const secs = (d: Date | null | undefined): number => (d ? Math.floor(d.getTime()
 /** The gateways this service moves money for: delegated signers, prepaid credits. */
 export async function servedGateways(db: Db): Promise<string[]> {
   const r = await sql<{ gateway: string }>`
-    SELECT gateway FROM scheduler_gateways UNION SELECT gateway FROM prepaid_credits ORDER BY 1`.execute(db);
+    SELECT gateway FROM scheduler_gateways UNION SELECT gateway FROM prepaid_credit_payments ORDER BY 1`.execute(db);
   return r.rows.map((x) => x.gateway);
 }
 
@@ -76,13 +76,14 @@ export async function serviceRecords(db: Db, gateway: string, since: number, als
   const charges = await db.selectFrom('payg_charges').select(['id', 'policy', 'status', 'amount', 'signature', 'created_at', 'finished_at'])
     .where('gateway', '=', gateway)
     .where((eb) => eb.or([eb('created_at', '>=', from), eb('finished_at', '>=', from), eb('signature', 'in', also)])).execute();
-  const credits = await db.selectFrom('prepaid_credits').select(['policy', 'credit', 'transaction', 'paid_at'])
+  // each payment of a credit (a credit's address paid again is another payment: migration 1018)
+  const credits = await db.selectFrom('prepaid_credit_payments').select(['policy', 'amount', 'transaction', 'paid_at'])
     .where('gateway', '=', gateway).where('transaction', 'is not', null)
     .where((eb) => eb.or([eb('paid_at', '>=', from), eb('transaction', 'in', also)])).execute();
   return [
     ...intents.map((i): ServiceRecord => ({ source: 'scheduler', id: i.id, policy: i.policy, status: i.status, amount: null, signature: i.signature ?? '', at: secs(i.updated_at) })),
     ...charges.map((c): ServiceRecord => ({ source: 'payg', id: c.id, policy: c.policy, status: c.status, amount: BigInt(c.amount), signature: c.signature, at: secs(c.finished_at ?? c.created_at) })),
-    ...credits.map((c): ServiceRecord => ({ source: 'prepaid', id: c.policy, policy: c.policy, status: 'paid', amount: BigInt(c.credit), signature: c.transaction ?? '', at: secs(c.paid_at) })),
+    ...credits.map((c): ServiceRecord => ({ source: 'prepaid', id: c.policy, policy: c.policy, status: 'paid', amount: BigInt(c.amount), signature: c.transaction ?? '', at: secs(c.paid_at) })),
   ];
 }
 

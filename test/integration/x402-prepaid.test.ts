@@ -186,6 +186,86 @@ describe('x402://prepaid: a OneTime credit paid up front, drawn per request', fu
     expect(fresh.transaction).to.be.a('string');
   });
 
+  it('counts a credit bought again at a reused address (its policy and user payment deleted and created anew): drawn, not refused as used up', async () => {
+    const payer = h.payer();
+    const a = await settle(payer);
+    await use(a.jwt, '10000', second.url); // the second node keeps the credit as it was
+    expect((await use(a.jwt, '40000')).body.prepaid).to.include({ remaining: '0' });
+
+    // the payer deletes its completed policy and its user payment: the program counts its policies from zero again
+    const mint = new PublicKey(USDC_DEV);
+    const userPayment = pdas.userPayment(payer.publicKey, mint);
+    const accounts = { owner: payer.publicKey, user_payment: userPayment, token_mint: mint, config: pdas.config(), rent_payer: payer.publicKey };
+    const deleted = submitTransaction(h.ln.chain, signedTransaction(payer, [], [
+      tributaryIx('delete_payment_policy', { ...accounts, payment_policy: new PublicKey(a.policy) }, { policy_id: 1 }),
+      tributaryIx('delete_user_payment', accounts, {}),
+    ], h.ln.chain.latestBlockhash().blockhash), { verifySignatures: true, commit: true });
+    expect(deleted.kind === 'executed' && deleted.result.err === null, JSON.stringify(deleted)).to.equal(true);
+    h.ln.chain.advanceSlot(); // a new blockhash: the same payment signed again is another transaction
+
+    const b = await settle(payer);
+    expect(b.policy, 'policy 1 of the new user payment: the same address').to.equal(a.policy);
+    expect(b.transaction).to.be.a('string').and.not.equal(a.transaction);
+    const first = await use(b.jwt, '1000');
+    expect(first.body, JSON.stringify(first.body)).to.include({ admitted: true });
+    expect(first.body.prepaid).to.include({ credit: '100000', remaining: '49000' });
+    const elsewhere = await use(b.jwt, '1000', second.url);
+    expect(elsewhere.body, JSON.stringify(elsewhere.body)).to.include({ admitted: true });
+    expect(elsewhere.body.prepaid).to.include({ remaining: '48000' });
+
+    // two payments of one address (two policies created within one second share a created_at: the transactions tell them apart)
+    const payments = await h.env.db.selectFrom('prepaid_credit_payments').select(['amount', 'transaction']).where('policy', '=', a.policy).orderBy('paid_at').execute();
+    expect(payments.map((p) => [p.amount, p.transaction])).to.deep.equal([['50000', a.transaction], ['50000', b.transaction]]);
+    // the same payment recorded again (an existing-policy settlement) counts nothing
+    const again = await post('/v1/x402/settle', exchange({
+      x402Version: 2, scheme: prepaid.scheme, network: prepaid.network, id: prepaid.id,
+      payload: { payer: payer.publicKey.toBase58(), proof: signPaymentProof(payer.secretKey, { requirementId: prepaid.id, resource: prepaid.resource, transactionSignature: undefined }, Math.floor(Date.now() / 1000)) },
+    }));
+    expect(again.body, JSON.stringify(again.body)).to.include({ success: true, policy: a.policy });
+    const row = await h.env.db.selectFrom('prepaid_credits').select('credit').where('policy', '=', a.policy).executeTakeFirstOrThrow();
+    expect(row.credit).to.equal('100000');
+  });
+
+  it('serves the terms paid last when a reused address is bought again under other terms, with what was left of the credit', async () => {
+    const payer = h.payer();
+    const a = await settle(payer);
+    await use(a.jwt, '20000');
+    const mint = new PublicKey(USDC_DEV);
+    const userPayment = pdas.userPayment(payer.publicKey, mint);
+    const accounts = { owner: payer.publicKey, user_payment: userPayment, token_mint: mint, config: pdas.config(), rent_payer: payer.publicKey };
+    const deleted = submitTransaction(h.ln.chain, signedTransaction(payer, [], [
+      tributaryIx('delete_payment_policy', { ...accounts, payment_policy: new PublicKey(a.policy) }, { policy_id: 1 }),
+      tributaryIx('delete_user_payment', accounts, {}),
+    ], h.ln.chain.latestBlockhash().blockhash), { verifySignatures: true, commit: true });
+    expect(deleted.kind === 'executed' && deleted.result.err === null, JSON.stringify(deleted)).to.equal(true);
+    h.ln.chain.advanceSlot();
+
+    const b = await post('/v1/x402/settle', exchange(payloadOf((await buildPayment(cheap, { wallet: payer, rpc: h.rpc })).header), cheap));
+    expect(b.body, JSON.stringify(b.body)).to.include({ success: true, policy: a.policy });
+    const drawn = await post('/v1/x402/usage', { jwt: b.body.jwt, paymentRequirements: cheap, amount: '1000' });
+    expect(drawn.body, JSON.stringify(drawn.body)).to.include({ admitted: true });
+    expect(drawn.body.prepaid).to.include({ credit: '51000', remaining: '30000' });
+    const old = await use(a.jwt, '1000');
+    expect(old.body.admitted).to.equal(false);
+    expect(old.body.reason).to.match(/bought by another payer or under other terms/);
+  });
+
+  it('starts a credit bought at a reused address from another gateway from what was drawn there: one merchant\'s credit never serves another', async () => {
+    const ledger = createCreditLedger(h.env.db);
+    const policy = Keypair.generate().publicKey.toBase58();
+    const base = { policy, payer: 'payer', requirementId: 'r1', credit: 50_000n, policyCreatedAt: '100' };
+    expect(await ledger.recordCredit({ ...base, gateway: 'gateway-a', transaction: 'tx-1' })).to.equal(true);
+    expect(await ledger.recordCredit({ ...base, gateway: 'gateway-a', transaction: 'tx-1' }), 'the same payment again').to.equal(false);
+    expect(await ledger.recordCredit({ ...base, gateway: 'gateway-a' }), 'the same policy, no transaction').to.equal(false);
+    let asked = 0;
+    const usedNow = async () => { asked += 1; return 20_000n; };
+    expect(await ledger.recordCredit({ ...base, gateway: 'gateway-b', requirementId: 'r2', credit: 1_000n, transaction: 'tx-2', policyCreatedAt: '200' }, usedNow)).to.equal(true);
+    expect(asked).to.equal(1);
+    expect(await ledger.credit(policy)).to.include({ credit: 21_000n, gateway: 'gateway-b', requirementId: 'r2', policyCreatedAt: '200' });
+    const payments = await h.env.db.selectFrom('prepaid_credit_payments').select(['gateway', 'amount']).where('policy', '=', policy).orderBy('paid_at').execute();
+    expect(payments).to.deep.equal([{ gateway: 'gateway-a', amount: '50000' }, { gateway: 'gateway-b', amount: '1000' }]);
+  });
+
   it('pays a net-mode gateway\'s fee on top of the credit: the recipient receives the whole credit', async () => {
     const gw = h.ln.fixtures.gateways[2]!;
     const authority = Keypair.fromSecretKey(bs58.decode(gw.authoritySecretKey));

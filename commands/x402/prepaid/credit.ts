@@ -8,7 +8,8 @@
  *   authorizeCredit the JWT's credit admits one request of `chunk` (default pricePerRequest)
  *   creditLeft      room for one more request (a paid credit serves as an existing policy)
  *   giveBackDraw    a request that ended unanswered: its draw taken back
- *   recordPaidCredit the ledger's row of a settled credit, before its JWT leaves
+ *   recordPaidCredit the ledger's row of a settled credit, before its JWT leaves; an address paid
+ *                   again (its policy created anew) counts each payment (ledger.ts, recordCredit)
  */
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
@@ -19,7 +20,7 @@ import { chainRead, policyMismatch } from '../settle.js';
 import type { X402Claims } from '../tokens.js';
 import type { CreditLedger, PaidCredit } from './ledger.js';
 import { creditUsed, drawCredit, openCounter, prepaidCounterKey } from './meter.js';
-import { giveBack } from '../meter-slices.js';
+import { counterUsed, giveBack } from '../meter-slices.js';
 
 export interface CreditDeps {
   redis: Redis;
@@ -42,8 +43,10 @@ export function creditTerms(r: PrepaidRequirement, type: PolicyType): string | u
 /** What one admitted request drew from a credit. */
 export interface CreditGrant { chunk: string; used: string; credit: string; remaining: string; requestId?: string }
 
-export async function creditOf(d: CreditDeps, policy: string, payer: string, r: PrepaidRequirement, nowSeconds: number): Promise<bigint | string> {
-  const row = await d.ledger?.credit(policy);
+export async function creditOf(
+  d: CreditDeps, policy: string, payer: string, r: PrepaidRequirement, nowSeconds: number, fresh = false,
+): Promise<bigint | string> {
+  const row = await d.ledger?.credit(policy, { fresh });
   if (row) {
     // the row outlives the policy account (the payer may close a completed policy for its rent)
     if (row.payer !== payer || row.requirementId !== r.id) return `the credit ${policy} was bought by another payer or under other terms`;
@@ -57,23 +60,45 @@ export async function creditOf(d: CreditDeps, policy: string, payer: string, r: 
   if (t.kind !== 'OneTime') return 'the payment policy is not a prepaid credit';
   const credit = BigInt(t.amount);
   // paid on chain but not in the ledger (its settlement's record failed): recorded now, before any draw
-  await recordPaidCredit(d, { policy, payer, gateway: r.gateway, requirementId: r.id, credit }, nowSeconds);
+  await recordPaidCredit(d, { policy, payer, gateway: r.gateway, requirementId: r.id, credit, ...createdAt(read.data) }, nowSeconds);
   return credit;
+}
+
+/** A policy account's created_at (unix s), which tells apart the policies of one address (recordCredit). */
+export function createdAt(data: Record<string, unknown>): { policyCreatedAt?: string } {
+  const v = data['created_at'];
+  return typeof v === 'string' || typeof v === 'number' || typeof v === 'bigint' ? { policyCreatedAt: String(v) } : {};
 }
 
 /** Records a credit just settled; a credit seen for the first time gets its counter opened at zero. */
 export async function recordPaidCredit(d: CreditDeps, c: PaidCredit, nowSeconds: number): Promise<void> {
-  if (d.ledger && await d.ledger.recordCredit(c)) await openCounter(d.redis, d.redisPrefix, c.policy, nowSeconds);
+  const ledger = d.ledger;
+  if (!ledger) return;
+  // a credit bought anew at its address under other terms starts from what was drawn there: the counter's
+  // position (slices handed out, some perhaps not written yet) or the ledger's, the higher
+  const usedNow = async (): Promise<bigint> => {
+    const [counted, written] = await Promise.all([counterUsed(d.redis, prepaidCounterKey(d.redisPrefix, c.policy)), ledger.used(c.policy)]);
+    return counted !== undefined && counted > written ? counted : written;
+  };
+  if (await ledger.recordCredit(c, usedNow)) await openCounter(d.redis, d.redisPrefix, c.policy, nowSeconds);
 }
 
 export async function authorizeCredit(
   d: CreditDeps, claims: X402Claims, r: PrepaidRequirement, chunk: bigint | undefined, nowSeconds: number,
 ): Promise<CreditGrant | string> {
-  const credit = await creditOf(d, claims.policy, claims.sub, r, nowSeconds);
+  let credit = await creditOf(d, claims.policy, claims.sub, r, nowSeconds);
+  // what this node kept of the credit may be older than a payment of its address since (recordCredit)
+  if (typeof credit === 'string' && d.ledger) credit = await creditOf(d, claims.policy, claims.sub, r, nowSeconds, true);
   if (typeof credit === 'string') return credit;
   const requestId = randomUUID();
   const cost = chunk ?? r.pricePerRequest;
-  const drawn = await drawCredit(d.redis, d.redisPrefix, claims.policy, credit, cost, nowSeconds, d.ledger, { requestId, gateway: r.gateway });
+  const draw = (limit: bigint) => drawCredit(d.redis, d.redisPrefix, claims.policy, limit, cost, nowSeconds, d.ledger, { requestId, gateway: r.gateway });
+  let drawn = await draw(credit);
+  if (!drawn.ok && drawn.usedUp && d.ledger) {
+    const now = await creditOf(d, claims.policy, claims.sub, r, nowSeconds, true);
+    if (typeof now === 'string') return now;
+    if (now > credit) drawn = await draw(credit = now);
+  }
   if (!drawn.ok) return drawn.reason;
   const grant: CreditGrant = { chunk: cost.toString(), used: drawn.used.toString(), credit: credit.toString(), remaining: drawn.remaining.toString() };
   return d.ledger ? { ...grant, requestId } : grant;
@@ -96,8 +121,9 @@ export async function giveBackDraw(d: CreditDeps, requestId: string): Promise<vo
 export async function creditLeft(d: CreditDeps, policy: string, r: PrepaidRequirement): Promise<boolean> {
   // bought under other terms (another price per request): authorizeCredit refuses every draw under
   // these, so it cannot stand in for a new credit
-  const row = await d.ledger?.credit(policy);
+  const row = await d.ledger?.credit(policy, { fresh: true });
   if (row && row.requirementId !== r.id) return false;
   const used = await creditUsed(d.redis, d.redisPrefix, policy, d.ledger);
-  return r.amount - used >= r.pricePerRequest;
+  // the credit at this address: every payment made there (recordCredit), the requirement's amount before any is recorded
+  return (row?.credit ?? r.amount) - used >= r.pricePerRequest;
 }

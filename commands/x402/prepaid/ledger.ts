@@ -17,13 +17,23 @@ export interface PaidCredit {
   requirementId: string;
   credit: bigint;
   transaction?: string;
+  /** created_at on chain (unix s) of the policy paid: which policy of its address (one is reused when its user payment is created again) */
+  policyCreatedAt?: string;
 }
 
 /** Where credits and their use are kept durably. */
 export interface CreditLedger {
-  /** records a credit once its payment is confirmed; true the first time, a second record of the same policy changes nothing */
-  recordCredit(c: PaidCredit): Promise<boolean>;
-  credit(policy: string): Promise<PaidCredit | undefined>;
+  /**
+   * records a credit once its payment is confirmed; true when it counted a payment. A second record of
+   * the same policy (its created_at) changes nothing. Another policy paid at the same address (the payer
+   * deleted its policy and its user payment, and the program reused the address) is another payment of
+   * the credit there, which then serves the terms paid last: at the same gateway its amount adds to the
+   * credit (what was left stays the payer's); at another gateway the credit is what was drawn so far
+   * (`usedNow`, read only then) plus its amount: one merchant's credit is never drawn for another's requests
+   */
+  recordCredit(c: PaidCredit, usedNow?: () => Promise<bigint>): Promise<boolean>;
+  /** `fresh`: read past any cache (a credit grows when its address is paid again) */
+  credit(policy: string, opts?: { fresh?: boolean }): Promise<PaidCredit | undefined>;
   /**
    * writes one request's cost once counted, with the slice of the credit it holds; fails with
    * an exclusion violation when another request holds an overlapping slice (../meter-slices.ts)
@@ -60,19 +70,50 @@ const INSERT_USES = {
 
 export function createCreditLedger(db: Db): CreditLedger {
   return {
-    async recordCredit(c) {
-      const inserted = await db.insertInto('prepaid_credits').values({
-        policy: c.policy, payer: c.payer, gateway: c.gateway, requirement_id: c.requirementId, credit: c.credit.toString(),
-        transaction: c.transaction ?? null,
-      }).onConflict((oc) => oc.column('policy').doNothing()).returning('policy').executeTakeFirst();
-      return inserted !== undefined;
-    },
+    recordCredit: (c, usedNow) => db.transaction().execute(async (tx) => {
+      const created = c.policyCreatedAt ?? null;
+      const payment = { policy: c.policy, policy_created_at: created, gateway: c.gateway, requirement_id: c.requirementId, amount: c.credit.toString(), transaction: c.transaction ?? null };
+      const row = await tx.selectFrom('prepaid_credits').select(['credit', 'gateway', 'transaction', 'policy_created_at'])
+        .where('policy', '=', c.policy).forUpdate().executeTakeFirst();
+      if (!row) {
+        const inserted = await tx.insertInto('prepaid_credits').values({
+          policy: c.policy, payer: c.payer, gateway: c.gateway, requirement_id: c.requirementId, credit: c.credit.toString(),
+          transaction: c.transaction ?? null, policy_created_at: created,
+        }).onConflict((oc) => oc.column('policy').doNothing()).returning('policy').executeTakeFirst();
+        // a record of the same payment committed meanwhile (two nodes): counted there
+        if (!inserted) return false;
+        await tx.insertInto('prepaid_credit_payments').values(payment).onConflict((oc) => oc.doNothing()).execute();
+        return true;
+      }
+      // another policy at this address: created at another time, or paid by another transaction (two policies
+      // created within one second have the same created_at). A payment recorded again (its settlement retried, an
+      // existing policy's proof) names the same transaction or none
+      const otherPolicy = row.policy_created_at !== null && created !== null && row.policy_created_at !== created;
+      const otherTransaction = c.transaction !== undefined && row.transaction !== null && c.transaction !== row.transaction;
+      if (!otherPolicy && !otherTransaction) {
+        if (row.policy_created_at === null && created !== null) {
+          await tx.updateTable('prepaid_credits').set({ policy_created_at: created }).where('policy', '=', c.policy).execute();
+          await tx.updateTable('prepaid_credit_payments').set({ policy_created_at: created })
+            .where('policy', '=', c.policy).where('policy_created_at', 'is', null).execute();
+        }
+        return false;
+      }
+      // another policy at this address, paid: at the same gateway, what is left of the credit stays the payer's (drawn
+      // under the terms paid last); bought from another gateway, the credit starts from what was drawn so far
+      const base = row.gateway === c.gateway || !usedNow ? BigInt(row.credit) : await usedNow();
+      await tx.updateTable('prepaid_credits').set({
+        credit: (base + c.credit).toString(), requirement_id: c.requirementId, gateway: c.gateway, transaction: c.transaction ?? null, policy_created_at: created,
+      }).where('policy', '=', c.policy).execute();
+      await tx.insertInto('prepaid_credit_payments').values(payment).onConflict((oc) => oc.doNothing()).execute();
+      return true;
+    }),
     async credit(policy) {
       const row = await db.selectFrom('prepaid_credits').selectAll().where('policy', '=', policy).executeTakeFirst();
       if (!row) return undefined;
       return {
         policy: row.policy, payer: row.payer, gateway: row.gateway, requirementId: row.requirement_id, credit: BigInt(row.credit),
         ...(row.transaction !== null ? { transaction: row.transaction } : {}),
+        ...(row.policy_created_at !== null ? { policyCreatedAt: row.policy_created_at } : {}),
       };
     },
     // concurrent requests' rows in one statement (a group commit), each still written before its answer: the rows
@@ -118,15 +159,21 @@ export function createCreditLedger(db: Db): CreditLedger {
 }
 
 /**
- * The ledger with the credits it found kept in memory: a recorded credit never changes,
- * so the bearer path reads each one from Postgres once per node (up to `capacity`).
+ * The ledger with the credits it found kept in memory: the bearer path reads each one from
+ * Postgres once per node (up to `capacity`). A credit changes only when its address is paid
+ * again, so a draw refused on what this node kept reads it afresh first (credit.ts).
  */
 export function cachedCredits(ledger: CreditLedger, capacity = 10_000): CreditLedger {
   const known = createLru<string, PaidCredit>(capacity);
   return {
     ...ledger,
-    async credit(policy) {
-      const hit = known.get(policy);
+    async recordCredit(c, usedNow) {
+      const counted = await ledger.recordCredit(c, usedNow);
+      if (counted) known.delete(c.policy);
+      return counted;
+    },
+    async credit(policy, opts) {
+      const hit = opts?.fresh === true ? undefined : known.get(policy);
       if (hit) return hit;
       const row = await ledger.credit(policy);
       if (row) known.set(policy, row);

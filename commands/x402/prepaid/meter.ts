@@ -34,7 +34,7 @@ export interface Draw { requestId: string; gateway: string }
 
 export type DrawResult =
   | { ok: true; chunk: bigint; used: bigint; credit: bigint; remaining: bigint }
-  | { ok: false; reason: string };
+  | { ok: false; reason: string; usedUp: boolean };
 
 export async function drawCredit(
   redis: Redis, keyPrefix: string, policy: string, credit: bigint, chunk: bigint, nowSeconds: number, ledger: CreditLedger | undefined, d: Draw,
@@ -69,7 +69,7 @@ export async function drawCredit(
   }
   const used = BigInt(r[1]);
   if (r[0] !== 1) {
-    return { ok: false, reason: `the prepaid credit of ${credit} is used up (${used} used, this request costs ${chunk}); pay again for a new credit` };
+    return { ok: false, usedUp: true, reason: `the prepaid credit of ${credit} is used up (${used} used, this request costs ${chunk}); pay again for a new credit` };
   }
   return { ok: true, chunk, used, credit, remaining: credit - used };
 }

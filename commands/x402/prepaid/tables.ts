@@ -12,6 +12,19 @@ export interface PrepaidCreditsTable {
   /** the Payment transaction's signature, when this service sent it */
   transaction: string | null;
   paid_at: ColumnType<Date, Date | undefined, never>;
+  /** created_at (unix s) of the policy at this address whose payment the row counted last; null: recorded before it was kept */
+  policy_created_at: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+/** One payment of a credit: a policy at the credit's address (its created_at), paid once. */
+export interface PrepaidCreditPaymentsTable {
+  policy: string;
+  policy_created_at: ColumnType<string | null, string | null | undefined, string | null>;
+  gateway: string;
+  requirement_id: string;
+  amount: ColumnType<string, string, string>;
+  transaction: string | null;
+  paid_at: ColumnType<Date, Date | undefined, never>;
 }
 
 /** One admitted request's cost, drawn from a credit. */
@@ -27,5 +40,6 @@ export interface PrepaidUsageTable {
 
 export interface PrepaidTables {
   prepaid_credits: PrepaidCreditsTable;
+  prepaid_credit_payments: PrepaidCreditPaymentsTable;
   prepaid_usage: PrepaidUsageTable;
 }

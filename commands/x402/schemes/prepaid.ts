@@ -3,8 +3,9 @@
  * Payment transaction); each request draws its price from it (prepaid/credit.ts) until it is
  * used up. A paid credit with room left serves a payer who pays again.
  */
-import { authorizeCredit, creditLeft, creditPaid, creditTerms, giveBackDraw, recordPaidCredit } from '../prepaid/credit.js';
+import { authorizeCredit, createdAt, creditLeft, creditPaid, creditTerms, giveBackDraw, recordPaidCredit } from '../prepaid/credit.js';
 import { policyTypeArgs } from '../program.js';
+import { chainRead } from '../settle.js';
 import { hashId, positive, RequirementError, type PrepaidRequirement } from '../requirements.js';
 import { DUE_SKEW_SECONDS, grantOf, policyScheme } from './policy.js';
 
@@ -45,8 +46,12 @@ export const prepaidScheme = policyScheme<PrepaidRequirement>({
   async settled(ctx, r, s, payer) {
     // the credit is recorded before its JWT leaves: what it buys must outlive Redis and the policy account
     if (!s.policy) return;
+    // which policy of its address was paid (the settlement has just read it: the cache holds it)
+    const policy = s.policy;
+    const read = await chainRead('getAccountInfo', () => ctx.credits.policies.get(policy));
+    const created = read.kind === 'found' ? createdAt(read.data) : {};
     await recordPaidCredit(ctx.credits, {
-      policy: s.policy, payer, gateway: r.gateway, requirementId: r.id, credit: r.amount, ...(s.transaction ? { transaction: s.transaction } : {}),
+      policy, payer, gateway: r.gateway, requirementId: r.id, credit: r.amount, ...(s.transaction ? { transaction: s.transaction } : {}), ...created,
     }, ctx.nowSeconds());
   },
 
