@@ -55,8 +55,13 @@ export interface PolicyRules {
   serving(status: PolicyStatus, paymentCount: number): string | undefined;
   /** a matching policy the payer holds may serve instead of a new one; false: every payment is a new one */
   reusable: boolean;
-  /** whether a matching policy can still serve a request (a credit with room left, a payer who still funds it) */
-  usable?(policy: Found): Promise<boolean>;
+  /**
+   * whether a matching policy can still serve a request (a credit with room left, a payer who still funds it);
+   * `paying`: the address of the policy the Payment transaction in hand creates (it may have landed already)
+   */
+  usable?(policy: Found, paying?: string): Promise<boolean>;
+  /** a policy the service recorded as serving the payer, whose account may be gone (a prepaid credit left on a closed policy) */
+  recorded?(payer: string): Promise<string | undefined>;
   /** how the answer names a policy the payer holds already */
   held(policy: string): string;
   /** why a policy's type does not carry the requirement's terms (`paid`: its payment_count), or undefined */
@@ -164,10 +169,11 @@ export const EXISTING_POLICY_SCAN = 100;
 /**
  * The payer's newest Active policy with the requirement's terms (a prepaid credit: paid; a
  * subscription: paid through its grace), read from the chain; `usable` may still pass one
- * over (a credit used up). `graceSeconds` caps the requirement's own grace.
+ * over (a credit used up, or a policy the service did not sell). `graceSeconds` caps the
+ * requirement's own grace; `paying`: the policy the Payment transaction in hand creates.
  */
 export async function findMatchingPolicy(
-  deps: ChainDeps, payer: string, r: PaymentRequirement, rules: PolicyRules, nowSeconds: number, graceSeconds = Number.MAX_SAFE_INTEGER,
+  deps: ChainDeps, payer: string, r: PaymentRequirement, rules: PolicyRules, nowSeconds: number, graceSeconds = Number.MAX_SAFE_INTEGER, paying?: string,
 ): Promise<Found | undefined> {
   if (!rules.reusable) return undefined;
   const userPayment = deps.pdas.userPayment(payer, r.tokenMint);
@@ -186,7 +192,7 @@ export async function findMatchingPolicy(
     return !(t.kind === 'PayAsYouGo' && t.expiry_date !== null && Number(t.expiry_date) <= nowSeconds);
   });
   if (!rules.usable) return matching[0];
-  for (const a of matching) if (await rules.usable(a)) return a;
+  for (const a of matching) if (await rules.usable(a, paying)) return a;
   return undefined;
 }
 
@@ -215,7 +221,7 @@ export interface SettleDeps {
 
 export async function settlePayment(deps: SettleDeps, r: PaymentRequirement, rules: PolicyRules, p: CheckedPayment): Promise<SettledResult> {
   const nowSeconds = Math.floor(deps.clock.now() / 1000);
-  const existing = await findMatchingPolicy(deps.chain, p.payer, r, rules, nowSeconds, deps.graceSeconds);
+  const existing = await findMatchingPolicy(deps.chain, p.payer, r, rules, nowSeconds, deps.graceSeconds, p.policyAddress);
   // the transaction is not sent then, so nothing on chain vouches for its freshness but this
   if (existing && !(await blockhashValid(deps.chain, p.recentBlockhash))) {
     throw new PaymentRefused('the transaction\'s blockhash has expired; sign the payment again with a recent blockhash');
@@ -226,20 +232,24 @@ export async function settlePayment(deps: SettleDeps, r: PaymentRequirement, rul
 
 /**
  * A payment without a transaction: the payer (whose proof the middleware checked) holds
- * an Active policy with the requirement's terms already, or is refused.
+ * an Active policy with the requirement's terms already, or one the scheme recorded as still
+ * serving it (`recorded`: a prepaid credit with room left on a closed policy), or is refused.
  */
 export async function settleExisting(deps: SettleDeps, r: PaymentRequirement, rules: PolicyRules, payer: string): Promise<SettledResult> {
-  const existing = await findMatchingPolicy(deps.chain, payer, r, rules, Math.floor(deps.clock.now() / 1000), deps.graceSeconds);
+  const existing = await findMatchingPolicy(deps.chain, payer, r, rules, Math.floor(deps.clock.now() / 1000), deps.graceSeconds)
+    ?? await rules.recorded?.(payer);
   if (!existing) throw new PaymentRefused(`${payer} holds no active payment policy with the terms of requirement ${r.id}; send a transaction that creates one`);
   return answer(deps, r, rules, payer, existing, undefined);
 }
 
 async function answer(
-  deps: SettleDeps, r: PaymentRequirement, rules: PolicyRules, payer: string, policy: Found, transaction: string | undefined,
+  deps: SettleDeps, r: PaymentRequirement, rules: PolicyRules, payer: string, held: Found | string, transaction: string | undefined,
 ): Promise<SettledResult> {
   const nowSeconds = Math.floor(deps.clock.now() / 1000);
-  deps.policies.prime(policy);
-  const expiresAt = jwtExpiry(policy, nowSeconds + deps.jwtTtlSeconds);
+  // a recorded policy (an address) has no account to read: what it serves is the service's record
+  const policy = typeof held === 'string' ? { address: held } : held;
+  if (typeof held !== 'string') deps.policies.prime(held);
+  const expiresAt = typeof held === 'string' ? nowSeconds + deps.jwtTtlSeconds : jwtExpiry(held, nowSeconds + deps.jwtTtlSeconds);
   const jwt = await issueX402Token(deps.signer, deps.audience, {
     payer, gateway: r.gateway, policy: policy.address, requirementId: r.id, scheme: r.scheme, network: r.network, tokenMint: r.tokenMint,
   }, expiresAt);
@@ -247,9 +257,9 @@ async function answer(
     ['scheme', r.scheme], ['network', r.network], ['id', r.id], ['timestamp', deps.clock.now()], ['policy', policy.address],
   ];
   if (transaction !== undefined) pairs.push(['transaction', transaction]);
-  const held = rules.held(policy.address);
+  const named = rules.held(policy.address);
   const message = transaction === undefined
-    ? `the payer already holds ${held} with these terms; no new policy was created. Present the JWT as a bearer token.`
+    ? `the payer already holds ${named} with these terms; no new policy was created. Present the JWT as a bearer token.`
     : `payment policy ${policy.address} created (transaction ${transaction}). Present the JWT as a bearer token.`;
   return {
     paymentResponse: keyValueHeader(pairs), body: { jwt, message }, payer, policy: policy.address, expiresAt,

@@ -45,6 +45,7 @@ import * as m1015p from './1015_payg_account_owed.js';
 import * as m1016s from './1016_x402_siwx_nonces.js';
 import * as m1017p from './1017_payg_charges_basis.js';
 import * as m1018p from './1018_prepaid_credit_payments.js';
+import * as m1019p from './1019_prepaid_credits_by_payer.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '0001_spine': m0001,
@@ -88,6 +89,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '1016_x402_siwx_nonces': m1016s,
   '1017_payg_charges_basis': m1017p,
   '1018_prepaid_credit_payments': m1018p,
+  '1019_prepaid_credits_by_payer': m1019p,
 };
 
 export async function migrateToLatest(db: Kysely<any>): Promise<MigrationResultSet> {

@@ -14,7 +14,8 @@ import { Keypair, PublicKey, TransactionMessage, VersionedTransaction, type Tran
 import bs58 from 'bs58';
 import { buildPayment } from '../../commands/x402/payment-transaction.js';
 import { signPaymentProof } from '../../commands/x402/proof.js';
-import { decodePaymentIx } from '../../commands/x402/program.js';
+import BN from 'bn.js';
+import { accountNames, createPaymentPolicyIx, decodePaymentIx, type PolicyAccounts } from '../../commands/x402/program.js';
 import { type AcceptedRequirement } from '../../commands/x402/requirements.js';
 import { acceptedRequirement, normalizeRequirement } from '../../commands/x402/requirement-forms.js';
 import { prepaidCounterKey } from '../../commands/x402/prepaid/meter.js';
@@ -184,6 +185,82 @@ describe('x402://prepaid: a OneTime credit paid up front, drawn per request', fu
     const fresh = await settle(payer);
     expect(fresh.policy).to.not.equal(a.policy);
     expect(fresh.transaction).to.be.a('string');
+  });
+
+  it('refuses a OneTime policy of the credit\'s amount paid outside x402 (an invoice): no credit recorded, nothing drawn, a payment buys a new credit', async () => {
+    const payer = h.payer();
+    const owner = payer.publicKey.toBase58();
+    // the merchant's invoice of 50000 (memo "invoice-1"), created and executed by the payer at the chain: the same
+    // recipient, gateway and amount as the prepaid credit, never sold by this service
+    const built = await buildPayment(prepaid, { wallet: payer, rpc: h.rpc });
+    const msg = TransactionMessage.decompile(built.transaction.message);
+    const names = accountNames('create_payment_policy');
+    const ixs = msg.instructions.map((ix) => {
+      if (ix.programId.toBase58() !== PROGRAM_ID || decodePaymentIx(ix.data)?.name !== 'create_payment_policy') return ix;
+      const accounts = Object.fromEntries(names.map((n, i) => [n, ix.keys[i]!.pubkey.toBase58()])) as unknown as PolicyAccounts;
+      const invoice = { OneTime: { amount: new BN(50_000), due_date: new BN(0), expiry_date: null, padding: new Array<number>(103).fill(0) } };
+      return createPaymentPolicyIx(PROGRAM_ID, accounts, invoice, 'invoice-1');
+    });
+    const paid = submitTransaction(h.ln.chain, signedTransaction(payer, [], ixs, h.ln.chain.latestBlockhash().blockhash), { verifySignatures: true, commit: true });
+    expect(paid.kind === 'executed' && paid.result.err === null, JSON.stringify(paid)).to.equal(true);
+    const userPayment = pdas.userPayment(payer.publicKey, new PublicKey(USDC_DEV));
+    const invoicePolicy = pdas.paymentPolicy(userPayment, 1).toBase58();
+    const onChain = await readProgramAccount(h.rpc, invoicePolicy, 'PaymentPolicy', { programId: PROGRAM_ID, commitment: 'confirmed' });
+    expect(onChain.kind === 'found' && onChain.data['status']).to.equal('Completed');
+
+    const proof = signPaymentProof(payer.secretKey, { requirementId: prepaid.id, resource: prepaid.resource, transactionSignature: undefined }, Math.floor(Date.now() / 1000));
+    const landed = h.txCount();
+    const existing = await post('/v1/x402/settle', exchange({ x402Version: 2, scheme: prepaid.scheme, network: prepaid.network, id: prepaid.id, payload: { payer: owner, proof } }));
+    expect(existing.body.success, JSON.stringify(existing.body)).to.equal(false);
+    expect(existing.body.errorReason).to.match(/holds no active payment policy with the terms/);
+    expect(await h.env.db.selectFrom('prepaid_credits').select('policy').where('policy', '=', invoicePolicy).executeTakeFirst()).to.equal(undefined);
+    expect(h.txCount()).to.equal(landed);
+
+    // a Payment transaction is sent and buys a credit of its own, not the invoice
+    const bought = await settle(payer);
+    expect(bought.policy).to.not.equal(invoicePolicy);
+    expect(bought.transaction).to.be.a('string');
+    expect(h.txCount()).to.equal(landed + 1);
+    expect((await use(bought.jwt, '50000')).body.prepaid).to.include({ credit: '50000', remaining: '0' });
+    expect(await h.env.db.selectFrom('prepaid_credits').select('policy').where('policy', '=', invoicePolicy).executeTakeFirst()).to.equal(undefined);
+  });
+
+  it('gives a JWT again for the credit left on a policy the payer closed: the same policy, the rest drawable, then refused once used up', async () => {
+    const payer = h.payer();
+    const owner = payer.publicKey.toBase58();
+    const a = await settle(payer);
+    await use(a.jwt, '10000');
+    const userPayment = pdas.userPayment(payer.publicKey, new PublicKey(USDC_DEV));
+    const close = tributaryIx('delete_payment_policy', {
+      owner: payer.publicKey, user_payment: userPayment, token_mint: new PublicKey(USDC_DEV), payment_policy: new PublicKey(a.policy),
+      config: pdas.config(), rent_payer: payer.publicKey,
+    }, { policy_id: 1 });
+    const out = submitTransaction(h.ln.chain, signedTransaction(payer, [], [close], h.ln.chain.latestBlockhash().blockhash), { verifySignatures: true, commit: true });
+    expect(out.kind === 'executed' && out.result.err === null, JSON.stringify(out)).to.equal(true);
+    const gone = await readProgramAccount(h.rpc, a.policy, 'PaymentPolicy', { programId: PROGRAM_ID, commitment: 'confirmed' });
+    expect(gone.kind).to.not.equal('found');
+
+    // the first JWT has expired: a fresh existing-policy proof must reach the 40000 left
+    const existing = () => exchange({
+      x402Version: 2, scheme: prepaid.scheme, network: prepaid.network, id: prepaid.id,
+      payload: { payer: owner, proof: signPaymentProof(payer.secretKey, { requirementId: prepaid.id, resource: prepaid.resource, transactionSignature: undefined }, Math.floor(Date.now() / 1000)) },
+    });
+    const landed = h.txCount();
+    const again = await post('/v1/x402/settle', existing());
+    expect(again.body, JSON.stringify(again.body)).to.include({ success: true, policy: a.policy });
+    expect(again.body.transaction).to.equal(undefined);
+    expect(again.body.jwt).to.not.equal(a.jwt);
+    const drawn = await use(again.body.jwt, '40000', second.url);
+    expect(drawn.body, JSON.stringify(drawn.body)).to.include({ admitted: true });
+    expect(drawn.body.prepaid).to.include({ credit: '50000', remaining: '0' });
+    expect((await use(again.body.jwt, '1')).body.admitted).to.equal(false);
+    const row = await h.env.db.selectFrom('prepaid_credits').select('credit').where('policy', '=', a.policy).executeTakeFirstOrThrow();
+    expect(row.credit, 'serving the credit again bought nothing').to.equal('50000');
+
+    const used = await post('/v1/x402/settle', existing());
+    expect(used.body.success).to.equal(false);
+    expect(used.body.errorReason).to.match(/holds no active payment policy with the terms/);
+    expect(h.txCount()).to.equal(landed);
   });
 
   it('counts a credit bought again at a reused address (its policy and user payment deleted and created anew): drawn, not refused as used up', async () => {

@@ -34,6 +34,8 @@ export interface CreditLedger {
   recordCredit(c: PaidCredit, usedNow?: () => Promise<bigint>): Promise<boolean>;
   /** `fresh`: read past any cache (a credit grows when its address is paid again) */
   credit(policy: string, opts?: { fresh?: boolean }): Promise<PaidCredit | undefined>;
+  /** the addresses of the payer's credits bought under the requirement, newest first (at most `limit`), policy accounts closed or not */
+  creditsOf(payer: string, requirementId: string, limit: number): Promise<string[]>;
   /**
    * writes one request's cost once counted, with the slice of the credit it holds; fails with
    * an exclusion violation when another request holds an overlapping slice (../meter-slices.ts)
@@ -115,6 +117,11 @@ export function createCreditLedger(db: Db): CreditLedger {
         ...(row.transaction !== null ? { transaction: row.transaction } : {}),
         ...(row.policy_created_at !== null ? { policyCreatedAt: row.policy_created_at } : {}),
       };
+    },
+    async creditsOf(payer, requirementId, limit) {
+      const rows = await db.selectFrom('prepaid_credits').select('policy').where('payer', '=', payer).where('requirement_id', '=', requirementId)
+        .orderBy('paid_at', 'desc').limit(limit).execute();
+      return rows.map((r) => r.policy);
     },
     // concurrent requests' rows in one statement (a group commit), each still written before its answer: the rows
     // of one round of the event loop together, and the rows arriving while two are in flight in the next

@@ -39,10 +39,12 @@ export interface PolicyScheme<R extends PaymentRequirement> {
   firstPayment?: FirstPayment;
   /** how the answer names a policy the payer holds already; default "the active payment policy <address>" */
   held?: (policy: string) => string;
-  /** whether a matching policy the payer holds can still serve a request (else a new one is created) */
-  usable?: (ctx: SchemeContext, r: R, policy: Found) => Promise<boolean>;
-  /** what the settlement bought, recorded before its JWT leaves */
-  settled?: (ctx: SchemeContext, r: R, s: SettledResult, payer: string) => Promise<void>;
+  /** whether a matching policy the payer holds can still serve a request (else a new one is created); `paying`: PolicyRules.usable */
+  usable?: (ctx: SchemeContext, r: R, policy: Found, paying?: string) => Promise<boolean>;
+  /** a policy recorded as serving the payer whose account may be gone (PolicyRules.recorded) */
+  recorded?: (ctx: SchemeContext, r: R, payer: string) => Promise<string | undefined>;
+  /** what the settlement bought, recorded before its JWT leaves; `paying`: the policy the Payment transaction in hand creates */
+  settled?: (ctx: SchemeContext, r: R, s: SettledResult, payer: string, paying: string | undefined) => Promise<void>;
   admit: NonNullable<SchemeEngine<R>['admit']>;
   answered?: SchemeEngine<R>['answered'];
   wireTerms?: SchemeEngine<R>['wireTerms'];
@@ -62,10 +64,11 @@ export function policyScheme<R extends PaymentRequirement>(s: PolicyScheme<R>): 
   const grace = s.grace ?? capped;
   const newPolicy = s.newPolicy ?? noSchedule;
   const rules = (ctx: SchemeContext, r: R): PolicyRules => {
-    const usable = s.usable;
+    const { usable, recorded } = s;
     return {
       ...bound(s, r), reusable: s.reusable ?? true, held: s.held ?? activePolicy, grace: (cap) => grace(r, cap),
-      ...(usable ? { usable: (p: Found) => usable(ctx, r, p) } : {}),
+      ...(usable ? { usable: (p: Found, paying?: string) => usable(ctx, r, p, paying) } : {}),
+      ...(recorded ? { recorded: (payer: string) => recorded(ctx, r, payer) } : {}),
     };
   };
   return {
@@ -107,7 +110,7 @@ export function policyScheme<R extends PaymentRequirement>(s: PolicyScheme<R>): 
       const payer = settled.payer ?? v.payer;
       // a transaction sent approved the delegation anew: what this node knew of the payer's funding is stale
       if (settled.transaction !== undefined) ctx.payability.forget(ctx.pdas.userPayment(payer, r.tokenMint));
-      await s.settled?.(ctx, r, settled, payer);
+      await s.settled?.(ctx, r, settled, payer, 'payment' in v ? v.payment.policyAddress : undefined);
       return settled;
     },
 

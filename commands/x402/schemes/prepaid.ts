@@ -3,7 +3,7 @@
  * Payment transaction); each request draws its price from it (prepaid/credit.ts) until it is
  * used up. A paid credit with room left serves a payer who pays again.
  */
-import { authorizeCredit, createdAt, creditLeft, creditPaid, creditTerms, giveBackDraw, recordPaidCredit } from '../prepaid/credit.js';
+import { authorizeCredit, createdAt, creditLeft, creditPaid, creditTerms, giveBackDraw, recordedCredit, recordPaidCredit } from '../prepaid/credit.js';
 import { policyTypeArgs } from '../program.js';
 import { chainRead } from '../settle.js';
 import { hashId, positive, RequirementError, type PrepaidRequirement } from '../requirements.js';
@@ -40,12 +40,18 @@ export const prepaidScheme = policyScheme<PrepaidRequirement>({
   },
   firstPayment: { payment: 'a prepaid payment pays its credit', policy: 'a prepaid credit' },
   held: (policy) => `a paid credit ${policy} with room left`,
-  // a paid credit serves as an existing policy only while it has room for a request
-  usable: (ctx, r, policy) => creditLeft(ctx.credits, policy.address, r),
+  // a paid credit serves as an existing policy only while it has room for a request, and (with a ledger) only
+  // a credit bought through this service, or the policy the payment in hand created (credit.ts, creditLeft)
+  usable: (ctx, r, policy, paying) => creditLeft(ctx.credits, policy, r, paying),
+  // a credit with room left whose policy the payer closed (for its rent): still the payer's
+  recorded: (ctx, r, payer) => recordedCredit(ctx.credits, payer, r),
 
-  async settled(ctx, r, s, payer) {
+  async settled(ctx, r, s, payer, paying) {
     // the credit is recorded before its JWT leaves: what it buys must outlive Redis and the policy account
     if (!s.policy) return;
+    // an existing credit served again bought nothing: its row is there (creditLeft, recordedCredit). Only the
+    // payment in hand is recorded: sent now, or found landed (its settlement retried after its record failed)
+    if (s.transaction === undefined && s.policy !== paying) return;
     // which policy of its address was paid (the settlement has just read it: the cache holds it)
     const policy = s.policy;
     const read = await chainRead('getAccountInfo', () => ctx.credits.policies.get(policy));
