@@ -12,6 +12,7 @@ import {
 import { getSetComputeUnitLimitInstruction, setTransactionMessageComputeUnitPrice } from '@solana-program/compute-budget';
 import { findAssociatedTokenPda, getTransferCheckedInstruction, TOKEN_2022_PROGRAM_ADDRESS } from '@solana-program/token-2022';
 import { TOKEN_PROGRAM_ADDRESS } from '@solana-program/token';
+import type { PendingSettlementStore } from '@x402/core/facilitator';
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
 import { ExactSvmScheme as ExactSvmClient } from '@x402/svm/exact/client';
 import { createRpcClient, RpcUnavailableError, type RpcClient } from '../../infra/solana/rpc-client.js';
@@ -68,7 +69,7 @@ function countingRpc(url: string, sends: string[], faults: Faults): RpcClient {
 }
 
 export async function startExactWorld(
-  env: TestEnv, opts: { rooms?: RoomEmitter; seed?: string; faults?: Faults; confirmTimeoutMs?: number } = {},
+  env: TestEnv, opts: { rooms?: RoomEmitter; seed?: string; faults?: Faults; confirmTimeoutMs?: number; pendingStore?: PendingSettlementStore } = {},
 ): Promise<ExactWorld> {
   const dn = await startDevnetLocalnet(opts.seed ?? 'exact-test');
   const sends: string[] = [];
@@ -77,6 +78,7 @@ export async function startExactWorld(
     encryptionKey: Buffer.alloc(32, 7), clock: systemClock,
     settings: { maxPriorityFeeMicroLamports: PRICE_CAP, maxComputeUnits: 400_000, confirmTimeoutMs: opts.confirmTimeoutMs ?? 10_000, idempotencyTtlSeconds: 600, keyCacheMs: 0 },
     ...(opts.rooms ? { rooms: opts.rooms } : {}),
+    ...(opts.pendingStore ? { pendingStore: opts.pendingStore } : {}),
   });
   const facilitator = node();
   const kind = await facilitator.supportedKind(DEVNET_NETWORK);

@@ -24,12 +24,17 @@
  *   failed, or proves it never can: its blockhash expired (read first) and no status even
  *   in the history. Then the payment failed (`invalid_exact_svm_transaction_expired`,
  *   terminal, nothing was taken): the payer signs a new one;
+ * - one payment per source token account sent at a time, across nodes (source-lease.ts): each
+ *   passes simulation alone, and the fee payer would pay for every one its balance cannot;
+ * - a signature the package could not record as pending (it then answers a terminal failure)
+ *   stays in doubt unless the chain says it failed: it can still land;
  * - replay refusal: /verify refuses a transaction already settled or in flight;
  * - the compute price and compute unit caps as settings;
  * - the payment as the service's event `x402.payment.settled` (settled-event.ts).
  */
 import type { Redis } from 'ioredis';
 import { getCompiledTransactionMessageDecoder } from '@solana/kit';
+import type { PendingSettlementStore } from '@x402/core/facilitator';
 import type { Network, PaymentPayload, PaymentRequirements, SettleResponse, SupportedKind, VerifyResponse } from '@x402/core/types';
 import {
   assertFeePayerIsolated, decodeTransactionFromPayload, getTokenPayerFromTransaction, MEMO_PROGRAM_ADDRESS, SOLANA_DEVNET_CAIP2, SOLANA_MAINNET_CAIP2,
@@ -48,7 +53,8 @@ import { recordSettled } from './settled-event.js';
 import {
   claimServed, claimSettlement, markFailedOnChain, otherTerms, pendingStore, readSettlement, releaseUnsent, sentRecorder, type SettledTerms, type SettlementFacts,
 } from './settlements.js';
-import { neverLands, resendWhileItCanLand, type Decoded } from './in-doubt.js';
+import { knownFailed, neverLands, resendWhileItCanLand, type Decoded } from './in-doubt.js';
+import { createSourceLeases, sourceAccountOf } from './source-lease.js';
 import { createServiceSvmSigner } from './svm-signer.js';
 
 /** The wire's reasons (the package's own strings where it has one). */
@@ -60,7 +66,13 @@ export const REASONS = {
   pending: 'settlement_pending',
   failed: 'invalid_exact_svm_transaction_failed',
   expired: 'invalid_exact_svm_transaction_expired',
+  sourceBusy: 'invalid_exact_svm_source_account_busy',
 } as const;
+
+/** How long a blockhash lets a transaction land at most (150 slots, at the slowest slots seen), counted past the confirmation timeout. */
+const BLOCKHASH_LIFE_MS = 90_000;
+/** How long a payment waits for another one from its source account to be settled (within the message's own lease). */
+const SOURCE_WAIT_MS = 10_000;
 
 export interface ExactSettings {
   /** SetComputeUnitPrice above this is refused (the sponsor's fee exposure) */
@@ -90,6 +102,8 @@ export interface ExactFacilitatorDeps {
   rooms?: RoomEmitter;
   /** after a payment is recorded: the node invalidates cached merchant answers (revenue counts it) */
   recorded?: () => Promise<unknown>;
+  /** @x402/svm's pending store: the ledger's (settlements.ts) unless a test wraps it to inject a fault */
+  pendingStore?: PendingSettlementStore;
 }
 
 /** Who asked for the settlement: the gateway whose API key or JWT called, or the protected resource's. */
@@ -215,8 +229,20 @@ export function createExactFacilitator(deps: ExactFacilitatorDeps): ExactFacilit
   const idem = createIdempotency({
     redis: deps.redis, keyPrefix: `${deps.keyPrefix}exact:`, leaseMs: settings.confirmTimeoutMs + 15_000, ttlSeconds: settings.idempotencyTtlSeconds,
   });
-  const schemeNow = keyedScheme(deps, pendingStore(db));
+  const schemeNow = keyedScheme(deps, deps.pendingStore ?? pendingStore(db));
+  // held from before the send until the fate is known; a payment in doubt keeps it until then or its expiry (past any landing)
+  const leases = createSourceLeases({
+    redis: deps.redis, keyPrefix: deps.keyPrefix, leaseMs: settings.confirmTimeoutMs + BLOCKHASH_LIFE_MS, waitMs: Math.min(SOURCE_WAIT_MS, settings.confirmTimeoutMs),
+  });
   const io = { rpc: deps.rpc, commitment: deps.commitment };
+
+  /** The answer the package gave after a send; the transaction's fate is known unless the answer says or leaves it in doubt. */
+  async function inDoubt(answer: SettleResponse): Promise<boolean> {
+    if (answer.errorReason === REASONS.pending) return true;
+    if (answer.transaction === '' || answer.errorReason !== REASONS.failed) return false;
+    // the package answers failed when it could not record a signature still pending (settlement_pending in its message)
+    return answer.errorMessage?.startsWith(REASONS.pending) === true || !(await knownFailed(io, answer.transaction));
+  }
 
   async function settleOwned(payload: PaymentPayload, r: PaymentRequirements, tx: Decoded, f: SettlementFacts): Promise<SettledResult> {
     const row = await readSettlement(db, f.messageHash);
@@ -225,26 +251,49 @@ export function createExactFacilitator(deps: ExactFacilitatorDeps): ExactFacilit
     if (elsewhere) throw new Unstored(settledElsewhere(elsewhere, r.network));
     if (row?.state === 'settled' && row.answer) return toStored(row.answer);
     if (row?.state === 'failed' && row.signature !== null && row.answer) throw new Unstored(row.answer);
+    const source = sourceAccountOf(tx);
+    const free = async () => { if (source) await leases.release(source, f.messageHash); };
     // a recorded signature is re-confirmed by the package (its pending store), never signed anew
-    if (!row || row.signature === null) await claimSettlement(db, f, deps.clock.now());
-    else if (await neverLands(io, tx, row.signature)) {
+    if (!row || row.signature === null) {
+      // a new send: one payment per source account in flight, so the fee payer pays for no transaction its balance cannot
+      if (source && !(await leases.acquire(source, f.messageHash))) {
+        throw new Unstored({
+          success: false, errorReason: REASONS.sourceBusy, transaction: '', network: r.network,
+          errorMessage: `another payment from token account ${source} is being settled; send this one again once it is confirmed`,
+        });
+      }
+      await claimSettlement(db, f, deps.clock.now()).catch(async (err: unknown) => { await free(); throw err; });
+    } else if (await neverLands(io, tx, row.signature)) {
       const answer: SettleResponse = {
         success: false, errorReason: REASONS.expired, errorMessage: 'the transaction expired without landing: nothing was taken; sign a new payment',
         transaction: row.signature, network: r.network,
       };
       await markFailedOnChain(db, f.messageHash, answer);
+      await free();
       throw new Unstored(answer);
     } else {
       const wire = (payload.payload as { transaction: string }).transaction;
       await resendWhileItCanLand(io, async () => (await schemeNow()).signer, tx, wire, r, row.signature);
     }
-    const { scheme } = await schemeNow();
-    const answer = await scheme.settle(payload, r);
+    let answer: SettleResponse;
+    try {
+      answer = await (await schemeNow()).scheme.settle(payload, r);
+    } catch (err) {
+      // the package answers every failure after its send; a throw sent nothing
+      await free();
+      throw err;
+    }
+    if (await inDoubt(answer)) {
+      // sent and its fate unknown: the row stays sending with its signature, the lease held, for the next settle to confirm
+      throw new Unstored(answer.errorReason === REASONS.pending ? answer : {
+        ...answer, errorReason: REASONS.pending, errorMessage: `not confirmed yet; send the same payment again to confirm it (${answer.errorMessage ?? ''})`,
+      });
+    }
+    await free();
     if (answer.success) {
       if (await recordSettled({ db, rooms: deps.rooms }, { ...f, payer: answer.payer || f.payer }, answer, deps.clock.now())) await deps.recorded?.().catch(() => undefined);
       return toStored(answer);
     }
-    if (answer.errorReason === REASONS.pending) throw new Unstored(answer);
     if (answer.transaction !== '' && answer.errorReason === REASONS.failed) await markFailedOnChain(db, f.messageHash, answer);
     else await releaseUnsent(db, f.messageHash);
     throw new Unstored(answer);

@@ -37,3 +37,16 @@ export async function neverLands(io: SenderIo, tx: Decoded, signature: string): 
   if ((await blockhashValid(io, lifetimeToken)) !== false) return false;
   return (await status(io, signature, { history: true })).kind === 'unseen';
 }
+
+/**
+ * Whether the chain says the signature failed. An answer that only says "not confirmed"
+ * (the package's terminal answer when it could not record a pending signature, say) leaves
+ * a transaction that may still land: only the chain's failure makes it terminal.
+ */
+export async function knownFailed(io: SenderIo, signature: string): Promise<boolean> {
+  try {
+    return (await status(io, signature, { history: true })).kind === 'failed';
+  } catch {
+    return false;
+  }
+}

@@ -118,3 +118,6 @@ export const poolsSyncLockKey = (prefix: string): string => `${prefix}pools:sync
 
 /** The idempotency record of one Payment transaction, by its signature. */
 export const x402PaymentKey = (prefix: string, signature: string): string => `${prefix}x402:payment:${signature}`;
+
+/** The lease of an x402 exact payment's source token account while one of its payments is being settled. */
+export const x402ExactSourceKey = (prefix: string, source: string): string => `${prefix}x402:exact-source:${source}`;
