@@ -44,8 +44,16 @@ async function record(trx: Transaction<Database>, sessionId: string, e: Checkout
   return true;
 }
 
+/**
+ * The event to its trackingId's room, without the session's id: anyone may join a trackingId's room
+ * (it carries what the chain shows), and the id is the session's capability (its public view shows
+ * the merchant's successUrl, an order token in it perhaps). Webhooks and the merchant's own reads
+ * carry it.
+ */
 function emit(rooms: RoomEmitter | undefined, e: CheckoutEvent): void {
-  if (rooms && e.trackingId !== '') rooms.emit(e.trackingId, 'lifecycle', { type: e.name, data: e.data });
+  if (!rooms || e.trackingId === '') return;
+  const { sessionId: _capability, ...open } = e.data;
+  rooms.emit(e.trackingId, 'lifecycle', { type: e.name, data: open });
 }
 
 export interface CompletedFacts { payer: string; policy: string; transaction: string | null }

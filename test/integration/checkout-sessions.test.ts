@@ -116,7 +116,11 @@ describe('checkout sessions: create, pay as a wallet, complete once, announced',
       event: 'checkout.session.completed', sessionId: id, trackingId, gateway: c.gw.address, payer: payer.publicKey.toBase58(),
       policy: answer.body.policy, transaction: signature, amount: '1000',
     });
-    expect(lifecycle.find((m) => m.type === 'checkout.session.completed').data).to.deep.include({ sessionId: id, trackingId, policy: answer.body.policy });
+    const announced = lifecycle.find((m) => m.type === 'checkout.session.completed').data;
+    expect(announced).to.deep.include({ trackingId, policy: answer.body.policy });
+    // the trackingId's room is open to anyone: the session's id (its capability: /public shows the successUrl) stays out of it
+    expect(announced).to.not.have.property('sessionId');
+    expect(JSON.stringify(lifecycle)).to.not.include(id);
     const rows = await c.h.env.db.selectFrom('service_events').select('name').where('event_key', '=', `checkout.session.completed:${id}`).execute();
     expect(rows).to.have.length(1);
 
