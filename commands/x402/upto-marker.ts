@@ -90,6 +90,11 @@ export async function settledBy(deps: MarkerDeps, policy: string, signature: str
   return await resolveMarker(deps, policy, held, raw) === 'settled' ? { ...held, state: 'done' } : undefined;
 }
 
+/** Whether the policy has a settlement marker at all (sending or done); false once Redis lost it or it expired. */
+export async function markerHeld(deps: MarkerDeps, policy: string): Promise<boolean> {
+  return (await deps.redis.exists(markerKey(deps.redisPrefix, policy))) === 1;
+}
+
 /** What the chain says of the held marker's transaction; a settled one is marked done, a dead one cleared. */
 async function resolveMarker(deps: MarkerDeps, policy: string, held: UptoMarker, raw: string): Promise<'settled' | 'cleared' | 'can_land' | 'in_doubt'> {
   const key = markerKey(deps.redisPrefix, policy);

@@ -14,7 +14,9 @@ import { asPolicyType } from '../../src/kernel/domain/policy-type.js';
 import type { SchemeContext, UsageAnswer, X402Grant } from './schemes/scheme.js';
 import { chainRead, confirmPayment, PaymentRefused, sendPayment } from './settle.js';
 import { checkUptoSettlement, field, verifiedSignature } from './upto.js';
-import { claimMarker, markDone, releaseMarker, settledBy, signedFacts, stillInDoubt, type MarkerDeps, type UptoMarker } from './upto-marker.js';
+import { claimMarker, markDone, markerHeld, releaseMarker, settledBy, signedFacts, stillInDoubt, type MarkerDeps, type UptoMarker } from './upto-marker.js';
+import { status } from '../../infra/solana/sender.js';
+import { VersionedTransaction } from '@solana/web3.js';
 
 export async function settleUpto(
   ctx: SchemeContext, grant: X402Grant, amount: bigint | undefined, serializedTransaction: string | undefined,
@@ -72,8 +74,26 @@ export async function settleUpto(
 export async function settledUpto(ctx: SchemeContext, grant: X402Grant, amount: bigint | undefined, serializedTransaction: string): Promise<UsageAnswer | undefined> {
   const signature = verifiedSignature(serializedTransaction);
   if (amount === undefined || signature === undefined) return undefined;
-  const made = await settledBy(markerDeps(ctx), grant.policy, signature);
-  return made?.amount === amount.toString() ? settledAnswer(grant, made) : undefined;
+  const deps = markerDeps(ctx);
+  const made = await settledBy(deps, grant.policy, signature);
+  if (made) return made.amount === amount.toString() ? settledAnswer(grant, made) : undefined;
+  return (await markerHeld(deps, grant.policy)) ? undefined : landedUnmarked(ctx, grant, amount, serializedTransaction, signature);
+}
+
+/**
+ * The policy has no marker (Redis lost it, or it expired DONE_TTL_SECONDS after the settlement): the
+ * chain's word for these bytes. They must be one execute_payment of the JWT's policy for `amount`, and
+ * have landed without error (the program let only the policy's recipient or the gateway's signer send
+ * it, so whoever signed is one of them): a settlement made, answered as such. Anything else goes on as a
+ * settlement, through every check (a policy it completed is refused there).
+ */
+async function landedUnmarked(ctx: SchemeContext, grant: X402Grant, amount: bigint, wire: string, signature: string): Promise<UsageAnswer | undefined> {
+  const message = VersionedTransaction.deserialize(Buffer.from(wire, 'base64')).message; // verifiedSignature read it already
+  const signers = message.staticAccountKeys.slice(0, message.header.numRequiredSignatures).map((k) => k.toBase58());
+  const check = checkUptoSettlement(wire, { programId: ctx.pdas.programId, policy: grant.policy, amount, allowed: signers });
+  if (!check.ok) return undefined;
+  const fate = await status(ctx.chain, signature, { history: true });
+  return fate.kind === 'landed' ? { admitted: true, ...grant, settled: { amount: amount.toString(), transaction: signature } } : undefined;
 }
 
 const markerDeps = (ctx: SchemeContext): MarkerDeps => ({ redis: ctx.redis, redisPrefix: ctx.redisPrefix, io: ctx.chain, programId: ctx.pdas.programId });

@@ -251,6 +251,18 @@ describe('x402://upto: the retry of a settlement that landed, past the policy ca
     expect((await usage(s.jwt, MAX, s.tx.serializedTransaction)).body.settled, 'and again').to.deep.equal({ amount: MAX.toString(), transaction: s.tx.signature });
   });
 
+  it('its marker lost (Redis lost its keys, or it expired): the retry gets the settled answer from the chain, and no second transaction', async () => {
+    const payer = h.payer();
+    const s = await settledInDoubt(payer, MAX);
+    await h.env.redis.del(`${h.api.ctx.config.redis.prefix}x402:upto:${s.policy}`);
+    const landed = h.txCount();
+    const retry = await usage(s.jwt, MAX, s.tx.serializedTransaction);
+    expect(retry.body, JSON.stringify(retry.body)).to.deep.include({ admitted: true, policy: s.policy, settled: { amount: MAX.toString(), transaction: s.tx.signature } });
+    expect(h.txCount(), 'nothing sent by the retry').to.equal(landed);
+    // the same bytes reported for another amount are not this settlement: refused as before
+    expect((await usage(s.jwt, MAX - 1n, s.tx.serializedTransaction)).body.admitted).to.equal(false);
+  });
+
   it('past the JWT\'s expiry and the deadline: the retry gets the settled answer; a settlement not made is refused as before', async () => {
     const s = await settledInDoubt(h.payer(), 200_000n);
     const unsettled = await authorize(h.payer());
