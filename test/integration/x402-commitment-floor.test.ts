@@ -7,38 +7,22 @@
  * a while: the settlement waits until it is confirmed.
  */
 import { expect } from 'chai';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { buildPayment } from '../../commands/x402/payment-transaction.js';
 import { settlementCommitment } from '../../infra/solana/chain-reader.js';
 import { DEMO_PATH, startX402, type X402Harness } from './x402-harness.js';
-
-interface Rpc { method?: string; id?: unknown; result?: { value?: ({ confirmationStatus?: string } | null)[] } }
+import { rpcStandIn, type RpcStandIn } from '../support/rpc-stand-in.js';
 
 /** The localnet's RPC, with every signature status reported `processed` while `holding`. */
-async function processedWhileHolding(): Promise<{ url: string; target: string; holding: boolean; server: Server }> {
-  const state = { url: '', target: '', holding: true, server: undefined as unknown as Server };
-  state.server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks).toString();
-      fetch(state.target, { method: 'POST', headers: { 'content-type': 'application/json' }, body }).then(async (r) => {
-        let text = await r.text();
-        const asked = JSON.parse(body) as Rpc | Rpc[];
-        if (state.holding && !Array.isArray(asked) && asked.method === 'getSignatureStatuses') {
-          const answer = JSON.parse(text) as Rpc;
-          for (const s of answer.result?.value ?? []) if (s) s.confirmationStatus = 'processed';
-          text = JSON.stringify(answer);
-        }
-        res.writeHead(r.status, { 'content-type': 'application/json' });
-        res.end(text);
-      }).catch(() => { res.writeHead(502); res.end(); });
-    });
+async function processedWhileHolding(): Promise<RpcStandIn & { holding: boolean }> {
+  const state = { holding: true };
+  const node = await rpcStandIn(async (asked, forward) => {
+    const text = await forward();
+    if (!state.holding || Array.isArray(asked) || asked.method !== 'getSignatureStatuses') return text;
+    const answer = JSON.parse(text) as { result?: { value?: ({ confirmationStatus?: string } | null)[] } };
+    for (const s of answer.result?.value ?? []) if (s) s.confirmationStatus = 'processed';
+    return JSON.stringify(answer);
   });
-  await new Promise<void>((r) => state.server.listen(0, '127.0.0.1', r));
-  state.url = `http://127.0.0.1:${(state.server.address() as AddressInfo).port}`;
-  return state;
+  return { ...node, get holding() { return state.holding; }, set holding(v: boolean) { state.holding = v; } };
 }
 
 describe('x402: a payment settles at confirmed at least, whatever SOLANA_COMMITMENT reads at', function () {
@@ -49,11 +33,11 @@ describe('x402: a payment settles at confirmed at least, whatever SOLANA_COMMITM
   before(async () => {
     chain = await processedWhileHolding();
     h = await startX402('commitment-floor', { SOLANA_RPC_URL: chain.url, SOLANA_COMMITMENT: 'processed', X402_CONFIRM_TIMEOUT_MS: '20000' });
-    chain.target = h.ln.rpcUrl;
+    chain.target.url = h.ln.rpcUrl;
   });
   after(async () => {
     await h?.close();
-    await new Promise((r) => { chain?.server.closeAllConnections(); chain?.server.close(r); });
+    await chain?.close();
   });
 
   it('floors the settlement commitment at confirmed', () => {

@@ -8,40 +8,24 @@
  * with the policy and its JWT, without a second transaction.
  */
 import { expect } from 'chai';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { buildPayment } from '../../commands/x402/payment-transaction.js';
 import { readProgramAccount } from '../../infra/solana/accounts.js';
 import { PROGRAM_ID } from '../../src/kernel/idl/index.js';
 import { DEMO_PATH, startX402, type X402Harness } from './x402-harness.js';
-
-interface Rpc { method?: string; params?: unknown[]; result?: { value?: unknown } }
+import { rpcStandIn, type RpcStandIn } from '../support/rpc-stand-in.js';
 
 /** The localnet's RPC, answering getAccountInfo of the addresses in `behind` with no account, as a node behind does. */
-async function laggingNode(): Promise<{ url: string; target: string; behind: Set<string>; missed: number; server: Server }> {
-  const state = { url: '', target: '', behind: new Set<string>(), missed: 0, server: undefined as unknown as Server };
-  state.server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks).toString();
-      fetch(state.target, { method: 'POST', headers: { 'content-type': 'application/json' }, body }).then(async (r) => {
-        let text = await r.text();
-        const asked = JSON.parse(body) as Rpc | Rpc[];
-        if (!Array.isArray(asked) && asked.method === 'getAccountInfo' && state.behind.has(String(asked.params?.[0]))) {
-          const answer = JSON.parse(text) as Rpc;
-          if (answer.result) answer.result.value = null;
-          state.missed += 1;
-          text = JSON.stringify(answer);
-        }
-        res.writeHead(r.status, { 'content-type': 'application/json' });
-        res.end(text);
-      }).catch(() => { res.writeHead(502); res.end(); });
-    });
+async function laggingNode(): Promise<RpcStandIn & { behind: Set<string>; missed: number }> {
+  const state = { behind: new Set<string>(), missed: 0 };
+  const node = await rpcStandIn(async (asked, forward) => {
+    const text = await forward();
+    if (Array.isArray(asked) || asked.method !== 'getAccountInfo' || !state.behind.has(String(asked.params?.[0]))) return text;
+    state.missed += 1;
+    const answer = JSON.parse(text) as { result?: { value?: unknown } };
+    if (answer.result) answer.result.value = null;
+    return JSON.stringify(answer);
   });
-  await new Promise<void>((r) => state.server.listen(0, '127.0.0.1', r));
-  state.url = `http://127.0.0.1:${(state.server.address() as AddressInfo).port}`;
-  return state;
+  return { ...node, behind: state.behind, get missed() { return state.missed; } };
 }
 
 describe('x402: a policy its landed transaction created, read missing by a node behind, is in doubt (503), not refused', function () {
@@ -52,11 +36,11 @@ describe('x402: a policy its landed transaction created, read missing by a node 
   before(async () => {
     node = await laggingNode();
     h = await startX402('created-policy-lagging', { SOLANA_RPC_URL: node.url });
-    node.target = h.ln.rpcUrl;
+    node.target.url = h.ln.rpcUrl;
   });
   after(async () => {
     await h?.close();
-    await new Promise((r) => { node?.server.closeAllConnections(); node?.server.close(r); });
+    await node?.close();
   });
 
   it('answers 503 while the node does not show the policy, then the same header is answered with its JWT; one transaction, one payment', async () => {

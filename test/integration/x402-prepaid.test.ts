@@ -66,6 +66,17 @@ describe('x402://prepaid: a OneTime credit paid up front, drawn per request', fu
     const proof = signPaymentProof(payer.secretKey, { requirementId: id, resource: prepaid.resource, transactionSignature: signature }, Math.floor(Date.now() / 1000));
     return { x402Version: 2, scheme: r.scheme, network: r.network, id, payload: { serializedTransaction: Buffer.from(tx.serialize()).toString('base64'), proof } };
   };
+  /** The payer deletes its policy 1 and its user payment (for their rent), then a slot passes (a new blockhash). */
+  const deleteAccounts = (payer: Keypair, policy: string): void => {
+    const mint = new PublicKey(USDC_DEV);
+    const accounts = { owner: payer.publicKey, user_payment: pdas.userPayment(payer.publicKey, mint), token_mint: mint, config: pdas.config(), rent_payer: payer.publicKey };
+    const deleted = submitTransaction(h.ln.chain, signedTransaction(payer, [], [
+      tributaryIx('delete_payment_policy', { ...accounts, payment_policy: new PublicKey(policy) }, { policy_id: 1 }),
+      tributaryIx('delete_user_payment', accounts, {}),
+    ], h.ln.chain.latestBlockhash().blockhash), { verifySignatures: true, commit: true });
+    expect(deleted.kind === 'executed' && deleted.result.err === null, JSON.stringify(deleted)).to.equal(true);
+    h.ln.chain.advanceSlot(); // the same payment signed again is another transaction
+  };
   const isExecute = (ix: TransactionInstruction) => ix.programId.toBase58() === PROGRAM_ID && decodePaymentIx(ix.data)?.name === 'execute_payment';
 
   before(async () => {
@@ -270,15 +281,7 @@ describe('x402://prepaid: a OneTime credit paid up front, drawn per request', fu
     expect((await use(a.jwt, '40000')).body.prepaid).to.include({ remaining: '0' });
 
     // the payer deletes its completed policy and its user payment: the program counts its policies from zero again
-    const mint = new PublicKey(USDC_DEV);
-    const userPayment = pdas.userPayment(payer.publicKey, mint);
-    const accounts = { owner: payer.publicKey, user_payment: userPayment, token_mint: mint, config: pdas.config(), rent_payer: payer.publicKey };
-    const deleted = submitTransaction(h.ln.chain, signedTransaction(payer, [], [
-      tributaryIx('delete_payment_policy', { ...accounts, payment_policy: new PublicKey(a.policy) }, { policy_id: 1 }),
-      tributaryIx('delete_user_payment', accounts, {}),
-    ], h.ln.chain.latestBlockhash().blockhash), { verifySignatures: true, commit: true });
-    expect(deleted.kind === 'executed' && deleted.result.err === null, JSON.stringify(deleted)).to.equal(true);
-    h.ln.chain.advanceSlot(); // a new blockhash: the same payment signed again is another transaction
+    deleteAccounts(payer, a.policy);
 
     const b = await settle(payer);
     expect(b.policy, 'policy 1 of the new user payment: the same address').to.equal(a.policy);
@@ -307,15 +310,7 @@ describe('x402://prepaid: a OneTime credit paid up front, drawn per request', fu
     const payer = h.payer();
     const a = await settle(payer);
     await use(a.jwt, '20000');
-    const mint = new PublicKey(USDC_DEV);
-    const userPayment = pdas.userPayment(payer.publicKey, mint);
-    const accounts = { owner: payer.publicKey, user_payment: userPayment, token_mint: mint, config: pdas.config(), rent_payer: payer.publicKey };
-    const deleted = submitTransaction(h.ln.chain, signedTransaction(payer, [], [
-      tributaryIx('delete_payment_policy', { ...accounts, payment_policy: new PublicKey(a.policy) }, { policy_id: 1 }),
-      tributaryIx('delete_user_payment', accounts, {}),
-    ], h.ln.chain.latestBlockhash().blockhash), { verifySignatures: true, commit: true });
-    expect(deleted.kind === 'executed' && deleted.result.err === null, JSON.stringify(deleted)).to.equal(true);
-    h.ln.chain.advanceSlot();
+    deleteAccounts(payer, a.policy);
 
     const b = await post('/v1/x402/settle', exchange(payloadOf((await buildPayment(cheap, { wallet: payer, rpc: h.rpc })).header), cheap));
     expect(b.body, JSON.stringify(b.body)).to.include({ success: true, policy: a.policy });

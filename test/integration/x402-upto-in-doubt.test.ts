@@ -8,8 +8,7 @@
  * again is resolved the same way by the settler's pass (resolveUptoInDoubt).
  */
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON answers are inspected field by field */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { rpcError, rpcResult, rpcStandIn, type RpcStandIn } from '../support/rpc-stand-in.js';
 import { expect } from 'chai';
 import { Keypair, VersionedTransaction } from '@solana/web3.js';
 import bs58 from 'bs58';
@@ -27,35 +26,22 @@ import { readProgramAccount } from '../../infra/solana/accounts.js';
 const USDC_DEV = '4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU';
 
 /**
- * The service's RPC: a node that accepts `held` transactions and never forwards them, answers
- * `behind` ones -32005 after forwarding them, and calls `expired` blockhashes invalid.
+ * The localnet's RPC as a node that loses answers: a sendTransaction of bytes in `held` is answered
+ * (a made-up signature) and never sent; one in `behind` is sent and answered -32005 (node behind);
+ * isBlockhashValid of a hash in `expired` says no.
  */
-async function lossyNode(): Promise<{ url: string; target: { url: string }; held: Set<string>; behind: Set<string>; expired: Set<string>; server: Server }> {
-  const target = { url: '' };
-  const held = new Set<string>();
-  const behind = new Set<string>();
-  const expired = new Set<string>();
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks).toString();
-      const m = JSON.parse(body) as { id?: number; method?: string; params?: unknown[] };
-      const reply = (result: unknown) => { res.writeHead(200, { 'content-type': 'application/json' }); res.end(JSON.stringify({ jsonrpc: '2.0', id: m.id, result })); };
-      if (m.method === 'sendTransaction' && held.has(String(m.params?.[0]))) return reply('held');
-      if (m.method === 'isBlockhashValid' && expired.has(String(m.params?.[0]))) return reply({ context: { slot: 0 }, value: false });
-      const lagging = m.method === 'sendTransaction' && behind.has(String(m.params?.[0]));
-      fetch(target.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
-        .then(async (r) => {
-          const text = await r.text();
-          res.writeHead(r.status, { 'content-type': 'application/json' });
-          res.end(lagging ? JSON.stringify({ jsonrpc: '2.0', id: m.id, error: { code: -32005, message: 'Node is behind by 42 slots', data: { numSlotsBehind: 42 } } }) : text);
-        })
-        .catch(() => { res.writeHead(502); res.end(); });
-    });
+async function lossyNode(): Promise<RpcStandIn & { held: Set<string>; behind: Set<string>; expired: Set<string> }> {
+  const [held, behind, expired] = [new Set<string>(), new Set<string>(), new Set<string>()];
+  const node = await rpcStandIn(async (asked, forward) => {
+    if (Array.isArray(asked)) return forward();
+    const first = String(asked.params?.[0]);
+    if (asked.method === 'sendTransaction' && held.has(first)) return rpcResult(asked, 'held');
+    if (asked.method === 'isBlockhashValid' && expired.has(first)) return rpcResult(asked, { context: { slot: 0 }, value: false });
+    const text = await forward();
+    if (asked.method === 'sendTransaction' && behind.has(first)) return rpcError(asked, { code: -32005, message: 'Node is behind by 42 slots', data: { numSlotsBehind: 42 } });
+    return text;
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, target, held, behind, expired, server };
+  return { ...node, held, behind, expired };
 }
 
 describe('x402://upto: a settlement whose confirmation timed out', function () {
@@ -90,7 +76,7 @@ describe('x402://upto: a settlement whose confirmation timed out', function () {
   });
   after(async () => {
     await h?.close();
-    await new Promise((r) => { node?.server.closeAllConnections(); node?.server.close(r); });
+    await node?.close();
   });
 
   it('landed after the 503: the retry gets the stored result, and the payer paid once', async () => {
@@ -234,7 +220,7 @@ describe('x402://upto: the retry of a settlement that landed, past the policy ca
   afterEach(() => { offsetMs = 0; });
   after(async () => {
     await h?.close();
-    await new Promise((r) => { node?.server.closeAllConnections(); node?.server.close(r); });
+    await node?.close();
   });
 
   it('the whole maximum, the policy read Completed: the retry gets the settled answer, and no second transaction', async () => {
