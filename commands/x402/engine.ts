@@ -43,6 +43,8 @@ import { createPaymentIdentifiers, fingerprintOf, paymentIdentifierOf } from './
 import { PaymentRefused, type ChainDeps } from './settle.js';
 import { schemeNamed, schemeOf } from './schemes/index.js';
 import { redisSignInNonces, type SignInNonces } from './plugins/siwx-nonces.js';
+import { redisSpentProofs, SPENT_PROOF_SECONDS, type SpentProofs } from './spent-proofs.js';
+import { upstreamUnavailable } from '../../src/kernel/http/errors.js';
 import type { Accepted, SchemeContext, SchemeEngine, UsageAnswer, Verified, X402Grant } from './schemes/scheme.js';
 
 export type { Accepted, UsageAnswer, Verified, X402Grant } from './schemes/scheme.js';
@@ -81,6 +83,11 @@ export interface X402Deps {
    * alone, which forgets them when it loses its data (a copied message could then be answered again)
    */
   signInNonces?: SignInNonces;
+  /**
+   * where payment proofs are spent once a JWT is issued from them (spent-proofs.ts): the service's
+   * Postgres; default Redis alone, which forgets them when it loses its data
+   */
+  spentProofs?: SpentProofs;
 }
 
 /** A payment's outcome: the settled answer, or the payer's refusal (a 402's reason). */
@@ -192,6 +199,26 @@ export function createPaymentEngine(deps: X402Deps): PaymentEngine {
     return schemeOf(b.r).settledReport?.(ctx, b.claims, b.r, amount, transaction);
   };
 
+  /**
+   * A proof buys one answer (spent-proofs.ts): the first presentation that is answered spends it,
+   * and any other presentation of it (a copy of the header, concurrent or later) is refused.
+   * Spent only here, once the answer is made: a 503 or a refusal leaves the header good to resume.
+   */
+  const spentProofs = deps.spentProofs ?? redisSpentProofs(deps.redis, deps.redisPrefix);
+  const spendProof = async (p: PaymentPayload, paid: Extract<Paid, { ok: true }>): Promise<Paid> => {
+    const proof = p.payload.proof;
+    if (proof === undefined) return paid; // a scheme without the payer's proof (exact: one settlement per transfer)
+    const fresh = await spentProofs.spend(paid.payer, proof.signature, SPENT_PROOF_SECONDS).catch((err: Error) => {
+      throw upstreamUnavailable(`the payment proof store (${spentProofs.store}) did not answer: ${err.message}; send the same Payment header again`);
+    });
+    if (fresh) return paid;
+    const used = `this payment proof (signed at ${proof.signedAt}) was used already: a JWT was issued from it, and a proof is answered once`;
+    const settled = paid.result.transaction !== undefined
+      ? `; the payment itself is settled (transaction ${paid.result.transaction}, policy ${paid.result.policy ?? 'unknown'}): the payer signs a fresh proof over the same transaction to get its JWT again`
+      : '; the payer signs a fresh proof to get a JWT';
+    return { ok: false, reason: `${used}${settled}`, payer: paid.payer };
+  };
+
   return {
     programId: deps.programId, pdas, clock, redis: deps.redis, redisPrefix: deps.redisPrefix, policies, chain,
     signInNonces: deps.signInNonces ?? redisSignInNonces(deps.redis, deps.redisPrefix),
@@ -214,7 +241,9 @@ export function createPaymentEngine(deps: X402Deps): PaymentEngine {
           throw err;
         }
       };
-      return pid === undefined ? run() : identifiers.once(scope, pid, fingerprintOf(p, r.id), run);
+      const paid = pid === undefined ? await run() : await identifiers.once(scope, pid, fingerprintOf(p, r.id), run);
+      // after the stored answer too: a payment identifier keeps the answer, the proof buys it once
+      return paid.ok ? spendProof(p, paid) : paid;
     },
 
     verify: (p, r, resource) => verifyWith(schemeOf(r), p, r, resource),

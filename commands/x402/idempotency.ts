@@ -2,8 +2,9 @@
  * One settlement per transaction, across every node: the transaction's signature (its id
  * on chain) keys a Redis entry. The first request takes a lease (SET NX PX) and settles;
  * a copy arriving meanwhile waits for the lease holder's result; a copy arriving later
- * reads the stored result. The same Payment header sent twice thus creates one policy and
- * gets the same answer (the same JWT), whichever node it reaches.
+ * reads the stored result. The same payment sent twice thus creates one policy, whichever
+ * node it reaches; its answer goes out once per payer's proof (spent-proofs.ts), so the
+ * payer's repeat signs a fresh proof and a copy of the header gets nothing.
  *
  * A settlement that fails frees the lease, so the same header can be retried: a refusal
  * is deterministic and is simply refused again, and a transaction the chain already

@@ -3,7 +3,8 @@
  * (`paymentPayload.extensions["payment-identifier"].info.id`, 16 to 128 characters of
  * [A-Za-z0-9_-]) under which a settlement's answer is kept. The same id with the same
  * payload and requirements gets the stored answer without a second settlement; the same
- * id with anything else is a 409, on every node (the entry lives in Redis).
+ * id with anything else is a 409, on every node (the entry lives in Redis). The stored
+ * answer still goes out once per payer's proof (engine.pay, spent-proofs.ts): a retry re-signs.
  *
  * The entry keeps a fingerprint (SHA-256 of the payload and the requirement id) and the
  * answer. A first request takes the id with SET NX; a copy arriving meanwhile waits for

@@ -25,8 +25,8 @@ import { asPolicyType, asStatus, type PolicyType } from '../../src/kernel/domain
 import { approveIx, associatedTokenAddress, createAtaIdempotentIx, revokeIx } from '../../src/kernel/domain/spl-token.js';
 import { PROGRAM_ID } from '../../src/kernel/idl/index.js';
 import { totalAllowance } from './allowance.js';
-import { encodePaymentHeader } from './payload.js';
-import { signPaymentProof } from './proof.js';
+import { decodePaymentHeader, encodePaymentHeader, type PaymentBody } from './payload.js';
+import { freshSignedAt, signPaymentProof } from './proof.js';
 import { createPaymentPolicyIx, createUserPaymentIx, executePaymentIx } from './program.js';
 import { type AcceptedRequirement, type PaymentRequirement } from './requirements.js';
 import { normalizeRequirement } from './requirement-forms.js';
@@ -161,7 +161,29 @@ export async function buildPayment(
   const signature = bs58.encode(transaction.signatures[0]!);
   // the payer's proof (proof.ts): only the wallet that signed may present this payment
   const proof = signPaymentProof(opts.wallet.secretKey, { requirementId: accepted.id, resource: accepted.resource, transactionSignature: signature },
-    opts.signedAt ?? Math.floor(Date.now() / 1000));
+    opts.signedAt ?? freshSignedAt(opts.wallet.publicKey.toBase58(), Math.floor(Date.now() / 1000)));
   const header = encodePaymentHeader({ scheme: accepted.scheme, network: accepted.network, id: accepted.id, payload: { serializedTransaction, proof } });
   return { header, transaction, signature, policyAddress, createsUserPayment, approvedAmount };
+}
+
+/**
+ * A payment presented again, with a fresh proof of the payer (proof.ts): a proof is answered
+ * once (spent-proofs.ts), so a client that re-presents a payment (its answer lost, another call
+ * of a tool under it) signs anew. The transaction, if any, stays the same bytes: the server
+ * sends it once and answers it from its settlement. `f`: the requirement id and resource URL
+ * the first proof named.
+ */
+export function resignPayment(body: PaymentBody, wallet: Keypair, f: { requirementId: string; resource: string }): PaymentBody {
+  const transactionSignature = 'serializedTransaction' in body
+    ? bs58.encode(VersionedTransaction.deserialize(Buffer.from(body.serializedTransaction, 'base64')).signatures[0] ?? new Uint8Array(64))
+    : undefined;
+  const signedAt = freshSignedAt(wallet.publicKey.toBase58(), Math.floor(Date.now() / 1000));
+  return { ...body, proof: signPaymentProof(wallet.secretKey, { ...f, transactionSignature }, signedAt) };
+}
+
+/** A `Payment` header presented again with a fresh proof (resignPayment); `resource`: the URL its proof names. */
+export function resignPaymentHeader(header: string, wallet: Keypair, resource: string): string {
+  const d = decodePaymentHeader(header);
+  if (!d.ok) throw new Error(d.reason);
+  return encodePaymentHeader({ ...d.payment, payload: resignPayment(d.payment.payload, wallet, { requirementId: d.payment.id, resource }) });
 }

@@ -11,7 +11,9 @@
  *
  * with signedAt within PROOF_WINDOW_SECONDS of the server's clock. It is required on
  * every path that yields a JWT: a new transaction, a policy the payer holds already, and
- * the repeat of a settled header (so only its sender can replay it).
+ * the repeat of a settled header. A proof is answered once (spent-proofs.ts): a copy of a
+ * header (a proxy's log, an MCP host's transcript) gets no JWT, and the payer signs a fresh
+ * proof each time it presents a payment, even the same transaction again.
  */
 import bs58 from 'bs58';
 import { signDetached, verifyStrict } from '../../infra/crypto/ed25519.js';
@@ -33,6 +35,19 @@ export interface ProofFields {
 
 export function proofMessage(f: ProofFields): string {
   return [PROOF_PREFIX, f.requirementId, f.resource, f.transactionSignature ?? NO_TRANSACTION, String(f.signedAt)].join('|');
+}
+
+/**
+ * A signedAt for a new proof by `payer`: now, or one past the last this process gave the payer.
+ * The message holds no nonce, so two proofs of one payment signed within a second would be
+ * the same proof, and the second refused as spent; the window (±PROOF_WINDOW_SECONDS) leaves
+ * room for a burst running a few seconds ahead.
+ */
+const lastSignedAt = new Map<string, number>();
+export function freshSignedAt(payer: string, nowSeconds: number): number {
+  const at = Math.max(nowSeconds, (lastSignedAt.get(payer) ?? 0) + 1);
+  lastSignedAt.set(payer, at);
+  return at;
 }
 
 /** The proof a payer attaches: `secretKey` is the payer's 64-byte Solana secret key. */

@@ -46,6 +46,7 @@ import * as m1016s from './1016_x402_siwx_nonces.js';
 import * as m1017p from './1017_payg_charges_basis.js';
 import * as m1018p from './1018_prepaid_credit_payments.js';
 import * as m1019p from './1019_prepaid_credits_by_payer.js';
+import * as m1020x from './1020_x402_spent_proofs.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '0001_spine': m0001,
@@ -90,6 +91,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '1017_payg_charges_basis': m1017p,
   '1018_prepaid_credit_payments': m1018p,
   '1019_prepaid_credits_by_payer': m1019p,
+  '1020_x402_spent_proofs': m1020x,
 };
 
 export async function migrateToLatest(db: Kysely<any>): Promise<MigrationResultSet> {

@@ -12,6 +12,7 @@ import type { X402Deps } from '../../commands/x402/engine.js';
 import { createUsageLedger } from '../../commands/settlement/usage-ledger.js';
 import { createCreditLedger } from '../../commands/x402/prepaid/ledger.js';
 import { postgresSignInNonces } from '../../commands/x402/plugins/siwx-nonces.js';
+import { postgresSpentProofs } from '../../commands/x402/spent-proofs.js';
 
 export function x402DepsOf(ctx: AppContext, rpc: RpcClient, keyRing: KeyRing): X402Deps {
   const { solana, x402, redis, http } = ctx.config;
@@ -34,6 +35,7 @@ export function x402DepsOf(ctx: AppContext, rpc: RpcClient, keyRing: KeyRing): X
     usage: createUsageLedger(ctx.db, { reservationSeconds: x402.paygReservationSeconds }),
     credits: createCreditLedger(ctx.db),
     signInNonces: postgresSignInNonces(ctx.db),
+    spentProofs: postgresSpentProofs(ctx.db),
     ...(http.publicUrl ? { resourceBase: http.publicUrl.replace(/\/$/, '') } : {}),
   };
 }

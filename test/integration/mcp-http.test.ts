@@ -14,7 +14,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { PaymentPayload } from '@x402/core/types';
 import type { Keypair } from '@solana/web3.js';
-import { agentPayload, catchUpReadModels, requiredOf, secretsOf, SIGNATURE, startMcp, textOf, type McpHarness } from './mcp-support.js';
+import { agentPayload, catchUpReadModels, requiredOf, resignedPayload, secretsOf, SIGNATURE, startMcp, textOf, type McpHarness } from './mcp-support.js';
 
 describe('MCP over Streamable HTTP: tools with schemas, a paid tool over the x402 MCP transport, a status query', function () {
   this.timeout(120_000);
@@ -83,9 +83,12 @@ describe('MCP over Streamable HTTP: tools with schemas, a paid tool over the x40
     expect(m.h.txCount()).to.equal(landed + 1);
   });
 
-  it('the same payment sent again is answered from its settlement: the same receipt, nothing sent twice', async () => {
+  it('the same payment sent again with a fresh proof is answered from its settlement: the same receipt, nothing sent twice; a copy is refused', async () => {
     const landed = m.h.txCount();
-    const r = await call('demo_report', {}, paidWith);
+    const copy = await call('demo_report', {}, paidWith);
+    expect(copy.isError).to.equal(true);
+    expect(requiredOf(copy).error).to.match(/was used already/);
+    const r = await call('demo_report', {}, resignedPayload(payer, paidWith));
     expect(r.isError, textOf(r)).to.not.equal(true);
     expect((r._meta as any)['x402/payment-response'].transaction).to.equal(receipt.transaction);
     expect(m.h.txCount()).to.equal(landed);

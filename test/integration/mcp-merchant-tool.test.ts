@@ -5,8 +5,10 @@
  * admitted by its scheme (a prepaid price drawn from the credit, a pay-as-you-go chunk
  * metered), a metered call whose handler fails answers isError with the receipt and is not
  * charged, and a payment made for another tool (its proof names another resource) is
- * refused with nothing sent. The SDK's Client talks to the merchant's McpServer over the
- * SDK's in-memory transport pair.
+ * refused with nothing sent. The agent signs each call: a payment's proof is answered once,
+ * so a later call re-presents the payment with a fresh proof, and the same payload sent again
+ * (a copy from an MCP host's transcript) is refused and meters nothing. The SDK's Client talks
+ * to the merchant's McpServer over the SDK's in-memory transport pair.
  */
 /* eslint-disable @typescript-eslint/no-explicit-any -- tool answers are inspected field by field */
 import { expect } from 'chai';
@@ -17,7 +19,7 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { createPaymentEngine } from '../../commands/x402/engine.js';
 import { paidTool } from '../../commands/x402/mcp/paid-tool.js';
-import { agentPayload, requiredOf, SIGNATURE, startMcp, textOf, type McpHarness } from './mcp-support.js';
+import { agentPayload, requiredOf, resignedPayload, SIGNATURE, startMcp, textOf, type McpHarness } from './mcp-support.js';
 import { requirementsOf } from './x402-plugins-support.js';
 
 describe('a merchant\'s own MCP tools sold with paidTool: prepaid and pay-as-you-go, each call charged by its scheme', function () {
@@ -68,7 +70,7 @@ describe('a merchant\'s own MCP tools sold with paidTool: prepaid and pay-as-you
     expect(first.isError, textOf(first)).to.not.equal(true);
     expect((first._meta as any)['x402/payment-response'].transaction).to.match(SIGNATURE);
     expect((first.structuredContent as any).prepaid).to.include({ chunk: '1000', used: '1000', credit: '500000' });
-    const second = await call('analysis_prepaid', { ticker: 'SOL' }, payment);
+    const second = await call('analysis_prepaid', { ticker: 'SOL' }, resignedPayload(payer, payment));
     expect((second.structuredContent as any).prepaid).to.include({ used: '2000', remaining: '498000' });
     expect(m.h.txCount(), 'the credit was bought once').to.equal(landed + 1);
   });
@@ -77,11 +79,11 @@ describe('a merchant\'s own MCP tools sold with paidTool: prepaid and pay-as-you
     const payer = m.h.payer();
     const payment = await agentPayload(m.h, payer, requiredOf(await call('quote_small_credit', {})));
     for (const used of ['1000', '2000']) {
-      const r = await call('quote_small_credit', {}, payment);
+      const r = await call('quote_small_credit', {}, resignedPayload(payer, payment));
       expect((r.structuredContent as any).prepaid, textOf(r)).to.include({ used });
     }
     const landed = m.h.txCount();
-    const spent = await call('quote_small_credit', {}, payment);
+    const spent = await call('quote_small_credit', {}, resignedPayload(payer, payment));
     expect(spent.isError).to.equal(true);
     expect(requiredOf(spent).error).to.match(/credit/);
     expect((spent._meta as any)['x402/payment-response']).to.include({ success: true });
@@ -95,13 +97,28 @@ describe('a merchant\'s own MCP tools sold with paidTool: prepaid and pay-as-you
     expect(first.isError, textOf(first)).to.not.equal(true);
     expect((first.structuredContent as any).metered).to.include({ chunk: '10000', periodTotal: '10000' });
     failNext = true;
-    const failed = await call('analysis_payg', { ticker: 'SOL' }, payment);
+    const failed = await call('analysis_payg', { ticker: 'SOL' }, resignedPayload(payer, payment));
     failNext = false;
     expect(failed.isError).to.equal(true);
     expect(textOf(failed)).to.match(/failed after the payment settled/).and.not.match(/postgres|secret/);
     expect((failed._meta as any)['x402/payment-response']).to.include({ success: true });
-    const second = await call('analysis_payg', { ticker: 'ETH' }, payment);
+    const second = await call('analysis_payg', { ticker: 'ETH' }, resignedPayload(payer, payment));
     expect((second.structuredContent as any).metered, 'the failed call\'s chunk was dropped').to.include({ periodTotal: '20000' });
+  });
+
+  it('the same payload sent again (a copy) is refused and meters nothing: the period total is unchanged', async () => {
+    const payer = m.h.payer();
+    const payment = await agentPayload(m.h, payer, requiredOf(await call('analysis_payg', { ticker: 'SOL' })));
+    const first = await call('analysis_payg', { ticker: 'SOL' }, payment);
+    expect((first.structuredContent as any).metered, textOf(first)).to.include({ periodTotal: '10000' });
+    const landed = m.h.txCount();
+    const copy = await call('analysis_payg', { ticker: 'SOL' }, payment);
+    expect(copy.isError, textOf(copy)).to.equal(true);
+    expect(requiredOf(copy).error).to.match(/payment proof .* was used already/);
+    expect(copy._meta?.['x402/payment-response'], 'no receipt for a copy').to.equal(undefined);
+    const own = await call('analysis_payg', { ticker: 'ETH' }, resignedPayload(payer, payment));
+    expect((own.structuredContent as any).metered, 'the copy metered nothing').to.include({ chunk: '10000', periodTotal: '20000' });
+    expect(m.h.txCount(), 'nothing sent for the copy or the payer\'s next call').to.equal(landed);
   });
 
   it('a payment made for one tool is refused by another: other terms, or the same terms at another resource (the proof names it); bad input never reaches payment', async () => {

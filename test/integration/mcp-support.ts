@@ -9,7 +9,7 @@ import type { Keypair } from '@solana/web3.js';
 import { x402Client } from '@x402/core/client';
 import type { PaymentPayload, PaymentRequired } from '@x402/core/types';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { tributaryClientSchemes } from '../../commands/x402/plugins/client.js';
+import { resignStandardPayload, tributaryClientSchemes } from '../../commands/x402/plugins/client.js';
 import { startTestApi, type TestApi } from '../support/app.js';
 import { loadConfig } from '../../src/kernel/config/config.js';
 import { startIndexer } from '../../infra/indexer/index.js';
@@ -38,6 +38,9 @@ export async function agentPayload(h: X402Harness, wallet: Keypair, required: Pa
   for (const s of tributaryClientSchemes(wallet, { rpcUrl: h.ln.rpcUrl })) client.register('solana:*', s);
   return client.createPaymentPayload(required);
 }
+
+/** The same payment sent again, as the agent's own client sends it: with a fresh proof (the SDK's resignStandardPayload). */
+export const resignedPayload = resignStandardPayload;
 
 /** The PaymentRequired of a tool result that asks for payment. */
 export function requiredOf(r: CallToolResult): PaymentRequired {

@@ -13,7 +13,8 @@ import { Keypair } from '@solana/web3.js';
 import { HTTPFacilitatorClient } from '@x402/core/http';
 import type { PaymentPayload, PaymentRequired, PaymentRequirements } from '@x402/core/types';
 import { buildPayment } from '../../commands/x402/payment-transaction.js';
-import { signPaymentProof } from '../../commands/x402/proof.js';
+import { freshSignedAt, signPaymentProof } from '../../commands/x402/proof.js';
+import { resignStandardPayload } from '../../commands/x402/plugins/client.js';
 import { standardRequirement } from '../../commands/x402/standard/requirements.js';
 import { startX402, type X402Harness } from './x402-harness.js';
 import { payloadOf, registerUpto } from './x402-facilitator-support.js';
@@ -93,7 +94,7 @@ describe('x402 facilitator in the standard shapes: HTTPFacilitatorClient verifie
     expect(h.txCount()).to.equal(landed);
   });
 
-  it('settle: sends once, answers the transaction, the payer and Tributary\'s facts; the same payment again gets the same answer', async () => {
+  it('settle: sends once, answers the transaction, the payer and Tributary\'s facts; the same payment again, with a fresh proof, gets the same answer', async () => {
     const payer = h.payer();
     const accepted = pr.accepts[0]!;
     const payment = await paymentFor(payer, accepted);
@@ -104,21 +105,24 @@ describe('x402 facilitator in the standard shapes: HTTPFacilitatorClient verifie
     expect(s.extra).to.include({ requirementId: accepted.extra['id'], scheme: 'deferred', created: true });
     expect(s.extra!['jwt']).to.be.a('string');
     expect(h.txCount()).to.equal(landed + 1);
-    const again = await facilitator.settle(payment, accepted);
+    const copy = await facilitator.settle(payment, accepted);
+    expect(copy, 'a copy of the payload').to.deep.include({ success: false });
+    expect(copy.errorReason).to.match(/was used already/);
+    const again = await facilitator.settle(resignStandardPayload(payer, payment), accepted);
     expect(again.transaction).to.equal(s.transaction);
     expect(h.txCount()).to.equal(landed + 1);
 
     // the payer holds the policy now: a payment without a transaction is served by it, and still answers a transaction (a string)
-    const signedAt = Math.floor(Date.now() / 1000);
-    const proof = signPaymentProof(payer.secretKey, { requirementId: accepted.extra['id'] as string, resource: pr.resource.url, transactionSignature: undefined }, signedAt);
-    const held = await facilitator.settle({ ...payment, payload: { payer: payer.publicKey.toBase58(), proof } }, accepted);
+    const proofOf = () => signPaymentProof(payer.secretKey, { requirementId: accepted.extra['id'] as string, resource: pr.resource.url, transactionSignature: undefined },
+      freshSignedAt(payer.publicKey.toBase58(), Math.floor(Date.now() / 1000)));
+    const held = await facilitator.settle({ ...payment, payload: { payer: payer.publicKey.toBase58(), proof: proofOf() } }, accepted);
     expect(held, JSON.stringify(held)).to.deep.include({ success: true, payer: payer.publicKey.toBase58() });
     expect(held.extra).to.include({ policy: s.extra!['policy'], created: false });
     // no projector has run yet: the read model has not seen the policy, so "" (documented)
     expect(held.transaction).to.equal('');
     // once the policies read model has the chain's events, the policy's last payment: the first period, paid in the settled transaction
     await project(h.env, [paymentPoliciesProjection], h.ln.ledger());
-    const known = await facilitator.settle({ ...payment, payload: { payer: payer.publicKey.toBase58(), proof } }, accepted);
+    const known = await facilitator.settle({ ...payment, payload: { payer: payer.publicKey.toBase58(), proof: proofOf() } }, accepted);
     expect(known, JSON.stringify(known)).to.deep.include({ success: true, transaction: s.transaction });
     expect(known.extra).to.include({ policy: s.extra!['policy'], created: false });
     expect(h.txCount()).to.equal(landed + 1);

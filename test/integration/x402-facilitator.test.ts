@@ -9,7 +9,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import { Keypair } from '@solana/web3.js';
-import { buildPayment } from '../../commands/x402/payment-transaction.js';
+import { buildPayment, resignPayment, resignPaymentHeader } from '../../commands/x402/payment-transaction.js';
 import type { AcceptedRequirement } from '../../commands/x402/requirements.js';
 import { readProgramAccount } from '../../infra/solana/accounts.js';
 import { PROGRAM_ID } from '../../src/kernel/idl/index.js';
@@ -26,6 +26,8 @@ describe('x402 facilitator: supported, verify, settle, usage, discovery', functi
   let gateway = '';
   const post = (path: string, body: unknown, headers: Record<string, string> = { 'x-api-key': key }) => call(h.api.url, 'POST', path, body, headers);
   const payload = async (payer: Keypair, r: AcceptedRequirement) => payloadOf((await buildPayment(r, { wallet: payer, rpc: h.rpc })).header);
+  // the payer's client presenting a payment again signs a fresh proof: a proof is answered once
+  const resigned = (p: any, payer: Keypair, r: AcceptedRequirement) => ({ ...p, payload: resignPayment(p.payload, payer, { requirementId: r.id, resource: r.resource }) });
 
   before(async () => {
     h = await startX402('facilitator');
@@ -134,10 +136,15 @@ describe('x402 facilitator: supported, verify, settle, usage, discovery', functi
     expect(h.txCount()).to.equal(before + 1);
     const acc = await readProgramAccount(h.rpc, r.body.policy, 'PaymentPolicy', { programId: PROGRAM_ID });
     expect(acc.kind === 'found' && acc.data['status']).to.equal('Active');
-    const again = await post('/v1/x402/settle', body);
-    expect(again.body.transaction).to.equal(r.body.transaction);
-    expect(h.txCount()).to.equal(before + 1);
     jwt = r.body.jwt;
+    const copy = await post('/v1/x402/settle', body);
+    expect(copy.body, 'a copy of the payload').to.include({ success: false });
+    expect(copy.body.errorReason).to.match(/was used already/);
+    expect(copy.body.jwt).to.equal(undefined);
+    const again = await post('/v1/x402/settle', { ...body, paymentPayload: resigned(body.paymentPayload, payer, payg) });
+    expect(again.body.transaction).to.equal(r.body.transaction);
+    expect(again.body.jwt).to.equal(r.body.jwt);
+    expect(h.txCount()).to.equal(before + 1);
   });
 
   it('meters pay-as-you-go usage against the JWT and refuses past the per-request cap', async () => {
@@ -156,14 +163,17 @@ describe('x402 facilitator: supported, verify, settle, usage, discovery', functi
     expect(forged.body.admitted).to.equal(false);
   });
 
-  it('honours the payment-identifier extension: same id and payload, same answer; another payload, 409', async () => {
+  it('honours the payment-identifier extension: same id and payment, same answer (to a fresh proof); another payload, 409', async () => {
     const ext = { 'payment-identifier': { info: { id: `pay_${Date.now()}_0123456789abcdef` } } };
-    const p1 = { ...(await payload(h.payer(), deferred)), extensions: ext };
+    const payer = h.payer();
+    const p1 = { ...(await payload(payer, deferred)), extensions: ext };
     const p2 = { ...(await payload(h.payer(), deferred)), extensions: ext };
     const before = h.txCount();
     const a = await post('/v1/x402/settle', { paymentPayload: p1, paymentRequirements: deferred });
-    const b = await post('/v1/x402/settle', { paymentPayload: p1, paymentRequirements: deferred });
+    const copy = await post('/v1/x402/settle', { paymentPayload: p1, paymentRequirements: deferred });
+    const b = await post('/v1/x402/settle', { paymentPayload: resigned(p1, payer, deferred), paymentRequirements: deferred });
     expect(a.body.success, JSON.stringify(a.body)).to.equal(true);
+    expect(copy.body.errorReason, 'the same proof again').to.match(/was used already/);
     expect(b.body).to.deep.equal(a.body);
     const c = await post('/v1/x402/settle', { paymentPayload: p2, paymentRequirements: deferred });
     expect(c.status).to.equal(409);
@@ -173,15 +183,18 @@ describe('x402 facilitator: supported, verify, settle, usage, discovery', functi
     expect((await post('/v1/x402/settle', { paymentPayload: bad, paymentRequirements: deferred })).status).to.equal(400);
   });
 
-  it('honours payment-identifier in the middleware too: the same id and payment, the same answer; another payment, 409', async () => {
+  it('honours payment-identifier in the middleware too: the same id and payment, the same answer (to a fresh proof); another payment, 409', async () => {
     const ext = { 'payment-identifier': { info: { id: `mw_${Date.now()}_0123456789abcdef` } } };
-    const header = async () => Buffer.from(JSON.stringify({ ...(await payload(h.payer(), deferred)), extensions: ext })).toString('base64');
+    const header = async (payer = h.payer()) => Buffer.from(JSON.stringify({ ...(await payload(payer, deferred)), extensions: ext })).toString('base64');
     const demo = `${h.api.url}/v1/x402/demo`;
-    const first = await header();
+    const payer = h.payer();
+    const first = await header(payer);
     const before = h.txCount();
     const a = await fetch(demo, { headers: { payment: first } });
-    const b = await fetch(demo, { headers: { payment: first } });
+    const copy = await fetch(demo, { headers: { payment: first } });
+    const b = await fetch(demo, { headers: { payment: resignPaymentHeader(first, payer, deferred.resource) } });
     expect(a.status).to.equal(200);
+    expect(copy.status, 'the same proof again').to.equal(402);
     expect(await b.json()).to.deep.equal(await a.json());
     const c = await fetch(demo, { headers: { payment: await header() } });
     expect(c.status).to.equal(409);

@@ -14,6 +14,7 @@ import { PaymentRequiredV2Schema } from '@x402/core/schemas';
 import type { PaymentPayload, PaymentRequired, SchemeNetworkClient } from '@x402/core/types';
 import { decodePaymentResponseHeader, wrapFetchWithPayment } from '@x402/fetch';
 import { buildPayment } from '../../commands/x402/payment-transaction.js';
+import { resignStandardPayload } from '../../commands/x402/plugins/client.js';
 import { parseKeyValueHeader } from '../../commands/x402/requirements.js';
 import { PROGRAM_ID } from '../../src/kernel/idl/index.js';
 import { DEMO_PATH, startX402, type X402Harness } from './x402-harness.js';
@@ -97,8 +98,9 @@ describe('x402 standard wire: PAYMENT-REQUIRED, PAYMENT-SIGNATURE, PAYMENT-RESPO
     expect(settled.extra).to.include({ requirementId: pr.accepts[0]!.extra['id'], scheme: 'deferred', created: true });
     expect(settled.extra!['policy']).to.be.a('string');
     expect(r.body.jwt).to.be.a('string');
-    // the same header again: the same settlement, nothing sent twice
-    const again = await send(STANDARD_PATH, headers);
+    // the same header again (a copy): no JWT; the payer's fresh proof: the same settlement, nothing sent twice
+    await expectRefused(STANDARD_PATH, headers, /was used already/);
+    const again = await send(STANDARD_PATH, http.encodePaymentSignatureHeader(resignStandardPayload(payer, payment)));
     expect(again.status).to.equal(200);
     expect(http.getPaymentSettleResponse((name) => again.headers.get(name)).transaction).to.equal(settled.transaction);
     expect(h.txCount()).to.equal(landed + 1);

@@ -13,6 +13,11 @@
  *    once more with it; that answer is returned with what was paid.
  * At most one payment per call: if the bearer request is refused again (a pay-as-you-go
  * period exhausted), that 402 is returned, never paid twice.
+ *
+ * Every attempt signs anew (a fresh transaction and a fresh proof, buildPayment): the server
+ * answers a proof once, so a header is never sent twice. A caller whose answer was lost calls
+ * again: the fresh payment is answered with the policy the payer holds (no second policy for a
+ * scheme whose policy serves again), and its JWT.
  */
 import { chmod, readFile, writeFile } from 'node:fs/promises';
 import type { Keypair } from '@solana/web3.js';

@@ -24,8 +24,10 @@
  *      requirementId, scheme, created, expiresAt}}. A metered chunk is charged only when
  *      the handler answered (engine.answered).
  *
- * An identical payment sent again is answered from the stored settlement (nothing is sent
- * twice) and admitted again under the payer's policy, as a bearer request is.
+ * A payment's proof is answered once (engine.pay, spent-proofs.ts): an identical payload sent
+ * again (a copy from a transcript) is (1) and admits nothing, so it meters nothing to the payer.
+ * The payer's agent signs each call: the same transaction with a fresh proof is answered from
+ * the stored settlement (nothing is sent twice) and admitted again, as a bearer request is.
  *
  * Settlement comes before the tool runs (as the HTTP middleware's does): a handler that
  * fails after payment answers `isError` with the receipt still in `_meta`, so the payer

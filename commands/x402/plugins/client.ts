@@ -19,10 +19,11 @@
  * Tributary's, or the chain does not answer. Nothing is sent: the server sends.
  */
 import type { Keypair } from '@solana/web3.js';
-import type { PaymentPayloadResult, PaymentRequirements, SchemeNetworkClient } from '@x402/core/types';
+import type { PaymentPayload, PaymentPayloadResult, PaymentRequirements, SchemeNetworkClient } from '@x402/core/types';
 import { createRpcClient, type RpcClient } from '../../../infra/solana/rpc-client.js';
 import type { Commitment } from '../../../infra/solana/chain-reader.js';
-import { buildPayment } from '../payment-transaction.js';
+import { buildPayment, resignPayment } from '../payment-transaction.js';
+import type { PaymentBody } from '../payload.js';
 import { X402_VERSION, SCHEMES, type AcceptedRequirement, type Scheme } from '../requirements.js';
 
 export interface TributaryClientOptions {
@@ -80,4 +81,18 @@ export function tributaryClientScheme(scheme: Scheme, wallet: Keypair, opts: Tri
 /** The four Tributary schemes' client plugins; register each on 'solana:*' (or the one network you pay on). */
 export function tributaryClientSchemes(wallet: Keypair, opts: TributaryClientOptions): SchemeNetworkClient[] {
   return SCHEMES.map((s) => tributaryClientScheme(s, wallet, opts));
+}
+
+/**
+ * A standard PaymentPayload of a Tributary scheme presented again (another call of an MCP tool
+ * under it, an answer lost), with a fresh proof by `wallet`: a proof is answered once
+ * (spent-proofs.ts); the transaction stays the same bytes, sent once. Throws when the payload
+ * names no Tributary requirement id or no resource.
+ */
+export function resignStandardPayload(wallet: Keypair, p: PaymentPayload): PaymentPayload {
+  const requirementId = p.accepted.extra?.['id'];
+  const resource = p.resource?.url;
+  if (typeof requirementId !== 'string' || resource === undefined) throw new Error('the payload names no Tributary requirement (extra.id) or no resource');
+  const body = resignPayment(p.payload as unknown as PaymentBody, wallet, { requirementId, resource });
+  return { ...p, payload: body };
 }
