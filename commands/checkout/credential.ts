@@ -26,7 +26,7 @@ export async function gatewayOfCredential(deps: CredentialDeps, apiKey: string |
   const token = parseBearer(authorization);
   if (token === undefined) throw unauthorized(`a gateway API key (${API_KEY_HEADER}) or a gateway JWT (Authorization: Bearer) is required`);
   const claims = await verifyGatewayToken(deps.keyRing, token);
-  await checkGatewayWallet(deps.gatewayKeys, claims.gateway, claims.signer);
+  await checkGatewayWallet(deps.gatewayKeys, claims.gateway, claims.signer, claims);
   return claims.gateway;
 }
 

@@ -1,5 +1,6 @@
 /**
- * POST /v1/gateway/{gateway}/auth/challenge and /auth/verify: gateway sign-in.
+ * POST /v1/gateway/{gateway}/auth/challenge and /auth/verify: gateway sign-in; /auth/revoke:
+ * every gateway JWT issued so far refused (session-floors.ts).
  */
 import type { Redis } from 'ioredis';
 import type { Config } from '../../src/kernel/config/config.js';
@@ -12,6 +13,9 @@ import type { GatewayLookup } from '../../src/kernel/auth/gateway-lookup.js';
 import { createNonceStore } from './nonces.js';
 import { MAX_CHALLENGE_LENGTH, serviceName } from '../../src/kernel/auth/signed-messages.js';
 import { createChallenge, verifyChallenge, type SignInDeps } from './sign-in.js';
+import { requireGatewayToken, type CurrentGatewayKeys } from '../../src/kernel/auth/gateway-token.js';
+import type { Db } from '../../infra/postgres/database.js';
+import { revokeSessions } from './session-floors.js';
 
 const gatewayParams: JsonSchema = {
   type: 'object',
@@ -59,7 +63,20 @@ export interface GatewayAuthRouteDeps {
   clock: Clock;
   keyRing: SignInDeps['ring'];
   config: Pick<Config, 'keys' | 'redis' | 'rateLimit' | 'http'>;
+  db: Db;
+  /** the gateway's keys at use, with its session floor (the node's cached lookup) */
+  gatewayKeys: CurrentGatewayKeys;
 }
+
+const revokedSchema: JsonSchema = {
+  type: 'object',
+  required: ['gateway', 'revokedBefore', 'message'],
+  properties: {
+    gateway: { type: 'string' },
+    revokedBefore: { type: 'integer', description: 'Unix seconds: every gateway JWT of the gateway issued before is refused (on every API node within GATEWAY_KEYS_CACHE_MS)' },
+    message: { type: 'string' },
+  },
+};
 
 export function registerGatewayAuthRoutes(api: Api, ctx: GatewayAuthRouteDeps, lookup: GatewayLookup): void {
   const service = serviceName(ctx.config.http.publicUrl, ctx.config.keys.audience);
@@ -106,6 +123,27 @@ export function registerGatewayAuthRoutes(api: Api, ctx: GatewayAuthRouteDeps, l
     },
     async handler({ params, body }) {
       return { body: await verifyChallenge(deps, params.gateway, body) };
+    },
+  });
+  api.route<Record<string, never>, { gateway: string }>({
+    method: 'post',
+    path: '/v1/gateway/:gateway/auth/revoke',
+    summary: 'Ends every gateway session: each gateway JWT issued so far is refused',
+    description: 'For a token that may have leaked (a merchant\'s browser): every gateway JWT of this gateway issued before the next second is refused, '
+      + `on every API node within GATEWAY_KEYS_CACHE_MS (${ctx.config.keys.gatewayKeysCacheMs} ms here), this one included; sign in again for a new one. `
+      + 'API keys are not revoked by it: list them (each names the wallet that created it) and revoke those that may have been minted with a leaked token.',
+    tags: ['gateway'],
+    params: gatewayParams,
+    before: [requireGatewayToken(ctx.keyRing, { adminKey: ctx.config.keys.adminApiKey, keys: ctx.gatewayKeys })],
+    responses: {
+      200: { description: 'sessions revoked', schema: revokedSchema },
+      400: { description: 'malformed gateway address' },
+      401: { description: 'no valid gateway JWT (or admin key)' },
+      403: { description: 'a JWT of another gateway' },
+    },
+    async handler({ params }) {
+      const revokedBefore = await revokeSessions(ctx.db, params.gateway, ctx.clock.now());
+      return { body: { gateway: params.gateway, revokedBefore, message: 'every gateway JWT issued before revokedBefore is refused; sign in again for a new one' } };
     },
   });
 }

@@ -47,6 +47,7 @@ import * as m1017p from './1017_payg_charges_basis.js';
 import * as m1018p from './1018_prepaid_credit_payments.js';
 import * as m1019p from './1019_prepaid_credits_by_payer.js';
 import * as m1020x from './1020_x402_spent_proofs.js';
+import * as m1021g from './1021_gateway_session_floors.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '0001_spine': m0001,
@@ -92,6 +93,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '1018_prepaid_credit_payments': m1018p,
   '1019_prepaid_credits_by_payer': m1019p,
   '1020_x402_spent_proofs': m1020x,
+  '1021_gateway_session_floors': m1021g,
 };
 
 export async function migrateToLatest(db: Kysely<any>): Promise<MigrationResultSet> {

@@ -21,8 +21,9 @@ import type { X402ResourceTables } from '../../commands/x402/facilitator/tables.
 import type { PrepaidTables } from '../../commands/x402/prepaid/tables.js';
 import type { X402ExactTables } from '../../commands/x402/exact/tables.js';
 import type { CheckoutTables } from '../../commands/checkout/tables.js';
+import type { GatewayAuthTables } from '../../commands/gateway-auth/tables.js';
 
 export interface Database extends RunnerTables, ArchiveTables, KeysTables,
   GatewaysTables, UserPaymentsTables, PolicyTables, ComposableTables, PaymentsTables, StatsTables, PoolTables,
   WebhooksTables, WebhookOutboxTables, MerchantTables, SchedulerTables, ApiKeysTables, X402ResourceTables, PrepaidTables,
-  X402ExactTables, CheckoutTables {}
+  X402ExactTables, CheckoutTables, GatewayAuthTables {}

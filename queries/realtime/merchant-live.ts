@@ -41,7 +41,7 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 interface HandshakeAuth { gateway?: unknown; token?: unknown; apiKey?: unknown; adminKey?: unknown }
 
 type Credential =
-  | { kind: 'token'; signer: string; expiresAt: number | undefined }
+  | { kind: 'token'; signer: string; expiresAt: number | undefined; issuedAt: number | undefined }
   | { kind: 'apiKey'; id: string; presented: string; createdBy: string | null }
   | { kind: 'admin' };
 
@@ -68,7 +68,7 @@ async function credentialProblem(deps: MerchantLiveDeps, gateway: string, c: Cre
     if (c.kind === 'admin') return undefined;
     if (c.kind === 'token') {
       if (c.expiresAt !== undefined && c.expiresAt * 1000 <= deps.clock.now()) return { code: 'token_expired', message: 'the gateway JWT has expired; sign in again' };
-      await checkGatewayWallet(deps.keys, gateway, c.signer);
+      await checkGatewayWallet(deps.keys, gateway, c.signer, { ...(c.issuedAt !== undefined ? { issuedAt: c.issuedAt } : {}) });
       return undefined;
     }
     const owner = await deps.apiKeys(c.presented);
@@ -115,13 +115,13 @@ async function authenticate(deps: MerchantLiveDeps, gateway: string, auth: Hands
   if (typeof auth.token !== 'string') throw new Error('unauthorized');
   const claims = await verifyGatewayToken(deps.verifier, auth.token);
   if (claims.gateway !== gateway) throw new Error('forbidden');
-  await checkGatewayWallet(deps.keys, claims.gateway, claims.signer);
-  return { kind: 'token', signer: claims.signer, expiresAt: claims.expiresAt };
+  await checkGatewayWallet(deps.keys, claims.gateway, claims.signer, claims);
+  return { kind: 'token', signer: claims.signer, expiresAt: claims.expiresAt, issuedAt: claims.issuedAt };
 }
 
 /** What makes two feeds' checks the same check: the gateway and the credential presented. */
 function checkKey(gateway: string, c: Credential): string {
-  if (c.kind === 'token') return `${gateway}|token|${c.signer}|${c.expiresAt ?? ''}`;
+  if (c.kind === 'token') return `${gateway}|token|${c.signer}|${c.expiresAt ?? ''}|${c.issuedAt ?? ''}`;
   if (c.kind === 'apiKey') return `${gateway}|apiKey|${c.presented}`;
   return `${gateway}|admin`;
 }

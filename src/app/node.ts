@@ -12,6 +12,7 @@ import type { GatewayLookup } from '../kernel/auth/gateway-lookup.js';
 import type { ApiKeyLookup } from '../kernel/auth/api-key-lookup.js';
 import { ownerOfApiKey } from '../../commands/api-keys/store.js';
 import { cachedGatewayLookup, defaultGatewayLookup } from '../../infra/auth/current-keys.js';
+import { withSessionFloors } from '../../commands/gateway-auth/session-floors.js';
 import { createKeyRing, type KeyRing } from '../../infra/signing-keys/key-ring.js';
 import { createMetrics, type Metrics } from '../../infra/metrics/metrics.js';
 import { createRpcClient, type RpcClient } from '../../infra/solana/rpc-client.js';
@@ -70,7 +71,7 @@ export function buildNode(ctx: AppContext): AppNode {
     assets: assetDepsOf(ctx),
     gatewayLookup,
     apiKeys: (presented) => ownerOfApiKey(ctx.db, presented),
-    gatewayKeys: cachedGatewayLookup(gatewayLookup, ctx.config.keys.gatewayKeysCacheMs, () => ctx.clock.now()),
+    gatewayKeys: cachedGatewayLookup(withSessionFloors(gatewayLookup, ctx.db), ctx.config.keys.gatewayKeysCacheMs, () => ctx.clock.now()),
   };
 }
 

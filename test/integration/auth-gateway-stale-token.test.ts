@@ -62,6 +62,35 @@ describe('gateway JWTs and the API keys they mint stop working when the wallet i
     expect(keys.map((k) => k.label)).to.deep.equal(['ok']);
   });
 
+  it('ends every session of a gateway on POST …/auth/revoke: its JWTs issued before are refused, a new sign-in and other gateways go on', async () => {
+    const gw = await insertGateway(env.db, authority.address, signer.address);
+    const other = await insertGateway(env.db, randomKey(), (await newWallet()).address);
+    const leaked = (await signIn(api.url, gw, signer)).token;
+    const byAuthority = (await signIn(api.url, gw, authority)).token;
+    expect((await fetch(`${api.url}/v1/gateway/${gw}/api-keys`, { headers: bearer(leaked) })).status).to.equal(200);
+    const minted = await postJson(`${api.url}/v1/gateway/${gw}/api-keys`, { label: 'minted' }, bearer(leaked));
+    expect(minted.status).to.equal(201);
+    const mintedKey = ((await minted.json()) as { key: string }).key;
+    expect(await expectError(await postJson(`${api.url}/v1/gateway/${other}/auth/revoke`, {}, bearer(byAuthority)), 403)).to.be.a('string');
+
+    const revoked = await postJson(`${api.url}/v1/gateway/${gw}/auth/revoke`, {}, bearer(byAuthority));
+    expect(revoked.status).to.equal(200);
+    const { revokedBefore } = (await revoked.json()) as { revokedBefore: number };
+    expect(revokedBefore).to.be.greaterThan(Math.floor(Date.now() / 1000) - 2);
+    for (const token of [leaked, byAuthority]) {
+      expect(await expectError(await fetch(`${api.url}/v1/gateway/${gw}/api-keys`, { headers: bearer(token) }), 401)).to.match(/revoked its sessions/);
+      expect(await expectError(await usage(gw, bearer(token)), 401)).to.match(/revoked its sessions/);
+    }
+    // an API key is a credential of its own: revoked one by one (the listing names the wallet that created it)
+    expect((await usage(gw, { 'x-api-key': mintedKey })).status).to.equal(200);
+
+    while (Date.now() / 1000 < revokedBefore) await new Promise((r) => setTimeout(r, 50));
+    const fresh = (await signIn(api.url, gw, authority)).token;
+    expect((await fetch(`${api.url}/v1/gateway/${gw}/api-keys`, { headers: bearer(fresh) })).status).to.equal(200);
+    const admin = await postJson(`${api.url}/v1/gateway/${gw}/auth/revoke`, {}, { 'x-admin-key': api.ctx.config.keys.adminApiKey ?? '' });
+    expect(admin.status, 'the administrator may end them too').to.equal(200);
+  });
+
   it('refuses an API key once the wallet that created it is no longer the gateway\'s; the authority\'s and the admin\'s keys go on', async () => {
     const gw = await insertGateway(env.db, authority.address, signer.address);
     const create = async (headers: Record<string, string>, createdBy: string | null) => {

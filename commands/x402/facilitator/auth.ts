@@ -33,7 +33,7 @@ export function requireFacilitatorAuth(db: Db, verifier: TokenVerifier, keys: Cu
       const token = parseBearer(req.get('authorization'));
       if (token === undefined) throw unauthorized(`send a gateway JWT (Authorization: Bearer) or an ${API_KEY_HEADER}`);
       const claims = await verifyGatewayToken(verifier, token);
-      await checkGatewayWallet(keys, claims.gateway, claims.signer);
+      await checkGatewayWallet(keys, claims.gateway, claims.signer, claims);
       res.locals['facilitatorGateway'] = claims.gateway;
       next();
     } catch (err) {

@@ -4,6 +4,10 @@
  * gateway does not exist or was deleted; an upstream_unavailable AppError when the
  * source cannot answer.
  */
-export interface GatewayKeys { authority: string; signer: string; active: boolean }
+export interface GatewayKeys {
+  authority: string; signer: string; active: boolean;
+  /** gateway JWTs issued before this (unix s) were revoked by the gateway (commands/gateway-auth/session-floors.ts) */
+  sessionsFrom?: number;
+}
 
 export type GatewayLookup = (address: string) => Promise<GatewayKeys | undefined>;

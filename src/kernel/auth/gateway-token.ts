@@ -43,7 +43,7 @@ function gatewayAudiences(verifier: TokenVerifier, token: string): string[] {
   return typeof sub === 'string' ? [gatewaySessionAudience(base, sub), base] : [base];
 }
 
-export interface GatewayClaims { gateway: string; signer: string; jti?: string; expiresAt?: number }
+export interface GatewayClaims { gateway: string; signer: string; jti?: string; expiresAt?: number; issuedAt?: number }
 
 /** Who a request was authorized as, in `res.locals.auth`. */
 export type RequestAuth = { kind: 'gateway'; claims: GatewayClaims } | { kind: 'admin' };
@@ -63,11 +63,12 @@ export async function verifyGatewayToken(verifier: TokenVerifier, token: string)
     signer: typeof payload['signer'] === 'string' ? payload['signer'] : '',
     ...(payload.jti ? { jti: payload.jti } : {}),
     ...(payload.exp ? { expiresAt: payload.exp } : {}),
+    ...(payload.iat ? { issuedAt: payload.iat } : {}),
   };
 }
 
 /** The gateway's keys now (infra/auth/current-keys.ts): undefined when it does not exist. */
-export type CurrentGatewayKeys = (gateway: string) => Promise<{ authority: string; signer: string; active: boolean } | undefined>;
+export type CurrentGatewayKeys = (gateway: string) => Promise<{ authority: string; signer: string; active: boolean; sessionsFrom?: number } | undefined>;
 
 /**
  * Throws 401 unless the gateway is active and `wallet` is still its authority or signer
@@ -76,11 +77,15 @@ export type CurrentGatewayKeys = (gateway: string) => Promise<{ authority: strin
  * a wallet that stops being the gateway's (a signer rotated after a leak) loses at once
  * what it signed in for, and what it minted meanwhile (API keys).
  */
-export async function checkGatewayWallet(keys: CurrentGatewayKeys, gateway: string, wallet: string | undefined): Promise<void> {
+export async function checkGatewayWallet(keys: CurrentGatewayKeys, gateway: string, wallet: string | undefined, session?: { issuedAt?: number }): Promise<void> {
   const now = await keys(gateway);
   if (!now?.active) throw unauthorized('the gateway of this credential no longer exists or is inactive');
   if (wallet !== undefined && wallet !== now.signer && wallet !== now.authority) {
     throw unauthorized('the wallet that signed in is no longer the gateway\'s authority or signer; sign in again');
+  }
+  // a gateway JWT (`session`) issued before the gateway revoked its sessions (a token without iat counts as the oldest)
+  if (session !== undefined && now.sessionsFrom !== undefined && (session.issuedAt ?? 0) < now.sessionsFrom) {
+    throw unauthorized('the gateway revoked its sessions after this token was issued; sign in again');
   }
 }
 
@@ -121,7 +126,7 @@ export function requireGatewayToken(verifier: TokenVerifier, opts: RequireGatewa
       const claims = await verifyGatewayToken(verifier, token);
       const wanted = gatewayOf(req);
       if (wanted !== undefined && wanted !== claims.gateway) throw forbidden('token was issued for another gateway');
-      await checkGatewayWallet(opts.keys, claims.gateway, claims.signer);
+      await checkGatewayWallet(opts.keys, claims.gateway, claims.signer, claims);
       res.locals['auth'] = { kind: 'gateway', claims } satisfies RequestAuth;
       next();
     } catch (err) {
