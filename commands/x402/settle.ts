@@ -62,6 +62,8 @@ export interface PolicyRules {
   usable?(policy: Found, paying?: string): Promise<boolean>;
   /** a policy the service recorded as serving the payer, whose account may be gone (a prepaid credit left on a closed policy) */
   recorded?(payer: string): Promise<string | undefined>;
+  /** why the payer cannot fund what the payment in hand would authorize (an upto's hold on top of its open ones), checked before it is sent */
+  fundsProblem?(p: CheckedPayment): Promise<string | undefined>;
   /** how the answer names a policy the payer holds already */
   held(policy: string): string;
   /** why a policy's type does not carry the requirement's terms (`paid`: its payment_count), or undefined */
@@ -227,6 +229,8 @@ export async function settlePayment(deps: SettleDeps, r: PaymentRequirement, rul
     throw new PaymentRefused('the transaction\'s blockhash has expired; sign the payment again with a recent blockhash');
   }
   if (existing) return answer(deps, r, rules, p.payer, existing, undefined);
+  const unfunded = await rules.fundsProblem?.(p);
+  if (unfunded !== undefined) throw new PaymentRefused(unfunded);
   return answer(deps, r, rules, p.payer, await sendAndRead(deps, r, rules, p), p.signature);
 }
 

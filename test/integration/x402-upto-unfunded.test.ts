@@ -12,6 +12,7 @@ import bs58 from 'bs58';
 import { buildPayment } from '../../commands/x402/payment-transaction.js';
 import type { AcceptedRequirement } from '../../commands/x402/requirements.js';
 import { associatedTokenAddress, revokeIx } from '../../src/kernel/domain/spl-token.js';
+import { fundWallet } from '../../infra/localnet/genesis.js';
 import { startX402, type X402Harness } from './x402-harness.js';
 import { call, payloadOf, registerUpto, sendInstruction } from './x402-facilitator-support.js';
 
@@ -32,6 +33,22 @@ describe('x402://upto: an authorization the payer stopped funding is not admitte
     ({ key, upto } = await registerUpto(h, gw, 500000n, { recipient: merchant.publicKey.toBase58() }));
   });
   after(async () => { await h?.close(); });
+
+  it('sends an authorization only while the payer\'s balance covers it on top of the ones it has open (holds)', async () => {
+    const payer = Keypair.generate();
+    fundWallet(h.ln.chain, payer.publicKey, 0n);
+    fundWallet(h.ln.chain, payer.publicKey, 1n); // 1 USDC: 1,000,000, for two holds of 500,000
+    const authorize = async () => post('/v1/x402/settle', { paymentPayload: payloadOf((await buildPayment(upto, { wallet: payer, rpc: h.rpc })).header), paymentRequirements: upto });
+    const first = await authorize();
+    expect(first.body.success, JSON.stringify(first.body)).to.equal(true);
+    const second = await authorize();
+    expect(second.body.success, JSON.stringify(second.body)).to.equal(true);
+    const landed = h.txCount();
+    const third = await authorize();
+    expect(third.body.success, 'a third hold of 500,000 on a balance of 1,000,000 holding two').to.equal(false);
+    expect(third.body.errorReason ?? third.body.error ?? JSON.stringify(third.body)).to.match(/does not cover this authorization of 500000 on top of the 1000000 its open UpTo authorizations hold/);
+    expect(h.txCount(), 'nothing sent').to.equal(landed);
+  });
 
   it('admits the amount while the delegation stands, refuses it (NoDelegateSet) once revoked', async () => {
     const payer = h.payer();

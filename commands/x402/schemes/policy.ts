@@ -12,7 +12,7 @@ import { proofProblem } from '../proof.js';
 import type { PaymentRequirement } from '../requirements.js';
 import { chainRead, policyMismatch, settleExisting, settlePayment, type PolicyRules } from '../settle.js';
 import type { X402Claims } from '../tokens.js';
-import { checkPaymentTransaction, type FirstPayment } from '../verify-transaction.js';
+import { checkPaymentTransaction, type CheckedPayment, type FirstPayment } from '../verify-transaction.js';
 import type { SchemeContext, SchemeEngine, X402Grant } from './scheme.js';
 
 type Found = AccountRead & { kind: 'found' };
@@ -43,6 +43,8 @@ export interface PolicyScheme<R extends PaymentRequirement> {
   usable?: (ctx: SchemeContext, r: R, policy: Found, paying?: string) => Promise<boolean>;
   /** a policy recorded as serving the payer whose account may be gone (PolicyRules.recorded) */
   recorded?: (ctx: SchemeContext, r: R, payer: string) => Promise<string | undefined>;
+  /** why the payer cannot fund what a new payment would authorize, before it is sent (PolicyRules.fundsProblem) */
+  fundsProblem?: (ctx: SchemeContext, r: R, p: CheckedPayment) => Promise<string | undefined>;
   /** what the settlement bought, recorded before its JWT leaves; `paying`: the policy the Payment transaction in hand creates */
   settled?: (ctx: SchemeContext, r: R, s: SettledResult, payer: string, paying: string | undefined) => Promise<void>;
   admit: NonNullable<SchemeEngine<R>['admit']>;
@@ -64,11 +66,12 @@ export function policyScheme<R extends PaymentRequirement>(s: PolicyScheme<R>): 
   const grace = s.grace ?? capped;
   const newPolicy = s.newPolicy ?? noSchedule;
   const rules = (ctx: SchemeContext, r: R): PolicyRules => {
-    const { usable, recorded } = s;
+    const { usable, recorded, fundsProblem } = s;
     return {
       ...bound(s, r), reusable: s.reusable ?? true, held: s.held ?? activePolicy, grace: (cap) => grace(r, cap),
       ...(usable ? { usable: (p: Found, paying?: string) => usable(ctx, r, p, paying) } : {}),
       ...(recorded ? { recorded: (payer: string) => recorded(ctx, r, payer) } : {}),
+      ...(fundsProblem ? { fundsProblem: (p: CheckedPayment) => fundsProblem(ctx, r, p) } : {}),
     };
   };
   return {

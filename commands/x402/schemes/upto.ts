@@ -9,6 +9,7 @@ import { hashId, positive, UPTO_START_SKEW_SECONDS, type UptoRequirement } from 
 import { policyTypeArgs } from '../program.js';
 import { chainRead, servesWhileActive } from '../settle.js';
 import { settledUpto, settleUpto } from '../upto-settle.js';
+import { holdsProblem } from '../upto-holds.js';
 import { DUE_SKEW_SECONDS, grantOf, policyScheme, servingPolicy } from './policy.js';
 
 function terms(r: UptoRequirement, type: PolicyType): string | undefined {
@@ -68,6 +69,9 @@ export const uptoScheme = policyScheme<UptoRequirement>({
   },
 
   newPolicy: (r, type, nowSeconds) => (type.kind === 'UpTo' ? uptoWindowProblem(type, r.maxTimeoutSeconds, nowSeconds) : undefined),
+
+  // a hold on the payer's balance until settled: sent only while the balance covers it on top of its open ones (upto-holds.ts)
+  fundsProblem: (ctx, r, p) => holdsProblem(ctx.chain, p.payer, r.tokenMint, r.amount, ctx.nowSeconds()),
 
   async admit(ctx, claims, r, chunk) {
     const read = await servingPolicy(ctx, claims, r, { serving, terms });
