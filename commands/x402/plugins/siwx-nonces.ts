@@ -7,7 +7,7 @@
  * Keyed by the nonce alone, anyone who read a challenge could spend its nonce with a wallet of
  * their own first, and the payer's sign-in would be refused as a replay.
  *
- * Two stores:
+ * Two stores (spend-once.ts):
  *   - Postgres (the service's: migration 1016): the spent nonce outlives a Redis restart or
  *     failover, which forgets every key (Redis keeps nothing on disk here), and with it every
  *     nonce a copied message could have been refused by;
@@ -15,37 +15,13 @@
  *     by every node, but a Redis that loses its data lets a copy of a message still within its
  *     age be answered again, with a fresh JWT for the wallet's policy.
  */
-import { sql } from 'kysely';
 import type { Redis } from 'ioredis';
 import type { Db } from '../../../infra/postgres/database.js';
+import { postgresSpendOnce, redisSpendOnce, type SpendOnce } from '../spend-once.js';
 
-export interface SignInNonces {
-  /** where the nonces are kept, for the 503 when the store does not answer */
-  store: string;
-  /** records `nonce` as spent by `wallet` for `seconds`; false when it was spent already */
-  spend(wallet: string, nonce: string, seconds: number): Promise<boolean>;
-}
+/** spend(wallet, nonce, seconds) */
+export type SignInNonces = SpendOnce;
 
-export function redisSignInNonces(redis: Redis, prefix: string): SignInNonces {
-  return {
-    store: 'Redis',
-    async spend(wallet, nonce, seconds) {
-      return (await redis.set(`${prefix}x402:siwx:nonce:${wallet}:${nonce}`, '1', 'EX', seconds, 'NX')) === 'OK';
-    },
-  };
-}
+export const redisSignInNonces = (redis: Redis, prefix: string): SignInNonces => redisSpendOnce(redis, `${prefix}x402:siwx:nonce:`);
 
-export function postgresSignInNonces(db: Db): SignInNonces {
-  return {
-    store: 'Postgres',
-    async spend(wallet, nonce, seconds) {
-      // the rows past their time go with the next spend (x402_siwx_nonces_expiry_idx); one that is
-      // past its time and spent again is still refused, and its message is too old by then anyway
-      const r = await sql<{ nonce: string }>`
-        WITH pruned AS (DELETE FROM x402_siwx_nonces WHERE expires_at < now())
-        INSERT INTO x402_siwx_nonces (wallet, nonce, expires_at) VALUES (${wallet}, ${nonce}, now() + make_interval(secs => ${seconds}))
-        ON CONFLICT (wallet, nonce) DO NOTHING RETURNING nonce`.execute(db);
-      return r.rows.length === 1;
-    },
-  };
-}
+export const postgresSignInNonces = (db: Db): SignInNonces => postgresSpendOnce(db, { table: 'x402_siwx_nonces', owner: 'wallet', token: 'nonce' });
