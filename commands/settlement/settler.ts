@@ -28,6 +28,8 @@ import { latestBlockhash, readExecutionContext, signExecution, type ChainIo } fr
 import { failure, programErrorText, programPaused, PROGRAM_PAUSED_WAIT_MS } from '../scheduler/failure.js';
 import { activeSigners } from '../scheduler/signers.js';
 import { syncGatewayStates } from '../scheduler/gateway-sync.js';
+import { dropExpiredCreditReservations } from '../x402/prepaid/ledger.js';
+import { prepaidCounterKey } from '../x402/prepaid/meter.js';
 import { chargeBasis, dropExpiredReservations, openCharge, retryStates, unsettledPolicies, unsettledRows, type UnsettledPolicy } from './charges.js';
 import { chargeDue, planCharge } from './plan.js';
 import { chainSeconds } from './chain-clock.js';
@@ -138,6 +140,12 @@ export function startSettler(deps: SettlerDeps, opts: { autoStart?: boolean } = 
     absences.prune();
     const dropped = await dropExpiredReservations(deps.db);
     if (dropped > 0) log.warn({ chunks: dropped }, 'pay-as-you-go requests never answered (their process died): dropped, not charged');
+    const credits = await dropExpiredCreditReservations(deps.db);
+    if (credits.length > 0) {
+      // their counters rebuilt from the ledger on their next draw: the slices the rows held are the payer's again
+      if (deps.upto) await deps.upto.redis.del(...credits.map((c) => prepaidCounterKey(deps.upto!.redisPrefix, c)));
+      log.warn({ credits: credits.length }, 'prepaid rows recorded ahead and never served (their process died): deleted, not drawn');
+    }
     if ((await syncGatewayStates(deps.db, deps.io)).length === 0) return;
     const signers = await activeSigners(deps.db, deps.config.keys.encryptionKey);
     const nowMs = deps.nowMs();

@@ -21,6 +21,8 @@ import { overlapOf, sliceText } from '../x402/meter-slices.js';
 import { groupedWrites } from '../../infra/postgres/grouped-writes.js';
 import { backendsDone, backendsInDoubt, columnOf, runPrepared } from '../../infra/postgres/prepared.js';
 import { createServedMarks, type ServedMarks } from './served-marks.js';
+import { createMeterAhead } from '../x402/meter-pool.js';
+import type { Logger } from '../../infra/log/logger.js';
 
 type Recorded = Parameters<UsageLedger['record']>[0];
 
@@ -75,11 +77,12 @@ function recordRows(db: Db, reservation: number, marks: ServedMarks): (row: Reco
   };
 }
 
-export function createUsageLedger(db: Db, opts: { reservationSeconds?: number } = {}): UsageLedger {
+/** `ahead`: the most rows a busy counter has recorded ahead (meter-pool.ts; 0 or absent: none). */
+export function createUsageLedger(db: Db, opts: { reservationSeconds?: number; ahead?: number; logger?: Logger } = {}): UsageLedger {
   const reservation = opts.reservationSeconds ?? DEFAULT_RESERVATION_SECONDS;
   const deleteRow = (requestId: string) => db.deleteFrom('payg_usage').where('request_id', '=', requestId).where('charge_id', 'is', null).execute();
   const marks = createServedMarks(db, { reservationSeconds: reservation, deleteRow });
-  return {
+  const ledger: UsageLedger = {
     record: recordRows(db, reservation, marks),
     // durable once the process's mark covering it has committed (served-marks.ts); a Postgres restart meanwhile
     // only delays it: the mark is written again until it is
@@ -124,4 +127,9 @@ export function createUsageLedger(db: Db, opts: { reservationSeconds?: number } 
       return { owed: BigInt(row?.owed ?? '0'), position: BigInt(row?.position ?? '0') };
     },
   };
+  if (opts.ahead) {
+    const logger = opts.logger;
+    return { ...ledger, ahead: createMeterAhead({ max: opts.ahead, ...(logger ? { onError: (err) => logger.warn({ err: (err as Error).message }, 'pay-as-you-go rows recorded ahead not given back; their reservations are dropped at their bound') } : {}) }) };
+  }
+  return ledger;
 }

@@ -37,7 +37,8 @@ import type { Redis } from 'ioredis';
 import type { PayAsYouGoType } from '../../src/kernel/domain/policy-type.js';
 import { accountOutstandingKey, accountPositionKey, REBUILD_SECONDS } from './account-outstanding.js';
 import { runScriptGrouped } from './meter-batch.js';
-import { counterUsed, METER_SCRIPT, meterKeys, overlapOf, raiseCounter, takeBackInDoubt } from './meter-slices.js';
+import { counterUsed, giveBack, METER_SCRIPT, meterKeys, overlapOf, raiseCounter, takeBackInDoubt } from './meter-slices.js';
+import type { AheadCounter, MeterAhead } from './meter-pool.js';
 
 /**
  * Usage is refused this close to the policy's expiry: the settler charges a policy's usage
@@ -117,6 +118,8 @@ export interface UsageLedger {
   metered(policy: string, periodStart: bigint, settled: bigint): Promise<bigint>;
   /** the account's usage not charged yet, every policy's (its outstanding), and its position's high mark */
   outstanding(userPayment: string): Promise<{ owed: bigint; position: bigint }>;
+  /** rows recorded ahead for busy counters (meter-pool.ts), when this ledger keeps them */
+  readonly ahead?: MeterAhead;
 }
 
 /** A ledger row as the counts hold it; `periodSliceEnd`: the end of the period slice it held (null: recorded before slices were kept). */
@@ -141,7 +144,8 @@ export function usageCounterKey(keyPrefix: string, policy: string, periodStart: 
 }
 
 export type MeterResult =
-  | { ok: true; chunk: bigint; periodTotal: bigint; periodLimit: bigint; periodEnd: bigint }
+  /** `requestId`: the ledger row's, when it is one recorded ahead (meter-pool.ts) rather than the caller's */
+  | { ok: true; chunk: bigint; periodTotal: bigint; periodLimit: bigint; periodEnd: bigint; requestId?: string }
   | { ok: false; reason: string };
 
 export async function meterRequest(
@@ -175,12 +179,26 @@ export async function meterRequest(
   // with a ledger (which the settler charges, and releases the outstanding of), the account's outstanding too
   const accountLimit = funds?.exposure !== undefined && funds.exposure < funds.amount ? funds.exposure : funds?.amount ?? 0n;
   const account = l && funds ? { owed: accountOutstandingKey(keyPrefix, l.userPayment), position: accountPositionKey(keyPrefix, l.userPayment), limit: accountLimit } : undefined;
+  const aheadCounter = l?.ledger.ahead && account ? paygCounter(redis, { ...l, policy, chunk, periodStart: p.start, key, account }, {
+    limit, accountLimit, expireAt: (p.end + 3600n).toString(), floor: p.settled.toString(),
+  }) : undefined;
+  const ahead = aheadCounter && l?.ledger.ahead?.take(aheadCounter);
+  if (ahead && 'requestId' in ahead) return { ok: true, chunk, periodTotal: ahead.used, periodLimit: cap, periodEnd: p.end, requestId: ahead.requestId };
   const run = (seeds: Seeds): Promise<Counted> =>
     runScriptGrouped(redis, METER_SCRIPT, meterKeys(key, account), [
       chunk.toString(), limit.toString(), (p.end + 3600n).toString(), seeds.counter, p.settled.toString(),
       accountLimit.toString(), seeds.owed, seeds.position, REBUILD_SECONDS,
     ]);
-  const r = await admit(run, l && { ...l, policy, periodStart: p.start, settled: p.settled, chunk, redis, key, account });
+  let r: Counted;
+  try {
+    r = await admit(run, l && { ...l, policy, periodStart: p.start, settled: p.settled, chunk, redis, key, account });
+    // refused while this node holds rows recorded ahead for the counter: they go back, and the request is counted once more
+    if ((r[0] === 0 || r[0] === 2) && aheadCounter && (await l?.ledger.ahead?.releaseCounter(aheadCounter.id))) {
+      r = await admit(run, l && { ...l, policy, periodStart: p.start, settled: p.settled, chunk, redis, key, account });
+    }
+  } finally {
+    ahead?.waiting();
+  }
   const used = BigInt(r[1]);
   if (r[0] !== 1) {
     const owed = BigInt(r[2]);
@@ -196,6 +214,49 @@ type Counted = [number, number, number, number, number];
 interface Seeds { counter: string; owed: string; position: string }
 interface Recording extends MeterLedger {
   policy: string; periodStart: bigint; settled: bigint; chunk: bigint; redis: Redis; key: string; account: { owed: string; position: string; limit: bigint } | undefined;
+}
+
+/**
+ * A policy's period counter as rows recorded ahead count on it (meter-pool.ts): a block of n chunks is one
+ * meter script of cost n × chunk under the request's limits lowered by `room`, and n ledger rows, each with
+ * its own request id and slices. Unused rows are deleted (their numbers closed) and, all gone, their chunks
+ * given back as the one slice at the block's end they hold.
+ */
+function paygCounter(
+  redis: Redis, l: MeterLedger & { policy: string; chunk: bigint; periodStart: bigint; key: string; account: { owed: string; position: string } },
+  a: { limit: bigint; accountLimit: bigint; expireAt: string; floor: string },
+): AheadCounter {
+  const { ledger, chunk } = l;
+  return {
+    id: `${l.key}|${chunk}|${l.userPayment}|${l.gateway}`, chunk, limit: a.limit, accountLimit: a.accountLimit,
+    async count(n, room) {
+      // '' seeds: a counter to rebuild is left to the next request metered by itself (-1, nothing counted)
+      const r = await runScriptGrouped(redis, METER_SCRIPT, meterKeys(l.key, l.account), [
+        (n * chunk).toString(), (a.limit - room).toString(), a.expireAt, '', a.floor, (a.accountLimit - room).toString(), '', '', REBUILD_SECONDS,
+      ]);
+      return r[0] === 1 ? { start: BigInt(r[3]), accountStart: BigInt(r[4]), usedAfter: BigInt(r[1]), owedAfter: BigInt(r[2]) } : undefined;
+    },
+    record: (ids, c) => Promise.allSettled(ids.map((requestId, i) => ledger.record({
+      requestId, policy: l.policy, gateway: l.gateway, userPayment: l.userPayment, chunk, periodStart: l.periodStart,
+      periodSliceStart: c.start + BigInt(i) * chunk, accountSliceStart: c.accountStart + BigInt(i) * chunk, accountLimit: a.accountLimit,
+    }))),
+    async failed(ids, results) {
+      // as a request's row refused (admit): the account's counts rebuilt from the ledger, rows that may be written taken
+      // back; a count behind the ledger is raised by the next request metered by itself, which meets the same overlap
+      await redis.del(l.account.owed, l.account.position).catch(() => undefined);
+      ids.forEach((id, i) => {
+        const w = results[i]!;
+        if (w.status === 'fulfilled') takeBackInDoubt(() => ledger.discard(id));
+        else if (!overlapOf(w.reason)) takeBackInDoubt(() => ledger.discard(id, w.reason));
+      });
+    },
+    async giveBack(ids, end) {
+      const rows = await Promise.all(ids.map((id) => ledger.unserved(id)));
+      // a row not deleted stays a reservation (dropped at its bound, never charged) and its chunk counted
+      if (rows.some((r) => r === undefined)) return;
+      await giveBack(redis, l.key, end, BigInt(ids.length) * chunk, l.account.owed);
+    },
+  };
 }
 
 /** The 402 reason of a chunk that would take the payer's usage not charged yet past what the merchant accepts. */

@@ -48,6 +48,7 @@ import * as m1018p from './1018_prepaid_credit_payments.js';
 import * as m1019p from './1019_prepaid_credits_by_payer.js';
 import * as m1020x from './1020_x402_spent_proofs.js';
 import * as m1021g from './1021_gateway_session_floors.js';
+import * as m1022p from './1022_prepaid_usage_reserved.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '0001_spine': m0001,
@@ -94,6 +95,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '1019_prepaid_credits_by_payer': m1019p,
   '1020_x402_spent_proofs': m1020x,
   '1021_gateway_session_floors': m1021g,
+  '1022_prepaid_usage_reserved': m1022p,
 };
 
 export async function migrateToLatest(db: Kysely<any>): Promise<MigrationResultSet> {

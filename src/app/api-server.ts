@@ -62,7 +62,8 @@ export async function startApiServer(
         setTimeout(() => server.closeAllConnections(), 5000).unref();
       });
       // the served marks of the last requests, before the database goes (else they are served and never charged)
-      await node.x402.usage?.flush();
+      await Promise.all([node.x402.usage?.ahead?.release(), node.x402.credits?.ahead?.release()]);
+      await Promise.all([node.x402.usage?.flush(), node.x402.credits?.flush()]);
       await node.keyRing.close();
     },
   };

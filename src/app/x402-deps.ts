@@ -32,8 +32,11 @@ export function x402DepsOf(ctx: AppContext, rpc: RpcClient, keyRing: KeyRing): X
     confirmTimeoutMs: x402.confirmTimeoutMs,
     idempotencyTtlSeconds: x402.idempotencyTtlSeconds,
     subscriptionGraceSeconds: ctx.config.access.subscriptionGraceSeconds,
-    usage: createUsageLedger(ctx.db, { reservationSeconds: x402.paygReservationSeconds }),
-    credits: createCreditLedger(ctx.db),
+    usage: createUsageLedger(ctx.db, { reservationSeconds: x402.paygReservationSeconds, ahead: x402.meterAhead, logger: ctx.logger }),
+    credits: createCreditLedger(ctx.db, {
+      reservationSeconds: x402.paygReservationSeconds, ahead: x402.meterAhead,
+      onError: (err) => ctx.logger.warn({ err: (err as Error).message }, 'prepaid rows recorded ahead not given back; the settler deletes them at their bound'),
+    }),
     signInNonces: postgresSignInNonces(ctx.db),
     spentProofs: postgresSpentProofs(ctx.db),
     ...(http.publicUrl ? { resourceBase: http.publicUrl.replace(/\/$/, '') } : {}),

@@ -2,9 +2,10 @@
  * The x402 bearer path's cost: requests/s of one route behind paymentRequired with a
  * bearer JWT, as a ratio to the same route unprotected, both through the full HTTP app of
  * one API node (goal ≥ 0.7). The JWT is earned the real way (a subscription paid on a
- * localnet). A second figure: the pay-as-you-go path, which adds one Redis script per
- * request (metering), against the same baseline. A third: x402://prepaid, each request
- * drawn from a credit (a Postgres row, then one Redis script).
+ * localnet). A second figure: the pay-as-you-go path, each request metered (a Redis script)
+ * and its row durable in Postgres before its answer, against the same baseline. A third:
+ * x402://prepaid, each request drawn from a credit (the same). At 32 connections one payer's
+ * counter is busy: its rows are recorded ahead in blocks (commands/x402/meter-pool.ts).
  */
 import { createTestEnv } from '../support/env.js';
 import { startTestApi } from '../support/app.js';
@@ -86,8 +87,8 @@ export async function benchX402(): Promise<void> {
     }
     const baseline = { name: 'same route unprotected', value: best.open };
     report({ name: 'bearer JWT through paymentRequired (deferred)', value: best.deferred, unit: 'req/s', baseline, goal: 0.7 });
-    report({ name: 'bearer JWT, pay-as-you-go metered in Redis', value: best.payg, unit: 'req/s', baseline });
-    report({ name: 'bearer JWT, prepaid credit drawn (Postgres row + Redis script)', value: best.prepaid, unit: 'req/s', baseline });
+    report({ name: 'bearer JWT, pay-as-you-go metered, each row durable before its answer', value: best.payg, unit: 'req/s', baseline, goal: 0.7 });
+    report({ name: 'bearer JWT, prepaid credit drawn, each row durable before its answer', value: best.prepaid, unit: 'req/s', baseline, goal: 0.7 });
     await api.close();
   } finally {
     await ln.close();

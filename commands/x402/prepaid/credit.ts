@@ -101,7 +101,7 @@ export async function authorizeCredit(
   }
   if (!drawn.ok) return drawn.reason;
   const grant: CreditGrant = { chunk: cost.toString(), used: drawn.used.toString(), credit: credit.toString(), remaining: drawn.remaining.toString() };
-  return d.ledger ? { ...grant, requestId } : grant;
+  return d.ledger ? { ...grant, requestId: drawn.requestId ?? requestId } : grant;
 }
 
 /**

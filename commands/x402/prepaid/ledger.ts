@@ -7,8 +7,13 @@ import { sql } from 'kysely';
 import type { Db } from '../../../infra/postgres/database.js';
 import { createLru } from '../../../src/kernel/domain/lru.js';
 import { MAX_HOLES, sliceText, type Gap } from '../meter-slices.js';
+
 import { groupedWrites } from '../../../infra/postgres/grouped-writes.js';
 import { backendsDone, backendsInDoubt, columnOf, runPrepared } from '../../../infra/postgres/prepared.js';
+import { createServedMarks } from '../../settlement/served-marks.js';
+import { DEFAULT_RESERVATION_SECONDS } from '../../settlement/usage-ledger.js';
+import { createMeterAhead, type MeterAhead } from '../meter-pool.js';
+import { overlapOf } from '../meter-slices.js';
 
 export interface PaidCredit {
   policy: string;
@@ -40,7 +45,17 @@ export interface CreditLedger {
    * writes one request's cost once counted, with the slice of the credit it holds; fails with
    * an exclusion violation when another request holds an overlapping slice (../meter-slices.ts)
    */
-  recordUse(u: { requestId: string; policy: string; gateway: string; amount: bigint; sliceStart?: bigint }): Promise<void>;
+  recordUse(u: {
+    requestId: string; policy: string; gateway: string; amount: bigint; sliceStart?: bigint;
+    /** a row recorded ahead (../meter-pool.ts): a reservation, drawn only once servedUse() is durable (migration 1022) */
+    reserve?: boolean;
+  }): Promise<void>;
+  /** the request of a row recorded ahead was served: its draw stands once this resolves; nothing for a row drawn when written */
+  servedUse(requestId: string): Promise<void>;
+  /** makes every servedUse() so far durable now (a node stopping, its requests answered) */
+  flush(): Promise<void>;
+  /** rows recorded ahead for busy credits, when this ledger keeps them */
+  readonly ahead?: MeterAhead;
   /** takes back a recorded cost; `cause`: the error of its write, when the write may still have committed (waited for first) */
   discardUse(requestId: string, cause?: unknown): Promise<void>;
   /** takes back the cost of a request that ended unanswered: the row as it was, undefined when there was none */
@@ -63,14 +78,30 @@ type Use = Parameters<CreditLedger['recordUse']>[0];
  * slice by (migration 1010), so concurrent groups lock in one order.
  */
 const INSERT_USES = {
-  name: 'prepaid_usage_insert_uses',
-  text: `INSERT INTO prepaid_usage (request_id, policy, gateway, amount, slice)
-    SELECT r, p, g, a::numeric, s::int8range
-    FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) AS t(r, p, g, a, s)
+  name: 'prepaid_usage_insert_uses_reserved',
+  text: `INSERT INTO prepaid_usage (request_id, policy, gateway, amount, slice, reserved_until, served_by, served_seq)
+    SELECT r, p, g, a::numeric, s::int8range, CASE WHEN q IS NULL THEN NULL ELSE now() + make_interval(secs => $7::float8) END,
+           CASE WHEN q IS NULL THEN NULL ELSE $8::bigint END, q::bigint
+    FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) AS t(r, p, g, a, s, q)
     ORDER BY p`,
 };
 
-export function createCreditLedger(db: Db): CreditLedger {
+/**
+ * `reservationSeconds`: how long a row recorded ahead may wait for its request's answer before the settler
+ * deletes it (as pay-as-you-go's, X402_PAYG_RESERVATION_SECONDS); `ahead`: the most rows a busy credit has
+ * recorded ahead (../meter-pool.ts; 0 or absent: none).
+ */
+export function createCreditLedger(db: Db, opts: { reservationSeconds?: number; ahead?: number; onError?: (err: unknown) => void } = {}): CreditLedger {
+  const reservation = opts.reservationSeconds ?? DEFAULT_RESERVATION_SECONDS;
+  const deleteRow = (requestId: string) => db.deleteFrom('prepaid_usage').where('request_id', '=', requestId).execute();
+  const marks = createServedMarks(db, { reservationSeconds: reservation, deleteRow });
+  const insert = groupedWrites(async (rows: readonly (Use & { seq: number | undefined })[]) => {
+    const col = columnOf(rows);
+    await runPrepared(db, INSERT_USES, [
+      col((u) => u.requestId), col((u) => u.policy), col((u) => u.gateway), col((u) => u.amount.toString()), col((u) => sliceText(u.sliceStart, u.amount)),
+      col((u) => (u.seq === undefined ? null : String(u.seq))), reservation, marks.node,
+    ]);
+  }, { inFlight: 2, round: true });
   return {
     recordCredit: (c, usedNow) => db.transaction().execute(async (tx) => {
       const created = c.policyCreatedAt ?? null;
@@ -126,22 +157,28 @@ export function createCreditLedger(db: Db): CreditLedger {
     // concurrent requests' rows in one statement (a group commit), each still written before its answer: the rows
     // of one round of the event loop together, and the rows arriving while two are in flight in the next
     // (Postgres's cost is mostly per statement: the x402 bench's profile, test/bench/README.md)
-    recordUse: groupedWrites(async (rows: readonly Use[]) => {
-      const col = columnOf(rows);
-      await runPrepared(db, INSERT_USES, [
-        col((u) => u.requestId), col((u) => u.policy), col((u) => u.gateway), col((u) => u.amount.toString()), col((u) => sliceText(u.sliceStart, u.amount)),
-      ]);
-    }, { inFlight: 2, round: true }),
+    async recordUse(u) {
+      // a reservation is numbered by this process's served marks (../../settlement/served-marks.ts)
+      const seq = u.reserve === true ? marks.open(u.requestId) : undefined;
+      try {
+        await insert({ ...u, seq });
+      } catch (err) {
+        if (seq !== undefined && overlapOf(err)) marks.notWritten(seq);
+        throw err;
+      }
+    },
+    servedUse: (requestId) => marks.served(requestId),
+    flush: () => marks.flush(),
     async discardUse(requestId, cause) {
       // a write whose answer was lost may still commit: its statement is waited for first (prepared.ts)
-      await backendsDone(db, backendsInDoubt(cause));
-      await db.deleteFrom('prepaid_usage').where('request_id', '=', requestId).execute();
+      await marks.removed(requestId, async () => { await backendsDone(db, backendsInDoubt(cause)); await deleteRow(requestId); });
     },
-    async unservedUse(requestId) {
+    unservedUse: (requestId) => marks.removed(requestId, async () => {
       const row = await db.deleteFrom('prepaid_usage').where('request_id', '=', requestId)
         .returning(['policy', 'amount', sql<string | null>`upper(slice)::text`.as('slice_end')]).executeTakeFirst();
       return row && { policy: row.policy, amount: BigInt(row.amount), sliceEnd: row.slice_end === null ? null : BigInt(row.slice_end) };
-    },
+    }),
+    ...(opts.ahead ? { ahead: createMeterAhead({ max: opts.ahead, ...(opts.onError ? { onError: opts.onError } : {}) }) } : {}),
     async used(policy) {
       // rows recorded before slices were kept count by their sum
       const r = await sql<{ total: string | null }>`
@@ -163,6 +200,18 @@ export function createCreditLedger(db: Db): CreditLedger {
       return { mark: BigInt(row?.mark ?? '0'), gaps };
     },
   };
+}
+
+/**
+ * Deletes the rows recorded ahead whose request was never answered within their bound: the process that
+ * wrote them died before it took them, or before it answered (migration 1022). They were never drawn.
+ * Returns the credits they held slices of: their counters are to be rebuilt from the ledger (the rows'
+ * slices become the payer's to draw again), since whether the dead process gave them back is not known.
+ */
+export async function dropExpiredCreditReservations(db: Db): Promise<string[]> {
+  const rows = await db.deleteFrom('prepaid_usage').where('reserved_until', '<', sql<Date>`now()`)
+    .where(sql<boolean>`NOT prepaid_usage_served(prepaid_usage)`).returning('policy').execute();
+  return [...new Set(rows.map((r) => r.policy))];
 }
 
 /**

@@ -18,7 +18,8 @@
  */
 import type { Redis } from 'ioredis';
 import { runScriptGrouped } from '../meter-batch.js';
-import { counterUsed, METER_SCRIPT, meterKeys, overlapOf, raiseCounter, seedCounter, takeBackInDoubt } from '../meter-slices.js';
+import { counterUsed, giveBack, METER_SCRIPT, meterKeys, overlapOf, raiseCounter, seedCounter, takeBackInDoubt } from '../meter-slices.js';
+import type { AheadCounter } from '../meter-pool.js';
 import type { CreditLedger } from './ledger.js';
 
 /** A counter idle this long leaves Redis and is rebuilt from the ledger on its next use. */
@@ -33,7 +34,8 @@ export function prepaidCounterKey(keyPrefix: string, policy: string): string {
 export interface Draw { requestId: string; gateway: string }
 
 export type DrawResult =
-  | { ok: true; chunk: bigint; used: bigint; credit: bigint; remaining: bigint }
+  /** `requestId`: the ledger row's, when it is one recorded ahead (../meter-pool.ts) rather than the caller's */
+  | { ok: true; chunk: bigint; used: bigint; credit: bigint; remaining: bigint; requestId?: string }
   | { ok: false; reason: string; usedUp: boolean };
 
 export async function drawCredit(
@@ -43,6 +45,32 @@ export async function drawCredit(
   const expireAt = BigInt(nowSeconds + (ledger ? IDLE_SECONDS : UNBACKED_SECONDS));
   const run = (seed: string): Promise<[number, number, number, number, number]> =>
     runScriptGrouped(redis, METER_SCRIPT, meterKeys(key), [chunk.toString(), credit.toString(), expireAt.toString(), seed, '0']);
+  const counter = ledger?.ahead && chunk > 0n ? creditCounter(redis, ledger, { key, policy, gateway: d.gateway, chunk, credit, expireAt }) : undefined;
+  const ahead = counter && ledger?.ahead?.take(counter);
+  if (ahead && 'requestId' in ahead) return { ok: true, chunk, used: ahead.used, credit, remaining: credit - ahead.used, requestId: ahead.requestId };
+  const at = { redis, key, policy, chunk, expireAt };
+  let r: Counted;
+  try {
+    r = await counted(run, ledger, at, d);
+    // used up while this node holds rows recorded ahead for the credit: they go back, and the request is drawn once more
+    if (r[0] === 0 && counter && (await ledger?.ahead?.releaseCounter(counter.id))) r = await counted(run, ledger, at, d);
+  } finally {
+    ahead?.waiting();
+  }
+  const used = BigInt(r[1]);
+  if (r[0] !== 1) {
+    return { ok: false, usedUp: true, reason: `the prepaid credit of ${credit} is used up (${used} used, this request costs ${chunk}); pay again for a new credit` };
+  }
+  return { ok: true, chunk, used, credit, remaining: credit - used };
+}
+
+type Counted = [number, number, number, number, number];
+
+/** The script's count of one request, and with a ledger its row, the counter set right from the ledger as needed. */
+async function counted(
+  run: (seed: string) => Promise<Counted>, ledger: CreditLedger | undefined, at: { redis: Redis; key: string; policy: string; chunk: bigint; expireAt: bigint }, d: Draw,
+): Promise<Counted> {
+  const { redis, key, policy, chunk, expireAt } = at;
   let r = await run(ledger ? '' : '0');
   for (let tries = 0; ledger && r[0] !== 0; tries += 1) {
     if (tries === 6) throw new Error('the credit\'s counter kept falling behind the ledger while it was set right');
@@ -67,11 +95,45 @@ export async function drawCredit(
       r = await run('');
     }
   }
-  const used = BigInt(r[1]);
-  if (r[0] !== 1) {
-    return { ok: false, usedUp: true, reason: `the prepaid credit of ${credit} is used up (${used} used, this request costs ${chunk}); pay again for a new credit` };
-  }
-  return { ok: true, chunk, used, credit, remaining: credit - used };
+  return r;
+}
+
+/**
+ * A credit's counter as rows recorded ahead count on it (../meter-pool.ts): a block of n draws is one meter
+ * script of cost n × chunk under the credit lowered by `room`, and n reserved rows, each with its own
+ * request id and slice. Unused rows are deleted (their numbers closed) and, all gone, their cost given
+ * back as the one slice at the block's end they hold.
+ */
+function creditCounter(
+  redis: Redis, ledger: CreditLedger, c: { key: string; policy: string; gateway: string; chunk: bigint; credit: bigint; expireAt: bigint },
+): AheadCounter {
+  const { chunk } = c;
+  return {
+    id: `${c.key}|${chunk}|${c.gateway}`, chunk, limit: c.credit,
+    async count(n, room) {
+      // '' seed: a counter to rebuild is left to the next request drawn by itself (-1, nothing counted)
+      const r = await runScriptGrouped(redis, METER_SCRIPT, meterKeys(c.key), [(n * chunk).toString(), (c.credit - room).toString(), c.expireAt.toString(), '', '0']);
+      return r[0] === 1 ? { start: BigInt(r[3]), accountStart: 0n, usedAfter: BigInt(r[1]), owedAfter: 0n } : undefined;
+    },
+    record: (ids, counted) => Promise.allSettled(ids.map((requestId, i) => ledger.recordUse({
+      requestId, policy: c.policy, gateway: c.gateway, amount: chunk, sliceStart: counted.start + BigInt(i) * chunk, reserve: true,
+    }))),
+    failed(ids, results) {
+      // rows that may have been written are taken back; a counter behind the ledger is raised by the next request drawn by itself
+      ids.forEach((id, i) => {
+        const w = results[i]!;
+        if (w.status === 'fulfilled') takeBackInDoubt(() => ledger.discardUse(id));
+        else if (!overlapOf(w.reason)) takeBackInDoubt(() => ledger.discardUse(id, w.reason));
+      });
+      return Promise.resolve();
+    },
+    async giveBack(ids, end) {
+      const rows = await Promise.all(ids.map((id) => ledger.unservedUse(id)));
+      // a row not deleted stays a reservation (deleted by the settler at its bound, never drawn) and its cost counted
+      if (rows.some((r) => r === undefined)) return;
+      await giveBack(redis, c.key, end, BigInt(ids.length) * chunk);
+    },
+  };
 }
 
 /** A new credit's counter, at zero (only for a credit recorded just now: a lost counter is rebuilt, never reset). */

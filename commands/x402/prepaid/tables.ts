@@ -36,6 +36,10 @@ export interface PrepaidUsageTable {
   used_at: ColumnType<Date, Date | undefined, never>;
   /** the slice of the credit the request holds (commands/x402/meter-slices.ts); null before slices were kept */
   slice: ColumnType<string | null, string | null | undefined, never>;
+  /** a row recorded ahead (migration 1022): a reservation until its process's served mark covers it; null: drawn */
+  reserved_until: ColumnType<Date | null, Date | null | undefined, never>;
+  served_by: ColumnType<string | null, string | null | undefined, never>;
+  served_seq: ColumnType<string | null, string | null | undefined, never>;
 }
 
 export interface PrepaidTables {

@@ -103,7 +103,7 @@ export const paygScheme = policyScheme<PaygRequirement>({
     if (!m.ok) return m.reason;
     const metered = { chunk: m.chunk.toString(), periodTotal: m.periodTotal.toString(), periodLimit: m.periodLimit.toString(), periodEnd: Number(m.periodEnd) };
     // the ledger's row (a free request has none)
-    return { ...grantOf(claims, r), metered: ledger && m.chunk > 0n ? { ...metered, requestId } : metered };
+    return { ...grantOf(claims, r), metered: ledger && m.chunk > 0n ? { ...metered, requestId: m.requestId ?? requestId } : metered };
   },
 
   async answered(ctx, grant, served) {

@@ -67,14 +67,16 @@ export const prepaidScheme = policyScheme<PrepaidRequirement>({
     return typeof drawn === 'string' ? drawn : { ...grantOf(claims, r), prepaid: drawn };
   },
 
-  // a request that ended unanswered is not paid for: its draw is taken back (prepaid/credit.ts)
+  // a request that ended unanswered is not paid for: its draw is taken back (prepaid/credit.ts); a served one's row
+  // recorded ahead becomes a draw once its process's served mark covers it (prepaid/ledger.ts)
   async answered(ctx, grant, served) {
     const requestId = grant.prepaid?.requestId;
-    if (served || requestId === undefined) return;
+    if (requestId === undefined) return;
     try {
-      await giveBackDraw(ctx.credits, requestId);
+      if (served) await ctx.credits.ledger?.servedUse(requestId);
+      else await giveBackDraw(ctx.credits, requestId);
     } catch (err) {
-      ctx.logger?.warn({ err: (err as Error).message, requestId }, 'prepaid draw of an unanswered request not taken back');
+      ctx.logger?.warn({ err: (err as Error).message, requestId, served }, 'prepaid request end not recorded');
     }
   },
 

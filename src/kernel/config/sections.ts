@@ -232,6 +232,7 @@ export const readX402 = (r: EnvReader, f: Foundations) => ({
   cacheMs: r.int('X402_CACHE_MS', 5000, 'x402 bearer path: how long a node trusts a policy\'s status and a verified JWT (a pause or deletion on chain is refused at most this late)', 0, 600_000),
   confirmTimeoutMs: r.int('X402_CONFIRM_TIMEOUT_MS', 30_000, 'how long a Payment transaction may take to confirm before the request answers 503', 1000),
   idempotencyTtlSeconds: r.int('X402_IDEMPOTENCY_TTL_SECONDS', 86_400, 'how long the answer to a settled Payment header is kept for its repeats', 60),
+  meterAhead: r.int('X402_METER_AHEAD', 64, 'pay-as-you-go and prepaid: the most ledger rows a busy counter (a payer\'s period or credit at one price) has recorded ahead in one block, so that its requests wait for no statement (docs/money.md); 0: every row written as its request comes', 0, 1024),
   paygReservationSeconds: r.int('X402_PAYG_RESERVATION_SECONDS', 300, 'pay-as-you-go: how long a request may take to be answered (less a tenth, 30 s at most); a chunk not served by then (its process died) is dropped, never charged', 1),
   exact: {
     maxPriorityFeeMicroLamports: r.int('X402_EXACT_MAX_PRIORITY_FEE_MICROLAMPORTS', 50_000, 'x402 exact: the highest compute unit price (microlamports) a payment may set; the fee payer pays it', 0),

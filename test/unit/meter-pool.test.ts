@@ -1,0 +1,114 @@
+/**
+ * The rows-recorded-ahead pool's own rules (commands/x402/meter-pool.ts), over a counter kept in
+ * memory: when a block is counted, what size, when a request may take a row of it, and that every
+ * row no request took goes back. The ledger and Redis sides are proven against the real ones in
+ * test/integration/x402-meter-ahead.test.ts.
+ */
+import { expect } from 'chai';
+import { createMeterAhead, type AheadCounter, type AheadMiss, type AheadSlot, type MeterAhead } from '../../commands/x402/meter-pool.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** a take as a caller makes it: a row, or undefined once its metering by the script is over */
+const take = (ahead: MeterAhead, c: AheadCounter): AheadSlot | undefined => {
+  const t = ahead.take(c);
+  if (t && 'requestId' in t) return t;
+  t?.waiting();
+  return undefined;
+};
+
+/** a counter of `chunk`s under `limit`, counting and writing blocks at once */
+function memoryCounter(limit: bigint, chunk = 10n) {
+  const s = { used: 0n, blocks: [] as bigint[], given: [] as { ids: number; end: bigint }[], limit, accountLimit: undefined as bigint | undefined };
+  const counter = (): AheadCounter => ({
+    id: 'c', chunk, limit: s.limit, ...(s.accountLimit !== undefined ? { accountLimit: s.accountLimit } : {}),
+    count(n, room) {
+      if (s.used + n * chunk > s.limit - room) return Promise.resolve(undefined);
+      const start = s.used;
+      s.used += n * chunk;
+      s.blocks.push(n);
+      return Promise.resolve({ start, accountStart: 0n, usedAfter: s.used, owedAfter: s.used });
+    },
+    record: (ids) => Promise.resolve(ids.map(() => ({ status: 'fulfilled' as const, value: undefined }))),
+    failed: () => Promise.resolve(),
+    giveBack(ids, end) { s.given.push({ ids: ids.length, end }); s.used -= BigInt(ids.length) * chunk; return Promise.resolve(); },
+  });
+  return { s, counter };
+}
+
+describe('meter pool: rows recorded ahead for a busy counter', () => {
+  it('starts once a counter is busy, hands out its rows in order, and gives back the unused tail when idle', async () => {
+    const ahead = createMeterAhead({ max: 64 });
+    const { s, counter } = memoryCounter(1_000_000n);
+    for (let i = 0; i < 7; i += 1) expect(take(ahead, counter())).to.equal(undefined);
+    expect(s.blocks, 'a block before the counter was busy').to.deep.equal([]);
+    expect(take(ahead, counter())).to.equal(undefined); // the 8th asks for one: 2 × 8 rows
+    await sleep(0);
+    expect(s.blocks).to.deep.equal([16n]);
+    const a = take(ahead, counter())!;
+    const b = take(ahead, counter())!;
+    expect(a.used).to.equal(10n);
+    expect(b.used).to.equal(20n);
+    expect(a.requestId).to.not.equal(b.requestId);
+    await sleep(80);
+    // 14 rows no request took: one give-back of the block's tail
+    expect(s.given).to.deep.equal([{ ids: 14, end: 160n }]);
+    expect(s.used).to.equal(20n);
+    expect(ahead.stats()).to.deep.equal({ blocks: 1, taken: 2, givenBack: 14 });
+  });
+
+  it('starts as soon as several requests of a counter wait for the script at once, however slow they come', async () => {
+    const ahead = createMeterAhead({ max: 64 });
+    const { s, counter } = memoryCounter(1_000_000n);
+    const misses: AheadMiss[] = [];
+    for (let i = 0; i < 4; i += 1) { misses.push(ahead.take(counter()) as AheadMiss); await sleep(15); }
+    ahead.take(counter());
+    await sleep(0);
+    expect(s.blocks).to.deep.equal([10n]); // twice the five requests seen
+    for (const m of misses) m.waiting();
+    await ahead.release();
+  });
+
+  it('takes no row once the block no longer fits this request\'s limits, and gives it back', async () => {
+    const ahead = createMeterAhead({ max: 64 });
+    const { s, counter } = memoryCounter(1_000_000n);
+    for (let i = 0; i < 8; i += 1) take(ahead, counter());
+    await sleep(0);
+    expect(take(ahead, counter())).to.not.equal(undefined);
+    s.limit = 100n; // the account's funds fell below the block's 160
+    expect(take(ahead, counter())).to.equal(undefined);
+    await sleep(0);
+    expect(s.given).to.deep.equal([{ ids: 15, end: 160n }]);
+  });
+
+  it('counts no block without room for four of its size, and shrinks one the script refused', async () => {
+    const ahead = createMeterAhead({ max: 64 });
+    const small = memoryCounter(300n); // 30 chunks: a block of 8 needs 32
+    for (let i = 0; i < 20; i += 1) expect(take(ahead, small.counter())).to.equal(undefined);
+    await sleep(0);
+    expect(small.s.blocks).to.deep.equal([]);
+    const other = createMeterAhead({ max: 64 });
+    const busy = memoryCounter(10_000n);
+    busy.s.used = 9_500n; // room for 50 chunks: a block of 16 (needing 64) is refused, one of 8 (32) is not
+    for (let i = 0; i < 8; i += 1) take(other, busy.counter());
+    await sleep(0);
+    expect(busy.s.blocks).to.deep.equal([]);
+    // still busy, one by one for the cool-down; then a block half the size
+    const until = Date.now() + 1_100;
+    while (Date.now() < until) { for (let i = 0; i < 8; i += 1) take(other, busy.counter()); await sleep(5); }
+    await sleep(0);
+    expect(busy.s.blocks.length).to.be.greaterThan(0);
+    expect(busy.s.blocks.every((n) => n === 8n), `blocks ${busy.s.blocks.join(', ')}`).to.equal(true);
+    await other.release();
+  });
+
+  it('gives every unused row back when the node stops, and none when it holds none', async () => {
+    const ahead = createMeterAhead({ max: 64 });
+    const { s, counter } = memoryCounter(1_000_000n);
+    for (let i = 0; i < 8; i += 1) take(ahead, counter());
+    await sleep(0);
+    take(ahead, counter());
+    await ahead.release();
+    expect(s.given).to.deep.equal([{ ids: 15, end: 160n }]);
+    expect(await ahead.releaseCounter('c')).to.equal(false);
+  });
+});
