@@ -12,6 +12,11 @@
  * statement has committed: a process that dies before leaves its last requests served and not
  * charged, as the per-row marks did.
  *
+ * A row recorded ahead for a request yet to come (commands/x402/meter-pool.ts) is numbered `held`
+ * instead: kept in `unserved` (never covered) until its request is served, so that it holds back
+ * no other row's mark while it waits to be taken, nor while its request runs; served, it leaves
+ * the list and is covered by the next mark (its number is below the mark already).
+ *
  * A number left open (a request never answered: a bug, a hung upstream) would hold every later
  * row of the process uncovered, so one open nearly as long as the reservation's bound is given
  * up: its row is never charged (deleted, or dropped by the settler past its bound). Nearly: a
@@ -60,8 +65,11 @@ export function servedSql(alias: string): RawBuilder<boolean> {
 export interface ServedMarks {
   /** this process's id (served_by) */
   node: string;
-  /** a number for a row about to be written by `requestId` (opened) */
-  open(requestId: string): number;
+  /**
+   * a number for a row about to be written by `requestId` (opened); `held`: a row recorded ahead, excluded
+   * from the marks (as `unserved`) rather than holding them back, until served() or removed()
+   */
+  open(requestId: string, held?: boolean): number;
   /** the row was not written (a refusal): its number closes, nothing to mark */
   notWritten(seq: number): void;
   /** the request was served: resolves once the mark covering it is durable; nothing for a row this process did not write */
@@ -76,7 +84,8 @@ export interface ServedMarks {
   flush(): Promise<void>;
 }
 
-interface Waiter { seq: number; done: () => void }
+/** `after`: the marks started before it was asked for, none of which may answer it (their lists were made before) */
+interface Waiter { seq: number; after: number; done: () => void }
 
 export function createServedMarks(db: Db, opts: { reservationSeconds: number; deleteRow: (requestId: string) => Promise<unknown> }): ServedMarks {
   const node = BigInt.asUintN(63, randomBytes(8).readBigUInt64BE()).toString();
@@ -85,6 +94,9 @@ export function createServedMarks(db: Db, opts: { reservationSeconds: number; de
   /** open numbers, oldest first (a Map keeps insertion order), with their request and when opened */
   const open = new Map<number, { requestId: string; at: number }>();
   const byRequest = new Map<string, number>();
+  /** numbers of rows recorded ahead whose request is not served yet (to come, or running): never covered */
+  const held = new Map<number, { requestId: string; at: number }>();
+  let started = 0;
   /** numbers answered unserved whose row's deletion is not confirmed (with how to delete it): never covered */
   const unserved = new Map<number, () => Promise<unknown>>();
   let written = 0;
@@ -94,14 +106,15 @@ export function createServedMarks(db: Db, opts: { reservationSeconds: number; de
   let timer: NodeJS.Timeout | undefined;
   let retryMs = RETRY_MIN_MS;
 
-  const unservedKey = (): string => [...unserved.keys()].sort((a, b) => a - b).join(',');
+  const excluded = (): number[] => [...unserved.keys(), ...held.keys()].sort((a, b) => a - b);
+  const unservedKey = (): string => excluded().join(',');
   const through = (): number => {
     for (const seq of open.keys()) return seq - 1;
     return next - 1;
   };
   const close = (seq: number): void => {
-    const o = open.get(seq);
-    if (o) { open.delete(seq); if (byRequest.get(o.requestId) === seq) byRequest.delete(o.requestId); }
+    const o = open.get(seq) ?? held.get(seq);
+    if (o) { open.delete(seq); held.delete(seq); if (byRequest.get(o.requestId) === seq) byRequest.delete(o.requestId); }
   };
 
   const schedule = (ms: number): void => {
@@ -112,17 +125,20 @@ export function createServedMarks(db: Db, opts: { reservationSeconds: number; de
   /** writes the mark as it stands, unless the last one written says the same */
   async function writeMark(): Promise<void> {
     const upTo = through();
-    const list = [...unserved.keys()].sort((a, b) => a - b);
+    const list = excluded();
     const key = list.join(',');
     if (upTo === written && key === writtenUnserved) return;
     flushing = true;
+    started += 1;
+    const mine = started;
     try {
       await runPrepared(db, WRITE_MARK, [node, upTo, list.map(String)]);
       written = upTo;
       writtenUnserved = key;
       retryMs = RETRY_MIN_MS;
-      const due = waiters.filter((w) => w.seq <= upTo);
-      waiters = waiters.filter((w) => w.seq > upTo);
+      const answers = (w: Waiter) => w.seq <= upTo && w.after < mine;
+      const due = waiters.filter(answers);
+      waiters = waiters.filter((w) => !answers(w));
       for (const w of due) w.done();
     } catch {
       // Postgres away: the mark is written again later, the requests' promises wait for it
@@ -154,17 +170,24 @@ export function createServedMarks(db: Db, opts: { reservationSeconds: number; de
       unserved.set(seq, () => opts.deleteRow(requestId));
       close(seq);
     }
+    // a row recorded ahead whose request never came or never ended: deleted, as one given up
+    for (const [seq, o] of held) {
+      if (o.at > bound) break;
+      const requestId = o.requestId;
+      unserved.set(seq, () => opts.deleteRow(requestId));
+      close(seq);
+    }
     if (unserved.size > 0) void confirmDeletions().then(() => schedule(FLUSH_MS));
     schedule(FLUSH_MS);
   }, SWEEP_MS).unref();
 
   return {
     node,
-    open(requestId) {
+    open(requestId, isHeld) {
       sweep ??= sweepEvery();
       const seq = next;
       next += 1;
-      open.set(seq, { requestId, at: Date.now() });
+      (isHeld === true ? held : open).set(seq, { requestId, at: Date.now() });
       byRequest.set(requestId, seq);
       return seq;
     },
@@ -177,7 +200,7 @@ export function createServedMarks(db: Db, opts: { reservationSeconds: number; de
       if (seq === undefined) return Promise.resolve();
       close(seq);
       return new Promise<void>((done) => {
-        waiters.push({ seq, done });
+        waiters.push({ seq, after: started, done });
         schedule(FLUSH_MS);
       });
     },

@@ -20,6 +20,7 @@ import type { Db } from '../../infra/postgres/database.js';
 import type { Logger } from '../../infra/log/logger.js';
 import type { Config } from '../../src/kernel/config/config.js';
 import type { Redis } from 'ioredis';
+import pRetry from 'p-retry';
 import type { ReleaseOutstanding } from '../x402/account-outstanding.js';
 import { resolveUptoInDoubt } from '../x402/upto-marker.js';
 import { asPolicyType, asStatus } from '../../src/kernel/domain/policy-type.js';
@@ -143,7 +144,11 @@ export function startSettler(deps: SettlerDeps, opts: { autoStart?: boolean } = 
     const credits = await dropExpiredCreditReservations(deps.db);
     if (credits.length > 0) {
       // their counters rebuilt from the ledger on their next draw: the slices the rows held are the payer's again
-      if (deps.upto) await deps.upto.redis.del(...credits.map((c) => prepaidCounterKey(deps.upto!.redisPrefix, c)));
+      const redis = deps.upto;
+      if (redis) {
+        await pRetry(() => redis.redis.del(...credits.map((c) => prepaidCounterKey(redis.redisPrefix, c))), { retries: 3, minTimeout: 200 })
+          .catch((err: unknown) => { log.error({ err: (err as Error).message, credits }, 'prepaid counters not dropped after their reservations: the payer gets those slices back when each is rebuilt (idle or lost)'); });
+      }
       log.warn({ credits: credits.length }, 'prepaid rows recorded ahead and never served (their process died): deleted, not drawn');
     }
     if ((await syncGatewayStates(deps.db, deps.io)).length === 0) return;

@@ -65,7 +65,7 @@ function recordRows(db: Db, reservation: number, marks: ServedMarks): (row: Reco
     ]);
   }, { inFlight: RECORD_IN_FLIGHT, max: RECORD_MAX, round: true });
   return async (row) => {
-    const seq = marks.open(row.requestId);
+    const seq = marks.open(row.requestId, row.ahead === true);
     try {
       await insert({ ...row, seq });
     } catch (err) {
@@ -129,7 +129,7 @@ export function createUsageLedger(db: Db, opts: { reservationSeconds?: number; a
   };
   if (opts.ahead) {
     const logger = opts.logger;
-    return { ...ledger, ahead: createMeterAhead({ max: opts.ahead, ...(logger ? { onError: (err) => logger.warn({ err: (err as Error).message }, 'pay-as-you-go rows recorded ahead not given back; their reservations are dropped at their bound') } : {}) }) };
+    return { ...ledger, ahead: createMeterAhead({ max: opts.ahead, reservationSeconds: reservation, ...(logger ? { onError: (err) => logger.warn({ err: (err as Error).message }, 'pay-as-you-go rows recorded ahead: a block failed or was not all given back (a row left is dropped at its bound, never charged)') } : {}) }) };
   }
   return ledger;
 }

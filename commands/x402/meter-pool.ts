@@ -45,6 +45,7 @@ const BUSY_WAITING = 4;
 const AHEAD_ROOM = 4n;
 /** Unused rows go back after this long without a request taking one, or once their block is this old. */
 const IDLE_MS = 25;
+/** ... and once their block is this old, or a tenth of the rows' reservation bound when that is less (served-marks.ts gives up later) */
 const BLOCK_TTL_MS = 2000;
 const SWEEP_MS = 20;
 /** After a block was refused or its rows failed, requests are metered one by one for this long. */
@@ -68,9 +69,15 @@ export interface AheadCounter {
   count(n: bigint, room: bigint): Promise<Counted | undefined>;
   /** writes the block's rows (one per id, the i-th holding the i-th chunk's slices), as reservations */
   record(ids: readonly string[], c: Counted): Promise<PromiseSettledResult<void>[]>;
-  /** after a row of the block failed: every row that may have been written taken back, the counts set right */
-  failed(ids: readonly string[], results: readonly PromiseSettledResult<void>[]): Promise<void>;
-  /** deletes the unused rows `ids` of a block ending at `end` and gives their chunks back to the counts */
+  /**
+   * after a row of the block (ending at `end`) failed: every row that may have been written taken back,
+   * the counts set right (the block's chunks given back, unless the counter was found behind the ledger)
+   */
+  failed(ids: readonly string[], results: readonly PromiseSettledResult<void>[], end: bigint): Promise<void>;
+  /**
+   * deletes the unused rows `ids` of a block ending at `end` (the i-th holding the i-th of the last
+   * ids.length chunks) and gives back the chunks of those deleted, each run of them as one slice
+   */
   giveBack(ids: readonly string[], end: bigint): Promise<void>;
 }
 
@@ -95,6 +102,8 @@ interface Pool {
   waiting: number;
   coolUntil: number;
   lastAt: number;
+  /** given up (idle, limits, the node stopping): a block its fill brings back goes back at once */
+  dropped: boolean;
 }
 
 export interface AheadSlot { requestId: string; used: bigint }
@@ -112,11 +121,39 @@ export interface MeterAhead {
   stats(): { blocks: number; taken: number; givenBack: number };
 }
 
-export function createMeterAhead(opts: { max: number; onError?: (err: unknown) => void }): MeterAhead {
+/**
+ * Deletes a block's unused rows `ids` (the i-th holding the i-th of the last ids.length chunks before
+ * `end`) and gives back the chunks of those it deleted, each run of them as one slice, highest first
+ * (so that the first moves the counter back when nothing was counted after the block). A row not
+ * deleted (an error, or not found) keeps its chunk counted. True when every row was deleted.
+ */
+export async function giveBackRuns(
+  ids: readonly string[], end: bigint, chunk: bigint,
+  deleteRow: (id: string) => Promise<boolean>, giveBackSlice: (sliceEnd: bigint, amount: bigint) => Promise<void>,
+): Promise<boolean> {
+  const gone = (await Promise.allSettled(ids.map(deleteRow))).map((r) => r.status === 'fulfilled' && r.value);
+  let runEnd = end;
+  let run = 0n;
+  for (let i = ids.length - 1; i >= -1; i -= 1) {
+    if (i >= 0 && gone[i]) { run += 1n; continue; }
+    if (run > 0n) await giveBackSlice(runEnd, run * chunk);
+    // the run below starts under this row's chunk
+    runEnd = end - BigInt(ids.length - i) * chunk;
+    run = 0n;
+  }
+  return gone.every(Boolean);
+}
+
+/** `reservationSeconds`: the rows' reservation bound (X402_PAYG_RESERVATION_SECONDS): a block is taken from for a tenth of it at most */
+export function createMeterAhead(opts: { max: number; reservationSeconds?: number; onError?: (err: unknown) => void }): MeterAhead {
   const pools = new Map<string, Pool>();
-  const max = opts.max;
+  const max = Math.floor(opts.max);
+  const ttlMs = Math.min(BLOCK_TTL_MS, (opts.reservationSeconds ?? Infinity) * 100);
   let sweeper: NodeJS.Timeout | undefined;
+  let closed = false;
+  const filling = new Set<Promise<void>>();
   const counts = { blocks: 0, taken: 0, givenBack: 0 };
+  const failed = (err: unknown): void => { opts.onError?.(err); };
 
   async function releaseBlock(c: AheadCounter, b: Block): Promise<void> {
     const unused = b.ids.slice(b.next);
@@ -126,40 +163,41 @@ export function createMeterAhead(opts: { max: number; onError?: (err: unknown) =
     try {
       await c.giveBack(unused, b.counted.start + BigInt(b.ids.length) * c.chunk);
     } catch (err) {
-      opts.onError?.(err);
+      failed(err);
     }
   }
   const dropPool = (p: Pool): Promise<void> => {
+    p.dropped = true;
     const blocks = p.blocks;
     p.blocks = [];
-    if (pools.get(p.counter.id) === p && !p.filling) pools.delete(p.counter.id);
+    if (pools.get(p.counter.id) === p) pools.delete(p.counter.id);
     return Promise.all(blocks.map((b) => releaseBlock(p.counter, b))).then(() => undefined);
   };
   const sweep = (): void => {
     const now = Date.now();
     for (const p of pools.values()) {
-      if (now - p.lastAt > IDLE_MS) { void dropPool(p); continue; }
-      while (p.blocks[0] && now - p.blocks[0].at > BLOCK_TTL_MS) void releaseBlock(p.counter, p.blocks.shift()!);
+      if (now - p.lastAt > IDLE_MS && !p.filling) { void dropPool(p); continue; }
+      while (p.blocks[0] && now - p.blocks[0].at > ttlMs) void releaseBlock(p.counter, p.blocks.shift()!);
     }
     if (pools.size === 0) { clearInterval(sweeper); sweeper = undefined; }
   };
 
+  /** one block for `p`, counted and recorded; never throws (a failure cools the counter and is reported) */
   async function fill(p: Pool, c: AheadCounter): Promise<void> {
-    // no larger than a quarter of the least limit (AHEAD_ROOM blocks fit under it), nor than the script last admitted
-    const least = c.accountLimit !== undefined && c.accountLimit < c.limit ? c.accountLimit : c.limit;
-    const fits = least / (AHEAD_ROOM * c.chunk);
-    const wanted = BigInt(Math.min(p.most, Math.max(MIN_BLOCK, 2 * p.taken)));
-    const n = wanted < fits ? wanted : fits;
-    p.taken = 0;
-    if (n < BigInt(MIN_BLOCK)) { p.coolUntil = Date.now() + COOL_MS; return; }
-    const cost = n * c.chunk;
-    const room = (AHEAD_ROOM - 1n) * cost;
     p.filling = true;
     try {
-      const counted = await c.count(n, room);
+      // no larger than a quarter of the least limit (AHEAD_ROOM blocks fit under it), nor than the script last admitted
+      const least = c.accountLimit !== undefined && c.accountLimit < c.limit ? c.accountLimit : c.limit;
+      const fits = least / (AHEAD_ROOM * c.chunk);
+      const wanted = BigInt(Math.min(p.most, Math.max(MIN_BLOCK, 2 * p.taken)));
+      const n = wanted < fits ? wanted : fits;
+      p.taken = 0;
+      if (n < BigInt(MIN_BLOCK)) { p.coolUntil = Date.now() + COOL_MS; return; }
+      const cost = n * c.chunk;
+      const counted = await c.count(n, (AHEAD_ROOM - 1n) * cost);
       if (!counted) {
         // too little room left for a block this size: a smaller one later, one by one meanwhile
-        p.most = Math.max(MIN_BLOCK, Number(n) / 2);
+        p.most = Math.max(MIN_BLOCK, Math.floor(Number(n) / 2));
         p.coolUntil = Date.now() + COOL_MS;
         return;
       }
@@ -167,28 +205,33 @@ export function createMeterAhead(opts: { max: number; onError?: (err: unknown) =
       const written = await c.record(ids, counted);
       if (written.some((w) => w.status === 'rejected')) {
         p.coolUntil = Date.now() + COOL_MS;
-        await c.failed(ids, written);
+        await c.failed(ids, written, counted.start + cost);
         return;
       }
       const block: Block = { ids, next: 0, usedBefore: counted.usedAfter - cost, counted, at: Date.now() };
       counts.blocks += 1;
-      if (pools.get(c.id) !== p) { await releaseBlock(c, block); return; }
+      // its pool given up meanwhile (or the node stopping): straight back
+      if (p.dropped || closed) { await releaseBlock(c, block); return; }
       p.blocks.push(block);
     } catch (err) {
       p.coolUntil = Date.now() + COOL_MS;
-      opts.onError?.(err);
+      failed(err);
     } finally {
       p.filling = false;
     }
   }
+  const startFill = (p: Pool, c: AheadCounter): void => {
+    const f = fill(p, c).catch(failed).finally(() => { filling.delete(f); });
+    filling.add(f);
+  };
 
   return {
     take(c) {
-      if (max <= 0) return undefined;
+      if (max <= 0 || closed) return undefined;
       const now = Date.now();
       let p = pools.get(c.id);
       if (!p) {
-        p = { counter: c, blocks: [], filling: false, seen: 0, windowAt: now, taken: 0, most: max, waiting: 0, coolUntil: 0, lastAt: now };
+        p = { counter: c, blocks: [], filling: false, seen: 0, windowAt: now, taken: 0, most: max, waiting: 0, coolUntil: 0, lastAt: now, dropped: false };
         pools.set(c.id, p);
         sweeper ??= setInterval(sweep, SWEEP_MS).unref();
       }
@@ -206,7 +249,7 @@ export function createMeterAhead(opts: { max: number; onError?: (err: unknown) =
       p.taken += 1;
       const left = p.blocks.reduce((s, x) => s + x.ids.length - x.next, 0);
       const busy = b !== undefined || p.seen >= BUSY_AT || p.waiting >= BUSY_WAITING;
-      if (!p.filling && now >= p.coolUntil && busy && left <= Math.max(MIN_BLOCK, p.taken)) void fill(p, c);
+      if (!p.filling && now >= p.coolUntil && busy && left <= Math.max(MIN_BLOCK, p.taken)) startFill(p, c);
       if (!b) {
         const pool = p;
         pool.waiting += 1;
@@ -225,8 +268,11 @@ export function createMeterAhead(opts: { max: number; onError?: (err: unknown) =
       return true;
     },
     async release() {
+      closed = true;
       clearInterval(sweeper);
       sweeper = undefined;
+      // the fills in flight first: each gives its block back itself once it sees the node stopping
+      await Promise.all([...filling]);
       await Promise.all([...pools.values()].map(dropPool));
     },
     stats: () => ({ ...counts }),

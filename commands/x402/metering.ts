@@ -38,7 +38,7 @@ import type { PayAsYouGoType } from '../../src/kernel/domain/policy-type.js';
 import { accountOutstandingKey, accountPositionKey, REBUILD_SECONDS } from './account-outstanding.js';
 import { runScriptGrouped } from './meter-batch.js';
 import { counterUsed, giveBack, METER_SCRIPT, meterKeys, overlapOf, raiseCounter, takeBackInDoubt } from './meter-slices.js';
-import type { AheadCounter, MeterAhead } from './meter-pool.js';
+import { giveBackRuns, type AheadCounter, type MeterAhead } from './meter-pool.js';
 
 /**
  * Usage is refused this close to the policy's expiry: the settler charges a policy's usage
@@ -95,6 +95,8 @@ export interface UsageLedger {
     periodSliceStart?: bigint; accountSliceStart?: bigint;
     /** what the account's outstanding may reach with this chunk, as the meter checked it: the ledger refuses the row past it */
     accountLimit?: bigint;
+    /** recorded ahead of its request (meter-pool.ts): held out of the served marks until served */
+    ahead?: boolean;
   }): Promise<void>;
   /**
    * takes back a chunk recorded and then not admitted; `cause`: the error of its write, when the write
@@ -180,7 +182,7 @@ export async function meterRequest(
   const accountLimit = funds?.exposure !== undefined && funds.exposure < funds.amount ? funds.exposure : funds?.amount ?? 0n;
   const account = l && funds ? { owed: accountOutstandingKey(keyPrefix, l.userPayment), position: accountPositionKey(keyPrefix, l.userPayment), limit: accountLimit } : undefined;
   const aheadCounter = l?.ledger.ahead && account ? paygCounter(redis, { ...l, policy, chunk, periodStart: p.start, key, account }, {
-    limit, accountLimit, expireAt: (p.end + 3600n).toString(), floor: p.settled.toString(),
+    limit, accountLimit, expireAt: (p.end + 3600n).toString(), floor: p.settled.toString(), exposure: funds?.exposure?.toString() ?? '',
   }) : undefined;
   const ahead = aheadCounter && l?.ledger.ahead?.take(aheadCounter);
   if (ahead && 'requestId' in ahead) return { ok: true, chunk, periodTotal: ahead.used, periodLimit: cap, periodEnd: p.end, requestId: ahead.requestId };
@@ -224,11 +226,12 @@ interface Recording extends MeterLedger {
  */
 function paygCounter(
   redis: Redis, l: MeterLedger & { policy: string; chunk: bigint; periodStart: bigint; key: string; account: { owed: string; position: string } },
-  a: { limit: bigint; accountLimit: bigint; expireAt: string; floor: string },
+  a: { limit: bigint; accountLimit: bigint; expireAt: string; floor: string; exposure: string },
 ): AheadCounter {
   const { ledger, chunk } = l;
   return {
-    id: `${l.key}|${chunk}|${l.userPayment}|${l.gateway}`, chunk, limit: a.limit, accountLimit: a.accountLimit,
+    // one requirement's exposure: a block counted under another's is never taken under this one
+    id: `${l.key}|${chunk}|${l.userPayment}|${l.gateway}|${a.exposure}`, chunk, limit: a.limit, accountLimit: a.accountLimit,
     async count(n, room) {
       // '' seeds: a counter to rebuild is left to the next request metered by itself (-1, nothing counted)
       const r = await runScriptGrouped(redis, METER_SCRIPT, meterKeys(l.key, l.account), [
@@ -238,24 +241,24 @@ function paygCounter(
     },
     record: (ids, c) => Promise.allSettled(ids.map((requestId, i) => ledger.record({
       requestId, policy: l.policy, gateway: l.gateway, userPayment: l.userPayment, chunk, periodStart: l.periodStart,
-      periodSliceStart: c.start + BigInt(i) * chunk, accountSliceStart: c.accountStart + BigInt(i) * chunk, accountLimit: a.accountLimit,
+      periodSliceStart: c.start + BigInt(i) * chunk, accountSliceStart: c.accountStart + BigInt(i) * chunk, accountLimit: a.accountLimit, ahead: true,
     }))),
-    async failed(ids, results) {
+    async failed(ids, results, end) {
       // as a request's row refused (admit): the account's counts rebuilt from the ledger, rows that may be written taken
-      // back; a count behind the ledger is raised by the next request metered by itself, which meets the same overlap
+      // back; a count behind the ledger is raised by the next request metered by itself, which meets the same overlap.
+      // Else the block's chunks go back to the period (a row still in doubt that commits later is refused by the ledger
+      // to whoever is handed its slice again, and the counter raised: room lost, never passed)
       await redis.del(l.account.owed, l.account.position).catch(() => undefined);
       ids.forEach((id, i) => {
         const w = results[i]!;
         if (w.status === 'fulfilled') takeBackInDoubt(() => ledger.discard(id));
         else if (!overlapOf(w.reason)) takeBackInDoubt(() => ledger.discard(id, w.reason));
       });
+      if (!results.some((w) => w.status === 'rejected' && overlapOf(w.reason))) await giveBack(redis, l.key, end, BigInt(ids.length) * chunk);
     },
-    async giveBack(ids, end) {
-      const rows = await Promise.all(ids.map((id) => ledger.unserved(id)));
-      // a row not deleted stays a reservation (dropped at its bound, never charged) and its chunk counted
-      if (rows.some((r) => r === undefined)) return;
-      await giveBack(redis, l.key, end, BigInt(ids.length) * chunk, l.account.owed);
-    },
+    // a row not deleted stays a reservation (dropped at its bound, never charged) and its chunk counted
+    giveBack: (ids, end) => giveBackRuns(ids, end, chunk, async (id) => (await ledger.unserved(id)) !== undefined,
+      (sliceEnd, amount) => giveBack(redis, l.key, sliceEnd, amount, l.account.owed)).then(() => undefined),
   };
 }
 

@@ -103,11 +103,11 @@ export async function usageGaps(db: Db, gateway: string, since: number, unsettle
   return r.rows.map((x) => ({ policy: x.policy, kind: x.kind, reason: x.reason, amount: BigInt(x.amount), requests: Number(x.requests), oldest: secs(x.oldest) }));
 }
 
-/** Each prepaid credit of the gateway with what was drawn on it. */
+/** Each prepaid credit of the gateway with what was drawn on it (rows recorded ahead once served: migration 1022). */
 export async function prepaidDraws(db: Db, gateway: string): Promise<PrepaidDraw[]> {
   const r = await sql<{ policy: string; credit: string; drawn: string; transaction: string | null }>`
     SELECT c.policy, c.credit::text AS credit, c.transaction,
-           coalesce((SELECT sum(u.amount) FROM prepaid_usage u WHERE u.policy = c.policy), 0)::text AS drawn
+           coalesce((SELECT sum(u.amount) FROM prepaid_usage u WHERE u.policy = c.policy AND prepaid_usage_served(u)), 0)::text AS drawn
       FROM prepaid_credits c WHERE c.gateway = ${gateway}`.execute(db);
   return r.rows.map((x) => ({ policy: x.policy, credit: BigInt(x.credit), drawn: BigInt(x.drawn), transaction: x.transaction }));
 }

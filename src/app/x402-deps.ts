@@ -35,7 +35,7 @@ export function x402DepsOf(ctx: AppContext, rpc: RpcClient, keyRing: KeyRing): X
     usage: createUsageLedger(ctx.db, { reservationSeconds: x402.paygReservationSeconds, ahead: x402.meterAhead, logger: ctx.logger }),
     credits: createCreditLedger(ctx.db, {
       reservationSeconds: x402.paygReservationSeconds, ahead: x402.meterAhead,
-      onError: (err) => ctx.logger.warn({ err: (err as Error).message }, 'prepaid rows recorded ahead not given back; the settler deletes them at their bound'),
+      onError: (err) => ctx.logger.warn({ err: (err as Error).message }, 'prepaid rows recorded ahead: a block failed or was not all given back (a row left is deleted by the settler at its bound, never drawn)'),
     }),
     signInNonces: postgresSignInNonces(ctx.db),
     spentProofs: postgresSpentProofs(ctx.db),

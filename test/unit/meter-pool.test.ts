@@ -5,7 +5,7 @@
  * test/integration/x402-meter-ahead.test.ts.
  */
 import { expect } from 'chai';
-import { createMeterAhead, type AheadCounter, type AheadMiss, type AheadSlot, type MeterAhead } from '../../commands/x402/meter-pool.js';
+import { createMeterAhead, giveBackRuns, type AheadCounter, type AheadMiss, type AheadSlot, type MeterAhead } from '../../commands/x402/meter-pool.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** a take as a caller makes it: a row, or undefined once its metering by the script is over */
@@ -99,6 +99,46 @@ describe('meter pool: rows recorded ahead for a busy counter', () => {
     expect(busy.s.blocks.length).to.be.greaterThan(0);
     expect(busy.s.blocks.every((n) => n === 8n), `blocks ${busy.s.blocks.join(', ')}`).to.equal(true);
     await other.release();
+  });
+
+  it('halves a refused block to a whole number of rows, whatever the limit (a fraction threw and killed the node)', async () => {
+    const ahead = createMeterAhead({ max: 64 });
+    const busy = memoryCounter(1_000n); // a quarter of the limit is 25 rows: an odd block
+    busy.s.used = 10n;
+    for (let i = 0; i < 38; i += 1) take(ahead, busy.counter()); // a block of 16 asked for at the 8th, 30 more meanwhile
+    await sleep(0);
+    take(ahead, busy.counter()); // asks for 2 × 31, a quarter of the limit at most: 25, refused for room
+    await sleep(0);
+    expect(busy.s.blocks).to.deep.equal([16n]);
+    const until = Date.now() + 1_100;
+    while (Date.now() < until) { for (let i = 0; i < 8; i += 1) take(ahead, busy.counter()); await sleep(5); }
+    await sleep(0);
+    expect(busy.s.blocks[1], `blocks ${busy.s.blocks.join(', ')}`).to.equal(12n);
+    await ahead.release();
+  });
+
+  it('gives back the rows it deleted, each run as one slice, and keeps counted those it could not delete', async () => {
+    const given: [bigint, bigint][] = [];
+    const gone = new Set(['r0', 'r1', 'r3', 'r4', 'r5']);
+    const all = await giveBackRuns(['r0', 'r1', 'r2', 'r3', 'r4', 'r5'], 600n, 10n, (id) => Promise.resolve(gone.has(id)),
+      (end, amount) => { given.push([end, amount]); return Promise.resolve(); });
+    // r2 (the slice [560, 570)) is left: [570, 600) then [540, 560)
+    expect(given).to.deep.equal([[600n, 30n], [560n, 20n]]);
+    expect(all).to.equal(false);
+  });
+
+  it('gives a block a fill brings back after the node began stopping straight back', async () => {
+    const ahead = createMeterAhead({ max: 64 });
+    const { s, counter } = memoryCounter(1_000_000n);
+    let recorded: () => void = () => undefined;
+    const slow = (): AheadCounter => ({ ...counter(), record: (ids) => new Promise((r) => { recorded = () => r(ids.map(() => ({ status: 'fulfilled' as const, value: undefined }))); }) });
+    for (let i = 0; i < 8; i += 1) take(ahead, slow());
+    await sleep(0);
+    const stopping = ahead.release();
+    recorded();
+    await stopping;
+    expect(s.given).to.deep.equal([{ ids: 16, end: 160n }]);
+    expect(take(ahead, counter()), 'a row taken from a node stopped').to.equal(undefined);
   });
 
   it('gives every unused row back when the node stops, and none when it holds none', async () => {

@@ -159,7 +159,7 @@ export function createCreditLedger(db: Db, opts: { reservationSeconds?: number; 
     // (Postgres's cost is mostly per statement: the x402 bench's profile, test/bench/README.md)
     async recordUse(u) {
       // a reservation is numbered by this process's served marks (../../settlement/served-marks.ts)
-      const seq = u.reserve === true ? marks.open(u.requestId) : undefined;
+      const seq = u.reserve === true ? marks.open(u.requestId, true) : undefined;
       try {
         await insert({ ...u, seq });
       } catch (err) {
@@ -178,7 +178,7 @@ export function createCreditLedger(db: Db, opts: { reservationSeconds?: number; 
         .returning(['policy', 'amount', sql<string | null>`upper(slice)::text`.as('slice_end')]).executeTakeFirst();
       return row && { policy: row.policy, amount: BigInt(row.amount), sliceEnd: row.slice_end === null ? null : BigInt(row.slice_end) };
     }),
-    ...(opts.ahead ? { ahead: createMeterAhead({ max: opts.ahead, ...(opts.onError ? { onError: opts.onError } : {}) }) } : {}),
+    ...(opts.ahead ? { ahead: createMeterAhead({ max: opts.ahead, reservationSeconds: reservation, ...(opts.onError ? { onError: opts.onError } : {}) }) } : {}),
     async used(policy) {
       // rows recorded before slices were kept count by their sum
       const r = await sql<{ total: string | null }>`
@@ -202,13 +202,20 @@ export function createCreditLedger(db: Db, opts: { reservationSeconds?: number; 
   };
 }
 
+/** Served rows recorded ahead made plain draws in one round at most, so that the reservations left stay few. */
+const FOLD_BATCH = 10_000;
+
 /**
- * Deletes the rows recorded ahead whose request was never answered within their bound: the process that
- * wrote them died before it took them, or before it answered (migration 1022). They were never drawn.
+ * The settler's round over the prepaid rows recorded ahead (migration 1022). Those served become plain
+ * draws (reserved_until NULL, what their process's mark said), so that each round reads only the
+ * reservations still open. Those whose request was never answered within their bound are deleted: the
+ * process that wrote them died before it took them, or before it answered; they were never drawn.
  * Returns the credits they held slices of: their counters are to be rebuilt from the ledger (the rows'
  * slices become the payer's to draw again), since whether the dead process gave them back is not known.
  */
 export async function dropExpiredCreditReservations(db: Db): Promise<string[]> {
+  await sql`UPDATE prepaid_usage SET reserved_until = NULL WHERE request_id IN (
+    SELECT u.request_id FROM prepaid_usage u WHERE u.reserved_until IS NOT NULL AND prepaid_usage_served(u) LIMIT ${FOLD_BATCH})`.execute(db);
   const rows = await db.deleteFrom('prepaid_usage').where('reserved_until', '<', sql<Date>`now()`)
     .where(sql<boolean>`NOT prepaid_usage_served(prepaid_usage)`).returning('policy').execute();
   return [...new Set(rows.map((r) => r.policy))];

@@ -19,7 +19,7 @@
 import type { Redis } from 'ioredis';
 import { runScriptGrouped } from '../meter-batch.js';
 import { counterUsed, giveBack, METER_SCRIPT, meterKeys, overlapOf, raiseCounter, seedCounter, takeBackInDoubt } from '../meter-slices.js';
-import type { AheadCounter } from '../meter-pool.js';
+import { giveBackRuns, type AheadCounter } from '../meter-pool.js';
 import type { CreditLedger } from './ledger.js';
 
 /** A counter idle this long leaves Redis and is rebuilt from the ledger on its next use. */
@@ -118,20 +118,22 @@ function creditCounter(
     record: (ids, counted) => Promise.allSettled(ids.map((requestId, i) => ledger.recordUse({
       requestId, policy: c.policy, gateway: c.gateway, amount: chunk, sliceStart: counted.start + BigInt(i) * chunk, reserve: true,
     }))),
-    failed(ids, results) {
-      // rows that may have been written are taken back; a counter behind the ledger is raised by the next request drawn by itself
+    async failed(ids, results) {
+      // rows that may have been written are taken back; a counter behind the ledger is raised by the next request drawn
+      // by itself. Else the counter is rebuilt from the ledger, the block's slices the payer's again (a row still in doubt
+      // that commits later is refused by the ledger to whoever is handed its slice, and the counter raised)
       ids.forEach((id, i) => {
         const w = results[i]!;
         if (w.status === 'fulfilled') takeBackInDoubt(() => ledger.discardUse(id));
         else if (!overlapOf(w.reason)) takeBackInDoubt(() => ledger.discardUse(id, w.reason));
       });
-      return Promise.resolve();
+      if (!results.some((w) => w.status === 'rejected' && overlapOf(w.reason))) await redis.del(c.key);
     },
     async giveBack(ids, end) {
-      const rows = await Promise.all(ids.map((id) => ledger.unservedUse(id)));
-      // a row not deleted stays a reservation (deleted by the settler at its bound, never drawn) and its cost counted
-      if (rows.some((r) => r === undefined)) return;
-      await giveBack(redis, c.key, end, BigInt(ids.length) * chunk);
+      const all = await giveBackRuns(ids, end, chunk, async (id) => (await ledger.unservedUse(id)) !== undefined, (sliceEnd, amount) => giveBack(redis, c.key, sliceEnd, amount));
+      // a row not deleted stays a reservation (deleted by the settler at its bound, never drawn): the counter is rebuilt
+      // from the ledger then, so that what was deleted is the payer's again at once
+      if (!all) await redis.del(c.key);
     },
   };
 }
