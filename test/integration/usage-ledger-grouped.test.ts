@@ -54,17 +54,17 @@ describe('usage ledger: grouped writes', () => {
 
   it('a row recorded ahead holds no later row\'s mark back while it waits, and is covered only once its own request is served', async () => {
     const ledger = createUsageLedger(env.db);
-    await Promise.all([ledger.record({ ...row('h1', 30n), ahead: true }), ledger.record({ ...row('h2', 31n), ahead: true })]);
-    await ledger.record(row('h3', 32n));
-    await ledger.served('h3');
-    expect(await reserved(['h1', 'h2', 'h3']), 'h3 covered past the rows recorded ahead, which stay out').to.deep.equal([
-      { request_id: 'h1', reserved: true }, { request_id: 'h2', reserved: true }, { request_id: 'h3', reserved: false },
+    await Promise.all([ledger.record({ ...row('ahead-1', 9000n), ahead: true }), ledger.record({ ...row('ahead-2', 9001n), ahead: true })]);
+    await ledger.record(row('ahead-3', 9002n));
+    await ledger.served('ahead-3');
+    expect(await reserved(['ahead-1', 'ahead-2', 'ahead-3']), 'ahead-3 covered past the rows recorded ahead, which stay out').to.deep.equal([
+      { request_id: 'ahead-1', reserved: true }, { request_id: 'ahead-2', reserved: true }, { request_id: 'ahead-3', reserved: false },
     ]);
     // h1 taken and served; h2 never taken: its row goes, and with it its number
-    await ledger.served('h1');
-    await ledger.unserved('h2');
+    await ledger.served('ahead-1');
+    await ledger.unserved('ahead-2');
     await ledger.flush();
-    expect(await reserved(['h1', 'h2', 'h3'])).to.deep.equal([{ request_id: 'h1', reserved: false }, { request_id: 'h3', reserved: false }]);
+    expect(await reserved(['ahead-1', 'ahead-2', 'ahead-3'])).to.deep.equal([{ request_id: 'ahead-1', reserved: false }, { request_id: 'ahead-3', reserved: false }]);
   });
 
   it('covers an answered request only once every request written before it was answered, and never one answered unserved', async () => {
