@@ -54,6 +54,8 @@ const MIN_BLOCK = 8;
 
 /** A block as its counter counted it: where its slices start, and the counts with the whole block in them. */
 export interface Counted { start: bigint; accountStart: bigint; usedAfter: bigint; owedAfter: bigint }
+/** A block the script refused, with the counts it read. */
+export interface Refused { used: bigint; owed: bigint }
 
 /**
  * One counter blocks are counted on (a pay-as-you-go period at one price for one account and gateway,
@@ -65,8 +67,11 @@ export interface AheadCounter {
   chunk: bigint;
   /** the counter's limit and the account's outstanding limit (none for a credit) this request is admitted under */
   limit: bigint; accountLimit?: bigint;
-  /** counts `n` chunks as one, each limit lowered by `room` (one meter script); undefined when refused, nothing counted */
-  count(n: bigint, room: bigint): Promise<Counted | undefined>;
+  /**
+   * counts `n` chunks as one, each limit lowered by `room` (one meter script). Refused (nothing counted): the
+   * counter's use and the account's outstanding as the script read them; undefined when it asked for a rebuild
+   */
+  count(n: bigint, room: bigint): Promise<Counted | Refused | undefined>;
   /** writes the block's rows (one per id, the i-th holding the i-th chunk's slices), as reservations */
   record(ids: readonly string[], c: Counted): Promise<PromiseSettledResult<void>[]>;
   /**
@@ -190,17 +195,26 @@ export function createMeterAhead(opts: { max: number; reservationSeconds?: numbe
       const least = c.accountLimit !== undefined && c.accountLimit < c.limit ? c.accountLimit : c.limit;
       const fits = least / (AHEAD_ROOM * c.chunk);
       const wanted = BigInt(Math.min(p.most, Math.max(MIN_BLOCK, 2 * p.taken)));
-      const n = wanted < fits ? wanted : fits;
+      let n = wanted < fits ? wanted : fits;
       p.taken = 0;
-      if (n < BigInt(MIN_BLOCK)) { p.coolUntil = Date.now() + COOL_MS; return; }
-      const cost = n * c.chunk;
-      const counted = await c.count(n, (AHEAD_ROOM - 1n) * cost);
-      if (!counted) {
-        // too little room left for a block this size: a smaller one later, one by one meanwhile
-        p.most = Math.max(MIN_BLOCK, Math.floor(Number(n) / 2));
-        p.coolUntil = Date.now() + COOL_MS;
-        return;
+      let counted: Counted | Refused | undefined;
+      for (let tries = 0; ; tries += 1) {
+        if (n < BigInt(MIN_BLOCK)) { p.coolUntil = Date.now() + COOL_MS; return; }
+        counted = await c.count(n, (AHEAD_ROOM - 1n) * n * c.chunk);
+        if (!counted || 'start' in counted) break;
+        // too little room left for a block this size: at once the largest that leaves room for AHEAD_ROOM of it, as the
+        // script read the counts; refused again, one by one for a while, and smaller blocks after
+        const left = [c.limit - counted.used, ...(c.accountLimit !== undefined ? [c.accountLimit - counted.owed] : [])].reduce((x, y) => (x < y ? x : y));
+        const room = left / (AHEAD_ROOM * c.chunk);
+        if (tries > 0 || room >= n) {
+          p.most = Math.max(MIN_BLOCK, Math.floor(Number(n) / 2));
+          p.coolUntil = Date.now() + COOL_MS;
+          return;
+        }
+        n = room;
       }
+      if (!counted) { p.coolUntil = Date.now() + COOL_MS; return; }
+      const cost = n * c.chunk;
       const ids = Array.from({ length: Number(n) }, () => randomUUID());
       const written = await c.record(ids, counted);
       if (written.some((w) => w.status === 'rejected')) {

@@ -237,7 +237,8 @@ function paygCounter(
       const r = await runScriptGrouped(redis, METER_SCRIPT, meterKeys(l.key, l.account), [
         (n * chunk).toString(), (a.limit - room).toString(), a.expireAt, '', a.floor, (a.accountLimit - room).toString(), '', '', REBUILD_SECONDS,
       ]);
-      return r[0] === 1 ? { start: BigInt(r[3]), accountStart: BigInt(r[4]), usedAfter: BigInt(r[1]), owedAfter: BigInt(r[2]) } : undefined;
+      if (r[0] === 1) return { start: BigInt(r[3]), accountStart: BigInt(r[4]), usedAfter: BigInt(r[1]), owedAfter: BigInt(r[2]) };
+      return r[0] === -1 ? undefined : { used: BigInt(r[1]), owed: BigInt(r[2]) };
     },
     record: (ids, c) => Promise.allSettled(ids.map((requestId, i) => ledger.record({
       requestId, policy: l.policy, gateway: l.gateway, userPayment: l.userPayment, chunk, periodStart: l.periodStart,

@@ -30,6 +30,7 @@ describe('x402 rows recorded ahead: a busy payer waits for no statement, and the
   let wide: AcceptedRequirement;
   let capped: AcceptedRequirement;
   let credit: AcceptedRequirement;
+  let bigCredit: AcceptedRequirement;
   const post = (path: string, body: unknown) => call(h.api.url, 'POST', path, body, { 'x-api-key': key });
 
   before(async () => {
@@ -46,10 +47,11 @@ describe('x402 rows recorded ahead: a busy payer waits for no statement, and the
         // 200 requests' worth: blocks stop short of it, and a burst of 300 meets it
         { ...payg, maxAmountPerPeriod: '200000', maxUnsettledAmount: '100000000' },
         { ...terms, scheme: 'x402://prepaid', amount: '200000', pricePerRequest: '1000' },
+        { ...terms, scheme: 'x402://prepaid', amount: '2000000', pricePerRequest: '1000' },
       ],
     }, { 'x-api-key': key });
     expect(reg.status, JSON.stringify(reg.body)).to.equal(200);
-    [wide, capped, credit] = reg.body.accepts;
+    [wide, capped, credit, bigCredit] = reg.body.accepts;
   });
   after(async () => { await h.close(); });
 
@@ -117,12 +119,20 @@ describe('x402 rows recorded ahead: a busy payer waits for no statement, and the
     expect(await paygRows(a.policy)).to.deep.equal({ n: 200, total: 200_000n, served: 200 });
   });
 
+  it('prepaid: a burst is drawn from blocks, each draw its own served row, and the unused rows go back to the credit', async () => {
+    const a = await settle(bigCredit);
+    const before = credits();
+    expect(await burst(a.jwt, bigCredit, 400, 40)).to.equal(400);
+    expect(credits().taken - before.taken, 'no draw took a row recorded ahead').to.be.greaterThan(0);
+    await settled();
+    expect(await prepaidRows(a.policy)).to.deep.equal({ n: 400, total: 400_000n, served: 400 });
+    expect(await counterUsed(h.env.redis, prepaidCounterKey(h.env.prefix, a.policy))).to.equal(400_000n);
+  });
+
   it('prepaid: a burst never draws past the credit, every draw is served, and the credit is whole for the payer', async () => {
     const a = await settle(credit);
-    const before = credits();
     const first = await burst(a.jwt, credit, 300, 40);
     expect(first).to.be.at.most(200);
-    expect(credits().taken - before.taken, 'no draw took a row recorded ahead').to.be.greaterThan(0);
     await settled();
     const rest = await burst(a.jwt, credit, 250 - first, 1);
     expect(first + rest).to.equal(200);

@@ -113,7 +113,8 @@ function creditCounter(
     async count(n, room) {
       // '' seed: a counter to rebuild is left to the next request drawn by itself (-1, nothing counted)
       const r = await runScriptGrouped(redis, METER_SCRIPT, meterKeys(c.key), [(n * chunk).toString(), (c.credit - room).toString(), c.expireAt.toString(), '', '0']);
-      return r[0] === 1 ? { start: BigInt(r[3]), accountStart: 0n, usedAfter: BigInt(r[1]), owedAfter: 0n } : undefined;
+      if (r[0] === 1) return { start: BigInt(r[3]), accountStart: 0n, usedAfter: BigInt(r[1]), owedAfter: 0n };
+      return r[0] === -1 ? undefined : { used: BigInt(r[1]), owed: 0n };
     },
     record: (ids, counted) => Promise.allSettled(ids.map((requestId, i) => ledger.recordUse({
       requestId, policy: c.policy, gateway: c.gateway, amount: chunk, sliceStart: counted.start + BigInt(i) * chunk, reserve: true,
