@@ -33,6 +33,7 @@
  * are BLOCK_TTL_MS old. X402_METER_AHEAD sets the largest block (0: none; docs/money.md).
  */
 import { randomUUID } from 'node:crypto';
+import { overlapOf, takeBackInDoubt } from './meter-slices.js';
 
 /**
  * A counter is busy, and its blocks start, once BUSY_AT of its requests are metered within BUSY_WINDOW_MS,
@@ -124,6 +125,22 @@ export interface MeterAhead {
   release(): Promise<void>;
   /** blocks recorded, rows taken from them and rows given back unused, since this node started */
   stats(): { blocks: number; taken: number; givenBack: number };
+}
+
+/**
+ * After a block's rows failed (AheadCounter.failed): every row that may have been written is taken back
+ * in the background (a row refused for an overlap was not written). True when the counter was found
+ * behind the ledger (an overlap): the block's chunks are not to be given back then.
+ */
+export function takeBackBlock(
+  ids: readonly string[], results: readonly PromiseSettledResult<void>[], discard: (id: string, cause?: unknown) => Promise<void>,
+): boolean {
+  ids.forEach((id, i) => {
+    const w = results[i]!;
+    if (w.status === 'fulfilled') takeBackInDoubt(() => discard(id));
+    else if (!overlapOf(w.reason)) takeBackInDoubt(() => discard(id, w.reason));
+  });
+  return results.some((w) => w.status === 'rejected' && overlapOf(w.reason) !== undefined);
 }
 
 /**

@@ -38,7 +38,7 @@ import type { PayAsYouGoType } from '../../src/kernel/domain/policy-type.js';
 import { accountOutstandingKey, accountPositionKey, REBUILD_SECONDS } from './account-outstanding.js';
 import { runScriptGrouped } from './meter-batch.js';
 import { counterUsed, giveBack, METER_SCRIPT, meterKeys, overlapOf, raiseCounter, takeBackInDoubt } from './meter-slices.js';
-import { giveBackRuns, type AheadCounter, type MeterAhead } from './meter-pool.js';
+import { giveBackRuns, takeBackBlock, type AheadCounter, type MeterAhead } from './meter-pool.js';
 
 /**
  * Usage is refused this close to the policy's expiry: the settler charges a policy's usage
@@ -250,12 +250,7 @@ function paygCounter(
       // Else the block's chunks go back to the period (a row still in doubt that commits later is refused by the ledger
       // to whoever is handed its slice again, and the counter raised: room lost, never passed)
       await redis.del(l.account.owed, l.account.position).catch(() => undefined);
-      ids.forEach((id, i) => {
-        const w = results[i]!;
-        if (w.status === 'fulfilled') takeBackInDoubt(() => ledger.discard(id));
-        else if (!overlapOf(w.reason)) takeBackInDoubt(() => ledger.discard(id, w.reason));
-      });
-      if (!results.some((w) => w.status === 'rejected' && overlapOf(w.reason))) await giveBack(redis, l.key, end, BigInt(ids.length) * chunk);
+      if (!takeBackBlock(ids, results, (id, cause) => ledger.discard(id, cause))) await giveBack(redis, l.key, end, BigInt(ids.length) * chunk);
     },
     // a row not deleted stays a reservation (dropped at its bound, never charged) and its chunk counted
     giveBack: (ids, end) => giveBackRuns(ids, end, chunk, async (id) => (await ledger.unserved(id)) !== undefined,

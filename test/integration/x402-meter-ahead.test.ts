@@ -89,6 +89,18 @@ describe('x402 rows recorded ahead: a busy payer waits for no statement, and the
       FROM prepaid_usage u WHERE policy = ${policy}`.execute(h.env.db);
     return { n: Number(r.rows[0]!.n), total: BigInt(r.rows[0]!.total ?? 0), served: Number(r.rows[0]!.served) };
   };
+  /**
+   * A burst of 300 against a limit of 200 requests never passes it; once what blocks held went back,
+   * one request at a time reaches it exactly
+   */
+  const reachesExactly = async (jwt: string, r: AcceptedRequirement) => {
+    const first = await burst(jwt, r, 300, 40);
+    expect(first).to.be.at.most(200);
+    await settled();
+    const rest = await burst(jwt, r, 250 - first, 1);
+    expect(first + rest).to.equal(200);
+    await settled();
+  };
   /** until the unused rows went back (idle) and the served marks were written */
   const settled = async () => { await sleep(300); await h.api.node.x402.usage!.flush(); await h.api.node.x402.credits!.flush(); };
 
@@ -109,13 +121,7 @@ describe('x402 rows recorded ahead: a busy payer waits for no statement, and the
 
   it('pay-as-you-go: a period\'s cap is never passed, and what blocks held is usable again once they go back', async () => {
     const a = await settle(capped);
-    const first = await burst(a.jwt, capped, 300, 40);
-    expect(first).to.be.at.most(200);
-    await settled();
-    // whatever the burst left in blocks came back: one by one, the payer reaches the cap exactly
-    const rest = await burst(a.jwt, capped, 250 - first, 1);
-    expect(first + rest).to.equal(200);
-    await settled();
+    await reachesExactly(a.jwt, capped);
     expect(await paygRows(a.policy)).to.deep.equal({ n: 200, total: 200_000n, served: 200 });
   });
 
@@ -131,12 +137,7 @@ describe('x402 rows recorded ahead: a busy payer waits for no statement, and the
 
   it('prepaid: a burst never draws past the credit, every draw is served, and the credit is whole for the payer', async () => {
     const a = await settle(credit);
-    const first = await burst(a.jwt, credit, 300, 40);
-    expect(first).to.be.at.most(200);
-    await settled();
-    const rest = await burst(a.jwt, credit, 250 - first, 1);
-    expect(first + rest).to.equal(200);
-    await settled();
+    await reachesExactly(a.jwt, credit);
     expect(await prepaidRows(a.policy)).to.deep.equal({ n: 200, total: 200_000n, served: 200 });
     expect(await counterUsed(h.env.redis, prepaidCounterKey(h.env.prefix, a.policy))).to.equal(200_000n);
   });

@@ -19,7 +19,7 @@
 import type { Redis } from 'ioredis';
 import { runScriptGrouped } from '../meter-batch.js';
 import { counterUsed, giveBack, METER_SCRIPT, meterKeys, overlapOf, raiseCounter, seedCounter, takeBackInDoubt } from '../meter-slices.js';
-import { giveBackRuns, type AheadCounter } from '../meter-pool.js';
+import { giveBackRuns, takeBackBlock, type AheadCounter } from '../meter-pool.js';
 import type { CreditLedger } from './ledger.js';
 
 /** A counter idle this long leaves Redis and is rebuilt from the ledger on its next use. */
@@ -123,12 +123,7 @@ function creditCounter(
       // rows that may have been written are taken back; a counter behind the ledger is raised by the next request drawn
       // by itself. Else the counter is rebuilt from the ledger, the block's slices the payer's again (a row still in doubt
       // that commits later is refused by the ledger to whoever is handed its slice, and the counter raised)
-      ids.forEach((id, i) => {
-        const w = results[i]!;
-        if (w.status === 'fulfilled') takeBackInDoubt(() => ledger.discardUse(id));
-        else if (!overlapOf(w.reason)) takeBackInDoubt(() => ledger.discardUse(id, w.reason));
-      });
-      if (!results.some((w) => w.status === 'rejected' && overlapOf(w.reason))) await redis.del(c.key);
+      if (!takeBackBlock(ids, results, (id, cause) => ledger.discardUse(id, cause))) await redis.del(c.key);
     },
     async giveBack(ids, end) {
       const all = await giveBackRuns(ids, end, chunk, async (id) => (await ledger.unservedUse(id)) !== undefined, (sliceEnd, amount) => giveBack(redis, c.key, sliceEnd, amount));
